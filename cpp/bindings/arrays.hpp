@@ -1,0 +1,80 @@
+// Checking what the user hands over before a kernel sees it: dtype, shape, finiteness, unit
+// quaternions. Every failure is a Python exception that names the argument. Inputs are never
+// written to: a conversion makes a private copy.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "treedyn/model/model.hpp"
+
+namespace treedyn::py_arrays {
+namespace py = pybind11;
+
+inline std::string shape_str(const py::array& a) {
+  std::string s = "(";
+  for (py::ssize_t k = 0; k < a.ndim(); ++k) s += (k ? ", " : "") + std::to_string(a.shape(k));
+  return s + (a.ndim() == 1 ? ",)" : ")");
+}
+
+// a real array of scalar S, C-contiguous; refuses complex, object, string and other dtypes
+template <class S> py::array_t<S, py::array::c_style> as_real(py::handle obj, const char* name) {
+  py::array a;
+  try {
+    a = py::array::ensure(obj);
+  } catch (...) {
+  }
+  if (!a) throw py::type_error(std::string(name) + " must be a numeric array, got " +
+                               std::string(py::str(py::type::of(obj).attr("__name__"))));
+  const char kind = a.dtype().kind();
+  if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b')
+    throw py::type_error(std::string(name) + " must be a real numeric array, got dtype " +
+                         std::string(py::str(a.dtype())));
+  return py::array_t<S, py::array::c_style | py::array::forcecast>::ensure(a);
+}
+
+template <class S> void check_finite(const py::array_t<S, py::array::c_style>& a, const char* name) {
+  const S* p = a.data();
+  for (py::ssize_t k = 0; k < a.size(); ++k)
+    if (!std::isfinite(static_cast<double>(p[k])))
+      throw py::value_error(std::string(name) + " contains NaN or inf (at flat index " + std::to_string(k) + ")");
+}
+
+// a vector of length n, or a batch (B, n) when batch_ok; returns B (0 for a single vector)
+template <class S>
+py::array_t<S, py::array::c_style> vector_arg(py::handle obj, const char* name, py::ssize_t n, const char* nname,
+                                              bool batch_ok, py::ssize_t& B) {
+  auto a = as_real<S>(obj, name);
+  const bool single = a.ndim() == 1 && a.shape(0) == n;
+  const bool batch = batch_ok && a.ndim() == 2 && a.shape(1) == n;
+  if (!single && !batch)
+    throw py::value_error(std::string(name) + " must have shape (" + nname + ",) = (" + std::to_string(n) + ",)" +
+                          (batch_ok ? " or (B, " + std::to_string(n) + ")" : std::string()) + ", got " +
+                          shape_str(a));
+  check_finite<S>(a, name);
+  B = single ? 0 : a.shape(0);
+  return a;
+}
+
+// every quaternion in q (one configuration or a batch) must be a unit quaternion, to 1e-3
+template <class S> void check_quaternions(const Model<S>& model, const S* q, py::ssize_t count, const char* name) {
+  for (py::ssize_t b = 0; b < count; ++b)
+    for (int i = 1; i <= model.N; ++i) {
+      int off;
+      if (model.kind[i] == JointKind::Spherical) off = 0;
+      else if (model.kind[i] == JointKind::Free) off = 3;
+      else continue;
+      const S* x = q + b * model.nq + model.q_index[i] + off;
+      const double n2 = double(x[0]) * x[0] + double(x[1]) * x[1] + double(x[2]) * x[2] + double(x[3]) * x[3];
+      if (std::abs(std::sqrt(n2) - 1.0) > 1e-3)
+        throw py::value_error(std::string(name) + ": the quaternion of joint '" + model.name[i] +
+                              "' (q[" + std::to_string(model.q_index[i] + off) + ":" +
+                              std::to_string(model.q_index[i] + off + 4) + "]) has norm " +
+                              std::to_string(std::sqrt(n2)) + ", not 1");
+    }
+}
+
+}  // namespace treedyn::py_arrays

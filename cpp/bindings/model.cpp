@@ -1,0 +1,47 @@
+// The frozen C++ model, filled by the Python builder (treedyn.Model) one body at a time.
+#include <pybind11/eigen.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "treedyn/model/model.hpp"
+
+namespace py = pybind11;
+using namespace treedyn;
+
+void bind_model(py::module_& m) {
+  py::class_<Model<double>>(m, "Model", "Structure-of-arrays model (bodies 1..N, 0 = world); built by treedyn.Model")
+      .def(py::init<>())
+      .def("add_body",
+           [](Model<double>& self, const std::string& name, int parent, int kind, const Eigen::Matrix3d& E,
+              const Eigen::Vector3d& r, const Eigen::Vector3d& axis, const Eigen::Vector3d& axis2, double mass,
+              const Eigen::Vector3d& com, const Eigen::Matrix3d& Ic) {
+             if (kind < 0 || kind > 5) throw py::value_error("unknown joint kind " + std::to_string(kind));
+             return self.add_body(name, parent, static_cast<JointKind>(kind), Transform<double>{E, r}, axis, axis2,
+                                  RigidInertia<double>::from_mci(mass, com, Ic));
+           },
+           py::arg("name"), py::arg("parent"), py::arg("kind"), py::arg("E"), py::arg("r"), py::arg("axis"),
+           py::arg("axis2"), py::arg("mass"), py::arg("com"), py::arg("inertia"))
+      .def_readonly("N", &Model<double>::N)
+      .def_readonly("nq", &Model<double>::nq)
+      .def_readonly("nv", &Model<double>::nv)
+      .def_property(
+          "gravity", [](const Model<double>& s) { return Eigen::Vector3d(s.gravity); },
+          [](Model<double>& s, const Eigen::Vector3d& g) { s.gravity = g; })
+      .def_readonly("parent", &Model<double>::parent)
+      .def_readonly("last", &Model<double>::last)
+      .def_readonly("q_index", &Model<double>::q_index)
+      .def_readonly("v_index", &Model<double>::v_index)
+      .def_readonly("nq_i", &Model<double>::nq_i)
+      .def_readonly("nv_i", &Model<double>::nv_i)
+      .def_readonly("name", &Model<double>::name)
+      .def_property_readonly("kind", [](const Model<double>& s) {
+        std::vector<int> k;
+        for (auto x : s.kind) k.push_back(static_cast<int>(x));
+        return k;
+      })
+      .def("spatial_inertia", [](const Model<double>& s, int i) { return Eigen::Matrix<double, 6, 6>(s.I.at(i).matrix()); },
+           "6x6 spatial inertia of body i about its frame origin ([ω; v] order)")
+      .def("placement", [](const Model<double>& s, int i) {
+        return py::make_tuple(Eigen::Matrix3d(s.X_tree.at(i).E), Eigen::Vector3d(s.X_tree.at(i).r));
+      }, "(E, r) of the joint placement of body i");
+}

@@ -1,0 +1,90 @@
+// The engines behind the built-in solvers, for float64 and float32. Inputs are checked and
+// converted once to the engine's scalar; the kernels run with the GIL released.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "arrays.hpp"
+#include "treedyn/engine.hpp"
+
+namespace py = pybind11;
+using namespace treedyn;
+using namespace treedyn::py_arrays;
+
+namespace {
+
+template <class S> py::array_t<S> forward_dynamics(Engine<S>& self, py::handle q, py::handle v, py::handle tau,
+                                                   py::object f_ext) {
+  const Model<S>& model = self.model();
+  py::ssize_t Bq, Bv, Bt;
+  auto qa = vector_arg<S>(q, "q", model.nq, "nq", true, Bq);
+  auto va = vector_arg<S>(v, "v", model.nv, "nv", true, Bv);
+  auto ta = vector_arg<S>(tau, "tau", model.nv, "nv", true, Bt);
+  if (Bq != Bv || Bq != Bt)
+    throw py::value_error("q, v and tau must all be single vectors or batches of the same size, got shapes " +
+                          shape_str(qa) + ", " + shape_str(va) + ", " + shape_str(ta));
+  const py::ssize_t B = Bq;
+  check_quaternions(model, qa.data(), B ? B : 1, "q");
+  py::array_t<S, py::array::c_style> fa;
+  if (!f_ext.is_none()) {
+    fa = as_real<S>(f_ext, "f_ext");
+    const bool ok = B ? (fa.ndim() == 3 && fa.shape(0) == B && fa.shape(1) == model.N + 1 && fa.shape(2) == 6)
+                      : (fa.ndim() == 2 && fa.shape(0) == model.N + 1 && fa.shape(1) == 6);
+    if (!ok)
+      throw py::value_error(std::string("f_ext must have shape ") + (B ? "(B, n_bodies, 6)" : "(n_bodies, 6)") +
+                            " with n_bodies = " + std::to_string(model.N + 1) + " (row 0, the world, is ignored), got " +
+                            shape_str(fa));
+    check_finite<S>(fa, "f_ext");
+  }
+  const S* fp = f_ext.is_none() ? nullptr : fa.data();
+  py::array_t<S> out = B ? py::array_t<S>({B, py::ssize_t(model.nv)}) : py::array_t<S>(model.nv);
+  S* o = out.mutable_data();
+  {
+    py::gil_scoped_release release;
+    if (B) self.forward_dynamics_batch(int(B), qa.data(), va.data(), ta.data(), fp, o);
+    else self.forward_dynamics(qa.data(), va.data(), ta.data(), fp, o);
+  }
+  return out;
+}
+
+template <class S> py::array_t<S> inverse_inertia(Engine<S>& self, py::handle q, py::handle R) {
+  const Model<S>& model = self.model();
+  py::ssize_t B;
+  auto qa = vector_arg<S>(q, "q", model.nq, "nq", false, B);
+  check_quaternions(model, qa.data(), 1, "q");
+  auto Ra = as_real<S>(R, "R");
+  if (!((Ra.ndim() == 1 || Ra.ndim() == 2) && Ra.shape(0) == model.nv))
+    throw py::value_error("R must have shape (nv,) or (nv, m) with nv = " + std::to_string(model.nv) + ", got " +
+                          shape_str(Ra));
+  check_finite<S>(Ra, "R");
+  const int m = Ra.ndim() == 1 ? 1 : int(Ra.shape(1));
+  // the kernel works on columns: copy R to column-major, and return a row-major (C) array
+  Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> Rc =
+      Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(Ra.data(), model.nv, m);
+  Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> Y(model.nv, m);
+  {
+    py::gil_scoped_release release;
+    self.inverse_inertia(qa.data(), Rc.data(), m, Y.data());
+  }
+  py::array_t<S> out = Ra.ndim() == 1 ? py::array_t<S>(model.nv) : py::array_t<S>({py::ssize_t(model.nv), py::ssize_t(m)});
+  Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(out.mutable_data(), model.nv, m) = Y;
+  return out;
+}
+
+template <class S> void bind_engine(py::module_& m, const char* name) {
+  py::class_<Engine<S>>(m, name)
+      .def(py::init([](const Model<double>& model, int method) {
+             if (method < 0 || method > 1) throw py::value_error("unknown method " + std::to_string(method));
+             return new Engine<S>(model.template cast<S>(), static_cast<Method>(method));
+           }),
+           py::arg("model"), py::arg("method"))
+      .def("forward_dynamics", &forward_dynamics<S>, py::arg("q"), py::arg("v"), py::arg("tau"),
+           py::arg("f_ext") = py::none())
+      .def("inverse_inertia", &inverse_inertia<S>, py::arg("q"), py::arg("R"));
+}
+
+}  // namespace
+
+void bind_solvers(py::module_& m) {
+  bind_engine<double>(m, "Engine64");
+  bind_engine<float>(m, "Engine32");
+}

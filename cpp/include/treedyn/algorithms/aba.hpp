@@ -1,0 +1,125 @@
+// Articulated-body algorithm in link coordinates (RBDA Table 7.1; ascher-pai-cloutier1996 §2,
+// eq. (7)): q̈ = FD(q, q̇, τ, f_ext) in O(N), in three passes over the tree.
+#pragma once
+#include <cmath>
+#include <string>
+
+#include "treedyn/algorithms/kinematics.hpp"
+
+namespace treedyn {
+
+// pass 1 (root to leaves): ^iX_λ, S_i, v_i, c_i = c_J + v_i × v_J, I^A_i = I_i, p^A_i = v ×* I v − f_ext
+template <class S>
+void aba_forward_pass_1(const Model<S>& model, Data<S>& data, const S* q, const S* qd, const S* fext) {
+  for (int i = 1; i <= model.N; ++i) {
+    kinematics_step(model, data, i, q);
+    const int p = model.parent[i], vi = model.v_index[i];
+    const auto Si = data.S.middleCols(vi, model.nv_i[i]);
+    const Motion<S> vJ = subspace_times<S>(Si, qd + vi);
+    data.v[i] = p > 0 ? data.Xup[i].apply(data.v[p]) + vJ : vJ;
+    data.c[i] = joint_bias(model, i, Si, qd + vi) + data.v[i].cross(vJ);
+    const RigidInertia<S>& I = model.I[i];
+    data.IA[i] = ArticulatedInertia<S>::from(I);
+    data.pA[i] = cross_force(data.v[i], I * data.v[i]) - external_force(fext, i);
+  }
+}
+
+template <class S> [[noreturn]] void throw_singular(const Model<S>& model, int i) {
+  throw SingularJoint("joint of body '" + model.name[i] + "' (" + joint_kind_name(model.kind[i]) +
+                      ") has a singular articulated inertia: the bodies it moves have no inertia "
+                      "along its motion subspace");
+}
+
+// backward step, inertia part: U_i = I^A_i S_i, D_i = S_iᵀ U_i,
+// I^A_λ += ^iX_λᵀ (I^A_i − U_i D_i⁻¹ U_iᵀ) ^iX_λ
+template <class S> void aba_backward_inertia_step(const Model<S>& model, Data<S>& data, int i) {
+  const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
+  ArticulatedInertia<S> Ia = data.IA[i];
+  if (ni == 1) {
+    const Force<S> U = data.IA[i] * Motion<S>::from(data.S.col(vi));
+    const S D = dot(Motion<S>::from(data.S.col(vi)), U);
+    if (!(D > S(0)) || !std::isfinite(static_cast<double>(D))) throw_singular(model, i);
+    data.U.col(vi) = U.vec();
+    data.Dinv[i](0, 0) = S(1) / D;
+    Ia.subtract_outer(U, data.Dinv[i](0, 0));
+  } else if (ni > 1) {
+    const Mat6<S> IAm = data.IA[i].matrix();
+    auto Ui = data.U.middleCols(vi, ni);
+    Ui.noalias() = IAm * data.S.middleCols(vi, ni);
+    const typename Data<S>::Small D = data.S.middleCols(vi, ni).transpose() * Ui;
+    Eigen::LLT<typename Data<S>::Small> llt(D);
+    if (llt.info() != Eigen::Success) throw_singular(model, i);
+    data.Dinv[i].setIdentity(ni, ni);
+    llt.solveInPlace(data.Dinv[i]);
+    Ia = ArticulatedInertia<S>::from_matrix(IAm - Ui * data.Dinv[i] * Ui.transpose());
+  }
+  if (p > 0) data.IA[p] += data.Xup[i].inv_apply(Ia);
+}
+
+// backward step, bias part: u_i = τ_i − S_iᵀ p^A_i,
+// p^a_i = p^A_i + I^a_i c_i + U_i D_i⁻¹ u_i = p^A_i + I^A_i c_i + U_i D_i⁻¹ (u_i − U_iᵀ c_i),
+// p^A_λ += ^iX_λᵀ p^a_i. With_c = false drops c_i (q̇ = 0, as in M⁻¹ products).
+template <class S>
+void aba_backward_bias_step(const Model<S>& model, Data<S>& data, int i, const S* tau, bool with_c) {
+  const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
+  Force<S> pa = data.pA[i];
+  if (with_c) pa += data.IA[i] * data.c[i];
+  if (ni > 0) {
+    const auto Si = data.S.middleCols(vi, ni);
+    const auto Ui = data.U.middleCols(vi, ni);
+    const Vec6<S> pAv = data.pA[i].vec();
+    Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> w(ni);
+    for (int k = 0; k < ni; ++k) {
+      data.u[vi + k] = tau[vi + k] - Si.col(k).dot(pAv);
+      w[k] = data.u[vi + k] - (with_c ? Ui.col(k).dot(data.c[i].vec()) : S(0));
+    }
+    pa += Force<S>::from(Ui * (data.Dinv[i] * w));
+  }
+  if (p > 0) data.pA[p] += data.Xup[i].inv_apply(pa);
+}
+
+// pass 3 step (root to leaves): a_i = ^iX_λ a_λ + c_i, q̈_i = D_i⁻¹(u_i − U_iᵀ a_i), a_i += S_i q̈_i
+template <class S>
+void aba_forward_acceleration_step(const Model<S>& model, Data<S>& data, int i, const Motion<S>& a0,
+                                   bool with_c, S* qdd) {
+  const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
+  data.a[i] = data.Xup[i].apply(p > 0 ? data.a[p] : a0);
+  if (with_c) data.a[i] += data.c[i];
+  if (ni == 0) return;
+  const Vec6<S> ai = data.a[i].vec();
+  Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> w(ni);
+  for (int k = 0; k < ni; ++k) w[k] = data.u[vi + k] - data.U.col(vi + k).dot(ai);
+  Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, 1>> qddi(qdd + vi, ni);
+  qddi.noalias() = data.Dinv[i] * w;
+  data.a[i] += subspace_times<S>(data.S.middleCols(vi, ni), qdd + vi);
+}
+
+// inputs: q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null); output: qdd (nv)
+template <class S>
+void aba(const Model<S>& model, Data<S>& data, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
+  aba_forward_pass_1(model, data, q, qd, fext);
+  for (int i = model.N; i >= 1; --i) {
+    aba_backward_inertia_step(model, data, i);
+    aba_backward_bias_step(model, data, i, tau, true);
+  }
+  const Motion<S> a0 = gravity_acceleration(model);
+  for (int i = 1; i <= model.N; ++i) aba_forward_acceleration_step(model, data, i, a0, true, qdd);
+}
+
+// M(q)⁻¹ R for the m columns of R (nv x m, column-major) into Y: the articulated inertias once,
+// then per column the two O(N) passes of ABA with q̇ = 0 and no gravity. O(N m).
+template <class S>
+void aba_inverse_inertia(const Model<S>& model, Data<S>& data, const S* q, const S* R, int m, S* Y) {
+  kinematics(model, data, q);
+  for (int i = 1; i <= model.N; ++i) data.IA[i] = ArticulatedInertia<S>::from(model.I[i]);
+  for (int i = model.N; i >= 1; --i) aba_backward_inertia_step(model, data, i);
+  const Motion<S> zero = Motion<S>::zero();
+  for (int k = 0; k < m; ++k) {
+    for (int i = 1; i <= model.N; ++i) data.pA[i] = Force<S>::zero();
+    for (int i = model.N; i >= 1; --i) aba_backward_bias_step(model, data, i, R + k * model.nv, false);
+    for (int i = 1; i <= model.N; ++i)
+      aba_forward_acceleration_step(model, data, i, zero, false, Y + k * model.nv);
+  }
+}
+
+}  // namespace treedyn

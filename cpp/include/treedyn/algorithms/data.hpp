@@ -1,0 +1,62 @@
+// The per-instance workspace (Pinocchio's Data, MuJoCo's mjData): everything a kernel writes,
+// preallocated once; O(N) except the mass matrix, which only CRBA users allocate.
+#pragma once
+#include <Eigen/Cholesky>
+#include <vector>
+
+#include "treedyn/model/joint.hpp"
+
+namespace treedyn {
+
+template <class T> struct Data {  // T: the scalar (S is the motion subspace)
+  using MatS = Eigen::Matrix<T, 6, Eigen::Dynamic>;
+  using MatX = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+  using VecX = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+  using Small = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, 0, 6, 6>;  // no heap
+
+  std::vector<Transform<T>> Xup;             // ^iX_λ(i)
+  std::vector<Motion<T>> v, c, a;            // velocity, velocity-product acceleration, acceleration
+  std::vector<ArticulatedInertia<T>> IA;     // articulated inertia I^A_i
+  std::vector<Force<T>> pA, f;               // bias force p^A_i; RNEA body force f_i
+  std::vector<RigidInertia<T>> Ic;           // composite inertia I^c_i (CRBA)
+  std::vector<Small> Dinv;                   // D_i^{-1} = (S_iᵀ U_i)^{-1}
+  MatS S, U;                                 // 6 x nv: motion subspaces S_i and U_i = I^A_i S_i
+  VecX u, bias;                              // nv
+  MatX M;                                    // nv x nv (only with_mass_matrix)
+  Eigen::LLT<MatX> llt;
+
+  explicit Data(const Model<T>& model, bool with_mass_matrix = false)
+      : Xup(model.N + 1, Transform<T>::identity()), v(model.N + 1, Motion<T>::zero()),
+        c(model.N + 1, Motion<T>::zero()), a(model.N + 1, Motion<T>::zero()),
+        IA(model.N + 1, ArticulatedInertia<T>::zero()), pA(model.N + 1, Force<T>::zero()),
+        f(model.N + 1, Force<T>::zero()), Ic(model.N + 1, RigidInertia<T>::zero()),
+        Dinv(model.N + 1), S(MatS::Zero(6, model.nv)), U(MatS::Zero(6, model.nv)),
+        u(VecX::Zero(model.nv)), bias(VecX::Zero(model.nv)) {
+    for (int i = 0; i <= model.N; ++i) Dinv[i].setZero(model.nv_i[i], model.nv_i[i]);
+    if (with_mass_matrix) {
+      M.setZero(model.nv, model.nv);
+      llt = Eigen::LLT<MatX>(model.nv);
+    }
+  }
+};
+
+// a_0 = −g: the base's fictitious upward acceleration that stands for gravity
+template <class S> inline Motion<S> gravity_acceleration(const Model<S>& model) {
+  return {Vec3<S>::Zero(), -model.gravity};
+}
+
+// S_i x for the nv_i coordinates starting at x
+template <class S, class Block> inline Motion<S> subspace_times(const Block& Si, const S* x) {
+  Vec6<S> m = Vec6<S>::Zero();
+  for (int k = 0; k < Si.cols(); ++k) m += Si.col(k) * x[k];
+  return Motion<S>::from(m);
+}
+
+// external force on body i ([n; f] in body coordinates), zero when none is given
+template <class S> inline Force<S> external_force(const S* fext, int i) {
+  if (!fext) return Force<S>::zero();
+  const S* f = fext + 6 * i;
+  return {Vec3<S>(f[0], f[1], f[2]), Vec3<S>(f[3], f[4], f[5])};
+}
+
+}  // namespace treedyn

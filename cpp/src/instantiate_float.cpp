@@ -1,0 +1,5 @@
+#include "engine_impl.hpp"
+
+namespace treedyn {
+TREEDYN_INSTANTIATE(float)
+}  // namespace treedyn

@@ -1,0 +1,33 @@
+"""One-shot dynamics of a model (each call allocates its own O(N) workspace; solvers keep theirs)."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _core
+from .model import Model
+
+__all__ = ["rnea", "bias_forces", "mass_matrix"]
+
+
+def _cpp(model) -> "_core.Model":
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
+    return model._cpp
+
+
+def rnea(model: Model, q, v, a, f_ext=None) -> np.ndarray:
+    """Inverse dynamics τ = M(q) a + c(q, v) − Σ Jᵀ f_ext (recursive Newton–Euler), gravity included.
+
+    f_ext: (n_bodies, 6) spatial forces [n; f] on each body in body coordinates (row 0 ignored).
+    """
+    return _core.rnea(_cpp(model), q, v, a, f_ext)
+
+
+def bias_forces(model: Model, q, v, f_ext=None) -> np.ndarray:
+    """c(q, v): Coriolis, centrifugal and gravity forces (minus external forces): RNEA with a = 0."""
+    return _core.bias_forces(_cpp(model), q, v, f_ext)
+
+
+def mass_matrix(model: Model, q) -> np.ndarray:
+    """The joint-space inertia matrix M(q) (composite-rigid-body algorithm), (nv, nv)."""
+    return _core.mass_matrix(_cpp(model), q)

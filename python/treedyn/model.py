@@ -1,0 +1,360 @@
+"""The model builder: bodies, joints, placements and inertias.
+
+Conventions (see DESIGN.md §3): bodies are numbered 1..N in the order they are added, 0 is the
+fixed world; a parent is always added before its children (``parent[i] < i``). Spatial vectors
+are ordered [angular; linear].
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Sequence, Union
+
+import numpy as np
+
+from . import _core
+
+__all__ = ["Transform", "Inertia", "Joint", "Revolute", "Prismatic", "Fixed", "Universal",
+           "Spherical", "Free", "Model"]
+
+
+def _vec3(x, what: str) -> np.ndarray:
+    a = np.asarray(x)
+    if a.dtype.kind not in "fiub":
+        raise TypeError(f"{what} must be real numbers, got dtype {a.dtype}")
+    a = a.astype(float)
+    if a.shape != (3,):
+        raise ValueError(f"{what} must have 3 components, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{what} contains NaN or inf: {a}")
+    return a
+
+
+def _mat3(x, what: str) -> np.ndarray:
+    a = np.asarray(x)
+    if a.dtype.kind not in "fiub":
+        raise TypeError(f"{what} must be real numbers, got dtype {a.dtype}")
+    a = a.astype(float)
+    if a.shape != (3, 3):
+        raise ValueError(f"{what} must be a 3x3 matrix, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{what} contains NaN or inf")
+    return a
+
+
+def _unit(x, what: str) -> np.ndarray:
+    a = _vec3(x, what)
+    n = np.linalg.norm(a)
+    if n < 1e-12:
+        raise ValueError(f"{what} must be a non-zero direction, got {a}")
+    return a / n
+
+
+@dataclass(frozen=True)
+class Transform:
+    """A rigid placement: ``x_parent = rotation @ x_child + translation``.
+
+    For a joint, the pose of the joint frame in the parent body's frame (URDF's joint
+    ``<origin>``). Internally stored as Plücker (E, r) = (rotationᵀ, translation).
+    """
+
+    rotation: np.ndarray = field(default_factory=lambda: np.eye(3))
+    translation: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+    def __post_init__(self):
+        R = _mat3(self.rotation, "Transform rotation")
+        if np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
+            raise ValueError("Transform rotation must be a proper rotation matrix (RᵀR = 1, det R = +1)")
+        object.__setattr__(self, "rotation", R)
+        object.__setattr__(self, "translation", _vec3(self.translation, "Transform translation"))
+
+    @staticmethod
+    def identity() -> "Transform":
+        return Transform()
+
+    @staticmethod
+    def from_rpy(rpy: Sequence[float] = (0, 0, 0), xyz: Sequence[float] = (0, 0, 0)) -> "Transform":
+        """URDF's fixed-axis roll, pitch, yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
+        r, p, y = _vec3(rpy, "rpy")
+        cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+        Rx = np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
+        Ry = np.array([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
+        Rz = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
+        return Transform(Rz @ Ry @ Rx, xyz)
+
+    def __matmul__(self, other: "Transform") -> "Transform":
+        return Transform(self.rotation @ other.rotation, self.rotation @ other.translation + self.translation)
+
+
+@dataclass(frozen=True)
+class Inertia:
+    """Mass, centre of mass (body frame) and rotational inertia about the centre of mass in body
+    axes (URDF's and Pinocchio's convention). Must be physically valid: mass >= 0 and the
+    rotational inertia symmetric positive semi-definite with the triangle inequality."""
+
+    mass: float = 1.0
+    com: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    inertia: np.ndarray = field(default_factory=lambda: np.eye(3))
+
+    def __post_init__(self):
+        m = float(self.mass)
+        if not np.isfinite(m) or m < 0:
+            raise ValueError(f"Inertia mass must be finite and >= 0, got {self.mass}")
+        c = _vec3(self.com, "Inertia com")
+        I = _mat3(self.inertia, "Inertia inertia")
+        scale = max(1.0, np.abs(I).max())
+        if np.abs(I - I.T).max() > 1e-9 * scale:
+            raise ValueError(f"Inertia inertia must be symmetric, got\n{I}")
+        I = 0.5 * (I + I.T)
+        ev = np.linalg.eigvalsh(I)
+        tol = 1e-12 * scale
+        if ev.min() < -tol:
+            raise ValueError(f"Inertia inertia is not positive semi-definite (eigenvalues {ev})")
+        if ev[0] + ev[1] < ev[2] - 1e-9 * scale:
+            raise ValueError(f"Inertia inertia violates the triangle inequality of principal moments {ev}")
+        object.__setattr__(self, "mass", m)
+        object.__setattr__(self, "com", c)
+        object.__setattr__(self, "inertia", I)
+
+    @staticmethod
+    def box(mass: float, size: Sequence[float], com=(0, 0, 0)) -> "Inertia":
+        x, y, z = _vec3(size, "box size")
+        return Inertia(mass, com, np.diag([y * y + z * z, x * x + z * z, x * x + y * y]) * mass / 12.0)
+
+    @staticmethod
+    def cylinder(mass: float, radius: float, length: float, com=(0, 0, 0)) -> "Inertia":
+        """Solid cylinder with its axis along body z."""
+        a = mass * (3 * radius**2 + length**2) / 12.0
+        return Inertia(mass, com, np.diag([a, a, 0.5 * mass * radius**2]))
+
+    @staticmethod
+    def point(mass: float, com=(0, 0, 0)) -> "Inertia":
+        return Inertia(mass, com, np.zeros((3, 3)))
+
+
+class Joint:
+    """Base of the joint kinds. ``nq``/``nv``: coordinates it adds to q and v."""
+
+    kind = 0
+    nq = 0
+    nv = 0
+
+    def _axes(self):
+        return np.zeros(3), np.zeros(3)
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class Fixed(Joint):
+    """Welds the body to its parent (no coordinates)."""
+
+
+class Revolute(Joint):
+    """Rotation by an angle about ``axis`` (in the joint frame; normalised)."""
+
+    kind, nq, nv = 1, 1, 1
+
+    def __init__(self, axis: Sequence[float] = (0, 0, 1)):
+        self.axis = _unit(axis, "Revolute axis")
+
+    def _axes(self):
+        return self.axis, np.zeros(3)
+
+    def __repr__(self):
+        return f"Revolute(axis={self.axis.tolist()})"
+
+
+class Prismatic(Joint):
+    """Translation along ``axis`` (in the joint frame; normalised)."""
+
+    kind, nq, nv = 2, 1, 1
+
+    def __init__(self, axis: Sequence[float] = (0, 0, 1)):
+        self.axis = _unit(axis, "Prismatic axis")
+
+    def _axes(self):
+        return self.axis, np.zeros(3)
+
+    def __repr__(self):
+        return f"Prismatic(axis={self.axis.tolist()})"
+
+
+class Universal(Joint):
+    """Rotation by q1 about ``axis1`` then by q2 about ``axis2`` (axis2 turned by the first
+    rotation). The axes must not be parallel."""
+
+    kind, nq, nv = 3, 2, 2
+
+    def __init__(self, axis1: Sequence[float] = (1, 0, 0), axis2: Sequence[float] = (0, 1, 0)):
+        self.axis1 = _unit(axis1, "Universal axis1")
+        self.axis2 = _unit(axis2, "Universal axis2")
+        if np.linalg.norm(np.cross(self.axis1, self.axis2)) < 1e-6:
+            raise ValueError("Universal axis1 and axis2 must not be parallel")
+
+    def _axes(self):
+        return self.axis1, self.axis2
+
+    def __repr__(self):
+        return f"Universal(axis1={self.axis1.tolist()}, axis2={self.axis2.tolist()})"
+
+
+class Spherical(Joint):
+    """Ball joint: q is a unit quaternion (x, y, z, w); v is the body's angular velocity in
+    body coordinates."""
+
+    kind, nq, nv = 4, 4, 3
+
+
+class Free(Joint):
+    """Floating base: q = (position, unit quaternion (x, y, z, w)); v = (linear, angular)
+    velocity of the body frame in body coordinates (Pinocchio's free-flyer layout)."""
+
+    kind, nq, nv = 5, 7, 6
+
+
+ParentRef = Union[None, str, int]
+
+
+class Model:
+    """A tree of rigid bodies, built body by body.
+
+    >>> model = Model(gravity=(0, 0, -9.81))
+    >>> b1 = model.add_body("link1", parent=None, joint=Revolute((0, 0, 1)),
+    ...                     inertia=Inertia(1.0, (0, 0, 0.05), np.diag([1e-2, 1e-2, 5e-3])))
+
+    ``n_bodies``, ``body_names`` and ``parents`` include the world as body 0
+    (``parents[0] == -1``), as MuJoCo's and Pinocchio's models do.
+    """
+
+    def __init__(self, gravity: Sequence[float] = (0.0, 0.0, -9.81)):
+        self._cpp = _core.Model()
+        self._joints: list[Joint] = [Fixed()]
+        self._joint_names: list[str] = [""]
+        self._index: dict[str, int] = {"world": 0}
+        self._joint_index: dict[str, int] = {}
+        self.gravity = gravity
+
+    # ----------------------------------------------------------------- building
+    def add_body(self, name: str, parent: ParentRef = None, joint: Optional[Joint] = None,
+                 placement: Optional[Transform] = None, inertia: Optional[Inertia] = None,
+                 joint_name: Optional[str] = None) -> int:
+        """Add a body hinged to ``parent`` by ``joint``; returns its index (1..N).
+
+        parent: None or "world" (the fixed world), a body name, or an index returned by add_body.
+        placement: pose of the joint frame in the parent body's frame (default: identity).
+        inertia: the body's inertia (default: 1 kg, unit inertia at the origin).
+        joint_name: defaults to the body name.
+        """
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"body name must be a non-empty string, got {name!r}")
+        if name in self._index:
+            raise ValueError(f"a body named {name!r} already exists")
+        p = self._parent_index(parent, name)
+        joint = Revolute() if joint is None else joint
+        if not isinstance(joint, Joint):
+            raise TypeError(f"joint of body {name!r} must be a treedyn joint (Revolute(), Free(), ...), "
+                            f"got {joint!r}")
+        if isinstance(joint, Free) and p != 0:
+            raise ValueError(f"body {name!r}: a Free joint must connect to the world (floating base)")
+        placement = Transform() if placement is None else placement
+        if not isinstance(placement, Transform):
+            raise TypeError(f"placement of body {name!r} must be a treedyn.Transform, got {type(placement).__name__}")
+        inertia = Inertia() if inertia is None else inertia
+        if not isinstance(inertia, Inertia):
+            raise TypeError(f"inertia of body {name!r} must be a treedyn.Inertia, got {type(inertia).__name__}")
+        jname = name if joint_name is None else str(joint_name)
+        if joint.nv and jname in self._joint_index:
+            raise ValueError(f"a joint named {jname!r} already exists")
+        a1, a2 = joint._axes()
+        i = self._cpp.add_body(name, p, joint.kind, placement.rotation.T, placement.translation, a1, a2,
+                               inertia.mass, inertia.com, inertia.inertia)
+        self._index[name] = i
+        self._joints.append(joint)
+        self._joint_names.append(jname)
+        if joint.nv:
+            self._joint_index[jname] = i
+        return i
+
+    def _parent_index(self, parent: ParentRef, child: str) -> int:
+        if parent is None or (isinstance(parent, str) and parent == "world"):
+            return 0
+        if isinstance(parent, (int, np.integer)) and not isinstance(parent, bool):
+            if not 0 <= int(parent) <= self._cpp.N:
+                raise ValueError(f"parent of {child!r}: there is no body {int(parent)} "
+                                 f"(bodies are 0..{self._cpp.N}; add parents before children)")
+            return int(parent)
+        if isinstance(parent, str):
+            if parent not in self._index:
+                raise ValueError(f"parent of {child!r}: no body named {parent!r} (add parents before children)")
+            return self._index[parent]
+        raise TypeError(f"parent of {child!r} must be None, 'world', a body name or index, got {parent!r}")
+
+    # ----------------------------------------------------------------- queries
+    @property
+    def gravity(self) -> np.ndarray:
+        return np.array(self._cpp.gravity)
+
+    @gravity.setter
+    def gravity(self, g):
+        self._cpp.gravity = _vec3(g, "gravity")
+
+    @property
+    def nq(self) -> int:
+        return self._cpp.nq
+
+    @property
+    def nv(self) -> int:
+        return self._cpp.nv
+
+    @property
+    def n_bodies(self) -> int:
+        """Number of bodies, the world (body 0) included."""
+        return self._cpp.N + 1
+
+    @property
+    def body_names(self) -> list[str]:
+        return list(self._cpp.name)
+
+    @property
+    def parents(self) -> np.ndarray:
+        """parents[i] is the parent of body i; parents[0] = -1 (the world has none)."""
+        return np.array(self._cpp.parent, dtype=int)
+
+    @property
+    def joints(self) -> list[Joint]:
+        return list(self._joints)
+
+    @property
+    def joint_names(self) -> list[str]:
+        """Names of the joints that move (nv > 0), in coordinate order."""
+        return [self._joint_names[i] for i in range(1, self._cpp.N + 1) if self._joints[i].nv]
+
+    def body_index(self, name: str) -> int:
+        if name not in self._index:
+            raise KeyError(f"no body named {name!r}")
+        return self._index[name]
+
+    def _joint_body(self, name: str) -> int:
+        if name not in self._joint_index:
+            raise KeyError(f"no moving joint named {name!r}; joints are {self.joint_names}")
+        return self._joint_index[name]
+
+    def q_index(self, name: str) -> int:
+        """Where the coordinates of joint ``name`` start in q."""
+        return self._cpp.q_index[self._joint_body(name)]
+
+    def v_index(self, name: str) -> int:
+        """Where the coordinates of joint ``name`` start in v."""
+        return self._cpp.v_index[self._joint_body(name)]
+
+    @property
+    def has_floating_base(self) -> bool:
+        return any(isinstance(j, Free) for j in self._joints)
+
+    @property
+    def is_chain(self) -> bool:
+        """True when every body's parent is the body before it (an unbranched chain)."""
+        return all(p == i - 1 for i, p in enumerate(self._cpp.parent) if i > 0)
+
+    def __repr__(self):
+        return f"treedyn.Model(n_bodies={self.n_bodies}, nq={self.nq}, nv={self.nv})"

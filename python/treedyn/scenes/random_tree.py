@@ -1,0 +1,61 @@
+"""Random kinematic trees with random placements, axes and inertias, for cross-checks."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import Fixed, Free, Inertia, Model, Prismatic, Revolute, Spherical, Transform, Universal
+
+JOINT_KINDS = ("revolute", "prismatic", "universal", "spherical", "fixed")
+
+
+def _rotation(rng) -> np.ndarray:
+    Q, R = np.linalg.qr(rng.standard_normal((3, 3)))
+    Q = Q @ np.diag(np.sign(np.diag(R)))
+    return Q if np.linalg.det(Q) > 0 else -Q
+
+
+def random_inertia(rng, mass_range=(0.5, 2.0)) -> Inertia:
+    m = rng.uniform(*mass_range)
+    R = _rotation(rng)
+    # principal moments that satisfy the triangle inequality with room to spare
+    d = rng.uniform(0.5, 1.5, 3) * m * 0.05
+    return Inertia(m, rng.uniform(-0.2, 0.2, 3), R @ np.diag(d) @ R.T)
+
+
+def random_tree(n: int, rng=None, *, joints=JOINT_KINDS, floating_base: bool = False, branching: float = 0.5,
+                gravity=(0.0, 0.0, -9.81)) -> Model:
+    """n bodies; body i's parent is drawn among the last few bodies (``branching`` = 0 gives a
+    chain, 1 a bushy tree). Joint kinds are drawn from ``joints``; axes are random directions.
+    A fixed joint is never drawn for a leaf-most body so that every joint moves some inertia.
+    """
+    rng = np.random.default_rng(rng)
+    if int(n) != n or n < 1:
+        raise ValueError(f"a tree needs n >= 1 bodies, got {n}")
+    for k in joints:
+        if k not in JOINT_KINDS:
+            raise ValueError(f"unknown joint kind {k!r}; kinds are {JOINT_KINDS}")
+    model = Model(gravity=gravity)
+    for i in range(1, int(n) + 1):
+        if i == 1:
+            parent = 0
+        elif rng.uniform() < branching:
+            parent = int(rng.integers(max(0 if not floating_base else 1, i - 6), i))
+        else:
+            parent = i - 1
+        if i == 1 and floating_base:
+            joint = Free()
+        else:
+            kind = joints[int(rng.integers(len(joints)))]
+            axis = rng.standard_normal(3)
+            joint = {"revolute": lambda: Revolute(axis), "prismatic": lambda: Prismatic(axis),
+                     "universal": lambda: Universal(*_two_axes(rng)), "spherical": Spherical,
+                     "fixed": Fixed}[kind]()
+        place = Transform(_rotation(rng), rng.uniform(-0.5, 0.5, 3))
+        model.add_body(f"body{i}", parent, joint, place, random_inertia(rng))
+    return model
+
+
+def _two_axes(rng):
+    a = rng.standard_normal(3)
+    b = np.cross(a, rng.standard_normal(3))
+    return a, b

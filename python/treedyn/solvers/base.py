@@ -1,0 +1,60 @@
+"""The Solver interface every forward-dynamics plugin implements."""
+from __future__ import annotations
+
+import abc
+from typing import Optional
+
+import numpy as np
+
+__all__ = ["Solver"]
+
+
+class Solver(abc.ABC):
+    """A forward-dynamics solver bound to one model.
+
+    Subclasses set ``name`` and ``description``, may declare ``capabilities`` (a frozenset of
+    strings such as ``"batch"``, ``"inverse_inertia"``, ``"float32"``, ``"floating_base"``,
+    ``"branched"``, ``"multi_dof"``), and implement :meth:`forward_dynamics`; ``supports``
+    returns ``None`` when the model is supported and a reason (a string) when it is not.
+
+    The model is frozen at construction: bodies added to it later do not reach the solver.
+    """
+
+    name: str = ""
+    description: str = ""
+    capabilities: frozenset = frozenset()
+
+    def __init__(self, model, dtype=np.float64, **options):
+        reason = self.supports(model)
+        if reason:
+            raise ValueError(f"solver {self.name!r} does not support this model: {reason}")
+        dtype = np.dtype(dtype)
+        if dtype not in (np.dtype(np.float64), np.dtype(np.float32)):
+            raise TypeError(f"dtype must be float64 or float32, got {dtype}")
+        if dtype == np.float32 and "float32" not in self.capabilities:
+            raise TypeError(f"solver {self.name!r} has no float32 kernels")
+        if options:
+            raise TypeError(f"solver {self.name!r} got unknown options {sorted(options)}")
+        self.model = model
+        self.dtype = dtype
+
+    @classmethod
+    def supports(cls, model) -> Optional[str]:
+        """None if this solver can handle ``model``, else the reason it cannot."""
+        return None
+
+    @abc.abstractmethod
+    def forward_dynamics(self, q, v, tau, f_ext=None) -> np.ndarray:
+        """q̈ = M(q)⁻¹(τ − c(q, v) + Σ Jᵀ f_ext).
+
+        q (nq,), v (nv,), tau (nv,) -> (nv,); or batched (B, nq), (B, nv), (B, nv) -> (B, nv).
+        f_ext: spatial forces [n; f] on each body in body coordinates, (n_bodies, 6) (row 0, the
+        world, is ignored), or (B, n_bodies, 6) for a batch. Inputs are never modified.
+        """
+
+    def inverse_inertia(self, q, R) -> np.ndarray:
+        """M(q)⁻¹ R for R of shape (nv,) or (nv, m)."""
+        raise NotImplementedError(f"solver {self.name!r} does not provide inverse_inertia")
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.name!r} nv={self.model.nv} dtype={self.dtype}>"

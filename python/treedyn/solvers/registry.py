@@ -1,0 +1,88 @@
+"""Solver plugins found through the entry point group ``treedyn.solvers``.
+
+Modelled on xarray's backend entry points: discovery is lazy and cached; a plugin that fails to
+import gives a RuntimeWarning naming it and is skipped; when two plugins share a name the first
+wins and a RuntimeWarning says so; :func:`make_solver` also takes a Solver subclass directly.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+from importlib.metadata import entry_points
+from typing import Dict, Type, Union
+
+from .base import Solver
+
+__all__ = ["available_solvers", "make_solver", "list_solver_classes", "refresh"]
+
+GROUP = "treedyn.solvers"
+
+
+def _entry_points():
+    eps = entry_points()
+    if hasattr(eps, "select"):
+        return list(eps.select(group=GROUP))
+    return list(eps.get(GROUP, []))  # Python < 3.10
+
+
+@functools.lru_cache(maxsize=None)
+def _solver_classes() -> Dict[str, Type[Solver]]:
+    found: Dict[str, Type[Solver]] = {}
+    origin: Dict[str, str] = {}
+    # treedyn's own entry points first, so a third-party plugin cannot shadow a built-in
+    eps = sorted(_entry_points(), key=lambda ep: not ep.value.startswith("treedyn."))
+    for ep in eps:
+        if ep.name in found:
+            warnings.warn(f"treedyn: two solver plugins are named {ep.name!r} ({origin[ep.name]} and "
+                          f"{ep.value}); using the first", RuntimeWarning, stacklevel=3)
+            continue
+        try:
+            cls = ep.load()
+        except Exception as e:  # a broken plugin must never break treedyn
+            warnings.warn(f"treedyn: solver plugin {ep.name!r} ({ep.value}) failed to load and is skipped: "
+                          f"{type(e).__name__}: {e}", RuntimeWarning, stacklevel=3)
+            continue
+        if not (isinstance(cls, type) and issubclass(cls, Solver)):
+            warnings.warn(f"treedyn: solver plugin {ep.name!r} ({ep.value}) is not a treedyn.Solver subclass "
+                          "and is skipped", RuntimeWarning, stacklevel=3)
+            continue
+        found[ep.name] = cls
+        origin[ep.name] = ep.value
+    return found
+
+
+def refresh() -> None:
+    """Forget the cached plugins (after installing one in a running interpreter)."""
+    _solver_classes.cache_clear()
+
+
+def list_solver_classes() -> Dict[str, Type[Solver]]:
+    return dict(_solver_classes())
+
+
+def available_solvers() -> Dict[str, str]:
+    """{name: description} of every solver plugin that loads, built-ins included."""
+    return {name: (cls.description or (cls.__doc__ or "").strip().split("\n")[0])
+            for name, cls in _solver_classes().items()}
+
+
+def make_solver(solver: Union[str, Type[Solver]], model, **options) -> Solver:
+    """A solver instance for ``model``: ``solver`` is a registered name or a Solver subclass.
+
+    Options (e.g. ``dtype=np.float32``) go to the solver's constructor.
+    """
+    if isinstance(solver, type):
+        if not issubclass(solver, Solver):
+            raise TypeError(f"{solver.__name__} is not a treedyn.Solver subclass")
+        cls = solver
+    elif isinstance(solver, str):
+        classes = _solver_classes()
+        if solver not in classes:
+            raise ValueError(f"unknown solver {solver!r}; available solvers: {', '.join(sorted(classes))}")
+        cls = classes[solver]
+    else:
+        raise TypeError(f"solver must be a name or a Solver subclass, got {solver!r}")
+    from ..model import Model
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
+    return cls(model, **options)
