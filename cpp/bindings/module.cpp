@@ -14,6 +14,7 @@ std::map<std::string, std::pair<long, long>> spatial_op_counts();
 void bind_model(py::module_& m);
 void bind_algorithms(py::module_& m);
 void bind_solvers(py::module_& m);
+void bind_spatial(py::module_& m);
 
 static py::dict build_info() {
   py::dict d;
@@ -58,4 +59,5 @@ PYBIND11_MODULE(_core, m) {
   bind_model(m);
   bind_algorithms(m);
   bind_solvers(m);
+  bind_spatial(m);
 }

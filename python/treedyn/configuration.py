@@ -39,6 +39,18 @@ def random_configuration(model: Model, rng=None, *, angle=np.pi, distance=1.0) -
     return q
 
 
+def quaternion_slices(model: Model):
+    """[(slice of q holding a quaternion, joint name)] for the spherical and free joints."""
+    out = []
+    for i, j in enumerate(model.joints):
+        k = model._cpp.q_index[i]
+        if isinstance(j, Spherical):
+            out.append((slice(k, k + 4), model._joint_names[i]))
+        elif isinstance(j, Free):
+            out.append((slice(k + 3, k + 7), model._joint_names[i]))
+    return out
+
+
 def _random_quaternion(rng) -> np.ndarray:
     x = rng.standard_normal(4)
     return x / np.linalg.norm(x)

@@ -18,14 +18,14 @@ def random_inertia(rng, mass_range=(0.5, 2.0)) -> Inertia:
     m = rng.uniform(*mass_range)
     R = _rotation(rng)
     # principal moments that satisfy the triangle inequality with room to spare
-    d = rng.uniform(0.5, 1.5, 3) * m * 0.05
+    d = rng.uniform(1.0, 1.9, 3) * m * 0.05
     return Inertia(m, rng.uniform(-0.2, 0.2, 3), R @ np.diag(d) @ R.T)
 
 
 def random_tree(n: int, rng=None, *, joints=JOINT_KINDS, floating_base: bool = False, branching: float = 0.5,
                 gravity=(0.0, 0.0, -9.81)) -> Model:
-    """n bodies; body i's parent is drawn among the last few bodies (``branching`` = 0 gives a
-    chain, 1 a bushy tree). Joint kinds are drawn from ``joints``; axes are random directions.
+    """n bodies in depth-first order; body i's parent is the previous body or, with probability
+    ``branching``, one of its few nearest ancestors (0 gives a chain, 1 a bushy tree). Joint kinds are drawn from ``joints``; axes are random directions.
     A fixed joint is never drawn for a leaf-most body so that every joint moves some inertia.
     """
     rng = np.random.default_rng(rng)
@@ -35,13 +35,16 @@ def random_tree(n: int, rng=None, *, joints=JOINT_KINDS, floating_base: bool = F
         if k not in JOINT_KINDS:
             raise ValueError(f"unknown joint kind {k!r}; kinds are {JOINT_KINDS}")
     model = Model(gravity=gravity)
+    path = [0]  # the last body added and its ancestors: where depth-first order allows a parent
     for i in range(1, int(n) + 1):
-        if i == 1:
-            parent = 0
-        elif rng.uniform() < branching:
-            parent = int(rng.integers(max(0 if not floating_base else 1, i - 6), i))
-        else:
-            parent = i - 1
+        if i == 1 or rng.uniform() >= branching:
+            parent = path[-1]
+        else:  # branch off one of the last body's few nearest ancestors
+            lo = 1 if floating_base else 0
+            choices = path[max(lo, len(path) - 6):]
+            parent = choices[int(rng.integers(len(choices)))]
+        del path[path.index(parent) + 1:]
+        path.append(i)
         if i == 1 and floating_base:
             joint = Free()
         else:

@@ -64,7 +64,14 @@ void aba_backward_bias_step(const Model<S>& model, Data<S>& data, int i, const S
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
   Force<S> pa = data.pA[i];
   if (with_c) pa += data.IA[i] * data.c[i];
-  if (ni > 0) {
+  if (ni == 1) {
+    const Motion<S> Si = Motion<S>::from(data.S.col(vi));
+    const Force<S> Ui = Force<S>::from(data.U.col(vi));
+    data.u[vi] = tau[vi] - dot(Si, data.pA[i]);
+    const S w = data.u[vi] - (with_c ? dot(data.c[i], Ui) : S(0));
+    pa.ang += Ui.ang * (data.Dinv[i](0, 0) * w);
+    pa.lin += Ui.lin * (data.Dinv[i](0, 0) * w);
+  } else if (ni > 1) {
     const auto Si = data.S.middleCols(vi, ni);
     const auto Ui = data.U.middleCols(vi, ni);
     const Vec6<S> pAv = data.pA[i].vec();
@@ -85,13 +92,18 @@ void aba_forward_acceleration_step(const Model<S>& model, Data<S>& data, int i, 
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
   data.a[i] = data.Xup[i].apply(p > 0 ? data.a[p] : a0);
   if (with_c) data.a[i] += data.c[i];
-  if (ni == 0) return;
-  const Vec6<S> ai = data.a[i].vec();
-  Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> w(ni);
-  for (int k = 0; k < ni; ++k) w[k] = data.u[vi + k] - data.U.col(vi + k).dot(ai);
-  Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, 1>> qddi(qdd + vi, ni);
-  qddi.noalias() = data.Dinv[i] * w;
-  data.a[i] += subspace_times<S>(data.S.middleCols(vi, ni), qdd + vi);
+  if (ni == 1) {
+    const Motion<S> Si = Motion<S>::from(data.S.col(vi));
+    qdd[vi] = data.Dinv[i](0, 0) * (data.u[vi] - dot(data.a[i], Force<S>::from(data.U.col(vi))));
+    data.a[i] += Si * qdd[vi];
+  } else if (ni > 1) {
+    const Vec6<S> ai = data.a[i].vec();
+    Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> w(ni);
+    for (int k = 0; k < ni; ++k) w[k] = data.u[vi + k] - data.U.col(vi + k).dot(ai);
+    Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, 1>> qddi(qdd + vi, ni);
+    qddi.noalias() = data.Dinv[i] * w;
+    data.a[i] += subspace_times<S>(data.S.middleCols(vi, ni), qdd + vi);
+  }
 }
 
 // inputs: q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null); output: qdd (nv)

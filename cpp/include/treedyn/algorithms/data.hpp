@@ -47,6 +47,7 @@ template <class S> inline Motion<S> gravity_acceleration(const Model<S>& model) 
 
 // S_i x for the nv_i coordinates starting at x
 template <class S, class Block> inline Motion<S> subspace_times(const Block& Si, const S* x) {
+  if (Si.cols() == 1) return Motion<S>::from(Si.col(0)) * x[0];
   Vec6<S> m = Vec6<S>::Zero();
   for (int k = 0; k < Si.cols(); ++k) m += Si.col(k) * x[k];
   return Motion<S>::from(m);

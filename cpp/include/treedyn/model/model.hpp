@@ -1,6 +1,7 @@
 // The model: a constant structure of arrays, built once from Python and then frozen.
 // Bodies are numbered 1..N; index 0 is the fixed world and its entries are unused.
-// parent[i] < i, so a body's subtree is the contiguous range i..last[i].
+// parent[i] < i and bodies come in depth-first order, so a body's subtree is the contiguous
+// range i..last[i].
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -60,6 +61,14 @@ template <class S> struct Model {
     if (par < 0 || par >= i)
       throw std::invalid_argument("body '" + body_name + "': parent index " + std::to_string(par) +
                                   " is not an existing body (bodies are added parent first)");
+    // depth-first order: the parent must be the last body added or one of its ancestors, so
+    // that every subtree is the contiguous range i..last[i]
+    int j = N;
+    while (j > par) j = parent[j];
+    if (j != par)
+      throw std::invalid_argument("body '" + body_name + "': its parent '" + name[par] +
+                                  "' is not an ancestor of the last body added ('" + name[N] +
+                                  "'); add bodies in depth-first order so that each subtree is contiguous");
     name.push_back(body_name);
     parent.push_back(par);
     kind.push_back(k);
@@ -72,8 +81,7 @@ template <class S> struct Model {
     axis2.push_back(a2);
     I.push_back(inertia);
     last.push_back(i);
-    for (int j = par; j > 0; j = parent[j]) last[j] = i;  // i extends every ancestor's range
-    if (par == 0) last[0] = i;
+    for (int k = par; k >= 0; k = parent[k]) last[k] = i;  // i extends every ancestor's range
     nq += joint_nq(k);
     nv += joint_nv(k);
     N = i;

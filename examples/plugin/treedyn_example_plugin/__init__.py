@@ -1,0 +1,25 @@
+"""An example treedyn solver plugin: M(q) from treedyn.mass_matrix, c(q, v) from
+treedyn.bias_forces, and numpy's dense solve. Slow, simple and correct: a template to copy."""
+import numpy as np
+
+import treedyn
+
+
+class DenseSolveSolver(treedyn.Solver):
+    name = "example-dense"
+    description = "example plugin: numpy.linalg.solve(M(q), tau - c(q, v))"
+    capabilities = frozenset({"batch", "inverse_inertia", "branched", "floating_base", "multi_dof"})
+
+    def forward_dynamics(self, q, v, tau, f_ext=None):
+        q, v, tau, batch = self.check_inputs(q, v, tau)
+        if batch:
+            return np.stack([self._one(*x, f_ext) for x in zip(q, v, tau)])
+        return self._one(q, v, tau, f_ext)
+
+    def _one(self, q, v, tau, f_ext):
+        M = treedyn.mass_matrix(self.model, q)
+        c = treedyn.bias_forces(self.model, q, v, f_ext)
+        return np.linalg.solve(M, tau - c)
+
+    def inverse_inertia(self, q, R):
+        return np.linalg.solve(treedyn.mass_matrix(self.model, q), np.asarray(R, dtype=float))

@@ -1,0 +1,166 @@
+"""The ``treedyn`` command.
+
+    treedyn solvers                    list the solver plugins
+    treedyn compare chain:100          run every solver that supports the model, check that they
+                                       agree, and print their times
+    treedyn info                       what this build has (OpenMP, SIMD, Eigen)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+
+def _cmd_solvers(args) -> int:
+    from .solvers.registry import available_solvers, list_solver_classes
+
+    classes = list_solver_classes()
+    width = max((len(n) for n in classes), default=4)
+    for name, desc in sorted(available_solvers().items()):
+        caps = ", ".join(sorted(classes[name].capabilities))
+        print(f"{name:<{width}}  {desc}" + (f"  [{caps}]" if args.verbose and caps else ""))
+    return 0
+
+
+def _cmd_info(args) -> int:
+    from . import build_info
+    print(json.dumps(build_info(), indent=2))
+    return 0
+
+
+def _time_call(f, repeat: int, min_time: float = 0.02):
+    """Seconds per call: the number of calls per sample grows until a sample takes min_time; the
+    minimum over ``repeat`` samples is returned (the least disturbed by the noisy machine)."""
+    f()
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            f()
+        dt = time.perf_counter() - t0
+        if dt >= min_time or n >= 1 << 20:
+            break
+        n *= 2
+    samples = [dt / n]
+    for _ in range(repeat - 1):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            f()
+        samples.append((time.perf_counter() - t0) / n)
+    return min(samples), float(np.median(samples))
+
+
+def _cmd_compare(args) -> int:
+    from . import set_num_threads
+    from .configuration import random_configuration
+    from .scenes import from_spec
+    from .solvers.registry import list_solver_classes, make_solver
+
+    if args.threads:
+        set_num_threads(args.threads)
+    model = from_spec(args.model)
+    rng = np.random.default_rng(args.seed)
+    B = args.batch
+    if B:
+        q = np.stack([random_configuration(model, rng) for _ in range(B)])
+        v, tau = rng.standard_normal((B, model.nv)), rng.standard_normal((B, model.nv))
+    else:
+        q = random_configuration(model, rng)
+        v, tau = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+    print(f"model {args.model}: {model.n_bodies - 1} bodies, nq = {model.nq}, nv = {model.nv}"
+          + (f", batch of {B}" if B else ""))
+
+    rows, skipped = [], []
+    classes = sorted(list_solver_classes().items(), key=lambda kv: kv[0] != "aba")
+    from tqdm import tqdm
+    bar = tqdm(classes, desc="solvers", unit="solver", file=sys.stderr,
+               disable=None if not args.progress else False, leave=False)
+    reference = None
+    for name, cls in bar:
+        bar.set_postfix_str(name)
+        reason = cls.supports(model)
+        if reason:
+            skipped.append((name, reason))
+            continue
+        if B and "batch" not in cls.capabilities:
+            skipped.append((name, "no batched forward dynamics"))
+            continue
+        try:
+            solver = make_solver(cls, model)
+            out = solver.forward_dynamics(q, v, tau)
+        except Exception as e:  # a plugin that fails is reported, not fatal
+            skipped.append((name, f"failed: {type(e).__name__}: {e}"))
+            continue
+        if reference is None:
+            reference = out
+        err = float(np.abs(out - reference).max() / max(1.0, np.abs(reference).max()))
+        best, med = _time_call(lambda: solver.forward_dynamics(q, v, tau), args.repeat)
+        rows.append((name, best, med, err))
+    if args.peers and not B:
+        rows += _peer_rows(model, q, v, tau, reference, args)
+
+    ok = True
+    print(f"{'solver':<18}{'min [us]':>12}{'median [us]':>14}{'us/joint':>10}{'rel. diff':>12}  agree")
+    for name, best, med, err in rows:
+        agree = err <= args.rtol
+        ok &= agree
+        per = best * 1e6 / max(1, model.nv) / (B or 1)
+        print(f"{name:<18}{best * 1e6:>12.2f}{med * 1e6:>14.2f}{per:>10.3f}{err:>12.2e}  {'yes' if agree else 'NO'}")
+    for name, reason in skipped:
+        print(f"{name:<18}skipped: {reason}")
+    print(f"times: min and median of {args.repeat} samples per solver; rel. diff: max |q̈ − q̈_aba| / max(1, max |q̈_aba|)")
+    if not ok:
+        print(f"error: some solvers disagree beyond rtol = {args.rtol}", file=sys.stderr)
+    return 0 if ok else 1
+
+
+def _peer_rows(model, q, v, tau, reference, args):
+    rows = []
+    try:
+        import pinocchio as pin
+        from .peers import to_pinocchio
+    except ImportError:
+        return rows
+    if model.nv > 300:  # Pinocchio's Data grows too large beyond a few hundred joints
+        return rows
+    pm = to_pinocchio(model)
+    pd = pm.createData()
+    out = pin.aba(pm, pd, q, v, tau).copy()
+    err = float(np.abs(out - reference).max() / max(1.0, np.abs(reference).max()))
+    best, med = _time_call(lambda: pin.aba(pm, pd, q, v, tau), args.repeat)
+    rows.append(("pinocchio.aba", best, med, err))
+    return rows
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="treedyn", description="Dynamics of highly articulated rigid-body trees.")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("solvers", help="list the solver plugins")
+    s.add_argument("-v", "--verbose", action="store_true", help="also list capabilities")
+    s.set_defaults(func=_cmd_solvers)
+    c = sub.add_parser("compare", help="run every solver on a model, check agreement, time them")
+    c.add_argument("model", help="chain:N, chain-fb:N, tree:N, tree-all:N, or a model file")
+    c.add_argument("--repeat", type=int, default=7, help="timing samples per solver (default 7)")
+    c.add_argument("--batch", type=int, default=0, help="time a batch of B random states")
+    c.add_argument("--threads", type=int, default=0, help="OpenMP threads (default: all)")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--rtol", type=float, default=1e-8, help="agreement tolerance (default 1e-8)")
+    c.add_argument("--peers", action="store_true", help="also time Pinocchio's aba when installed")
+    c.add_argument("--progress", action="store_true", help="always show the progress bar")
+    c.set_defaults(func=_cmd_compare)
+    i = sub.add_parser("info", help="what this build has")
+    i.set_defaults(func=_cmd_info)
+    args = p.parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, TypeError, KeyError) as e:
+        print(f"treedyn: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""Conformance checks for solver plugins: ``treedyn.testing.check_solver(MySolver)``.
+
+A third-party author tests a plugin in one line (in pytest, or anywhere: failures raise
+AssertionError with what went wrong). The checks:
+
+- agreement with the built-in ``aba`` on random models the solver says it supports (a chain, a
+  branched tree, every joint kind, a floating base), to ``rtol`` relative to the largest entry;
+- shapes and dtype of the result; batched calls equal unbatched ones (when ``"batch"`` is a
+  declared capability); ``inverse_inertia`` against M⁻¹R (when declared);
+- the inputs are not modified;
+- bad input (wrong shape, complex dtype, NaN) raises ValueError / TypeError, never a crash or a
+  silent NaN.
+"""
+from __future__ import annotations
+
+from typing import Optional, Type
+
+import numpy as np
+
+from .configuration import random_configuration
+from .model import Model
+from .scenes import chain, random_tree
+from .solvers.base import Solver
+from .solvers.registry import make_solver
+
+__all__ = ["check_solver", "conformance_models"]
+
+
+def conformance_models():
+    """(label, model) pairs the checks run on: small, so that the checks take a second."""
+    return [
+        ("chain of 12 revolute joints", chain(12)),
+        ("branched tree of 15 revolute joints", random_tree(15, 1, joints=("revolute",))),
+        ("tree of 15 bodies with every joint kind", random_tree(15, 2)),
+        ("floating-base tree of 10 bodies", random_tree(10, 3, floating_base=True)),
+    ]
+
+
+def _rel(a, b) -> float:
+    return float(np.abs(np.asarray(a) - np.asarray(b)).max() / max(1.0, np.abs(np.asarray(b)).max()))
+
+
+def _expect_error(kinds, f, what: str):
+    try:
+        f()
+    except kinds:
+        return
+    except Exception as e:  # noqa: BLE001 - reporting what was raised instead
+        raise AssertionError(f"{what}: expected {' or '.join(k.__name__ for k in kinds)}, got "
+                             f"{type(e).__name__}: {e}") from e
+    raise AssertionError(f"{what}: no exception was raised")
+
+
+def check_solver(cls: Type[Solver], rtol: float = 1e-8, seed: int = 0, options: Optional[dict] = None) -> int:
+    """Run the conformance checks on solver class ``cls``; returns the number of models checked.
+
+    Raises AssertionError on the first failure. ``options`` go to the solver's constructor.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Solver)):
+        raise TypeError(f"check_solver takes a treedyn.Solver subclass, got {cls!r}")
+    options = options or {}
+    assert cls.name, f"{cls.__name__} must set a non-empty `name`"
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for label, model in conformance_models():
+        reason = cls.supports(model)
+        if reason is not None:
+            assert isinstance(reason, str) and reason, f"{cls.name}.supports must return None or a reason string"
+            continue
+        checked += 1
+        solver = make_solver(cls, model, **options)
+        ref = make_solver("aba", model)
+        q = random_configuration(model, rng)
+        v = rng.standard_normal(model.nv)
+        tau = rng.standard_normal(model.nv)
+        copies = [x.copy() for x in (q, v, tau)]
+        qdd = solver.forward_dynamics(q, v, tau)
+        for x, c, name in zip((q, v, tau), copies, ("q", "v", "tau")):
+            assert np.array_equal(x, c), f"{cls.name} modified its input {name} ({label})"
+        assert isinstance(qdd, np.ndarray) and qdd.shape == (model.nv,), \
+            f"{cls.name}: forward_dynamics returned shape {np.shape(qdd)}, expected ({model.nv},) ({label})"
+        assert np.all(np.isfinite(qdd)), f"{cls.name}: forward_dynamics returned NaN/inf ({label})"
+        err = _rel(qdd, ref.forward_dynamics(q, v, tau))
+        assert err <= rtol, f"{cls.name} disagrees with aba by {err:.3g} (> {rtol}) on the {label}"
+
+        if "batch" in cls.capabilities:
+            B = 3
+            Q = np.stack([random_configuration(model, rng) for _ in range(B)])
+            V, T = rng.standard_normal((B, model.nv)), rng.standard_normal((B, model.nv))
+            out = solver.forward_dynamics(Q, V, T)
+            assert np.shape(out) == (B, model.nv), f"{cls.name}: batched result has shape {np.shape(out)} ({label})"
+            single = np.stack([solver.forward_dynamics(Q[b], V[b], T[b]) for b in range(B)])
+            assert _rel(out, single) <= 1e-12, f"{cls.name}: batched and single results differ ({label})"
+
+        if "inverse_inertia" in cls.capabilities:
+            R = rng.standard_normal((model.nv, 4))
+            Y = solver.inverse_inertia(q, R)
+            M = ref_mass(model, q)
+            assert np.shape(Y) == R.shape, f"{cls.name}: inverse_inertia returned shape {np.shape(Y)}"
+            err = _rel(M @ Y, R)
+            assert err <= rtol, f"{cls.name}: M @ inverse_inertia(q, R) differs from R by {err:.3g} ({label})"
+            y1 = solver.inverse_inertia(q, R[:, 0])
+            assert np.shape(y1) == (model.nv,), f"{cls.name}: inverse_inertia of a vector returned {np.shape(y1)}"
+
+        # bad input: a clear exception, never a crash or a NaN
+        _expect_error((ValueError,), lambda: solver.forward_dynamics(q[:-1], v, tau), f"{cls.name}: q too short")
+        _expect_error((ValueError,), lambda: solver.forward_dynamics(q, v, tau[:, None]), f"{cls.name}: tau 2-D")
+        bad = v.copy()
+        bad[0] = np.nan
+        _expect_error((ValueError,), lambda: solver.forward_dynamics(q, bad, tau), f"{cls.name}: NaN in v")
+        _expect_error((TypeError,), lambda: solver.forward_dynamics(q, v.astype(complex), tau),
+                      f"{cls.name}: complex v")
+    assert checked, f"{cls.name} supports none of the conformance models"
+    return checked
+
+
+def ref_mass(model: Model, q) -> np.ndarray:
+    from .dynamics import mass_matrix
+    return mass_matrix(model, q)

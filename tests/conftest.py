@@ -1,0 +1,37 @@
+import numpy as np
+import pytest
+
+import treedyn as td
+from treedyn.scenes import chain, random_tree
+
+
+def rel_err(a, b) -> float:
+    """max |a − b| / max(1, max |b|)"""
+    a, b = np.asarray(a), np.asarray(b)
+    return float(np.abs(a - b).max() / max(1.0, np.abs(b).max()))
+
+
+def random_models():
+    """Random trees covering every joint kind, chains, and floating bases."""
+    out = [("chain", chain(9)), ("chain-prismatic", chain(6, joint="prismatic")),
+           ("chain-fb", chain(8, floating_base=True))]
+    for seed in range(4):
+        out.append((f"tree-all-{seed}", random_tree(14, seed)))
+        out.append((f"tree-fb-{seed}", random_tree(12, 100 + seed, floating_base=True)))
+    for kind in ("revolute", "prismatic", "universal", "spherical"):
+        out.append((f"tree-{kind}", random_tree(10, 7, joints=(kind,))))
+    return out
+
+
+@pytest.fixture(params=random_models(), ids=lambda p: p[0])
+def model(request):
+    return request.param[1]
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)
+
+
+def random_state(model, rng):
+    return td.random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv)
