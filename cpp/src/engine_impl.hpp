@@ -44,7 +44,9 @@ void Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S* 
   while (static_cast<int>(data_.size()) < nthreads)  // the thread count grew since construction
     data_.emplace_back(new Data<S>(model_, method_ == Method::CRBACholesky));
   const int nq = model_.nq, nv = model_.nv, nf = 6 * (model_.N + 1);
-  std::string error;  // exceptions must not leave an OpenMP region: keep the first, rethrow after
+  // exceptions must not leave an OpenMP region: keep the one of the lowest item, rethrow after
+  std::string error;
+  int error_item = B;
 #ifdef TREEDYN_HAS_OPENMP
 #pragma omp parallel for schedule(static) num_threads(nthreads)
 #endif
@@ -60,10 +62,13 @@ void Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S* 
 #ifdef TREEDYN_HAS_OPENMP
 #pragma omp critical(treedyn_batch_error)
 #endif
-      if (error.empty()) error = "batch item " + std::to_string(b) + ": " + e.what();
+      if (b < error_item) {
+        error_item = b;
+        error = "batch item " + std::to_string(b) + ": " + e.what();
+      }
     }
   }
-  if (!error.empty()) throw SingularJoint(error);
+  if (error_item < B) throw SingularJoint(error);
 }
 
 template <class S> void Engine<S>::inverse_inertia(const S* q, const S* R, int m, S* Y) {

@@ -18,7 +18,9 @@ template <class S> void crba(const Model<S>& model, Data<S>& data, const S* q) {
     // F = I^c_i S_i; M_ii = S_iᵀ F; then F travels to the root: M_ji = S_jᵀ F, F = X_jᵀ F
     F.resize(6, ni);
     for (int k = 0; k < ni; ++k) F.col(k) = (data.Ic[i] * Motion<S>::from(data.S.col(vi + k))).vec();
-    data.M.block(vi, vi, ni, ni).noalias() = data.S.middleCols(vi, ni).transpose() * F;
+    auto Mii = data.M.block(vi, vi, ni, ni);
+    Mii.noalias() = data.S.middleCols(vi, ni).transpose() * F;
+    if (ni > 1) Mii = (S(0.5) * (Mii + Mii.transpose())).eval();  // exactly symmetric
     for (int j = i; model.parent[j] > 0;) {
       for (int k = 0; k < ni; ++k) F.col(k) = data.Xup[j].inv_apply(Force<S>::from(F.col(k))).vec();
       j = model.parent[j];

@@ -1,0 +1,81 @@
+"""The Pinocchio peer, measured the same way as treedyn's solvers, and our speedup over it.
+
+The Pinocchio model comes from ``treedyn.peers.to_pinocchio`` (same q/v layout), so the very same
+(q, v, tau) arrays go to both libraries. Everything is skipped (NotImplementedError in setup)
+when pinocchio or ``treedyn.peers`` is not importable.
+"""
+import statistics
+import timeit
+
+from .common import chain_model, inputs, make_solver_or_skip
+
+
+def _pinocchio_or_skip():
+    try:
+        import pinocchio
+        from treedyn.peers import to_pinocchio
+    except ImportError as e:
+        raise NotImplementedError(f"pinocchio peer unavailable: {e}") from e
+    return pinocchio, to_pinocchio
+
+
+class PinocchioForwardDynamics:
+    """``pinocchio.aba(model, data, q, v, tau)`` on the same n-joint chains as ForwardDynamics.
+
+    n stops at 300: Pinocchio's Data grows much faster than linearly with n (about 1.8 GB at
+    n = 300 here) and a 1000-joint Data risks being killed for memory.
+    """
+
+    params = [7, 30, 100, 300]
+    param_names = ["n"]
+
+    def setup(self, n):
+        pin, to_pinocchio = _pinocchio_or_skip()
+        self.aba = pin.aba
+        model = chain_model(n)
+        self.pm = to_pinocchio(model)
+        self.pd = self.pm.createData()
+        self.q, self.v, self.tau = inputs(model)
+        self.aba(self.pm, self.pd, self.q, self.v, self.tau)  # warm-up
+
+    def time_pinocchio_aba(self, n):
+        """Wall time of one pinocchio.aba call (unbatched), comparable to ForwardDynamics(n, "aba")."""
+        self.aba(self.pm, self.pd, self.q, self.v, self.tau)
+
+
+def _per_call(fn, number, repeat):
+    """Seconds per call of ``fn`` for each of ``repeat`` timeit repeats of ``number`` calls."""
+    return [t / number for t in timeit.repeat(fn, number=number, repeat=repeat)]
+
+
+class SpeedupOverPinocchio:
+    """time(pinocchio.aba) / time(treedyn "aba") on a 100-joint chain, in one process."""
+
+    n = 100
+    repeats = 9
+
+    def setup(self):
+        pin, to_pinocchio = _pinocchio_or_skip()
+        model = chain_model(self.n)
+        solver = make_solver_or_skip("aba", model)
+        pm = to_pinocchio(model)
+        pd = pm.createData()
+        q, v, tau = inputs(model)
+        self.f_pin = lambda: pin.aba(pm, pd, q, v, tau)
+        self.f_td = lambda: solver.forward_dynamics(q, v, tau)
+        # calls per repeat: enough for ~20 ms of the slower of the two
+        self.f_pin(), self.f_td()
+        number, _ = timeit.Timer(self.f_pin).autorange()
+        self.number = max(1, number // 10)
+
+    def track_aba_speedup_vs_pinocchio(self):
+        """Median per-call time of pinocchio.aba divided by that of treedyn's "aba" solver on a
+        100-joint chain; repeats alternate between the two so drifting load affects both alike.
+        Above 1 means treedyn is faster."""
+        t_pin, t_td = [], []
+        for _ in range(self.repeats):
+            t_pin += _per_call(self.f_pin, self.number, 1)
+            t_td += _per_call(self.f_td, self.number, 1)
+        return statistics.median(t_pin) / statistics.median(t_td)
+
+    track_aba_speedup_vs_pinocchio.unit = "ratio"

@@ -1,0 +1,173 @@
+"""RNEA, CRBA, ABA and CRBA + Cholesky (cpp/include/treedyn/algorithms) cross-checked against each
+other on random trees with every joint kind, and against closed-form pendulums."""
+import numpy as np
+import pytest
+
+import treedyn as td
+from treedyn.scenes import chain
+
+from conftest import random_state, rel_err
+
+
+def test_aba_equals_crba_cholesky_equals_rnea_inverse(model, rng):
+    for _ in range(3):
+        q, v, tau = random_state(model, rng)
+        a_aba = td.make_solver("aba", model).forward_dynamics(q, v, tau)
+        a_chol = td.make_solver("crba-cholesky", model).forward_dynamics(q, v, tau)
+        assert rel_err(a_chol, a_aba) < 1e-10
+        # RNEA inverts forward dynamics: τ = RNEA(q, v, FD(q, v, τ))
+        assert rel_err(td.rnea(model, q, v, a_aba), tau) < 1e-10
+
+
+def test_mass_matrix_is_rnea_columns_and_symmetric_positive_definite(model, rng):
+    q, v, _ = random_state(model, rng)
+    M = td.mass_matrix(model, q)
+    zero = np.zeros(model.nv)
+    c = td.rnea(model, q, zero, zero)
+    cols = np.array([td.rnea(model, q, zero, e) - c for e in np.eye(model.nv)]).T
+    assert rel_err(M, cols) < 1e-10
+    np.testing.assert_array_equal(M, M.T)
+    assert np.linalg.eigvalsh(M).min() > 0
+
+
+def test_rnea_splits_into_mass_matrix_and_bias(model, rng):
+    q, v, a = random_state(model, rng)
+    assert rel_err(td.rnea(model, q, v, a), td.mass_matrix(model, q) @ a + td.bias_forces(model, q, v)) < 1e-10
+
+
+def test_external_forces_agree_between_rnea_and_both_forward_dynamics(model, rng):
+    q, v, tau = random_state(model, rng)
+    f_ext = rng.standard_normal((model.n_bodies, 6))
+    for name in ("aba", "crba-cholesky"):
+        a = td.make_solver(name, model).forward_dynamics(q, v, tau, f_ext)
+        assert rel_err(td.rnea(model, q, v, a, f_ext), tau) < 1e-10
+    # the world's row is ignored
+    f2 = f_ext.copy()
+    f2[0] = 1e3
+    assert rel_err(td.bias_forces(model, q, v, f2), td.bias_forces(model, q, v, f_ext)) == 0
+
+
+@pytest.mark.parametrize("name", ["aba", "crba-cholesky"])
+def test_inverse_inertia_times_mass_matrix_is_identity(model, rng, name):
+    q, _, _ = random_state(model, rng)
+    Minv = td.make_solver(name, model).inverse_inertia(q, np.eye(model.nv))
+    assert np.abs(Minv @ td.mass_matrix(model, q) - np.eye(model.nv)).max() < 1e-10
+    r = rng.standard_normal(model.nv)
+    assert td.make_solver(name, model).inverse_inertia(q, r).shape == (model.nv,)
+
+
+def test_float32_kernels_agree_with_float64(rng):
+    model = td.scenes.random_tree(12, 5)
+    q, v, tau = random_state(model, rng)
+    a64 = td.make_solver("aba", model).forward_dynamics(q, v, tau)
+    for name in ("aba", "crba-cholesky"):
+        a32 = td.make_solver(name, model, dtype=np.float32).forward_dynamics(q, v, tau)
+        assert a32.dtype == np.float32
+        assert rel_err(a32, a64) < 1e-3
+
+
+# ---------------------------------------------------------------- closed forms
+def _pendulum(m=2.0, l=0.7, I_c=0.01, g=9.81):
+    model = td.Model(gravity=(0, 0, -g))
+    # hinge about y; the rod hangs along -z in the body frame at q = 0
+    model.add_body("rod", None, td.Revolute((0, 1, 0)),
+                   inertia=td.Inertia(m, (0, 0, -l), np.diag([I_c, I_c, 1e-4])))
+    return model
+
+
+def test_single_pendulum_closed_form():
+    m, l, Ic, g = 2.0, 0.7, 0.01, 9.81
+    model = _pendulum(m, l, Ic, g)
+    for q, v, tau in [(0.3, 0.0, 0.0), (1.2, 2.0, 0.5), (-2.5, -1.0, -3.0)]:
+        # (I_c + m l²) q̈ = τ − m g l sin q   (angle about +y, bob at −z)
+        expected = (tau - m * g * l * np.sin(q)) / (Ic + m * l * l)
+        for name in ("aba", "crba-cholesky"):
+            a = td.make_solver(name, model).forward_dynamics([q], [v], [tau])
+            assert a[0] == pytest.approx(expected, rel=1e-12)
+        assert td.mass_matrix(model, [q])[0, 0] == pytest.approx(Ic + m * l * l, rel=1e-12)
+
+
+def test_double_pendulum_closed_form():
+    # two point masses on massless rods in the x-z plane, hinges about y (textbook equations)
+    m1, m2, l1, l2, g = 1.3, 0.8, 0.9, 0.6, 9.81
+    model = td.Model(gravity=(0, 0, -g))
+    model.add_body("a", None, td.Revolute((0, 1, 0)), inertia=td.Inertia.point(m1, (0, 0, -l1)))
+    model.add_body("b", "a", td.Revolute((0, 1, 0)), td.Transform(translation=(0, 0, -l1)),
+                   td.Inertia.point(m2, (0, 0, -l2)))
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        q, v, tau = rng.uniform(-3, 3, 2), rng.standard_normal(2), rng.standard_normal(2)
+        t1, t2 = q[0], q[0] + q[1]  # absolute angles from the downward vertical
+        d = t1 - t2
+        M = np.array([[(m1 + m2) * l1 ** 2 + m2 * l2 ** 2 + 2 * m2 * l1 * l2 * np.cos(q[1]),
+                       m2 * l2 ** 2 + m2 * l1 * l2 * np.cos(q[1])],
+                      [m2 * l2 ** 2 + m2 * l1 * l2 * np.cos(q[1]), m2 * l2 ** 2]])
+        w1, w2 = v[0], v[0] + v[1]
+        # generalized forces from gravity and velocity products (Lagrange), in relative coordinates
+        c1 = -m2 * l1 * l2 * np.sin(q[1]) * (2 * v[0] * v[1] + v[1] ** 2) \
+             + (m1 + m2) * g * l1 * np.sin(t1) + m2 * g * l2 * np.sin(t2)
+        c2 = m2 * l1 * l2 * np.sin(q[1]) * v[0] ** 2 + m2 * g * l2 * np.sin(t2)
+        expected = np.linalg.solve(M, tau - np.array([c1, c2]))
+        assert rel_err(td.mass_matrix(model, q), M) < 1e-12
+        assert rel_err(td.bias_forces(model, q, v), [c1, c2]) < 1e-12
+        assert rel_err(td.make_solver("aba", model).forward_dynamics(q, v, tau), expected) < 1e-12
+        del d, w1, w2
+
+
+def _energy(model, q, v):
+    """kinetic ½ vᵀMv plus potential −Σ m gᵀ p_com from M and a numerical potential via RNEA."""
+    return 0.5 * v @ td.mass_matrix(model, q) @ v
+
+
+def test_passive_chain_conserves_energy_with_a_small_step():
+    # no gravity: kinetic energy ½ vᵀ M v is the whole energy of a passive chain
+    model = chain(6, gravity=(0, 0, 0))
+    solver = td.make_solver("aba", model)
+    rng = np.random.default_rng(3)
+    q, v = td.random_configuration(model, rng), rng.standard_normal(model.nv)
+    zero = np.zeros(model.nv)
+    E0 = _energy(model, q, v)
+    h = 1e-3
+
+    def f(q, v):
+        return v, solver.forward_dynamics(q, v, zero)
+
+    for _ in range(1000):  # RK4
+        k1 = f(q, v)
+        k2 = f(td.integrate(model, q, k1[0], h / 2), v + h / 2 * k1[1])
+        k3 = f(td.integrate(model, q, k2[0], h / 2), v + h / 2 * k2[1])
+        k4 = f(td.integrate(model, q, k3[0], h), v + h * k3[1])
+        q = td.integrate(model, q, (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0]) / 6, h)
+        v = v + h / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
+    assert abs(_energy(model, q, v) - E0) < 1e-8 * max(1.0, E0)
+    assert np.abs(v).max() > 0.1  # it did move
+
+
+def test_chain_with_gravity_conserves_total_energy():
+    # a free-swinging pendulum chain under gravity: kinetic + potential energy is constant;
+    # potential from the work of gravity, integrated along the path with the bias forces
+    model = chain(4)
+    solver = td.make_solver("aba", model)
+    rng = np.random.default_rng(4)
+    q, v = td.random_configuration(model, rng), np.zeros(model.nv)
+    zero = np.zeros(model.nv)
+    h, work = 5e-4, 0.0
+    E0 = _energy(model, q, v)
+    for _ in range(2000):  # semi-implicit step in RK4 form for accuracy
+        g = td.bias_forces(model, q, zero)  # gravity's generalized force is −g
+        a = solver.forward_dynamics(q, v, zero)
+        k = [(v, a)]
+        q2 = td.integrate(model, q, v, h / 2); v2 = v + h / 2 * a
+        a2 = solver.forward_dynamics(q2, v2, zero); g2 = td.bias_forces(model, q2, zero)
+        q3 = td.integrate(model, q, v2, h / 2); v3 = v + h / 2 * a2
+        a3 = solver.forward_dynamics(q3, v3, zero); g3 = td.bias_forces(model, q3, zero)
+        q4 = td.integrate(model, q, v3, h); v4 = v + h * a3
+        a4 = solver.forward_dynamics(q4, v4, zero); g4 = td.bias_forces(model, q4, zero)
+        # power of gravity −gᵀv integrated with Simpson's rule over the step
+        work += h / 6 * (-(g @ v) - 2 * (g2 @ v2) - 2 * (g3 @ v3) - (g4 @ v4))
+        q = td.integrate(model, q, (v + 2 * v2 + 2 * v3 + v4) / 6, h)
+        v = v + h / 6 * (a + 2 * a2 + 2 * a3 + a4)
+        del k
+    # kinetic energy gained equals the work done by gravity
+    assert abs((_energy(model, q, v) - E0) - work) < 1e-6 * max(1.0, abs(work))
+    assert abs(work) > 1e-2
