@@ -11,10 +11,28 @@ import numpy as np
 
 from .model import Fixed, Free, Model, Prismatic, Revolute, Spherical, Universal
 
-__all__ = ["to_pinocchio"]
+__all__ = ["to_pinocchio", "pinocchio_forces"]
 
 
 def to_pinocchio(model: Model):
+    return _build_pinocchio(model)[0]
+
+
+def pinocchio_forces(model: Model, f_ext):
+    """Our f_ext ((n_bodies, 6), [n; f] in body frames) as Pinocchio's list of joint forces
+    (linear, angular) in joint frames, summing the bodies a joint carries."""
+    import pinocchio as pin
+
+    pm, carrier = _build_pinocchio(model)
+    out = [pin.Force.Zero() for _ in range(pm.njoints)]
+    for i in range(1, model.n_bodies):
+        jid, pose = carrier[i]
+        f = np.asarray(f_ext[i], dtype=float)
+        out[jid] = out[jid] + pose.act(pin.Force(f[3:], f[:3]))
+    return out
+
+
+def _build_pinocchio(model: Model):
     import pinocchio as pin
 
     pm = pin.Model()
@@ -48,7 +66,7 @@ def to_pinocchio(model: Model):
         jid = pm.addJoint(pj, jm, place, model.body_names[i])
         pm.appendBodyToJoint(jid, inertia, pin.SE3.Identity())
         carrier[i] = (jid, pin.SE3.Identity())
-    return pm
+    return pm, carrier
 
 
 def _pin_inertia(pin, I6: np.ndarray):
