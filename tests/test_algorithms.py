@@ -171,3 +171,22 @@ def test_chain_with_gravity_conserves_total_energy():
     # kinetic energy gained equals the work done by gravity
     assert abs((_energy(model, q, v) - E0) - work) < 1e-6 * max(1.0, abs(work))
     assert abs(work) > 1e-2
+
+
+def test_aba_memory_is_linear_a_10000_joint_chain_fits_in_tens_of_mb():
+    # peak resident memory of a fresh interpreter, before and after building and running the
+    # solver (Pinocchio's Data for a 400-joint chain is about 4 GB on these machines)
+    import subprocess
+    import sys
+    code = (
+        "import resource, numpy as np, treedyn as td\n"
+        "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "m = td.scenes.chain(10000)\n"
+        "s = td.make_solver('aba', m)\n"
+        "a = s.forward_dynamics(td.neutral(m), np.zeros(m.nv), np.ones(m.nv))\n"
+        "assert np.all(np.isfinite(a))\n"
+        "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    growth_mb = float(r.stdout.strip())
+    assert growth_mb < 60, f"ABA on a 10000-joint chain grew the process by {growth_mb:.1f} MB"

@@ -22,6 +22,8 @@ inline std::string shape_str(const py::array& a) {
 
 // a real array of scalar S, C-contiguous; refuses complex, object, string and other dtypes
 template <class S> py::array_t<S, py::array::c_style> as_real(py::handle obj, const char* name) {
+  using Exact = py::array_t<S, py::array::c_style>;
+  if (Exact::check_(obj)) return py::reinterpret_borrow<Exact>(obj);  // fast path: nothing to convert
   py::array a;
   try {
     a = py::array::ensure(obj);

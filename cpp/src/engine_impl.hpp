@@ -1,5 +1,6 @@
 // Definitions behind engine.hpp; included only by the instantiation units.
 #pragma once
+#include <algorithm>
 #include <exception>
 #include <string>
 
@@ -16,8 +17,8 @@ namespace treedyn {
 
 template <class S>
 Engine<S>::Engine(const Model<S>& model, Method method) : model_(model), method_(method) {
-  const int n = max_threads();
-  for (int t = 0; t < n; ++t) data_.emplace_back(new Data<S>(model_, method_ == Method::CRBACholesky));
+  // one workspace now; the other threads' ones on the first batch that uses them
+  data_.emplace_back(new Data<S>(model_, method_ == Method::CRBACholesky));
 }
 template <class S> Engine<S>::~Engine() = default;
 
@@ -40,15 +41,15 @@ void Engine<S>::forward_dynamics(const S* q, const S* qd, const S* tau, const S*
 template <class S>
 void Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const int nthreads = max_threads();
-  while (static_cast<int>(data_.size()) < nthreads)  // the thread count grew since construction
+  const int nthreads = std::max(1, std::min(max_threads(), B));  // never more threads than items
+  while (static_cast<int>(data_.size()) < nthreads)
     data_.emplace_back(new Data<S>(model_, method_ == Method::CRBACholesky));
   const int nq = model_.nq, nv = model_.nv, nf = 6 * (model_.N + 1);
   // exceptions must not leave an OpenMP region: keep the one of the lowest item, rethrow after
   std::string error;
   int error_item = B;
 #ifdef TREEDYN_HAS_OPENMP
-#pragma omp parallel for schedule(static) num_threads(nthreads)
+#pragma omp parallel for schedule(static) num_threads(nthreads) if (nthreads > 1)
 #endif
   for (int b = 0; b < B; ++b) {
 #ifdef TREEDYN_HAS_OPENMP

@@ -1,4 +1,4 @@
 from .base import Solver
-from .registry import available_solvers, make_solver
+from .registry import available_solvers, get_solver_class, make_solver
 
-__all__ = ["Solver", "available_solvers", "make_solver"]
+__all__ = ["Solver", "available_solvers", "get_solver_class", "make_solver"]

@@ -13,7 +13,7 @@ from typing import Dict, Type, Union
 
 from .base import Solver
 
-__all__ = ["available_solvers", "make_solver", "list_solver_classes", "refresh"]
+__all__ = ["available_solvers", "make_solver", "get_solver_class", "list_solver_classes", "refresh"]
 
 GROUP = "treedyn.solvers"
 
@@ -66,6 +66,14 @@ def available_solvers() -> Dict[str, str]:
             for name, cls in _solver_classes().items()}
 
 
+def get_solver_class(name: str) -> Type[Solver]:
+    """The Solver subclass registered as ``name`` (e.g. to ask ``.supports(model)`` before making one)."""
+    classes = _solver_classes()
+    if name not in classes:
+        raise ValueError(f"unknown solver {name!r}; available solvers: {', '.join(sorted(classes))}")
+    return classes[name]
+
+
 def make_solver(solver: Union[str, Type[Solver]], model, **options) -> Solver:
     """A solver instance for ``model``: ``solver`` is a registered name or a Solver subclass.
 
@@ -76,10 +84,7 @@ def make_solver(solver: Union[str, Type[Solver]], model, **options) -> Solver:
             raise TypeError(f"{solver.__name__} is not a treedyn.Solver subclass")
         cls = solver
     elif isinstance(solver, str):
-        classes = _solver_classes()
-        if solver not in classes:
-            raise ValueError(f"unknown solver {solver!r}; available solvers: {', '.join(sorted(classes))}")
-        cls = classes[solver]
+        cls = get_solver_class(solver)
     else:
         raise TypeError(f"solver must be a name or a Solver subclass, got {solver!r}")
     from ..model import Model
