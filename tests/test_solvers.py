@@ -235,3 +235,16 @@ def test_build_info_reports_the_build():
     assert set(info["scalar_types"]) == {"float64", "float32"}
     assert isinstance(info["openmp"], bool) and "simd" in info
     assert info["march_native"] in (True, False)
+
+
+@pytest.mark.parametrize("name", ["aba", "crba-cholesky"])
+def test_overflow_is_reported_not_returned(name):
+    m = chain(4)
+    s32 = td.make_solver(name, m, dtype=np.float32)
+    with pytest.raises(ValueError, match="overflowed"):
+        s32.forward_dynamics(np.full(4, 0.3), np.full(4, 1e25), np.zeros(4))  # v² beyond float32 range
+    s64 = td.make_solver(name, m)
+    with pytest.raises(ValueError, match="overflowed"):
+        s64.forward_dynamics(np.zeros(4), np.zeros(4), np.full(4, 1e308))
+    with pytest.raises(ValueError, match="overflowed"):
+        td.rnea(m, np.zeros(4), np.full(4, 1e200), np.zeros(4))

@@ -43,6 +43,7 @@ void bind_algorithms(py::module_& m) {
             rnea_once<double>(model, qa.data(), va.data(), aa.data(), f_ext.is_none() ? nullptr : fa.data(),
                               tau.mutable_data());
           }
+          check_result<double>(tau, "rnea");
           return tau;
         },
         py::arg("model"), py::arg("q"), py::arg("v"), py::arg("a"), py::arg("f_ext") = py::none());
@@ -57,6 +58,7 @@ void bind_algorithms(py::module_& m) {
             rnea_once<double>(model, qa.data(), va.data(), nullptr, f_ext.is_none() ? nullptr : fa.data(),
                               tau.mutable_data());
           }
+          check_result<double>(tau, "bias_forces");
           return tau;
         },
         py::arg("model"), py::arg("q"), py::arg("v"), py::arg("f_ext") = py::none());

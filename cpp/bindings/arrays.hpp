@@ -45,6 +45,15 @@ template <class S> void check_finite(const py::array_t<S, py::array::c_style>& a
       throw py::value_error(std::string(name) + " contains NaN or inf (at flat index " + std::to_string(k) + ")");
 }
 
+// a result must be finite: overflow (huge inputs, float32 range) is reported, never returned
+template <class S> void check_result(const py::array_t<S>& a, const char* what) {
+  const S* p = a.data();
+  for (py::ssize_t k = 0; k < a.size(); ++k)
+    if (!std::isfinite(static_cast<double>(p[k])))
+      throw py::value_error(std::string(what) + " overflowed to inf/NaN (at flat index " + std::to_string(k) +
+                            "): the inputs are too large for this precision, or the model is singular");
+}
+
 // a vector of length n, or a batch (B, n) when batch_ok; returns B (0 for a single vector)
 template <class S>
 py::array_t<S, py::array::c_style> vector_arg(py::handle obj, const char* name, py::ssize_t n, const char* nname,

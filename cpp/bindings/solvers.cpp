@@ -43,6 +43,7 @@ template <class S> py::array_t<S> forward_dynamics(Engine<S>& self, py::handle q
     if (B) self.forward_dynamics_batch(int(B), qa.data(), va.data(), ta.data(), fp, o);
     else self.forward_dynamics(qa.data(), va.data(), ta.data(), fp, o);
   }
+  check_result<S>(out, "forward dynamics");
   return out;
 }
 
@@ -67,6 +68,7 @@ template <class S> py::array_t<S> inverse_inertia(Engine<S>& self, py::handle q,
   }
   py::array_t<S> out = Ra.ndim() == 1 ? py::array_t<S>(model.nv) : py::array_t<S>({py::ssize_t(model.nv), py::ssize_t(m)});
   Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(out.mutable_data(), model.nv, m) = Y;
+  check_result<S>(out, "inverse_inertia");
   return out;
 }
 
