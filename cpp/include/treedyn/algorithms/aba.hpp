@@ -14,8 +14,8 @@ void aba_forward_pass_1(const Model<S>& model, Data<S>& data, const S* q, const 
   for (int i = 1; i <= model.N; ++i) {
     kinematics_step(model, data, i, q);
     const int p = model.parent[i], vi = model.v_index[i];
-    const auto Si = data.S.middleCols(vi, model.nv_i[i]);
-    const Motion<S> vJ = subspace_times<S>(Si, qd + vi);
+    const Motion<S>* Si = &data.S[vi];
+    const Motion<S> vJ = subspace_times<S>(Si, model.nv_i[i], qd + vi);
     data.v[i] = p > 0 ? data.Xup[i].apply(data.v[p]) + vJ : vJ;
     data.c[i] = joint_bias(model, i, Si, qd + vi) + data.v[i].cross(vJ);
     const RigidInertia<S>& I = model.I[i];
@@ -34,53 +34,54 @@ template <class S> [[noreturn]] void throw_singular(const Model<S>& model, int i
 // I^A_λ += ^iX_λᵀ (I^A_i − U_i D_i⁻¹ U_iᵀ) ^iX_λ
 template <class S> void aba_backward_inertia_step(const Model<S>& model, Data<S>& data, int i) {
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
+  const Motion<S>* Si = &data.S[vi];
+  Force<S>* Ui = &data.U[vi];
+  auto& Dinv = data.Dinv[i];
   ArticulatedInertia<S> Ia = data.IA[i];
   if (ni == 1) {
-    const Force<S> U = data.IA[i] * Motion<S>::from(data.S.col(vi));
-    const S D = dot(Motion<S>::from(data.S.col(vi)), U);
+    Ui[0] = data.IA[i] * Si[0];
+    const S D = dot(Si[0], Ui[0]);
     if (!(D > S(0)) || !std::isfinite(static_cast<double>(D))) throw_singular(model, i);
-    data.U.col(vi) = U.vec();
-    data.Dinv[i](0, 0) = S(1) / D;
-    Ia.subtract_outer(U, data.Dinv[i](0, 0));
+    Dinv(0, 0) = S(1) / D;
+    Ia.subtract_outer(Ui[0], Dinv(0, 0));
   } else if (ni > 1) {
-    const Mat6<S> IAm = data.IA[i].matrix();
-    auto Ui = data.U.middleCols(vi, ni);
-    Ui.noalias() = IAm * data.S.middleCols(vi, ni);
-    const typename Data<S>::Small D = data.S.middleCols(vi, ni).transpose() * Ui;
+    typename Data<S>::Small D(ni, ni);
+    for (int b = 0; b < ni; ++b) Ui[b] = data.IA[i] * Si[b];
+    for (int a = 0; a < ni; ++a)
+      for (int b = 0; b < ni; ++b) D(a, b) = dot(Si[a], Ui[b]);
     Eigen::LLT<typename Data<S>::Small> llt(D);
     if (llt.info() != Eigen::Success) throw_singular(model, i);
-    data.Dinv[i].setIdentity(ni, ni);
-    llt.solveInPlace(data.Dinv[i]);
-    Ia = ArticulatedInertia<S>::from_matrix(IAm - Ui * data.Dinv[i] * Ui.transpose());
+    Dinv.setIdentity(ni, ni);
+    llt.solveInPlace(Dinv);
+    Eigen::Matrix<S, 6, Eigen::Dynamic, 0, 6, 6> Um(6, ni);
+    for (int b = 0; b < ni; ++b) Um.col(b) = Ui[b].vec();
+    Ia = ArticulatedInertia<S>::from_matrix(Ia.matrix() - Um * Dinv * Um.transpose());
   }
   if (p > 0) data.IA[p] += data.Xup[i].inv_apply(Ia);
 }
 
 // backward step, bias part: u_i = τ_i − S_iᵀ p^A_i,
 // p^a_i = p^A_i + I^a_i c_i + U_i D_i⁻¹ u_i = p^A_i + I^A_i c_i + U_i D_i⁻¹ (u_i − U_iᵀ c_i),
-// p^A_λ += ^iX_λᵀ p^a_i. With_c = false drops c_i (q̇ = 0, as in M⁻¹ products).
+// p^A_λ += ^iX_λᵀ p^a_i. with_c = false drops c_i (q̇ = 0, as in M⁻¹ products).
 template <class S>
 void aba_backward_bias_step(const Model<S>& model, Data<S>& data, int i, const S* tau, bool with_c) {
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
+  const Motion<S>* Si = &data.S[vi];
+  const Force<S>* Ui = &data.U[vi];
   Force<S> pa = data.pA[i];
   if (with_c) pa += data.IA[i] * data.c[i];
   if (ni == 1) {
-    const Motion<S> Si = Motion<S>::from(data.S.col(vi));
-    const Force<S> Ui = Force<S>::from(data.U.col(vi));
-    data.u[vi] = tau[vi] - dot(Si, data.pA[i]);
-    const S w = data.u[vi] - (with_c ? dot(data.c[i], Ui) : S(0));
-    pa.ang += Ui.ang * (data.Dinv[i](0, 0) * w);
-    pa.lin += Ui.lin * (data.Dinv[i](0, 0) * w);
+    data.u[vi] = tau[vi] - dot(Si[0], data.pA[i]);
+    const S w = data.u[vi] - (with_c ? dot(data.c[i], Ui[0]) : S(0));
+    pa += Ui[0] * (data.Dinv[i](0, 0) * w);
   } else if (ni > 1) {
-    const auto Si = data.S.middleCols(vi, ni);
-    const auto Ui = data.U.middleCols(vi, ni);
-    const Vec6<S> pAv = data.pA[i].vec();
     Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> w(ni);
     for (int k = 0; k < ni; ++k) {
-      data.u[vi + k] = tau[vi + k] - Si.col(k).dot(pAv);
-      w[k] = data.u[vi + k] - (with_c ? Ui.col(k).dot(data.c[i].vec()) : S(0));
+      data.u[vi + k] = tau[vi + k] - dot(Si[k], data.pA[i]);
+      w[k] = data.u[vi + k] - (with_c ? dot(data.c[i], Ui[k]) : S(0));
     }
-    pa += Force<S>::from(Ui * (data.Dinv[i] * w));
+    const Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> z = data.Dinv[i] * w;
+    for (int k = 0; k < ni; ++k) pa += Ui[k] * z[k];
   }
   if (p > 0) data.pA[p] += data.Xup[i].inv_apply(pa);
 }
@@ -90,20 +91,20 @@ template <class S>
 void aba_forward_acceleration_step(const Model<S>& model, Data<S>& data, int i, const Motion<S>& a0,
                                    bool with_c, S* qdd) {
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
-  data.a[i] = data.Xup[i].apply(p > 0 ? data.a[p] : a0);
-  if (with_c) data.a[i] += data.c[i];
+  const Motion<S>* Si = &data.S[vi];
+  const Force<S>* Ui = &data.U[vi];
+  Motion<S> a = data.Xup[i].apply(p > 0 ? data.a[p] : a0);
+  if (with_c) a += data.c[i];
   if (ni == 1) {
-    const Motion<S> Si = Motion<S>::from(data.S.col(vi));
-    qdd[vi] = data.Dinv[i](0, 0) * (data.u[vi] - dot(data.a[i], Force<S>::from(data.U.col(vi))));
-    data.a[i] += Si * qdd[vi];
+    qdd[vi] = data.Dinv[i](0, 0) * (data.u[vi] - dot(a, Ui[0]));
+    a += Si[0] * qdd[vi];
   } else if (ni > 1) {
-    const Vec6<S> ai = data.a[i].vec();
     Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> w(ni);
-    for (int k = 0; k < ni; ++k) w[k] = data.u[vi + k] - data.U.col(vi + k).dot(ai);
-    Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, 1>> qddi(qdd + vi, ni);
-    qddi.noalias() = data.Dinv[i] * w;
-    data.a[i] += subspace_times<S>(data.S.middleCols(vi, ni), qdd + vi);
+    for (int k = 0; k < ni; ++k) w[k] = data.u[vi + k] - dot(a, Ui[k]);
+    Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, 1>>(qdd + vi, ni).noalias() = data.Dinv[i] * w;
+    a += subspace_times<S>(Si, ni, qdd + vi);
   }
+  data.a[i] = a;
 }
 
 // inputs: q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null); output: qdd (nv)

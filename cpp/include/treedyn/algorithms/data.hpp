@@ -9,7 +9,6 @@
 namespace treedyn {
 
 template <class T> struct Data {  // T: the scalar (S is the motion subspace)
-  using MatS = Eigen::Matrix<T, 6, Eigen::Dynamic>;
   using MatX = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
   using VecX = Eigen::Matrix<T, Eigen::Dynamic, 1>;
   using Small = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, 0, 6, 6>;  // no heap
@@ -20,7 +19,8 @@ template <class T> struct Data {  // T: the scalar (S is the motion subspace)
   std::vector<Force<T>> pA, f;               // bias force p^A_i; RNEA body force f_i
   std::vector<RigidInertia<T>> Ic;           // composite inertia I^c_i (CRBA)
   std::vector<Small> Dinv;                   // D_i^{-1} = (S_iᵀ U_i)^{-1}
-  MatS S, U;                                 // 6 x nv: motion subspaces S_i and U_i = I^A_i S_i
+  std::vector<Motion<T>> S;                  // nv: the columns of the motion subspaces S_i
+  std::vector<Force<T>> U;                   // nv: the columns of U_i = I^A_i S_i
   VecX u, bias;                              // nv
   MatX M;                                    // nv x nv (only with_mass_matrix)
   Eigen::LLT<MatX> llt;
@@ -30,7 +30,7 @@ template <class T> struct Data {  // T: the scalar (S is the motion subspace)
         c(model.N + 1, Motion<T>::zero()), a(model.N + 1, Motion<T>::zero()),
         IA(model.N + 1, ArticulatedInertia<T>::zero()), pA(model.N + 1, Force<T>::zero()),
         f(model.N + 1, Force<T>::zero()), Ic(model.N + 1, RigidInertia<T>::zero()),
-        Dinv(model.N + 1), S(MatS::Zero(6, model.nv)), U(MatS::Zero(6, model.nv)),
+        Dinv(model.N + 1), S(model.nv, Motion<T>::zero()), U(model.nv, Force<T>::zero()),
         u(VecX::Zero(model.nv)), bias(VecX::Zero(model.nv)) {
     for (int i = 0; i <= model.N; ++i) Dinv[i].setZero(model.nv_i[i], model.nv_i[i]);
     if (with_mass_matrix) {
@@ -45,12 +45,12 @@ template <class S> inline Motion<S> gravity_acceleration(const Model<S>& model) 
   return {Vec3<S>::Zero(), -model.gravity};
 }
 
-// S_i x for the nv_i coordinates starting at x
-template <class S, class Block> inline Motion<S> subspace_times(const Block& Si, const S* x) {
-  if (Si.cols() == 1) return Motion<S>::from(Si.col(0)) * x[0];
-  Vec6<S> m = Vec6<S>::Zero();
-  for (int k = 0; k < Si.cols(); ++k) m += Si.col(k) * x[k];
-  return Motion<S>::from(m);
+// S_i x for the n columns of S_i and the n coordinates starting at x
+template <class S> inline Motion<S> subspace_times(const Motion<S>* Si, int n, const S* x) {
+  if (n == 1) return Si[0] * x[0];
+  Motion<S> m = Motion<S>::zero();
+  for (int k = 0; k < n; ++k) m += Si[k] * x[k];
+  return m;
 }
 
 // external force on body i ([n; f] in body coordinates), zero when none is given

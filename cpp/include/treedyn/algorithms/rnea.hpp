@@ -12,21 +12,20 @@ void rnea(const Model<S>& model, Data<S>& data, const S* q, const S* qd, const S
   const Motion<S> a0 = gravity_acceleration(model);
   for (int i = 1; i <= model.N; ++i) {
     kinematics_step(model, data, i, q);
-    const int p = model.parent[i], vi = model.v_index[i];
-    const auto Si = data.S.middleCols(vi, model.nv_i[i]);
-    const Motion<S> vJ = subspace_times<S>(Si, qd + vi);
+    const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
+    const Motion<S>* Si = &data.S[vi];
+    const Motion<S> vJ = subspace_times<S>(Si, ni, qd + vi);
     const Transform<S>& X = data.Xup[i];
     data.v[i] = p > 0 ? X.apply(data.v[p]) + vJ : vJ;
     data.a[i] = X.apply(p > 0 ? data.a[p] : a0) + joint_bias(model, i, Si, qd + vi) + data.v[i].cross(vJ);
-    if (qdd) data.a[i] += subspace_times<S>(Si, qdd + vi);
+    if (qdd) data.a[i] += subspace_times<S>(Si, ni, qdd + vi);
     const RigidInertia<S>& I = model.I[i];
     data.f[i] = I * data.a[i] + cross_force(data.v[i], I * data.v[i]) - external_force(fext, i);
   }
   // backward pass: τ_i = S_iᵀ f_i, f_λ += X_iᵀ f_i
   for (int i = model.N; i >= 1; --i) {
     const int p = model.parent[i], vi = model.v_index[i];
-    const Vec6<S> fi = data.f[i].vec();
-    for (int k = 0; k < model.nv_i[i]; ++k) tau[vi + k] = data.S.col(vi + k).dot(fi);
+    for (int k = 0; k < model.nv_i[i]; ++k) tau[vi + k] = dot(data.S[vi + k], data.f[i]);
     if (p > 0) data.f[p] += data.Xup[i].inv_apply(data.f[i]);
   }
 }

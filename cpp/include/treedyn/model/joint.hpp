@@ -48,39 +48,33 @@ template <class S> inline Transform<S> joint_transform(const Model<S>& model, in
   }
 }
 
-// S_i (6 x nv_i) written into the columns of `Sblk`
-template <class S, class Block>
-inline void joint_subspace(const Model<S>& model, int i, const S* q, Block&& Sblk) {
+// S_i: its nv_i columns written to Si[0..nv_i)
+template <class S> inline void joint_subspace(const Model<S>& model, int i, const S* q, Motion<S>* Si) {
   const Vec3<S>& a = model.axis[i];
+  const Vec3<S> zero = Vec3<S>::Zero();
   switch (model.kind[i]) {
-    case JointKind::Revolute: Sblk.col(0) << a, Vec3<S>::Zero(); break;
-    case JointKind::Prismatic: Sblk.col(0) << Vec3<S>::Zero(), a; break;
-    case JointKind::Universal: {
+    case JointKind::Revolute: Si[0] = {a, zero}; break;
+    case JointKind::Prismatic: Si[0] = {zero, a}; break;
+    case JointKind::Universal:
       // ω = R2ᵀ a1 q̇1 + a2 q̇2 in body coordinates
-      const Vec3<S>& a2 = model.axis2[i];
-      Sblk.col(0) << axis_angle<S>(a2, q[1]).transpose() * a, Vec3<S>::Zero();
-      Sblk.col(1) << a2, Vec3<S>::Zero();
+      Si[0] = {axis_angle<S>(model.axis2[i], q[1]).transpose() * a, zero};
+      Si[1] = {model.axis2[i], zero};
       break;
-    }
     case JointKind::Spherical:
-      Sblk.setZero();
-      Sblk.template topRows<3>().setIdentity();
+      for (int k = 0; k < 3; ++k) Si[k] = {Vec3<S>::Unit(k), zero};
       break;
     case JointKind::Free:  // v = (linear, angular); motion order is [ω; v]
-      Sblk.setZero();
-      Sblk.template block<3, 3>(0, 3).setIdentity();
-      Sblk.template block<3, 3>(3, 0).setIdentity();
+      for (int k = 0; k < 3; ++k) Si[k] = {zero, Vec3<S>::Unit(k)};
+      for (int k = 0; k < 3; ++k) Si[3 + k] = {Vec3<S>::Unit(k), zero};
       break;
     default: break;
   }
 }
 
 // c_J = S̊ q̇: for the universal joint d(R2ᵀ a1)/dq2 = −a2 × R2ᵀ a1, so c_J = [−q̇1 q̇2 a2 × S1; 0]
-template <class S, class Block>
-inline Motion<S> joint_bias(const Model<S>& model, int i, const Block& Si, const S* qd) {
+template <class S> inline Motion<S> joint_bias(const Model<S>& model, int i, const Motion<S>* Si, const S* qd) {
   if (model.kind[i] != JointKind::Universal) return Motion<S>::zero();
-  const Vec3<S> s1 = Si.col(0).template head<3>();
-  return {cross<S>(model.axis2[i], s1) * (-qd[0] * qd[1]), Vec3<S>::Zero()};
+  return {cross<S>(model.axis2[i], Si[0].ang) * (-qd[0] * qd[1]), Vec3<S>::Zero()};
 }
 
 }  // namespace treedyn

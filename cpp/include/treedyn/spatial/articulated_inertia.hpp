@@ -20,7 +20,6 @@ template <class S> struct ArticulatedInertia {
   Force<S> operator*(const Motion<S>& v) const {
     return {A * v.ang + B * v.lin, B.transpose() * v.ang + C * v.lin};
   }
-  Force<S> operator*(const Vec6<S>& x) const { return (*this) * Motion<S>::from(x); }
   // I − U Uᵀ / D for a 1-DoF joint (U a force, D a scalar): Featherstone's I^a = I^A − U D⁻¹ Uᵀ
   void subtract_outer(const Force<S>& U, S Dinv) {
     const Vec3<S> Un = U.ang * Dinv, Uf = U.lin * Dinv;

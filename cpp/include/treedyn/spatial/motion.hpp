@@ -26,6 +26,7 @@ template <class S> struct Force {
   Vec6<S> vec() const { Vec6<S> x; x << ang, lin; return x; }
   Force operator+(const Force& o) const { return {ang + o.ang, lin + o.lin}; }
   Force operator-(const Force& o) const { return {ang - o.ang, lin - o.lin}; }
+  Force operator*(S s) const { return {ang * s, lin * s}; }
   Force& operator+=(const Force& o) { ang += o.ang; lin += o.lin; return *this; }
   Force& operator-=(const Force& o) { ang -= o.ang; lin -= o.lin; return *this; }
 };
