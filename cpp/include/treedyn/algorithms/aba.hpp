@@ -30,20 +30,17 @@ template <class S> [[noreturn]] void throw_singular(const Model<S>& model, int i
                       "along its motion subspace");
 }
 
-// backward step, inertia part: U_i = I^A_i S_i, D_i = S_iᵀ U_i,
-// I^A_λ += ^iX_λᵀ (I^A_i − U_i D_i⁻¹ U_iᵀ) ^iX_λ
-template <class S> void aba_backward_inertia_step(const Model<S>& model, Data<S>& data, int i) {
-  const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
+// backward step, joint part: U_i = I^A_i S_i, D_i = S_iᵀ U_i, and D_i⁻¹
+template <class S> void aba_joint_inertia_step(const Model<S>& model, Data<S>& data, int i) {
+  const int vi = model.v_index[i], ni = model.nv_i[i];
   const Motion<S>* Si = &data.S[vi];
   Force<S>* Ui = &data.U[vi];
   auto& Dinv = data.Dinv[i];
-  ArticulatedInertia<S> Ia = data.IA[i];
   if (ni == 1) {
     Ui[0] = data.IA[i] * Si[0];
     const S D = dot(Si[0], Ui[0]);
     if (!(D > S(0)) || !std::isfinite(static_cast<double>(D))) throw_singular(model, i);
     Dinv(0, 0) = S(1) / D;
-    Ia.subtract_outer(Ui[0], Dinv(0, 0));
   } else if (ni > 1) {
     typename Data<S>::Small D(ni, ni);
     for (int b = 0; b < ni; ++b) Ui[b] = data.IA[i] * Si[b];
@@ -53,9 +50,21 @@ template <class S> void aba_backward_inertia_step(const Model<S>& model, Data<S>
     if (llt.info() != Eigen::Success) throw_singular(model, i);
     Dinv.setIdentity(ni, ni);
     llt.solveInPlace(Dinv);
+  }
+}
+
+// backward step, inertia propagation: I^a_i = I^A_i − U_i D_i⁻¹ U_iᵀ (in place: IA[i] holds I^a_i
+// afterwards), I^A_λ += ^iX_λᵀ I^a_i ^iX_λ
+template <class S> void aba_inertia_propagation_step(const Model<S>& model, Data<S>& data, int i) {
+  const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
+  const Force<S>* Ui = &data.U[vi];
+  ArticulatedInertia<S>& Ia = data.IA[i];
+  if (ni == 1) {
+    Ia.subtract_outer(Ui[0], data.Dinv[i](0, 0));
+  } else if (ni > 1) {
     Eigen::Matrix<S, 6, Eigen::Dynamic, 0, 6, 6> Um(6, ni);
     for (int b = 0; b < ni; ++b) Um.col(b) = Ui[b].vec();
-    Ia = ArticulatedInertia<S>::from_matrix(Ia.matrix() - Um * Dinv * Um.transpose());
+    Ia = ArticulatedInertia<S>::from_matrix(Ia.matrix() - Um * data.Dinv[i] * Um.transpose());
   }
   if (p > 0) data.IA[p] += data.Xup[i].inv_apply(Ia);
 }
@@ -111,9 +120,11 @@ void aba_forward_acceleration_step(const Model<S>& model, Data<S>& data, int i, 
 template <class S>
 void aba(const Model<S>& model, Data<S>& data, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
   aba_forward_pass_1(model, data, q, qd, fext);
+  // pass 2 (leaves to root); the bias step reads I^A_i before the propagation turns it into I^a_i
   for (int i = model.N; i >= 1; --i) {
-    aba_backward_inertia_step(model, data, i);
+    aba_joint_inertia_step(model, data, i);
     aba_backward_bias_step(model, data, i, tau, true);
+    aba_inertia_propagation_step(model, data, i);
   }
   const Motion<S> a0 = gravity_acceleration(model);
   for (int i = 1; i <= model.N; ++i) aba_forward_acceleration_step(model, data, i, a0, true, qdd);
@@ -125,7 +136,10 @@ template <class S>
 void aba_inverse_inertia(const Model<S>& model, Data<S>& data, const S* q, const S* R, int m, S* Y) {
   kinematics(model, data, q);
   for (int i = 1; i <= model.N; ++i) data.IA[i] = ArticulatedInertia<S>::from(model.I[i]);
-  for (int i = model.N; i >= 1; --i) aba_backward_inertia_step(model, data, i);
+  for (int i = model.N; i >= 1; --i) {
+    aba_joint_inertia_step(model, data, i);
+    aba_inertia_propagation_step(model, data, i);
+  }
   const Motion<S> zero = Motion<S>::zero();
   for (int k = 0; k < m; ++k) {
     for (int i = 1; i <= model.N; ++i) data.pA[i] = Force<S>::zero();
