@@ -1,0 +1,316 @@
+"""Time integration of q̈ = FD(q, q̇, τ): fixed-step and adaptive Runge–Kutta methods.
+
+Positions live on the joints' manifolds. The Runge–Kutta methods work in the local chart
+q = q_n ⊕ δ (Runge–Kutta–Munthe-Kaas): δ obeys δ' = dexp⁻¹_δ(v), which for the rotation of a
+spherical joint is ω + ½ δ×ω + 1/12 δ×(δ×ω) + O(δ³) (body-frame velocities, right
+multiplication) and the same series with the se(3) bracket for a free joint; the truncation keeps
+orders 4 and 5. Vector joints (revolute, prismatic, universal) have δ' = v.
+
+Methods:
+    ``"euler"``                explicit Euler, order 1
+    ``"semi-implicit-euler"``  v ← v + h a(q, v), then q ← q ⊕ h v (symplectic Euler), order 1
+    ``"rk4"``                  the classical fourth-order Runge–Kutta method
+    ``"dopri5"``               adaptive Dormand–Prince 5(4), error per unit step, FSAL
+    ``"rkf45"``                adaptive Runge–Kutta–Fehlberg 4(5), propagating the 4th-order
+                               solution: the "fourth order Runge-Kutta adaptive step size
+                               integrator" of ascher-pai-cloutier1996 Table 1
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Union
+
+import numpy as np
+
+from .configuration import integrate
+from .model import Free, Model, Prismatic, Revolute, Universal
+
+__all__ = ["simulate", "SimulationResult", "METHODS"]
+
+FIXED = ("euler", "semi-implicit-euler", "rk4")
+ADAPTIVE = ("dopri5", "rkf45")
+METHODS = FIXED + ADAPTIVE
+
+
+@dataclass
+class SimulationResult:
+    """A trajectory and what it cost.
+
+    t (K,), q (K, nq), v (K, nv): the accepted states (only the first and the last when
+    ``record=False``). n_evals: forward-dynamics evaluations; n_accepted / n_rejected: steps.
+    success is False when the run stopped early; message says why.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    method: str
+    n_evals: int = 0
+    n_accepted: int = 0
+    n_rejected: int = 0
+    success: bool = True
+    message: str = "reached t_end"
+    min_step: float = field(default=np.inf)
+
+    def __repr__(self):
+        status = "ok" if self.success else f"FAILED ({self.message})"
+        return (f"SimulationResult({self.method}: t_end={self.t[-1]:.6g}, {len(self.t)} states, "
+                f"{self.n_evals} evaluations, {self.n_accepted} accepted / {self.n_rejected} rejected steps, {status})")
+
+
+# Butcher tableaux: (c, A, b_propagated, b_error_estimate, order of the error estimate's lower member)
+_DOPRI5 = (
+    np.array([0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1, 1]),
+    [[], [1 / 5], [3 / 40, 9 / 40], [44 / 45, -56 / 15, 32 / 9],
+     [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729],
+     [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656],
+     [35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84]],
+    np.array([35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0]),
+    np.array([5179 / 57600, 0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40]),
+    4,
+)
+_RKF45 = (
+    np.array([0, 1 / 4, 3 / 8, 12 / 13, 1, 1 / 2]),
+    [[], [1 / 4], [3 / 32, 9 / 32], [1932 / 2197, -7200 / 2197, 7296 / 2197],
+     [439 / 216, -8, 3680 / 513, -845 / 4104], [-8 / 27, 2, -3544 / 2565, 1859 / 4104, -11 / 40]],
+    np.array([25 / 216, 0, 1408 / 2565, 2197 / 4104, -1 / 5, 0]),          # 4th order, propagated
+    np.array([16 / 135, 0, 6656 / 12825, 28561 / 56430, -9 / 50, 2 / 55]),  # 5th order, for the error
+    4,
+)
+_TABLEAUX = {"dopri5": _DOPRI5, "rkf45": _RKF45}
+
+
+def _torque(tau, nv: int) -> Callable:
+    if tau is None:
+        zero = np.zeros(nv)
+        return lambda t, q, v: zero
+    if callable(tau):
+        return tau
+    arr = np.array(tau, dtype=float)
+    if arr.shape != (nv,):
+        raise ValueError(f"tau must have shape (nv,) = ({nv},) or be a function tau(t, q, v), got shape {arr.shape}")
+    return lambda t, q, v: arr
+
+
+def _position_scale(model: Model, q: np.ndarray) -> np.ndarray:
+    """Per velocity coordinate, the size of the matching position (for relative tolerances):
+    |q| for angles and displacements, |p| for a free joint's translation, 1 for rotations."""
+    out = np.ones(model.nv)
+    cpp = model._cpp
+    for i, j in enumerate(model.joints):
+        qi, vi = cpp.q_index[i], cpp.v_index[i]
+        if isinstance(j, (Revolute, Prismatic, Universal)):
+            out[vi:vi + j.nv] = np.abs(q[qi:qi + j.nq])
+        elif isinstance(j, Free):
+            out[vi:vi + 3] = np.abs(q[qi:qi + 3])
+    return out
+
+
+def _dexpinv(model: Model, delta: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """dexp⁻¹_δ(v) truncated after the second bracket: v + ½[δ, v] + 1/12 [δ, [δ, v]]."""
+    out = v.copy()
+    for k, is_free in _lie_blocks(model):
+        if is_free:  # se(3): twists (linear, angular); [ξ, ν] = (θ×v + u×ω, θ×ω)
+            u, th = delta[k:k + 3], delta[k + 3:k + 6]
+            def ad(x):
+                return np.r_[np.cross(th, x[:3]) + np.cross(u, x[3:]), np.cross(th, x[3:])]
+            x = v[k:k + 6]
+        else:       # so(3): [θ, ω] = θ×ω
+            th = delta[k:k + 3]
+            def ad(x):
+                return np.cross(th, x)
+            x = v[k:k + 3]
+        a1 = ad(x)
+        out[k:k + len(x)] = x + 0.5 * a1 + ad(a1) / 12.0
+    return out
+
+
+def _lie_blocks(model: Model):
+    """[(first velocity index, is_free)] of the spherical and free joints, cached on the model."""
+    key = (model.nv, model.n_bodies)
+    cache = getattr(model, "_lie_blocks_cache", None)
+    if cache is None or cache[0] != key:
+        from .model import Spherical
+        blocks = [(model._cpp.v_index[i], isinstance(j, Free)) for i, j in enumerate(model.joints)
+                  if isinstance(j, (Spherical, Free))]
+        cache = (key, blocks)
+        model._lie_blocks_cache = cache
+    return cache[1]
+
+
+def simulate(model: Model, solver, q0, v0, t_end: float, *, method: str = "dopri5", dt: Optional[float] = None,
+             rtol: float = 1e-6, atol: float = 1e-6, tau=None, f_ext=None, max_steps: int = 1_000_000,
+             min_step: Optional[float] = None, record: bool = True, progress: bool = False) -> SimulationResult:
+    """Integrate the model from (q0, v0) over [0, t_end].
+
+    solver: a Solver instance or a registered name (made with default options).
+    method: one of METHODS. Fixed-step methods need ``dt``; adaptive ones start from ``dt`` when
+    given and keep the local error below ``atol + rtol·|y|`` (RMS norm over q and v).
+    tau: None (zero), a constant (nv,) array, or a function tau(t, q, v) -> (nv,).
+    f_ext: external forces passed to every evaluation, (n_bodies, 6).
+    The run stops — never loops forever — when the adaptive step falls below ``min_step``
+    (default 1e-12·max(1, t_end)), after ``max_steps`` steps, or when the dynamics fail (a
+    singular inertia, an overflow); the result then has success=False and a message.
+    progress: show a progress bar over simulated time.
+    """
+    from .solvers.registry import make_solver
+
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; methods are {', '.join(METHODS)}")
+    if isinstance(solver, str):
+        solver = make_solver(solver, model)
+    t_end = float(t_end)
+    if not (np.isfinite(t_end) and t_end > 0):
+        raise ValueError(f"t_end must be a positive finite time, got {t_end}")
+    if method in FIXED and not (dt is not None and np.isfinite(dt) and dt > 0):
+        raise ValueError(f"method {method!r} needs a positive step dt")
+    if rtol < 0 or atol < 0 or rtol + atol <= 0:
+        raise ValueError(f"tolerances must be >= 0 and not both zero, got rtol={rtol}, atol={atol}")
+    q = np.array(q0, dtype=float)
+    v = np.array(v0, dtype=float)
+    if q.shape != (model.nq,) or v.shape != (model.nv,):
+        raise ValueError(f"q0 and v0 must have shapes ({model.nq},) and ({model.nv},), got {q.shape} and {v.shape}")
+    torque = _torque(tau, model.nv)
+    h_min = min_step if min_step is not None else 1e-12 * max(1.0, t_end)
+
+    res = SimulationResult(t=np.array([0.0]), q=q[None].copy(), v=v[None].copy(), method=method)
+    ts, qs, vs = [0.0], [q.copy()], [v.copy()]
+
+    def accel(t, q, v):
+        res.n_evals += 1
+        return np.asarray(solver.forward_dynamics(q, v, torque(t, q, v), f_ext), dtype=float)
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=t_end, unit="s", desc=f"simulate {method}", leave=False)
+
+    t = 0.0
+    try:
+        if method in FIXED:
+            t, q, v = _run_fixed(model, method, accel, q, v, t_end, float(dt), max_steps, res, ts, qs, vs, record, bar)
+        else:
+            t, q, v = _run_adaptive(model, _TABLEAUX[method], accel, q, v, t_end, dt, rtol, atol, h_min,
+                                    max_steps, res, ts, qs, vs, record, bar)
+    except _Stop as stop:
+        res.success, res.message = False, str(stop)
+        t, q, v = stop.state
+    finally:
+        if bar is not None:
+            bar.close()
+    if not record or ts[-1] != t:
+        ts.append(t), qs.append(q.copy()), vs.append(v.copy())
+    res.t, res.q, res.v = np.array(ts), np.array(qs), np.array(vs)
+    return res
+
+
+class _Stop(Exception):
+    def __init__(self, message, state):
+        super().__init__(message)
+        self.state = state
+
+
+def _safe(accel, t, q, v, state):
+    """accel, turning a failure of the dynamics into a clean stop that keeps the last good state."""
+    try:
+        a = accel(t, q, v)
+    except (ValueError, ArithmeticError) as e:
+        raise _Stop(f"the dynamics failed at t = {t:.6g}: {e}", state) from e
+    if not np.all(np.isfinite(a)):
+        raise _Stop(f"the dynamics returned non-finite accelerations at t = {t:.6g}", state)
+    return a
+
+
+def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs, record, bar):
+    n = int(np.ceil(t_end / dt - 1e-9))
+    if n > max_steps:
+        raise ValueError(f"t_end / dt = {n} steps exceeds max_steps = {max_steps}")
+    t = 0.0
+    for k in range(n):
+        h = min(dt, t_end - t)
+        state = (t, q, v)
+        if method == "euler":
+            a = _safe(accel, t, q, v, state)
+            q, v = integrate(model, q, v, h), v + h * a
+        elif method == "semi-implicit-euler":
+            a = _safe(accel, t, q, v, state)
+            v = v + h * a
+            q = integrate(model, q, v, h)
+        else:  # rk4 in the chart q ⊕ δ: stage positions q ⊕ δ_i, δ' = dexp⁻¹_δ(v)
+            k1q, k1a = v, _safe(accel, t, q, v, state)
+            d2, v2 = h / 2 * k1q, v + h / 2 * k1a
+            k2a = _safe(accel, t + h / 2, integrate(model, q, d2, 1.0), v2, state)
+            k2q = _dexpinv(model, d2, v2)
+            d3, v3 = h / 2 * k2q, v + h / 2 * k2a
+            k3a = _safe(accel, t + h / 2, integrate(model, q, d3, 1.0), v3, state)
+            k3q = _dexpinv(model, d3, v3)
+            d4, v4 = h * k3q, v + h * k3a
+            k4a = _safe(accel, t + h, integrate(model, q, d4, 1.0), v4, state)
+            k4q = _dexpinv(model, d4, v4)
+            q = integrate(model, q, (k1q + 2 * k2q + 2 * k3q + k4q) / 6, h)
+            v = v + h / 6 * (k1a + 2 * k2a + 2 * k3a + k4a)
+        t = (k + 1) * dt if k + 1 < n else t_end
+        res.n_accepted += 1
+        res.min_step = min(res.min_step, h)
+        if record:
+            ts.append(t), qs.append(q.copy()), vs.append(v.copy())
+        if bar is not None:
+            bar.update(h)
+    return t, q, v
+
+
+def _run_adaptive(model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max_steps, res, ts, qs, vs, record,
+                  bar):
+    c, A, b, b_err, p = tableau
+    s = len(c)
+    fsal = np.allclose(A[-1], b[:-1]) and b[-1] == 0  # Dormand–Prince: the last stage is the next first
+    t = 0.0
+    a0 = _safe(accel, t, q, v, (t, q, v))
+    h = dt if dt is not None else _initial_step(v, a0, t_end, rtol, atol)
+    kq = np.empty((s, model.nv))  # stage derivatives of the chart coordinate δ
+    ka = np.empty((s, model.nv))  # stage accelerations
+    steps = 0
+    while t < t_end:
+        if steps >= max_steps:
+            raise _Stop(f"max_steps = {max_steps} reached at t = {t:.6g}", (t, q, v))
+        h = min(h, t_end - t)
+        if h < h_min:
+            raise _Stop(f"the step size collapsed to {h:.3g} < min_step = {h_min:.3g} at t = {t:.6g}", (t, q, v))
+        state = (t, q, v)
+        kq[0], ka[0] = v, a0
+        for i in range(1, s):
+            d = h * sum(A[i][j] * kq[j] for j in range(i))   # stage chart coordinate δ_i
+            vi = v + h * sum(A[i][j] * ka[j] for j in range(i))
+            ka[i] = _safe(accel, t + c[i] * h, integrate(model, q, d, 1.0), vi, state)
+            kq[i] = _dexpinv(model, d, vi)
+        q_new, v_new = integrate(model, q, b @ kq, h), v + h * (b @ ka)
+        # local error: the two members differ by h Σ (b − b*) k, in chart coordinates
+        eq, ev = h * ((b - b_err) @ kq), h * ((b - b_err) @ ka)
+        sq = atol + rtol * np.maximum(_position_scale(model, q), _position_scale(model, q_new))
+        sv = atol + rtol * np.maximum(np.abs(v), np.abs(v_new))
+        err = np.sqrt((np.sum((eq / sq) ** 2) + np.sum((ev / sv) ** 2)) / (2 * model.nv))
+        steps += 1
+        if err <= 1.0:
+            t += h
+            res.n_accepted += 1
+            res.min_step = min(res.min_step, h)
+            q, v = q_new, v_new
+            a0 = ka[-1].copy() if fsal else _safe(accel, t, q, v, (t, q, v))
+            if record:
+                ts.append(t), qs.append(q.copy()), vs.append(v.copy())
+            if bar is not None:
+                bar.update(h)
+        else:
+            res.n_rejected += 1
+        # the usual controller: safety 0.9, growth within [0.2, 5]
+        factor = 5.0 if err == 0 else min(5.0, max(0.2, 0.9 * err ** (-1.0 / (p + 1))))
+        h *= factor if err <= 1.0 else min(1.0, factor)
+    return t_end, q, v
+
+
+def _initial_step(v, a, t_end, rtol, atol):
+    """A first step from the size of the velocity and acceleration (Hairer, Nørsett & Wanner)."""
+    d0 = np.linalg.norm(v) + 1e-300
+    d1 = np.linalg.norm(a) + 1e-300
+    tol = atol + rtol * d0
+    return float(min(t_end, max(1e-6 * t_end, 0.01 * min(tol / d1 ** 0.5 if d1 > 0 else t_end, d0 / d1))))

@@ -1,0 +1,127 @@
+"""treedyn.simulate (python/treedyn/simulate.py): orders of accuracy on a problem with a known
+solution, adaptive error control, statistics, and clean failures that never loop forever."""
+import numpy as np
+import pytest
+
+import treedyn as td
+from treedyn.scenes import chain, random_tree
+
+K, MASS = 4.0, 1.0
+OMEGA = np.sqrt(K / MASS)
+
+
+def oscillator():
+    """A point mass on a prismatic joint with a spring τ = −k q: q(t) = cos(ω t)."""
+    m = td.Model(gravity=(0, 0, 0))
+    m.add_body("mass", None, td.Prismatic((1, 0, 0)), inertia=td.Inertia.point(MASS))
+    return m
+
+
+def spring(t, q, v):
+    return -K * q
+
+
+def final_error(method, dt):
+    m = oscillator()
+    r = td.simulate(m, "aba", [1.0], [0.0], 1.0, method=method, dt=dt, tau=spring)
+    assert r.success and r.t[-1] == pytest.approx(1.0)
+    return abs(r.q[-1, 0] - np.cos(OMEGA)) + abs(r.v[-1, 0] + OMEGA * np.sin(OMEGA))
+
+
+@pytest.mark.parametrize("method, order", [("euler", 1), ("semi-implicit-euler", 1), ("rk4", 4)])
+def test_fixed_step_methods_converge_at_their_order(method, order):
+    e1, e2 = final_error(method, 0.01), final_error(method, 0.005)
+    assert np.log2(e1 / e2) == pytest.approx(order, abs=0.15)
+
+
+@pytest.mark.parametrize("method", ["dopri5", "rkf45"])
+def test_adaptive_methods_meet_the_tolerance_and_cost_less_when_looser(method):
+    m = oscillator()
+    runs = {}
+    for tol in (1e-4, 1e-8):
+        r = td.simulate(m, "aba", [1.0], [0.0], 3.0, method=method, rtol=tol, atol=tol, tau=spring)
+        assert r.success, r.message
+        err = np.abs(r.q[:, 0] - np.cos(OMEGA * r.t)).max()
+        assert err < 100 * tol  # global error stays within a small multiple of the local tolerance
+        assert r.n_accepted + 1 == len(r.t)
+        runs[tol] = r
+    assert runs[1e-4].n_evals < runs[1e-8].n_evals
+    # Dormand–Prince reuses its last stage: 6 new evaluations per step, Fehlberg 6 as well + 1 at each step start
+    r = runs[1e-8]
+    per_step = (r.n_evals - 1) / (r.n_accepted + r.n_rejected)
+    assert per_step == pytest.approx(6.0 if method == "dopri5" else 6.0, abs=1.01)
+
+
+def test_quaternion_states_stay_on_the_manifold_and_energy_is_kept():
+    m = random_tree(6, 3, floating_base=True, gravity=(0, 0, 0))
+    rng = np.random.default_rng(0)
+    q0, v0 = td.random_configuration(m, rng), rng.standard_normal(m.nv)
+    r = td.simulate(m, "aba", q0, v0, 1.0, method="dopri5", rtol=1e-9, atol=1e-9)
+    assert r.success
+    from treedyn.configuration import quaternion_slices
+    for sl, _ in quaternion_slices(m):
+        np.testing.assert_allclose(np.linalg.norm(r.q[:, sl], axis=1), 1.0, atol=1e-12)
+    E = [0.5 * v @ td.mass_matrix(m, q) @ v for q, v in zip(r.q, r.v)]
+    assert np.ptp(E) < 1e-6 * E[0]
+
+
+def test_collapsing_step_fails_with_a_reason_instead_of_looping():
+    m = oscillator()
+    # a force that jumps infinitely often near t = 0.5 defeats any error control
+    jumpy = lambda t, q, v: np.array([1e6 * np.sign(np.sin(1.0 / max(abs(t - 0.5), 1e-300)))])
+    r = td.simulate(m, "aba", [0.0], [0.0], 1.0, method="dopri5", rtol=1e-10, atol=1e-12, tau=jumpy,
+                    min_step=1e-9)
+    assert not r.success and "collapsed" in r.message
+    assert r.t[-1] < 0.5 + 1e-6 and r.n_evals > 0
+
+
+def test_max_steps_and_failing_dynamics_are_reported():
+    m = oscillator()
+    r = td.simulate(m, "aba", [1.0], [0.0], 100.0, method="dopri5", rtol=1e-10, atol=1e-10, tau=spring,
+                    max_steps=50)
+    assert not r.success and "max_steps" in r.message
+    bad = lambda t, q, v: np.array([np.nan if t > 0.3 else 0.0])
+    r = td.simulate(m, "aba", [1.0], [0.0], 1.0, method="rk4", dt=0.01, tau=bad)
+    assert not r.success and "dynamics failed" in r.message and "tau contains NaN" in r.message
+    assert r.t[-1] == pytest.approx(0.3, abs=0.011)
+
+
+def test_bad_arguments():
+    m = oscillator()
+    with pytest.raises(ValueError, match="unknown method"):
+        td.simulate(m, "aba", [0.0], [0.0], 1.0, method="leapfrog")
+    with pytest.raises(ValueError, match="needs a positive step"):
+        td.simulate(m, "aba", [0.0], [0.0], 1.0, method="rk4")
+    with pytest.raises(ValueError, match="shapes"):
+        td.simulate(m, "aba", [0.0, 1.0], [0.0], 1.0)
+    with pytest.raises(ValueError, match="unknown solver"):
+        td.simulate(m, "nope", [0.0], [0.0], 1.0)
+
+
+def test_statistics_and_record_false():
+    m = chain(3)
+    r = td.simulate(m, td.make_solver("aba", m), np.zeros(3), np.zeros(3), 0.5, method="rk4", dt=0.01,
+                    record=False)
+    assert r.success and r.q.shape == (2, 3) and r.n_accepted == 50 and r.n_evals == 200
+    assert "200 evaluations" in repr(r)
+
+
+def test_rk4_keeps_fourth_order_on_the_rotation_group():
+    # a torque-free asymmetric body tumbling: positions on SE(3) (free joint), no closed form;
+    # the reference is Dormand–Prince at a tight tolerance
+    m = td.Model(gravity=(0, 0, 0))
+    m.add_body("body", None, td.Free(), inertia=td.Inertia(2.0, (0.1, 0, 0), np.diag([0.3, 0.5, 0.7])))
+    q0 = td.neutral(m)
+    v0 = np.array([0.3, -0.2, 0.1, 2.0, 0.5, -1.0])
+    T = 2.0
+    ref = td.simulate(m, "aba", q0, v0, T, method="dopri5", rtol=1e-13, atol=1e-13)
+
+    def err(dt):
+        r = td.simulate(m, "aba", q0, v0, T, method="rk4", dt=dt)
+        # compare positions and velocities (the sign of a quaternion is irrelevant)
+        dq = min(np.abs(r.q[-1] - ref.q[-1]).max(), np.abs(np.r_[r.q[-1, :3] - ref.q[-1, :3],
+                                                                    r.q[-1, 3:] + ref.q[-1, 3:]]).max())
+        return dq + np.abs(r.v[-1] - ref.v[-1]).max()
+
+    e1, e2 = err(0.02), err(0.01)
+    assert np.log2(e1 / e2) == pytest.approx(4.0, abs=0.3)
