@@ -3,6 +3,8 @@
     treedyn solvers                    list the solver plugins
     treedyn compare chain:100          run every solver that supports the model, check that they
                                        agree, and print their times
+    treedyn compare robot.urdf --peers the same on a URDF (or MJCF .xml) file, and Pinocchio's (or
+                                       MuJoCo's) own parser and dynamics on that file
     treedyn info                       what this build has (OpenMP, SIMD, Eigen)
 """
 from __future__ import annotations
@@ -62,7 +64,11 @@ def _cmd_compare(args) -> int:
 
     if args.threads:
         set_num_threads(args.threads)
-    model = from_spec(args.model)
+    model = from_spec(args.model, floating_base=args.floating_base, mimic=args.mimic)
+    if model.nv == 0:
+        raise ValueError(f"model {args.model}: no moving joints (nv = 0), nothing to compare"
+                         + ("; --floating-base makes the root link free" if args.model.lower().endswith(".urdf")
+                            and not args.floating_base else ""))
     rng = np.random.default_rng(args.seed)
     B = args.batch
     if B:
@@ -74,7 +80,7 @@ def _cmd_compare(args) -> int:
     print(f"model {args.model}: {model.n_bodies - 1} bodies, nq = {model.nq}, nv = {model.nv}"
           + (f", batch of {B}" if B else ""))
 
-    rows, skipped = [], []
+    rows, skipped = [], []  # peer rows: Pinocchio on treedyn's model; with a file, the peer's own parser
     classes = sorted(list_solver_classes().items(), key=lambda kv: kv[0] != "aba")
     from tqdm import tqdm
     bar = tqdm(classes, desc="solvers", unit="solver", file=sys.stderr,
@@ -100,8 +106,9 @@ def _cmd_compare(args) -> int:
         err = float(np.abs(out - reference).max() / max(1.0, np.abs(reference).max()))
         best, med = _time_call(lambda: solver.forward_dynamics(q, v, tau), args.repeat)
         rows.append((name, best, med, err))
-    if args.peers and not B:
+    if args.peers and not B and reference is not None:
         rows += _peer_rows(model, q, v, tau, reference, args)
+        rows += _file_peer_rows(model, q, v, tau, reference, args)
 
     ok = True
     print(f"{'solver':<18}{'min [us]':>12}{'median [us]':>14}{'us/joint':>10}{'rel. diff':>12}  agree")
@@ -136,6 +143,28 @@ def _peer_rows(model, q, v, tau, reference, args):
     return rows
 
 
+def _file_peer_rows(model, q, v, tau, reference, args):
+    """Pinocchio's (MuJoCo's) own parser on the URDF (MJCF) file: an independent check of the
+    loader as well as of the dynamics. Skipped when the peer is not installed."""
+    import os
+
+    low = args.model.lower()
+    if not os.path.exists(args.model) or not low.endswith((".urdf", ".xml", ".mjcf")):
+        return []
+    try:
+        from . import peers
+        if low.endswith(".urdf"):
+            peer, label = peers.PinocchioFromFile(model, args.model, args.floating_base), "pinocchio (URDF)"
+        else:
+            peer, label = peers.MujocoFromFile(model, args.model), "mujoco (MJCF)"
+    except ImportError:
+        return []
+    out = peer.forward_dynamics(q, v, tau)
+    err = float(np.abs(out - reference).max() / max(1.0, np.abs(reference).max()))
+    best, med = _time_call(peer.peer_call(q, v, tau), args.repeat)
+    return [(label, best, med, err)]
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="treedyn", description="Dynamics of highly articulated rigid-body trees.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -149,7 +178,12 @@ def main(argv=None) -> int:
     c.add_argument("--threads", type=int, default=0, help="OpenMP threads (default: all)")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--rtol", type=float, default=1e-8, help="agreement tolerance (default 1e-8)")
-    c.add_argument("--peers", action="store_true", help="also time Pinocchio's aba when installed")
+    c.add_argument("--peers", action="store_true",
+                   help="also time Pinocchio's aba when installed; for a URDF / MJCF file, also run "
+                        "Pinocchio's / MuJoCo's own parser on it and compare")
+    c.add_argument("--floating-base", action="store_true", help="URDF: a free joint at the root link")
+    c.add_argument("--mimic", choices=("error", "independent"), default="error",
+                   help="URDF: a <mimic> joint is an error (default) or an ordinary independent joint")
     c.add_argument("--progress", action="store_true", help="always show the progress bar")
     c.set_defaults(func=_cmd_compare)
     i = sub.add_parser("info", help="what this build has")

@@ -289,6 +289,29 @@ class Model:
             return self._index[parent]
         raise TypeError(f"parent of {child!r} must be None, 'world', a body name or index, got {parent!r}")
 
+    # ----------------------------------------------------------------- files
+    @classmethod
+    def from_urdf(cls, path_or_xml, floating_base: bool = False, package_dirs=None, *,
+                  mimic: str = "error") -> "Model":
+        """Load a URDF file, or URDF text (a string starting with '<'); see treedyn.io.urdf.
+
+        floating_base: hinge the root link to the world by a free joint named "root_joint".
+        package_dirs: where ``package://`` meshes live (only checked, with a warning for missing
+            ones, when given: meshes play no part in the dynamics).
+        mimic: "error" (a <mimic> joint is an error) or "independent" (an ordinary joint).
+        Fixed joints are merged into their parent body (``model.frames`` says where each link
+        went); joints are numbered depth-first, children in file order: use q_index/v_index.
+        """
+        from .io.urdf import load_urdf
+        return load_urdf(path_or_xml, floating_base=floating_base, package_dirs=package_dirs, mimic=mimic)
+
+    @classmethod
+    def from_mjcf(cls, path_or_xml) -> "Model":
+        """Load an MJCF (MuJoCo XML) file, or MJCF text (a string starting with '<'); see
+        treedyn.io.mjcf for the supported subset and the q/v layout."""
+        from .io.mjcf import load_mjcf
+        return load_mjcf(path_or_xml)
+
     # ----------------------------------------------------------------- queries
     @property
     def gravity(self) -> np.ndarray:

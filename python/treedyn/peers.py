@@ -4,6 +4,13 @@
 inertias; q and v layouts are the same (Pinocchio's: quaternions (x, y, z, w), free-flyer velocity
 (linear, angular) in body coordinates), so vectors pass unchanged. Fixed joints are folded into
 their parent, as Pinocchio has no fixed joint.
+
+``PinocchioFromFile(model, urdf)`` and ``MujocoFromFile(model, mjcf)`` are the other check: the
+peer's *own* parser reads the file treedyn loaded, and its M(q), bias forces and forward dynamics
+are mapped into treedyn's coordinates (joints matched by name; the joints whose parametrisations
+differ — Pinocchio's (cos, sin) and planar joints, MuJoCo's quaternion order and world-frame
+free-joint velocity — mapped explicitly). ``example_robot_path`` finds a robot of the
+``example-robot-data`` package.
 """
 from __future__ import annotations
 
@@ -11,7 +18,8 @@ import numpy as np
 
 from .model import Fixed, Free, Model, Prismatic, Revolute, Spherical, Universal
 
-__all__ = ["to_pinocchio", "pinocchio_forces"]
+__all__ = ["to_pinocchio", "pinocchio_forces", "PeerCoordinates", "PinocchioFromFile", "MujocoFromFile",
+           "example_robot_path"]
 
 
 def to_pinocchio(model: Model):
@@ -79,3 +87,261 @@ def _pin_inertia(pin, I6: np.ndarray):
     cx = np.array([[0, -c[2], c[1]], [c[2], 0, -c[0]], [-c[1], c[0], 0]])
     Ic = I6[:3, :3] + m * cx @ cx  # Ī = Ic − m c×c×
     return pin.Inertia(m, c, 0.5 * (Ic + Ic.T))
+
+
+# --------------------------------------------------------------------------------------------
+# The same file loaded by the peer itself (an independent check of treedyn.io)
+
+class PeerCoordinates:
+    """treedyn's coordinates of a model loaded from a file ↔ a peer's coordinates for the same
+    file loaded by the peer's own parser.
+
+    Joints are matched by name (the peer may number them differently). Velocities map linearly,
+    v_peer = T(q) v; then M = Tᵀ M_peer T, c = Tᵀ (c_peer + M_peer Ṫv), q̈ = T⁻¹ (q̈_peer − Ṫv) and
+    τ_peer = T⁻ᵀ τ. T is the identity except for the joints whose parametrisations differ:
+
+    * ``"angle-cs"``: an angle θ ↔ Pinocchio's unbounded revolute (cos θ, sin θ), same velocity;
+    * ``"planar"``: treedyn's (x, y, θ) with velocity (ẋ, ẏ, θ̇) ↔ Pinocchio's planar
+      (x, y, cos θ, sin θ) with velocity (R(θ)ᵀ(ẋ, ẏ), θ̇) (in the moving frame);
+    * ``"ball"``: quaternion (x, y, z, w) ↔ MuJoCo's (w, x, y, z), same velocity;
+    * ``"free-mj"``: (p, quaternion xyzw) and body-frame (v, ω) ↔ MuJoCo's (p, quaternion wxyz)
+      and (ṗ = R v in world coordinates, ω in the body frame).
+    """
+
+    def __init__(self, model: Model, nq_peer: int, nv_peer: int, blocks):
+        self.model = model
+        self.nq_peer, self.nv_peer = nq_peer, nv_peer
+        self.blocks = blocks   # [(kind, iq, iv, pq, pv)]; kind "same" carries (nq, nv)
+
+    def q(self, q) -> np.ndarray:
+        q = np.asarray(q, dtype=float)
+        out = np.zeros(self.nq_peer)
+        for kind, iq, iv, pq, pv in self.blocks:
+            if kind[0] == "same":
+                out[pq:pq + kind[1]] = q[iq:iq + kind[1]]
+            elif kind == "angle-cs":
+                out[pq:pq + 2] = np.cos(q[iq]), np.sin(q[iq])
+            elif kind == "planar":
+                out[pq:pq + 4] = q[iq], q[iq + 1], np.cos(q[iq + 2]), np.sin(q[iq + 2])
+            elif kind == "ball":
+                out[pq:pq + 4] = q[iq + 3], q[iq], q[iq + 1], q[iq + 2]
+            elif kind == "free-mj":
+                out[pq:pq + 7] = *q[iq:iq + 3], q[iq + 6], q[iq + 3], q[iq + 4], q[iq + 5]
+        return out
+
+    def T(self, q) -> np.ndarray:
+        from .io._common import quat_to_matrix
+        q = np.asarray(q, dtype=float)
+        T = np.zeros((self.nv_peer, self.model.nv))
+        for kind, iq, iv, pq, pv in self.blocks:
+            if kind[0] == "same":
+                T[pv:pv + kind[2], iv:iv + kind[2]] = np.eye(kind[2])
+            elif kind in ("angle-cs",):
+                T[pv, iv] = 1.0
+            elif kind == "ball":
+                T[pv:pv + 3, iv:iv + 3] = np.eye(3)
+            elif kind == "planar":
+                c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
+                T[pv:pv + 3, iv:iv + 3] = [[c, s, 0], [-s, c, 0], [0, 0, 1]]
+            elif kind == "free-mj":
+                T[pv:pv + 3, iv:iv + 3] = quat_to_matrix(q[iq + 3:iq + 7], wxyz=False)
+                T[pv + 3:pv + 6, iv + 3:iv + 6] = np.eye(3)
+        return T
+
+    def Tdot_v(self, q, v) -> np.ndarray:
+        from .io._common import quat_to_matrix
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        out = np.zeros(self.nv_peer)
+        for kind, iq, iv, pq, pv in self.blocks:
+            if kind == "planar":
+                c, s, w = np.cos(q[iq + 2]), np.sin(q[iq + 2]), v[iv + 2]
+                out[pv:pv + 2] = w * np.array([[-s, c], [-c, -s]]) @ v[iv:iv + 2]
+            elif kind == "free-mj":   # d/dt (R v) = R (ω × v) + R v̇
+                R = quat_to_matrix(q[iq + 3:iq + 7], wxyz=False)
+                out[pv:pv + 3] = R @ np.cross(v[iv + 3:iv + 6], v[iv:iv + 3])
+        return out
+
+    # the peer's quantities in treedyn's coordinates
+    def mass_matrix(self, q) -> np.ndarray:
+        T = self.T(q)
+        return T.T @ self._peer_M(q) @ T
+
+    def bias_forces(self, q, v) -> np.ndarray:
+        T = self.T(q)
+        vp = T @ v
+        return T.T @ (self._peer_bias(q, vp) + self._peer_M(q) @ self.Tdot_v(q, v))
+
+    def forward_dynamics(self, q, v, tau) -> np.ndarray:
+        T = self.T(q)
+        tau_p = np.linalg.solve(T.T, tau)
+        a_p = self._peer_aba(q, T @ v, tau_p)
+        return np.linalg.solve(T, a_p - self.Tdot_v(q, v))
+
+    def peer_call(self, q, v, tau):
+        """A no-argument callable running only the peer's forward dynamics on (q, v, tau) mapped
+        once beforehand, for timing the peer without the mapping."""
+        T = self.T(q)
+        return self._peer_call(self.q(q), T @ v, np.linalg.solve(T.T, tau))
+
+
+class PinocchioFromFile(PeerCoordinates):
+    """Pinocchio's own URDF parser on the file treedyn loaded (``pinocchio.buildModelFromUrdf``, a
+    free-flyer root named "root_joint" when ``floating_base``), matched joint by joint by name."""
+
+    def __init__(self, model: Model, path_or_xml, floating_base: bool = False):
+        import os
+        import pinocchio as pin
+
+        self.pin = pin
+        args = (pin.JointModelFreeFlyer(),) if floating_base else ()
+        src = os.fspath(path_or_xml)
+        if src.lstrip().startswith("<"):
+            pm = pin.buildModelFromXML(src, *args)
+        else:
+            pm = pin.buildModelFromUrdf(src, *args)
+        pm.gravity = pin.Motion(np.r_[model.gravity, 0.0, 0.0, 0.0])
+        self.pm, self.pd = pm, pm.createData()
+        blocks, used = [], set()
+        cpp = model._cpp
+        for i, j in enumerate(model.joints):
+            name = model._joint_names[i]
+            if not j.nv or "#" in name:   # planar sub-joints belong to their planar joint
+                continue
+            jid = pm.getJointId(name)
+            if jid >= pm.njoints:
+                raise ValueError(f"Pinocchio's model of {src[:80]!r} has no joint named {name!r}")
+            used.add(jid)
+            pj = pm.joints[jid]
+            short = pj.shortname()
+            iq, iv = cpp.q_index[i], cpp.v_index[i]
+            if "Planar" in short:
+                kind = "planar"
+            elif "RevoluteUnbounded" in short or short.startswith("JointModelRUB"):
+                kind = "angle-cs"
+            elif pj.nq == j.nq and pj.nv == j.nv:
+                kind = ("same", j.nq, j.nv)
+            else:
+                raise ValueError(f"joint {name!r}: Pinocchio's {short} (nq={pj.nq}, nv={pj.nv}) does not "
+                                 f"match treedyn's {j!r}")
+            blocks.append((kind, iq, iv, pj.idx_q, pj.idx_v))
+        missing = [pm.names[k] for k in range(1, pm.njoints) if k not in used]
+        if missing:
+            raise ValueError(f"treedyn's model has no joints named {missing}, which Pinocchio's has")
+        super().__init__(model, pm.nq, pm.nv, blocks)
+
+    def _peer_M(self, q):
+        M = self.pin.crba(self.pm, self.pd, self.q(q))
+        return np.triu(M) + np.triu(M, 1).T
+
+    def _peer_bias(self, q, vp):
+        return self.pin.nonLinearEffects(self.pm, self.pd, self.q(q), vp).copy()
+
+    def _peer_aba(self, q, vp, tau_p):
+        return self.pin.aba(self.pm, self.pd, self.q(q), vp, tau_p).copy()
+
+    def _peer_call(self, qp, vp, tau_p):
+        aba, pm, pd = self.pin.aba, self.pm, self.pd
+        return lambda: aba(pm, pd, qp, vp, tau_p)
+
+
+class MujocoFromFile(PeerCoordinates):
+    """MuJoCo's own MJCF compiler on the file treedyn loaded, with what treedyn does not model
+    switched off: armature, damping, stiffness, gravity compensation and fluid density set to 0;
+    springs, dampers, constraints (contacts, limits, equalities) and actuators disabled. MuJoCo's joints are in
+    treedyn's order (both number bodies depth-first in file order)."""
+
+    def __init__(self, model: Model, path_or_xml):
+        import os
+        import mujoco
+
+        self.mj = mujoco
+        src = os.fspath(path_or_xml)
+        if src.lstrip().startswith("<"):
+            m = mujoco.MjModel.from_xml_string(src)
+        else:
+            m = mujoco.MjModel.from_xml_path(src)
+        m.dof_armature[:] = 0.0
+        m.dof_damping[:] = 0.0
+        m.jnt_stiffness[:] = 0.0
+        m.body_gravcomp[:] = 0.0
+        D = mujoco.mjtDisableBit
+        m.opt.disableflags |= int(D.mjDSBL_CONSTRAINT | D.mjDSBL_SPRING | D.mjDSBL_DAMPER
+                                  | D.mjDSBL_ACTUATION)
+        m.opt.density = m.opt.viscosity = 0.0    # no fluid forces
+        self.m, self.d = m, mujoco.MjData(m)
+        moving = [i for i, j in enumerate(model.joints) if j.nv]
+        if len(moving) != m.njnt:
+            raise ValueError(f"treedyn has {len(moving)} joints, MuJoCo's model {m.njnt}")
+        from .model import Free, Spherical
+        cpp, blocks = model._cpp, []
+        for k, i in enumerate(moving):
+            j, name = model.joints[i], model._joint_names[i]
+            mj_name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, k)
+            if mj_name and mj_name != name:
+                raise ValueError(f"joint {k}: treedyn's {name!r} is MuJoCo's {mj_name!r}")
+            jt = int(m.jnt_type[k])
+            expected = {Free: 0, Spherical: 1}.get(type(j), 3 if isinstance(j, Revolute) else 2)
+            if jt != expected:
+                raise ValueError(f"joint {name!r}: MuJoCo's type {jt} does not match treedyn's {j!r}")
+            kind = {0: "free-mj", 1: "ball"}.get(jt, ("same", 1, 1))
+            blocks.append((kind, cpp.q_index[i], cpp.v_index[i], int(m.jnt_qposadr[k]), int(m.jnt_dofadr[k])))
+        super().__init__(model, m.nq, m.nv, blocks)
+
+    def _forward(self, q, vp, tau_p=None):
+        mj, d = self.mj, self.d
+        d.qpos[:] = self.q(q)
+        d.qvel[:] = vp
+        d.qfrc_applied[:] = 0.0 if tau_p is None else tau_p
+        mj.mj_forward(self.m, d)
+
+    def _peer_M(self, q):
+        self._forward(q, np.zeros(self.nv_peer))
+        M = np.zeros((self.nv_peer, self.nv_peer))
+        if hasattr(self.d, "qM"):   # MuJoCo < 3.4: mj_fullM(m, dst, qM)
+            self.mj.mj_fullM(self.m, M, self.d.qM)
+        else:                       # MuJoCo >= 4: mj_fullM(m, d, dst)
+            self.mj.mj_fullM(self.m, self.d, M)
+        return M
+
+    def _peer_bias(self, q, vp):
+        self._forward(q, vp)
+        return self.d.qfrc_bias.copy()
+
+    def _peer_aba(self, q, vp, tau_p):
+        self._forward(q, vp, tau_p)
+        return self.d.qacc.copy()
+
+    def _peer_call(self, qp, vp, tau_p):
+        forward, m, d = self.mj.mj_forward, self.m, self.d
+
+        def call():
+            d.qpos[:], d.qvel[:], d.qfrc_applied[:] = qp, vp, tau_p
+            forward(m, d)
+        return call
+
+
+def example_robot_path(relative: str) -> str:
+    """Absolute path of ``relative`` (e.g. "ur_description/urdf/ur5_robot.urdf") in the robots
+    folder of the ``example-robot-data`` package (its Python module when installed, else the
+    files of its wheel). FileNotFoundError when the package or the file is missing."""
+    import os
+
+    candidates = []
+    try:
+        import example_robot_data
+        candidates.append(example_robot_data.getModelPath(relative))
+        candidates.append(os.path.join(os.path.dirname(example_robot_data.__file__), "robots"))
+    except Exception:   # not installed, or an older/newer module layout
+        pass
+    try:
+        from importlib.metadata import PackageNotFoundError, distribution
+        dist = distribution("example-robot-data")
+        candidates.append(str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots")))
+    except PackageNotFoundError:
+        pass
+    for folder in candidates:
+        path = os.path.join(folder, relative)
+        if os.path.isfile(path):
+            return path
+    raise FileNotFoundError(f"{relative!r} not found in example-robot-data (pip install example-robot-data); "
+                            f"looked in {candidates}")

@@ -1,0 +1,160 @@
+"""Helpers shared by the URDF and MJCF loaders: numbers from attributes, rotations, warnings."""
+from __future__ import annotations
+
+import math
+import warnings
+from collections import Counter
+
+import numpy as np
+
+from ..model import Inertia
+
+__all__ = ["user_stacklevel", "IgnoredElementWarning", "InertiaWarning", "floats", "quat_to_matrix", "axis_angle_matrix",
+           "z_to_vector", "IgnoredTags", "file_inertia", "warn_inconsistent_inertias"]
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for warnings.warn that points at the first caller outside treedyn."""
+    import os
+    import sys
+
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+class IgnoredElementWarning(UserWarning):
+    """Elements or attributes of a model file that treedyn read past. Only used for things that do
+    not change M(q), the bias forces or forward dynamics as treedyn defines them, or whose effect
+    the message states (e.g. joint damping, which treedyn takes as an input force)."""
+
+
+class InertiaWarning(UserWarning):
+    """Inertias in a model file that no rigid body can have: not positive semi-definite, or
+    violating the triangle inequality of principal moments. Many real robot descriptions have
+    them; they are kept as written (as Pinocchio and the URDF tools keep them)."""
+
+
+def file_inertia(mass: float, com, inertia, what: str, inconsistent: list) -> Inertia:
+    """An Inertia read from a file. Physically inconsistent rotational inertias are kept as
+    written (``what`` is appended to ``inconsistent`` for one warning at the end); a negative or
+    non-finite mass, or an asymmetric tensor, is an error (ValueError)."""
+    try:
+        return Inertia(mass, com, inertia)
+    except ValueError as e:
+        text = str(e)
+        if "positive semi-definite" not in text and "triangle inequality" not in text:
+            raise
+    inconsistent.append(what)
+    return unchecked_inertia(mass, com, inertia)
+
+
+def unchecked_inertia(mass: float, com, inertia) -> Inertia:
+    """An Inertia whose rotational part skips the physical-consistency checks of Inertia()."""
+    I = np.array(inertia, dtype=float)
+    out = object.__new__(Inertia)
+    object.__setattr__(out, "mass", float(mass))
+    object.__setattr__(out, "com", np.array(com, dtype=float))
+    object.__setattr__(out, "inertia", 0.5 * (I + I.T))
+    return out
+
+
+def warn_inconsistent_inertias(source: str, inconsistent: list) -> None:
+    if inconsistent:
+        shown = ", ".join(inconsistent[:4]) + (", ..." if len(inconsistent) > 4 else "")
+        warnings.warn(f"{source}: {len(inconsistent)} inertia(s) are not physically consistent (not "
+                      f"positive semi-definite, or principal moments violating the triangle inequality): "
+                      f"{shown}; kept as written, as Pinocchio does", InertiaWarning, stacklevel=user_stacklevel())
+
+
+def floats(doc, elem, attr: str, n: int | None = None, default=None, what: str = ""):
+    """The whitespace-separated numbers of attribute ``attr`` of ``elem`` as a float array (or a
+    float when n == 1); ``default`` when absent; a ModelFileError naming the element otherwise."""
+    text = elem.get(attr)
+    label = what or f"<{elem.tag}>"
+    if text is None:
+        if default is None:
+            raise doc.error(f"{label}: attribute {attr!r} is missing", elem)
+        return default
+    try:
+        vals = [float(t) for t in text.split()]
+    except ValueError:
+        raise doc.error(f"{label}: attribute {attr}={text!r} is not a list of numbers", elem) from None
+    if n is not None and len(vals) != n:
+        raise doc.error(f"{label}: attribute {attr}={text!r} must have {n} number{'s' if n > 1 else ''}, "
+                        f"got {len(vals)}", elem)
+    if not all(math.isfinite(v) for v in vals):
+        raise doc.error(f"{label}: attribute {attr}={text!r} contains NaN or inf", elem)
+    if n == 1:
+        return vals[0]
+    return np.array(vals)
+
+
+def quat_to_matrix(q, wxyz: bool = True) -> np.ndarray:
+    """Rotation matrix of a (not necessarily normalised) quaternion."""
+    q = np.asarray(q, dtype=float)
+    w, x, y, z = q if wxyz else (q[3], q[0], q[1], q[2])
+    n = math.sqrt(w * w + x * x + y * y + z * z)
+    if n < 1e-12:
+        raise ValueError("a quaternion must not be zero")
+    w, x, y, z = w / n, x / n, y / n, z / n
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+def axis_angle_matrix(axis, angle: float) -> np.ndarray:
+    """Rodrigues' rotation by ``angle`` about the (normalised) ``axis``."""
+    a = np.asarray(axis, dtype=float)
+    n = np.linalg.norm(a)
+    if n < 1e-12:
+        raise ValueError("a rotation axis must not be zero")
+    a = a / n
+    K = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+    return np.eye(3) + math.sin(angle) * K + (1 - math.cos(angle)) * K @ K
+
+
+def z_to_vector(v) -> np.ndarray:
+    """The smallest rotation taking the z axis onto the direction of ``v`` (a half turn about x
+    when ``v`` points along −z), as MuJoCo orients ``zaxis`` and ``fromto`` frames."""
+    v = np.asarray(v, dtype=float)
+    n = np.linalg.norm(v)
+    if n < 1e-12:
+        raise ValueError("a direction must not be zero")
+    v = v / n
+    axis = np.cross([0.0, 0.0, 1.0], v)
+    s = np.linalg.norm(axis)
+    if s < 1e-10:
+        axis = np.array([1.0, 0.0, 0.0])
+    return axis_angle_matrix(axis, math.atan2(s, v[2]))
+
+
+class IgnoredTags:
+    """Counts the elements a loader read past and warns once, in one message, at the end."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.counts: Counter = Counter()
+        self.notes: list[str] = []
+
+    def add(self, tag: str) -> None:
+        self.counts[tag] += 1
+
+    def note(self, message: str) -> None:
+        if message not in self.notes:
+            self.notes.append(message)
+
+    def warn(self) -> None:
+        parts = []
+        if self.counts:
+            parts.append("ignored " + ", ".join(f"<{t}>" + (f" ×{n}" if n > 1 else "")
+                                                for t, n in sorted(self.counts.items()))
+                         + " (no effect on treedyn's dynamics)")
+        parts += self.notes
+        if parts:
+            warnings.warn(f"{self.source}: " + "; ".join(parts), IgnoredElementWarning,
+                          stacklevel=user_stacklevel())

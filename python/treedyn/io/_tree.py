@@ -1,0 +1,140 @@
+"""From a kinematic tree read from a file to a treedyn Model.
+
+Both loaders describe the file as a list of ``Node``s (a URDF link, an MJCF body) in depth-first
+order. A node hangs from its parent node through zero or more joint ``Step``s:
+
+* no step: the node is welded to its parent and is merged into it — its inertia is folded into
+  the body that carries the parent, at the right pose, and its children are re-parented with
+  composed placements (what Pinocchio's URDF parser does with fixed joints);
+* one step: a URDF joint, or an MJCF body with one joint;
+* several steps: an MJCF body with several joints, or a URDF planar joint (two prismatic joints
+  and a revolute one). The intermediate bodies are massless; the last one is the node.
+
+``offset`` is the pose of the node's frame in the frame of the last step's body (the identity for
+URDF; a translation for an MJCF joint whose anchor is not at the body origin, because a treedyn
+body frame sits on its joint).
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from ..model import Free, Inertia, Joint, Model, Transform
+from ._common import unchecked_inertia, user_stacklevel
+
+__all__ = ["Step", "Node", "build_model", "fold_inertias", "MassWarning"]
+
+
+class MassWarning(UserWarning):
+    """A moving joint carries no mass or inertia at all: forward dynamics will be singular."""
+
+
+@dataclass
+class Step:
+    joint_name: str
+    joint: Joint
+    placement: Transform        # joint frame in the previous frame (parent node, or previous step's body)
+    body_name: Optional[str] = None   # name of the body this step moves (None for the last: the node's name)
+
+
+@dataclass
+class Node:
+    name: str
+    parent: Optional[str]       # None for the root
+    steps: list = field(default_factory=list)
+    offset: Transform = field(default_factory=Transform)
+    inertia: Optional[Inertia] = None   # in the node's frame
+    placement: Transform = field(default_factory=Transform)  # node in parent node, when welded (no steps)
+    line: Optional[int] = None
+    body_name: Optional[str] = None     # name of the node's body when it is not the node's name
+
+
+def fold_inertias(parts) -> Inertia:
+    """One Inertia equal to the sum of ``parts``: (Inertia, pose of its frame in the result's frame)."""
+    m = sum(I.mass for I, _ in parts)
+    coms = [X.rotation @ I.com + X.translation for I, X in parts]
+    c = sum(I.mass * ci for (I, _), ci in zip(parts, coms)) / m if m > 0 else np.zeros(3)
+    Ic = np.zeros((3, 3))
+    for (I, X), ci in zip(parts, coms):
+        d = ci - c
+        Ic += X.rotation @ I.inertia @ X.rotation.T + I.mass * (d @ d * np.eye(3) - np.outer(d, d))
+    try:
+        return Inertia(m, c, 0.5 * (Ic + Ic.T))
+    except ValueError:  # a part was physically inconsistent (the loader has warned about it)
+        return unchecked_inertia(m, c, Ic)
+
+
+def build_model(nodes, gravity, error, source: str) -> Model:
+    """Model from ``nodes`` (depth-first, root first). ``error(message, line)`` makes the exception
+    to raise. The root node, if it has no steps, is the world: its own inertia is dropped.
+
+    Sets ``model.frames``: {node name: (name of the body it is part of, pose of the node's frame in
+    that body's frame)}, so that merged links stay findable.
+    """
+    # node -> (index of the pending body that carries it (0: world), pose of node frame in it)
+    carrier: dict[str, tuple[int, Transform]] = {}
+    pending = []   # [name, parent index, joint, placement, joint name, inertia parts, line]
+    for node in nodes:
+        if node.parent is None:
+            body, pose = 0, Transform()
+            if not node.steps:  # the fixed root is the world itself
+                carrier[node.name] = (0, Transform())
+                continue
+        else:
+            if node.parent not in carrier:
+                raise error(f"internal: parent {node.parent!r} of {node.name!r} not placed yet", node.line)
+            body, pose = carrier[node.parent]
+        if not node.steps:
+            pose = pose @ node.placement
+            carrier[node.name] = (body, pose)
+            if node.inertia is not None and body > 0:
+                pending[body - 1][5].append((node.inertia, pose))
+            continue
+        placement = pose
+        for k, step in enumerate(node.steps):
+            last = k == len(node.steps) - 1
+            name = (node.body_name or node.name) if last else step.body_name
+            if isinstance(step.joint, Free) and body != 0:
+                raise error(f"joint {step.joint_name!r} is a free (floating) joint between {node.parent!r} "
+                            f"and {node.name!r}; treedyn supports free joints only between the world and a "
+                            f"body (the floating base)", node.line)
+            pending.append([name, body, step.joint, placement @ step.placement, step.joint_name, [], node.line])
+            body, placement = len(pending), Transform()
+        carrier[node.name] = (body, node.offset)
+        if node.inertia is not None:
+            pending[body - 1][5].append((node.inertia, node.offset))
+
+    model = Model(gravity=gravity)
+    zero = Inertia(0.0, np.zeros(3), np.zeros((3, 3)))
+    for name, parent, joint, placement, jname, parts, line in pending:
+        try:
+            inertia = fold_inertias(parts) if parts else zero
+            model.add_body(name, parent=parent, joint=joint, placement=placement, inertia=inertia,
+                           joint_name=jname)
+        except (ValueError, TypeError) as e:
+            raise error(f"body {name!r} (joint {jname!r}): {e}", line) from None
+    names = model.body_names
+    model.frames = {n: (names[b], X) for n, (b, X) in carrier.items()}
+    _warn_massless(model, source)
+    return model
+
+
+def _warn_massless(model: Model, source: str) -> None:
+    """Warn about joints whose whole subtree has no mass and no rotational inertia."""
+    cpp = model._cpp
+    N = model.n_bodies
+    weight = np.zeros(N)
+    for i in range(1, N):
+        I6 = np.asarray(cpp.spatial_inertia(i))
+        weight[i] = np.abs(I6).max()
+    for i in range(N - 1, 0, -1):
+        weight[cpp.parent[i]] += weight[i]
+    empty = [model._joint_names[i] for i in range(1, N) if model.joints[i].nv and weight[i] == 0.0]
+    if empty:
+        shown = ", ".join(repr(n) for n in empty[:5]) + (", ..." if len(empty) > 5 else "")
+        warnings.warn(f"{source}: {len(empty)} joint(s) move nothing with mass or inertia ({shown}): "
+                      f"the mass matrix is singular and forward dynamics will fail", MassWarning,
+                      stacklevel=user_stacklevel())

@@ -1,0 +1,103 @@
+"""Reading an XML model file (or string) into an ElementTree, keeping each element's line.
+
+The parsing itself is the standard library's expat parser feeding ElementTree's TreeBuilder; the
+only addition is a record of the line where each element starts, so that loaders can say *where*
+a problem is ("panda.urdf, line 120: joint 'j1' ..."), and a ValueError naming the file instead
+of expat's bare error when the XML is malformed.
+"""
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from xml.parsers import expat
+
+__all__ = ["ModelFileError", "XMLDocument", "read_xml"]
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be loaded: malformed XML, a structure treedyn cannot represent
+    (a kinematic loop, a mimic joint), or a value that makes no sense. The message names the file
+    (``source``) and, when known, the line."""
+
+    def __init__(self, message: str, source: str = "", line: int | None = None):
+        where = source + (f", line {line}" if line else "")
+        super().__init__(f"{where}: {message}" if where else message)
+        self.source = source
+        self.line = line
+
+
+class XMLDocument:
+    """A parsed file: its root element, a display name (the path, or "<URDF string>"), the folder
+    relative file names are resolved against, and the line where each element starts."""
+
+    def __init__(self, root: ET.Element, source: str, base_dir: str, lines: dict[int, int]):
+        self.root = root
+        self.source = source
+        self.base_dir = base_dir
+        self._lines = lines
+
+    def line(self, element: ET.Element) -> int | None:
+        return self._lines.get(id(element))
+
+    def error(self, message: str, element: ET.Element | None = None) -> ModelFileError:
+        return ModelFileError(message, self.source, self.line(element) if element is not None else None)
+
+
+def _looks_like_xml(text: str) -> bool:
+    return text.lstrip().startswith("<")
+
+
+def read_xml(path_or_xml, kind: str) -> XMLDocument:
+    """Parse ``path_or_xml``: a path (str or os.PathLike), or the XML text itself (a str or bytes
+    starting with '<' after whitespace). ``kind`` ("URDF", "MJCF") only names things in messages.
+    """
+    if isinstance(path_or_xml, bytes):
+        path_or_xml = path_or_xml.decode("utf-8")
+    if isinstance(path_or_xml, os.PathLike):
+        path_or_xml = os.fspath(path_or_xml)
+    if not isinstance(path_or_xml, str):
+        raise TypeError(f"{kind} source must be a file path or an XML string, got {type(path_or_xml).__name__}")
+    if _looks_like_xml(path_or_xml):
+        return parse_xml_text(path_or_xml, f"<{kind} string>", os.getcwd())
+    path = path_or_xml
+    if not path.strip():
+        raise ValueError(f"{kind} source is an empty string (expected a file path or XML text)")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{kind} file not found: {path!r}")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{kind} path is a directory, not a file: {path!r}")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise OSError(f"cannot read {kind} file {path!r}: {e.strerror or e}") from e
+    return parse_xml_text(data, path, os.path.dirname(os.path.abspath(path)))
+
+
+def parse_xml_text(data, source: str, base_dir: str) -> XMLDocument:
+    """Parse XML text (str or bytes) with expat into an ElementTree, recording element lines."""
+    if isinstance(data, str):
+        # the text is handed to expat as UTF-8, whatever its encoding declaration says
+        data, parser = data.encode("utf-8"), expat.ParserCreate("utf-8")
+    else:
+        parser = expat.ParserCreate()
+    builder = ET.TreeBuilder()
+    lines: dict[int, int] = {}
+
+    def start(tag, attrs):
+        elem = builder.start(tag, attrs)
+        lines[id(elem)] = parser.CurrentLineNumber
+
+    parser.buffer_text = True
+    parser.StartElementHandler = start
+    parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.data
+    try:
+        parser.Parse(data, True)
+    except expat.ExpatError as e:
+        raise ModelFileError(f"malformed XML: {expat.ErrorString(e.code)} (column {e.offset + 1})",
+                             source, e.lineno) from None
+    root = builder.close()
+    if root is None:
+        raise ModelFileError("no XML element found", source)
+    return XMLDocument(root, source, base_dir, lines)

@@ -1,0 +1,341 @@
+"""URDF → treedyn.Model.
+
+What is read: ``<link>`` with ``<inertial>`` (``<origin xyz rpy>``, ``<mass>``, the full
+``<inertia>`` tensor about the centre of mass in the inertial frame); ``<joint>`` of type
+revolute, continuous, prismatic, fixed, floating and planar, with ``<origin xyz rpy>``,
+``<parent>``, ``<child>``, ``<axis>`` (any non-zero direction, normalised) and ``<limit>``
+(kept in ``model.joint_limits``).
+
+How the tree becomes a Model (the same choices as Pinocchio's ``buildModel``, so nq, nv and M(q)
+agree with it):
+
+* the root link is the one link that is no joint's child. Without ``floating_base`` it is the
+  fixed world (body 0; its own inertia plays no part); with ``floating_base=True`` it is hinged to
+  the world by a free joint named ``"root_joint"`` (a root link named "world", as in many arm
+  descriptions, floats too, as in Pinocchio; its body is then named "floating_base").
+* a fixed joint merges its child link into the parent's body: the child's inertia is folded in
+  at the right pose and the child's own children hang from that body with composed placements.
+  ``model.frames[link] = (body name, pose of the link frame in that body's frame)`` says where
+  every link went.
+* every moving joint makes one body named after its child link (``model.body_names``); the joint
+  keeps its URDF name (``model.joint_names``). A continuous joint is a revolute joint with one
+  angle coordinate (Pinocchio uses (cos, sin) there; treedyn does not).
+* a planar joint is exactly two prismatic joints along the plane's axes followed by a revolute
+  joint about its normal (the URDF ``axis``), through two massless bodies ``"<child>#x"`` and
+  ``"<child>#y"``; its coordinates are (x, y, θ) with q_index(name) pointing at x, and the second
+  and third joints are named ``"<name>#y"`` and ``"<name>#theta"``. For axis z the plane's axes
+  are the joint frame's x and y, as in Pinocchio's JointModelPlanar (whose velocity is expressed in
+  the moving frame, where treedyn's (ẋ, ẏ) is in the joint frame).
+* a floating joint is a free joint; treedyn allows one only between the world and a body, i.e.
+  from a fixed root link.
+
+q ordering: bodies, hence joints, are numbered depth-first from the root, each link's children in
+the order their joints appear in the file (the floating base first). Pinocchio may order joints
+differently; use ``model.q_index(name)`` / ``model.v_index(name)`` rather than positions.
+
+Not supported (a ModelFileError naming the tag, the joint and the file): ``<mimic>`` (unless
+``mimic="independent"``, which makes the mimic joint an ordinary independent joint, as Pinocchio's
+``buildModel`` does by default), kinematic loops (a link that is the child of two joints, joints
+that form a cycle), several root links, unknown joint types, xacro macros.
+
+Ignored: ``<visual>``, ``<collision>`` and ``<material>`` silently (geometry, no part of the
+dynamics); ``<transmission>``, ``<gazebo>`` and any unknown element with one
+``IgnoredElementWarning`` per file; joint ``<dynamics>`` (damping and friction are forces, which
+treedyn takes as inputs), ``<calibration>``, ``<safety_controller>``.
+
+Meshes matter only to visuals and collisions. They are looked at only when ``package_dirs`` is
+given: every directory in it must exist (FileNotFoundError naming it otherwise), and meshes that
+cannot be found there (``package://pkg/file`` as ``<dir>/pkg/file``; relative names beside the
+URDF file) are listed in one ``MissingMeshWarning``; the model still loads.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Optional, Sequence, Union
+
+import numpy as np
+
+from ..model import Free, Inertia, Model, Prismatic, Revolute, Transform
+from ._common import (IgnoredTags, file_inertia, floats, user_stacklevel, warn_inconsistent_inertias,
+                      z_to_vector)
+from ._tree import Node, Step, build_model
+from ._xml import ModelFileError, read_xml
+
+__all__ = ["load_urdf", "MissingMeshWarning"]
+
+
+class MissingMeshWarning(UserWarning):
+    """A mesh referenced by a <visual> or <collision> was not found in ``package_dirs``."""
+
+
+_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+_LINK_SILENT = {"inertial", "visual", "collision"}
+_JOINT_SILENT = {"origin", "parent", "child", "axis", "limit", "dynamics", "calibration",
+                 "safety_controller", "mimic"}
+_ROBOT_SILENT = {"link", "joint", "material"}
+
+
+def load_urdf(path_or_xml, floating_base: bool = False,
+              package_dirs: Union[None, str, os.PathLike, Sequence] = None,
+              *, mimic: str = "error") -> Model:
+    """Load a URDF file (a path) or URDF text (a string starting with '<') as a treedyn Model.
+
+    floating_base: hinge the root link to the world with a free joint named "root_joint".
+    package_dirs: directories where ``package://`` meshes are looked for (only to warn about
+        missing ones; meshes play no part in the dynamics).
+    mimic: "error" (default): a ``<mimic>`` joint is an error; "independent": it becomes an
+        ordinary independent joint (Pinocchio's default).
+    """
+    if mimic not in ("error", "independent"):
+        raise ValueError(f"mimic must be 'error' or 'independent', got {mimic!r}")
+    doc = read_xml(path_or_xml, "URDF")
+    return _Reader(doc, bool(floating_base), mimic).build(package_dirs)
+
+
+class _Reader:
+    def __init__(self, doc, floating_base: bool, mimic: str):
+        self.doc = doc
+        self.floating_base = floating_base
+        self.mimic = mimic
+        self.ignored = IgnoredTags(doc.source)
+        self.inconsistent: list[str] = []
+
+    def err(self, message, elem=None) -> ModelFileError:
+        return self.doc.error(message, elem)
+
+    # ------------------------------------------------------------------ the document
+    def build(self, package_dirs) -> Model:
+        doc, robot = self.doc, self.doc.root
+        self._refuse_xacro(robot)
+        if robot.tag != "robot":
+            raise self.err(f"the root element is <{robot.tag}>, a URDF file has <robot>", robot)
+        links, joints = {}, []
+        for elem in robot:
+            if not isinstance(elem.tag, str):
+                continue
+            if elem.tag == "link":
+                name = self._name(elem, "link")
+                if name in links:
+                    raise self.err(f"two links are named {name!r} (lines {doc.line(links[name])} and "
+                                   f"{doc.line(elem)})", elem)
+                links[name] = elem
+            elif elem.tag == "joint":
+                joints.append(elem)
+            elif elem.tag not in _ROBOT_SILENT:
+                self.ignored.add(elem.tag)
+        if not links:
+            raise self.err("no <link> in <robot>: this is not a robot description"
+                           + (" (is it an unexpanded xacro file?)" if "xacro" in str(robot.attrib) else ""),
+                           robot)
+        tree, joint_of = self._tree(links, joints)
+        root = self._root(links, joint_of)
+        nodes, limits = self._nodes(root, links, tree, joint_of)
+        if package_dirs is not None:
+            self._check_meshes(links.values(), package_dirs)
+        model = build_model(nodes, (0.0, 0.0, -9.81), self._err_line, doc.source)
+        model.joint_limits = limits
+        model.source = doc.source
+        self.ignored.warn()
+        warn_inconsistent_inertias(doc.source, self.inconsistent)
+        return model
+
+    def _err_line(self, message, line):
+        return ModelFileError(message, self.doc.source, line)
+
+    def _refuse_xacro(self, robot):
+        for elem in robot.iter():
+            if isinstance(elem.tag, str) and elem.tag.startswith(("xacro:", "{http://www.ros.org/wiki/xacro}")):
+                raise self.err(f"<{elem.tag}> is a xacro macro: expand the file with xacro first "
+                               f"(`xacro robot.urdf.xacro > robot.urdf`)", elem)
+
+    def _name(self, elem, what) -> str:
+        name = elem.get("name")
+        if not name:
+            raise self.err(f"a <{what}> has no name", elem)
+        return name
+
+    # ------------------------------------------------------------------ structure
+    def _tree(self, links, joints):
+        """children[link] = [joint elements in file order]; joint_of[child link] = its joint."""
+        children = {name: [] for name in links}
+        joint_of, names = {}, {}
+        for j in joints:
+            name = self._name(j, "joint")
+            if name in names:
+                raise self.err(f"two joints are named {name!r} (lines {self.doc.line(names[name])} and "
+                               f"{self.doc.line(j)})", j)
+            names[name] = j
+            parent, child = self._link_ref(j, "parent", links), self._link_ref(j, "child", links)
+            if parent == child:
+                raise self.err(f"joint {name!r} connects link {parent!r} to itself", j)
+            if child in joint_of:
+                other = joint_of[child]
+                raise self.err(f"link {child!r} is the child of two joints, {other.get('name')!r} (line "
+                               f"{self.doc.line(other)}) and {name!r}: a kinematic loop, which treedyn "
+                               f"(a tree) cannot represent", j)
+            joint_of[child] = j
+            children[parent].append(j)
+        return children, joint_of
+
+    def _link_ref(self, joint, tag, links) -> str:
+        e = joint.find(tag)
+        jn = joint.get("name")
+        if e is None or not e.get("link"):
+            raise self.err(f"joint {jn!r} has no <{tag} link=...>", joint)
+        name = e.get("link")
+        if name not in links:
+            raise self.err(f"joint {jn!r}: {tag} link {name!r} is not defined", e)
+        return name
+
+    def _root(self, links, joint_of) -> str:
+        roots = [n for n in links if n not in joint_of]
+        if not roots:
+            raise self.err("every link is the child of a joint, so the joints form a loop: no root link",
+                           self.doc.root)
+        if len(roots) > 1:
+            shown = ", ".join(repr(r) for r in roots[:6]) + (", ..." if len(roots) > 6 else "")
+            raise self.err(f"{len(roots)} links are no joint's child ({shown}); a URDF must be a single "
+                           f"tree with one root link", self.doc.root)
+        return roots[0]
+
+    def _nodes(self, root, links, children, joint_of):
+        """Depth-first list of Nodes (iterative: URDF chains can be deeper than Python's stack)."""
+        nodes, limits, seen = [], {}, set()
+        stack = [root]
+        while stack:
+            link = stack.pop()
+            seen.add(link)
+            elem = links[link]
+            if link == root:
+                node = Node(link, None, line=self.doc.line(elem))
+                if self.floating_base:
+                    # a root link named "world" (as in many arm descriptions) floats too, as in
+                    # Pinocchio; its body cannot take the world's name
+                    node.steps = [Step("root_joint", Free(), Transform())]
+                    if link == "world":
+                        node.body_name = "floating_base"
+            else:
+                if link == "world":
+                    raise self.err("a link that is not the root is named 'world', the name treedyn "
+                                   "gives the fixed world", elem)
+                node = self._joint_node(joint_of[link], link, limits)
+            node.inertia = self._inertia(elem, link)
+            nodes.append(node)
+            stack.extend(reversed([j.find("child").get("link") for j in children[link]]))
+        if len(seen) != len(links):
+            lost = [n for n in links if n not in seen]
+            raise self.err(f"links {lost[:6]} are not connected to the root link {root!r}: their joints "
+                           f"form a kinematic loop", links[lost[0]])
+        return nodes, limits
+
+    # ------------------------------------------------------------------ elements
+    def _origin(self, elem, what) -> Transform:
+        o = elem.find("origin")
+        if o is None:
+            return Transform()
+        xyz = floats(self.doc, o, "xyz", 3, np.zeros(3), what)
+        rpy = floats(self.doc, o, "rpy", 3, np.zeros(3), what)
+        return Transform.from_rpy(rpy, xyz)
+
+    def _joint_node(self, j, child, limits) -> Node:
+        doc = self.doc
+        name = j.get("name")
+        what = f"joint {name!r}"
+        for e in j:
+            if isinstance(e.tag, str) and e.tag not in _JOINT_SILENT:
+                self.ignored.add(e.tag)
+        kind = j.get("type")
+        if kind not in _JOINT_TYPES:
+            raise self.err(f"joint {name!r} has type {kind!r}; the URDF joint types are "
+                           f"{', '.join(_JOINT_TYPES)}", j)
+        mimic = j.find("mimic")
+        if mimic is not None and self.mimic == "error":
+            raise self.err(f"joint {name!r} has a <mimic joint={mimic.get('joint')!r}> tag: mimic joints "
+                           f"couple coordinates, which treedyn's tree models do not; load with "
+                           f"mimic='independent' (command line: --mimic independent) to make it an ordinary "
+                           f"independent joint", mimic)
+        parent = j.find("parent").get("link")
+        origin = self._origin(j, what)
+        node = Node(child, parent, line=doc.line(j))
+        if kind == "fixed":
+            node.placement = origin
+            return node
+        if kind == "floating":
+            node.steps = [Step(name, Free(), origin)]
+            return node
+        ax = j.find("axis")
+        axis = np.array([1.0, 0.0, 0.0]) if ax is None else floats(doc, ax, "xyz", 3, np.array([1.0, 0, 0]), what)
+        if np.linalg.norm(axis) < 1e-12:
+            raise self.err(f"joint {name!r} has a zero <axis xyz={ax.get('xyz')!r}>", ax)
+        axis = axis / np.linalg.norm(axis)
+        if kind in ("revolute", "prismatic"):
+            lim = j.find("limit")
+            if lim is not None and (lim.get("lower") is not None or lim.get("upper") is not None):
+                limits[name] = (floats(doc, lim, "lower", 1, 0.0, what), floats(doc, lim, "upper", 1, 0.0, what))
+        if kind in ("revolute", "continuous"):
+            node.steps = [Step(name, Revolute(axis), origin)]
+        elif kind == "prismatic":
+            node.steps = [Step(name, Prismatic(axis), origin)]
+        else:  # planar: motion in the plane normal to axis = prismatic u, prismatic w, revolute axis
+            R = z_to_vector(axis)
+            node.steps = [Step(name, Prismatic(R[:, 0]), origin, body_name=f"{child}#x"),
+                          Step(f"{name}#y", Prismatic(R[:, 1]), Transform(), body_name=f"{child}#y"),
+                          Step(f"{name}#theta", Revolute(axis), Transform())]
+        return node
+
+    def _inertia(self, link_elem, link) -> Optional[Inertia]:
+        for e in link_elem:
+            if isinstance(e.tag, str) and e.tag not in _LINK_SILENT:
+                self.ignored.add(e.tag)
+        inertial = link_elem.find("inertial")
+        if inertial is None:
+            return None
+        doc, what = self.doc, f"link {link!r} <inertial>"
+        X = self._origin(inertial, what)
+        m = inertial.find("mass")
+        if m is None:
+            raise self.err(f"{what} has no <mass>", inertial)
+        mass = floats(doc, m, "value", 1, None, what + " <mass>")
+        i = inertial.find("inertia")
+        if i is None:
+            raise self.err(f"{what} has no <inertia>", inertial)
+        ixx, ixy, ixz, iyy, iyz, izz = (floats(doc, i, k, 1, None, what + " <inertia>")
+                                        for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
+        I = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        try:
+            return file_inertia(mass, X.translation, X.rotation @ I @ X.rotation.T, f"link {link!r}",
+                                self.inconsistent)
+        except ValueError as e:
+            raise self.err(f"{what}: {e}", inertial) from None
+
+    # ------------------------------------------------------------------ meshes
+    def _check_meshes(self, link_elems, package_dirs) -> None:
+        if isinstance(package_dirs, (str, os.PathLike)):
+            package_dirs = [package_dirs]
+        dirs = [os.fspath(d) for d in package_dirs]
+        for d in dirs:
+            if not os.path.isdir(d):
+                raise FileNotFoundError(f"{self.doc.source}: package directory not found: {d!r} "
+                                        f"(given in package_dirs to look for meshes)")
+        missing = []
+        for link in link_elems:
+            for mesh in link.iterfind("./*/geometry/mesh"):
+                fn = mesh.get("filename", "")
+                if fn and not self._find_mesh(fn, dirs):
+                    missing.append(fn)
+        if missing:
+            shown = ", ".join(repr(m) for m in missing[:3]) + (", ..." if len(missing) > 3 else "")
+            warnings.warn(f"{self.doc.source}: {len(missing)} mesh file(s) not found in package_dirs "
+                          f"{dirs} ({shown}); meshes play no part in the dynamics, the model is complete",
+                          MissingMeshWarning, stacklevel=user_stacklevel())
+
+    def _find_mesh(self, fn: str, dirs) -> bool:
+        if fn.startswith("package://"):
+            rel = fn[len("package://"):]
+            return any(os.path.isfile(os.path.join(d, rel)) for d in dirs)
+        if fn.startswith("file://"):
+            return os.path.isfile(fn[len("file://"):])
+        if os.path.isabs(fn):
+            return os.path.isfile(fn)
+        return any(os.path.isfile(os.path.join(d, fn)) for d in [self.doc.base_dir, *dirs])
