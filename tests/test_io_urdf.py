@@ -1,0 +1,444 @@
+"""URDF loading (python/treedyn/io/urdf.py): structure, inertias, naming, errors, warnings, and
+random trees written as URDF against Pinocchio's own parser."""
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import treedyn as td
+from treedyn.io._common import IgnoredElementWarning, InertiaWarning
+from treedyn.io._tree import MassWarning
+from treedyn.io._xml import ModelFileError
+from treedyn.io.urdf import MissingMeshWarning, load_urdf
+
+from conftest import rel_err
+
+
+def inertial(mass, xyz=(0, 0, 0), rpy=(0, 0, 0), diag=(0.01, 0.02, 0.025), off=(0, 0, 0)):
+    ixx, iyy, izz = diag
+    ixy, ixz, iyz = off
+    return (f'<inertial><origin xyz="{" ".join(map(str, xyz))}" rpy="{" ".join(map(str, rpy))}"/>'
+            f'<mass value="{mass}"/><inertia ixx="{ixx}" ixy="{ixy}" ixz="{ixz}" iyy="{iyy}" iyz="{iyz}" '
+            f'izz="{izz}"/></inertial>')
+
+
+def robot(*parts, name="r"):
+    return f'<?xml version="1.0"?>\n<robot name="{name}">\n' + "\n".join(parts) + "\n</robot>\n"
+
+
+def link(name, *inner):
+    return f'<link name="{name}">' + "".join(inner) + "</link>"
+
+
+def joint(name, kind, parent, child, xyz=(0, 0, 0), rpy=(0, 0, 0), axis=None, extra=""):
+    ax = f'<axis xyz="{" ".join(map(str, axis))}"/>' if axis is not None else ""
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{" ".join(map(str, xyz))}" rpy="{" ".join(map(str, rpy))}"/>{ax}{extra}</joint>')
+
+
+ARM = robot(
+    link("base", inertial(5.0)),
+    link("l1", inertial(1.0, (0.1, 0, 0), (0.1, 0.2, 0.3))),
+    link("tool", inertial(0.5, (0, 0, 0.05))),
+    link("l2", inertial(0.8, (0, 0.1, 0))),
+    link("l3", inertial(0.3, (0, 0, 0.02))),
+    link("wheel", inertial(0.2)),
+    joint("j1", "revolute", "base", "l1", (0, 0, 0.3), (0, 0, 0.5), (0, 0, 2),
+          '<limit lower="-1.5" upper="2" effort="1" velocity="1"/>'),
+    joint("tool_mount", "fixed", "l1", "tool", (0.2, 0, 0), (0.3, 0, 0)),
+    joint("j2", "continuous", "tool", "l2", (0, 0, 0.1), axis=(1, 1, 0)),
+    joint("j3", "prismatic", "l2", "l3", (0, 0.2, 0), axis=(0, 0, 1),
+          extra='<limit lower="0" upper="0.1" effort="1" velocity="1"/>'),
+    joint("jw", "continuous", "l1", "wheel", (0, 0.1, 0), axis=(0, 1, 0)),
+)
+
+
+# ------------------------------------------------------------------ structure and naming
+
+def test_bodies_joints_and_coordinates_follow_the_tree_depth_first():
+    m = td.Model.from_urdf(ARM)
+    # the root link is the world; the fixed joint merged "tool" into l1; depth-first, file order
+    assert m.body_names == ["world", "l1", "l2", "l3", "wheel"]
+    assert list(m.parents) == [-1, 0, 1, 2, 1]
+    assert m.joint_names == ["j1", "j2", "j3", "jw"]
+    assert (m.nq, m.nv) == (4, 4)   # a continuous joint has one angle coordinate
+    assert [m.q_index(n) for n in m.joint_names] == [0, 1, 2, 3]
+    assert [m.v_index(n) for n in m.joint_names] == [0, 1, 2, 3]
+    assert isinstance(m.joints[1], td.Revolute) and isinstance(m.joints[3], td.Prismatic)
+    # axes are normalised, any direction is allowed
+    np.testing.assert_allclose(m.joints[1].axis, [0, 0, 1])
+    np.testing.assert_allclose(m.joints[2].axis, np.array([1, 1, 0]) / np.sqrt(2))
+    assert m.joint_limits == {"j1": (-1.5, 2.0), "j3": (0.0, 0.1)}
+    assert m.source == "<URDF string>"
+
+
+def test_merged_links_stay_findable_in_frames():
+    m = td.Model.from_urdf(ARM)
+    assert m.frames["base"][0] == "world" and m.frames["l1"][0] == "l1"
+    body, X = m.frames["tool"]
+    assert body == "l1"
+    np.testing.assert_allclose(X.translation, [0.2, 0, 0])
+    np.testing.assert_allclose(X.rotation, td.Transform.from_rpy((0.3, 0, 0)).rotation)
+    # the child of the merged link hangs from l1 with the composed placement
+    E, r = m._cpp.placement(m.body_index("l2"))
+    np.testing.assert_allclose(r, [0.2, 0, 0] + X.rotation @ [0, 0, 0.1], atol=1e-15)
+
+
+def test_fixed_joint_folds_inertia_at_the_right_pose():
+    """A revolute joint about z carrying a point mass at 0.3 m and, through a rotated fixed joint, a
+    point mass at 0.5 m plus a rod whose inertia is about the rotated axes: M is their sum."""
+    urdf = robot(
+        link("base"),
+        link("a", inertial(2.0, (0.3, 0, 0), diag=(0, 0, 0))),
+        link("b", inertial(1.5, (0, 0.2, 0), (0, 0, 0), diag=(0.02, 0.0, 0.02))),
+        joint("j", "revolute", "base", "a", axis=(0, 0, 1)),
+        # b's frame: 0.5 m along x of a, turned by 90° about x, so b's y axis is a's z axis
+        joint("weld", "fixed", "a", "b", (0.5, 0, 0), (np.pi / 2, 0, 0)),
+    )
+    m = td.Model.from_urdf(urdf)
+    assert m.nv == 1 and m.body_names == ["world", "a"]
+    # b's com: (0.5, 0, 0) + Rx(90°)(0, 0.2, 0) = (0.5, 0, 0.2): distance to the z axis 0.5;
+    # its rod inertia (0.02 about b's x and z) is 0.02 about a's x and y, 0 about a's z
+    expected = 2.0 * 0.3**2 + 1.5 * 0.5**2 + 0.0
+    for q in (0.0, 1.0, -2.5):
+        assert td.mass_matrix(m, np.array([q]))[0, 0] == pytest.approx(expected, rel=1e-14)
+
+
+def test_inertial_frame_rotation_and_offset():
+    rpy, xyz, diag = (0.3, -0.2, 0.9), (0.1, -0.05, 0.2), (0.01, 0.02, 0.025)
+    m = td.Model.from_urdf(robot(link("base"), link("a", inertial(1.7, xyz, rpy, diag)),
+                                 joint("j", "revolute", "base", "a", axis=(0, 0, 1))))
+    R = td.Transform.from_rpy(rpy).rotation
+    Ic = R @ np.diag(diag) @ R.T
+    c = np.array(xyz)
+    cx = np.array([[0, -c[2], c[1]], [c[2], 0, -c[0]], [-c[1], c[0], 0]])
+    I6 = np.asarray(m._cpp.spatial_inertia(1))
+    np.testing.assert_allclose(I6[3:, 3:], 1.7 * np.eye(3))
+    np.testing.assert_allclose(I6[:3, :3], Ic - 1.7 * cx @ cx, atol=1e-15)   # about the body origin
+    np.testing.assert_allclose(I6[:3, 3:], 1.7 * cx, atol=1e-15)
+
+
+def test_path_and_string_load_the_same(tmp_path):
+    p = tmp_path / "arm.urdf"
+    p.write_text(ARM)
+    a, b = td.Model.from_urdf(str(p)), td.Model.from_urdf(ARM)
+    c = td.Model.from_urdf(p)          # os.PathLike
+    q = np.array([0.3, -1.0, 0.05, 2.0])
+    np.testing.assert_array_equal(td.mass_matrix(a, q), td.mass_matrix(b, q))
+    np.testing.assert_array_equal(td.mass_matrix(c, q), td.mass_matrix(b, q))
+    assert a.source == str(p)
+
+
+def test_floating_base_puts_a_free_joint_at_the_root():
+    m = td.Model.from_urdf(ARM, floating_base=True)
+    assert m.joint_names[0] == "root_joint" and isinstance(m.joints[1], td.Free)
+    assert m.body_names[:2] == ["world", "base"]
+    assert (m.nq, m.nv) == (11, 10)
+    assert m.q_index("j1") == 7 and m.v_index("j1") == 6
+
+
+def test_floating_base_on_a_root_link_named_world():
+    urdf = robot(link("world"), link("base", inertial(3.0)), link("a", inertial(1.0, (0.1, 0, 0))),
+                 joint("w", "fixed", "world", "base", (0, 0, 0.5)),
+                 joint("j", "revolute", "base", "a", axis=(0, 0, 1)))
+    fixed = td.Model.from_urdf(urdf)
+    assert fixed.body_names == ["world", "a"] and fixed.nv == 1
+    m = td.Model.from_urdf(urdf, floating_base=True)
+    assert m.body_names == ["world", "floating_base", "a"] and m.nv == 7
+    assert m.frames["world"][0] == "floating_base" and m.frames["base"][0] == "floating_base"
+
+
+def test_floating_joint_in_the_file():
+    urdf = robot(link("world"), link("base", inertial(3.0)), link("a", inertial(1.0, (0.1, 0, 0))),
+                 joint("float", "floating", "world", "base", (0, 0, 1)),
+                 joint("j", "revolute", "base", "a", axis=(0, 1, 0)))
+    m = td.Model.from_urdf(urdf)
+    assert isinstance(m.joints[1], td.Free) and m.joint_names == ["float", "j"]
+    assert (m.nq, m.nv) == (8, 7)
+
+
+def test_planar_joint_is_two_prismatic_and_one_revolute_joint():
+    urdf = robot(link("world"), link("puck", inertial(2.0, (0.1, 0, 0))),
+                 joint("slide", "planar", "world", "puck", (0, 0, 0.2), axis=(0, 0, 1)))
+    m = td.Model.from_urdf(urdf)
+    assert m.joint_names == ["slide", "slide#y", "slide#theta"]
+    assert m.body_names == ["world", "puck#x", "puck#y", "puck"]
+    assert m.q_index("slide") == 0 and m.nv == 3
+    np.testing.assert_allclose(m.joints[1].axis, [1, 0, 0])
+    np.testing.assert_allclose(m.joints[2].axis, [0, 1, 0])
+    np.testing.assert_allclose(m.joints[3].axis, [0, 0, 1])
+    # x, y translate the puck, θ turns it: M = [[m, 0, -m c sθ], [0, m, m c cθ], [., ., I + m c²]]
+    th = 0.7
+    M = td.mass_matrix(m, np.array([0.3, -0.1, th]))
+    c, I = 0.1, 0.025
+    expected = np.array([[2, 0, -2 * c * np.sin(th)], [0, 2, 2 * c * np.cos(th)],
+                         [-2 * c * np.sin(th), 2 * c * np.cos(th), I + 2 * c * c]])
+    np.testing.assert_allclose(M, expected, atol=1e-14)
+
+
+def test_planar_joint_about_another_axis_moves_in_the_plane_normal_to_it():
+    urdf = robot(link("world"), link("p", inertial(1.0)),
+                 joint("pl", "planar", "world", "p", axis=(1, 0, 0)))
+    m = td.Model.from_urdf(urdf)
+    a1, a2, n = m.joints[1].axis, m.joints[2].axis, m.joints[3].axis
+    np.testing.assert_allclose(n, [1, 0, 0])
+    assert abs(a1 @ n) < 1e-15 and abs(a2 @ n) < 1e-15 and abs(a1 @ a2) < 1e-15
+    np.testing.assert_allclose(np.cross(a1, a2), n, atol=1e-15)
+
+
+# ------------------------------------------------------------------ warnings
+
+def test_visual_and_collision_are_silent_extensions_warn_once():
+    urdf = robot(
+        link("base", '<visual><geometry><box size="1 1 1"/></geometry></visual>'),
+        link("a", inertial(1.0), '<collision><geometry><sphere radius="0.1"/></geometry></collision>'),
+        joint("j", "revolute", "base", "a", axis=(0, 0, 1)),
+        '<transmission name="t"><type>x</type></transmission>',
+        '<gazebo reference="a"/>', '<gazebo/>', '<material name="red"/>')
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        td.Model.from_urdf(urdf)
+    msgs = [str(x.message) for x in w if issubclass(x.category, IgnoredElementWarning)]
+    assert len(msgs) == 1
+    assert "<gazebo> ×2" in msgs[0] and "<transmission>" in msgs[0] and "<URDF string>" in msgs[0]
+    assert "visual" not in msgs[0] and "collision" not in msgs[0] and "material" not in msgs[0]
+
+
+def test_physically_inconsistent_inertia_is_kept_with_a_warning():
+    # diag(0, 0, 3e-6) violates the triangle inequality (ANYmal's base link has this one)
+    urdf = robot(link("base"), link("a", inertial(1.0, (0.1, 0, 0), diag=(0.0, 0.0, 3e-6))),
+                 joint("j", "revolute", "base", "a", axis=(0, 0, 1)))
+    with pytest.warns(InertiaWarning, match="link 'a'"):
+        m = td.Model.from_urdf(urdf)
+    assert td.mass_matrix(m, np.zeros(1))[0, 0] == pytest.approx(0.01 + 3e-6, rel=1e-12)
+
+
+def test_a_joint_that_moves_no_mass_warns():
+    urdf = robot(link("base"), link("a", inertial(1.0)), link("tip"),
+                 joint("j", "revolute", "base", "a", axis=(0, 0, 1)),
+                 joint("jt", "revolute", "a", "tip", axis=(0, 0, 1)))
+    with pytest.warns(MassWarning, match="'jt'"):
+        td.Model.from_urdf(urdf)
+
+
+def test_package_dirs_missing_directory_is_an_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="package directory not found.*no_such_dir"):
+        td.Model.from_urdf(ARM, package_dirs=[str(tmp_path / "no_such_dir")])
+
+
+def test_package_dirs_missing_mesh_warns_found_mesh_does_not(tmp_path):
+    (tmp_path / "pkg" / "meshes").mkdir(parents=True)
+    (tmp_path / "pkg" / "meshes" / "a.stl").write_text("solid a\nendsolid a\n")
+    mesh = '<visual><geometry><mesh filename="package://pkg/meshes/{}.stl"/></geometry></visual>'
+    make = lambda name: robot(link("base"), link("a", inertial(1.0), mesh.format(name)),  # noqa: E731
+                              joint("j", "revolute", "base", "a", axis=(0, 0, 1)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        td.Model.from_urdf(make("a"), package_dirs=str(tmp_path))
+        td.Model.from_urdf(make("missing"))          # no package_dirs: meshes are not looked at
+    with pytest.warns(MissingMeshWarning, match="package://pkg/meshes/missing.stl"):
+        m = td.Model.from_urdf(make("missing"), package_dirs=[tmp_path])
+    assert m.nv == 1
+
+
+# ------------------------------------------------------------------ errors
+
+ERRORS = {
+    "malformed": ('<robot name="r">\n<link name="a">\n</robot>\n', ["malformed XML", "mismatched tag", "line 3"]),
+    "not-a-robot": ("<mujoco/>", ["root element is <mujoco>", "<robot>"]),
+    "no-links": ('<robot name="r"></robot>', ["no <link>"]),
+    "two-parents": (robot(link("a"), link("b", inertial(1)), link("c", inertial(1)),
+                          joint("j1", "revolute", "a", "b", axis=(0, 0, 1)),
+                          joint("j2", "revolute", "c", "b", axis=(0, 0, 1)),
+                          joint("j3", "revolute", "b", "c", axis=(0, 0, 1))),
+                    ["link 'b' is the child of two joints", "'j1'", "'j2'", "loop"]),
+    "cycle": (robot(link("a", inertial(1)), link("b", inertial(1)),
+                    joint("j1", "revolute", "a", "b", axis=(0, 0, 1)),
+                    joint("j2", "revolute", "b", "a", axis=(0, 0, 1))), ["no root link", "loop"]),
+    "detached-cycle": (robot(link("r"), link("a", inertial(1)), link("b", inertial(1)),
+                             joint("j1", "revolute", "a", "b", axis=(0, 0, 1)),
+                             joint("j2", "revolute", "b", "a", axis=(0, 0, 1))),
+                       ["not connected to the root link 'r'", "loop"]),
+    "two-roots": (robot(link("a"), link("b")), ["2 links are no joint's child", "'a'", "'b'"]),
+    "mimic": (robot(link("a"), link("b", inertial(1)), link("c", inertial(1)),
+                    joint("j1", "revolute", "a", "b", axis=(0, 0, 1)),
+                    joint("j2", "revolute", "a", "c", axis=(0, 0, 1), extra='<mimic joint="j1"/>')),
+              ["joint 'j2'", "<mimic joint='j1'>", "mimic='independent'"]),
+    "unknown-type": (robot(link("a"), link("b", inertial(1)), joint("j", "screw", "a", "b")),
+                     ["joint 'j' has type 'screw'", "revolute, continuous"]),
+    "undefined-link": (robot(link("a"), joint("j", "revolute", "a", "ghost")),
+                       ["joint 'j'", "child link 'ghost' is not defined"]),
+    "duplicate-link": (robot(link("a"), link("a")), ["two links are named 'a'"]),
+    "duplicate-joint": (robot(link("a"), link("b", inertial(1)), link("c", inertial(1)),
+                              joint("j", "revolute", "a", "b"), joint("j", "revolute", "a", "c")),
+                        ["two joints are named 'j'"]),
+    "xacro": ('<robot xmlns:xacro="http://www.ros.org/wiki/xacro" name="r">\n<xacro:macro name="m"/>\n</robot>',
+              ["xacro", "expand"]),
+    "no-mass": (robot(link("a"), link("b", "<inertial><inertia ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'/>"
+                                           "</inertial>"), joint("j", "revolute", "a", "b")),
+                ["link 'b' <inertial> has no <mass>"]),
+    "bad-number": (robot(link("a"), link("b", inertial("abc")), joint("j", "revolute", "a", "b")),
+                   ["value='abc' is not a list of numbers"]),
+    "bad-origin": (robot(link("a"), link("b", inertial(1)), '<joint name="j" type="revolute"><parent link="a"/>'
+                         '<child link="b"/><origin xyz="1 2"/></joint>'),
+                   ["joint 'j'", "xyz='1 2' must have 3 numbers"]),
+    "negative-mass": (robot(link("a"), link("b", inertial(-1.0)), joint("j", "revolute", "a", "b")),
+                      ["link 'b'", "mass must be finite and >= 0"]),
+    "zero-axis": (robot(link("a"), link("b", inertial(1)), joint("j", "revolute", "a", "b", axis=(0, 0, 0))),
+                  ["joint 'j' has a zero <axis"]),
+    "nested-float": (robot(link("a"), link("b", inertial(1)), link("c", inertial(1)),
+                           joint("j", "revolute", "a", "b"), joint("f", "floating", "b", "c")),
+                     ["'f' is a free (floating) joint between 'b' and 'c'", "only between the world"]),
+    "world-inside": (robot(link("a"), link("world", inertial(1)), joint("j", "revolute", "a", "world")),
+                     ["named 'world'"]),
+    "no-parent": (robot(link("a"), link("b"), '<joint name="j" type="fixed"><child link="b"/></joint>'),
+                  ["joint 'j' has no <parent link=...>"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_errors_name_the_problem_the_file_and_the_line(tmp_path, case):
+    text, expected = ERRORS[case]
+    path = tmp_path / f"{case}.urdf"
+    path.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ModelFileError) as e:
+            td.Model.from_urdf(str(path))
+    msg = str(e.value)
+    assert msg.startswith(str(path)), msg
+    assert e.value.source == str(path) and isinstance(e.value, ValueError)
+    for part in expected:
+        assert part in msg, (part, msg)
+    # the same text as a string names "<URDF string>"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ModelFileError, match="<URDF string>"):
+            td.Model.from_urdf(text)
+
+
+def test_error_lines_point_at_the_element():
+    text = robot(link("a"), link("b", inertial(1)), link("c", inertial(1)),
+                 joint("j1", "revolute", "a", "b"), joint("j2", "revolute", "a", "c", extra='<mimic joint="j1"/>'))
+    line = next(i for i, l in enumerate(text.splitlines(), 1) if "j2" in l)
+    with pytest.raises(ModelFileError) as e:
+        td.Model.from_urdf(text)
+    assert e.value.line == line and f"line {line}:" in str(e.value)
+
+
+def test_missing_file_and_bad_arguments(tmp_path):
+    missing = str(tmp_path / "nope.urdf")
+    with pytest.raises(FileNotFoundError, match="URDF file not found.*nope.urdf"):
+        td.Model.from_urdf(missing)
+    with pytest.raises(IsADirectoryError, match="directory"):
+        td.Model.from_urdf(str(tmp_path))
+    with pytest.raises(ValueError, match="empty"):
+        td.Model.from_urdf("")
+    with pytest.raises(TypeError, match="file path or an XML string"):
+        td.Model.from_urdf(42)
+    with pytest.raises(ValueError, match="mimic must be"):
+        td.Model.from_urdf(ARM, mimic="maybe")
+
+
+def test_mimic_independent_makes_an_ordinary_joint():
+    text, _ = ERRORS["mimic"]
+    m = td.Model.from_urdf(text, mimic="independent")
+    assert m.joint_names == ["j1", "j2"] and m.nv == 2
+
+
+def test_deep_chain_does_not_hit_the_recursion_limit():
+    n = 3000
+    parts = [link("l0")] + [link(f"l{i}", inertial(1.0, (0, 0, 0.05))) for i in range(1, n + 1)]
+    parts += [joint(f"j{i}", "revolute", f"l{i - 1}", f"l{i}", (0, 0, 0.1), axis=(0, 1, 0)) for i in range(1, n + 1)]
+    m = td.Model.from_urdf(robot(*parts))
+    assert m.nv == n and m.is_chain
+
+
+# ------------------------------------------------------------------ against Pinocchio's own parser
+
+def random_urdf(n, seed, *, fixed=0.2, prismatic=0.15, continuous=0.15, floating_joint=False):
+    """A random tree of n links written as URDF: random origins (xyz, rpy), axes in any direction,
+    inertias with rotated inertial frames, fixed joints (merged), continuous and prismatic joints,
+    links without <inertial>, children listed in a shuffled order."""
+    rng = np.random.default_rng(seed)
+    f = lambda a: " ".join(f"{x:.9g}" for x in a)  # noqa: E731
+    parents = [None] + [int(rng.integers(max(0, i - 4), i)) if rng.random() < 0.7 else int(rng.integers(0, i))
+                        for i in range(1, n + 1)]
+    has_child = set(parents[1:])
+    links, joints = [link("root", inertial(2.0))], []
+    for i in range(1, n + 1):
+        p = parents[i]
+        if i in has_child and rng.random() < 0.2:
+            links.append(link(f"link{i}"))   # no inertial (not on a leaf: that would be singular)
+        else:
+            d = np.sort(rng.uniform(0.01, 0.05, 3))
+            d[2] = min(d[2], d[0] + d[1])   # triangle inequality
+            links.append(link(f"link{i}", inertial(rng.uniform(0.5, 3.0), rng.uniform(-0.1, 0.1, 3),
+                                                   rng.uniform(-np.pi, np.pi, 3), rng.permutation(d))))
+        u = rng.random()
+        kind = ("fixed" if u < fixed else "prismatic" if u < fixed + prismatic
+                else "continuous" if u < fixed + prismatic + continuous else "revolute")
+        pname = "root" if p == 0 else f"link{p}"
+        if floating_joint and i == 1:
+            kind, pname = "floating", "root"
+        joints.append(f'<joint name="joint{i}" type="{kind}"><parent link="{pname}"/><child link="link{i}"/>'
+                      f'<origin xyz="{f(rng.uniform(-0.3, 0.3, 3))}" rpy="{f(rng.uniform(-np.pi, np.pi, 3))}"/>'
+                      f'<axis xyz="{f(rng.standard_normal(3))}"/>'
+                      + ('<limit lower="-1" upper="1" effort="1" velocity="1"/>' if kind in ("revolute", "prismatic") else "")
+                      + "</joint>")
+    order = rng.permutation(len(joints))
+    return robot(*links, *[joints[k] for k in order], name=f"random{seed}")
+
+
+def _agree(model, peer, rng, n=4):
+    aba = td.make_solver("aba", model)
+    worst = 0.0
+    for _ in range(n):
+        q = td.random_configuration(model, rng)
+        v, tau = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+        M = td.mass_matrix(model, q)
+        worst = max(worst, rel_err(M, peer.mass_matrix(q)))
+        worst = max(worst, rel_err(td.bias_forces(model, q, v), peer.bias_forces(q, v)))
+        worst = max(worst, rel_err(aba.forward_dynamics(q, v, tau), peer.forward_dynamics(q, v, tau)))
+    return worst
+
+
+@pytest.mark.parametrize("floating_base", [False, True])
+@pytest.mark.parametrize("seed", range(8))
+def test_random_urdf_trees_agree_with_pinocchio(seed, floating_base):
+    pytest.importorskip("pinocchio")
+    from treedyn.peers import PinocchioFromFile
+
+    text = random_urdf(25, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # a valid tree: no warning at all
+        model = td.Model.from_urdf(text, floating_base=floating_base)
+    peer = PinocchioFromFile(model, text, floating_base)
+    assert peer.nv_peer == model.nv
+    assert _agree(model, peer, np.random.default_rng(seed)) < 1e-9
+
+
+def test_random_urdf_with_floating_joint_in_file_agrees_with_pinocchio():
+    pytest.importorskip("pinocchio")
+    from treedyn.peers import PinocchioFromFile
+
+    text = random_urdf(15, 3, floating_joint=True)
+    model = td.Model.from_urdf(text)
+    assert isinstance(model.joints[model.body_index("link1")], td.Free)
+    assert _agree(model, PinocchioFromFile(model, text), np.random.default_rng(0)) < 1e-9
+
+
+def test_planar_joint_agrees_with_pinocchio_planar():
+    pin = pytest.importorskip("pinocchio")
+    from treedyn.peers import PinocchioFromFile
+
+    text = robot(link("world"), link("puck", inertial(2.0, (0.1, 0.05, 0.02), (0.2, 0.1, 0.3))),
+                 link("arm", inertial(0.7, (0.2, 0, 0))),
+                 joint("slide", "planar", "world", "puck", (0.1, 0, 0.2), (0.1, 0.2, 0.3), axis=(0, 0, 1)),
+                 joint("hinge", "revolute", "puck", "arm", (0.1, 0, 0), axis=(0, 1, 1),
+                       extra='<limit lower="-1" upper="1" effort="1" velocity="1"/>'))
+    model = td.Model.from_urdf(text)
+    peer = PinocchioFromFile(model, text)
+    assert peer.pm.joints[peer.pm.getJointId("slide")].shortname() == "JointModelPlanar"
+    assert _agree(model, peer, np.random.default_rng(5)) < 1e-9
