@@ -1,0 +1,547 @@
+"""MJCF loading (python/treedyn/io/mjcf.py): bodies, joints, poses, defaults, inertias from geoms,
+errors and warnings; and models from a pendulum to a floating creature with ball joints against
+MuJoCo's own compiler (mj_fullM, mj_forward)."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import treedyn as td
+from treedyn.io._common import IgnoredElementWarning
+from treedyn.io._xml import ModelFileError
+
+from conftest import rel_err
+
+# ------------------------------------------------------------------ models
+
+PENDULUM = """
+<mujoco model="pendulum">
+  <worldbody>
+    <body name="bob" pos="0 0 2">
+      <joint name="swing" type="hinge" axis="0 1 0"/>
+      <geom type="sphere" pos="0 0 -0.8" size="0.1" mass="1.5"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+CARTPOLE = """
+<mujoco model="cartpole">
+  <compiler angle="radian"/>
+  <option gravity="0 0 -9.81"/>
+  <worldbody>
+    <geom type="plane" size="5 5 0.1"/>
+    <body name="cart" pos="0 0 0.5">
+      <joint name="slider" type="slide" axis="1 0 0"/>
+      <geom type="box" size="0.2 0.1 0.05" mass="2"/>
+      <body name="pole">
+        <joint name="hinge" type="hinge" axis="0 1 0"/>
+        <geom type="sphere" pos="0 0 0.6" size="0.05" mass="0.5"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+ARM = """
+<mujoco model="arm">
+  <compiler angle="degree" eulerseq="zyx"/>
+  <default>
+    <joint axis="0 0 1" damping="0"/>
+    <geom density="700"/>
+    <default class="link">
+      <geom type="capsule" size="0.04"/>
+      <default class="wrist">
+        <joint axis="1 0 0" pos="0 0 0.05"/>
+      </default>
+    </default>
+  </default>
+  <worldbody>
+    <body name="base" pos="0 0 0.1" euler="0 0 30" childclass="link">
+      <geom type="cylinder" size="0.1 0.05" class="main"/>
+      <body name="shoulder" pos="0 0 0.1" axisangle="1 1 0 20">
+        <joint name="yaw"/>
+        <joint name="pitch" axis="0 1 0" pos="0 0 0.05" ref="10"/>
+        <geom fromto="0 0 0 0 0 0.4"/>
+        <body name="upper" pos="0 0 0.4" xyaxes="0 1 0 -1 0 0.2">
+          <joint name="elbow" axis="0 1 1" pos="0.01 0 0"/>
+          <geom fromto="0 0 0 0.3 0 0.05"/>
+          <geom type="box" size="0.03 0.04 0.05" pos="0.15 0 0" quat="0.9 0.1 0.2 0.3"/>
+          <frame pos="0.3 0 0.05" zaxis="1 0 1">
+            <body name="forearm" childclass="wrist">
+              <joint name="roll"/>
+              <joint name="shift" type="slide" axis="0 0 1" ref="0.02"/>
+              <inertial pos="0.02 0.01 0.1" mass="0.6" fullinertia="0.004 0.005 0.002 0.0003 -0.0002 0.0001"/>
+              <body name="hand" pos="0 0 0.25" euler="10 -20 30">
+                <joint name="wrist" class="wrist"/>
+                <inertial pos="0 0 0.05" quat="0.7 0.2 -0.1 0.4" mass="0.3" diaginertia="0.0004 0.0005 0.0003"/>
+                <body name="tool" pos="0 0 0.1">
+                  <geom type="ellipsoid" size="0.02 0.03 0.05" mass="0.1"/>
+                </body>
+              </body>
+            </body>
+          </frame>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+CREATURE = """
+<mujoco model="creature">
+  <compiler angle="radian"/>
+  <option gravity="0.5 -0.3 -9.81"/>
+  <default>
+    <joint type="hinge" axis="0 1 0"/>
+    <default class="leg"><geom type="capsule" size="0.03" density="900"/></default>
+  </default>
+  <worldbody>
+    <body name="torso" pos="0 0 0.6" quat="0.9 0.1 0 0.2">
+      <freejoint name="root"/>
+      <geom type="ellipsoid" size="0.25 0.15 0.08" density="600"/>
+      <body name="tail" pos="-0.25 0 0">
+        <joint name="tail_slide" type="slide" axis="-1 0 0.3"/>
+        <geom type="cylinder" fromto="0 0 0 -0.2 0 0.05" size="0.02"/>
+      </body>
+      <body name="fl_thigh" pos="0.2 0.1 0" childclass="leg">
+        <joint name="fl_hip" type="ball" pos="0 0 0.02"/>
+        <geom fromto="0 0 0 0.1 0.1 -0.15"/>
+        <body name="fl_shin" pos="0.1 0.1 -0.15">
+          <joint name="fl_knee" axis="1 -1 0"/>
+          <geom fromto="0 0 0 0.05 0.05 -0.2"/>
+        </body>
+      </body>
+      <body name="fr_thigh" pos="0.2 -0.1 0" childclass="leg">
+        <joint name="fr_hip" type="ball" pos="0 0 0.02"/>
+        <geom fromto="0 0 0 0.1 -0.1 -0.15"/>
+        <body name="fr_shin" pos="0.1 -0.1 -0.15">
+          <joint name="fr_knee" axis="1 1 0"/>
+          <geom fromto="0 0 0 0.05 -0.05 -0.2"/>
+        </body>
+      </body>
+      <body name="bl_thigh" pos="-0.2 0.1 0" childclass="leg">
+        <joint name="bl_hip_x" axis="1 0 0"/>
+        <joint name="bl_hip_y" pos="0 0 0.01"/>
+        <geom fromto="0 0 0 -0.1 0.1 -0.15"/>
+        <body name="bl_shin" pos="-0.1 0.1 -0.15">
+          <joint name="bl_knee" type="ball"/>
+          <geom fromto="0 0 0 -0.05 0.05 -0.2"/>
+        </body>
+      </body>
+      <body name="br_thigh" pos="-0.2 -0.1 0" childclass="leg">
+        <joint name="br_hip" type="ball"/>
+        <geom fromto="0 0 0 -0.1 -0.1 -0.15"/>
+        <body name="br_shin" pos="-0.1 -0.1 -0.15">
+          <joint name="br_knee" range="-1 1"/>
+          <geom fromto="0 0 0 -0.05 -0.05 -0.2"/>
+          <body name="br_foot" pos="-0.05 -0.05 -0.2"><geom type="sphere" size="0.04"/></body>
+        </body>
+      </body>
+    </body>
+    <body name="ball" pos="1 0 0.2">
+      <joint name="ball_free" type="free"/>
+      <geom type="sphere" size="0.1" mass="0.4"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+HUMANOID = """
+<mujoco model="humanoid-like">
+  <default>
+    <joint pos="0 0 0"/>
+    <geom type="capsule" size="0.05" density="1000"/>
+  </default>
+  <worldbody>
+    <body name="pelvis" pos="0 0 1">
+      <freejoint/>
+      <geom fromto="0 -0.1 0 0 0.1 0" size="0.09"/>
+      <body name="chest" pos="0 0 0.1">
+        <joint name="abdomen_z" axis="0 0 1" pos="0 0 -0.05"/>
+        <joint name="abdomen_y" axis="0 1 0" pos="0 0 -0.05"/>
+        <geom fromto="0 -0.08 0.1 0 0.08 0.1" size="0.08"/>
+        <body name="head" pos="0 0 0.3"><geom type="sphere" size="0.1"/></body>
+        <body name="upper_arm_r" pos="0 -0.17 0.15">
+          <joint name="shoulder_r1" axis="2 1 1"/>
+          <joint name="shoulder_r2" axis="0 -1 1"/>
+          <geom fromto="0 0 0 0.15 -0.15 -0.15" size="0.04"/>
+          <body name="lower_arm_r" pos="0.16 -0.16 -0.16">
+            <joint name="elbow_r" axis="0 -1 1"/>
+            <geom fromto="0.01 0.01 0.01 0.17 0.17 0.17" size="0.031"/>
+          </body>
+        </body>
+      </body>
+      <body name="thigh_l" pos="0 0.1 -0.04">
+        <joint name="hip_x_l" axis="-1 0 0"/>
+        <joint name="hip_z_l" axis="0 0 -1"/>
+        <joint name="hip_y_l" axis="0 1 0"/>
+        <geom fromto="0 0 0 0 -0.01 -0.34" size="0.06"/>
+        <body name="shin_l" pos="0 -0.01 -0.403">
+          <joint name="knee_l" pos="0 0 0.02" axis="0 -1 0"/>
+          <geom fromto="0 0 0 0 0 -0.3" size="0.049"/>
+          <body name="foot_l" pos="0 0 -0.39">
+            <joint name="ankle_l" type="ball" pos="0 0 0.08"/>
+            <geom type="box" size="0.08 0.04 0.02" pos="0.04 0 0"/>
+          </body>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+MODELS = {"pendulum": PENDULUM, "cartpole": CARTPOLE, "arm": ARM, "creature": CREATURE, "humanoid": HUMANOID}
+
+
+def load(xml):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # these models have nothing to ignore or warn about
+        return td.Model.from_mjcf(xml)
+
+
+# ------------------------------------------------------------------ structure, without MuJoCo
+
+def test_pendulum_mass_matrix_and_gravity_torque_by_hand():
+    m = load(PENDULUM)
+    assert m.body_names == ["world", "bob"] and m.joint_names == ["swing"]
+    L, r, mass = 0.8, 0.1, 1.5
+    for q in (0.0, 0.4, -2.0):
+        qv = np.array([q])
+        assert td.mass_matrix(m, qv)[0, 0] == pytest.approx(mass * (L * L + 0.4 * r * r), rel=1e-13)
+        # about +y, the bob at (L sin q, ., -L cos q) weighs m g: torque g m L sin q resists
+        assert td.bias_forces(m, qv, np.zeros(1))[0] == pytest.approx(9.81 * mass * L * math.sin(q), rel=1e-12, abs=1e-12)
+
+
+def test_cartpole_mass_matrix_by_hand():
+    m = load(CARTPOLE)
+    assert m.joint_names == ["slider", "hinge"] and m.body_names == ["world", "cart", "pole"]
+    mc, mp, l, r = 2.0, 0.5, 0.6, 0.05
+    for th in (0.0, 0.7, 2.5):
+        M = td.mass_matrix(m, np.array([0.3, th]))
+        # pole about +y: the bob at (l sin θ, ., l cos θ) relative to the cart
+        expected = [[mc + mp, mp * l * math.cos(th)], [mp * l * math.cos(th), mp * (l * l + 0.4 * r * r)]]
+        np.testing.assert_allclose(M, expected, rtol=1e-13, atol=1e-15)
+
+
+def test_bodies_joints_frames_and_coordinates():
+    m = load(CREATURE)
+    assert m.joint_names[:3] == ["root", "tail_slide", "fl_hip"]
+    assert m.joint_names[-1] == "ball_free"
+    assert m.body_names[:4] == ["world", "torso", "tail", "fl_thigh"]
+    # several joints in one body: massless bodies "<body>#<joint>" then the body itself
+    i = m.body_index("bl_thigh#bl_hip_x")
+    assert m.body_names[i + 1] == "bl_thigh" and m.parents[i + 1] == i
+    # a body without joints is merged; its frame is kept
+    assert "br_foot" not in m.body_names and m.frames["br_foot"][0] == "br_shin"
+    # a ball joint off the body origin: treedyn's body frame sits on the joint
+    body, X = m.frames["fl_thigh"]
+    assert body == "fl_thigh"
+    np.testing.assert_allclose(X.translation, [0, 0, -0.02])
+    # q: free (7), slide (1), ball (4), hinge (1), ...
+    assert m.q_index("root") == 0 and m.q_index("tail_slide") == 7 and m.q_index("fl_hip") == 8
+    assert m.v_index("fl_hip") == 7 and m.v_index("fl_knee") == 10
+    assert isinstance(m.joints[m.body_index("fl_thigh")], td.Spherical)
+    assert m.joint_limits == {"br_knee": (-1.0, 1.0)}
+
+
+def test_unnamed_bodies_and_joints_get_mujocos_ids():
+    xml = """<mujoco><worldbody>
+      <body><joint/><geom size="0.1"/>
+        <body name="named"><joint/><joint name="j"/><geom size="0.1"/></body>
+        <body><joint type="slide"/><geom size="0.1"/></body>
+      </body></worldbody></mujoco>"""
+    m = load(xml)
+    assert m.body_names == ["world", "body1", "named#joint1", "named", "body3"]
+    assert m.joint_names == ["joint0", "joint1", "j", "joint3"]
+
+
+def test_defaults_childclass_and_explicit_attributes():
+    m = load(ARM)
+    axes = {n: m.joints[m._joint_index[n]].axis for n in m.joint_names}
+    np.testing.assert_allclose(axes["yaw"], [0, 0, 1])                 # main class
+    np.testing.assert_allclose(axes["pitch"], [0, 1, 0])               # explicit
+    np.testing.assert_allclose(axes["roll"], [1, 0, 0])                # childclass "wrist"
+    np.testing.assert_allclose(axes["elbow"], np.array([0, 1, 1]) / math.sqrt(2))
+
+
+def test_hinge_ref_is_the_coordinate_of_the_pose_in_the_file():
+    """With ref = 30°, the pendulum hangs straight down (no gravity torque) at q = 30°."""
+    xml = PENDULUM.replace('type="hinge"', 'type="hinge" ref="30"')
+    m = load(xml)
+    assert td.bias_forces(m, np.array([math.radians(30)]), np.zeros(1))[0] == pytest.approx(0, abs=1e-12)
+    assert td.bias_forces(m, np.zeros(1), np.zeros(1))[0] == pytest.approx(
+        9.81 * 1.5 * 0.8 * math.sin(-math.radians(30)), rel=1e-12)
+    slide = CARTPOLE.replace('type="slide" axis="1 0 0"', 'type="slide" axis="0 0 2" ref="0.25"')
+    ms = load(slide)
+    # the cart is at its file position at q = 0.25: its height then is 0.5, at q = 0 it is 0.25
+    body, X = ms.frames["cart"]
+    E, r = ms._cpp.placement(ms.body_index("cart"))
+    np.testing.assert_allclose(r, [0, 0, 0.25])
+
+
+def test_gravity_option_and_flag():
+    assert list(load(CREATURE).gravity) == [0.5, -0.3, -9.81]
+    off = PENDULUM.replace("<worldbody>", '<option><flag gravity="disable"/></option><worldbody>')
+    assert list(load(off).gravity) == [0, 0, 0]
+    assert list(load(PENDULUM).gravity) == [0, 0, -9.81]
+
+
+def test_inertia_from_geoms_settings():
+    base = """<mujoco><compiler {}/><worldbody><body><joint axis="0 0 1"/>
+      <inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>
+      <geom type="sphere" size="0.1" pos="0.5 0 0" mass="2"/>
+      <geom type="sphere" size="0.1" pos="0.5 0 0" mass="3" group="4"/>
+      </body></worldbody></mujoco>"""
+    Mzz = lambda xml: td.mass_matrix(load(xml), np.zeros(1))[0, 0]  # noqa: E731
+    sphere = lambda mass: mass * (0.25 + 0.4 * 0.01)                 # noqa: E731
+    assert Mzz(base.format("")) == pytest.approx(1.0)                                  # auto: <inertial>
+    assert Mzz(base.format('inertiafromgeom="true"')) == pytest.approx(sphere(5))      # geoms, groups 0-5
+    assert Mzz(base.format('inertiafromgeom="true" inertiagrouprange="0 3"')) == pytest.approx(sphere(2))
+    assert Mzz(base.format('settotalmass="2"')) == pytest.approx(2.0)                   # scaled by 2 / 1
+
+
+def test_include_is_relative_to_the_including_file(tmp_path):
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "leg.xml").write_text(
+        '<mujoco><body name="leg" pos="0 0 -0.2"><joint name="knee"/><geom size="0.05"/></body></mujoco>')
+    (tmp_path / "robot.xml").write_text(
+        '<mujoco><worldbody><body name="hip"><joint name="hip"/><geom size="0.1"/>'
+        '<include file="parts/leg.xml"/></body></worldbody></mujoco>')
+    m = td.Model.from_mjcf(str(tmp_path / "robot.xml"))
+    assert m.joint_names == ["hip", "knee"] and m.parents[2] == 1
+
+
+def test_euler_sequences():
+    """xyz (moving axes) is R = Rx Ry Rz; XYZ (fixed axes) is R = Rz Ry Rx."""
+    from treedyn.io._common import axis_angle_matrix as aa
+    a = (20.0, -35.0, 50.0)
+    Rx, Ry, Rz = (aa(e, math.radians(t)) for e, t in zip(np.eye(3), a))
+    for seq, R in (("xyz", Rx @ Ry @ Rz), ("XYZ", Rz @ Ry @ Rx)):
+        xml = (f'<mujoco><compiler eulerseq="{seq}"/><worldbody><body euler="{a[0]} {a[1]} {a[2]}">'
+               '<joint/><geom size="0.1"/></body></worldbody></mujoco>')
+        E, r = load(xml)._cpp.placement(1)
+        np.testing.assert_allclose(np.asarray(E).T, R, atol=1e-15)
+
+
+# ------------------------------------------------------------------ warnings and errors
+
+def test_what_is_not_modelled_is_said_once():
+    xml = CARTPOLE.replace('type="slide" axis="1 0 0"', 'type="slide" axis="1 0 0" damping="0.1" armature="0.01"')
+    xml = xml.replace("</mujoco>", '<actuator><motor joint="slider"/></actuator><sensor/></mujoco>')
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        td.Model.from_mjcf(xml)
+    msgs = [str(x.message) for x in w if issubclass(x.category, IgnoredElementWarning)]
+    assert len(msgs) == 1
+    assert "damping of joint(s) 'slider'" in msgs[0] and "armature" in msgs[0]
+    assert "M differs from MuJoCo's" in msgs[0] and "<actuator>" in msgs[0] and "<sensor>" not in msgs[0]
+
+
+def body(inner):
+    return f'<mujoco><worldbody><body name="b"><joint name="j"/>{inner}</body></worldbody></mujoco>'
+
+
+ERRORS = {
+    "malformed": ("<mujoco>\n<worldbody>\n<body>\n</worldbody>\n</mujoco>", ["malformed XML", "mismatched tag", "line 4"]),
+    "not-mujoco": ("<robot/>", ["root element is <robot>", "<mujoco>"]),
+    "equality": ('<mujoco><worldbody/><equality><weld body1="a"/></equality></mujoco>', ["<equality>", "tree"]),
+    "nested-free": (body('<geom size="0.1"/><body name="c"><freejoint/><geom size="0.1"/></body>'),
+                    ["free joint", "top-level"]),
+    "joint-type": (body('<geom size="0.1"/><body name="c"><joint name="s" type="screw"/><geom size="1"/></body>'),
+                   ["joint 's' has type 'screw'"]),
+    "mesh-inertia": (body('<geom name="shell" type="mesh" mesh="m"/>'),
+                     ["geom shell of body 'b' is a mesh", "give body 'b' an <inertial>"]),
+    "unknown-class": (body('<geom class="nope" size="0.1"/>'), ["default class 'nope'", "not defined"]),
+    "two-orientations": (body('<geom size="0.1" quat="1 0 0 0" euler="0 0 0"/>'), ["more than one orientation"]),
+    "composite": (body('<composite type="rope"/>'), ["<composite> is not supported"]),
+    "plane": (body('<geom type="plane" size="1 1 1"/>'), ["plane can only be in the world body"]),
+    "bad-number": (body('<geom size="0.1 x"/>'), ["size='0.1 x'", "not a list of numbers"]),
+    "world-joint": ('<mujoco><worldbody><joint/></worldbody></mujoco>', ["directly in <worldbody>"]),
+    "two-inertials": (body('<inertial mass="1" diaginertia="1 1 1"/><inertial mass="1" diaginertia="1 1 1"/>'),
+                      ["more than one <inertial>"]),
+    "inertial-both": (body('<inertial mass="1" diaginertia="1 1 1" fullinertia="1 1 1 0 0 0"/>'),
+                      ["exactly one of diaginertia and fullinertia"]),
+    "include-missing": (body('<include file="nowhere.xml"/>'), ["<include file='nowhere.xml'>", "not found"]),
+    "global": ('<mujoco><compiler coordinate="global"/><worldbody/></mujoco>', ["coordinate='global'"]),
+    "zero-axis": (body('<geom size="0.1"/><body name="c"><joint name="z" axis="0 0 0"/><geom size="1"/></body>'),
+                  ["joint 'z' has a zero axis"]),
+    "duplicate-body": ('<mujoco><worldbody><body name="a"/><body name="a"/></worldbody></mujoco>',
+                       ["two bodies are named 'a'"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_errors_name_the_problem_the_file_and_the_line(tmp_path, case):
+    text, expected = ERRORS[case]
+    path = tmp_path / f"{case}.xml"
+    path.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ModelFileError) as e:
+            td.Model.from_mjcf(str(path))
+    msg = str(e.value)
+    assert msg.startswith(str(path)) and isinstance(e.value, ValueError), msg
+    if case not in ("global", "equality"):
+        assert e.value.line is not None and f"line {e.value.line}:" in msg
+    for part in expected:
+        assert part in msg, (part, msg)
+
+
+def test_error_in_an_included_file_names_that_file(tmp_path):
+    (tmp_path / "part.xml").write_text('<mujoco>\n<body name="p">\n<joint type="screw"/>\n</body>\n</mujoco>')
+    (tmp_path / "main.xml").write_text('<mujoco><worldbody><include file="part.xml"/></worldbody></mujoco>')
+    with pytest.raises(ModelFileError) as e:
+        td.Model.from_mjcf(str(tmp_path / "main.xml"))
+    assert str(e.value).startswith(f"{tmp_path / 'part.xml'}, line 3:")
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="MJCF file not found.*nope.xml"):
+        td.Model.from_mjcf(str(tmp_path / "nope.xml"))
+
+
+# ------------------------------------------------------------------ against MuJoCo
+
+def _check(model, peer, rng, n=4):
+    aba = td.make_solver("aba", model)
+    for _ in range(n):
+        q = td.random_configuration(model, rng)
+        v, tau = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+        M, M_peer = td.mass_matrix(model, q), peer.mass_matrix(q)
+        assert rel_err(M, M_peer) < 1e-9
+        assert rel_err(td.bias_forces(model, q, v), peer.bias_forces(q, v)) < 1e-9
+        assert rel_err(aba.forward_dynamics(q, v, tau), peer.forward_dynamics(q, v, tau)) < 1e-9
+        assert rel_err(aba.inverse_inertia(q, np.eye(model.nv)), np.linalg.inv(M_peer)) < 1e-9
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_models_agree_with_mujoco(name):
+    pytest.importorskip("mujoco")
+    from treedyn.peers import MujocoFromFile
+
+    model = load(MODELS[name])
+    peer = MujocoFromFile(model, MODELS[name])
+    assert peer.nv_peer == model.nv and peer.m.njnt == len(model.joint_names)
+    _check(model, peer, np.random.default_rng(7))
+
+
+@pytest.mark.parametrize("kind,attrs", [
+    ("sphere", 'size="0.11"'), ("ellipsoid", 'size="0.05 0.08 0.13" quat="0.8 0.3 0.1 0.2"'),
+    ("box", 'size="0.05 0.08 0.13" euler="10 20 30" mass="2.5"'), ("capsule", 'size="0.04 0.15" density="321"'),
+    ("cylinder", 'size="0.04 0.15" xyaxes="0 1 0 -1 0 0"'), ("capsule", 'fromto="0.1 0 0 0.2 0.3 -0.1" size="0.03"'),
+    ("cylinder", 'fromto="0 0 0.2 0 0 -0.2" size="0.03"'), ("box", 'fromto="0 0 0 0.2 0.2 0" size="0.03"'),
+    ("ellipsoid", 'fromto="0 0 0 0 0.2 0" size="0.03"'),
+])
+def test_geom_inertias_are_mujocos(kind, attrs):
+    """The body inertia inferred from one geom equals MuJoCo's compiled (mass, ipos, iquat, inertia)."""
+    mujoco = pytest.importorskip("mujoco")
+    from treedyn.io._common import quat_to_matrix
+
+    xml = (f'<mujoco><worldbody><body><joint/><geom type="{kind}" pos="0.1 -0.2 0.05" {attrs}/>'
+           '</body></worldbody></mujoco>')
+    if "fromto" in attrs:
+        xml = xml.replace('pos="0.1 -0.2 0.05" ', "")
+    m = load(xml)
+    mj = mujoco.MjModel.from_xml_string(xml)
+    R = quat_to_matrix(mj.body_iquat[1])
+    mass, c = mj.body_mass[1], mj.body_ipos[1]
+    cx = np.array([[0, -c[2], c[1]], [c[2], 0, -c[0]], [-c[1], c[0], 0]])
+    I6 = np.block([[R @ np.diag(mj.body_inertia[1]) @ R.T - mass * cx @ cx, mass * cx],
+                   [-mass * cx, mass * np.eye(3)]])
+    assert rel_err(np.asarray(m._cpp.spatial_inertia(1)), I6) < 1e-12
+
+
+@pytest.mark.parametrize("seq", ["xyz", "XYZ", "zyx", "ZXZ", "yXy"])
+def test_euler_sequences_agree_with_mujoco(seq):
+    pytest.importorskip("mujoco")
+    from treedyn.peers import MujocoFromFile
+
+    xml = ARM.replace('eulerseq="zyx"', f'eulerseq="{seq}"')
+    model = load(xml)
+    _check(model, MujocoFromFile(model, xml), np.random.default_rng(1), n=2)
+
+
+def random_mjcf(n, seed):
+    """A random MJCF tree: free or jointed top-level bodies; 0-3 joints per body (hinge, slide,
+    ball last, as MuJoCo requires) at random anchors with random axes and refs; every orientation
+    form; geoms of every solid type, sizes or fromto, density or mass; <inertial>s; frames;
+    welded bodies; default classes; unnamed bodies and joints; degrees or radians."""
+    rng = np.random.default_rng(seed)
+    radian = bool(seed % 2)
+    ang = 1.0 if radian else 180.0 / math.pi
+    f = lambda a: " ".join(f"{x:.9g}" for x in np.atleast_1d(a))  # noqa: E731
+
+    def orient():
+        k = rng.integers(6)
+        return ["", f' quat="{f(rng.standard_normal(4))}"', f' euler="{f(rng.uniform(-1, 1, 3) * ang)}"',
+                f' axisangle="{f(rng.standard_normal(3))} {rng.uniform(-3, 3) * ang:.9g}"',
+                f' xyaxes="{f(rng.standard_normal(6))}"', f' zaxis="{f(rng.standard_normal(3))}"'][k]
+
+    def geom():
+        k = rng.integers(6)
+        pos = f' pos="{f(rng.uniform(-0.1, 0.1, 3))}"'
+        return [f'<geom type="sphere" size="{rng.uniform(0.04, 0.1):.4g}"{pos}/>',
+                f'<geom type="box" size="{f(rng.uniform(0.04, 0.1, 3))}"{pos}{orient()}/>',
+                f'<geom type="capsule" fromto="{f(rng.uniform(-0.2, 0.2, 6))}" size="{rng.uniform(0.03, 0.05):.4g}"/>',
+                f'<geom type="cylinder" size="{f(rng.uniform(0.04, 0.1, 2))}" mass="{rng.uniform(0.3, 1):.4g}"{orient()}/>',
+                f'<geom type="ellipsoid" size="{f(rng.uniform(0.04, 0.1, 3))}"{pos}{orient()}/>',
+                f'<geom class="c1"{pos}{orient()}/>'][k]
+
+    def joints():
+        kinds = list(rng.choice(["hinge", "slide", "default", "class"], size=int(rng.integers(0, 3)), replace=False))
+        if rng.random() < 0.3:
+            kinds.append("ball")
+        out = []
+        for t in kinds:
+            nm = f' name="j{rng.integers(1 << 30)}"' if rng.random() < 0.8 else ""
+            pos = f' pos="{f(rng.uniform(-0.1, 0.1, 3))}"'
+            out.append({"ball": f'<joint{nm} type="ball"{pos}/>',
+                        "default": f'<joint{nm}{pos} ref="{rng.uniform(-1, 1) * ang:.6g}"/>',
+                        "class": f'<joint{nm} class="c1" ref="{rng.uniform(-0.3, 0.3):.4g}"/>',
+                        "hinge": f'<joint{nm} type="hinge" axis="{f(rng.standard_normal(3))}"{pos} '
+                                 f'ref="{rng.uniform(-1, 1) * ang:.6g}"/>',
+                        "slide": f'<joint{nm} type="slide" axis="{f(rng.standard_normal(3))}" ref="0.1"/>'}[t])
+        return out
+
+    lines = [f'<mujoco model="random{seed}"><compiler angle="{"radian" if radian else "degree"}"/>',
+             '<default><joint axis="0 1 0"/><geom density="800"/>'
+             '<default class="c1"><joint type="slide" axis="1 0 0"/><geom type="box" size="0.05 0.06 0.07"/>'
+             '</default></default>', "<worldbody>"]
+    depth = 0
+    for i in range(n):
+        while depth and rng.random() < 0.3:
+            lines.append("</body>")
+            depth -= 1
+        nm = f' name="b{i}"' if rng.random() < 0.9 else ""
+        framed = depth and rng.random() < 0.2
+        if framed:
+            lines.append(f'<frame pos="{f(rng.uniform(-0.2, 0.2, 3))}"{orient()}>')
+        lines.append(f'<body{nm} pos="{f(rng.uniform(-0.3, 0.3, 3))}"{orient()}>')
+        if depth == 0 and rng.random() < 0.5:
+            lines.append("<freejoint/>")
+        else:
+            lines += joints()
+        lines += [geom() for _ in range(rng.integers(1, 3))]
+        if rng.random() < 0.2:
+            lines.append(f'<inertial pos="{f(rng.uniform(-0.1, 0.1, 3))}" mass="{rng.uniform(0.3, 2):.4g}" '
+                         f'diaginertia="{f(rng.uniform(0.01, 0.02, 3))}"{orient()}/>')
+        if framed:   # a leaf body placed through a frame
+            lines.append("</body></frame>")
+        else:
+            depth += 1
+    lines += ["</body>"] * depth + ["</worldbody></mujoco>"]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_mjcf_trees_agree_with_mujoco(seed):
+    mujoco = pytest.importorskip("mujoco")
+    from treedyn.peers import MujocoFromFile
+
+    xml = random_mjcf(14, seed)
+    model = load(xml)
+    mj = mujoco.MjModel.from_xml_string(xml)
+    assert (mj.nv, mj.njnt) == (model.nv, len(model.joint_names))
+    _check(model, MujocoFromFile(model, xml), np.random.default_rng(seed), n=3)
