@@ -34,3 +34,58 @@ def test_bad_model_spec_is_a_clear_error(capsys):
 def test_info_is_json(capsys):
     assert main(["info"]) == 0
     assert json.loads(capsys.readouterr().out)["eigen_version"].startswith("3.4")
+
+
+PENDULUM_URDF = """<robot name="p">
+<link name="base"><inertial><mass value="2"/><inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial></link>
+<link name="a"><inertial><origin xyz="0 0 -0.5"/><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+<link name="b"><inertial><origin xyz="0 0 -0.4"/><mass value="0.5"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+<joint name="j1" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+<joint name="j2" type="continuous"><parent link="a"/><child link="b"/><origin xyz="0 0 -1"/><axis xyz="1 1 0"/></joint>
+</robot>"""
+
+PENDULUM_MJCF = """<mujoco><worldbody><body name="a"><joint name="j1" axis="0 1 0"/>
+<geom type="capsule" fromto="0 0 0 0 0 -1" size="0.05"/>
+<body name="b" pos="0 0 -1"><joint name="j2" type="ball"/><geom type="sphere" pos="0 0 -0.4" size="0.1"/></body>
+</body></worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("name,text", [("pendulum.urdf", PENDULUM_URDF), ("pendulum.xml", PENDULUM_MJCF)])
+def test_compare_loads_urdf_and_mjcf_files(capsys, tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    assert main(["compare", str(path), "--repeat", "2"]) == 0
+    out = capsys.readouterr().out
+    assert f"model {path}:" in out
+    lines = [l for l in out.splitlines() if l.startswith(("aba ", "crba-cholesky "))]
+    assert len(lines) == 2 and all(l.rstrip().endswith("yes") for l in lines)
+
+
+@pytest.mark.parametrize("name,text,peer,module", [
+    ("pendulum.urdf", PENDULUM_URDF, "pinocchio (URDF)", "pinocchio"),
+    ("pendulum.xml", PENDULUM_MJCF, "mujoco (MJCF)", "mujoco")])
+def test_compare_peers_parse_the_file_themselves(capsys, tmp_path, name, text, peer, module):
+    pytest.importorskip(module)
+    path = tmp_path / name
+    path.write_text(text)
+    args = ["compare", str(path), "--repeat", "2", "--peers"] + (["--floating-base"] if name.endswith(".urdf") else [])
+    assert main(args) == 0
+    row = [l for l in capsys.readouterr().out.splitlines() if l.startswith(peer)]
+    assert len(row) == 1 and row[0].rstrip().endswith("yes")
+
+
+def test_compare_file_errors_are_clear(capsys, tmp_path):
+    bad = tmp_path / "bad.urdf"
+    bad.write_text("<robot name='r'>\n<link name='a'>\n</robot>")
+    assert main(["compare", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"treedyn: error: {bad}, line 3: malformed XML" in err
+    fixed = tmp_path / "rigid.urdf"
+    fixed.write_text("<robot name='r'><link name='a'/></robot>")
+    assert main(["compare", str(fixed)]) == 2
+    assert "no moving joints (nv = 0)" in capsys.readouterr().err
+    mimic = tmp_path / "mimic.urdf"
+    mimic.write_text(PENDULUM_URDF.replace('<axis xyz="1 1 0"/>', '<axis xyz="1 1 0"/><mimic joint="j1"/>'))
+    assert main(["compare", str(mimic), "--repeat", "2"]) == 2
+    assert "--mimic independent" in capsys.readouterr().err
+    assert main(["compare", str(mimic), "--repeat", "2", "--mimic", "independent"]) == 0

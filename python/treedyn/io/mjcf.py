@@ -102,7 +102,8 @@ class _Reader:
         root = self.doc.root
         self._locate(self.doc)
         if root.tag != "mujoco":
-            raise self.err(f"the root element is <{root.tag}>, an MJCF file has <mujoco>", root)
+            hint = " (this is URDF: use Model.from_urdf)" if root.tag == "robot" else ""
+            raise self.err(f"the root element is <{root.tag}>, an MJCF file has <mujoco>{hint}", root)
         self._expand_includes(root, self.doc.base_dir, [self.doc.source])
         self._compiler(root)
         gravity = self._gravity(root)

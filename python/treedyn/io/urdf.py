@@ -109,7 +109,8 @@ class _Reader:
         doc, robot = self.doc, self.doc.root
         self._refuse_xacro(robot)
         if robot.tag != "robot":
-            raise self.err(f"the root element is <{robot.tag}>, a URDF file has <robot>", robot)
+            hint = " (this is MJCF: use Model.from_mjcf)" if robot.tag == "mujoco" else ""
+            raise self.err(f"the root element is <{robot.tag}>, a URDF file has <robot>{hint}", robot)
         links, joints = {}, []
         for elem in robot:
             if not isinstance(elem.tag, str):

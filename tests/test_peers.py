@@ -1,0 +1,106 @@
+"""The coordinate maps between treedyn and a peer that parsed the same file itself
+(python/treedyn/peers.py: PeerCoordinates, PinocchioFromFile, MujocoFromFile, example_robot_path).
+
+The maps are checked against the peers' own notion of velocity: along a path q(t), the peer's
+velocity (pinocchio.difference, mujoco.mj_differentiatePos) must be T(q) v, and d/dt T(q(t)) v
+must be Ṫv. The agreement of the dynamics themselves is in test_io_*.py."""
+import numpy as np
+import pytest
+
+import treedyn as td
+from treedyn.io._common import axis_angle_matrix
+
+from test_io_mjcf import CREATURE
+from test_io_urdf import inertial, joint, link, robot
+
+H = 1e-6
+
+
+def _path(model, q, v):
+    return lambda t: td.integrate(model, q, v, t)
+
+
+def test_pinocchio_planar_and_unbounded_velocity_maps():
+    pin = pytest.importorskip("pinocchio")
+    from treedyn.peers import PinocchioFromFile
+
+    text = robot(link("world"), link("puck", inertial(2.0, (0.1, 0, 0))), link("arm", inertial(1.0, (0.2, 0, 0))),
+                 joint("slide", "planar", "world", "puck", (0, 0, 0.1), axis=(0, 0, 1)),
+                 joint("spin", "continuous", "puck", "arm", (0.1, 0, 0), axis=(0, 1, 1)))
+    model = td.Model.from_urdf(text)
+    peer = PinocchioFromFile(model, text)
+    kinds = sorted(str(b[0]) for b in peer.blocks)
+    assert kinds == ["angle-cs", "planar"]
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        q, v = td.random_configuration(model, rng), rng.standard_normal(model.nv)
+        path = _path(model, q, v)
+        vp = pin.difference(peer.pm, peer.q(path(-H)), peer.q(path(H))) / (2 * H)
+        np.testing.assert_allclose(vp, peer.T(q) @ v, atol=1e-6)
+        Tdot_v = (peer.T(path(H)) @ v - peer.T(path(-H)) @ v) / (2 * H)
+        np.testing.assert_allclose(Tdot_v, peer.Tdot_v(q, v), atol=1e-6)
+        assert np.abs(peer.Tdot_v(q, v)).max() > 1e-3   # the planar joint's map does move
+
+
+def test_mujoco_free_and_ball_velocity_maps():
+    mujoco = pytest.importorskip("mujoco")
+    from treedyn.peers import MujocoFromFile
+
+    model = td.Model.from_mjcf(CREATURE)
+    peer = MujocoFromFile(model, CREATURE)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        q, v = td.random_configuration(model, rng), rng.standard_normal(model.nv)
+        path = _path(model, q, v)
+        vp = np.zeros(peer.nv_peer)
+        mujoco.mj_differentiatePos(peer.m, vp, 2 * H, peer.q(path(-H)), peer.q(path(H)))
+        np.testing.assert_allclose(vp, peer.T(q) @ v, atol=1e-6)
+        Tdot_v = (peer.T(path(H)) @ v - peer.T(path(-H)) @ v) / (2 * H)
+        np.testing.assert_allclose(Tdot_v, peer.Tdot_v(q, v), atol=1e-6)
+
+
+def test_mujoco_free_joint_pose_is_the_body_pose():
+    """q of a free joint is the body's pose in the world: MuJoCo's xpos/xquat after mapping."""
+    mujoco = pytest.importorskip("mujoco")
+    from treedyn.peers import MujocoFromFile
+
+    model = td.Model.from_mjcf(CREATURE)
+    peer = MujocoFromFile(model, CREATURE)
+    q = td.random_configuration(model, np.random.default_rng(0))
+    d = peer.d
+    d.qpos[:] = peer.q(q)
+    mujoco.mj_kinematics(peer.m, d)
+    k = model.q_index("ball_free")
+    b = mujoco.mj_name2id(peer.m, mujoco.mjtObj.mjOBJ_BODY, "ball")
+    np.testing.assert_allclose(d.xpos[b], q[k:k + 3])
+    np.testing.assert_allclose(d.xquat[b], [q[k + 6], *q[k + 3:k + 6]])
+
+
+def test_unknown_joint_name_is_reported():
+    pytest.importorskip("pinocchio")
+    from treedyn.peers import PinocchioFromFile
+
+    text = robot(link("a"), link("b", inertial(1.0)), joint("j", "continuous", "a", "b", axis=(0, 0, 1)))
+    other = text.replace('name="j"', 'name="k"')
+    with pytest.raises(ValueError, match="no joint named 'j'"):
+        PinocchioFromFile(td.Model.from_urdf(text), other)
+
+
+def test_example_robot_path():
+    from treedyn.peers import example_robot_path
+
+    try:
+        path = example_robot_path("ur_description/urdf/ur5_robot.urdf")
+    except FileNotFoundError:
+        pytest.skip("example-robot-data is not installed")
+    assert path.endswith("ur5_robot.urdf")
+    with pytest.raises(FileNotFoundError, match="no_robot.urdf"):
+        example_robot_path("no_robot.urdf")
+
+
+def test_axis_angle_matrix_is_a_rotation_about_the_axis():
+    a = np.array([1.0, 2.0, -0.5])
+    R = axis_angle_matrix(a, 0.7)
+    np.testing.assert_allclose(R @ R.T, np.eye(3), atol=1e-15)
+    np.testing.assert_allclose(R @ a, a, atol=1e-15)
+    assert np.trace(R) == pytest.approx(1 + 2 * np.cos(0.7))
