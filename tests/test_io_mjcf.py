@@ -545,3 +545,60 @@ def test_random_mjcf_trees_agree_with_mujoco(seed):
     mj = mujoco.MjModel.from_xml_string(xml)
     assert (mj.nv, mj.njnt) == (model.nv, len(model.joint_names))
     _check(model, MujocoFromFile(model, xml), np.random.default_rng(seed), n=3)
+
+
+def test_armature_and_damping_are_not_modelled_and_the_peer_removes_them():
+    """MuJoCo bakes the armature of 'simple' bodies into constants at compile time; the peer must
+    recompute them (mj_setConst) after zeroing the armature, or M differs by it."""
+    pytest.importorskip("mujoco")
+    from treedyn.peers import MujocoFromFile
+
+    xml = """<mujoco><worldbody>
+      <body name="puck" pos="0 0 1"><joint name="lift" type="slide" armature="1" damping="3"/>
+        <joint name="turn" axis="0 1 0" armature="0.5" stiffness="2"/><geom type="box" size=".1 .2 .3"/></body>
+      <body name="wheel"><joint name="spin" axis="1 0 0" armature="0.25"/><geom type="cylinder" size=".2 .05"/></body>
+    </worldbody></mujoco>"""
+    with pytest.warns(IgnoredElementWarning, match="armature of joint"):
+        model = td.Model.from_mjcf(xml)
+    peer = MujocoFromFile(model, xml)
+    assert peer.m.dof_simplenum.any()     # MuJoCo treats these bodies as simple
+    _check(model, peer, np.random.default_rng(3))
+
+
+def _mujoco_testdata():
+    mujoco = pytest.importorskip("mujoco")
+    import os
+    path = os.path.join(os.path.dirname(mujoco.__file__), "testdata", "model.xml")
+    if not os.path.isfile(path):
+        pytest.skip("mujoco/testdata/model.xml is not shipped with this MuJoCo")
+    return path
+
+
+def test_mujocos_own_test_model_is_refused_for_its_weld():
+    path = _mujoco_testdata()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ModelFileError, match=r"model\.xml, line \d+: <equality>"):
+            td.Model.from_mjcf(path)
+
+
+def test_mujocos_own_test_model_without_weld_and_mesh_agrees_with_mujoco(tmp_path):
+    """MuJoCo's test model (springs, armature, gravcomp, fluid, tendons, actuators, sensors,
+    default classes, fromto boxes and cylinders, several free bodies), minus what treedyn refuses:
+    its weld equality and a body whose only geom is a mesh."""
+    import re
+    from treedyn.peers import MujocoFromFile
+
+    text = open(_mujoco_testdata()).read()
+    text = re.sub(r"<equality>.*?</equality>", "", text, flags=re.S)
+    text = text.replace('<geom type="mesh" mesh="icosahedron" size=".1" rgba="0 0 1 1"/>',
+                        '<geom type="box" size=".1 .1 .1"/>')
+    path = tmp_path / "model.xml"
+    path.write_text(text)
+    with pytest.warns(IgnoredElementWarning) as w:
+        model = td.Model.from_mjcf(str(path))
+    msg = str(w[0].message)
+    for part in ("stiffness", "armature", "damping", "gravcomp", "<tendon>", "<actuator>", "density"):
+        assert part in msg, part
+    assert model.nv == 43
+    _check(model, MujocoFromFile(model, str(path)), np.random.default_rng(11))

@@ -269,6 +269,9 @@ class MujocoFromFile(PeerCoordinates):
                                   | D.mjDSBL_ACTUATION)
         m.opt.density = m.opt.viscosity = 0.0    # no fluid forces
         self.m, self.d = m, mujoco.MjData(m)
+        # MuJoCo precomputes the inertia of "simple" bodies (armature included) at compile time:
+        # recompute the model's constants after the changes above
+        mujoco.mj_setConst(m, self.d)
         moving = [i for i, j in enumerate(model.joints) if j.nv]
         if len(moving) != m.njnt:
             raise ValueError(f"treedyn has {len(moving)} joints, MuJoCo's model {m.njnt}")
