@@ -358,7 +358,7 @@ ERRORS = {
     "composite": (body('<composite type="rope"/>'), ["<composite> is not supported"]),
     "plane": (body('<geom type="plane" size="1 1 1"/>'), ["plane can only be in the world body"]),
     "bad-number": (body('<geom size="0.1 x"/>'), ["size='0.1 x'", "not a list of numbers"]),
-    "world-joint": ('<mujoco><worldbody><joint/></worldbody></mujoco>', ["directly in <worldbody>"]),
+    "world-joint": ('<mujoco><worldbody><joint/></worldbody></mujoco>', ["<joint> in <worldbody>", "the world cannot move"]),
     "two-inertials": (body('<inertial mass="1" diaginertia="1 1 1"/><inertial mass="1" diaginertia="1 1 1"/>'),
                       ["more than one <inertial>"]),
     "inertial-both": (body('<inertial mass="1" diaginertia="1 1 1" fullinertia="1 1 1 0 0 0"/>'),
@@ -451,6 +451,27 @@ def test_geom_inertias_are_mujocos(kind, attrs):
     I6 = np.block([[R @ np.diag(mj.body_inertia[1]) @ R.T - mass * cx @ cx, mass * cx],
                    [-mass * cx, mass * np.eye(3)]])
     assert rel_err(np.asarray(m._cpp.spatial_inertia(1)), I6) < 1e-12
+
+
+def test_joints_and_inertials_inside_frames_agree_with_mujoco():
+    """MuJoCo allows <joint> and <inertial> in a <frame>: their pos and axis are in the frame."""
+    pytest.importorskip("mujoco")
+    from treedyn.peers import MujocoFromFile
+
+    xml = """<mujoco><worldbody>
+      <body name="a" pos="0 0 1">
+        <frame pos="0 0.1 0.2" euler="0 90 30">
+          <joint name="h" axis="1 0 0" pos="0.1 0 0"/>
+          <inertial pos="0.1 0.2 0" quat="0.9 0.1 0.2 0" mass="1.3" diaginertia="0.01 0.02 0.025"/>
+        </frame>
+        <body name="b" pos="0.2 0 0">
+          <frame euler="40 0 0"><joint name="s" type="slide" axis="0 1 1"/><joint name="k" pos="0 0 0.1"/>
+            <frame pos="0.1 0 0"><geom type="box" size="0.05 0.1 0.02"/></frame></frame>
+        </body>
+      </body></worldbody></mujoco>"""
+    model = load(xml)
+    assert model.joint_names == ["h", "s", "k"]
+    _check(model, MujocoFromFile(model, xml), np.random.default_rng(2))
 
 
 @pytest.mark.parametrize("seq", ["xyz", "XYZ", "zyx", "ZXZ", "yXy"])

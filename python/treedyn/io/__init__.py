@@ -3,13 +3,14 @@
 ``load_urdf`` / ``load_mjcf`` are also ``treedyn.Model.from_urdf`` / ``Model.from_mjcf``. Both take
 a path or the XML text itself (a string starting with '<'). A file that cannot be loaded raises
 ``ModelFileError`` (a ValueError) naming the file, the line and the problem; elements that are read
-past are reported in one ``IgnoredElementWarning`` per file.
+past are reported in one ``IgnoredElementWarning`` per file; physically inconsistent inertias (kept,
+as Pinocchio keeps them) in an ``InertiaWarning``; joints that move no mass in a ``MassWarning``.
 """
-from ._common import IgnoredElementWarning
+from ._common import IgnoredElementWarning, InertiaWarning
 from ._tree import MassWarning
 from ._xml import ModelFileError
 from .mjcf import load_mjcf
 from .urdf import MissingMeshWarning, load_urdf
 
-__all__ = ["load_urdf", "load_mjcf", "ModelFileError", "IgnoredElementWarning", "MissingMeshWarning",
-           "MassWarning"]
+__all__ = ["load_urdf", "load_mjcf", "ModelFileError", "IgnoredElementWarning", "InertiaWarning",
+           "MissingMeshWarning", "MassWarning"]

@@ -353,14 +353,11 @@ class _Reader:
                 out.append(("body", e, X, cls))
             elif tag in ("joint", "freejoint"):
                 if world:
-                    raise self.err(f"<{tag}> directly in <worldbody>: the world cannot move", e)
-                if elem.tag == "frame":
-                    raise self.err(f"<{tag}> inside a <frame>: joints belong directly to a body", e)
+                    raise self.err(f"<{tag}> in <worldbody>: the world cannot move", e)
                 out.append(("joint", e, X, cls))
             elif tag == "inertial":
-                if elem.tag == "frame":
-                    raise self.err("<inertial> inside a <frame>: it belongs directly to a body", e)
-                out.append(("inertial", e, X, cls))
+                if not world:
+                    out.append(("inertial", e, X, cls))
             elif tag == "geom":
                 out.append(("geom", e, X, cls))
             elif tag in _BODY_ERRORS or tag in ("flex",):
@@ -375,7 +372,7 @@ class _Reader:
         prev = body_pose       # pose of the next joint frame's parent: X0, then the previous anchor frame
         anchor = np.zeros(3)
         steps = []
-        for k, (_, e, _, cls) in enumerate(joints):
+        for k, (_, e, F, cls) in enumerate(joints):   # F: pose of an enclosing <frame> in the body
             self.joint_id += 1
             a = self._attrs(e, cls) if e.tag == "joint" else dict(e.attrib)
             kind = "free" if e.tag == "freejoint" else a.get("type", "hinge")
@@ -396,8 +393,8 @@ class _Reader:
                 raise self.err(f"joint {name!r} has type {kind!r}; MJCF joint types are hinge, slide, ball "
                                f"and free", e)
             self._passive(name, a, e)
-            p = self._vec(e, "pos", 3, a, (0, 0, 0)) if kind != "slide" else np.zeros(3)
-            axis = self._vec(e, "axis", 3, a, (0, 0, 1))
+            p = F.rotation @ self._vec(e, "pos", 3, a, (0, 0, 0)) + F.translation if kind != "slide" else np.zeros(3)
+            axis = F.rotation @ self._vec(e, "axis", 3, a, (0, 0, 1))
             if kind != "ball" and np.linalg.norm(axis) < 1e-12:
                 raise self.err(f"joint {name!r} has a zero axis", e)
             ref = float(self._vec(e, "ref", 1, a, (0,))[0]) if kind != "ball" else 0.0
@@ -437,7 +434,9 @@ class _Reader:
         if len(inertials) > 1:
             raise self.err(f"body {name!r} has more than one <inertial>", inertials[1][1])
         if inertials and self.fromgeom != "true":
-            return self._inertial(inertials[0][1], name)
+            I = self._inertial(inertials[0][1], name)
+            F = inertials[0][2]    # pose of an enclosing <frame> in the body
+            return fold_inertias([(I, F)])
         if self.fromgeom == "false":
             return None
         parts = []
