@@ -265,8 +265,10 @@ class MujocoFromFile(PeerCoordinates):
         m.jnt_stiffness[:] = 0.0
         m.body_gravcomp[:] = 0.0
         D = mujoco.mjtDisableBit
-        m.opt.disableflags |= int(D.mjDSBL_CONSTRAINT | D.mjDSBL_SPRING | D.mjDSBL_DAMPER
-                                  | D.mjDSBL_ACTUATION)
+        for flag in ("mjDSBL_CONSTRAINT", "mjDSBL_ACTUATION",
+                     "mjDSBL_SPRING", "mjDSBL_DAMPER", "mjDSBL_PASSIVE"):   # by MuJoCo version
+            if hasattr(D, flag):
+                m.opt.disableflags |= int(getattr(D, flag))
         m.opt.density = m.opt.viscosity = 0.0    # no fluid forces
         self.m, self.d = m, mujoco.MjData(m)
         # MuJoCo precomputes the inertia of "simple" bodies (armature included) at compile time:
