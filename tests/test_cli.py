@@ -89,3 +89,14 @@ def test_compare_file_errors_are_clear(capsys, tmp_path):
     assert main(["compare", str(mimic), "--repeat", "2"]) == 2
     assert "--mimic independent" in capsys.readouterr().err
     assert main(["compare", str(mimic), "--repeat", "2", "--mimic", "independent"]) == 0
+
+
+def test_compare_reads_a_file_by_its_root_element(capsys, tmp_path):
+    urdf_as_xml = tmp_path / "robot.xml"
+    urdf_as_xml.write_text(PENDULUM_URDF)
+    assert main(["compare", str(urdf_as_xml), "--repeat", "2"]) == 0
+    assert "nq = 2" in capsys.readouterr().out
+    other = tmp_path / "notes.txt"
+    other.write_text("hello")
+    assert main(["compare", str(other)]) == 2
+    assert "not a URDF" in capsys.readouterr().err

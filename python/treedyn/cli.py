@@ -148,12 +148,14 @@ def _file_peer_rows(model, q, v, tau, reference, args):
     loader as well as of the dynamics. Skipped when the peer is not installed."""
     import os
 
-    low = args.model.lower()
-    if not os.path.exists(args.model) or not low.endswith((".urdf", ".xml", ".mjcf")):
+    from .scenes.spec import file_kind
+
+    kind = file_kind(args.model) if os.path.isfile(args.model) else None
+    if kind is None:
         return []
     try:
         from . import peers
-        if low.endswith(".urdf"):
+        if kind == "urdf":
             peer, label = peers.PinocchioFromFile(model, args.model, args.floating_base), "pinocchio (URDF)"
         else:
             peer, label = peers.MujocoFromFile(model, args.model), "mujoco (MJCF)"
@@ -184,6 +186,7 @@ def main(argv=None) -> int:
     c.add_argument("--floating-base", action="store_true", help="URDF: a free joint at the root link")
     c.add_argument("--mimic", choices=("error", "independent"), default="error",
                    help="URDF: a <mimic> joint is an error (default) or an ordinary independent joint")
+    # a file is read as URDF or MJCF after its root element (<robot>, <mujoco>)
     c.add_argument("--progress", action="store_true", help="always show the progress bar")
     c.set_defaults(func=_cmd_compare)
     i = sub.add_parser("info", help="what this build has")

@@ -29,10 +29,24 @@ def from_spec(spec: str, *, floating_base: bool = False, mimic: str = "error") -
             return random_tree(n, 0)
         raise ValueError(f"model spec {spec!r}: unknown kind {kind!r} (chain, chain-fb, tree, tree-all)")
     if os.path.exists(spec):
-        low = spec.lower()
-        if low.endswith(".urdf") and hasattr(Model, "from_urdf"):
+        kind = file_kind(spec)
+        if kind == "urdf":
             return Model.from_urdf(spec, floating_base=floating_base, mimic=mimic)
-        if low.endswith((".xml", ".mjcf")) and hasattr(Model, "from_mjcf"):
+        if kind == "mjcf":
             return Model.from_mjcf(spec)
-        raise ValueError(f"model spec {spec!r}: this treedyn cannot read that file type yet")
+        raise ValueError(f"model spec {spec!r}: not a URDF (.urdf, <robot>) nor an MJCF (.xml, <mujoco>) file")
     raise ValueError(f"model spec {spec!r}: not 'chain:N', 'tree:N', ... nor an existing file")
+
+
+def file_kind(path: str):
+    """"urdf" or "mjcf" from the file's root element (<robot>, <mujoco>), else from its extension
+    (.urdf; .xml, .mjcf) when the XML cannot be read (the loader then says why); None otherwise."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        for _, elem in ET.iterparse(path, events=("start",)):
+            return {"robot": "urdf", "mujoco": "mjcf"}.get(elem.tag)
+    except (ET.ParseError, OSError):
+        pass
+    low = path.lower()
+    return "urdf" if low.endswith(".urdf") else "mjcf" if low.endswith((".xml", ".mjcf")) else None
