@@ -115,3 +115,19 @@ def test_massless_leaf_is_reported_not_turned_into_nan():
     with pytest.raises(td.SingularInertiaError, match="not positive definite"):
         td.make_solver("crba-cholesky", m).forward_dynamics([0.0], [0.0], [1.0])
     assert issubclass(td.SingularInertiaError, ValueError)
+
+
+def test_unchecked_inertia_keeps_what_a_file_says_but_not_nonsense():
+    bad = np.diag([1.0, 1.0, 3.0])  # violates the triangle inequality
+    I = td.Inertia(1.0, inertia=bad, check=False)
+    np.testing.assert_array_equal(I.inertia, bad)
+    with pytest.raises(ValueError, match="mass"):
+        td.Inertia(-1.0, inertia=bad, check=False)
+    with pytest.raises(ValueError, match="symmetric"):
+        td.Inertia(1.0, inertia=[[1, 0.5, 0], [0, 1, 0], [0, 0, 1]], check=False)
+
+
+def test_transforms_and_inertias_compare_by_value():
+    assert td.Transform() == td.Transform()
+    assert td.Transform(translation=(1, 0, 0)) != td.Transform()
+    assert td.Inertia(2.0) == td.Inertia(2.0) and td.Inertia(2.0) != td.Inertia(1.0)

@@ -49,7 +49,7 @@ def _unit(x, what: str) -> np.ndarray:
     return a / n
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Transform:
     """A rigid placement: ``x_parent = rotation @ x_child + translation``.
 
@@ -84,16 +84,30 @@ class Transform:
     def __matmul__(self, other: "Transform") -> "Transform":
         return Transform(self.rotation @ other.rotation, self.rotation @ other.translation + self.translation)
 
+    def __eq__(self, other):
+        if not isinstance(other, Transform):
+            return NotImplemented
+        return np.array_equal(self.rotation, other.rotation) and np.array_equal(self.translation, other.translation)
 
-@dataclass(frozen=True)
+    __hash__ = None
+
+
+@dataclass(frozen=True, eq=False)
 class Inertia:
     """Mass, centre of mass (body frame) and rotational inertia about the centre of mass in body
     axes (URDF's and Pinocchio's convention). Must be physically valid: mass >= 0 and the
-    rotational inertia symmetric positive semi-definite with the triangle inequality."""
+    rotational inertia symmetric positive semi-definite with the triangle inequality.
+
+    ``check=False`` keeps a rotational inertia that fails the physical checks (positive
+    semi-definiteness, triangle inequality) as given — some real robot descriptions have such
+    inertias and other tools keep them; shapes, finiteness, a mass >= 0 and symmetry are still
+    required. A solver then raises SingularInertiaError if the mass matrix is not positive
+    definite."""
 
     mass: float = 1.0
     com: np.ndarray = field(default_factory=lambda: np.zeros(3))
     inertia: np.ndarray = field(default_factory=lambda: np.eye(3))
+    check: bool = field(default=True, repr=False, kw_only=True)
 
     def __post_init__(self):
         m = float(self.mass)
@@ -107,13 +121,21 @@ class Inertia:
         I = 0.5 * (I + I.T)
         ev = np.linalg.eigvalsh(I)
         tol = 1e-12 * scale
-        if ev.min() < -tol:
+        if self.check and ev.min() < -tol:
             raise ValueError(f"Inertia inertia is not positive semi-definite (eigenvalues {ev})")
-        if ev[0] + ev[1] < ev[2] - 1e-9 * scale:
+        if self.check and ev[0] + ev[1] < ev[2] - 1e-9 * scale:
             raise ValueError(f"Inertia inertia violates the triangle inequality of principal moments {ev}")
         object.__setattr__(self, "mass", m)
         object.__setattr__(self, "com", c)
         object.__setattr__(self, "inertia", I)
+
+    def __eq__(self, other):
+        if not isinstance(other, Inertia):
+            return NotImplemented
+        return (self.mass == other.mass and np.array_equal(self.com, other.com)
+                and np.array_equal(self.inertia, other.inertia))
+
+    __hash__ = None
 
     @staticmethod
     def box(mass: float, size: Sequence[float], com=(0, 0, 0)) -> "Inertia":

@@ -53,12 +53,7 @@ def file_inertia(mass: float, com, inertia, what: str, inconsistent: list) -> In
 
 def unchecked_inertia(mass: float, com, inertia) -> Inertia:
     """An Inertia whose rotational part skips the physical-consistency checks of Inertia()."""
-    I = np.array(inertia, dtype=float)
-    out = object.__new__(Inertia)
-    object.__setattr__(out, "mass", float(mass))
-    object.__setattr__(out, "com", np.array(com, dtype=float))
-    object.__setattr__(out, "inertia", 0.5 * (I + I.T))
-    return out
+    return Inertia(mass, com, inertia, check=False)
 
 
 def warn_inconsistent_inertias(source: str, inconsistent: list) -> None:
