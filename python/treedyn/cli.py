@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -192,6 +193,8 @@ def main(argv=None) -> int:
     i = sub.add_parser("info", help="what this build has")
     i.set_defaults(func=_cmd_info)
     args = p.parse_args(argv)
+    # warnings (ignored file elements, ...) as one plain line each, not Python's source-line format
+    warnings.formatwarning = lambda message, category, *rest, **kw: f"treedyn: {category.__name__}: {message}\n"
     try:
         return args.func(args)
     except (ValueError, TypeError, KeyError) as e:
