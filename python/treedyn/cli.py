@@ -193,10 +193,11 @@ def main(argv=None) -> int:
     i = sub.add_parser("info", help="what this build has")
     i.set_defaults(func=_cmd_info)
     args = p.parse_args(argv)
-    # warnings (ignored file elements, ...) as one plain line each, not Python's source-line format
-    warnings.formatwarning = lambda message, category, *rest, **kw: f"treedyn: {category.__name__}: {message}\n"
     try:
-        return args.func(args)
+        with warnings.catch_warnings():  # warnings as plain lines while the command runs
+            warnings.showwarning = lambda message, category, *rest, **kw: print(
+                f"treedyn: {category.__name__}: {message}", file=sys.stderr)
+            return args.func(args)
     except (ValueError, TypeError, KeyError) as e:
         print(f"treedyn: error: {e}", file=sys.stderr)
         return 2
