@@ -10,11 +10,13 @@
 namespace py = pybind11;
 namespace treedyn {
 std::map<std::string, std::pair<long, long>> spatial_op_counts();
+const char* minv_isa();
 }
 void bind_model(py::module_& m);
 void bind_algorithms(py::module_& m);
 void bind_solvers(py::module_& m);
 void bind_spatial(py::module_& m);
+void bind_minv(py::module_& m);
 
 static py::dict build_info() {
   py::dict d;
@@ -35,6 +37,7 @@ static py::dict build_info() {
                        std::to_string(EIGEN_MINOR_VERSION);
   d["eigen_dir"] = std::string(TREEDYN_EIGEN_DIR);
   d["scalar_types"] = py::make_tuple("float64", "float32");
+  d["minv_kernels"] = std::string(treedyn::minv_isa());  // drumwright's M⁻¹ column loops
 #if defined(__clang__)
   d["compiler"] = std::string("clang ") + __clang_version__;
 #elif defined(__GNUC__)
@@ -60,4 +63,5 @@ PYBIND11_MODULE(_core, m) {
   bind_algorithms(m);
   bind_solvers(m);
   bind_spatial(m);
+  bind_minv(m);
 }

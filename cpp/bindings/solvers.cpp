@@ -72,16 +72,34 @@ template <class S> py::array_t<S> inverse_inertia(Engine<S>& self, py::handle q,
   return out;
 }
 
+template <class S> py::array_t<S> inverse_mass_matrix(Engine<S>& self, py::handle q) {
+  const Model<S>& model = self.model();
+  py::ssize_t B;
+  auto qa = vector_arg<S>(q, "q", model.nq, "nq", false, B);
+  check_quaternions(model, qa.data(), 1, "q");
+  py::array_t<S> out({py::ssize_t(model.nv), py::ssize_t(model.nv)});
+  S* o = out.mutable_data();
+  bool checked;
+  {
+    py::gil_scoped_release release;
+    checked = self.inverse_mass_matrix(qa.data(), o);
+  }
+  if (!checked) check_result<S>(out, "inverse_mass_matrix");
+  return out;
+}
+
 template <class S> void bind_engine(py::module_& m, const char* name) {
   py::class_<Engine<S>>(m, name)
       .def(py::init([](const Model<double>& model, int method) {
-             if (method < 0 || method > 1) throw py::value_error("unknown method " + std::to_string(method));
+             if (method < 0 || method > 4) throw py::value_error("unknown method " + std::to_string(method));
              return new Engine<S>(model.template cast<S>(), static_cast<Method>(method));
            }),
            py::arg("model"), py::arg("method"))
       .def("forward_dynamics", &forward_dynamics<S>, py::arg("q"), py::arg("v"), py::arg("tau"),
            py::arg("f_ext") = py::none())
-      .def("inverse_inertia", &inverse_inertia<S>, py::arg("q"), py::arg("R"));
+      .def("inverse_inertia", &inverse_inertia<S>, py::arg("q"), py::arg("R"))
+      .def("inverse_mass_matrix", &inverse_mass_matrix<S>, py::arg("q"),
+           "The full M(q)⁻¹ (nv, nv); drumwright: Alg. 1/2 with R = 1, all columns at once.");
 }
 
 }  // namespace

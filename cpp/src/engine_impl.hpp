@@ -1,11 +1,15 @@
 // Definitions behind engine.hpp; included only by the instantiation units.
 #pragma once
 #include <algorithm>
+#include <cstdint>
 #include <exception>
+#include <stdexcept>
 #include <string>
 
 #include "treedyn/algorithms/aba.hpp"
 #include "treedyn/algorithms/crba_cholesky.hpp"
+#include "treedyn/algorithms/ltl.hpp"
+#include "treedyn/algorithms/minv.hpp"
 #include "treedyn/engine.hpp"
 #include "treedyn/model/configuration.hpp"
 
@@ -15,10 +19,25 @@
 
 namespace treedyn {
 
+namespace {
+inline bool uses_mass_matrix(Method m) {
+  return m == Method::CRBACholesky || m == Method::CRBALTL || m == Method::CRBALTDL;
+}
+inline bool uses_ltl(Method m) { return m == Method::CRBALTL || m == Method::CRBALTDL; }
+inline int thread_id() {
+#ifdef TREEDYN_HAS_OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+}  // namespace
+
 template <class S>
 Engine<S>::Engine(const Model<S>& model, Method method) : model_(model), method_(method) {
+  if (uses_ltl(method_)) lambda_ = coordinate_parents(model_);
   // one workspace now; the other threads' ones on the first batch that uses them
-  data_.emplace_back(new Data<S>(model_, method_ == Method::CRBACholesky));
+  ensure_workspaces(1);
 }
 template <class S> Engine<S>::~Engine() = default;
 
@@ -26,24 +45,59 @@ template <class S> Data<S>& Engine<S>::workspace(int thread) {
   return *data_[thread];
 }
 
+template <class S> void Engine<S>::ensure_workspaces(int n) {
+  while (static_cast<int>(data_.size()) < n) {
+    data_.emplace_back(new Data<S>(model_, uses_mass_matrix(method_)));
+    if (method_ == Method::Drumwright) minv_.emplace_back(new MinvData<S>(model_));
+  }
+}
+
+// M(q) factored in data (thread 0's): dense LLᵀ, or Featherstone's LTL / LTDL in place
+template <class S> void Engine<S>::factorize(Data<S>& data, const S* q) {
+  if (method_ == Method::CRBACholesky) {
+    factorize_mass_matrix(model_, data, q);
+    return;
+  }
+  crba(model_, data, q);
+  if (method_ == Method::CRBALTL) ltl(data.M.data(), model_.nv, lambda_.data());
+  else ltdl(data.M.data(), model_.nv, lambda_.data());
+}
+
 template <class S>
-void Engine<S>::run(Data<S>& data, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
-  if (method_ == Method::ABA) aba(model_, data, q, qd, tau, fext, qdd);
-  else crba_cholesky_forward_dynamics(model_, data, q, qd, tau, fext, qdd);
+void Engine<S>::run(int t, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
+  Data<S>& data = *data_[t];
+  switch (method_) {
+    case Method::ABA: aba(model_, data, q, qd, tau, fext, qdd); return;
+    case Method::CRBACholesky: crba_cholesky_forward_dynamics(model_, data, q, qd, tau, fext, qdd); return;
+    default: break;
+  }
+  // q̈ = M⁻¹(τ − c): the bias c by RNEA, then M⁻¹ applied to one column
+  rnea(model_, data, q, qd, static_cast<const S*>(nullptr), fext, data.bias.data());
+  for (int k = 0; k < model_.nv; ++k) qdd[k] = tau[k] - data.bias[k];
+  if (method_ == Method::Drumwright) {
+    MinvData<S>& w = *minv_[t];
+    minv_precompute(model_, w, q);
+    data.bias = Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, 1>>(qdd, model_.nv);
+    if (w.floating_base) mMultInvFB(model_, w, w.col, data.bias.data(), qdd);
+    else mMultInv(model_, w, w.col, data.bias.data(), qdd);
+    return;
+  }
+  factorize(data, q);
+  if (method_ == Method::CRBALTL) ltl_solve(data.M.data(), model_.nv, lambda_.data(), qdd);
+  else ltdl_solve(data.M.data(), model_.nv, lambda_.data(), qdd);
 }
 
 template <class S>
 void Engine<S>::forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
   std::lock_guard<std::mutex> lock(mutex_);
-  run(workspace(0), q, qd, tau, fext, qdd);
+  run(0, q, qd, tau, fext, qdd);
 }
 
 template <class S>
 void Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
   std::lock_guard<std::mutex> lock(mutex_);
   const int nthreads = std::max(1, std::min(max_threads(), B));  // never more threads than items
-  while (static_cast<int>(data_.size()) < nthreads)
-    data_.emplace_back(new Data<S>(model_, method_ == Method::CRBACholesky));
+  ensure_workspaces(nthreads);
   const int nq = model_.nq, nv = model_.nv, nf = 6 * (model_.N + 1);
   // exceptions must not leave an OpenMP region: keep the one of the lowest item, rethrow after
   std::string error;
@@ -52,13 +106,9 @@ void Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S* 
 #pragma omp parallel for schedule(static) num_threads(nthreads) if (nthreads > 1)
 #endif
   for (int b = 0; b < B; ++b) {
-#ifdef TREEDYN_HAS_OPENMP
-    const int t = omp_get_thread_num();
-#else
-    const int t = 0;
-#endif
+    const int t = thread_id();
     try {
-      run(*data_[t], q + b * nq, qd + b * nv, tau + b * nv, fext ? fext + b * nf : nullptr, qdd + b * nv);
+      run(t, q + b * nq, qd + b * nv, tau + b * nv, fext ? fext + b * nf : nullptr, qdd + b * nv);
     } catch (const std::exception& e) {
 #ifdef TREEDYN_HAS_OPENMP
 #pragma omp critical(treedyn_batch_error)
@@ -72,10 +122,87 @@ void Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S* 
   if (error_item < B) throw SingularJoint(error);
 }
 
+// the m columns of Y (holding R on entry for crba-ltl) solved independently, round-robin over
+// the threads: each column is computed by the same operations whatever the number of threads
+template <class S> void Engine<S>::solve_columns(const S* R, int m, S* Y, int nthreads) {
+  const int nv = model_.nv;
+#ifdef TREEDYN_HAS_OPENMP
+#pragma omp parallel for schedule(static, 1) num_threads(nthreads) if (nthreads > 1)
+#endif
+  for (int k = 0; k < m; ++k) {
+    S* y = Y + std::size_t(k) * nv;
+    if (method_ == Method::Drumwright) {
+      const MinvData<S>& w = *minv_[0];
+      auto& col = minv_[thread_id()]->col;
+      if (w.floating_base) mMultInvFB(model_, w, col, R + std::size_t(k) * nv, y);
+      else mMultInv(model_, w, col, R + std::size_t(k) * nv, y);
+    } else {
+      int from = nv - 1;
+      while (from >= 0 && y[from] == S(0)) --from;  // the first substitution starts at the last non-zero
+      if (from < 0) continue;
+      if (method_ == Method::CRBALTL) ltl_solve(data_[0]->M.data(), nv, lambda_.data(), y, from);
+      else ltdl_solve(data_[0]->M.data(), nv, lambda_.data(), y, from);
+    }
+  }
+}
+
+// threads for m independent columns of n coordinates: never more than the columns, and one when
+// the whole job is too small to pay for waking the others
+inline int column_threads(int m, int nv) {
+  if (std::int64_t(m) * nv * nv < 20000) return 1;
+  return std::max(1, std::min(max_threads(), m));
+}
+
 template <class S> void Engine<S>::inverse_inertia(const S* q, const S* R, int m, S* Y) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (method_ == Method::ABA) aba_inverse_inertia(model_, workspace(0), q, R, m, Y);
-  else crba_cholesky_inverse_inertia(model_, workspace(0), q, R, m, Y);
+  const int nv = model_.nv;
+  switch (method_) {
+    case Method::ABA: aba_inverse_inertia(model_, workspace(0), q, R, m, Y); return;
+    case Method::CRBACholesky: crba_cholesky_inverse_inertia(model_, workspace(0), q, R, m, Y); return;
+    case Method::Drumwright: {
+      const int nthreads = column_threads(m, nv);
+      ensure_workspaces(nthreads);
+      minv_precompute(model_, *minv_[0], q);
+      solve_columns(R, m, Y, nthreads);
+      return;
+    }
+    default: {
+      factorize(workspace(0), q);
+      std::copy(R, R + std::size_t(nv) * m, Y);
+      solve_columns(Y, m, Y, column_threads(m, nv));
+      return;
+    }
+  }
+}
+
+template <class S> bool Engine<S>::inverse_mass_matrix(const S* q, S* Minv) {
+  const int nv = model_.nv;
+  if (method_ != Method::Drumwright) {  // the solver's own inverse_inertia applied to 1
+    Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> I = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>::Identity(nv, nv);
+    if (method_ == Method::ABA) {
+      inverse_inertia(q, I.data(), nv, Minv);
+      return false;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    factorize(workspace(0), q);
+    if (method_ == Method::CRBACholesky) {
+      workspace(0).llt.solveInPlace(I);
+      std::copy(I.data(), I.data() + std::size_t(nv) * nv, Minv);
+    } else {
+      std::copy(I.data(), I.data() + std::size_t(nv) * nv, Minv);
+      solve_columns(Minv, nv, Minv, column_threads(nv, nv));
+    }
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  minv_precompute(model_, *minv_[0], q);
+  if (!blocked_) blocked_.reset(new MinvBlocked<S>(model_));
+  // threads split the columns; one below ~32 columns per thread
+  const int nthreads = std::max(1, std::min(max_threads(), nv / 32));
+  if (!mInv(model_, *minv_[0], *blocked_, Minv, nthreads))
+    throw std::domain_error("inverse_mass_matrix overflowed to inf/NaN: the inputs are too large for this "
+                            "precision, or the model is singular");
+  return true;
 }
 
 template <class S> void rnea_once(const Model<S>& m, const S* q, const S* qd, const S* qdd, const S* fext, S* tau) {

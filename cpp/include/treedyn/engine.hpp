@@ -10,7 +10,10 @@
 
 namespace treedyn {
 
-enum class Method : int { ABA = 0, CRBACholesky = 1 };
+enum class Method : int { ABA = 0, CRBACholesky = 1, Drumwright = 2, CRBALTL = 3, CRBALTDL = 4 };
+
+template <class S> struct MinvData;     // algorithms/minv.hpp
+template <class S> struct MinvBlocked;  // algorithms/minv.hpp
 
 template <class S> class Engine {
  public:
@@ -23,15 +26,25 @@ template <class S> class Engine {
   void forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
   // B problems stored one after the other; spread over the OpenMP threads
   void forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
-  // M(q)⁻¹ R, R and Y nv x m column-major
+  // M(q)⁻¹ R, R and Y nv x m column-major; the columns are spread over the OpenMP threads
+  // (never more threads than columns) for drumwright and crba-ltl
   void inverse_inertia(const S* q, const S* R, int m, S* Y);
+  // the full M(q)⁻¹, nv x nv (symmetric: row- and column-major alike). Returns true when the
+  // kernel has checked that every entry is finite (drumwright: while mirroring the triangle)
+  bool inverse_mass_matrix(const S* q, S* Minv);
 
  private:
   Data<S>& workspace(int thread);
-  void run(Data<S>& data, const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
+  void ensure_workspaces(int n);
+  void factorize(Data<S>& data, const S* q);
+  void solve_columns(const S* R, int m, S* Y, int nthreads);
+  void run(int thread, const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
   Model<S> model_;
   Method method_;
   std::vector<std::unique_ptr<Data<S>>> data_;
+  std::vector<std::unique_ptr<MinvData<S>>> minv_;  // drumwright: one per thread
+  std::unique_ptr<MinvBlocked<S>> blocked_;          // drumwright's full M⁻¹ (made on first use)
+  std::vector<int> lambda_;                          // crba-ltl: λ over coordinates
   std::mutex mutex_;
 };
 

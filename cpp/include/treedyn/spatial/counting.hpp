@@ -19,6 +19,9 @@ struct Counted {
   }
   Counted() = default;
   Counted(double v) : x(v) {}  // NOLINT: implicit, like a built-in scalar
+  // explicit, so that a kernel's std::isfinite(static_cast<double>(D)) compiles and nothing
+  // converts silently (an implicit conversion would let arithmetic escape the count)
+  explicit operator double() const { return x; }
   Counted operator-() const { return Counted(-x); }
   friend Counted operator+(Counted a, Counted b) { ++count().a; return a.x + b.x; }
   friend Counted operator-(Counted a, Counted b) { ++count().a; return a.x - b.x; }
@@ -35,8 +38,13 @@ struct Counted {
   friend bool operator==(Counted a, Counted b) { return a.x == b.x; }
   friend bool operator!=(Counted a, Counted b) { return a.x != b.x; }
 };
+// square roots, sines and cosines are not multiplications or additions: not counted (the tables
+// count neither; the kinematics' sin/cos are reported apart when they matter)
 inline Counted sqrt(Counted a) { return std::sqrt(a.x); }
 inline Counted abs(Counted a) { return std::abs(a.x); }
+inline Counted sin(Counted a) { return std::sin(a.x); }
+inline Counted cos(Counted a) { return std::cos(a.x); }
+inline bool isfinite(Counted a) { return std::isfinite(a.x); }
 
 }  // namespace treedyn
 

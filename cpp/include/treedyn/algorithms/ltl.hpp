@@ -1,0 +1,102 @@
+// Factorisation of the joint-space inertia matrix exploiting branch-induced sparsity
+// (Featherstone, "Efficient factorization of the joint space inertia matrix for branched
+// kinematic trees", IJRR 24(6) 2005; cited as [8] by drumwright2012):
+//   LTL   M = Lᵀ L   (L lower triangular)
+//   LTDL  M = Lᵀ D L (L unit lower triangular)
+// with the back-substitutions that solve M x = b (the same algorithms as RBDA §6.5 and
+// spatial_v2's LTL.m / LTDL.m; loop comments name the paper's H_ij updates). Row k of L is non-zero only in the columns of
+// the ancestors of coordinate k (λ over coordinates: a multi-DoF joint is a chain of coordinates),
+// so no fill-in occurs: O(n d²) to factor, O(n d) per solve, for a tree of depth d.
+//
+// Storage: the n x n matrix of CRBA, column-major, factored in place. Both triangles hold M; the
+// factor is written over the upper triangle read as row-major, i.e. L(k, j) (j ≤ k) is the entry
+// at data[k n + j], so that row k of L, which the loops walk, is contiguous.
+#pragma once
+#include <cmath>
+#include <vector>
+
+#include "treedyn/model/model.hpp"
+
+namespace treedyn {
+
+// λ over coordinates: the previous coordinate of the same joint, else the last coordinate of the
+// nearest ancestor that has coordinates, else -1
+template <class S> std::vector<int> coordinate_parents(const Model<S>& model) {
+  std::vector<int> lambda(model.nv, -1), last_coord(model.N + 1, -1);
+  for (int i = 1; i <= model.N; ++i) {
+    const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
+    const int up = p > 0 ? last_coord[p] : -1;
+    for (int a = 0; a < ni; ++a) lambda[vi + a] = a == 0 ? up : vi + a - 1;
+    last_coord[i] = ni > 0 ? vi + ni - 1 : up;
+  }
+  return lambda;
+}
+
+template <class S> [[noreturn]] void throw_not_pd(int k) {
+  throw SingularJoint("the mass matrix M(q) is not positive definite (pivot of coordinate " + std::to_string(k) +
+                      " is not positive in the LTL factorisation): some joint moves bodies without inertia along "
+                      "its motion subspace");
+}
+
+// LTL: M = Lᵀ L in place, k from the leaves (n-1) to the root
+template <class S> void ltl(S* H, int n, const int* lambda) {
+  using std::sqrt;
+  auto L = [&](int k, int j) -> S& { return H[std::size_t(k) * n + j]; };
+  for (int k = n - 1; k >= 0; --k) {
+    if (!(L(k, k) > S(0)) || !std::isfinite(static_cast<double>(L(k, k)))) throw_not_pd<S>(k);
+    L(k, k) = sqrt(L(k, k));                                                   // H_kk = √H_kk
+    for (int i = lambda[k]; i >= 0; i = lambda[i]) L(k, i) = L(k, i) / L(k, k);  // H_ki = H_ki / H_kk
+    for (int i = lambda[k]; i >= 0; i = lambda[i]) {                           // H_ij −= H_ki H_kj
+      const S Lki = L(k, i);
+      for (int j = i; j >= 0; j = lambda[j]) L(i, j) -= Lki * L(k, j);
+    }
+  }
+}
+
+// LTDL: M = Lᵀ D L in place, D on the diagonal, L unit lower
+template <class S> void ltdl(S* H, int n, const int* lambda) {
+  auto L = [&](int k, int j) -> S& { return H[std::size_t(k) * n + j]; };
+  for (int k = n - 1; k >= 0; --k) {
+    if (!(L(k, k) > S(0)) || !std::isfinite(static_cast<double>(L(k, k)))) throw_not_pd<S>(k);
+    for (int i = lambda[k]; i >= 0; i = lambda[i]) {
+      const S a = L(k, i) / L(k, k);                                           // a = H_ki / H_kk
+      for (int j = i; j >= 0; j = lambda[j]) L(i, j) -= a * L(k, j);           // H_ij −= a H_kj
+      L(k, i) = a;
+    }
+  }
+}
+
+// back-substitutions: x = M⁻¹ x in place for M = Lᵀ L
+//   Lᵀ y = x  (leaves to root: y_k = x_k / L_kk, then x_i −= L_ki y_k for the ancestors i of k)
+//   L x = y   (root to leaves: x_k = (y_k − Σ L_ki x_i) / L_kk)
+// `from`: the last non-zero entry of x (entries after it are zero): the first pass starts there
+template <class S> void ltl_solve(const S* H, int n, const int* lambda, S* x, int from = -1) {
+  auto L = [&](int k, int j) { return H[std::size_t(k) * n + j]; };
+  for (int k = from >= 0 ? from : n - 1; k >= 0; --k) {
+    x[k] = x[k] / L(k, k);
+    const S xk = x[k];
+    for (int i = lambda[k]; i >= 0; i = lambda[i]) x[i] -= L(k, i) * xk;
+  }
+  for (int k = 0; k < n; ++k) {
+    S t = x[k];
+    for (int i = lambda[k]; i >= 0; i = lambda[i]) t -= L(k, i) * x[i];
+    x[k] = t / L(k, k);
+  }
+}
+
+// the same for M = Lᵀ D L: Lᵀ z = x, z = D⁻¹ z, L x = z
+template <class S> void ltdl_solve(const S* H, int n, const int* lambda, S* x, int from = -1) {
+  auto L = [&](int k, int j) { return H[std::size_t(k) * n + j]; };
+  for (int k = from >= 0 ? from : n - 1; k >= 0; --k) {
+    const S xk = x[k];
+    for (int i = lambda[k]; i >= 0; i = lambda[i]) x[i] -= L(k, i) * xk;
+  }
+  for (int k = 0; k < n; ++k) x[k] = x[k] / L(k, k);
+  for (int k = 0; k < n; ++k) {
+    S t = x[k];
+    for (int i = lambda[k]; i >= 0; i = lambda[i]) t -= L(k, i) * x[i];
+    x[k] = t;
+  }
+}
+
+}  // namespace treedyn

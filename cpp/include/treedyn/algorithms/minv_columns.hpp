@@ -1,0 +1,192 @@
+// The column loops of mInv (minv.hpp): each joint's lines 5 and 8 of drumwright2012 Alg. 1 over a
+// contiguous range of columns of R = 1, on raw arrays. This header includes nothing and calls no
+// library function, so that it can be compiled twice, once for any x86-64 and once for AVX2 + FMA
+// (src/minv_kernels_avx2.cpp), with no inline function shared between the two (which the linker
+// could otherwise pick from the AVX2 unit for a CPU without it). The namespace is set by the
+// includer: TREEDYN_MINV_ISA (default `generic`).
+//
+// Layout: F and V are 6 rows of `ld` entries (row r is component r of [n; f] or [ω; v], column k
+// is M⁻¹'s column k); `out` points at row v_i of M⁻¹ (row-major, `nv` entries per row).
+#pragma once
+#include <type_traits>  // compile-time only: no function of it reaches the object code
+
+#ifndef TREEDYN_MINV_ISA
+#define TREEDYN_MINV_ISA generic
+#endif
+
+// the loops read and write rows of F, V and M⁻¹ that never overlap: tell the compiler so that it
+// vectorises them over columns (it cannot prove it by itself)
+#ifndef TREEDYN_COLUMNS_INDEPENDENT
+#if defined(__clang__)
+#define TREEDYN_COLUMNS_INDEPENDENT _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define TREEDYN_COLUMNS_INDEPENDENT _Pragma("GCC ivdep")
+#else
+#define TREEDYN_COLUMNS_INDEPENDENT
+#endif
+#endif
+
+namespace treedyn {
+namespace TREEDYN_MINV_ISA {
+
+// line 5 for joint i over the columns [k0, k1) of its subtree, its own columns excluded:
+//   u = −ŝᵀ F(:, k)          (R_ik = 0, F(:, k) = Ŷ^A_i(:, k)), kept in row i of M⁻¹
+//   F(:, k) += Ũ u           (Ŷ^A_λ(:, k) = Ŷ^A_i + Ũ u)
+// s, Ut: NI x 6 (ŝ and Ũ = Î^A ŝ (ŝᵀÎ^A ŝ)⁻¹, one joint column per row)
+template <class S, int NI>
+void impulse_columns(const S* s, const S* Ut, S* F, long ld, S* out, long nv, int k0, int k1) {
+  S* __restrict__ f0 = F;
+  S* __restrict__ f1 = F + ld;
+  S* __restrict__ f2 = F + 2 * ld;
+  S* __restrict__ f3 = F + 3 * ld;
+  S* __restrict__ f4 = F + 4 * ld;
+  S* __restrict__ f5 = F + 5 * ld;
+  TREEDYN_COLUMNS_INDEPENDENT
+  for (int k = k0; k < k1; ++k) {
+    const S x0 = f0[k], x1 = f1[k], x2 = f2[k], x3 = f3[k], x4 = f4[k], x5 = f5[k];
+    S u[NI];
+    for (int a = 0; a < NI; ++a) {
+      const S* sa = s + 6 * a;
+      u[a] = -(sa[0] * x0 + sa[1] * x1 + sa[2] * x2 + sa[3] * x3 + sa[4] * x4 + sa[5] * x5);
+      out[a * nv + k] = u[a];
+    }
+    S y0 = x0, y1 = x1, y2 = x2, y3 = x3, y4 = x4, y5 = x5;
+    for (int a = 0; a < NI; ++a) {
+      const S* ua = Ut + 6 * a;
+      y0 = y0 + ua[0] * u[a];
+      y1 = y1 + ua[1] * u[a];
+      y2 = y2 + ua[2] * u[a];
+      y3 = y3 + ua[3] * u[a];
+      y4 = y4 + ua[4] * u[a];
+      y5 = y5 + ua[5] * u[a];
+    }
+    f0[k] = y0, f1[k] = y1, f2[k] = y2, f3[k] = y3, f4[k] = y4, f5[k] = y5;
+  }
+}
+
+// lines 8-10 for joint i over the columns [k0, k1) of its subtree, its own columns included:
+//   Δq̂ = (ŝᵀÎ^Aŝ)⁻¹(u − (Î^Aŝ)ᵀ V(:, k))   written over u in row i of M⁻¹
+//   V(:, k) += ŝ Δq̂                          (Δv̂_i = Δv̂_λ + ŝ Δq̂)
+// root: Δv̂_λ = 0̂ (V is not read). s, U: NI x 6; Di: NI x NI
+template <class S, int NI>
+void velocity_columns(const S* s, const S* U, const S* Di, S* V, long ld, S* out, long nv, int k0, int k1,
+                      bool root) {
+  S* __restrict__ v0 = V;
+  S* __restrict__ v1 = V + ld;
+  S* __restrict__ v2 = V + 2 * ld;
+  S* __restrict__ v3 = V + 3 * ld;
+  S* __restrict__ v4 = V + 4 * ld;
+  S* __restrict__ v5 = V + 5 * ld;
+  if (root) {
+    TREEDYN_COLUMNS_INDEPENDENT
+    for (int k = k0; k < k1; ++k) {
+      S dq[NI];
+      for (int a = 0; a < NI; ++a) {
+        S t = Di[a * NI] * out[k];
+        for (int b = 1; b < NI; ++b) t = t + Di[a * NI + b] * out[b * nv + k];
+        dq[a] = t;
+      }
+      S y0 = s[0] * dq[0], y1 = s[1] * dq[0], y2 = s[2] * dq[0], y3 = s[3] * dq[0], y4 = s[4] * dq[0],
+        y5 = s[5] * dq[0];
+      for (int a = 1; a < NI; ++a) {
+        const S* sa = s + 6 * a;
+        y0 = y0 + sa[0] * dq[a], y1 = y1 + sa[1] * dq[a], y2 = y2 + sa[2] * dq[a];
+        y3 = y3 + sa[3] * dq[a], y4 = y4 + sa[4] * dq[a], y5 = y5 + sa[5] * dq[a];
+      }
+      for (int a = 0; a < NI; ++a) out[a * nv + k] = dq[a];
+      v0[k] = y0, v1[k] = y1, v2[k] = y2, v3[k] = y3, v4[k] = y4, v5[k] = y5;
+    }
+    return;
+  }
+  TREEDYN_COLUMNS_INDEPENDENT
+  for (int k = k0; k < k1; ++k) {
+    const S x0 = v0[k], x1 = v1[k], x2 = v2[k], x3 = v3[k], x4 = v4[k], x5 = v5[k];
+    S e[NI], dq[NI];
+    for (int b = 0; b < NI; ++b) {
+      const S* ub = U + 6 * b;
+      e[b] = out[b * nv + k] - (ub[0] * x0 + ub[1] * x1 + ub[2] * x2 + ub[3] * x3 + ub[4] * x4 + ub[5] * x5);
+    }
+    for (int a = 0; a < NI; ++a) {
+      S t = Di[a * NI] * e[0];
+      for (int b = 1; b < NI; ++b) t = t + Di[a * NI + b] * e[b];
+      dq[a] = t;
+    }
+    S y0 = x0, y1 = x1, y2 = x2, y3 = x3, y4 = x4, y5 = x5;
+    for (int a = 0; a < NI; ++a) {
+      const S* sa = s + 6 * a;
+      y0 = y0 + sa[0] * dq[a], y1 = y1 + sa[1] * dq[a], y2 = y2 + sa[2] * dq[a];
+      y3 = y3 + sa[3] * dq[a], y4 = y4 + sa[4] * dq[a], y5 = y5 + sa[5] * dq[a];
+    }
+    for (int a = 0; a < NI; ++a) out[a * nv + k] = dq[a];
+    v0[k] = y0, v1[k] = y1, v2[k] = y2, v3[k] = y3, v4[k] = y4, v5[k] = y5;
+  }
+}
+
+// a cross-branch row: out[k] = −y ᵀ V(:, k) for k in [k0, k1) (M⁻¹(j, k) = −Ŷ^A_a(:, j)ᵀ Δv̂_a(:, k))
+template <class S> void cross_row(const S* y, const S* V, long ld, S* out, int k0, int k1) {
+  const S* __restrict__ v0 = V;
+  const S* __restrict__ v1 = V + ld;
+  const S* __restrict__ v2 = V + 2 * ld;
+  const S* __restrict__ v3 = V + 3 * ld;
+  const S* __restrict__ v4 = V + 4 * ld;
+  const S* __restrict__ v5 = V + 5 * ld;
+  S* __restrict__ o = out;
+  const S y0 = y[0], y1 = y[1], y2 = y[2], y3 = y[3], y4 = y[4], y5 = y[5];
+  TREEDYN_COLUMNS_INDEPENDENT
+  for (int k = k0; k < k1; ++k)
+    o[k] = -(y0 * v0[k] + y1 * v1[k] + y2 * v2[k] + y3 * v3[k] + y4 * v4[k] + y5 * v5[k]);
+}
+
+// Alg. 2 lines 6-10 over columns [k0, k1): Δv̂_0 = −G F(:, k) (F holds Ŷ^A_0, or −ŝ⁻ᵀ e_k on the
+// base's own columns), V(:, k) = Δv̂_0, the base's rows of M⁻¹ = P Δv̂_0. G = Î^A_0⁻¹, P = ŝ_base⁻¹
+// (6 x 6, row-major); out points at row 0 of M⁻¹
+template <class S> void base_columns(const S* G, const S* P, const S* F, S* V, long ld, S* out, long nv, int k0, int k1) {
+  TREEDYN_COLUMNS_INDEPENDENT
+  for (int k = k0; k < k1; ++k) {
+    S x[6], dv[6];
+    for (int r = 0; r < 6; ++r) x[r] = F[r * ld + k];
+    for (int r = 0; r < 6; ++r) {
+      const S* g = G + 6 * r;
+      dv[r] = -(g[0] * x[0] + g[1] * x[1] + g[2] * x[2] + g[3] * x[3] + g[4] * x[4] + g[5] * x[5]);
+      V[r * ld + k] = dv[r];
+    }
+    for (int r = 0; r < 6; ++r) {
+      const S* p = P + 6 * r;
+      out[r * nv + k] = p[0] * dv[0] + p[1] * dv[1] + p[2] * dv[2] + p[3] * dv[3] + p[4] * dv[4] + p[5] * dv[5];
+    }
+  }
+}
+
+// the lower triangle from the upper one, for the upper rows [r0, r1) and the columns [c0, c1):
+// M⁻¹(k, j) = M⁻¹(j, k) for j in [r0, r1), k in [c0, c1), k > j (tiles of 8 rows keep both the
+// strided reads and the writes in cache); the diagonal M⁻¹(k, k) of those rows is read too.
+// Returns non-zero if an entry read is inf or NaN (x − x is NaN exactly then): the results are
+// checked where they pass through registers anyway, not by another sweep over n² entries.
+template <class S> int mirror_block(S* M, long nv, int r0, int r1, int c0, int c1) {
+  int bad = 0;
+  for (int jb = r0; jb < r1; jb += 8) {
+    const int je = jb + 8 < r1 ? jb + 8 : r1;
+    if constexpr (std::is_floating_point<S>::value)
+      for (int j = jb; j < je; ++j)
+        if (j >= c0 && j < c1) {
+          const S d = M[j * nv + j] - M[j * nv + j];
+          bad |= !(d == d);
+        }
+    for (int k = (c0 > jb + 1 ? c0 : jb + 1); k < c1; ++k) {
+      S* __restrict__ dst = M + k * nv;
+      const int jend = je < k ? je : k;
+      for (int j = jb; j < jend; ++j) {
+        const S x = M[j * nv + k];
+        if constexpr (std::is_floating_point<S>::value) {  // (not for the counting scalar)
+          const S d = x - x;
+          bad |= !(d == d);
+        }
+        dst[j] = x;
+      }
+    }
+  }
+  return bad;
+}
+
+}  // namespace TREEDYN_MINV_ISA
+}  // namespace treedyn
