@@ -81,5 +81,10 @@ class Solver(abc.ABC):
         """M(q)⁻¹ R for R of shape (nv,) or (nv, m)."""
         raise NotImplementedError(f"solver {self.name!r} does not provide inverse_inertia")
 
+    def inverse_mass_matrix(self, q) -> np.ndarray:
+        """The full M(q)⁻¹, (nv, nv). By default ``inverse_inertia(q, 1)``; solvers with a faster
+        route (``drumwright``: all columns at once, exploiting symmetry) override it."""
+        return self.inverse_inertia(q, np.eye(self.model.nv, dtype=self.dtype))
+
     def __repr__(self):
         return f"<{type(self).__name__} {self.name!r} nv={self.model.nv} dtype={self.dtype}>"

@@ -6,7 +6,7 @@ import numpy as np
 from .. import _core
 from .base import Solver
 
-__all__ = ["ABASolver", "CRBACholeskySolver"]
+__all__ = ["ABASolver", "CRBACholeskySolver", "DrumwrightSolver", "CRBALTLSolver"]
 
 _ALL = frozenset({"batch", "inverse_inertia", "float32", "floating_base", "branched", "multi_dof", "f_ext"})
 
@@ -26,6 +26,9 @@ class _EngineSolver(Solver):
     def inverse_inertia(self, q, R):
         return self._engine.inverse_inertia(q, R)
 
+    def inverse_mass_matrix(self, q):
+        return self._engine.inverse_mass_matrix(q)
+
 
 class ABASolver(_EngineSolver):
     """Featherstone's articulated-body algorithm in link coordinates, O(N)."""
@@ -41,3 +44,34 @@ class CRBACholeskySolver(_EngineSolver):
     name = "crba-cholesky"
     description = "RNEA bias + CRBA mass matrix + dense Cholesky (LLᵀ), O(n³)"
     _method = 1
+
+
+class DrumwrightSolver(_EngineSolver):
+    """drumwright2012's Θ(n²) inverse inertia: unit impulses propagated through articulated-body
+    inertias in the global frame (Alg. 1, fixed base; Alg. 2, floating base).
+
+    ``inverse_inertia(q, R)`` is M⁻¹R in O(nm), its columns spread over the OpenMP threads;
+    ``inverse_mass_matrix(q)`` is the full M⁻¹ in O(n²) (all columns at once, symmetric);
+    ``forward_dynamics`` is the RNEA bias, then M⁻¹ applied to τ − c: O(n).
+    """
+
+    name = "drumwright"
+    description = "RNEA bias + drumwright2012 Θ(n²) inverse inertia (impulses through articulated inertias, global frame)"
+    _method = 2
+
+
+class CRBALTLSolver(_EngineSolver):
+    """RNEA bias + CRBA mass matrix + Featherstone's (2005) branch-induced-sparsity factorisation
+    M = LᵀL (``ltdl=True``: M = LᵀDL), O(n d²) for a tree of depth d, and its back-substitutions.
+    """
+
+    name = "crba-ltl"
+    description = "RNEA bias + CRBA + Featherstone's branch-induced-sparsity LTL factorisation, O(n d²)"
+    _method = 3
+
+    def __init__(self, model, dtype=np.float64, ltdl: bool = False, **options):
+        if not isinstance(ltdl, (bool, np.bool_)):
+            raise TypeError(f"ltdl must be True or False, got {ltdl!r}")
+        self._method = 4 if ltdl else 3
+        self.ltdl = bool(ltdl)
+        super().__init__(model, dtype, **options)

@@ -1,0 +1,91 @@
+"""The inverse of the joint-space inertia matrix, and the contact-space inertia built from it.
+
+``inverse_mass_matrix(model, q)`` is the full M(q)⁻¹; by default drumwright2012's Θ(n²) method
+(unit impulses propagated through articulated-body inertias). ``contact_inertia(solver, q, N, D)``
+gives the contact-space inertia matrices Nᵀ M⁻¹ N, Nᵀ M⁻¹ D and Dᵀ M⁻¹ D of drumwright2012 §6.3
+(N, D: the normal and tangent contact Jacobians, transposed: one column per contact direction),
+with one M⁻¹[N D] solve whose columns run in parallel.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Optional, Tuple, Union
+
+import numpy as np
+
+from .model import Model
+from .solvers.base import Solver
+from .solvers.registry import make_solver
+
+__all__ = ["inverse_mass_matrix", "contact_inertia"]
+
+#: solvers made by inverse_mass_matrix(model, ...), kept with the model (its workspace is reused)
+_solvers: "weakref.WeakKeyDictionary[Model, dict]" = weakref.WeakKeyDictionary()
+
+
+def _solver_for(model: Model, method: str, dtype) -> Solver:
+    per_model = _solvers.setdefault(model, {})
+    key = (method, np.dtype(dtype).str, model.n_bodies)  # a model only grows: n_bodies tells
+    solver = per_model.get(key)
+    if solver is None:
+        for k in [k for k in per_model if k[2] != model.n_bodies]:
+            del per_model[k]
+        solver = per_model[key] = make_solver(method, model, dtype=dtype)
+    return solver
+
+
+def inverse_mass_matrix(model: Union[Model, Solver], q, method: str = "drumwright", dtype=np.float64) -> np.ndarray:
+    """The full M(q)⁻¹, (nv, nv), symmetric.
+
+    model: a ``treedyn.Model`` (a solver of ``method`` is made once and kept with the model), or a
+    solver instance (its own method and dtype are used). method: any solver name; the built-ins
+    ``"drumwright"`` (Θ(n²), default), ``"crba-ltl"`` (CRBA + branch-induced-sparsity LTL, then
+    n back-substitutions, O(n² d)), ``"crba-cholesky"`` (CRBA + dense LLᵀ, O(n³)) and ``"aba"``.
+    """
+    if isinstance(model, Solver):
+        return model.inverse_mass_matrix(q)
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a treedyn.Model or a Solver, got {type(model).__name__}")
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a solver name, got {method!r}")
+    return _solver_for(model, method, dtype).inverse_mass_matrix(q)
+
+
+def _columns(x, name: str, nv: int) -> np.ndarray:
+    a = np.asarray(x)
+    if a.dtype.kind not in "fiub":
+        raise TypeError(f"{name} must be a real numeric array, got dtype {a.dtype}")
+    if a.ndim == 1:
+        a = a[:, None]
+    if a.ndim != 2 or a.shape[0] != nv:
+        raise ValueError(f"{name} must have shape (nv, p) = ({nv}, p): one column per contact direction "
+                         f"(the transposed Jacobian), got {np.shape(x)}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or inf")
+    return a
+
+
+def contact_inertia(solver: Solver, q, N, D=None) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Contact-space inertia (drumwright2012 §6.3): Nᵀ M(q)⁻¹ N, or with D the three matrices
+    (Nᵀ M⁻¹ N, Nᵀ M⁻¹ D, Dᵀ M⁻¹ D).
+
+    solver: a solver instance providing ``inverse_inertia`` (``td.make_solver("drumwright", model)``
+    computes M⁻¹[N D] in Θ(nv (p + r)), its columns in parallel). N: (nv, p), D: (nv, r) (a 1-D
+    array is one column). The diagonal blocks are returned exactly symmetric.
+    """
+    if not isinstance(solver, Solver):
+        raise TypeError(f"solver must be a treedyn.Solver instance (td.make_solver(...)), got {type(solver).__name__}")
+    nv = solver.model.nv
+    N = _columns(N, "N", nv)
+    p = N.shape[1]
+    R = N if D is None else np.hstack([N, _columns(D, "D", nv)])
+    W = np.asarray(solver.inverse_inertia(q, np.ascontiguousarray(R, dtype=solver.dtype)))
+    if W.ndim == 1:
+        W = W[:, None]
+    NtWN = N.T @ W[:, :p]
+    NtWN = 0.5 * (NtWN + NtWN.T)
+    if D is None:
+        return NtWN
+    Dm = R[:, p:]
+    DtWD = Dm.T @ W[:, p:]
+    return NtWN, N.T @ W[:, p:], 0.5 * (DtWD + DtWD.T)
