@@ -56,3 +56,18 @@ def test_external_forces_agree_with_pinocchio(pair):
     f = rng.standard_normal((model.n_bodies, 6))
     ap = pin.aba(pm, pd, q, v, tau, pinocchio_forces(model, f)).copy()
     assert rel_err(td.make_solver("aba", model).forward_dynamics(q, v, tau, f), ap) < 1e-9
+
+
+@pytest.mark.parametrize("method", ["drumwright", "crba-ltl"])
+def test_inverse_mass_matrix_agrees_with_computeMinverse(pair, method):
+    """drumwright2012's Θ(n²) M⁻¹ (and the LTL route) against Pinocchio's computeMinverse."""
+    model, pm, pd = pair
+    rng = np.random.default_rng(7)
+    solver = td.make_solver(method, model)
+    for _ in range(3):
+        q = td.random_configuration(model, rng)
+        P = pin.computeMinverse(pm, pd, q)
+        P = np.triu(P) + np.triu(P, 1).T  # Pinocchio fills the upper triangle
+        assert rel_err(solver.inverse_mass_matrix(q), P) < 1e-9
+        R = rng.standard_normal((model.nv, 6))
+        assert rel_err(solver.inverse_inertia(q, R), P @ R) < 1e-9

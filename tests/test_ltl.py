@@ -1,0 +1,68 @@
+"""Featherstone's branch-induced-sparsity factorisations (cpp/include/treedyn/algorithms/ltl.hpp):
+M = LᵀL and M = LᵀDL with no fill-in outside the tree's pattern, and their back-substitutions."""
+import numpy as np
+import pytest
+
+import treedyn as td
+from treedyn import _core
+from treedyn.scenes import chain, random_tree
+
+from conftest import rel_err
+
+
+def ancestors_or_self(lam, k):
+    out = set()
+    while k >= 0:
+        out.add(k)
+        k = lam[k]
+    return out
+
+
+@pytest.mark.parametrize("make", [lambda: chain(12), lambda: random_tree(30, 3),
+                                  lambda: random_tree(25, 4, floating_base=True),
+                                  lambda: random_tree(30, 5, branching=0.9)], ids=["chain", "tree", "floating", "bushy"])
+def test_ltl_and_ltdl_factor_M_within_the_sparsity_pattern(make):
+    model = make()
+    q = td.random_configuration(model, np.random.default_rng(0))
+    M = td.mass_matrix(model, q)
+    L, lam = _core._ltl_factor(model._cpp, q, False)
+    assert rel_err(L.T @ L, M) < 1e-12
+    assert np.all(np.diag(L) > 0)
+    Lu, _ = _core._ltl_factor(model._cpp, q, True)
+    D = np.diag(np.diag(Lu))
+    U = Lu - D + np.eye(model.nv)
+    assert rel_err(U.T @ D @ U, M) < 1e-12
+    assert rel_err(np.sqrt(D) @ U, L) < 1e-10  # LTL and LTDL are the same factor, scaled
+    # λ: parent coordinate (a multi-DoF joint is a chain of coordinates); no fill-in
+    assert all(-1 <= lam[k] < k for k in range(model.nv))
+    for k in range(model.nv):
+        allowed = ancestors_or_self(lam, k)
+        for j in range(k + 1):
+            if j not in allowed:
+                assert L[k, j] == 0 and Lu[k, j] == 0
+                assert M[k, j] == 0  # the pattern is M's own
+
+
+def test_branches_give_a_sparser_factor_than_a_chain():
+    nnz = {}
+    for name, model in (("tree", random_tree(40, 1, branching=0.9, joints=("revolute",))), ("chain", chain(40))):
+        L, _ = _core._ltl_factor(model._cpp, td.random_configuration(model, np.random.default_rng(0)), False)
+        nnz[name] = np.count_nonzero(L)
+    assert nnz["chain"] > 0.95 * 40 * 41 / 2  # dense (up to an entry that happens to vanish)
+    assert nnz["tree"] < 0.5 * nnz["chain"]
+
+
+def test_back_substitutions_solve_M():
+    model = random_tree(30, 7)
+    q = td.random_configuration(model, np.random.default_rng(1))
+    b = np.random.default_rng(2).standard_normal((model.nv, 3))
+    M = td.mass_matrix(model, q)
+    for ltdl in (False, True):
+        x = td.make_solver("crba-ltl", model, ltdl=ltdl).inverse_inertia(q, b)
+        assert rel_err(M @ x, b) < 1e-12
+
+
+def test_ltl_factor_refuses_bad_q():
+    model = random_tree(5, 1, floating_base=True)
+    with pytest.raises(ValueError, match="q must have shape"):
+        _core._ltl_factor(model._cpp, np.zeros(3), False)

@@ -1,0 +1,234 @@
+"""drumwright2012's Θ(n²) inverse inertia (cpp/include/treedyn/algorithms/minv.hpp): Alg. 1 and 2
+one column at a time (inverse_inertia) and all columns at once (inverse_mass_matrix), against
+M from CRBA, against the other methods, across thread counts and instruction sets."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import treedyn as td
+from treedyn.model import Fixed, Free, Inertia, Model, Revolute, Spherical, Transform, Universal
+from treedyn.scenes import chain, random_tree
+from treedyn.solvers.builtin import CRBALTLSolver, DrumwrightSolver
+from treedyn.testing import check_solver
+
+from conftest import rel_err
+
+METHODS = ["drumwright", "crba-ltl", "crba-cholesky"]
+
+
+def forest():
+    """Two roots (a free body and a revolute chain), a fixed joint as a branch point, a universal
+    joint and a spherical one: the generic multi-DoF path of Alg. 1, not Alg. 2."""
+    rng = np.random.default_rng(5)
+    m = Model()
+    I = lambda: Inertia(rng.uniform(0.5, 2), rng.uniform(-0.1, 0.1, 3), np.diag(rng.uniform(0.02, 0.05, 3)))
+    m.add_body("a", None, Free(), inertia=I())
+    m.add_body("a1", "a", Spherical(), Transform(translation=(0.3, 0, 0)), I())
+    m.add_body("a2", "a", Universal((1, 0, 0), (0, 1, 0)), Transform(translation=(0, 0.3, 0)), I())
+    m.add_body("b", None, Revolute((0, 0, 1)), inertia=I())
+    m.add_body("b1", "b", Fixed(), Transform(translation=(0.2, 0, 0)), I())
+    for k in range(3):
+        m.add_body(f"b1{k}", "b1", Revolute(rng.standard_normal(3)), Transform(translation=(0.1 * k, 0.2, 0)), I())
+    m.add_body("c", None, Revolute((1, 0, 0)), inertia=I())
+    return m
+
+
+def test_M_times_inverse_is_identity(model, rng):
+    """M·M⁻¹ = 1 to 1e-10 on chains, random trees of every joint kind, floating bases."""
+    solver = td.make_solver("drumwright", model)
+    for _ in range(2):
+        q = td.random_configuration(model, rng)
+        M = td.mass_matrix(model, q)
+        I = np.eye(model.nv)
+        Minv = solver.inverse_mass_matrix(q)
+        assert np.abs(M @ Minv - I).max() < 1e-10
+        assert np.array_equal(Minv, Minv.T)  # mirrored, not recomputed
+        assert np.abs(M @ solver.inverse_inertia(q, I) - I).max() < 1e-10
+        R = rng.standard_normal((model.nv, 3))
+        assert rel_err(M @ solver.inverse_inertia(q, R), R) < 1e-10
+        assert rel_err(M @ solver.inverse_inertia(q, R[:, 0]), R[:, 0]) < 1e-10
+
+
+def test_forest_and_fixed_branch_points():
+    model = forest()
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        q = td.random_configuration(model, rng)
+        M = td.mass_matrix(model, q)
+        for name in METHODS:
+            Minv = td.inverse_mass_matrix(model, q, method=name)
+            assert np.abs(M @ Minv - np.eye(model.nv)).max() < 1e-10, name
+        # the three roots' blocks (11, 4 and 1 coordinates) do not couple
+        Minv = td.inverse_mass_matrix(model, q)
+        for a, b in ((slice(0, 11), slice(11, 16)), (slice(11, 15), slice(15, 16))):
+            assert np.all(Minv[a, b] == 0) and np.all(Minv[b, a] == 0)
+
+
+@pytest.mark.parametrize("make", [lambda: random_tree(40, 11), lambda: random_tree(30, 12, floating_base=True),
+                                  lambda: random_tree(40, 13, branching=0.9), forest],
+                         ids=["tree", "floating", "bushy", "forest"])
+def test_the_methods_agree(make):
+    model = make()
+    q = td.random_configuration(model, np.random.default_rng(2))
+    ref = np.linalg.inv(td.mass_matrix(model, q))
+    R = np.random.default_rng(3).standard_normal((model.nv, 5))
+    for name in METHODS + ["aba"]:
+        s = td.make_solver(name, model)
+        assert rel_err(s.inverse_mass_matrix(q), ref) < 1e-10, name
+        assert rel_err(s.inverse_inertia(q, R), ref @ R) < 1e-10, name
+    ltdl = td.make_solver("crba-ltl", model, ltdl=True)
+    assert rel_err(ltdl.inverse_mass_matrix(q), ref) < 1e-10
+
+
+def test_sparse_and_zero_columns_of_R():
+    """Propagation starts at the last non-zero impulse (§5.2); a zero column gives zero."""
+    model = random_tree(25, 4)
+    q = td.random_configuration(model, np.random.default_rng(1))
+    Minv = np.linalg.inv(td.mass_matrix(model, q))
+    R = np.zeros((model.nv, 4))
+    R[3, 1] = 2.0
+    R[[0, model.nv - 1], 2] = (1.0, -1.0)
+    R[5:9, 3] = 1.0
+    Y = td.make_solver("drumwright", model).inverse_inertia(q, R)
+    assert np.all(Y[:, 0] == 0)
+    assert rel_err(Y, Minv @ R) < 1e-10
+
+
+@pytest.mark.parametrize("cls", [DrumwrightSolver, CRBALTLSolver])
+def test_new_solvers_pass_the_conformance_checks(cls):
+    assert check_solver(cls) == 4
+    assert check_solver(cls, rtol=1e-3, options={"dtype": np.float32}) == 4
+
+
+def test_ltdl_variant_passes_the_conformance_checks():
+    assert check_solver(CRBALTLSolver, options={"ltdl": True}) == 4
+    with pytest.raises(TypeError, match="ltdl"):
+        td.make_solver("crba-ltl", chain(3), ltdl="yes")
+
+
+def test_forward_dynamics_with_external_forces_and_batches():
+    model = random_tree(15, 21, floating_base=True)
+    rng = np.random.default_rng(4)
+    Q = np.stack([td.random_configuration(model, rng) for _ in range(5)])
+    V, T = rng.standard_normal((5, model.nv)), rng.standard_normal((5, model.nv))
+    F = rng.standard_normal((5, model.n_bodies, 6))
+    aba = td.make_solver("aba", model)
+    for name in ("drumwright", "crba-ltl"):
+        s = td.make_solver(name, model)
+        assert rel_err(s.forward_dynamics(Q[0], V[0], T[0], F[0]), aba.forward_dynamics(Q[0], V[0], T[0], F[0])) < 1e-9
+        assert rel_err(s.forward_dynamics(Q, V, T, F), aba.forward_dynamics(Q, V, T, F)) < 1e-9
+
+
+def test_same_bits_for_any_number_of_threads():
+    """Columns are split among threads, each computed by the same operations."""
+    model = random_tree(150, 6, branching=0.3)
+    q = td.random_configuration(model, np.random.default_rng(0))
+    R = np.random.default_rng(1).standard_normal((model.nv, 40))
+    before = td.get_num_threads()
+    out = {}
+    try:
+        for k in (1, 2, 3):
+            td.set_num_threads(k)
+            s = td.make_solver("drumwright", model)
+            out[k] = (s.inverse_mass_matrix(q), s.inverse_inertia(q, R),
+                      td.make_solver("crba-ltl", model).inverse_inertia(q, R))
+    finally:
+        td.set_num_threads(before)
+    for k in (2, 3):
+        for a, b in zip(out[1], out[k]):
+            assert np.array_equal(a, b)
+
+
+def test_portable_and_avx2_loops_agree():
+    """TREEDYN_MINV_ISA=generic forces the portable column loops; both agree to rounding."""
+    code = ("import numpy as np, treedyn as td\n"
+            "from treedyn.scenes import random_tree\n"
+            "m = random_tree(60, 8, floating_base=True)\n"
+            "q = td.random_configuration(m, np.random.default_rng(0))\n"
+            "np.save('{out}', td.inverse_mass_matrix(m, q))\n"
+            "print(td.build_info()['minv_kernels'])\n")
+    results = {}
+    for isa in ("generic", "default"):
+        out = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"treedyn-minv-{isa}-{os.getpid()}.npy")
+        env = dict(os.environ)
+        env.pop("TREEDYN_MINV_ISA", None)
+        if isa == "generic":
+            env["TREEDYN_MINV_ISA"] = "generic"
+        r = subprocess.run([sys.executable, "-c", code.format(out=out)], env=env, capture_output=True, text=True,
+                           check=True)
+        results[isa] = (r.stdout.strip(), np.load(out))
+        os.remove(out)
+    assert results["generic"][0] == "generic"
+    assert rel_err(results["default"][1], results["generic"][1]) < 1e-12
+
+
+def test_float32():
+    model = random_tree(30, 9)
+    q = td.random_configuration(model, np.random.default_rng(0))
+    ref = np.linalg.inv(td.mass_matrix(model, q))
+    for name in ("drumwright", "crba-ltl"):
+        Minv = td.inverse_mass_matrix(model, q, method=name, dtype=np.float32)
+        assert Minv.dtype == np.float32 and rel_err(Minv, ref) < 1e-3
+
+
+def test_singular_models_raise():
+    m = Model()
+    m.add_body("a", None, Revolute((0, 0, 1)), inertia=Inertia(1.0, (0, 0, 0), np.diag([1e-2, 1e-2, 1e-2])))
+    m.add_body("b", "a", Revolute((0, 0, 1)), Transform(translation=(0, 0, 0.1)),
+               inertia=Inertia(1.0, (0, 0, 0), np.zeros((3, 3))))  # spins about its own axis: no inertia
+    q = np.zeros(2)
+    for name in ("drumwright", "crba-ltl"):
+        s = td.make_solver(name, m)
+        with pytest.raises(td.SingularInertiaError):
+            s.inverse_mass_matrix(q)
+        with pytest.raises(td.SingularInertiaError):
+            s.inverse_inertia(q, np.eye(2))
+        with pytest.raises(td.SingularInertiaError):
+            s.forward_dynamics(q, q, q)
+
+
+def test_bad_input_is_refused():
+    model = random_tree(6, 2, floating_base=True)
+    q = td.random_configuration(model, np.random.default_rng(0))
+    for name in ("drumwright", "crba-ltl"):
+        s = td.make_solver(name, model)
+        with pytest.raises(ValueError, match="q must have shape"):
+            s.inverse_mass_matrix(q[:-1])
+        with pytest.raises(ValueError, match="q must have shape"):
+            s.inverse_mass_matrix(q[None, :])
+        bad = q.copy()
+        bad[0] = np.nan
+        with pytest.raises(ValueError, match="NaN"):
+            s.inverse_mass_matrix(bad)
+        bad = q.copy()
+        bad[3:7] *= 2  # the free joint's quaternion
+        with pytest.raises(ValueError, match="quaternion"):
+            s.inverse_mass_matrix(bad)
+        with pytest.raises(TypeError):
+            s.inverse_mass_matrix(q.astype(complex))
+        with pytest.raises(ValueError, match="R must have shape"):
+            s.inverse_inertia(q, np.eye(model.nv + 1))
+        R = np.eye(model.nv)
+        R[1, 1] = np.inf
+        with pytest.raises(ValueError, match="R contains NaN or inf"):
+            s.inverse_inertia(q, R)
+        with pytest.raises(TypeError):
+            s.inverse_inertia(q, np.eye(model.nv).astype(complex))
+
+
+def test_overflow_is_reported_not_returned():
+    """Inertias at the bottom of float32's range: a ValueError (singular or overflowed), never inf."""
+    for scale in (1e-40, 2.8e-39, 3e-39):
+        m = Model()
+        m.add_body("a", None, Revolute((0, 0, 1)), inertia=Inertia(scale, (0, 0, 0), scale * np.eye(3)))
+        m.add_body("b", "a", Revolute((0, 1, 0)), Transform(translation=(1, 0, 0)),
+                   inertia=Inertia(scale, (0.1, 0, 0), scale * np.eye(3)))
+        for name in ("drumwright", "crba-ltl"):
+            try:
+                Minv = td.inverse_mass_matrix(m, np.zeros(2), method=name, dtype=np.float32)
+            except ValueError:
+                continue
+            assert np.all(np.isfinite(Minv))
