@@ -36,8 +36,9 @@ template <class S> MinvKernels<S> from_table(void** t, const char* isa) {
     k.velocity[j] = reinterpret_cast<Vel>(t[4 + j]);
   }
   k.cross = reinterpret_cast<decltype(k.cross)>(t[8]);
-  k.base = reinterpret_cast<decltype(k.base)>(t[9]);
-  k.mirror = reinterpret_cast<decltype(k.mirror)>(t[10]);
+  k.cross_col = reinterpret_cast<decltype(k.cross_col)>(t[9]);
+  k.base = reinterpret_cast<decltype(k.base)>(t[10]);
+  k.mirror = reinterpret_cast<decltype(k.mirror)>(t[11]);
   k.isa = isa;
   return k;
 }

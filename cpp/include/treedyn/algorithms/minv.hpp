@@ -327,6 +327,7 @@ template <class S> struct MinvKernels {
   void (*impulse[4])(const S*, const S*, S*, long, S*, long, int, int);  // NI = 1, 2, 3, 6
   void (*velocity[4])(const S*, const S*, const S*, S*, long, S*, long, int, int, bool);
   void (*cross)(const S*, const S*, long, S*, int, int);
+  void (*cross_col)(const S*, long, const S*, S*, long, int);
   void (*base)(const S*, const S*, const S*, S*, long, S*, long, int, int);
   int (*mirror)(S*, long, int, int, int, int);  // non-zero if it read inf / NaN
   const char* isa;
@@ -337,7 +338,7 @@ template <class S> struct MinvKernels {
      &NS::impulse_columns<S, 6>},                                                                      \
         {&NS::velocity_columns<S, 1>, &NS::velocity_columns<S, 2>, &NS::velocity_columns<S, 3>,       \
          &NS::velocity_columns<S, 6>},                                                                 \
-        &NS::cross_row<S>, &NS::base_columns<S>, &NS::mirror_block<S>, #NS                            \
+        &NS::cross_row<S>, &NS::cross_col<S>, &NS::base_columns<S>, &NS::mirror_block<S>, #NS         \
   }
 // any scalar: the portable loops; double and float choose at run time (src/minv_kernels.cpp)
 template <class S> const MinvKernels<S>& minv_kernels() {
@@ -468,10 +469,10 @@ template <class S> void save_branch(MinvBlocked<S>& B, const S* F, int a, int c0
   if (a == 0 || B.branch_of[a] < 0) return;
   const auto& br = B.branches[B.branch_of[a]];
   const int len = br.col1 - br.col0, k0 = std::max(br.col0, c0), k1 = std::min(br.col1, c1);
+  if (k0 >= k1) return;
   for (int r = 0; r < 6; ++r) {
     const S* f = F + std::size_t(r) * B.ld;
-    S* dst = B.saved.data() + br.offset + std::size_t(r) * len - br.col0;
-    for (int k = k0; k < k1; ++k) dst[k] = f[k];
+    std::copy(f + k0, f + k1, B.saved.data() + br.offset + std::size_t(r) * len + (k0 - br.col0));
   }
 }
 
@@ -487,15 +488,22 @@ void cross_branch_step(const MinvKernels<S>& K, const Model<S>& model, MinvBlock
     const int c = br.kids[p], j0 = model.v_index[c], j1 = subtree_v_end(model, c);
     const int k0 = std::max(j1, c0), k1 = std::min(vend_a, c1);
     if (k0 >= k1) continue;
-    for (int j = j0; j < j1; ++j) {
-      S* out = Minv + std::size_t(j) * nv;
-      if (a == 0) {
-        for (int k = k0; k < k1; ++k) out[k] = S(0);
-        continue;
+    if (a == 0) {
+      for (int j = j0; j < j1; ++j)
+        for (int k = k0; k < k1; ++k) Minv[std::size_t(j) * nv + k] = S(0);
+      continue;
+    }
+    const S* y = B.saved.data() + br.offset + (j0 - br.col0);
+    if (k1 - k0 >= 8) {  // long rows: one row at a time, vectorised over its columns
+      for (int j = j0; j < j1; ++j, ++y) {
+        const S yj[6] = {y[0], y[len], y[2 * len], y[3 * len], y[4 * len], y[5 * len]};
+        K.cross(yj, V, B.ld, Minv + std::size_t(j) * nv, k0, k1);
       }
-      const S* y = B.saved.data() + br.offset + (j - br.col0);
-      const S yj[6] = {y[0], y[len], y[2 * len], y[3 * len], y[4 * len], y[5 * len]};
-      K.cross(yj, V, B.ld, out, k0, k1);
+    } else {  // few columns (a leaf sibling, say): one column at a time, over the rows
+      for (int k = k0; k < k1; ++k) {
+        const S vk[6] = {V[k], V[B.ld + k], V[2 * B.ld + k], V[3 * B.ld + k], V[4 * B.ld + k], V[5 * B.ld + k]};
+        K.cross_col(y, len, vk, Minv + std::size_t(j0) * nv + k, nv, j1 - j0);
+      }
     }
   }
 }

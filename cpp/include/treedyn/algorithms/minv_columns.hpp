@@ -137,6 +137,21 @@ template <class S> void cross_row(const S* y, const S* V, long ld, S* out, int k
     o[k] = -(y0 * v0[k] + y1 * v1[k] + y2 * v2[k] + y3 * v3[k] + y4 * v4[k] + y5 * v5[k]);
 }
 
+// the same for a block with few columns: column k of the rows [0, count) (M⁻¹(j0 + i, k) for
+// out = &M⁻¹(j0, k)): y points at Ŷ^A_a(:, j0) in 6 saved rows of stride ylen; v = Δv̂_a(:, k)
+template <class S> void cross_col(const S* y, long ylen, const S* v, S* out, long nv, int count) {
+  const S* __restrict__ y0 = y;
+  const S* __restrict__ y1 = y + ylen;
+  const S* __restrict__ y2 = y + 2 * ylen;
+  const S* __restrict__ y3 = y + 3 * ylen;
+  const S* __restrict__ y4 = y + 4 * ylen;
+  const S* __restrict__ y5 = y + 5 * ylen;
+  const S v0 = v[0], v1 = v[1], v2 = v[2], v3 = v[3], v4 = v[4], v5 = v[5];
+  TREEDYN_COLUMNS_INDEPENDENT
+  for (int i = 0; i < count; ++i)
+    out[i * nv] = -(y0[i] * v0 + y1[i] * v1 + y2[i] * v2 + y3[i] * v3 + y4[i] * v4 + y5[i] * v5);
+}
+
 // Alg. 2 lines 6-10 over columns [k0, k1): Δv̂_0 = −G F(:, k) (F holds Ŷ^A_0, or −ŝ⁻ᵀ e_k on the
 // base's own columns), V(:, k) = Δv̂_0, the base's rows of M⁻¹ = P Δv̂_0. G = Î^A_0⁻¹, P = ŝ_base⁻¹
 // (6 x 6, row-major); out points at row 0 of M⁻¹

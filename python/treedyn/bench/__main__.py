@@ -1,0 +1,28 @@
+"""python -m treedyn.bench <script> [options]; python -m treedyn.bench --list"""
+import importlib
+import os
+import sys
+
+from . import SCRIPTS
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "--list"):
+        print(__doc__.strip())
+        print("scripts: " + ", ".join(sorted(SCRIPTS)))
+        return 0
+    name = argv.pop(0)
+    if name not in SCRIPTS:
+        print(f"unknown bench script {name!r}; scripts: {', '.join(sorted(SCRIPTS))}", file=sys.stderr)
+        return 2
+    return importlib.import_module(SCRIPTS[name]).main(argv)
+
+
+if __name__ == "__main__":
+    # numpy's BLAS threads, once woken, spin and take a core from the kernels being timed on a small
+    # machine: the timed code never calls BLAS, so run with one BLAS thread (set before numpy loads)
+    if os.environ.get("OPENBLAS_NUM_THREADS") is None and os.environ.get("TREEDYN_BENCH_REEXEC") is None:
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", TREEDYN_BENCH_REEXEC="1")
+        os.execve(sys.executable, [sys.executable, "-m", "treedyn.bench", *sys.argv[1:]], env)
+    sys.exit(main())
