@@ -35,10 +35,12 @@ template <class S> MinvKernels<S> from_table(void** t, const char* isa) {
     k.impulse[j] = reinterpret_cast<Imp>(t[j]);
     k.velocity[j] = reinterpret_cast<Vel>(t[4 + j]);
   }
-  k.cross = reinterpret_cast<decltype(k.cross)>(t[8]);
-  k.cross_col = reinterpret_cast<decltype(k.cross_col)>(t[9]);
-  k.base = reinterpret_cast<decltype(k.base)>(t[10]);
-  k.mirror = reinterpret_cast<decltype(k.mirror)>(t[11]);
+  k.impulse_pair = reinterpret_cast<decltype(k.impulse_pair)>(t[8]);
+  k.velocity_pair = reinterpret_cast<decltype(k.velocity_pair)>(t[9]);
+  k.cross = reinterpret_cast<decltype(k.cross)>(t[10]);
+  k.cross_col = reinterpret_cast<decltype(k.cross_col)>(t[11]);
+  k.base = reinterpret_cast<decltype(k.base)>(t[12]);
+  k.mirror = reinterpret_cast<decltype(k.mirror)>(t[13]);
   k.isa = isa;
   return k;
 }

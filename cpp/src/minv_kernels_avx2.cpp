@@ -12,8 +12,9 @@ namespace avx2 {
   void* minv_avx2_table_##S[] = {                                                                          \
       (void*)&impulse_columns<S, 1>,  (void*)&impulse_columns<S, 2>,  (void*)&impulse_columns<S, 3>,       \
       (void*)&impulse_columns<S, 6>,  (void*)&velocity_columns<S, 1>, (void*)&velocity_columns<S, 2>,      \
-      (void*)&velocity_columns<S, 3>, (void*)&velocity_columns<S, 6>, (void*)&cross_row<S>,                \
-      (void*)&cross_col<S>,           (void*)&base_columns<S>,        (void*)&mirror_block<S>};
+      (void*)&velocity_columns<S, 3>, (void*)&velocity_columns<S, 6>, (void*)&impulse_columns_pair<S>,     \
+      (void*)&velocity_columns_pair<S>, (void*)&cross_row<S>,         (void*)&cross_col<S>,                \
+      (void*)&base_columns<S>,        (void*)&mirror_block<S>};
 TREEDYN_AVX2_TABLE(double)
 TREEDYN_AVX2_TABLE(float)
 }  // namespace avx2

@@ -326,6 +326,8 @@ void mMultInvFB(const Model<S>& model, const MinvData<S>& w, typename MinvData<S
 template <class S> struct MinvKernels {
   void (*impulse[4])(const S*, const S*, S*, long, S*, long, int, int);  // NI = 1, 2, 3, 6
   void (*velocity[4])(const S*, const S*, const S*, S*, long, S*, long, int, int, bool);
+  void (*impulse_pair)(const S*, const S*, const S*, const S*, S*, long, S*, S*, int, int);
+  void (*velocity_pair)(const S*, const S*, S, const S*, const S*, S, S*, long, S*, S*, int, int);
   void (*cross)(const S*, const S*, long, S*, int, int);
   void (*cross_col)(const S*, long, const S*, S*, long, int);
   void (*base)(const S*, const S*, const S*, S*, long, S*, long, int, int);
@@ -338,7 +340,8 @@ template <class S> struct MinvKernels {
      &NS::impulse_columns<S, 6>},                                                                      \
         {&NS::velocity_columns<S, 1>, &NS::velocity_columns<S, 2>, &NS::velocity_columns<S, 3>,       \
          &NS::velocity_columns<S, 6>},                                                                 \
-        &NS::cross_row<S>, &NS::cross_col<S>, &NS::base_columns<S>, &NS::mirror_block<S>, #NS         \
+        &NS::impulse_columns_pair<S>, &NS::velocity_columns_pair<S>, &NS::cross_row<S>,               \
+        &NS::cross_col<S>, &NS::base_columns<S>, &NS::mirror_block<S>, #NS                            \
   }
 // any scalar: the portable loops; double and float choose at run time (src/minv_kernels.cpp)
 template <class S> const MinvKernels<S>& minv_kernels() {
@@ -368,6 +371,9 @@ template <class S> struct MinvBlocked {
   std::vector<int> branch_of;  // body -> index in branches, or -1
   std::vector<double> weight;  // nv + 1: cumulative work per column (to split columns among threads)
   std::vector<char> starts;    // nv + 1: a joint's first coordinate (a thread's columns start there)
+  std::vector<char> pairs;     // body p: p and its only child with coordinates c are both 1-DoF
+                               // and p is not a root: their steps can run as one sweep
+  std::vector<int> pair_child; // that c
 
   explicit MinvBlocked(const Model<S>& model)
       : nv(model.nv), ld((model.nv + line - 1) / line * line), branch_of(model.N + 1, -1), weight(model.nv + 1, 0.0),
@@ -384,6 +390,14 @@ template <class S> struct MinvBlocked {
       branches.push_back(b);
     }
     saved.resize(offset);
+    pairs.assign(model.N + 2, 0);
+    pair_child.assign(model.N + 1, 0);
+    for (int p = 1; p <= model.N; ++p) {
+      if (kids[p].size() != 1 || model.parent[p] == 0 || model.nv_i[p] != 1) continue;
+      const int c = kids[p][0];
+      pairs[p] = model.nv_i[c] == 1 && subtree_v_end(model, c) == subtree_v_end(model, p);
+      if (pairs[p]) pair_child[p] = c;
+    }
     // work of column k: ~4 units per ancestor row (lines 5 and 8), 1 per other row of the upper
     // triangle (cross-branch rows) and 1 per entry of row k of the lower triangle (mirrored)
     std::vector<int> anc(model.N + 1, 0);
@@ -534,6 +548,38 @@ void base_step(const MinvKernels<S>& K, const MinvData<S>& w, MinvBlocked<S>& B,
   if (c0 < c1) K.base(G, P, F, V, B.ld, Minv, nv, c0, c1);
 }
 
+// lines 4-5 for c and then its parent p (B.pairs[p]), own columns included
+template <class S>
+void impulse_pair_step(const MinvKernels<S>& K, const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* F,
+                       int p, int c, S* Minv, int c0, int c1) {
+  const int nv = model.nv, vp = model.v_index[p], vc = model.v_index[c], vend = subtree_v_end(model, c);
+  for (const int i : {c, p}) {  // own columns: u = 1, F = Ũ
+    const int k = model.v_index[i];
+    if (k < c0 || k >= c1) continue;
+    Minv[std::size_t(k) * nv + k] = S(1);
+    for (int r = 0; r < 3; ++r) B.row(F, r)[k] = w.Ut[k].ang[r], B.row(F, r + 3)[k] = w.Ut[k].lin[r];
+  }
+  const S* Jp = w.rows.data() + w.rows_at[p];
+  const S* Jc = w.rows.data() + w.rows_at[c];
+  S* outp = Minv + std::size_t(vp) * nv;
+  if (vc >= c0 && vc < c1) K.impulse[0](Jp, Jp + 12, F, B.ld, outp, nv, vc, vc + 1);  // p on c's own column
+  const int k0 = std::max(vc + 1, c0), k1 = std::min(vend, c1);
+  if (k0 < k1) K.impulse_pair(Jc, Jc + 12, Jp, Jp + 12, F, B.ld, Minv + std::size_t(vc) * nv, outp, k0, k1);
+}
+
+// lines 7-10 for p and then its child c (B.pairs[p])
+template <class S>
+void velocity_pair_step(const MinvKernels<S>& K, const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* V,
+                        int p, int c, S* Minv, int c0, int c1) {
+  const int nv = model.nv, vp = model.v_index[p], vc = model.v_index[c], vend = subtree_v_end(model, c);
+  const S* Jp = w.rows.data() + w.rows_at[p];
+  const S* Jc = w.rows.data() + w.rows_at[c];
+  S* outp = Minv + std::size_t(vp) * nv;
+  if (vp >= c0 && vp < c1) K.velocity[0](Jp, Jp + 6, Jp + 18, V, B.ld, outp, nv, vp, vp + 1, false);  // p's own
+  const int k0 = std::max(vc, c0), k1 = std::min(vend, c1);
+  if (k0 < k1) K.velocity_pair(Jp, Jp + 6, Jp[18], Jc, Jc + 6, Jc[18], V, B.ld, outp, Minv + std::size_t(vc) * nv, k0, k1);
+}
+
 }  // namespace minv_detail
 
 // the full M⁻¹ (nv x nv, row-major; symmetric, so also column-major) for the configuration that
@@ -561,6 +607,12 @@ bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Min
     }
     for (int i = N; i >= first; --i) {  // lines 4-5 (every column's impulse starts at its joint)
       save_branch(B, F, i, c0, c1);
+      const int p = model.parent[i];
+      if (p >= first && B.pairs[p] && B.pair_child[p] == i) {  // i and its parent in one sweep
+        impulse_pair_step(K, model, w, B, F, p, i, Minv, c0, c1);
+        i = p;
+        continue;
+      }
       impulse_step(K, model, w, B, F, i, Minv, c0, c1);
     }
     if (w.floating_base) save_branch(B, F, 1, c0, c1);
@@ -579,7 +631,14 @@ bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Min
     }
     cross_branch_step(K, model, B, V, 0, Minv, c0, c1);
     for (int i = first; i <= N; ++i) {  // lines 7-10; rows before v_i + n_i are then complete
-      velocity_step(K, model, w, B, V, i, Minv, c0, c1);
+      if (B.pairs[i]) {  // i and its only child in one sweep (i is no branch point)
+        const int c = B.pair_child[i];
+        velocity_pair_step(K, model, w, B, V, i, c, Minv, c0, c1);
+        for (int j = i + 1; j < c; ++j) cross_branch_step(K, model, B, V, j, Minv, c0, c1);  // (fixed leaves)
+        i = c;
+      } else {
+        velocity_step(K, model, w, B, V, i, Minv, c0, c1);
+      }
       cross_branch_step(K, model, B, V, i, Minv, c0, c1);
       mirror_to(model.v_index[i] + model.nv_i[i], false);
     }

@@ -9,6 +9,9 @@
 // is M⁻¹'s column k); `out` points at row v_i of M⁻¹ (row-major, `nv` entries per row).
 #pragma once
 #include <type_traits>  // compile-time only: no function of it reaches the object code
+#if defined(__AVX2__)
+#include <immintrin.h>  // always-inline intrinsics only
+#endif
 
 #ifndef TREEDYN_MINV_ISA
 #define TREEDYN_MINV_ISA generic
@@ -122,6 +125,57 @@ void velocity_columns(const S* s, const S* U, const S* Di, S* V, long ld, S* out
   }
 }
 
+// Two 1-DoF joints at once, p and its only child c (a stretch of a chain), over the columns of
+// c's subtree: the 6 entries of F(:, k) (or V(:, k)) stay in registers between the two joints,
+// which halves the traffic of F and V. The arithmetic is the two single-joint steps', in order.
+// backward: joint c, then p (lines 4-5)
+template <class S>
+void impulse_columns_pair(const S* sc, const S* Utc, const S* sp, const S* Utp, S* F, long ld, S* outc, S* outp,
+                          int k0, int k1) {
+  S* __restrict__ f0 = F;
+  S* __restrict__ f1 = F + ld;
+  S* __restrict__ f2 = F + 2 * ld;
+  S* __restrict__ f3 = F + 3 * ld;
+  S* __restrict__ f4 = F + 4 * ld;
+  S* __restrict__ f5 = F + 5 * ld;
+  TREEDYN_COLUMNS_INDEPENDENT
+  for (int k = k0; k < k1; ++k) {
+    S x0 = f0[k], x1 = f1[k], x2 = f2[k], x3 = f3[k], x4 = f4[k], x5 = f5[k];
+    const S uc = -(sc[0] * x0 + sc[1] * x1 + sc[2] * x2 + sc[3] * x3 + sc[4] * x4 + sc[5] * x5);
+    outc[k] = uc;
+    x0 = x0 + Utc[0] * uc, x1 = x1 + Utc[1] * uc, x2 = x2 + Utc[2] * uc;
+    x3 = x3 + Utc[3] * uc, x4 = x4 + Utc[4] * uc, x5 = x5 + Utc[5] * uc;
+    const S up = -(sp[0] * x0 + sp[1] * x1 + sp[2] * x2 + sp[3] * x3 + sp[4] * x4 + sp[5] * x5);
+    outp[k] = up;
+    f0[k] = x0 + Utp[0] * up, f1[k] = x1 + Utp[1] * up, f2[k] = x2 + Utp[2] * up;
+    f3[k] = x3 + Utp[3] * up, f4[k] = x4 + Utp[4] * up, f5[k] = x5 + Utp[5] * up;
+  }
+}
+
+// forward: joint p, then c (lines 7-10); p is not a root (V holds Δv̂_λ(p))
+template <class S>
+void velocity_columns_pair(const S* sp, const S* Up, S Dp, const S* sc, const S* Uc, S Dc, S* V, long ld, S* outp,
+                           S* outc, int k0, int k1) {
+  S* __restrict__ v0 = V;
+  S* __restrict__ v1 = V + ld;
+  S* __restrict__ v2 = V + 2 * ld;
+  S* __restrict__ v3 = V + 3 * ld;
+  S* __restrict__ v4 = V + 4 * ld;
+  S* __restrict__ v5 = V + 5 * ld;
+  TREEDYN_COLUMNS_INDEPENDENT
+  for (int k = k0; k < k1; ++k) {
+    S x0 = v0[k], x1 = v1[k], x2 = v2[k], x3 = v3[k], x4 = v4[k], x5 = v5[k];
+    const S qp = Dp * (outp[k] - (Up[0] * x0 + Up[1] * x1 + Up[2] * x2 + Up[3] * x3 + Up[4] * x4 + Up[5] * x5));
+    outp[k] = qp;
+    x0 = x0 + sp[0] * qp, x1 = x1 + sp[1] * qp, x2 = x2 + sp[2] * qp;
+    x3 = x3 + sp[3] * qp, x4 = x4 + sp[4] * qp, x5 = x5 + sp[5] * qp;
+    const S qc = Dc * (outc[k] - (Uc[0] * x0 + Uc[1] * x1 + Uc[2] * x2 + Uc[3] * x3 + Uc[4] * x4 + Uc[5] * x5));
+    outc[k] = qc;
+    v0[k] = x0 + sc[0] * qc, v1[k] = x1 + sc[1] * qc, v2[k] = x2 + sc[2] * qc;
+    v3[k] = x3 + sc[3] * qc, v4[k] = x4 + sc[4] * qc, v5[k] = x5 + sc[5] * qc;
+  }
+}
+
 // a cross-branch row: out[k] = −y ᵀ V(:, k) for k in [k0, k1) (M⁻¹(j, k) = −Ŷ^A_a(:, j)ᵀ Δv̂_a(:, k))
 template <class S> void cross_row(const S* y, const S* V, long ld, S* out, int k0, int k1) {
   const S* __restrict__ v0 = V;
@@ -187,7 +241,46 @@ template <class S> int mirror_block(S* M, long nv, int r0, int r1, int c0, int c
           const S d = M[j * nv + j] - M[j * nv + j];
           bad |= !(d == d);
         }
-    for (int k = (c0 > jb + 1 ? c0 : jb + 1); k < c1; ++k) {
+    int k = c0 > jb + 1 ? c0 : jb + 1;
+#if defined(__AVX2__)
+    if constexpr (std::is_same<S, double>::value) {
+      // 4 x 4 blocks: rows j..j+3 at columns k..k+3 -> rows k..k+3 at columns j..j+3, for blocks
+      // entirely below the diagonal (k >= je); the rest goes one entry at a time below
+      if (je - jb == 8) {
+        const int kstart = k > je ? k : je;
+        __m256d nan_acc = _mm256_setzero_pd();
+        int kk = kstart;
+        for (; kk + 4 <= c1; kk += 4)
+          for (int j = jb; j < je; j += 4) {
+            const __m256d a0 = _mm256_loadu_pd(M + j * nv + kk), a1 = _mm256_loadu_pd(M + (j + 1) * nv + kk);
+            const __m256d a2 = _mm256_loadu_pd(M + (j + 2) * nv + kk), a3 = _mm256_loadu_pd(M + (j + 3) * nv + kk);
+            nan_acc = _mm256_add_pd(nan_acc, _mm256_mul_pd(_mm256_setzero_pd(), _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3))));
+            const __m256d t0 = _mm256_unpacklo_pd(a0, a1), t1 = _mm256_unpackhi_pd(a0, a1);
+            const __m256d t2 = _mm256_unpacklo_pd(a2, a3), t3 = _mm256_unpackhi_pd(a2, a3);
+            _mm256_storeu_pd(M + kk * nv + j, _mm256_permute2f128_pd(t0, t2, 0x20));
+            _mm256_storeu_pd(M + (kk + 1) * nv + j, _mm256_permute2f128_pd(t1, t3, 0x20));
+            _mm256_storeu_pd(M + (kk + 2) * nv + j, _mm256_permute2f128_pd(t0, t2, 0x31));
+            _mm256_storeu_pd(M + (kk + 3) * nv + j, _mm256_permute2f128_pd(t1, t3, 0x31));
+          }
+        // 0 * (sum) is 0 for finite entries and NaN as soon as one is inf or NaN
+        const __m256d isnan = _mm256_cmp_pd(nan_acc, nan_acc, _CMP_UNORD_Q);
+        bad |= _mm256_movemask_pd(isnan) != 0;
+        // the columns before kstart (at the diagonal) and after the last full block: one by one
+        for (int k2 = k; k2 < kstart && k2 < c1; ++k2) {
+          S* __restrict__ dst = M + k2 * nv;
+          const int jend = je < k2 ? je : k2;
+          for (int j = jb; j < jend; ++j) {
+            const S x = M[j * nv + k2];
+            const S d = x - x;
+            bad |= !(d == d);
+            dst[j] = x;
+          }
+        }
+        k = kk;  // the tail [kk, c1) below
+      }
+    }
+#endif
+    for (; k < c1; ++k) {
       S* __restrict__ dst = M + k * nv;
       const int jend = je < k ? je : k;
       for (int j = jb; j < jend; ++j) {
