@@ -367,6 +367,7 @@ template <class S> struct MinvBlocked {
   // forth between the cores (measured: the second thread ran 2x slower per column)
   std::vector<std::vector<S>> storage;
   std::vector<S> saved;
+  std::vector<S> Y0;           // Alg. 2: Ŷ^A_0, 6 x ld (a chunk's forward pass may run on another thread)
   std::vector<Branch> branches;
   std::vector<int> branch_of;  // body -> index in branches, or -1
   std::vector<double> weight;  // nv + 1: cumulative work per column (to split columns among threads)
@@ -390,6 +391,7 @@ template <class S> struct MinvBlocked {
       branches.push_back(b);
     }
     saved.resize(offset);
+    if (is_floating_base(model)) Y0.assign(6 * std::size_t(ld), S(0));
     pairs.assign(model.N + 2, 0);
     pair_child.assign(model.N + 1, 0);
     for (int p = 1; p <= model.N; ++p) {
@@ -421,7 +423,7 @@ template <class S> struct MinvBlocked {
     return st.data() + (mis ? line - mis : 0) + 4 * line;
   }
   S* row(S* X, int r) const { return X + std::size_t(r) * ld; }
-  // columns [bound[t], bound[t+1]) for thread t: equal work, on cache lines, never splitting a joint
+  // columns [bound[t], bound[t+1]) of chunk t: equal work, on cache lines, never splitting a joint
   std::vector<int> split(int nthreads) const {
     std::vector<int> bound(nthreads + 1, nv);
     bound[0] = 0;
@@ -592,20 +594,19 @@ bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Min
   const int nv = model.nv, N = model.N, first = w.first;
   if (nv == 0) return true;
   nthreads = std::max(1, std::min(nthreads, nv));
-  const std::vector<int> bound = B.split(nthreads);
+  // chunks of columns of equal work, taken by the threads as they come free in each pass: a core
+  // slowed by something else (a noisy machine) then does less of the work
+  const int nchunks = nthreads == 1 ? 1 : std::min(nv, 2 * nthreads);
+  const std::vector<int> bound = B.split(nchunks);
   std::vector<S*> Fs(nthreads);
   for (int t = 0; t < nthreads; ++t) Fs[t] = B.F_of(t);
   std::vector<char> nonfinite(nthreads, 0);
-  const auto body = [&](int t, auto barrier) {
-    const int c0 = bound[t], c1 = bound[t + 1];
+  // lines 4-5 for the columns [c0, c1) (every column's impulse starts at its joint, §5.2)
+  const auto backward = [&](int t, int c0, int c1) {
+    if (c0 >= c1) return;
     S* F = Fs[t];
-    S* V = F + 6 * B.ld;
-    for (int r = 0; r < 6; ++r) {
-      S* f = B.row(F, r);
-      S* v = B.row(V, r);
-      for (int k = c0; k < c1; ++k) f[k] = v[k] = S(0);
-    }
-    for (int i = N; i >= first; --i) {  // lines 4-5 (every column's impulse starts at its joint)
+    for (int r = 0; r < 6; ++r) std::fill(B.row(F, r) + c0, B.row(F, r) + c1, S(0));
+    for (int i = w.joint_of[c1 - 1]; i >= first; --i) {  // joints after it own no column here
       save_branch(B, F, i, c0, c1);
       const int p = model.parent[i];
       if (p >= first && B.pairs[p] && B.pair_child[p] == i) {  // i and its parent in one sweep
@@ -615,8 +616,17 @@ bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Min
       }
       impulse_step(K, model, w, B, F, i, Minv, c0, c1);
     }
-    if (w.floating_base) save_branch(B, F, 1, c0, c1);
-    barrier();  // every saved Ŷ^A is complete
+    if (w.floating_base) {
+      save_branch(B, F, 1, c0, c1);
+      for (int r = 0; r < 6; ++r) std::copy(B.row(F, r) + c0, B.row(F, r) + c1, B.row(B.Y0.data(), r) + c0);
+    }
+  };
+  // Alg. 2 lines 6-10 and lines 7-10 for the columns [c0, c1); the rows completed are mirrored
+  const auto forward = [&](int t, int c0, int c1) {
+    if (c0 >= c1) return;
+    S* F = Fs[t];
+    S* V = F + 6 * B.ld;
+    for (int r = 0; r < 6; ++r) std::fill(B.row(V, r) + c0, B.row(V, r) + c1, S(0));
     int mirrored = 0;  // rows [0, mirrored) are mirrored into the lower triangle of these columns
     const auto mirror_to = [&](int row_end, bool force) {
       if (row_end - mirrored >= 8 || (force && row_end > mirrored)) {
@@ -624,13 +634,14 @@ bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Min
         mirrored = row_end;
       }
     };
-    if (w.floating_base) {  // Alg. 2 lines 6-10
-      base_step(K, w, B, F, V, Minv, nv, c0, c1);
+    if (w.floating_base) {
+      base_step(K, w, B, B.Y0.data(), V, Minv, nv, c0, c1);
       cross_branch_step(K, model, B, V, 1, Minv, c0, c1);
       mirror_to(6, false);
     }
     cross_branch_step(K, model, B, V, 0, Minv, c0, c1);
-    for (int i = first; i <= N; ++i) {  // lines 7-10; rows before v_i + n_i are then complete
+    const int last = w.joint_of[c1 - 1];
+    for (int i = first; i <= last; ++i) {  // rows before v_i + n_i are then complete
       if (B.pairs[i]) {  // i and its only child in one sweep (i is no branch point)
         const int c = B.pair_child[i];
         velocity_pair_step(K, model, w, B, V, i, c, Minv, c0, c1);
@@ -647,14 +658,21 @@ bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Min
 #ifdef TREEDYN_HAS_OPENMP
   if (nthreads > 1) {
 #pragma omp parallel num_threads(nthreads)
-    body(omp_get_thread_num(), [] {
-#pragma omp barrier
-    });
+    {
+      const int t = omp_get_thread_num();
+#pragma omp for schedule(dynamic, 1)
+      for (int c = 0; c < nchunks; ++c) backward(t, bound[c], bound[c + 1]);
+      // (the barrier at the end of the loop: every saved Ŷ^A is complete)
+#pragma omp for schedule(dynamic, 1)
+      for (int c = 0; c < nchunks; ++c) forward(t, bound[c], bound[c + 1]);
+    }
   } else {
-    body(0, [] {});
+    for (int c = 0; c < nchunks; ++c) backward(0, bound[c], bound[c + 1]);
+    for (int c = 0; c < nchunks; ++c) forward(0, bound[c], bound[c + 1]);
   }
 #else
-  body(0, [] {});
+  for (int c = 0; c < nchunks; ++c) backward(0, bound[c], bound[c + 1]);
+  for (int c = 0; c < nchunks; ++c) forward(0, bound[c], bound[c + 1]);
 #endif
   for (char bad : nonfinite)
     if (bad) return false;
