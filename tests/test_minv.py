@@ -122,13 +122,15 @@ def test_forward_dynamics_with_external_forces_and_batches():
         assert rel_err(s.forward_dynamics(Q, V, T, F), aba.forward_dynamics(Q, V, T, F)) < 1e-9
 
 
-@pytest.mark.parametrize("make", [lambda: random_tree(150, 6, branching=0.3),
-                                  lambda: random_tree(90, 16, floating_base=True),
-                                  lambda: chain(130)], ids=["tree", "floating", "chain"])
+@pytest.mark.parametrize("make", [lambda: random_tree(300, 6, branching=0.3),
+                                  lambda: random_tree(260, 16, floating_base=True),
+                                  lambda: chain(400)], ids=["tree", "floating", "chain"])
 def test_same_bits_for_any_number_of_threads(make):
-    """Columns are split among threads (in chunks taken as threads come free), each computed by the
-    same operations; and the result is right with every thread count."""
+    """Columns are split among threads (in chunks taken as threads come free; M⁻¹ uses threads from
+    128 columns per thread), each computed by the same operations; the result is right with every
+    thread count."""
     model = make()
+    assert model.nv >= 256
     q = td.random_configuration(model, np.random.default_rng(0))
     R = np.random.default_rng(1).standard_normal((model.nv, 40))
     M = td.mass_matrix(model, q)
@@ -140,7 +142,7 @@ def test_same_bits_for_any_number_of_threads(make):
             s = td.make_solver("drumwright", model)
             out[k] = (s.inverse_mass_matrix(q), s.inverse_inertia(q, R),
                       td.make_solver("crba-ltl", model).inverse_inertia(q, R))
-            assert np.abs(M @ out[k][0] - np.eye(model.nv)).max() < 1e-10
+            assert np.abs(M @ out[k][0] - np.eye(model.nv)).max() < 1e-8  # (a 400-link chain: cond(M) ~ 1e7)
     finally:
         td.set_num_threads(before)
     for k in (2, 3):

@@ -197,8 +197,9 @@ template <class S> bool Engine<S>::inverse_mass_matrix(const S* q, S* Minv) {
   std::lock_guard<std::mutex> lock(mutex_);
   minv_precompute(model_, *minv_[0], q);
   if (!blocked_) blocked_.reset(new MinvBlocked<S>(model_));
-  // threads split the columns; one below ~32 columns per thread
-  const int nthreads = std::max(1, std::min(max_threads(), nv / 32));
+  // threads split the columns, from 128 columns per thread: below that the kernel takes less
+  // than ~50 us and waking a sleeping OpenMP thread (tens of us in a VM) costs what it saves
+  const int nthreads = std::max(1, std::min(max_threads(), nv / 128));
   if (!mInv(model_, *minv_[0], *blocked_, Minv, nthreads))
     throw std::domain_error("inverse_mass_matrix overflowed to inf/NaN: the inputs are too large for this "
                             "precision, or the model is singular");
