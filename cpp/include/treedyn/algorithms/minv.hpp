@@ -594,9 +594,11 @@ bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Min
   const int nv = model.nv, N = model.N, first = w.first;
   if (nv == 0) return true;
   nthreads = std::max(1, std::min(nthreads, nv));
-  // chunks of columns of equal work, taken by the threads as they come free in each pass: a core
-  // slowed by something else (a noisy machine) then does less of the work
-  const int nchunks = nthreads == 1 ? 1 : std::min(nv, 2 * nthreads);
+  // chunks of columns of equal work, taken by the threads as they come free in each pass (any
+  // thread may take any chunk: a thread's F and V serve whatever columns it works on). One chunk
+  // per thread: two per thread balance a core slowed by something else better, but cost ~5% on
+  // a quiet machine (more borders, shorter sweeps)
+  const int nchunks = nthreads;
   const std::vector<int> bound = B.split(nchunks);
   std::vector<S*> Fs(nthreads);
   for (int t = 0; t < nthreads; ++t) Fs[t] = B.F_of(t);
