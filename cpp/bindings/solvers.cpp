@@ -88,16 +88,61 @@ template <class S> py::array_t<S> inverse_mass_matrix(Engine<S>& self, py::handl
   return out;
 }
 
+// the pivots D_i at q, one (nv_i, nv_i) array per moving joint
+template <class S> py::list joint_inertias(Engine<S>& self, py::handle q) {
+  const Model<S>& model = self.model();
+  py::ssize_t B;
+  auto qa = vector_arg<S>(q, "q", model.nq, "nq", false, B);
+  check_quaternions(model, qa.data(), 1, "q");
+  std::size_t total = 0;
+  for (int i = 1; i <= model.N; ++i) total += std::size_t(model.nv_i[i]) * model.nv_i[i];
+  std::vector<S> D(total);
+  {
+    py::gil_scoped_release release;
+    self.joint_inertias(qa.data(), D.data());
+  }
+  py::list out;
+  const S* d = D.data();
+  for (int i = 1; i <= model.N; ++i) {
+    const int n = model.nv_i[i];
+    if (n == 0) continue;
+    py::array_t<S> a({py::ssize_t(n), py::ssize_t(n)});
+    Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(a.mutable_data(), n, n) =
+        Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>>(d, n, n);
+    out.append(a);
+    d += n * n;
+  }
+  return out;
+}
+
+// M(q) by CRBA in the engine's precision
+template <class S> py::array_t<S> engine_mass_matrix(Engine<S>& self, py::handle q) {
+  const Model<S>& model = self.model();
+  py::ssize_t B;
+  auto qa = vector_arg<S>(q, "q", model.nq, "nq", false, B);
+  check_quaternions(model, qa.data(), 1, "q");
+  py::array_t<S> M({py::ssize_t(model.nv), py::ssize_t(model.nv)});
+  {
+    py::gil_scoped_release release;
+    mass_matrix_once<S>(model, qa.data(), M.mutable_data());
+  }
+  check_result<S>(M, "mass_matrix");
+  return M;
+}
+
 template <class S> void bind_engine(py::module_& m, const char* name) {
   py::class_<Engine<S>>(m, name)
       .def(py::init([](const Model<double>& model, int method) {
-             if (method < 0 || method > 4) throw py::value_error("unknown method " + std::to_string(method));
+             if (method < 0 || method > 5) throw py::value_error("unknown method " + std::to_string(method));
              return new Engine<S>(model.template cast<S>(), static_cast<Method>(method));
            }),
            py::arg("model"), py::arg("method"))
       .def("forward_dynamics", &forward_dynamics<S>, py::arg("q"), py::arg("v"), py::arg("tau"),
            py::arg("f_ext") = py::none())
       .def("inverse_inertia", &inverse_inertia<S>, py::arg("q"), py::arg("R"))
+      .def("joint_inertias", &joint_inertias<S>, py::arg("q"),
+           "ABA solvers: the pivots D_i = S_iᵀ I^A_i S_i at q, one (nv_i, nv_i) array per moving joint.")
+      .def("mass_matrix", &engine_mass_matrix<S>, py::arg("q"), "M(q) by CRBA in the engine's precision.")
       .def("inverse_mass_matrix", &inverse_mass_matrix<S>, py::arg("q"),
            "The full M(q)⁻¹ (nv, nv); drumwright: Alg. 1/2 with R = 1, all columns at once.");
 }

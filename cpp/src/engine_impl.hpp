@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
 #include "treedyn/algorithms/aba.hpp"
+#include "treedyn/algorithms/aba_modified.hpp"
 #include "treedyn/algorithms/crba_cholesky.hpp"
 #include "treedyn/algorithms/ltl.hpp"
 #include "treedyn/algorithms/minv.hpp"
@@ -68,6 +70,7 @@ void Engine<S>::run(int t, const S* q, const S* qd, const S* tau, const S* fext,
   Data<S>& data = *data_[t];
   switch (method_) {
     case Method::ABA: aba(model_, data, q, qd, tau, fext, qdd); return;
+    case Method::ABAModified: aba_modified(model_, data, q, qd, tau, fext, qdd); return;
     case Method::CRBACholesky: crba_cholesky_forward_dynamics(model_, data, q, qd, tau, fext, qdd); return;
     default: break;
   }
@@ -158,6 +161,7 @@ template <class S> void Engine<S>::inverse_inertia(const S* q, const S* R, int m
   const int nv = model_.nv;
   switch (method_) {
     case Method::ABA: aba_inverse_inertia(model_, workspace(0), q, R, m, Y); return;
+    case Method::ABAModified: aba_modified_inverse_inertia(model_, workspace(0), q, R, m, Y); return;
     case Method::CRBACholesky: crba_cholesky_inverse_inertia(model_, workspace(0), q, R, m, Y); return;
     case Method::Drumwright: {
       const int nthreads = column_threads(m, nv);
@@ -175,11 +179,33 @@ template <class S> void Engine<S>::inverse_inertia(const S* q, const S* R, int m
   }
 }
 
+template <class S> void Engine<S>::joint_inertias(const S* q, S* D) {
+  if (method_ != Method::ABA && method_ != Method::ABAModified)
+    throw std::invalid_argument("joint_inertias: only the ABA solvers form the pivots D_i");
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<S> zeros(std::size_t(model_.nv), S(0)), qdd(std::size_t(model_.nv));
+  Data<S>& data = workspace(0);
+  // D_i depends on q only: one forward dynamics at rest leaves the pivots in data.D. A pivot that
+  // is not positive stops the pass there: it is reported as it is, the joints nearer the root
+  // (never reached) as NaN.
+  for (int i = 1; i <= model_.N; ++i) data.D[i].setConstant(std::numeric_limits<S>::quiet_NaN());
+  try {
+    if (method_ == Method::ABA) aba(model_, data, q, zeros.data(), zeros.data(), static_cast<const S*>(nullptr), qdd.data());
+    else aba_modified(model_, data, q, zeros.data(), zeros.data(), static_cast<const S*>(nullptr), qdd.data());
+  } catch (const SingularJoint&) {
+  }
+  for (int i = 1; i <= model_.N; ++i) {
+    const int n = model_.nv_i[i];
+    Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>>(D, n, n) = data.D[i];
+    D += n * n;
+  }
+}
+
 template <class S> bool Engine<S>::inverse_mass_matrix(const S* q, S* Minv) {
   const int nv = model_.nv;
   if (method_ != Method::Drumwright) {  // the solver's own inverse_inertia applied to 1
     Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> I = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>::Identity(nv, nv);
-    if (method_ == Method::ABA) {
+    if (method_ == Method::ABA || method_ == Method::ABAModified) {
       inverse_inertia(q, I.data(), nv, Minv);
       return false;
     }

@@ -140,7 +140,8 @@ def _lie_blocks(model: Model):
 
 def simulate(model: Model, solver, q0, v0, t_end: float, *, method: str = "dopri5", dt: Optional[float] = None,
              rtol: float = 1e-6, atol: float = 1e-6, tau=None, f_ext=None, max_steps: int = 1_000_000,
-             min_step: Optional[float] = None, record: bool = True, progress: bool = False) -> SimulationResult:
+             min_step: Optional[float] = None, record: bool = True, progress: bool = False,
+             error_norm: str = "rms") -> SimulationResult:
     """Integrate the model from (q0, v0) over [0, t_end].
 
     solver: a Solver instance or a registered name (made with default options).
@@ -152,6 +153,8 @@ def simulate(model: Model, solver, q0, v0, t_end: float, *, method: str = "dopri
     (default 1e-12·max(1, t_end)), after ``max_steps`` steps, or when the dynamics fail (a
     singular inertia, an overflow); the result then has success=False and a message.
     progress: show a progress bar over simulated time.
+    error_norm: how the adaptive methods measure the scaled local error over q and v: "rms" (the
+    root mean square, as SciPy's solve_ivp) or "max" (the largest component).
     """
     from .solvers.registry import make_solver
 
@@ -164,6 +167,8 @@ def simulate(model: Model, solver, q0, v0, t_end: float, *, method: str = "dopri
         raise ValueError(f"t_end must be a positive finite time, got {t_end}")
     if method in FIXED and not (dt is not None and np.isfinite(dt) and dt > 0):
         raise ValueError(f"method {method!r} needs a positive step dt")
+    if error_norm not in ("rms", "max"):
+        raise ValueError(f"error_norm must be 'rms' or 'max', got {error_norm!r}")
     if rtol < 0 or atol < 0 or rtol + atol <= 0:
         raise ValueError(f"tolerances must be >= 0 and not both zero, got rtol={rtol}, atol={atol}")
     q = np.array(q0, dtype=float)
@@ -191,7 +196,7 @@ def simulate(model: Model, solver, q0, v0, t_end: float, *, method: str = "dopri
             t, q, v = _run_fixed(model, method, accel, q, v, t_end, float(dt), max_steps, res, ts, qs, vs, record, bar)
         else:
             t, q, v = _run_adaptive(model, _TABLEAUX[method], accel, q, v, t_end, dt, rtol, atol, h_min,
-                                    max_steps, res, ts, qs, vs, record, bar)
+                                    max_steps, res, ts, qs, vs, record, bar, error_norm)
     except _Stop as stop:
         res.success, res.message = False, str(stop)
         t, q, v = stop.state
@@ -260,7 +265,7 @@ def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs
 
 
 def _run_adaptive(model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max_steps, res, ts, qs, vs, record,
-                  bar):
+                  bar, error_norm="rms"):
     c, A, b, b_err, p = tableau
     s = len(c)
     fsal = np.allclose(A[-1], b[:-1]) and b[-1] == 0  # Dormand–Prince: the last stage is the next first
@@ -288,7 +293,8 @@ def _run_adaptive(model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max
         eq, ev = h * ((b - b_err) @ kq), h * ((b - b_err) @ ka)
         sq = atol + rtol * np.maximum(_position_scale(model, q), _position_scale(model, q_new))
         sv = atol + rtol * np.maximum(np.abs(v), np.abs(v_new))
-        err = np.sqrt((np.sum((eq / sq) ** 2) + np.sum((ev / sv) ** 2)) / (2 * model.nv))
+        scaled = np.concatenate([eq / sq, ev / sv])
+        err = np.sqrt(np.mean(scaled ** 2)) if error_norm == "rms" else np.abs(scaled).max()
         steps += 1
         if err <= 1.0:
             t += h

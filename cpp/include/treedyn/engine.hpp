@@ -10,7 +10,7 @@
 
 namespace treedyn {
 
-enum class Method : int { ABA = 0, CRBACholesky = 1, Drumwright = 2, CRBALTL = 3, CRBALTDL = 4 };
+enum class Method : int { ABA = 0, CRBACholesky = 1, Drumwright = 2, CRBALTL = 3, CRBALTDL = 4, ABAModified = 5 };
 
 template <class S> struct MinvData;     // algorithms/minv.hpp
 template <class S> struct MinvBlocked;  // algorithms/minv.hpp
@@ -32,6 +32,9 @@ template <class S> class Engine {
   // the full M(q)⁻¹, nv x nv (symmetric: row- and column-major alike). Returns true when the
   // kernel has checked that every entry is finite (drumwright: while mirroring the triangle)
   bool inverse_mass_matrix(const S* q, S* Minv);
+  // ABA and modified ABA: the joint-space pivots D_i = S_iᵀ I^A_i S_i at q (q̇ = 0), each nv_i x nv_i,
+  // column-major, one after the other (Σ nv_i² numbers)
+  void joint_inertias(const S* q, S* D);
 
  private:
   Data<S>& workspace(int thread);

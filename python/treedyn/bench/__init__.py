@@ -4,7 +4,11 @@
   branched bodies, 1 and 2 threads, against CRBA + Cholesky, CRBA + LTL, Pinocchio's
   computeMinverse and MuJoCo's mj_solveM) and, with ``--counts``, Tables 1 and 2.
 
+- ``ascher``: ascher-pai-cloutier1996 Table 2 (Example 3 in float32: D₂ and q̈₁ for CRBM, ABM and
+  the modified ABM) and Table 1 (dynamics evaluations of an adaptive RK 4(5) over 10 s on
+  ill-conditioned two-link chains, and on longer ones with ``--links 3 4``).
+
 matplotlib is optional: the scripts always write CSV, and PNG when matplotlib is installed.
 """
 
-SCRIPTS = {"drumwright": "treedyn.bench.drumwright"}
+SCRIPTS = {"drumwright": "treedyn.bench.drumwright", "ascher": "treedyn.bench.ascher"}

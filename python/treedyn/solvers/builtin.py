@@ -6,7 +6,7 @@ import numpy as np
 from .. import _core
 from .base import Solver
 
-__all__ = ["ABASolver", "CRBACholeskySolver", "DrumwrightSolver", "CRBALTLSolver"]
+__all__ = ["ABASolver", "ABAModifiedSolver", "CRBACholeskySolver", "DrumwrightSolver", "CRBALTLSolver"]
 
 _ALL = frozenset({"batch", "inverse_inertia", "float32", "floating_base", "branched", "multi_dof", "f_ext"})
 
@@ -29,6 +29,10 @@ class _EngineSolver(Solver):
     def inverse_mass_matrix(self, q):
         return self._engine.inverse_mass_matrix(q)
 
+    def mass_matrix(self, q):
+        """M(q) by CRBA, computed in this solver's precision (``dtype``)."""
+        return self._engine.mass_matrix(q)
+
 
 class ABASolver(_EngineSolver):
     """Featherstone's articulated-body algorithm in link coordinates, O(N)."""
@@ -36,6 +40,25 @@ class ABASolver(_EngineSolver):
     name = "aba"
     description = "articulated-body algorithm (Featherstone), O(n), link coordinates"
     _method = 0
+
+    def joint_inertias(self, q):
+        """The pivots D_i = S_iᵀ I^A_i S_i at q, one (nv_i, nv_i) array per moving joint; a pivot
+        that is not positive is returned as computed, the joints nearer the root as NaN."""
+        return self._engine.joint_inertias(q)
+
+
+class ABAModifiedSolver(_EngineSolver):
+    """The modified articulated-body algorithm of ascher-pai-cloutier1996 §4, eq. (11): each
+    pivot D_i is kept apart from the articulated inertia, so that a light link carrying heavy
+    ones keeps its own inertia in single precision. O(n); trees and multi-DoF joints."""
+
+    name = "aba-modified"
+    description = "modified articulated-body algorithm (Ascher, Pai & Cloutier 1996, eq. 11): stable pivots"
+    _method = 5
+
+    def joint_inertias(self, q):
+        """The pivots D_i = S_iᵀ I^A_i S_i at q, one (nv_i, nv_i) array per moving joint."""
+        return self._engine.joint_inertias(q)
 
 
 class CRBACholeskySolver(_EngineSolver):

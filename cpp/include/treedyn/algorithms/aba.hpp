@@ -38,11 +38,11 @@ template <class S> void aba_joint_inertia_step(const Model<S>& model, Data<S>& d
   auto& Dinv = data.Dinv[i];
   if (ni == 1) {
     Ui[0] = data.IA[i] * Si[0];
-    const S D = dot(Si[0], Ui[0]);
+    const S D = data.D[i](0, 0) = dot(Si[0], Ui[0]);
     if (!(D > S(0)) || !std::isfinite(static_cast<double>(D))) throw_singular(model, i);
     Dinv(0, 0) = S(1) / D;
   } else if (ni > 1) {
-    typename Data<S>::Small D(ni, ni);
+    auto& D = data.D[i];
     for (int b = 0; b < ni; ++b) Ui[b] = data.IA[i] * Si[b];
     for (int a = 0; a < ni; ++a)
       for (int b = 0; b < ni; ++b) D(a, b) = dot(Si[a], Ui[b]);

@@ -18,7 +18,8 @@ template <class T> struct Data {  // T: the scalar (S is the motion subspace)
   std::vector<ArticulatedInertia<T>> IA;     // articulated inertia I^A_i
   std::vector<Force<T>> pA, f;               // bias force p^A_i; RNEA body force f_i
   std::vector<RigidInertia<T>> Ic;           // composite inertia I^c_i (CRBA)
-  std::vector<Small> Dinv;                   // D_i^{-1} = (S_iᵀ U_i)^{-1}
+  std::vector<Small> D, Dinv;                // D_i = S_iᵀ U_i (the joint-space pivots) and D_i⁻¹
+  std::vector<Small> Dtilde;                 // modified ABA: D̃_i = S_iᵀ M̃_i S_i from the children
   std::vector<Motion<T>> S;                  // nv: the columns of the motion subspaces S_i
   std::vector<Force<T>> U;                   // nv: the columns of U_i = I^A_i S_i
   VecX u, bias;                              // nv
@@ -30,9 +31,13 @@ template <class T> struct Data {  // T: the scalar (S is the motion subspace)
         c(model.N + 1, Motion<T>::zero()), a(model.N + 1, Motion<T>::zero()),
         IA(model.N + 1, ArticulatedInertia<T>::zero()), pA(model.N + 1, Force<T>::zero()),
         f(model.N + 1, Force<T>::zero()), Ic(model.N + 1, RigidInertia<T>::zero()),
-        Dinv(model.N + 1), S(model.nv, Motion<T>::zero()), U(model.nv, Force<T>::zero()),
+        D(model.N + 1), Dinv(model.N + 1), Dtilde(model.N + 1), S(model.nv, Motion<T>::zero()), U(model.nv, Force<T>::zero()),
         u(VecX::Zero(model.nv)), bias(VecX::Zero(model.nv)) {
-    for (int i = 0; i <= model.N; ++i) Dinv[i].setZero(model.nv_i[i], model.nv_i[i]);
+    for (int i = 0; i <= model.N; ++i) {
+      D[i].setZero(model.nv_i[i], model.nv_i[i]);
+      Dinv[i].setZero(model.nv_i[i], model.nv_i[i]);
+      Dtilde[i].setZero(model.nv_i[i], model.nv_i[i]);
+    }
     if (with_mass_matrix) {
       M.setZero(model.nv, model.nv);
       llt = Eigen::LLT<MatX>(model.nv);

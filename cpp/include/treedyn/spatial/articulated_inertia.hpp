@@ -27,6 +27,14 @@ template <class S> struct ArticulatedInertia {
     B.noalias() -= Un * U.lin.transpose();
     C.noalias() -= Uf * U.lin.transpose();
   }
+  // the same with U Uᵀ / D formed as U (Uᵀ / D): exact when U is parallel to a coordinate axis
+  // (ascher-pai-cloutier1996 Example 2's m₁ − m₁²/m₁ = 0), where multiplying by a rounded D⁻¹ is not
+  void subtract_outer_exact(const Force<S>& U, S D) {
+    const Vec3<S> Un = U.ang / D, Uf = U.lin / D;
+    A.noalias() -= U.ang * Un.transpose();
+    B.noalias() -= U.ang * Uf.transpose();
+    C.noalias() -= U.lin * Uf.transpose();
+  }
   Mat6<S> matrix() const {
     Mat6<S> M;
     M << A, B, B.transpose(), C;
