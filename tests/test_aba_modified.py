@@ -89,3 +89,11 @@ def test_table1_trend_crbm_slows_down_on_ill_conditioned_chains():
     assert abs(c - m) <= 0.25 * max(c, m)
     c, m = rows[0.0025]["CRBM"], rows[0.0025]["modified ABM"]
     assert c >= 2 * m, (c, m)
+
+
+def test_bench_script_writes_table2(tmp_path, capsys):
+    assert ascher.main(["--table", "2", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "971.19" in out and "singular" in out
+    rows = (tmp_path / "ascher_table2.csv").read_text().splitlines()
+    assert len(rows) == 1 + len(ascher.PAPER_TABLE2)

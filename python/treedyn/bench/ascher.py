@@ -197,21 +197,24 @@ def plot_table1(results, path: str):
     except ImportError:
         print("matplotlib is not installed: no plot (pip install matplotlib)", file=sys.stderr)
         return None
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    styles = {"CRBM": "o-", "ABM": "s--", "modified ABM": "^-", "CRBA+LLT": "x:"}
-    for links, rows in results.items():
+    fig, axes = plt.subplots(1, len(results), figsize=(4.2 * len(results), 4.2), sharey=True, squeeze=False)
+    styles = {"CRBM": ("C0", "o-"), "ABM": ("C1", "s--"), "modified ABM": ("C2", "^-"), "CRBA+LLT": ("C3", "x:")}
+    for ax, (links, rows) in zip(axes[0], results.items()):
         for label in METHODS:
-            pts = [(r, c[label]) for r, c, _ in rows if c[label] is not None]
+            pts = [(r, c[label]) for r, c, _ in rows if c.get(label) is not None]
             if pts:
-                ax.loglog(*zip(*pts), styles[label], label=f"{label}, {links} links", alpha=0.8)
-    paper = [(r, nC) for r, _, nC, _ in PAPER_TABLE1 if nC is not None]
-    ax.loglog(*zip(*paper), "k:", label="paper CRBM (2 links)")
-    ax.loglog([r for r, *_ in PAPER_TABLE1], [nA for _, nA, _, _ in PAPER_TABLE1], "k-.", label="paper ABM (2 links)")
-    ax.invert_xaxis()
-    ax.set_xlabel("r = l_base / total length (smaller = worse conditioned)")
-    ax.set_ylabel("dynamics evaluations for 10 s")
-    ax.set_title("Formulation stiffness (ascher-pai-cloutier1996 Table 1), float32")
-    ax.legend(fontsize=7)
+                color, style = styles[label]
+                ax.loglog(*zip(*pts), style, color=color, label=label, alpha=0.85)
+        if links == 2:
+            paper = [(r, nC) for r, _, nC, _ in PAPER_TABLE1 if nC is not None]
+            ax.loglog(*zip(*paper), "k:", label="paper CRBM")
+            ax.loglog([r for r, *_ in PAPER_TABLE1], [nA for _, nA, _, _ in PAPER_TABLE1], "k-.", label="paper ABM")
+        ax.invert_xaxis()
+        ax.set_title(f"{links} links")
+        ax.set_xlabel("r = l_base / total length")
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("dynamics evaluations for 10 s")
+    fig.suptitle("Formulation stiffness (ascher-pai-cloutier1996 Table 1), float32, RKF 4(5) at 1e-4")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     return path
