@@ -114,7 +114,8 @@ def table2(dtype=np.float32):
     return rows
 
 
-def print_table2(rows, file=sys.stdout):
+def print_table2(rows, file=None):
+    file = sys.stdout if file is None else file
     print("Table 2 (Example 3), float32: D2 / qdd1, ours | paper's (CRBM = LDLᵀ from the tip, as the paper)",
           file=file)
     head = f"{'m1':>6} {'case':>4} " + " ".join(f"{label:>36}" for label in PAPER_METHODS) + f" {'ours: CRBA+LLT':>26}"
@@ -175,7 +176,8 @@ def table1(rs=None, links: int = 2, t_end: float = 10.0, tol: float = 1e-4, dtyp
     return rows
 
 
-def print_table1(rows, links: int = 2, file=sys.stdout):
+def print_table1(rows, links: int = 2, file=None):
+    file = sys.stdout if file is None else file
     paper = {row[0]: row for row in PAPER_TABLE1} if links == 2 else {}
     print(f"Table 1, {links}-link chains, 10 s, adaptive RK 4(5) at 1e-4, float32: dynamics evaluations", file=file)
     print(f"{'r':>8} {'CRBM':>9} {'ABM':>9} {'mod. ABM':>9} {'CRBA+LLT':>9} {'kappa_max':>10}"
