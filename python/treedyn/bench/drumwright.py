@@ -16,7 +16,7 @@ by
   mujoco          MuJoCo's mj_kinematics, mj_comPos, mj_crb, mj_factorM, mj_solveM(1) on the same
                   tree of hinges built here with MuJoCo's model-spec API (MJCF's compiled form; not
                   the same inertias and placements as treedyn's model: for timing only; armature 0)
-Each time is the minimum over --repeat samples (a sample averages enough calls to last ~2 ms);
+Each time is the minimum over --repeat samples (a sample averages enough calls to last ~5 ms);
 the median is written to the CSV too. Writes drumwright2012.csv always and drumwright2012_fig2.png,
 drumwright2012_fig3.png when matplotlib is installed. Prints the fitted log-log slopes (n = 100 to
 1000), the crossover n against each other method, the ratio to Pinocchio at n = 300 and the
@@ -150,13 +150,13 @@ def mujoco_call(model: Model, q):
 
 
 def measure(call: Callable, repeat: int) -> Tuple[float, float, float]:
-    """(min, median, first call) seconds per call; a sample averages calls over >= ~2 ms."""
+    """(min, median, first call) seconds per call; a sample averages calls over >= ~5 ms."""
     t0 = time.perf_counter()
     call()
     first = time.perf_counter() - t0
     if first > SLOW_CALL:
         return first, first, first
-    number = max(1, int(2e-3 / max(first, 1e-7)))
+    number = max(1, int(5e-3 / max(first, 1e-7)))
     call()
     samples = []
     for _ in range(repeat):
@@ -396,7 +396,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m treedyn.bench drumwright", description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, nargs="+", default=[10, 20, 50, 100, 200, 300, 500, 1000])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--out", default=".", help="directory for the CSV and PNG files")
     ap.add_argument("--counts", action="store_true", help="print the operation counts beside Tables 1 and 2")
     ap.add_argument("--counts-only", action="store_true", help="only the operation counts")
