@@ -35,6 +35,9 @@ template <class S> struct Transform {
 
   // X1 X2 = plx(E1 E2, r2 + E2ᵀ r1): 33m + 24a. Only two rows of E1 E2 are multiplied out;
   // the third is the cross product of the first two (the rows of a rotation are orthonormal).
+  // For products of exact rotations, as X_J(q) X_T in the joint pass; not for long chains of
+  // products, where the cross product would amplify the rounding of its rows from one to the next
+  // (minv.hpp chains world-frame transforms with the full 3x3 product).
   Transform operator*(const Transform& X2) const {
     Transform X;
     for (int i = 0; i < 2; ++i)
