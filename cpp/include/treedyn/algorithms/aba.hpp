@@ -30,27 +30,36 @@ template <class S> [[noreturn]] void throw_singular(const Model<S>& model, int i
                       "along its motion subspace");
 }
 
-// backward step, joint part: U_i = I^A_i S_i, D_i = S_iᵀ U_i, and D_i⁻¹
-template <class S> void aba_joint_inertia_step(const Model<S>& model, Data<S>& data, int i) {
-  const int vi = model.v_index[i], ni = model.nv_i[i];
-  const Motion<S>* Si = &data.S[vi];
-  Force<S>* Ui = &data.U[vi];
+// D_i⁻¹ from D_i (positive definite, or the joint is singular: SingularJoint names it)
+template <class S> void invert_pivot(const Model<S>& model, Data<S>& data, int i) {
+  const int ni = model.nv_i[i];
+  const auto& D = data.D[i];
   auto& Dinv = data.Dinv[i];
   if (ni == 1) {
-    Ui[0] = data.IA[i] * Si[0];
-    const S D = data.D[i](0, 0) = dot(Si[0], Ui[0]);
-    if (!(D > S(0)) || !std::isfinite(static_cast<double>(D))) throw_singular(model, i);
-    Dinv(0, 0) = S(1) / D;
+    if (!(D(0, 0) > S(0)) || !std::isfinite(static_cast<double>(D(0, 0)))) throw_singular(model, i);
+    Dinv(0, 0) = S(1) / D(0, 0);
   } else if (ni > 1) {
-    auto& D = data.D[i];
-    for (int b = 0; b < ni; ++b) Ui[b] = data.IA[i] * Si[b];
-    for (int a = 0; a < ni; ++a)
-      for (int b = 0; b < ni; ++b) D(a, b) = dot(Si[a], Ui[b]);
     Eigen::LLT<typename Data<S>::Small> llt(D);
     if (llt.info() != Eigen::Success) throw_singular(model, i);
     Dinv.setIdentity(ni, ni);
     llt.solveInPlace(Dinv);
   }
+}
+
+// backward step, joint part: U_i = I^A_i S_i, D_i = S_iᵀ U_i, and D_i⁻¹
+template <class S> void aba_joint_inertia_step(const Model<S>& model, Data<S>& data, int i) {
+  const int vi = model.v_index[i], ni = model.nv_i[i];
+  const Motion<S>* Si = &data.S[vi];
+  Force<S>* Ui = &data.U[vi];
+  if (ni == 1) {
+    Ui[0] = data.IA[i] * Si[0];
+    data.D[i](0, 0) = dot(Si[0], Ui[0]);
+  } else if (ni > 1) {
+    for (int b = 0; b < ni; ++b) Ui[b] = data.IA[i] * Si[b];
+    for (int a = 0; a < ni; ++a)
+      for (int b = 0; b < ni; ++b) data.D[i](a, b) = dot(Si[a], Ui[b]);
+  }
+  invert_pivot(model, data, i);
 }
 
 // backward step, inertia propagation: I^a_i = I^A_i − U_i D_i⁻¹ U_iᵀ (in place: IA[i] holds I^a_i
@@ -130,6 +139,17 @@ void aba(const Model<S>& model, Data<S>& data, const S* q, const S* qd, const S*
   for (int i = 1; i <= model.N; ++i) aba_forward_acceleration_step(model, data, i, a0, true, qdd);
 }
 
+// Y = M⁻¹ R column by column, from the U_i, D_i⁻¹ already in data: the bias and acceleration
+// passes of ABA with q̇ = 0 and no gravity, O(N) per column
+template <class S> void aba_solve_columns(const Model<S>& model, Data<S>& data, const S* R, int m, S* Y) {
+  const Motion<S> zero = Motion<S>::zero();
+  for (int k = 0; k < m; ++k) {
+    for (int i = 1; i <= model.N; ++i) data.pA[i] = Force<S>::zero();
+    for (int i = model.N; i >= 1; --i) aba_backward_bias_step(model, data, i, R + k * model.nv, false);
+    for (int i = 1; i <= model.N; ++i) aba_forward_acceleration_step(model, data, i, zero, false, Y + k * model.nv);
+  }
+}
+
 // M(q)⁻¹ R for the m columns of R (nv x m, column-major) into Y: the articulated inertias once,
 // then per column the two O(N) passes of ABA with q̇ = 0 and no gravity. O(N m).
 template <class S>
@@ -140,13 +160,7 @@ void aba_inverse_inertia(const Model<S>& model, Data<S>& data, const S* q, const
     aba_joint_inertia_step(model, data, i);
     aba_inertia_propagation_step(model, data, i);
   }
-  const Motion<S> zero = Motion<S>::zero();
-  for (int k = 0; k < m; ++k) {
-    for (int i = 1; i <= model.N; ++i) data.pA[i] = Force<S>::zero();
-    for (int i = model.N; i >= 1; --i) aba_backward_bias_step(model, data, i, R + k * model.nv, false);
-    for (int i = 1; i <= model.N; ++i)
-      aba_forward_acceleration_step(model, data, i, zero, false, Y + k * model.nv);
-  }
+  aba_solve_columns(model, data, R, m, Y);
 }
 
 }  // namespace treedyn

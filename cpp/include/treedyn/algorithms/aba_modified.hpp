@@ -25,17 +25,8 @@ template <class S> void aba_modified_joint_step(const Model<S>& model, Data<S>& 
     const Force<S> IS = model.I[i] * Si[b];
     for (int a = 0; a < ni; ++a) D(a, b) = dot(Si[a], IS) + data.Dtilde[i](a, b);
   }
-  auto& Dinv = data.Dinv[i];
-  if (ni == 1) {
-    if (!(D(0, 0) > S(0)) || !std::isfinite(static_cast<double>(D(0, 0)))) throw_singular(model, i);
-    Dinv(0, 0) = S(1) / D(0, 0);
-  } else {
-    D = (S(0.5) * (D + D.transpose())).eval();
-    Eigen::LLT<typename Data<S>::Small> llt(D);
-    if (llt.info() != Eigen::Success) throw_singular(model, i);
-    Dinv.setIdentity(ni, ni);
-    llt.solveInPlace(Dinv);
-  }
+  if (ni > 1) D = (S(0.5) * (D + D.transpose())).eval();  // the two quadratic forms, symmetrised
+  invert_pivot(model, data, i);
 }
 
 // Ī_i = I^A_i − U_i D_i⁻¹ U_iᵀ in place; M̃ = X_iᵀ Ī_i X_i joins I^A_λ (eq. (11), third line), and
@@ -106,12 +97,7 @@ void aba_modified_inverse_inertia(const Model<S>& model, Data<S>& data, const S*
     aba_modified_joint_step(model, data, i);
     aba_modified_propagation_step(model, data, i);
   }
-  const Motion<S> zero = Motion<S>::zero();
-  for (int k = 0; k < m; ++k) {
-    for (int i = 1; i <= model.N; ++i) data.pA[i] = Force<S>::zero();
-    for (int i = model.N; i >= 1; --i) aba_backward_bias_step(model, data, i, R + k * model.nv, false);
-    for (int i = 1; i <= model.N; ++i) aba_forward_acceleration_step(model, data, i, zero, false, Y + k * model.nv);
-  }
+  aba_solve_columns(model, data, R, m, Y);
 }
 
 }  // namespace treedyn

@@ -606,7 +606,7 @@ template <class S>
 bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Minv, int nthreads) {
   using namespace minv_detail;
   const MinvKernels<S>& K = minv_kernels<S>();
-  const int nv = model.nv, N = model.N, first = w.first;
+  const int nv = model.nv, first = w.first;
   if (nv == 0) return true;
   nthreads = std::max(1, std::min(nthreads, nv));
   // chunks of columns of equal work, taken by the threads as they come free in each pass (any
