@@ -1,0 +1,107 @@
+"""treedyn.linalg: odd–even elimination (yang-wu-pan §IV Alg. 2) against dense and banded solves."""
+import numpy as np
+import pytest
+import scipy.linalg
+
+import treedyn as td
+from treedyn.linalg import solve_block_tridiagonal
+
+from conftest import rel_err
+
+
+def random_block_tridiagonal(n, k, rng, m=None, dtype=np.float64):
+    """A well-conditioned SPD block tri-diagonal system: random U_i, D_i dominant."""
+    U = rng.standard_normal((max(n - 1, 0), k, k)) * 0.5
+    D = np.empty((n, k, k))
+    for i in range(n):
+        G = rng.standard_normal((k, k))
+        D[i] = G @ G.T + (2.0 * k + 2.0) * np.eye(k)
+    R = rng.standard_normal((n, k) if m is None else (n, k, m))
+    return D.astype(dtype), U.astype(dtype), R.astype(dtype)
+
+
+def dense(D, U):
+    n, k = D.shape[0], D.shape[1]
+    A = np.zeros((n * k, n * k))
+    for i in range(n):
+        A[i * k:(i + 1) * k, i * k:(i + 1) * k] = D[i]
+    for i in range(n - 1):
+        A[i * k:(i + 1) * k, (i + 1) * k:(i + 2) * k] = U[i]
+        A[(i + 1) * k:(i + 2) * k, i * k:(i + 1) * k] = U[i].T
+    return A
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 6])
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 13, 64, 100])
+def test_oee_matches_dense_solve(n, k, rng):
+    D, U, R = random_block_tridiagonal(n, k, rng, m=3)
+    X = solve_block_tridiagonal(D, U, R)
+    assert X.shape == R.shape and X.dtype == np.float64
+    ref = np.linalg.solve(dense(D, U), R.reshape(n * k, 3)).reshape(n, k, 3)
+    assert rel_err(X, ref) < 1e-12
+
+
+@pytest.mark.parametrize("n,k", [(1, 4), (7, 2), (33, 3)])
+def test_oee_matches_solve_banded(n, k, rng):
+    D, U, R = random_block_tridiagonal(n, k, rng)
+    A = dense(D, U)
+    bw = 2 * k - 1  # half-bandwidth of a block tri-diagonal matrix
+    ab = np.zeros((2 * bw + 1, n * k))
+    for i in range(n * k):
+        for j in range(max(0, i - bw), min(n * k, i + bw + 1)):
+            ab[bw + i - j, j] = A[i, j]
+    ref = scipy.linalg.solve_banded((bw, bw), ab, R.reshape(-1)).reshape(n, k)
+    X = solve_block_tridiagonal(D, U, R)
+    assert X.shape == (n, k)
+    assert rel_err(X, ref) < 1e-12
+
+
+def test_oee_float32(rng):
+    D, U, R = random_block_tridiagonal(20, 3, rng, m=2, dtype=np.float32)
+    X = solve_block_tridiagonal(D, U, R)
+    assert X.dtype == np.float32
+    ref = np.linalg.solve(dense(D.astype(float), U.astype(float)), R.reshape(60, 2).astype(float)).reshape(20, 3, 2)
+    assert rel_err(X, ref) < 1e-5
+
+
+def test_oee_does_not_modify_inputs(rng):
+    D, U, R = random_block_tridiagonal(9, 2, rng, m=2)
+    copies = [a.copy() for a in (D, U, R)]
+    solve_block_tridiagonal(D, U, R)
+    for a, c in zip((D, U, R), copies):
+        assert np.array_equal(a, c)
+
+
+def test_oee_same_answer_for_any_thread_count(rng):
+    D, U, R = random_block_tridiagonal(301, 3, rng, m=2)
+    before = td.get_num_threads()
+    try:
+        out = []
+        for t in (1, 2, 3):
+            td.set_num_threads(t)
+            out.append(solve_block_tridiagonal(D, U, R))
+    finally:
+        td.set_num_threads(before)
+    assert np.array_equal(out[0], out[1]) and np.array_equal(out[0], out[2])
+
+
+def test_oee_bad_input(rng):
+    D, U, R = random_block_tridiagonal(4, 2, rng)
+    with pytest.raises(ValueError, match="D must have shape"):
+        solve_block_tridiagonal(D[:, :, :1], U, R)
+    with pytest.raises(ValueError, match="D must have shape"):
+        solve_block_tridiagonal(D[:0], U[:0], R[:0])
+    with pytest.raises(ValueError, match="U must have shape"):
+        solve_block_tridiagonal(D, U[:2], R)
+    with pytest.raises(ValueError, match="R must have shape"):
+        solve_block_tridiagonal(D, U, R[:3])
+    bad = D.copy()
+    bad[1, 0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        solve_block_tridiagonal(bad, U, R)
+    with pytest.raises(TypeError):
+        solve_block_tridiagonal(D.astype(complex), U, R)
+    with pytest.raises(TypeError):
+        solve_block_tridiagonal(D, U, np.array([["a", "b"]] * 4))
+    with pytest.raises(ValueError, match="positive definite"):
+        solve_block_tridiagonal(-D, U, R)
