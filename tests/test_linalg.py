@@ -105,3 +105,86 @@ def test_oee_bad_input(rng):
         solve_block_tridiagonal(D, U, np.array([["a", "b"]] * 4))
     with pytest.raises(ValueError, match="positive definite"):
         solve_block_tridiagonal(-D, U, R)
+
+
+# --- block bi-diagonal systems by scan (yang-wu-pan §II-B, eqs. (3)-(5)) ---------------------
+
+from treedyn.linalg import solve_block_bidiagonal  # noqa: E402
+
+
+def random_recursion(n, k, rng, m=None, dtype=np.float64):
+    """Contractive A_i (spectral radius < 1), so that long recursions stay well-conditioned."""
+    A = rng.standard_normal((max(n - 1, 0), k, k)) / (1.5 * np.sqrt(k))
+    b = rng.standard_normal((n, k) if m is None else (n, k, m))
+    return A.astype(dtype), b.astype(dtype)
+
+
+def substitute(A, b):
+    """Sequential forward substitution of eq. (3)."""
+    x = np.array(b, dtype=np.float64)
+    for i in range(1, len(b)):
+        x[i] = A[i - 1] @ x[i - 1] + b[i]
+    return x
+
+
+def dense_bidiagonal(A, n, k):
+    L = np.eye(n * k)
+    for i in range(1, n):
+        L[i * k:(i + 1) * k, (i - 1) * k:i * k] = -A[i - 1]
+    return L
+
+
+@pytest.mark.parametrize("k", [1, 2, 6])
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 13, 64, 100])
+def test_scan_matches_substitution(n, k, rng):
+    A, b = random_recursion(n, k, rng, m=3)
+    x = solve_block_bidiagonal(A, b)
+    assert x.shape == b.shape and x.dtype == np.float64
+    assert rel_err(x, substitute(A, b)) < 1e-12
+
+
+@pytest.mark.parametrize("n,k", [(1, 3), (7, 2), (30, 6)])
+def test_scan_matches_dense_solve(n, k, rng):
+    A, b = random_recursion(n, k, rng)
+    x = solve_block_bidiagonal(A, b)
+    assert x.shape == (n, k)
+    ref = np.linalg.solve(dense_bidiagonal(A, n, k), b.reshape(-1)).reshape(n, k)
+    assert rel_err(x, ref) < 1e-12
+
+
+def test_scan_float32_and_inputs_untouched(rng):
+    A, b = random_recursion(37, 3, rng, m=2, dtype=np.float32)
+    copies = A.copy(), b.copy()
+    x = solve_block_bidiagonal(A, b)
+    assert x.dtype == np.float32
+    assert rel_err(x, substitute(A.astype(float), b.astype(float))) < 1e-5
+    assert np.array_equal(A, copies[0]) and np.array_equal(b, copies[1])
+
+
+def test_scan_same_answer_for_any_thread_count(rng):
+    A, b = random_recursion(517, 3, rng, m=2)
+    before = td.get_num_threads()
+    try:
+        out = []
+        for t in (1, 2, 3):
+            td.set_num_threads(t)
+            out.append(solve_block_bidiagonal(A, b))
+    finally:
+        td.set_num_threads(before)
+    assert np.array_equal(out[0], out[1]) and np.array_equal(out[0], out[2])
+
+
+def test_scan_bad_input(rng):
+    A, b = random_recursion(4, 2, rng)
+    with pytest.raises(ValueError, match="A must have shape"):
+        solve_block_bidiagonal(A[:2], b)
+    with pytest.raises(ValueError, match="b must have shape"):
+        solve_block_bidiagonal(A, b[:, 0])
+    with pytest.raises(ValueError, match="b must have shape"):
+        solve_block_bidiagonal(A[:0], b[:0])
+    bad = A.copy()
+    bad[0, 1, 1] = np.inf
+    with pytest.raises(ValueError, match="NaN or inf"):
+        solve_block_bidiagonal(bad, b)
+    with pytest.raises(TypeError):
+        solve_block_bidiagonal(A.astype(complex), b)

@@ -1,11 +1,12 @@
 // Structured linear solvers of yang-wu-pan (linalg/oee.hpp: block tri-diagonal by odd-even
-// elimination), numpy in, numpy out, for float64 and float32. Inputs are checked (dtype, shape,
+// elimination; linalg/scan.hpp: block bi-diagonal by parallel scan), numpy in, numpy out, for float64 and float32. Inputs are checked (dtype, shape,
 // finiteness), never written to; the kernels run with the GIL released.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include "arrays.hpp"
 #include "treedyn/linalg/oee.hpp"
+#include "treedyn/linalg/scan.hpp"
 
 namespace py = pybind11;
 using namespace treedyn;
@@ -63,9 +64,31 @@ template <class S> py::array_t<S> solve_block_tridiagonal(py::handle D, py::hand
   return X;
 }
 
+// x_0 = b_0, x_i = A_{i-1} x_{i-1} + b_i
+template <class S> py::array_t<S> solve_block_bidiagonal(py::handle A, py::handle b) {
+  auto ba = as_real<S>(b, "b");
+  if (!((ba.ndim() == 2 || ba.ndim() == 3) && ba.shape(0) >= 1 && ba.shape(1) >= 1))
+    throw py::value_error("b must have shape (n, k) or (n, k, m) with n >= 1, k >= 1, got " + shape_str(ba));
+  check_finite<S>(ba, "b");
+  const py::ssize_t n = ba.shape(0), k = ba.shape(1);
+  const int m = ba.ndim() == 2 ? 1 : int(ba.shape(2));
+  auto Aa = blocks_arg<S>(A, "A", n - 1, k, "(n-1, k, k)");
+  py::array_t<S> x(std::vector<py::ssize_t>(ba.shape(), ba.shape() + ba.ndim()));
+  S* xp = x.mutable_data();
+  {
+    py::gil_scoped_release release;
+    ScanWorkspace<S> w(int(n), int(k), m);
+    scan_solve<S>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
+  }
+  check_result<S>(x, "solve_block_bidiagonal");
+  return x;
+}
+
 }  // namespace
 
 void bind_linalg(py::module_& m) {
   m.def("_solve_block_tridiagonal_f64", &solve_block_tridiagonal<double>, py::arg("D"), py::arg("U"), py::arg("R"));
   m.def("_solve_block_tridiagonal_f32", &solve_block_tridiagonal<float>, py::arg("D"), py::arg("U"), py::arg("R"));
+  m.def("_solve_block_bidiagonal_f64", &solve_block_bidiagonal<double>, py::arg("A"), py::arg("b"));
+  m.def("_solve_block_bidiagonal_f32", &solve_block_bidiagonal<float>, py::arg("A"), py::arg("b"));
 }
