@@ -133,7 +133,7 @@ template <class S> py::array_t<S> engine_mass_matrix(Engine<S>& self, py::handle
 template <class S> void bind_engine(py::module_& m, const char* name) {
   py::class_<Engine<S>>(m, name)
       .def(py::init([](const Model<double>& model, int method) {
-             if (method < 0 || method > 5) throw py::value_error("unknown method " + std::to_string(method));
+             if (method < 0 || method > 7) throw py::value_error("unknown method " + std::to_string(method));
              return new Engine<S>(model.template cast<S>(), static_cast<Method>(method));
            }),
            py::arg("model"), py::arg("method"))

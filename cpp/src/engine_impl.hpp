@@ -9,6 +9,8 @@
 
 #include "treedyn/algorithms/aba.hpp"
 #include "treedyn/algorithms/aba_modified.hpp"
+#include "treedyn/algorithms/cfa.hpp"
+#include "treedyn/algorithms/jsiia.hpp"
 #include "treedyn/algorithms/crba_cholesky.hpp"
 #include "treedyn/algorithms/ltl.hpp"
 #include "treedyn/algorithms/minv.hpp"
@@ -51,6 +53,8 @@ template <class S> void Engine<S>::ensure_workspaces(int n) {
   while (static_cast<int>(data_.size()) < n) {
     data_.emplace_back(new Data<S>(model_, uses_mass_matrix(method_)));
     if (method_ == Method::Drumwright) minv_.emplace_back(new MinvData<S>(model_));
+    if (method_ == Method::CFA) cfa_.emplace_back(new CfaData<S>(model_));
+    if (method_ == Method::JSIIA) jsiia_.emplace_back(new JsiiaData<S>(model_));
   }
 }
 
@@ -72,6 +76,8 @@ void Engine<S>::run(int t, const S* q, const S* qd, const S* tau, const S* fext,
     case Method::ABA: aba(model_, data, q, qd, tau, fext, qdd); return;
     case Method::ABAModified: aba_modified(model_, data, q, qd, tau, fext, qdd); return;
     case Method::CRBACholesky: crba_cholesky_forward_dynamics(model_, data, q, qd, tau, fext, qdd); return;
+    case Method::CFA: cfa(model_, data, *cfa_[t], q, qd, tau, fext, qdd); return;
+    case Method::JSIIA: jsiia(model_, data, *jsiia_[t], q, qd, tau, fext, qdd); return;
     default: break;
   }
   // q̈ = M⁻¹(τ − c): the bias c by RNEA, then M⁻¹ applied to one column
@@ -160,9 +166,13 @@ template <class S> void Engine<S>::inverse_inertia(const S* q, const S* R, int m
   std::lock_guard<std::mutex> lock(mutex_);
   const int nv = model_.nv;
   switch (method_) {
-    case Method::ABA: aba_inverse_inertia(model_, workspace(0), q, R, m, Y); return;
+    case Method::ABA:
+    case Method::CFA:  // M⁻¹R for cfa by ABA's column passes (O(N m))
+      aba_inverse_inertia(model_, workspace(0), q, R, m, Y);
+      return;
     case Method::ABAModified: aba_modified_inverse_inertia(model_, workspace(0), q, R, m, Y); return;
     case Method::CRBACholesky: crba_cholesky_inverse_inertia(model_, workspace(0), q, R, m, Y); return;
+    case Method::JSIIA: jsiia_inverse_inertia(model_, workspace(0), *jsiia_[0], q, R, m, Y); return;
     case Method::Drumwright: {
       const int nthreads = column_threads(m, nv);
       ensure_workspaces(nthreads);
@@ -205,7 +215,8 @@ template <class S> bool Engine<S>::inverse_mass_matrix(const S* q, S* Minv) {
   const int nv = model_.nv;
   if (method_ != Method::Drumwright) {  // the solver's own inverse_inertia applied to 1
     Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> I = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>::Identity(nv, nv);
-    if (method_ == Method::ABA || method_ == Method::ABAModified) {
+    if (method_ == Method::ABA || method_ == Method::ABAModified || method_ == Method::CFA ||
+        method_ == Method::JSIIA) {
       inverse_inertia(q, I.data(), nv, Minv);
       return false;
     }

@@ -10,10 +10,12 @@
 
 namespace treedyn {
 
-enum class Method : int { ABA = 0, CRBACholesky = 1, Drumwright = 2, CRBALTL = 3, CRBALTDL = 4, ABAModified = 5 };
+enum class Method : int { ABA = 0, CRBACholesky = 1, Drumwright = 2, CRBALTL = 3, CRBALTDL = 4, ABAModified = 5, CFA = 6, JSIIA = 7 };
 
 template <class S> struct MinvData;     // algorithms/minv.hpp
 template <class S> struct MinvBlocked;  // algorithms/minv.hpp
+template <class S> struct CfaData;      // algorithms/cfa.hpp
+template <class S> struct JsiiaData;    // algorithms/jsiia.hpp
 
 template <class S> class Engine {
  public:
@@ -27,7 +29,8 @@ template <class S> class Engine {
   // B problems stored one after the other; spread over the OpenMP threads
   void forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
   // M(q)⁻¹ R, R and Y nv x m column-major; the columns are spread over the OpenMP threads
-  // (never more threads than columns) for drumwright and crba-ltl
+  // (never more threads than columns) for drumwright and crba-ltl; cfa uses ABA's, jsiia a dense
+  // Cholesky solve of its scanned M
   void inverse_inertia(const S* q, const S* R, int m, S* Y);
   // the full M(q)⁻¹, nv x nv (symmetric: row- and column-major alike). Returns true when the
   // kernel has checked that every entry is finite (drumwright: while mirroring the triangle)
@@ -46,6 +49,8 @@ template <class S> class Engine {
   Method method_;
   std::vector<std::unique_ptr<Data<S>>> data_;
   std::vector<std::unique_ptr<MinvData<S>>> minv_;  // drumwright: one per thread
+  std::vector<std::unique_ptr<CfaData<S>>> cfa_;    // cfa: one per thread
+  std::vector<std::unique_ptr<JsiiaData<S>>> jsiia_;  // jsiia: one per thread
   std::unique_ptr<MinvBlocked<S>> blocked_;          // drumwright's full M⁻¹ (made on first use)
   std::vector<int> lambda_;                          // crba-ltl: λ over coordinates
   std::mutex mutex_;

@@ -6,7 +6,7 @@ import numpy as np
 from .. import _core
 from .base import Solver
 
-__all__ = ["ABASolver", "ABAModifiedSolver", "CRBACholeskySolver", "DrumwrightSolver", "CRBALTLSolver"]
+__all__ = ["ABASolver", "ABAModifiedSolver", "CRBACholeskySolver", "DrumwrightSolver", "CRBALTLSolver", "CFASolver", "JSIIASolver"]
 
 _ALL = frozenset({"batch", "inverse_inertia", "float32", "floating_base", "branched", "multi_dof", "f_ext"})
 
@@ -98,3 +98,65 @@ class CRBALTLSolver(_EngineSolver):
         self._method = 4 if ltdl else 3
         self.ltdl = bool(ltdl)
         super().__init__(model, dtype, **options)
+
+
+def _chain_of_1dof_reason(model, name: str):
+    """None for an unbranched chain of 1-DoF joints fixed to the world, else why not."""
+    from ..model import Free
+    if any(isinstance(j, Free) for j in model.joints):
+        return f"{name} handles fixed-base chains only; this model has a floating base (Free joint)"
+    parents = model.parents
+    for i in range(1, len(parents)):
+        if parents[i] != i - 1:
+            return (f"{name} handles unbranched chains only; body {model.body_names[i]!r} hangs from body "
+                    f"{model.body_names[parents[i]]!r}, not from the body before it (a branched tree)")
+    for i, j in enumerate(model.joints[1:], start=1):
+        if j.nv != 1:
+            return (f"{name} handles 1-DoF joints (revolute, prismatic) only; the joint of body "
+                    f"{model.body_names[i]!r} is {type(j).__name__} with {j.nv} degrees of freedom")
+    return None
+
+
+class CFASolver(_EngineSolver):
+    """Fijany's constraint force algorithm as in yang-wu-pan §III, Alg. 1: the bias by RNEA, the
+    blocks of A = WᵀPW, B = WᵀPS, C = SᵀPS (P = (I−Γ)J⁻¹(I−Γ)ᵀ, eq. (10)) joint by joint in
+    parallel, A F_c = −Bτ^δ by odd–even elimination (§IV, Alg. 2), q̈ = Cτ^δ + BᵀF_c (eq. (17)).
+
+    Unbranched chains of 1-DoF joints (revolute, prismatic) fixed to the world, every body with a
+    positive definite spatial inertia (CFA needs J_i⁻¹). ``inverse_inertia`` uses ABA's column
+    passes (O(n m)), not CFA.
+    """
+
+    name = "cfa-oee"
+    description = "constraint force algorithm (Fijany; Yang, Wu & Pan Alg. 1) with odd-even elimination, chains"
+    capabilities = frozenset({"batch", "inverse_inertia", "float32", "f_ext"})
+    _method = 6
+
+    @classmethod
+    def supports(cls, model):
+        return _chain_of_1dof_reason(model, cls.name)
+
+
+class JSIIASolver(_EngineSolver):
+    """The joint space inertia inversion algorithm of yang-wu-pan §II-C, eq. (7): the bias by
+    RNEA, M(q) by column-wise inverse dynamics, all columns at once as two block bi-diagonal
+    systems (velocity-free accelerations forward, forces backward, eqs. (2b)-(2d)) solved by
+    parallel scan (§II-B), then a dense Cholesky solve, O(n³).
+
+    Unbranched chains (any joints, fixed or floating base). ``inverse_inertia`` is the same dense
+    Cholesky solve of the scanned M.
+    """
+
+    name = "jsiia"
+    description = "joint space inertia inversion (Yang, Wu & Pan §II-C): M by scanned inverse dynamics + dense Cholesky, chains"
+    capabilities = frozenset({"batch", "inverse_inertia", "float32", "floating_base", "multi_dof", "f_ext"})
+    _method = 7
+
+    @classmethod
+    def supports(cls, model):
+        parents = model.parents
+        for i in range(1, len(parents)):
+            if parents[i] != i - 1:
+                return (f"{cls.name} handles unbranched chains only; body {model.body_names[i]!r} hangs from body "
+                        f"{model.body_names[parents[i]]!r}, not from the body before it (a branched tree)")
+        return None

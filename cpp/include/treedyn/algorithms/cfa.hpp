@@ -1,0 +1,159 @@
+// Constraint force algorithm (Fijany; yang-wu-pan §III, Alg. 1) for an unbranched chain of
+// 1-DoF joints fixed to the world, in link coordinates (spatial [ω; v], ^iX_λ as in aba.hpp).
+//
+// With the bias removed (τ^δ = τ − c, eq. (7), c by RNEA), the chain's equations are
+//   a_i = X_i a_{i-1} + S_i q̈_i          (I − Γ) a = S q̈           eq. (9a), a_0 = 0
+//   F_i = J_i a_i + X_{i+1}ᵀ F_{i+1}      (I − Γ)ᵀ F = J a          eq. (9b), F_{N+1} = 0
+//   τ^δ_i = S_iᵀ F_i                                                eq. (9c)
+// with X_i = ^iX_{i-1}, J_i the rigid inertia of body i and F_i the force joint i transmits. So
+// S q̈ = P F, P = (I − Γ) J⁻¹ (I − Γ)ᵀ (eq. (10)), a symmetric block tri-diagonal matrix:
+//   P_ii = J_i⁻¹ + X_i J_{i-1}⁻¹ X_iᵀ (P_11 = J_1⁻¹),   P_{i,i+1} = −J_i⁻¹ X_{i+1}ᵀ.
+// W_i (6 x 5) spans the constraint forces of joint i (W_iᵀ S_i = 0, S_iᵀ S_i = 1: S_i's axis is a
+// unit vector), F = S τ^δ + W F_c (eq. (14)), and
+//   A = Wᵀ P W (block tri-diagonal, 5 x 5 blocks), B = Wᵀ P S, C = Sᵀ P S      eq. (15)
+//   A F_c = −B τ^δ  by odd–even elimination (linalg/oee.hpp)                  eq. (15), Alg. 1 line 10
+//   q̈ = C τ^δ + Bᵀ F_c                                                         eq. (17), Alg. 1 line 11
+// The blocks of A, B, C need only J_i⁻¹ (constant in body coordinates), X_i and S_i: every joint's
+// blocks are computed independently, spread over the OpenMP threads (Alg. 1 lines 3-8).
+#pragma once
+#include <Eigen/Cholesky>
+#include <Eigen/QR>
+#include <string>
+#include <vector>
+
+#include "treedyn/algorithms/rnea.hpp"
+#include "treedyn/linalg/oee.hpp"
+
+namespace treedyn {
+
+// the chains CFA handles: parent[i] = i − 1, one velocity coordinate per joint (empty if so)
+template <class S> std::string cfa_unsupported(const Model<S>& model) {
+  for (int i = 1; i <= model.N; ++i) {
+    if (model.parent[i] != i - 1) return "the model is not an unbranched chain (body '" + model.name[i] + "')";
+    if (model.nv_i[i] != 1) return "joint of body '" + model.name[i] + "' does not have exactly 1 degree of freedom";
+  }
+  return {};
+}
+
+// per-instance workspace: constants of the model (J_i⁻¹, W_i, S_i) and the blocks of A, B, C
+template <class S> struct CfaData {
+  using Mat65 = Eigen::Matrix<S, 6, 5>;
+  using Vec5 = Eigen::Matrix<S, 5, 1>;
+  using Mat5R = Eigen::Matrix<S, 5, 5, Eigen::RowMajor>;
+  int n = 0;                                   // joints (= bodies = nv)
+  std::vector<Mat6<S>> Jinv;                   // N+1: J_i⁻¹ in body coordinates (constant)
+  std::vector<Vec6<S>> Sv;                     // N+1: S_i, a unit vector (constant for 1-DoF joints)
+  std::vector<Mat65> W;                        // N+1: W_i, orthonormal basis of S_i's complement
+  std::vector<Mat5R> Ad, Au;                   // n, n−1: A_ii and A_{i,i+1} (row-major, as oee wants)
+  std::vector<Vec5> Bd, Bu, Bl;                // B_ii, B_{i,i+1}, B_{i+1,i}
+  std::vector<S> Cd, Cu;                       // C_ii, C_{i,i+1}
+  std::vector<Vec5> Rc, Fc;                    // −B τ^δ and F_c, one 5-block per joint
+  Eigen::Matrix<S, Eigen::Dynamic, 1> tau_delta;
+  OeeWorkspace<S> oee;
+
+  static_assert(sizeof(Mat5R) == 25 * sizeof(S) && sizeof(Vec5) == 5 * sizeof(S),
+                "oee_solve reads the blocks as one flat array");
+
+  explicit CfaData(const Model<S>& model)
+      : n(model.N), Jinv(model.N + 1, Mat6<S>::Zero()), Sv(model.N + 1, Vec6<S>::Zero()), W(model.N + 1, Mat65::Zero()),
+        Ad(model.N + 1), Au(model.N + 1), Bd(model.N + 1), Bu(model.N + 1),
+        Bl(model.N + 1), Cd(model.N + 1), Cu(model.N + 1), Rc(model.N + 1), Fc(model.N + 1),
+        tau_delta(model.nv), oee(model.N, 5, 1) {
+    const std::string why = cfa_unsupported(model);
+    if (!why.empty()) throw std::invalid_argument("cfa: " + why);
+    std::vector<S> q0(model.nq, S(0));
+    for (int i = 1; i <= model.N; ++i) {
+      const Mat6<S> J = model.I[i].matrix();
+      Eigen::LLT<Mat6<S>> llt(J);
+      if (llt.info() != Eigen::Success)
+        throw SingularJoint("cfa: body '" + model.name[i] + "' has a singular spatial inertia (CFA needs J_i⁻¹)");
+      Jinv[i] = llt.solve(Mat6<S>::Identity());
+      Motion<S> s;
+      joint_subspace(model, i, q0.data() + model.q_index[i], &s);
+      Sv[i] = s.vec();
+      Sv[i] /= Sv[i].norm();
+      // W_i: the last 5 columns of the orthogonal factor of S_i (its first column is ± S_i)
+      Eigen::HouseholderQR<Vec6<S>> qr(Sv[i]);
+      const Mat6<S> Q = qr.householderQ() * Mat6<S>::Identity();
+      W[i] = Q.template rightCols<5>();
+    }
+  }
+};
+
+// Alg. 1 lines 1-2: τ^δ = τ − c(q, q̇) − Σ Jᵀ f_ext by RNEA with q̈ = 0 (also leaves ^iX_λ in data)
+template <class S>
+void cfa_bias(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* qd, const S* tau, const S* fext) {
+  rnea(model, data, q, qd, static_cast<const S*>(nullptr), fext, data.bias.data());
+  for (int k = 0; k < model.nv; ++k) w.tau_delta[k] = tau[k] - data.bias[k];
+}
+
+// Alg. 1 lines 4-6 for joint i: the blocks of P (eq. (10)), then of A, B, C (eq. (15))
+template <class S> void cfa_blocks_step(const Model<S>& model, const Data<S>& data, CfaData<S>& w, int i) {
+  const int N = model.N;
+  // P_ii = J_i⁻¹ + X_i J_{i-1}⁻¹ X_iᵀ;  P_{i,i+1} = −J_i⁻¹ X_{i+1}ᵀ
+  Mat6<S> Pii = w.Jinv[i];
+  if (i > 1) {
+    const Mat6<S> Xi = data.Xup[i].matrix();
+    Pii.noalias() += Xi * w.Jinv[i - 1] * Xi.transpose();
+  }
+  const auto& Wi = w.W[i];
+  const Vec6<S>& Si = w.Sv[i];
+  const Eigen::Matrix<S, 6, 5> PWi = Pii * Wi;
+  const Vec6<S> PSi = Pii * Si;
+  w.Ad[i].noalias() = Wi.transpose() * PWi;  // A_ii = W_iᵀ P_ii W_i
+  w.Bd[i].noalias() = Wi.transpose() * PSi;  // B_ii = W_iᵀ P_ii S_i
+  w.Cd[i] = Si.dot(PSi);                     // C_ii = S_iᵀ P_ii S_i
+  if (i < N) {
+    const Mat6<S> Piu = -w.Jinv[i] * data.Xup[i + 1].matrix().transpose();
+    const auto& Wn = w.W[i + 1];
+    const Vec6<S>& Sn = w.Sv[i + 1];
+    w.Au[i].noalias() = Wi.transpose() * Piu * Wn;   // A_{i,i+1} = W_iᵀ P_{i,i+1} W_{i+1}
+    w.Bu[i].noalias() = Wi.transpose() * (Piu * Sn);  // B_{i,i+1} = W_iᵀ P_{i,i+1} S_{i+1}
+    w.Bl[i].noalias() = Wn.transpose() * (Piu.transpose() * Si);  // B_{i+1,i} = W_{i+1}ᵀ P_{i+1,i} S_i
+    w.Cu[i] = Si.dot(Piu * Sn);                       // C_{i,i+1} = S_iᵀ P_{i,i+1} S_{i+1}
+  }
+}
+
+// Alg. 1 line 7 for joint i: R_i = −(B τ^δ)_i = −(B_{i,i-1} τ_{i-1} + B_ii τ_i + B_{i,i+1} τ_{i+1})
+template <class S> void cfa_rhs_step(const Model<S>& model, CfaData<S>& w, int i) {
+  const auto& t = w.tau_delta;  // joint i's coordinate is i − 1
+  typename CfaData<S>::Vec5 r = w.Bd[i] * t[i - 1];
+  if (i > 1) r += w.Bl[i - 1] * t[i - 2];
+  if (i < model.N) r += w.Bu[i] * t[i];
+  w.Rc[i] = -r;
+}
+
+// Alg. 1 line 11 for joint i: q̈_i = (C τ^δ)_i + (Bᵀ F_c)_i  (eq. (17))
+template <class S> S cfa_acceleration_step(const Model<S>& model, const CfaData<S>& w, int i) {
+  const auto& t = w.tau_delta;
+  S a = w.Cd[i] * t[i - 1] + w.Bd[i].dot(w.Fc[i]);
+  if (i > 1) a += w.Cu[i - 1] * t[i - 2] + w.Bu[i - 1].dot(w.Fc[i - 1]);
+  if (i < model.N) a += w.Cu[i] * t[i] + w.Bl[i].dot(w.Fc[i + 1]);
+  return a;
+}
+
+// inputs: q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null); output: qdd (nv)
+template <class S>
+void cfa(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* qd, const S* tau, const S* fext,
+         S* qdd) {
+  const int N = model.N;
+  if (N == 0) return;
+  cfa_bias(model, data, w, q, qd, tau, fext);
+  // lines 3-8: A, B, C and −B τ^δ, joint by joint in parallel
+#pragma omp parallel for schedule(static) if (N > 64)
+  for (int i = 1; i <= N; ++i) cfa_blocks_step(model, data, w, i);
+#pragma omp parallel for schedule(static) if (N > 64)
+  for (int i = 1; i <= N; ++i) cfa_rhs_step(model, w, i);
+  // line 10: A F_c = −B τ^δ by odd–even elimination (Alg. 2); blocks 1..N are stored from index 1
+  std::string error;
+  try {
+    oee_solve<S>(w.oee, N, 5, 1, w.Ad[1].data(), w.Au[1].data(), w.Rc[1].data(), w.Fc[1].data());
+  } catch (const NotPositiveDefinite& e) {
+    throw SingularJoint(std::string("cfa: the constraint-force system is singular: ") + e.what());
+  }
+  // line 11: q̈ = C τ^δ + Bᵀ F_c
+#pragma omp parallel for schedule(static) if (N > 64)
+  for (int i = 1; i <= N; ++i) qdd[i - 1] = cfa_acceleration_step(model, w, i);
+}
+
+}  // namespace treedyn
