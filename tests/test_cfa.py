@@ -37,6 +37,19 @@ def test_cfa_external_forces_and_batch(rng):
     assert rel_err(cfa.forward_dynamics(Q, V, T), aba.forward_dynamics(Q, V, T)) < 1e-9
 
 
+@pytest.mark.parametrize("label,model", CHAINS[:1] + CHAINS[4:], ids=[c[0] for c in CHAINS[:1] + CHAINS[4:]])
+def test_cfa_inverse_inertia(label, model, rng):
+    """M⁻¹R = (C − BᵀA⁻¹B) R (eq. (17)), all columns through one OEE."""
+    cfa = td.make_solver(CFASolver, model)
+    q = td.random_configuration(model, rng)
+    M = td.mass_matrix(model, q)
+    R = rng.standard_normal((model.nv, 4))
+    assert rel_err(M @ cfa.inverse_inertia(q, R), R) < 1e-9
+    y = cfa.inverse_inertia(q, R[:, 1])
+    assert y.shape == (model.nv,) and rel_err(M @ y, R[:, 1]) < 1e-9
+    assert rel_err(cfa.inverse_mass_matrix(q), np.linalg.inv(M)) < 1e-8
+
+
 def test_cfa_float32(rng):
     model = random_chain(10, 6)
     q, v, tau = random_state(model, rng)

@@ -31,7 +31,7 @@ def dense(D, U):
     return A
 
 
-@pytest.mark.parametrize("k", [1, 2, 3, 6])
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 6, 7])  # 7: dynamic-size blocks
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 13, 64, 100])
 def test_oee_matches_dense_solve(n, k, rng):
     D, U, R = random_block_tridiagonal(n, k, rng, m=3)

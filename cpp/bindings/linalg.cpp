@@ -38,6 +38,23 @@ template <class S> py::array_t<S, py::array::c_style> blocks_arg(py::handle X, c
   return a;
 }
 
+// fixed-size blocks for k <= 6 (the sizes of spatial algebra), dynamic ones beyond
+template <class S, int K> void oee_fixed(int n, int k, int m, const S* D, const S* U, const S* R, S* X) {
+  OeeWorkspace<S, K> w(n, k, m);
+  oee_solve<S, K>(w, n, k, m, D, U, R, X);
+}
+template <class S> void oee_dispatch(int n, int k, int m, const S* D, const S* U, const S* R, S* X) {
+  switch (k) {
+    case 1: return oee_fixed<S, 1>(n, k, m, D, U, R, X);
+    case 2: return oee_fixed<S, 2>(n, k, m, D, U, R, X);
+    case 3: return oee_fixed<S, 3>(n, k, m, D, U, R, X);
+    case 4: return oee_fixed<S, 4>(n, k, m, D, U, R, X);
+    case 5: return oee_fixed<S, 5>(n, k, m, D, U, R, X);
+    case 6: return oee_fixed<S, 6>(n, k, m, D, U, R, X);
+    default: return oee_fixed<S, Eigen::Dynamic>(n, k, m, D, U, R, X);
+  }
+}
+
 template <class S> py::array_t<S> solve_block_tridiagonal(py::handle D, py::handle U, py::handle R) {
   auto Da = as_real<S>(D, "D");
   if (!(Da.ndim() == 3 && Da.shape(0) >= 1 && Da.shape(1) >= 1 && Da.shape(1) == Da.shape(2)))
@@ -52,9 +69,8 @@ template <class S> py::array_t<S> solve_block_tridiagonal(py::handle D, py::hand
   std::string error;
   {
     py::gil_scoped_release release;
-    OeeWorkspace<S> w(int(n), int(k), m);
     try {
-      oee_solve<S>(w, int(n), int(k), m, Da.data(), Ua.data(), Ra.data(), x);
+      oee_dispatch<S>(int(n), int(k), m, Da.data(), Ua.data(), Ra.data(), x);
     } catch (const NotPositiveDefinite& e) {
       error = e.what();
     }

@@ -166,10 +166,8 @@ template <class S> void Engine<S>::inverse_inertia(const S* q, const S* R, int m
   std::lock_guard<std::mutex> lock(mutex_);
   const int nv = model_.nv;
   switch (method_) {
-    case Method::ABA:
-    case Method::CFA:  // M⁻¹R for cfa by ABA's column passes (O(N m))
-      aba_inverse_inertia(model_, workspace(0), q, R, m, Y);
-      return;
+    case Method::ABA: aba_inverse_inertia(model_, workspace(0), q, R, m, Y); return;
+    case Method::CFA: cfa_inverse_inertia(model_, workspace(0), *cfa_[0], q, R, m, Y); return;
     case Method::ABAModified: aba_modified_inverse_inertia(model_, workspace(0), q, R, m, Y); return;
     case Method::CRBACholesky: crba_cholesky_inverse_inertia(model_, workspace(0), q, R, m, Y); return;
     case Method::JSIIA: jsiia_inverse_inertia(model_, workspace(0), *jsiia_[0], q, R, m, Y); return;

@@ -5,7 +5,7 @@ from .dynamics import bias_forces, mass_matrix, rnea
 from .inverse import contact_inertia, inverse_mass_matrix
 from .simulate import SimulationResult, simulate
 from .model import Fixed, Free, Inertia, Joint, Model, Prismatic, Revolute, Spherical, Transform, Universal
-from . import scenes
+from . import linalg, scenes
 from .solvers import Solver, available_solvers, make_solver
 
 __version__ = "0.1.0"
@@ -15,5 +15,5 @@ __all__ = [
     "Solver", "available_solvers", "make_solver",
     "rnea", "bias_forces", "mass_matrix", "inverse_mass_matrix", "contact_inertia", "integrate", "neutral", "random_configuration",
     "simulate", "SimulationResult",
-    "set_num_threads", "get_num_threads", "build_info", "SingularInertiaError", "scenes",
+    "set_num_threads", "get_num_threads", "build_info", "SingularInertiaError", "scenes", "linalg",
 ]

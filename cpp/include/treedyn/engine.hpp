@@ -29,8 +29,8 @@ template <class S> class Engine {
   // B problems stored one after the other; spread over the OpenMP threads
   void forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
   // M(q)⁻¹ R, R and Y nv x m column-major; the columns are spread over the OpenMP threads
-  // (never more threads than columns) for drumwright and crba-ltl; cfa uses ABA's, jsiia a dense
-  // Cholesky solve of its scanned M
+  // (never more threads than columns) for drumwright and crba-ltl; cfa solves A F_c = −B R for all
+  // columns at once by OEE (eq. (17)), jsiia a dense Cholesky solve of its scanned M
   void inverse_inertia(const S* q, const S* R, int m, S* Y);
   // the full M(q)⁻¹, nv x nv (symmetric: row- and column-major alike). Returns true when the
   // kernel has checked that every entry is finite (drumwright: while mirroring the triangle)

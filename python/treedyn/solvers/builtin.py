@@ -123,8 +123,8 @@ class CFASolver(_EngineSolver):
     parallel, A F_c = −Bτ^δ by odd–even elimination (§IV, Alg. 2), q̈ = Cτ^δ + BᵀF_c (eq. (17)).
 
     Unbranched chains of 1-DoF joints (revolute, prismatic) fixed to the world, every body with a
-    positive definite spatial inertia (CFA needs J_i⁻¹). ``inverse_inertia`` uses ABA's column
-    passes (O(n m)), not CFA.
+    positive definite spatial inertia (CFA needs J_i⁻¹). ``inverse_inertia(q, R)`` is CFA's own
+    factorisation M⁻¹ = C − BᵀA⁻¹B (eq. (17)): A F_c = −B R by OEE for all m columns at once.
     """
 
     name = "cfa-oee"

@@ -49,7 +49,9 @@ template <class S> struct CfaData {
   std::vector<S> Cd, Cu;                       // C_ii, C_{i,i+1}
   std::vector<Vec5> Rc, Fc;                    // −B τ^δ and F_c, one 5-block per joint
   Eigen::Matrix<S, Eigen::Dynamic, 1> tau_delta;
-  OeeWorkspace<S> oee;
+  OeeWorkspace<S, 5> oee;
+  std::vector<S> Rm, Fm;                       // M⁻¹R: −B R and F_c for m columns (n blocks of 5 x m)
+  OeeWorkspace<S, 5> oee_m;                    // M⁻¹R: the OEE with m right-hand sides
 
   static_assert(sizeof(Mat5R) == 25 * sizeof(S) && sizeof(Vec5) == 5 * sizeof(S),
                 "oee_solve reads the blocks as one flat array");
@@ -145,15 +147,51 @@ void cfa(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const 
 #pragma omp parallel for schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i) cfa_rhs_step(model, w, i);
   // line 10: A F_c = −B τ^δ by odd–even elimination (Alg. 2); blocks 1..N are stored from index 1
-  std::string error;
   try {
-    oee_solve<S>(w.oee, N, 5, 1, w.Ad[1].data(), w.Au[1].data(), w.Rc[1].data(), w.Fc[1].data());
+    oee_solve<S, 5>(w.oee, N, 5, 1, w.Ad[1].data(), w.Au[1].data(), w.Rc[1].data(), w.Fc[1].data());
   } catch (const NotPositiveDefinite& e) {
     throw SingularJoint(std::string("cfa: the constraint-force system is singular: ") + e.what());
   }
   // line 11: q̈ = C τ^δ + Bᵀ F_c
 #pragma omp parallel for schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i) qdd[i - 1] = cfa_acceleration_step(model, w, i);
+}
+
+// M(q)⁻¹ R = (C − Bᵀ A⁻¹ B) R (eq. (17)) for the m columns of R (nv x m, column-major) into Y:
+// the blocks of A, B, C at q, then A F_c = −B R by OEE with m right-hand sides, Y = C R + Bᵀ F_c
+template <class S>
+void cfa_inverse_inertia(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* R, int m, S* Y) {
+  const int N = model.N;
+  if (N == 0 || m == 0) return;
+  kinematics(model, data, q);
+#pragma omp parallel for schedule(static) if (N > 64)
+  for (int i = 1; i <= N; ++i) cfa_blocks_step(model, data, w, i);
+  w.Rm.resize(size_t(N) * 5 * m);
+  w.Fm.resize(w.Rm.size());
+  using Blk = Eigen::Map<Eigen::Matrix<S, 5, Eigen::Dynamic, Eigen::RowMajor>>;
+  const Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>> Rmat(R, N, m);
+  // −B R, block row i (5 x m)
+#pragma omp parallel for schedule(static) if (N > 64)
+  for (int i = 1; i <= N; ++i) {
+    Blk r(&w.Rm[size_t(i - 1) * 5 * m], 5, m);
+    r.noalias() = -w.Bd[i] * Rmat.row(i - 1);
+    if (i > 1) r.noalias() -= w.Bl[i - 1] * Rmat.row(i - 2);
+    if (i < N) r.noalias() -= w.Bu[i] * Rmat.row(i);
+  }
+  try {
+    oee_solve<S, 5>(w.oee_m, N, 5, m, w.Ad[1].data(), w.Au[1].data(), w.Rm.data(), w.Fm.data());
+  } catch (const NotPositiveDefinite& e) {
+    throw SingularJoint(std::string("cfa: the constraint-force system is singular: ") + e.what());
+  }
+  // Y = C R + Bᵀ F_c, row i − 1
+  Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>> Ymat(Y, N, m);
+#pragma omp parallel for schedule(static) if (N > 64)
+  for (int i = 1; i <= N; ++i) {
+    auto y = Ymat.row(i - 1);
+    y.noalias() = w.Cd[i] * Rmat.row(i - 1) + w.Bd[i].transpose() * Blk(&w.Fm[size_t(i - 1) * 5 * m], 5, m);
+    if (i > 1) y.noalias() += w.Cu[i - 1] * Rmat.row(i - 2) + w.Bu[i - 1].transpose() * Blk(&w.Fm[size_t(i - 2) * 5 * m], 5, m);
+    if (i < N) y.noalias() += w.Cu[i] * Rmat.row(i) + w.Bl[i].transpose() * Blk(&w.Fm[size_t(i) * 5 * m], 5, m);
+  }
 }
 
 }  // namespace treedyn

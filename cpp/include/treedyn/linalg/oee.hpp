@@ -11,13 +11,17 @@
 // (Alg. 2 line 20). The coefficient matrices are obtained by solving with D (Alg. 2 lines 3-4),
 // never by inverting it. Every level's updates are independent over i and spread over OpenMP
 // threads; each output block is written by one thread from the previous level's values only
-// (double buffering), so the result does not depend on the number of threads.
+// (double buffering), so the result does not depend on the number of threads. Each level
+// factorises every D_i once (Cholesky) and uses the factor for both coefficient solves.
+// K: the block size at compile time (fixed-size Eigen blocks, much faster for k <= 6), or
+// Eigen::Dynamic.
 //
 // 0-based indices here (the paper counts from 1). Storage: flat row-major blocks, as numpy's
 // C-contiguous (n, k, k) and (n, k, m) arrays.
 #pragma once
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -34,94 +38,98 @@ struct NotPositiveDefinite : std::domain_error {
 };
 
 // per-instance workspace for n blocks of size k and m right-hand sides, allocated once
-template <class S> struct OeeWorkspace {
+template <class S, int K = Eigen::Dynamic> struct OeeWorkspace {
+  using MatK = Eigen::Matrix<S, K, K, Eigen::RowMajor>;
   int n = 0, k = 0, m = 0;
   std::vector<S> D, Dn;  // n k²: D_i^(j-1) and D_i^(j)
   std::vector<S> U, Un;  // n k²: U_i^(j-1) and U_i^(j) (block i couples i to i + 2^{j-1})
   std::vector<S> R, Rn;  // n k m: R_i^(j-1) and R_i^(j)
   std::vector<S> Et, Kt; // n k²: (E_i^(j))ᵀ = D_{i+s}⁻¹ U_iᵀ and (K_i^(j))ᵀ = D_i⁻¹ U_i (Alg. 2 lines 3-4)
+  std::vector<Eigen::LLT<MatK>> llt;  // n: the Cholesky factor of D_i^(j-1)
   OeeWorkspace() = default;
   OeeWorkspace(int n_, int k_, int m_) { resize(n_, k_, m_); }
   void resize(int n_, int k_, int m_) {
+    if (K != Eigen::Dynamic && k_ != K) throw std::invalid_argument("OeeWorkspace: block size differs from K");
     n = n_, k = k_, m = m_;
     const size_t kk = size_t(n) * k * k, km = size_t(n) * k * m;
     for (auto* v : {&D, &Dn, &U, &Un, &Et, &Kt}) v->assign(kk, S(0));
     R.assign(km, S(0));
     Rn.assign(km, S(0));
+    llt.assign(n, Eigen::LLT<MatK>(k));
   }
 };
 
 namespace oee_detail {
-template <class S> using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class S> using Map = Eigen::Map<Mat<S>>;
-template <class S> using CMap = Eigen::Map<const Mat<S>>;
+template <class S, int K> using MatK = Eigen::Matrix<S, K, K, Eigen::RowMajor>;
+template <class S, int K> using MatKm = Eigen::Matrix<S, K, Eigen::Dynamic, Eigen::RowMajor>;
 
-// the k x c row-major block i of a flat array
-template <class S> inline Map<S> block(std::vector<S>& a, int i, int k, int c) { return Map<S>(a.data() + size_t(i) * k * c, k, c); }
+// the k x k and k x m row-major blocks i of a flat array
+template <class S, int K> inline Eigen::Map<MatK<S, K>> sq(std::vector<S>& a, int i, int k) {
+  return Eigen::Map<MatK<S, K>>(a.data() + size_t(i) * k * k, k, k);
+}
+template <class S, int K> inline Eigen::Map<MatKm<S, K>> rect(std::vector<S>& a, int i, int k, int m) {
+  return Eigen::Map<MatKm<S, K>>(a.data() + size_t(i) * k * m, k, m);
+}
 
-// factorise D (Cholesky) or say which block is not positive definite
-template <class S> inline void factorise(Eigen::LLT<Mat<S>>& llt, const Map<S>& D, int i, int level) {
-  llt.compute(D);
-  if (llt.info() != Eigen::Success)
-    throw NotPositiveDefinite("odd-even elimination: block D_" + std::to_string(i) + " is not positive definite at level " +
+// factorise every D_i (Cholesky), in parallel; a block that is not positive definite is reported
+// (the lowest index, whatever the threads)
+template <class S, int K> void factorise_all(OeeWorkspace<S, K>& w, int level) {
+  const int n = w.n, k = w.k;
+  int bad = n;
+#pragma omp parallel for schedule(static) if (n > 16)
+  for (int i = 0; i < n; ++i) {
+    w.llt[i].compute(sq<S, K>(w.D, i, k));
+    if (w.llt[i].info() != Eigen::Success) {
+#pragma omp critical(treedyn_oee)
+      bad = std::min(bad, i);
+    }
+  }
+  if (bad < n)
+    throw NotPositiveDefinite("odd-even elimination: block D_" + std::to_string(bad) + " is not positive definite at level " +
                               std::to_string(level) + " (the block tri-diagonal matrix must be symmetric positive definite)");
 }
 }  // namespace oee_detail
 
-// one level (stride s, level number j for messages): lines 3-4, then lines 9-13 and 17 of Alg. 2
-template <class S> void oee_level(OeeWorkspace<S>& w, int s, int j) {
+// one level (stride s = 2^{j-1}): lines 3-4, then lines 9-13 and 17 of Alg. 2
+template <class S, int K> void oee_level(OeeWorkspace<S, K>& w, int s, int j) {
   using namespace oee_detail;
   const int n = w.n, k = w.k, m = w.m;
   const int n_pairs = n - s;  // couplings i <-> i + s that exist
-  bool failed = false;
-  std::string message;
+  factorise_all(w, j - 1);
   // coefficients, in parallel for i = 0 .. n - s - 1 (Alg. 2 lines 2-6):
   // D_{i+s} E_iᵀ = U_iᵀ (line 3), D_i K_iᵀ = U_i (line 4)
-#pragma omp parallel if (n_pairs > 16)
-  {
-    Eigen::LLT<Mat<S>> llt(k);
-#pragma omp for schedule(static)
-    for (int i = 0; i < n_pairs; ++i) {
-      try {
-        const Map<S> Ui = block(w.U, i, k, k);
-        Map<S> Eit = block(w.Et, i, k, k), Kit = block(w.Kt, i, k, k);
-        factorise<S>(llt, block(w.D, i + s, k, k), i + s, j);
-        Eit = Ui.transpose();
-        llt.solveInPlace(Eit);
-        factorise<S>(llt, block(w.D, i, k, k), i, j);
-        Kit = Ui;
-        llt.solveInPlace(Kit);
-      } catch (const NotPositiveDefinite& e) {
-#pragma omp critical(treedyn_oee)
-        {
-          failed = true;
-          message = e.what();
-        }
-      }
-    }
+#pragma omp parallel for schedule(static) if (n_pairs > 16)
+  for (int i = 0; i < n_pairs; ++i) {
+    const auto Ui = sq<S, K>(w.U, i, k);
+    auto Eit = sq<S, K>(w.Et, i, k);
+    auto Kit = sq<S, K>(w.Kt, i, k);
+    Eit = Ui.transpose();
+    w.llt[i + s].solveInPlace(Eit);
+    Kit = Ui;
+    w.llt[i].solveInPlace(Kit);
   }
-  if (failed) throw NotPositiveDefinite(message);
   // updates, in parallel for i = 0 .. n - 1 (Alg. 2 lines 8-15, 17), each block by one thread:
   // D_i ← D_i − E_i U_iᵀ − K_{i-s} U_{i-s}          (lines 9, 10)
   // R_i ← R_i − E_i R_{i+s} − K_{i-s} R_{i-s}       (lines 11-13)
   // U_i ← −E_i U_{i+s}   for i < n − 2s            (line 17)
 #pragma omp parallel for schedule(static) if (n > 16)
   for (int i = 0; i < n; ++i) {
-    Map<S> Dn = block(w.Dn, i, k, k), Rn = block(w.Rn, i, k, m);
-    Dn = block(w.D, i, k, k);
-    Rn = block(w.R, i, k, m);
+    auto Dn = sq<S, K>(w.Dn, i, k);
+    auto Rn = rect<S, K>(w.Rn, i, k, m);
+    Dn = sq<S, K>(w.D, i, k);
+    Rn = rect<S, K>(w.R, i, k, m);
     if (i + s < n) {
-      const Map<S> Eit = block(w.Et, i, k, k);
+      const auto Eit = sq<S, K>(w.Et, i, k);
       const auto Ei = Eit.transpose();
-      Dn.noalias() -= Ei * block(w.U, i, k, k).transpose();
-      Rn.noalias() -= Ei * block(w.R, i + s, k, m);
-      if (i + 2 * s < n) block(w.Un, i, k, k).noalias() = -Ei * block(w.U, i + s, k, k);
+      Dn.noalias() -= Ei * sq<S, K>(w.U, i, k).transpose();
+      Rn.noalias() -= Ei * rect<S, K>(w.R, i + s, k, m);
+      if (i + 2 * s < n) sq<S, K>(w.Un, i, k).noalias() = -Ei * sq<S, K>(w.U, i + s, k);
     }
     if (i - s >= 0) {
-      const Map<S> Kpt = block(w.Kt, i - s, k, k);
+      const auto Kpt = sq<S, K>(w.Kt, i - s, k);
       const auto Kp = Kpt.transpose();
-      Dn.noalias() -= Kp * block(w.U, i - s, k, k);
-      Rn.noalias() -= Kp * block(w.R, i - s, k, m);
+      Dn.noalias() -= Kp * sq<S, K>(w.U, i - s, k);
+      Rn.noalias() -= Kp * rect<S, K>(w.R, i - s, k, m);
     }
   }
   std::swap(w.D, w.Dn);
@@ -131,7 +139,8 @@ template <class S> void oee_level(OeeWorkspace<S>& w, int s, int j) {
 
 // inputs: D (n k², row-major blocks), U ((n-1) k²), R (n k m); output: X (n k m), which may not
 // alias the inputs. The inputs are copied into w, never written to.
-template <class S> void oee_solve(OeeWorkspace<S>& w, int n, int k, int m, const S* D, const S* U, const S* R, S* X) {
+template <class S, int K = Eigen::Dynamic>
+void oee_solve(OeeWorkspace<S, K>& w, int n, int k, int m, const S* D, const S* U, const S* R, S* X) {
   using namespace oee_detail;
   if (w.n != n || w.k != k || w.m != m) w.resize(n, k, m);
   if (n == 0 || k == 0 || m == 0) return;
@@ -142,28 +151,13 @@ template <class S> void oee_solve(OeeWorkspace<S>& w, int n, int k, int m, const
   int j = 1;
   for (int s = 1; s < n; s *= 2, ++j) oee_level(w, s, j);
   // every row is decoupled: x_i = D_i⁻¹ R_i (Alg. 2 lines 19-21)
-  bool failed = false;
-  std::string message;
-#pragma omp parallel if (n > 16)
-  {
-    Eigen::LLT<Mat<S>> llt(k);
-#pragma omp for schedule(static)
-    for (int i = 0; i < n; ++i) {
-      try {
-        factorise<S>(llt, block(w.D, i, k, k), i, j - 1);
-        Map<S> Xi(X + size_t(i) * k * m, k, m);
-        Xi = block(w.R, i, k, m);
-        llt.solveInPlace(Xi);
-      } catch (const NotPositiveDefinite& e) {
-#pragma omp critical(treedyn_oee)
-        {
-          failed = true;
-          message = e.what();
-        }
-      }
-    }
+  factorise_all(w, j - 1);
+#pragma omp parallel for schedule(static) if (n > 16)
+  for (int i = 0; i < n; ++i) {
+    Eigen::Map<MatKm<S, K>> Xi(X + size_t(i) * k * m, k, m);
+    Xi = rect<S, K>(w.R, i, k, m);
+    w.llt[i].solveInPlace(Xi);
   }
-  if (failed) throw NotPositiveDefinite(message);
 }
 
 }  // namespace treedyn
