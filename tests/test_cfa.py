@@ -86,3 +86,13 @@ def test_cfa_supports_explains_refusals():
 
 def test_cfa_conformance():
     assert check_solver(CFASolver) >= 1
+
+
+def test_cfa_refuses_a_massless_link():
+    """CFA needs every J_i⁻¹ (P = (I−Γ)J⁻¹(I−Γ)ᵀ): a massless link is a clear SingularInertiaError."""
+    model, parent = td.Model(), None
+    for i in range(3):
+        inertia = td.Inertia(0.0, (0, 0, 0), np.zeros((3, 3))) if i == 1 else td.Inertia(1.0, (0.05, 0, 0), 0.01 * np.eye(3))
+        parent = model.add_body(f"b{i}", parent, td.Revolute((0, 0, 1)), td.Transform(translation=(0.1, 0, 0)), inertia)
+    with pytest.raises(td.SingularInertiaError, match="'b1'"):
+        td.make_solver(CFASolver, model)
