@@ -134,7 +134,7 @@ def dense_bidiagonal(A, n, k):
     return L
 
 
-@pytest.mark.parametrize("k", [1, 2, 6])
+@pytest.mark.parametrize("k", [1, 2, 6, 7])  # 7: dynamic-size blocks
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 13, 64, 100])
 def test_scan_matches_substitution(n, k, rng):
     A, b = random_recursion(n, k, rng, m=3)

@@ -94,7 +94,15 @@ template <class S> py::array_t<S> solve_block_bidiagonal(py::handle A, py::handl
   {
     py::gil_scoped_release release;
     ScanWorkspace<S> w(int(n), int(k), m);
-    scan_solve<S>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
+    switch (k) {  // fixed-size blocks for k <= 6, dynamic ones beyond
+      case 1: scan_solve<S, 1>(w, int(n), int(k), m, Aa.data(), ba.data(), xp); break;
+      case 2: scan_solve<S, 2>(w, int(n), int(k), m, Aa.data(), ba.data(), xp); break;
+      case 3: scan_solve<S, 3>(w, int(n), int(k), m, Aa.data(), ba.data(), xp); break;
+      case 4: scan_solve<S, 4>(w, int(n), int(k), m, Aa.data(), ba.data(), xp); break;
+      case 5: scan_solve<S, 5>(w, int(n), int(k), m, Aa.data(), ba.data(), xp); break;
+      case 6: scan_solve<S, 6>(w, int(n), int(k), m, Aa.data(), ba.data(), xp); break;
+      default: scan_solve<S>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
+    }
   }
   check_result<S>(x, "solve_block_bidiagonal");
   return x;

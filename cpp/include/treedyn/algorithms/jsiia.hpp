@@ -63,11 +63,11 @@ template <class S> void jsiia_mass_matrix(const Model<S>& model, const Data<S>& 
       Eigen::Map<Mat6R>(&w.Xb[size_t(N - i) * 36]) = X.transpose();  // backward: F_i to F_{i-1}
     }
   }
-  scan_solve<S>(w.fwd, N, 6, nv, w.Xf.data(), w.b.data(), w.a.data());
+  scan_solve<S, 6>(w.fwd, N, 6, nv, w.Xf.data(), w.b.data(), w.a.data());
   // backward system (scan index j = body N−j): A_{j-1} = X_{N−j+1}ᵀ, b_j = J_{N−j} a_{N−j}
 #pragma omp parallel for schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i) w.block(w.b, N - i).noalias() = model.I[i].matrix() * w.block(w.a, i - 1);
-  scan_solve<S>(w.bwd, N, 6, nv, w.Xb.data(), w.b.data(), w.F.data());
+  scan_solve<S, 6>(w.bwd, N, 6, nv, w.Xb.data(), w.b.data(), w.F.data());
   // M = Sᵀ F (eq. (2d)): row v_index[i] + c is S_i[c]ᵀ F_i
 #pragma omp parallel for schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i)

@@ -14,6 +14,7 @@
 //
 // The array is padded to a power of two with identity maps (flag `identity`), which cost nothing.
 // Storage: flat row-major blocks, as numpy's C-contiguous (n-1, k, k) and (n, k, m) arrays.
+// K: the block size at compile time (fixed-size Eigen blocks for k <= 6), or Eigen::Dynamic.
 #pragma once
 #include <Eigen/Core>
 #include <algorithm>
@@ -42,14 +43,14 @@ template <class S> struct ScanWorkspace {
 };
 
 namespace scan_detail {
-template <class S> using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class S> using Map = Eigen::Map<Mat<S>>;
+template <class S, int K> using MatK = Eigen::Matrix<S, K, K, Eigen::RowMajor>;
+template <class S, int K> using MatKm = Eigen::Matrix<S, K, Eigen::Dynamic, Eigen::RowMajor>;
 
 // node `later` ← node `later` ∘ node `earlier` (eq. (5)'s ⊕: a_earlier ⊕ a_later); the result goes
 // to (Mo, to, io), which may be `later` itself. Mo = M_L M_E, to = M_L t_E + t_L.
-template <class S>
+template <class S, int K>
 inline void compose(int k, int m, const S* ML, const S* tL, bool iL, const S* ME, const S* tE, bool iE, S* Mo, S* to,
-                    char& io, Mat<S>& scratchM, Mat<S>& scratcht) {
+                    char& io, MatK<S, K>& scratchM, MatKm<S, K>& scratcht) {
   if (iE) {  // later ∘ identity = later
     if (Mo != ML) std::copy(ML, ML + k * k, Mo), std::copy(tL, tL + k * m, to);
     io = iL;
@@ -60,19 +61,21 @@ inline void compose(int k, int m, const S* ML, const S* tL, bool iL, const S* ME
     io = 0;
     return;
   }
-  const Eigen::Map<const Mat<S>> ML_(ML, k, k), tL_(tL, k, m), ME_(ME, k, k), tE_(tE, k, m);
+  const Eigen::Map<const MatK<S, K>> ML_(ML, k, k), ME_(ME, k, k);
+  const Eigen::Map<const MatKm<S, K>> tL_(tL, k, m), tE_(tE, k, m);
   scratchM.noalias() = ML_ * ME_;
   scratcht.noalias() = ML_ * tE_;
   scratcht += tL_;
-  Map<S>(Mo, k, k) = scratchM;
-  Map<S>(to, k, m) = scratcht;
+  Eigen::Map<MatK<S, K>>(Mo, k, k) = scratchM;
+  Eigen::Map<MatKm<S, K>>(to, k, m) = scratcht;
   io = 0;
 }
 }  // namespace scan_detail
 
 // inputs: A ((n-1) k², row-major blocks), b (n k m); output: x (n k m), not aliasing the inputs.
 // The inputs are copied into w, never written to.
-template <class S> void scan_solve(ScanWorkspace<S>& w, int n, int k, int m, const S* A, const S* b, S* x) {
+template <class S, int K = Eigen::Dynamic>
+void scan_solve(ScanWorkspace<S>& w, int n, int k, int m, const S* A, const S* b, S* x) {
   using namespace scan_detail;
   if (w.n != n || w.k != k || w.m != m) w.resize(n, k, m);
   if (n == 0 || k == 0 || m == 0) return;
@@ -89,11 +92,12 @@ template <class S> void scan_solve(ScanWorkspace<S>& w, int n, int k, int m, con
     const int nodes = P / (2 * d);
 #pragma omp parallel if (nodes > 8)
     {
-      Mat<S> sM(k, k), st(k, m);
+      MatK<S, K> sM(k, k);
+      MatKm<S, K> st(k, m);
 #pragma omp for schedule(static)
       for (int c = 0; c < nodes; ++c) {
         const int i = (c + 1) * 2 * d - 1, l = i - d;
-        compose<S>(k, m, &w.M[i * kk], &w.t[i * km], w.identity[i], &w.M[l * kk], &w.t[l * km], w.identity[l],
+        compose<S, K>(k, m, &w.M[i * kk], &w.t[i * km], w.identity[i], &w.M[l * kk], &w.t[l * km], w.identity[l],
                    &w.M[i * kk], &w.t[i * km], w.identity[i], sM, st);
       }
     }
@@ -105,7 +109,8 @@ template <class S> void scan_solve(ScanWorkspace<S>& w, int n, int k, int m, con
     const int nodes = P / (2 * d);
 #pragma omp parallel if (nodes > 8)
     {
-      Mat<S> sM(k, k), st(k, m);
+      MatK<S, K> sM(k, k);
+      MatKm<S, K> st(k, m);
 #pragma omp for schedule(static)
       for (int c = 0; c < nodes; ++c) {
         const int i = (c + 1) * 2 * d - 1, l = i - d;
@@ -118,7 +123,7 @@ template <class S> void scan_solve(ScanWorkspace<S>& w, int n, int k, int m, con
         std::copy(&w.t[i * km], &w.t[i * km] + km, &w.t[l * km]);
         w.identity[l] = w.identity[i];
         // right child ← (left sum) ∘ prefix
-        compose<S>(k, m, &w.Mtmp[l * kk], &w.ttmp[l * km], il, &w.M[i * kk], &w.t[i * km], w.identity[i],
+        compose<S, K>(k, m, &w.Mtmp[l * kk], &w.ttmp[l * km], il, &w.M[i * kk], &w.t[i * km], w.identity[i],
                    &w.M[i * kk], &w.t[i * km], w.identity[i], sM, st);
       }
     }
@@ -127,10 +132,11 @@ template <class S> void scan_solve(ScanWorkspace<S>& w, int n, int k, int m, con
   // x_0 = b_0, x_i = A_{i-1} x_{i-1} + b_i (eq. (3)), in parallel
 #pragma omp parallel for schedule(static) if (n > 16)
   for (int i = 0; i < n; ++i) {
-    Map<S> xi(x + i * km, k, m);
-    xi = Eigen::Map<const Mat<S>>(b + i * km, k, m);
+    Eigen::Map<MatKm<S, K>> xi(x + i * km, k, m);
+    xi = Eigen::Map<const MatKm<S, K>>(b + i * km, k, m);
     if (i == 0) continue;
-    const Eigen::Map<const Mat<S>> Ai(A + (i - 1) * kk, k, k), xprev(&w.t[i * km], k, m);
+    const Eigen::Map<const MatK<S, K>> Ai(A + (i - 1) * kk, k, k);
+    const Eigen::Map<const MatKm<S, K>> xprev(&w.t[i * km], k, m);
     xi.noalias() += Ai * xprev;
   }
 }
