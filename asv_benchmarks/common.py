@@ -92,3 +92,15 @@ def warm_up_or_skip(fn, *args, limit=SLOW_CALL_LIMIT, warmup_calls=3, tolerate_e
         if time.perf_counter() - t0 > 0.1:
             break
         fn(*args)
+
+
+class Threads:
+    """Mixin: set_num_threads for a benchmark, restored in teardown (asv skips teardown when setup
+    fails, so setup sets the threads last)."""
+
+    def _set_threads(self, threads):
+        self._threads_before = td.get_num_threads()
+        td.set_num_threads(threads)
+
+    def teardown(self, *args):
+        td.set_num_threads(self._threads_before)

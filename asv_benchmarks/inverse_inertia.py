@@ -12,23 +12,13 @@ import numpy as np
 
 import treedyn as td
 
-from .common import chain_model, inputs, make_solver_or_skip, warm_up_or_skip
+from .common import Threads, chain_model, inputs, make_solver_or_skip, warm_up_or_skip
 
 METHODS = ["drumwright", "crba-ltl", "crba-cholesky", "aba"]
 
 
-class _Threads:
-    """set_num_threads for the benchmark, restored afterwards (asv skips teardown when setup fails)"""
 
-    def _set_threads(self, threads):
-        self._threads_before = td.get_num_threads()
-        td.set_num_threads(threads)
-
-    def teardown(self, *args):
-        td.set_num_threads(self._threads_before)
-
-
-class InverseMassMatrix(_Threads):
+class InverseMassMatrix(Threads):
     """``solver.inverse_mass_matrix(q)``: the full M⁻¹ from q on an n-joint chain."""
 
     params = ([30, 100, 300, 1000], [1, 2], METHODS)
@@ -50,7 +40,7 @@ class InverseMassMatrix(_Threads):
         self.solver.inverse_mass_matrix(self.q)
 
 
-class InverseInertiaProduct(_Threads):
+class InverseInertiaProduct(Threads):
     """``solver.inverse_inertia(q, R)``: M⁻¹R for R with m columns (drumwright: Alg. 1 per column,
     the columns spread over the threads)."""
 
@@ -103,7 +93,7 @@ class PinocchioMinverse:
         self.f(self.pm, self.pd, self.q)
 
 
-class MinverseSpeedupOverPinocchio(_Threads):
+class MinverseSpeedupOverPinocchio(Threads):
     """time(pinocchio.computeMinverse) / time(treedyn drumwright inverse_mass_matrix), n = 300."""
 
     params = [1, 2]

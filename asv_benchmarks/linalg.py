@@ -8,6 +8,8 @@ import numpy as np
 import treedyn as td
 from treedyn.linalg import solve_block_bidiagonal, solve_block_tridiagonal
 
+from .common import Threads
+
 
 def _tridiagonal(n, k, m, seed=0):
     rng = np.random.default_rng(seed)
@@ -28,16 +30,8 @@ def _dense(D, U):
     return A
 
 
-class _Threads:
-    def _set_threads(self, threads):
-        self._threads_before = td.get_num_threads()
-        td.set_num_threads(threads)
 
-    def teardown(self, *args):
-        td.set_num_threads(self._threads_before)
-
-
-class BlockTridiagonal(_Threads):
+class BlockTridiagonal(Threads):
     """``solve_block_tridiagonal(D, U, R)``: n blocks of size k, one right-hand side."""
 
     params = ([100, 1000], [5, 6], [1, 2])
@@ -67,7 +61,7 @@ class DenseBaseline:
         np.linalg.solve(self.A, self.b)
 
 
-class BlockBidiagonal(_Threads):
+class BlockBidiagonal(Threads):
     """``solve_block_bidiagonal(A, b)``: x_i = A_{i-1} x_{i-1} + b_i, 6 x 6 blocks, m columns."""
 
     params = ([100, 1000], [1, 100], [1, 2])

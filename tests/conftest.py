@@ -35,3 +35,16 @@ def rng():
 
 def random_state(model, rng):
     return td.random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+
+
+def outputs_for_thread_counts(f, counts=(1, 2, 3)):
+    """[f() run with each OpenMP thread count], the thread count restored afterwards."""
+    before = td.get_num_threads()
+    try:
+        out = []
+        for t in counts:
+            td.set_num_threads(t)
+            out.append(f())
+        return out
+    finally:
+        td.set_num_threads(before)

@@ -7,7 +7,7 @@ from treedyn.scenes import chain, random_tree
 from treedyn.solvers.builtin import CFASolver
 from treedyn.testing import check_solver
 
-from conftest import rel_err, random_state
+from conftest import rel_err, random_state, outputs_for_thread_counts
 
 
 def random_chain(n, seed):
@@ -61,14 +61,7 @@ def test_cfa_float32(rng):
 def test_cfa_same_answer_for_any_thread_count(rng):
     model = random_chain(150, 7)  # long enough for the joint loops and OEE levels to go parallel
     q, v, tau = random_state(model, rng)
-    before = td.get_num_threads()
-    try:
-        out = []
-        for t in (1, 2, 3):
-            td.set_num_threads(t)
-            out.append(td.make_solver(CFASolver, model).forward_dynamics(q, v, tau))
-    finally:
-        td.set_num_threads(before)
+    out = outputs_for_thread_counts(lambda: td.make_solver(CFASolver, model).forward_dynamics(q, v, tau))
     assert np.array_equal(out[0], out[1]) and np.array_equal(out[0], out[2])
 
 

@@ -7,7 +7,7 @@ from treedyn.scenes import chain, random_tree
 from treedyn.solvers.builtin import CFASolver, JSIIASolver
 from treedyn.testing import check_solver
 
-from conftest import rel_err, random_state
+from conftest import rel_err, random_state, outputs_for_thread_counts
 
 
 CHAINS = [("chain-1", chain(1)), ("chain-9", chain(9)), ("chain-fb", chain(7, floating_base=True)),
@@ -39,14 +39,7 @@ def test_cfa_equals_aba_equals_jsiia_on_random_chains(rng):
 def test_jsiia_same_answer_for_any_thread_count(rng):
     model = random_tree(130, 9, joints=("revolute", "prismatic"), branching=0.0)
     q, v, tau = random_state(model, rng)
-    before = td.get_num_threads()
-    try:
-        out = []
-        for t in (1, 2, 3):
-            td.set_num_threads(t)
-            out.append(td.make_solver(JSIIASolver, model).forward_dynamics(q, v, tau))
-    finally:
-        td.set_num_threads(before)
+    out = outputs_for_thread_counts(lambda: td.make_solver(JSIIASolver, model).forward_dynamics(q, v, tau))
     assert np.array_equal(out[0], out[1]) and np.array_equal(out[0], out[2])
 
 
