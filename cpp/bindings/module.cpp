@@ -18,6 +18,7 @@ void bind_solvers(py::module_& m);
 void bind_spatial(py::module_& m);
 void bind_minv(py::module_& m);
 void bind_linalg(py::module_& m);
+void bind_redmax(py::module_& m);
 
 static py::dict build_info() {
   py::dict d;
@@ -66,4 +67,5 @@ PYBIND11_MODULE(_core, m) {
   bind_spatial(m);
   bind_minv(m);
   bind_linalg(m);
+  bind_redmax(m);
 }

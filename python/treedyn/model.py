@@ -237,6 +237,46 @@ class Free(Joint):
 ParentRef = Union[None, str, int]
 
 
+def _nonneg(x, n: int, what: str) -> np.ndarray:
+    a = np.array(x, dtype=float).reshape(-1)
+    if a.size == 1:
+        a = np.full(n, a[0])
+    if a.shape != (n,):
+        raise ValueError(f"{what} must be a scalar or {n} values, got shape {np.shape(x)}")
+    if not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ValueError(f"{what} must be finite and >= 0, got {x}")
+    return a
+
+
+@dataclass(frozen=True)
+class Spring:
+    """A point-to-point spring–damper (see Model.add_spring)."""
+    body_a: int
+    point_a: np.ndarray
+    body_b: int
+    point_b: np.ndarray
+    stiffness: float
+    damping: float
+    rest_length: float
+
+
+@dataclass(frozen=True)
+class LoopClosure:
+    """A loop-closing joint (see Model.add_loop_closure)."""
+    body_a: int
+    placement_a: "Transform"
+    body_b: int
+    placement_b: "Transform"
+    joint: "Joint"
+    kind: int
+    axis: np.ndarray
+    axis2: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        return (3, 5, 4)[self.kind]
+
+
 class Model:
     """A tree of rigid bodies, built body by body.
 
@@ -255,6 +295,14 @@ class Model:
         self._index: dict[str, int] = {"world": 0}
         self._joint_index: dict[str, int] = {}
         self.gravity = gravity
+        # RedMax terms (baxter2019 §2): used by the redmax-* solvers' implicit step
+        self._joint_springs: dict[int, tuple] = {}
+        self._body_damping: dict[int, np.ndarray] = {}
+        self._springs: list[Spring] = []
+        self._point_forces: list[tuple] = []
+        self._moving_forces: list[tuple] = []
+        self._loops: list[LoopClosure] = []
+        self.baumgarte: Optional[float] = None
 
     # ----------------------------------------------------------------- building
     def add_body(self, name: str, parent: ParentRef = None, joint: Optional[Joint] = None,
@@ -400,6 +448,171 @@ class Model:
     def is_chain(self) -> bool:
         """True when every body's parent is the body before it (an unbranched chain)."""
         return all(p == i - 1 for i, p in enumerate(self._cpp.parent) if i > 0)
+
+    # ----------------------------------------------------------------- springs, forces, loop closures
+    # The terms of the RedMax step (baxter2019 eq. (2.13)); the redmax-* solvers use them, the
+    # rigid-body solvers (aba, ...) compute the dynamics of the bare tree.
+
+    def _body_ref(self, body: ParentRef, what: str) -> int:
+        try:
+            return self._parent_index(body, what)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{what}: {e}") from None
+
+    def set_joint_spring(self, joint: Union[str, int], stiffness=0.0, damping=0.0, rest=None) -> None:
+        """A spring–damper on a moving joint (K_r, D_r and f_r of eq. (2.13)): the generalized
+        force −stiffness (q − rest) − damping q̇, per velocity coordinate.
+
+        joint: its name or its body's index. stiffness, damping: a scalar or one value per
+        velocity coordinate of the joint, >= 0. rest: the joint's rest coordinates (nq of the
+        joint; default zero, or the identity quaternion). A spherical joint's spring acts on the
+        rotation vector of rest⁻¹ q; a free joint takes damping only.
+        """
+        i = self._joint_body(joint) if isinstance(joint, str) else self._body_ref(joint, "joint spring")
+        jt = self._joints[i]
+        if jt.nv == 0:
+            raise ValueError(f"joint spring: the joint of body {self.body_names[i]!r} is fixed (no coordinates)")
+        k = _nonneg(stiffness, jt.nv, "joint spring stiffness")
+        d = _nonneg(damping, jt.nv, "joint spring damping")
+        if isinstance(jt, Free) and np.any(k):
+            raise ValueError("joint spring: a free joint takes damping only (no stiffness)")
+        if rest is None:
+            rest = np.zeros(jt.nq)
+            if isinstance(jt, Spherical):
+                rest[3] = 1.0
+            elif isinstance(jt, Free):
+                rest[6] = 1.0
+        rest = np.array(rest, dtype=float).reshape(-1)
+        if rest.shape != (jt.nq,) or not np.all(np.isfinite(rest)):
+            raise ValueError(f"joint spring: rest must be {jt.nq} finite joint coordinates, got {rest}")
+        self._joint_springs[i] = (k, d, rest)
+
+    def set_body_damping(self, body: ParentRef, damping) -> None:
+        """Viscous damping of a body's twist (D_m of eq. (2.13), body coordinates, [ω; v]):
+        a scalar d (d·1₆), 6 diagonal values, or a symmetric positive semi-definite 6x6 matrix."""
+        i = self._body_ref(body, "body damping")
+        if i == 0:
+            raise ValueError("body damping: the world does not move")
+        D = np.array(damping, dtype=float)
+        if D.ndim == 0 or D.shape == (6,):
+            D = np.eye(6) * D
+        if D.shape != (6, 6) or not np.all(np.isfinite(D)):
+            raise ValueError(f"body damping must be a scalar, 6 values or a 6x6 matrix, got shape {D.shape}")
+        if not np.allclose(D, D.T) or np.linalg.eigvalsh(0.5 * (D + D.T)).min() < -1e-12 * max(1.0, np.abs(D).max()):
+            raise ValueError("body damping must be symmetric positive semi-definite")
+        self._body_damping[i] = 0.5 * (D + D.T)
+
+    def add_spring(self, body_a: ParentRef, point_a, body_b: ParentRef, point_b, stiffness: float,
+                   damping: float = 0.0, rest_length: Optional[float] = None, q=None) -> int:
+        """A spring–damper between a point of body a and a point of body b (body coordinates):
+        force stiffness·(l − rest_length) + damping·l̇ along the line between them (stiffness in
+        force per length; the RedMax scenes' k per unit strain is k/L). rest_length: default the
+        distance at configuration q (default the neutral one). Returns the spring's index.
+        Its stiffness couples the two bodies (K_m off the block diagonal, eq. (2.39)–(2.41)).
+        """
+        a, b = self._body_ref(body_a, "spring body_a"), self._body_ref(body_b, "spring body_b")
+        xa, xb = _vec3(point_a, "spring point_a"), _vec3(point_b, "spring point_b")
+        k = float(_nonneg(stiffness, 1, "spring stiffness")[0])
+        d = float(_nonneg(damping, 1, "spring damping")[0])
+        if rest_length is None:
+            R, p = self.body_poses(q)
+            rest_length = float(np.linalg.norm((R[b] @ xb + p[b]) - (R[a] @ xa + p[a])))
+        L = float(_nonneg(rest_length, 1, "spring rest_length")[0])
+        self._springs.append(Spring(a, xa, b, xb, k, d, L))
+        return len(self._springs) - 1
+
+    def add_point_force(self, body: ParentRef, point, force) -> None:
+        """A constant force (world coordinates) applied at a point of a body (body coordinates)."""
+        i = self._body_ref(body, "point force")
+        self._point_forces.append((i, _vec3(point, "point force point"), _vec3(force, "point force")))
+
+    def add_moving_force(self, force, path, duration: float) -> None:
+        """A constant force (world coordinates) whose point of application moves at constant
+        speed along ``path`` — a list of (body, start, end) segments in body coordinates — from
+        t = 0 to t = duration; then it has left the path and stops acting (a car crossing a deck).
+        """
+        f = _vec3(force, "moving force")
+        if not path:
+            raise ValueError("moving force: the path needs at least one (body, start, end) segment")
+        segs = []
+        for k, seg in enumerate(path):
+            if len(seg) != 3:
+                raise ValueError(f"moving force: path segment {k} must be (body, start, end), got {seg!r}")
+            segs.append((self._body_ref(seg[0], f"moving force segment {k}"),
+                         _vec3(seg[1], f"moving force segment {k} start"), _vec3(seg[2], f"moving force segment {k} end")))
+        T = float(duration)
+        if not (np.isfinite(T) and T > 0):
+            raise ValueError(f"moving force: duration must be positive, got {duration!r}")
+        self._moving_forces.append((f, segs, T))
+
+    def add_loop_closure(self, body_a: ParentRef, body_b: ParentRef, joint: "Joint",
+                         placement_a: Optional[Transform] = None, placement_b: Optional[Transform] = None,
+                         q=None) -> int:
+        """Close a loop: a joint between a frame on body a and a frame on body b, kept by the
+        constraint G q̇ = 0 (baxter2019 §2.2.5), stabilised by Baumgarte (``model.baumgarte``;
+        None: 1/h). The constraint rows follow from the joint: Spherical (the frame origins
+        coincide: 3 rows), Revolute(axis) (and the axis, given in the frames' coordinates, stays
+        common: 5 rows), Universal(axis1, axis2) (and axis1 of frame a keeps its angle to axis2 of
+        frame b: 4 rows). placement_a / placement_b: the frame in body a / b coordinates (default
+        identity / the frame that coincides with frame a at configuration q, default neutral).
+        Returns the loop's index.
+        """
+        a, b = self._body_ref(body_a, "loop closure body_a"), self._body_ref(body_b, "loop closure body_b")
+        if a == b:
+            raise ValueError("loop closure: body_a and body_b are the same body")
+        kinds = {Spherical: 0, Revolute: 1, Universal: 2}
+        if type(joint) not in kinds:
+            raise ValueError(f"loop closure: the joint must be Spherical(), Revolute(axis) or Universal(axis1, axis2), "
+                             f"got {joint!r}")
+        pa = Transform() if placement_a is None else placement_a
+        if placement_b is None:
+            R, p = self.body_poses(q)
+            world_R, world_p = R[a] @ pa.rotation, R[a] @ pa.translation + p[a]
+            placement_b = Transform(rotation=R[b].T @ world_R, translation=R[b].T @ (world_p - p[b]))
+        for t, nm in ((pa, "placement_a"), (placement_b, "placement_b")):
+            if not isinstance(t, Transform):
+                raise TypeError(f"loop closure {nm} must be a treedyn.Transform, got {type(t).__name__}")
+        a1, a2 = joint._axes()
+        self._loops.append(LoopClosure(a, pa, b, placement_b, joint, kinds[type(joint)], a1, a2))
+        return len(self._loops) - 1
+
+    @property
+    def springs(self) -> list["Spring"]:
+        return list(self._springs)
+
+    @property
+    def loop_closures(self) -> list["LoopClosure"]:
+        return list(self._loops)
+
+    def body_poses(self, q=None):
+        """World rotation (n_bodies, 3, 3) and origin (n_bodies, 3) of every body frame at q
+        (default: the neutral configuration)."""
+        if q is None:
+            from .configuration import neutral
+            q = neutral(self)
+        return _core.RedMaxSystem(self._cpp).body_poses(q)
+
+    def _redmax_system(self):
+        """The C++ RedMax system: a frozen copy of the tree with its springs, forces and loops."""
+        sys = _core.RedMaxSystem(self._cpp)
+        k_r, d_r, q_rest = np.array(sys.k_r), np.array(sys.d_r), np.array(sys.q_rest)
+        for i, (k, d, rest) in self._joint_springs.items():
+            vi, qi = self._cpp.v_index[i], self._cpp.q_index[i]
+            k_r[vi:vi + len(k)], d_r[vi:vi + len(d)], q_rest[qi:qi + len(rest)] = k, d, rest
+        sys.k_r, sys.d_r, sys.q_rest = k_r, d_r, q_rest
+        for i, D in self._body_damping.items():
+            sys.set_body_damping(i, D)
+        for s in self._springs:
+            sys.add_spring(s.body_a, s.point_a, s.body_b, s.point_b, s.stiffness, s.damping, s.rest_length)
+        for i, x, f in self._point_forces:
+            sys.add_point_force(i, x, f)
+        for f, segs, T in self._moving_forces:
+            sys.add_moving_force(f, [s[0] for s in segs], [s[1] for s in segs], [s[2] for s in segs], T)
+        for c in self._loops:
+            sys.add_loop(c.body_a, c.placement_a.rotation, c.placement_a.translation, c.body_b,
+                         c.placement_b.rotation, c.placement_b.translation, c.kind, c.axis, c.axis2)
+        sys.baumgarte = -1.0 if self.baumgarte is None else float(self.baumgarte)
+        return sys
 
     def __repr__(self):
         return f"treedyn.Model(n_bodies={self.n_bodies}, nq={self.nq}, nv={self.nv})"

@@ -71,10 +71,17 @@ template <class S> inline void joint_subspace(const Model<S>& model, int i, cons
   }
 }
 
-// c_J = S̊ q̇: for the universal joint d(R2ᵀ a1)/dq2 = −a2 × R2ᵀ a1, so c_J = [−q̇1 q̇2 a2 × S1; 0]
-template <class S> inline Motion<S> joint_bias(const Model<S>& model, int i, const Motion<S>* Si, const S* qd) {
+// Ṡ_i x: the time derivative of S_i (at the joint rate q̇) applied to x (baxter2019 eq. (2.34));
+// non-zero only for the universal joint, where d(R2ᵀ a1)/dt = −q̇2 a2 × R2ᵀ a1
+template <class S>
+inline Motion<S> joint_subspace_rate(const Model<S>& model, int i, const Motion<S>* Si, const S* qd, const S* x) {
   if (model.kind[i] != JointKind::Universal) return Motion<S>::zero();
-  return {cross<S>(model.axis2[i], Si[0].ang) * (-qd[0] * qd[1]), Vec3<S>::Zero()};
+  return {cross<S>(model.axis2[i], Si[0].ang) * (-qd[1] * x[0]), Vec3<S>::Zero()};
+}
+
+// c_J = S̊ q̇ (RBDA §4.4)
+template <class S> inline Motion<S> joint_bias(const Model<S>& model, int i, const Motion<S>* Si, const S* qd) {
+  return joint_subspace_rate(model, i, Si, qd, qd);
 }
 
 }  // namespace treedyn

@@ -1,0 +1,220 @@
+// RedMax (baxter2019): the system (tree + springs, forces, loop closures) and its solvers.
+// Double precision only. Inputs are checked here; the kernels run with the GIL released.
+#include <pybind11/eigen.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "arrays.hpp"
+#include "treedyn/redmax/direct.hpp"
+
+namespace py = pybind11;
+using namespace treedyn;
+using namespace treedyn::py_arrays;
+using namespace treedyn::redmax;
+
+namespace {
+
+using Sys = System<double>;
+using MatX = Eigen::MatrixXd;
+using VecX = Eigen::VectorXd;
+
+py::array_t<double, py::array::c_style> q_arg(const Sys& sys, py::handle q, const char* name = "q") {
+  py::ssize_t B;
+  auto a = vector_arg<double>(q, name, sys.tree.nq, "nq", false, B);
+  check_quaternions(sys.tree, a.data(), 1, name);
+  return a;
+}
+py::array_t<double, py::array::c_style> v_arg(const Sys& sys, py::handle v, const char* name) {
+  py::ssize_t B;
+  return vector_arg<double>(v, name, sys.tree.nv, "nv", false, B);
+}
+double h_arg(double h) {
+  if (!(h > 0) || !std::isfinite(h)) throw py::value_error("the time step h must be positive and finite, got " + std::to_string(h));
+  return h;
+}
+void body_arg(const Sys& sys, int b, const char* what) {
+  if (b < 0 || b > sys.tree.N)
+    throw py::value_error(std::string(what) + ": no body " + std::to_string(b) + " (bodies are 0.." +
+                          std::to_string(sys.tree.N) + ")");
+}
+
+py::dict stats_dict(const StepStats<double>& st) {
+  py::dict d;
+  d["position_residual"] = st.position_residual;
+  d["velocity_residual"] = st.velocity_residual;
+  d["constraint_rows"] = st.rows;
+  d["constraint_rank"] = st.rank;
+  d["solves"] = st.solves;
+  d["iterations"] = st.iterations;
+  d["seconds"] = st.seconds;
+  return d;
+}
+
+// dense maximal matrices (6N x 6N, body i at rows 6(i−1)) of the system at the workspace's poses
+void dense_maximal(const Sys& sys, const redmax::Data<double>& d, MatX& Mm, MatX& Km, MatX& Dm) {
+  const int N = sys.tree.N;
+  Mm.setZero(6 * N, 6 * N); Km.setZero(6 * N, 6 * N); Dm.setZero(6 * N, 6 * N);
+  for (int i = 1; i <= N; ++i) {
+    Mm.block<6, 6>(6 * (i - 1), 6 * (i - 1)) = sys.tree.I[i].matrix();
+    Dm.block<6, 6>(6 * (i - 1), 6 * (i - 1)) = sys.D_m[i];
+  }
+  for (const auto& s : sys.springs) {
+    const auto st = spring_terms(s, d.X0[s.a], d.X0[s.b]);
+    const int idx[2] = {s.a, s.b};
+    for (int x = 0; x < 2; ++x)
+      for (int y = 0; y < 2; ++y) {
+        if (idx[x] == 0 || idx[y] == 0) continue;
+        Km.block<6, 6>(6 * (idx[x] - 1), 6 * (idx[y] - 1)) += st.K.block<6, 6>(6 * x, 6 * y);
+        Dm.block<6, 6>(6 * (idx[x] - 1), 6 * (idx[y] - 1)) += st.D.block<6, 6>(6 * x, 6 * y);
+      }
+  }
+}
+
+VecX stack(const std::vector<Force<double>>& f, int N) {
+  VecX x(6 * N);
+  for (int i = 1; i <= N; ++i) x.segment<6>(6 * (i - 1)) = f[i].vec();
+  return x;
+}
+
+}  // namespace
+
+void bind_redmax(py::module_& m) {
+  py::class_<Sys>(m, "RedMaxSystem", "A tree with springs, forces and loop closures (baxter2019 §2); built by treedyn.Model")
+      .def(py::init<const Model<double>&>())
+      .def_property("k_r", [](const Sys& s) { return s.k_r; }, [](Sys& s, const std::vector<double>& x) {
+        if (int(x.size()) != s.tree.nv) throw py::value_error("k_r must have nv entries");
+        s.k_r = x; })
+      .def_property("d_r", [](const Sys& s) { return s.d_r; }, [](Sys& s, const std::vector<double>& x) {
+        if (int(x.size()) != s.tree.nv) throw py::value_error("d_r must have nv entries");
+        s.d_r = x; })
+      .def_property("q_rest", [](const Sys& s) { return s.q_rest; }, [](Sys& s, const std::vector<double>& x) {
+        if (int(x.size()) != s.tree.nq) throw py::value_error("q_rest must have nq entries");
+        s.q_rest = x; })
+      .def_readwrite("baumgarte", &Sys::baumgarte)
+      .def("set_body_damping", [](Sys& s, int i, const Eigen::Matrix<double, 6, 6>& D) {
+        body_arg(s, i, "body damping"); s.D_m[i] = D; })
+      .def("add_spring", [](Sys& s, int a, const Eigen::Vector3d& xa, int b, const Eigen::Vector3d& xb, double k,
+                            double d, double L) {
+        body_arg(s, a, "spring"); body_arg(s, b, "spring");
+        s.springs.push_back({a, b, xa, xb, k, d, L}); })
+      .def("add_point_force", [](Sys& s, int b, const Eigen::Vector3d& x, const Eigen::Vector3d& f) {
+        body_arg(s, b, "point force"); s.point_forces.push_back({b, x, f}); })
+      .def("add_moving_force", [](Sys& s, const Eigen::Vector3d& f, const std::vector<int>& bodies,
+                                  const std::vector<Eigen::Vector3d>& x0, const std::vector<Eigen::Vector3d>& x1,
+                                  double duration) {
+        for (int b : bodies) body_arg(s, b, "moving force");
+        if (bodies.empty() || x0.size() != bodies.size() || x1.size() != bodies.size())
+          throw py::value_error("moving force: the path needs one (body, start, end) per segment");
+        if (!(duration > 0)) throw py::value_error("moving force: the duration must be positive");
+        s.moving_forces.push_back({f, bodies, x0, x1, duration}); })
+      .def("add_loop", [](Sys& s, int a, const Eigen::Matrix3d& Ra, const Eigen::Vector3d& pa, int b,
+                          const Eigen::Matrix3d& Rb, const Eigen::Vector3d& pb, int kind, const Eigen::Vector3d& axis,
+                          const Eigen::Vector3d& axis2) {
+        body_arg(s, a, "loop closure"); body_arg(s, b, "loop closure");
+        if (kind < 0 || kind > 2) throw py::value_error("loop closure kind must be 0 (ball), 1 (hinge) or 2 (universal)");
+        s.loops.push_back({a, b, Ra, Rb, pa, pb, static_cast<LoopKind>(kind), axis, axis2}); })
+      .def_property_readonly("n_loop_rows", &Sys::n_loop_rows)
+      .def("body_poses", [](const Sys& s, py::handle q) {
+        auto qa = q_arg(s, q);
+        redmax::Data<double> d(s.tree);
+        const VecX zero = VecX::Zero(s.tree.nv);
+        kinematics(s.tree, d, qa.data(), zero.data());
+        py::array_t<double> R({s.tree.N + 1, 3, 3}), p({s.tree.N + 1, 3});
+        auto Rm = R.mutable_unchecked<3>(); auto pm = p.mutable_unchecked<2>();
+        for (int i = 0; i <= s.tree.N; ++i)
+          for (int r = 0; r < 3; ++r) {
+            pm(i, r) = d.X0[i].r[r];
+            for (int c = 0; c < 3; ++c) Rm(i, r, c) = d.X0[i].E(c, r);  // R = Eᵀ
+          }
+        return py::make_tuple(R, p); }, py::arg("q"), "world rotation (N+1, 3, 3) and origin (N+1, 3) of every body frame")
+      .def("spring_terms", [](const Sys& s, int k, py::handle q) {
+        if (k < 0 || k >= int(s.springs.size())) throw py::index_error("no spring " + std::to_string(k));
+        auto qa = q_arg(s, q);
+        redmax::Data<double> d(s.tree);
+        const VecX zero = VecX::Zero(s.tree.nv);
+        kinematics(s.tree, d, qa.data(), zero.data());
+        const auto st = spring_terms(s.springs[k], d.X0[s.springs[k].a], d.X0[s.springs[k].b]);
+        py::dict out;
+        out["K"] = MatX(st.K); out["D"] = MatX(st.D); out["V"] = st.V; out["length"] = st.l;
+        out["wa"] = VecX(st.wa.vec()); out["wb"] = VecX(st.wb.vec());
+        return out; }, py::arg("k"), py::arg("q"),
+        "spring k at q: wrenches on its bodies, 12x12 stiffness K and damping D, potential V, length")
+      .def("loop_rows", [](const Sys& s, py::handle q) {
+        auto qa = q_arg(s, q);
+        Workspace<double> ws(s);
+        const VecX zero = VecX::Zero(s.tree.nv);
+        kinematics(s.tree, ws.d, qa.data(), zero.data());
+        constraint_rows(s, ws);
+        VecX C(ws.rows.size());
+        for (size_t r = 0; r < ws.rows.size(); ++r) C[r] = ws.rows[r].C;
+        return py::make_tuple(MatX(ws.Gt.transpose()), C); }, py::arg("q"), "(G, C(q)) of the loop closures");
+
+  py::class_<Direct<double>>(m, "RedMaxDirect", "redmax-direct: sparse assembly of M̃_r and sparse LDLᵀ")
+      .def(py::init<const Sys&, bool>(), py::arg("system"), py::arg("leaf_to_root") = false)
+      .def("step", [](Direct<double>& self, py::handle q, py::handle v, double t, double h) {
+        const Sys& s = self.system();
+        auto qa = q_arg(s, q); auto va = v_arg(s, v, "v"); h_arg(h);
+        py::array_t<double> qo(s.tree.nq), vo(s.tree.nv);
+        StepStats<double> st;
+        {
+          py::gil_scoped_release release;
+          st = self.step(qa.data(), va.data(), t, h, qo.mutable_data(), vo.mutable_data());
+        }
+        check_result<double>(vo, "the RedMax step");
+        return py::make_tuple(qo, vo, stats_dict(st)); }, py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"))
+      .def("inverse_inertia", [](Direct<double>& self, py::handle q, double h, py::handle R) {
+        const Sys& s = self.system();
+        auto qa = q_arg(s, q); h_arg(h);
+        auto Ra = as_real<double>(R, "R");
+        if (!((Ra.ndim() == 1 || Ra.ndim() == 2) && Ra.shape(0) == s.tree.nv))
+          throw py::value_error("R must have shape (nv,) or (nv, m) with nv = " + std::to_string(s.tree.nv) +
+                                ", got " + shape_str(Ra));
+        check_finite<double>(Ra, "R");
+        const int cols = Ra.ndim() == 1 ? 1 : int(Ra.shape(1));
+        MatX Rm = Eigen::Map<const Eigen::Matrix<double, -1, -1, Eigen::RowMajor>>(Ra.data(), s.tree.nv, cols);
+        MatX X;
+        {
+          py::gil_scoped_release release;
+          X = self.inverse_inertia(qa.data(), h, Rm);
+        }
+        if (Ra.ndim() == 1) return py::array_t<double>(py::cast(VecX(X.col(0))));
+        return py::array_t<double>(py::cast(X)); }, py::arg("q"), py::arg("h"), py::arg("R"))
+      .def("forward_dynamics", [](Direct<double>& self, py::handle q, py::handle v, py::handle tau, double t) {
+        const Sys& s = self.system();
+        auto qa = q_arg(s, q); auto va = v_arg(s, v, "v"); auto ta = v_arg(s, tau, "tau");
+        VecX x;
+        {
+          py::gil_scoped_release release;
+          x = self.forward_dynamics(qa.data(), va.data(), ta.data(), t);
+        }
+        py::array_t<double> out(py::cast(x));
+        check_result<double>(out, "forward dynamics");
+        return out; }, py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("t") = 0.0)
+      .def("terms", [](Direct<double>& self, py::handle q, py::handle v, double t, double h) {
+        const Sys& s = self.system();
+        auto qa = q_arg(s, q); auto va = v_arg(s, v, "v"); h_arg(h);
+        Workspace<double>& ws = self.workspace();
+        implicit_terms(s, ws, qa.data(), va.data(), t, h);
+        self.assemble(h);
+        MatX J, Jd, Mm, Km, Dm;
+        fill_J(s.tree, ws.d, J, Jd);
+        dense_maximal(s, ws.d, Mm, Km, Dm);
+        VecX dr = Eigen::Map<const VecX>(s.d_r.data(), s.tree.nv), kr = Eigen::Map<const VecX>(s.k_r.data(), s.tree.nv);
+        MatX lhs = MatX(self.matrix());
+        if (self.leaf_to_root()) lhs = lhs.reverse().eval();  // back to joint order
+        py::dict out;
+        out["J"] = J; out["Jdot"] = Jd; out["M_m"] = Mm; out["K_m"] = Km; out["D_m"] = Dm;
+        out["f_m"] = stack(ws.fm, s.tree.N); out["f_r"] = ws.fr;
+        out["K_r"] = MatX((-kr).asDiagonal()); out["D_r"] = MatX(dr.asDiagonal());
+        out["rhs"] = ws.rhs;
+        out["lhs"] = lhs;
+        constraint_rows(s, ws);
+        VecX C(ws.rows.size());
+        for (size_t r = 0; r < ws.rows.size(); ++r) C[r] = ws.rows[r].C;
+        out["G"] = MatX(ws.Gt.transpose()); out["C"] = C;
+        out["baumgarte"] = s.baumgarte < 0 ? 1.0 / h : s.baumgarte;
+        return out; }, py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"),
+        "the terms of eq. (2.13) as dense arrays (for tests and teaching; O(n²) memory)")
+      .def_property_readonly("nonzeros", &Direct<double>::nonzeros);
+}

@@ -1,0 +1,140 @@
+// The linearly implicit RedMax step (baxter2019 eq. (2.13)–(2.15), (2.42)), independent of how
+// M̃_r is solved: the direct solver (direct.hpp) and PCG plug in as `Solve`, a callable that
+// overwrites its columns X with M̃_r⁻¹ X.
+//   M̃_r = Jᵀ(M_m + hD_m − h²K_m)J + hD_r − h²K_r                                  eq. (2.14)
+//   f̃_r = Jᵀ(M_m(φ − hJ̇q̇) + h f_m) + h f_r,   φ = J q̇                           eq. (2.15)
+//   G M̃⁻¹Gᵀ λ = G M̃⁻¹ f̃ + β C(q),   q̇⁺ = M̃⁻¹(f̃ − Gᵀλ)                       eq. (2.42)
+// (β: Baumgarte factor, so that G q̇⁺ = −β C), then q ← q ⊕ h q̇⁺.
+#pragma once
+#include <Eigen/Eigenvalues>
+#include <chrono>
+
+#include "treedyn/redmax/constraints.hpp"
+
+namespace treedyn::redmax {
+
+template <class S> struct StepStats {
+  S position_residual = 0;  // max |C(q⁺)| of the loop closures after the step
+  S velocity_residual = 0;  // max |G q̇⁺| (at the step's q), after the Baumgarte target is removed
+  int rows = 0, rank = 0;   // constraint rows, and the rank of G M̃⁻¹ Gᵀ
+  int solves = 0;           // right-hand sides solved with M̃_r
+  long iterations = 0;      // PCG iterations over all solves (0 for direct)
+  double seconds = 0;
+};
+
+template <class S> struct Workspace {
+  using VecX = Eigen::Matrix<S, Eigen::Dynamic, 1>;
+  using MatX = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
+  Data<S> d;
+  std::vector<Mat6<S>> A, C;        // eq. (2.14)'s maximal blocks: per body, per spring (coupling)
+  std::vector<Force<S>> fm, w;      // f_m; a scratch body-force vector
+  std::vector<LoopRow<S>> rows;
+  VecX fr, rhs, v;
+  MatX Gt, Y;                       // nv x l: Gᵀ (a column per row of G), and M̃⁻¹Gᵀ
+
+  explicit Workspace(const System<S>& sys)
+      : d(sys.tree), A(sys.tree.N + 1, Mat6<S>::Zero()), C(sys.springs.size(), Mat6<S>::Zero()),
+        fm(sys.tree.N + 1, Force<S>::zero()), w(sys.tree.N + 1, Force<S>::zero()),
+        rows(sys.n_loop_rows()), fr(VecX::Zero(sys.tree.nv)), rhs(VecX::Zero(sys.tree.nv)),
+        v(VecX::Zero(sys.tree.nv)),
+        Gt(MatX::Zero(sys.tree.nv, sys.n_loop_rows())),
+        Y(MatX::Zero(sys.tree.nv, sys.n_loop_rows())) {}
+};
+
+// Everything of eq. (2.13) but the solve: kinematics at (q, q̇), f_m, f_r, the blocks A, C, f̃_r.
+template <class S> void implicit_terms(const System<S>& sys, Workspace<S>& ws, const S* q, const S* qd, S t, S h) {
+  const Model<S>& m = sys.tree;
+  kinematics(m, ws.d, q, qd);
+  maximal_forces(sys, ws.d, t, false, ws.fm.data());
+  joint_spring_forces(sys, q, ws.fr.data());
+  implicit_blocks(sys, ws.d, h, ws.A.data(), ws.C.data());
+  // eq. (2.15): the body forces M_m(φ − hJ̇q̇) + h f_m, then Jᵀ
+  for (int i = 0; i <= m.N; ++i) ws.w[i] = m.I[i] * (ws.d.phi[i] - ws.d.Jdqd[i] * h) + ws.fm[i] * h;
+  JT_times(m, ws.d, ws.w.data(), ws.rhs.data(), ws.d.alpha.data());
+  ws.rhs += h * ws.fr;
+}
+
+// The loop-closure rows at the current poses: Gᵀ (nv x l) through Jᵀ, and C in `ws.rows`
+template <class S> void constraint_rows(const System<S>& sys, Workspace<S>& ws) {
+  const Model<S>& m = sys.tree;
+  int r = 0;
+  for (const auto& c : sys.loops) {
+    loop_closure_rows(c, ws.d, &ws.rows[r]);
+    for (int k = 0; k < loop_rows(c.kind); ++k, ++r) {
+      std::fill(ws.w.begin(), ws.w.end(), Force<S>::zero());
+      ws.w[c.a] += ws.rows[r].wa;
+      ws.w[c.b] += ws.rows[r].wb;
+      ws.w[0] = Force<S>::zero();
+      JT_times(m, ws.d, ws.w.data(), ws.Gt.col(r).data(), ws.d.alpha.data());
+    }
+  }
+}
+
+// eq. (2.42) after f̃ and the factorisation: v = M̃⁻¹ f̃ corrected by the multipliers.
+// G M̃⁻¹ Gᵀ is symmetric positive semi-definite; rows that are zero or dependent (a planar
+// mechanism closed by a spatial joint) give zero eigenvalues, which are dropped: λ is the
+// minimum-norm solution, and Gᵀλ — all the step needs — is unique.
+template <class S, class Solve>
+void dual_solve(const System<S>& sys, Workspace<S>& ws, S h, Solve&& solve, StepStats<S>& st) {
+  using MatX = typename Workspace<S>::MatX;
+  using VecX = typename Workspace<S>::VecX;
+  ws.v = ws.rhs;
+  solve(ws.v);
+  st.solves += 1;
+  const int l = static_cast<int>(ws.rows.size());
+  st.rows = l;
+  if (l == 0) return;
+  constraint_rows(sys, ws);
+  ws.Y = ws.Gt;
+  solve(ws.Y);  // l independent solves (columns)
+  st.solves += l;
+  const MatX GY = ws.Gt.transpose() * ws.Y;
+  const S beta = sys.baumgarte < S(0) ? S(1) / h : sys.baumgarte;
+  VecX b = ws.Gt.transpose() * ws.v;
+  for (int r = 0; r < l; ++r) b[r] += beta * ws.rows[r].C;
+  Eigen::SelfAdjointEigenSolver<MatX> eig(S(0.5) * (GY + GY.transpose()));
+  const VecX& ev = eig.eigenvalues();
+  const S tol = ev.cwiseAbs().maxCoeff() * S(1e-10);
+  VecX c = eig.eigenvectors().transpose() * b;
+  int rank = 0;
+  for (int k = 0; k < l; ++k)
+    if (ev[k] > tol) { c[k] /= ev[k]; ++rank; } else c[k] = S(0);
+  st.rank = rank;
+  const VecX lambda = eig.eigenvectors() * c;
+  ws.v -= ws.Y * lambda;
+  VecX res = ws.Gt.transpose() * ws.v;
+  for (int r = 0; r < l; ++r) res[r] += beta * ws.rows[r].C;
+  st.velocity_residual = res.cwiseAbs().maxCoeff();
+}
+
+// the loop-closure position error max |C(q)| at configuration q (recomputes the kinematics)
+template <class S> S position_residual(const System<S>& sys, Workspace<S>& ws, const S* q, const S* qd) {
+  if (ws.rows.empty()) return S(0);
+  kinematics(sys.tree, ws.d, q, qd);
+  S r = S(0);
+  int k = 0;
+  for (const auto& c : sys.loops) {
+    loop_closure_rows(c, ws.d, &ws.rows[k]);
+    for (int j = 0; j < loop_rows(c.kind); ++j, ++k) r = std::max(r, std::abs(ws.rows[k].C));
+  }
+  return r;
+}
+
+// One step: (q, q̇, t) -> (qout, qdout). `prepare(h)` builds and factors M̃_r from the workspace's
+// blocks, `solve(X)` applies M̃_r⁻¹.
+template <class S, class Prepare, class Solve>
+StepStats<S> step(const System<S>& sys, Workspace<S>& ws, const S* q, const S* qd, S t, S h, Prepare&& prepare,
+                  Solve&& solve, S* qout, S* qdout) {
+  const auto t0 = std::chrono::steady_clock::now();
+  StepStats<S> st;
+  implicit_terms(sys, ws, q, qd, t, h);
+  prepare(h);
+  dual_solve(sys, ws, h, solve, st);
+  for (int k = 0; k < sys.tree.nv; ++k) qdout[k] = ws.v[k];
+  integrate(sys.tree, q, qdout, h, qout);
+  st.position_residual = position_residual(sys, ws, qout, qdout);
+  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return st;
+}
+
+}  // namespace treedyn::redmax

@@ -1,0 +1,96 @@
+// The RedMax system (baxter2019 §2): the tree of Model<S> (reduced coordinates) plus what the
+// linearly implicit step needs beyond it — joint springs and dampers (K_r, D_r), body damping
+// (D_m), point-to-point spring–dampers (off-block-diagonal K_m, D_m), constant and moving point
+// forces, and loop-closing joints (G q̇ = 0). Constant once built, like the Model.
+#pragma once
+#include <vector>
+
+#include "treedyn/model/model.hpp"
+
+namespace treedyn::redmax {
+
+// a spring–damper between point xa of body a and point xb of body b (body coordinates):
+// force k (l − L) + d l̇ along the line between the points (stiffness in force per length)
+template <class S> struct Spring {
+  int a, b;
+  Vec3<S> xa, xb;
+  S k, d, L;
+};
+
+// a constant world-frame force f at point x of a body
+template <class S> struct PointForce {
+  int body;
+  Vec3<S> x, f;
+};
+
+// a constant world-frame force f whose point of application moves at constant speed along a path
+// of segments x0[s] -> x1[s] on bodies body[s] (body coordinates), from t = 0 to t = duration;
+// afterwards it has left the path and no longer acts (the car of SCENES.md)
+template <class S> struct MovingForce {
+  Vec3<S> f;
+  std::vector<int> body;
+  std::vector<Vec3<S>> x0, x1;
+  S duration;
+
+  // the point at time t: returns the body, or -1 when the force does not act
+  int at(S t, Vec3<S>& x) const {
+    if (!(t >= S(0) && t <= duration) || body.empty()) return -1;
+    S total = S(0);
+    for (size_t s = 0; s < body.size(); ++s) total += (x1[s] - x0[s]).norm();
+    S left = total * t / duration;
+    for (size_t s = 0; s < body.size(); ++s) {
+      const S len = (x1[s] - x0[s]).norm();
+      if (left <= len || s + 1 == body.size()) {
+        const S u = len > S(0) ? std::min(left / len, S(1)) : S(0);
+        x = x0[s] + (x1[s] - x0[s]) * u;
+        return body[s];
+      }
+      left -= len;
+    }
+    return -1;
+  }
+};
+
+// A loop-closing joint between a frame on body a and a frame on body b (R: frame axes in body
+// coordinates, p: frame origin in body coordinates). The rows of G follow from the joint's kind:
+//   ball: the origins coincide (3 rows);
+//   hinge: and the frame-a axis `axis` stays parallel to the same axis of frame b (+2 rows);
+//   universal: and axis1 (of frame a) keeps its angle to axis2 (of frame b) (+1 row).
+enum class LoopKind : int { Ball = 0, Hinge = 1, Universal = 2 };
+inline int loop_rows(LoopKind k) { return k == LoopKind::Ball ? 3 : k == LoopKind::Hinge ? 5 : 4; }
+
+template <class S> struct LoopClosure {
+  int a, b;
+  Mat3<S> Ra, Rb;
+  Vec3<S> pa, pb;
+  LoopKind kind;
+  Vec3<S> axis, axis2;  // hinge: axis (both frames); universal: axis in frame a, axis2 in frame b
+};
+
+template <class S> struct System {
+  Model<S> tree;
+  std::vector<S> k_r, d_r;            // nv: joint stiffness and damping per coordinate (K_r = −k_r)
+  std::vector<S> q_rest;              // nq: rest configuration of the joint springs
+  std::vector<Mat6<S>> D_m;           // N+1: body damping, body coordinates
+  std::vector<Spring<S>> springs;
+  std::vector<PointForce<S>> point_forces;
+  std::vector<MovingForce<S>> moving_forces;
+  std::vector<LoopClosure<S>> loops;
+  S baumgarte = S(-1);                // Baumgarte factor of the loop closures; < 0: 1/h
+
+  explicit System(const Model<S>& model)
+      : tree(model), k_r(model.nv, S(0)), d_r(model.nv, S(0)), q_rest(model.nq, S(0)),
+        D_m(model.N + 1, Mat6<S>::Zero()) {
+    for (int i = 1; i <= model.N; ++i)  // identity quaternions at rest
+      if (model.kind[i] == JointKind::Spherical) q_rest[model.q_index[i] + 3] = S(1);
+      else if (model.kind[i] == JointKind::Free) q_rest[model.q_index[i] + 6] = S(1);
+  }
+
+  int n_loop_rows() const {
+    int l = 0;
+    for (const auto& c : loops) l += loop_rows(c.kind);
+    return l;
+  }
+};
+
+}  // namespace treedyn::redmax
