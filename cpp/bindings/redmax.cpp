@@ -128,6 +128,35 @@ void bind_redmax(py::module_& m) {
             for (int c = 0; c < 3; ++c) Rm(i, r, c) = d.X0[i].E(c, r);  // R = Eᵀ
           }
         return py::make_tuple(R, p); }, py::arg("q"), "world rotation (N+1, 3, 3) and origin (N+1, 3) of every body frame")
+      .def("J_times", [](const Sys& s, py::handle q, py::handle qd, py::handle x) {
+        auto qa = q_arg(s, q); auto qda = v_arg(s, qd, "qd"); auto xa = v_arg(s, x, "x");
+        redmax::Data<double> d(s.tree);
+        kinematics(s.tree, d, qa.data(), qda.data());
+        Jdot_times(s.tree, d, xa.data(), d.y.data(), d.z.data());
+        VecX Jx(6 * s.tree.N), Jdx(6 * s.tree.N);
+        for (int i = 1; i <= s.tree.N; ++i) { Jx.segment<6>(6 * (i - 1)) = d.y[i].vec(); Jdx.segment<6>(6 * (i - 1)) = d.z[i].vec(); }
+        return py::make_tuple(Jx, Jdx); }, py::arg("q"), py::arg("qd"), py::arg("x"),
+        "(J x, J̇ x) at (q, q̇) by the traversal of Alg. 2, stacked body twists (6N,)")
+      .def("JT_times", [](const Sys& s, py::handle q, py::handle y) {
+        auto qa = q_arg(s, q);
+        auto ya = as_real<double>(y, "y");
+        if (ya.ndim() != 1 || ya.shape(0) != 6 * s.tree.N)
+          throw py::value_error("y must have shape (6N,) = (" + std::to_string(6 * s.tree.N) + ",), got " + shape_str(ya));
+        redmax::Data<double> d(s.tree);
+        const VecX zero = VecX::Zero(s.tree.nv);
+        kinematics(s.tree, d, qa.data(), zero.data());
+        std::vector<Force<double>> f(s.tree.N + 1, Force<double>::zero());
+        for (int i = 1; i <= s.tree.N; ++i) f[i] = Force<double>::from(Eigen::Map<const Vec6<double>>(ya.data() + 6 * (i - 1)));
+        VecX x(s.tree.nv);
+        JT_times(s.tree, d, f.data(), x.data(), d.alpha.data());
+        return x; }, py::arg("q"), py::arg("y"), "Jᵀ y by the traversal of Alg. 3")
+      .def("fill_J", [](const Sys& s, py::handle q, py::handle qd) {
+        auto qa = q_arg(s, q); auto qda = v_arg(s, qd, "qd");
+        redmax::Data<double> d(s.tree);
+        kinematics(s.tree, d, qa.data(), qda.data());
+        MatX J, Jd;
+        fill_J(s.tree, d, J, Jd);
+        return py::make_tuple(J, Jd); }, py::arg("q"), py::arg("qd"), "(J, J̇) filled by Alg. 1, (6N, nv) each")
       .def("spring_terms", [](const Sys& s, int k, py::handle q) {
         if (k < 0 || k >= int(s.springs.size())) throw py::index_error("no spring " + std::to_string(k));
         auto qa = q_arg(s, q);

@@ -1,0 +1,364 @@
+"""RedMax (baxter2019 §2): the mapping J, J̇, Jᵀ (Alg. 1-3), spring forces and their stiffness
+and damping blocks, the implicit step against a dense solve of eq. (2.13), loop closures, and
+redmax-direct against aba."""
+import numpy as np
+import pytest
+
+import treedyn as td
+from treedyn.scenes import chain, random_tree
+
+from conftest import rel_err, random_models
+
+
+def skew(a):
+    return np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+
+
+def so3_exp(w):
+    th = np.linalg.norm(w)
+    K = skew(w)
+    if th < 1e-12:
+        return np.eye(3) + K
+    return np.eye(3) + np.sin(th) / th * K + (1 - np.cos(th)) / th**2 * K @ K
+
+
+def se3_exp(delta):
+    """body-frame displacement exp([δ]) with δ = [ω; v]: (R, p) of the moved frame in the old one"""
+    w, v = delta[:3], delta[3:]
+    th = np.linalg.norm(w)
+    K = skew(w)
+    if th < 1e-9:
+        V = np.eye(3) + 0.5 * K
+    else:
+        V = np.eye(3) + (1 - np.cos(th)) / th**2 * K + (th - np.sin(th)) / th**3 * K @ K
+    return so3_exp(w), V @ v
+
+
+def with_extras(model, rng, n_springs=4, loops=False):
+    """model plus joint springs, body damping, springs between random bodies, point forces"""
+    N = model.n_bodies - 1
+    for name in model.joint_names:
+        i = model._joint_body(name)
+        if not isinstance(model.joints[i], td.Free):
+            model.set_joint_spring(name, stiffness=rng.uniform(0.5, 5), damping=rng.uniform(0, 1))
+    for i in range(1, N + 1):
+        model.set_body_damping(i, rng.uniform(0.1, 1.0))
+    for _ in range(n_springs):
+        a, b = rng.choice(N + 1, 2, replace=False)
+        model.add_spring(int(a), rng.standard_normal(3) * 0.2, int(b), rng.standard_normal(3) * 0.2,
+                         stiffness=rng.uniform(10, 100), damping=rng.uniform(0, 2),
+                         rest_length=rng.uniform(0.0, 0.5))
+    model.add_point_force(N, (0.1, 0.0, 0.0), rng.standard_normal(3))
+    return model
+
+
+def redmax_models():
+    rng = np.random.default_rng(7)
+    out = []
+    for name, m in random_models():
+        if name in ("chain", "tree-all-0", "tree-fb-1", "tree-universal", "tree-spherical", "chain-prismatic"):
+            out.append((name, with_extras(m, rng)))
+    return out
+
+
+@pytest.fixture(params=redmax_models(), ids=lambda p: p[0])
+def rmodel(request):
+    return request.param[1]
+
+
+def state_of(model, rng):
+    return td.State(td.random_configuration(model, rng), rng.standard_normal(model.nv), 0.0)
+
+
+# ------------------------------------------------------------------ mapping (Alg. 1-3)
+
+def test_traversal_products_equal_filled_jacobian(rmodel, rng):
+    sys = rmodel._redmax_system()
+    q, qd, x = td.random_configuration(rmodel, rng), rng.standard_normal(rmodel.nv), rng.standard_normal(rmodel.nv)
+    J, Jd = sys.fill_J(q, qd)
+    Jx, Jdx = sys.J_times(q, qd, x)
+    assert J.shape == (6 * (rmodel.n_bodies - 1), rmodel.nv)
+    assert rel_err(Jx, J @ x) < 1e-12
+    assert rel_err(Jdx, Jd @ x) < 1e-12
+    y = rng.standard_normal(J.shape[0])
+    assert rel_err(sys.JT_times(q, y), J.T @ y) < 1e-12
+
+
+def test_jdot_is_the_time_derivative_of_j(rmodel, rng):
+    sys = rmodel._redmax_system()
+    q, qd = td.random_configuration(rmodel, rng), rng.standard_normal(rmodel.nv)
+    _, Jd = sys.fill_J(q, qd)
+    eps = 1e-6
+    Jp, _ = sys.fill_J(td.integrate(rmodel, q, qd, eps), qd)
+    Jm, _ = sys.fill_J(td.integrate(rmodel, q, qd, -eps), qd)
+    assert np.abs((Jp - Jm) / (2 * eps) - Jd).max() < 1e-6 * max(1, np.abs(Jd).max())
+
+
+def test_body_twists_match_aba_kinematics(rng):
+    # J q̇ stacks the body twists: the first body's twist is S q̇ of its joint
+    m = chain(3)
+    sys = m._redmax_system()
+    q, qd = td.random_configuration(m, rng), rng.standard_normal(m.nv)
+    Jx, _ = sys.J_times(q, qd, qd)
+    assert np.allclose(Jx[:6], [0, 0, qd[0], 0, 0, 0])
+
+
+# ------------------------------------------------------------------ springs (eq. (2.39)-(2.41))
+
+def spring_potential(s, Ra, pa, Rb, pb):
+    l = np.linalg.norm((Rb @ s.point_b + pb) - (Ra @ s.point_a + pa))
+    return 0.5 * s.stiffness * (l - s.rest_length) ** 2
+
+
+def spring_wrenches(s, Ra, pa, Rb, pb):
+    """eq. (2.39) written independently: F on a = k (l − L) n, wrench Γᵀ Rᵀ F"""
+    xa, xb = Ra @ s.point_a + pa, Rb @ s.point_b + pb
+    d = xb - xa
+    l = np.linalg.norm(d)
+    Fa = s.stiffness * (l - s.rest_length) * d / l
+    fa, fb = Ra.T @ Fa, Rb.T @ (-Fa)
+    return np.concatenate([np.cross(s.point_a, fa), fa, np.cross(s.point_b, fb), fb])
+
+
+def moved(R, p, delta):
+    dR, dp = se3_exp(delta)
+    return R @ dR, p + R @ dp
+
+
+@pytest.mark.parametrize("rest", [0.0, 0.3, 2.0])
+def test_spring_force_is_minus_gradient_and_stiffness_is_its_jacobian(rng, rest):
+    m = random_tree(6, 3)
+    s_idx = m.add_spring(2, rng.standard_normal(3) * 0.3, 5, rng.standard_normal(3) * 0.3, stiffness=40.0,
+                         damping=3.0, rest_length=rest)
+    s = m.springs[s_idx]
+    q = td.random_configuration(m, rng)
+    terms = m._redmax_system().spring_terms(s_idx, q)
+    R, p = m.body_poses(q)
+    Ra, pa, Rb, pb = R[2], p[2], R[5], p[5]
+
+    def V(delta):
+        return spring_potential(s, *moved(Ra, pa, delta[:6]), *moved(Rb, pb, delta[6:]))
+
+    def wrench(delta):
+        return spring_wrenches(s, *moved(Ra, pa, delta[:6]), *moved(Rb, pb, delta[6:]))
+
+    eps = 1e-5
+    E = np.eye(12)
+    grad = np.array([(V(eps * E[k]) - V(-eps * E[k])) / (2 * eps) for k in range(12)])
+    w = np.concatenate([terms["wa"], terms["wb"]])
+    assert rel_err(w, -grad) < 1e-7
+    assert abs(terms["V"] - V(np.zeros(12))) < 1e-12 * max(1, terms["V"])
+    # the force Jacobian (columns by central differences); K is its symmetric part = −Hessian of V
+    Jf = np.array([(wrench(eps * E[k]) - wrench(-eps * E[k])) / (2 * eps) for k in range(12)]).T
+    K = terms["K"]
+    assert np.allclose(K, K.T)
+    assert rel_err(K, 0.5 * (Jf + Jf.T)) < 1e-6
+    hess = np.array([[(V(eps * (E[i] + E[j])) - V(eps * (E[i] - E[j])) - V(eps * (-E[i] + E[j]))
+                       + V(-eps * (E[i] + E[j]))) / (4 * eps**2) for j in range(12)] for i in range(12)])
+    assert rel_err(K, -hess) < 1e-4
+    # damping: the force −d l̇ n; D = d u uᵀ with l̇ = uᵀ[φ_a; φ_b]
+    phi = rng.standard_normal(12)
+    ldot = (np.linalg.norm((lambda A, B: (B[0] @ s.point_b + B[1]) - (A[0] @ s.point_a + A[1]))(
+        moved(Ra, pa, eps * phi[:6]), moved(Rb, pb, eps * phi[6:])))
+            - np.linalg.norm((lambda A, B: (B[0] @ s.point_b + B[1]) - (A[0] @ s.point_a + A[1]))(
+                moved(Ra, pa, -eps * phi[:6]), moved(Rb, pb, -eps * phi[6:])))) / (2 * eps)
+    D = terms["D"]
+    assert abs(phi @ D @ phi - s.damping * ldot**2) < 1e-6 * max(1, s.damping * ldot**2)
+    assert np.linalg.eigvalsh(D).min() > -1e-9
+
+
+# ------------------------------------------------------------------ the step (eq. (2.13)-(2.15), (2.42))
+
+def dense_step(terms, state, h):
+    J, Jd, M, D, K = terms["J"], terms["Jdot"], terms["M_m"], terms["D_m"], terms["K_m"]
+    lhs = J.T @ (M + h * D - h * h * K) @ J + h * terms["D_r"] - h * h * terms["K_r"]
+    rhs = J.T @ M @ J @ state.v + h * (terms["f_r"] + J.T @ (terms["f_m"] - M @ Jd @ state.v))
+    G = terms["G"]
+    if G.shape[0] == 0:
+        return lhs, rhs, np.linalg.solve(lhs, rhs)
+    # the KKT system of eq. (2.42): G v = −β C
+    n, l = lhs.shape[0], G.shape[0]
+    kkt = np.block([[lhs, G.T], [G, np.zeros((l, l))]])
+    sol = np.linalg.lstsq(kkt, np.concatenate([rhs, -terms["baumgarte"] * terms["C"]]), rcond=1e-12)[0]
+    return lhs, rhs, sol[:n]
+
+
+@pytest.mark.parametrize("ordering", ["amd", "leaf-to-root"])
+def test_step_equals_dense_solve_of_eq_2_13(rmodel, rng, ordering):
+    h = 1e-2
+    solver = td.make_solver("redmax-direct", rmodel, h=h, ordering=ordering)
+    state = state_of(rmodel, rng)
+    terms = solver.terms(state)
+    lhs, rhs, v = dense_step(terms, state, h)
+    assert rel_err(terms["lhs"], lhs) < 1e-12
+    assert rel_err(terms["rhs"], rhs) < 1e-12
+    q0 = state.q.copy()
+    solver.step(state, h)
+    assert rel_err(state.v, v) < 1e-9
+    assert np.allclose(state.q, td.integrate(rmodel, q0, v, h), atol=1e-12)
+    assert state.t == pytest.approx(h)
+
+
+def test_lhs_is_symmetric_and_inverse_inertia_solves_it(rmodel, rng):
+    solver = td.make_solver("redmax-direct", rmodel, h=5e-3)
+    state = state_of(rmodel, rng)
+    lhs = solver.terms(state)["lhs"]
+    assert np.allclose(lhs, lhs.T, atol=1e-12 * np.abs(lhs).max())
+    R = rng.standard_normal((rmodel.nv, 3))
+    assert rel_err(lhs @ solver.inverse_inertia(state.q, R), R) < 1e-9
+
+
+def test_without_springs_and_small_h_it_agrees_with_aba(model, rng):
+    a = td.make_solver("aba", model)
+    r = td.make_solver("redmax-direct", model, h=1e-9)
+    q, v, tau = td.random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+    assert rel_err(r.forward_dynamics(q, v, tau), a.forward_dynamics(q, v, tau)) < 1e-9
+    R = rng.standard_normal((model.nv, 2))
+    assert rel_err(r.inverse_inertia(q, R), a.inverse_inertia(q, R)) < 1e-6
+
+
+def test_step_without_extras_is_semi_implicit_euler_of_aba(rng):
+    # M_r (q̇⁺ − q̇)/h = τ-free dynamics, with M J̇ q̇ and Coriolis at the old state: q̇⁺ = q̇ + h q̈
+    m = random_tree(8, 11)
+    a, r = td.make_solver("aba", m), td.make_solver("redmax-direct", m)
+    state = state_of(m, rng)
+    qdd = a.forward_dynamics(state.q, state.v, np.zeros(m.nv))
+    v0 = state.v.copy()
+    r.step(state, 1e-3)
+    assert rel_err(state.v, v0 + 1e-3 * qdd) < 1e-10
+
+
+def energy(model, solver, state):
+    """kinetic + gravity + joint-spring + spring potential"""
+    t = solver.terms(state)
+    phi = t["J"] @ state.v
+    ke = 0.5 * phi @ t["M_m"] @ phi
+    R, p = model.body_poses(state.q)
+    pe = 0.0
+    for i in range(1, model.n_bodies):
+        I6 = model._cpp.spatial_inertia(i)
+        mass = I6[3, 3]
+        com = np.array([I6[2, 4], I6[0, 5], I6[1, 3]]) / mass  # h× in the upper right block
+        pe -= mass * model.gravity @ (R[i] @ com + p[i])
+    sys = model._redmax_system()
+    k_r, q_rest = np.array(sys.k_r), np.array(sys.q_rest)
+    pe += 0.5 * np.sum(k_r * (state.q - q_rest) ** 2)  # revolute joints only here
+    pe += sum(sys.spring_terms(k, state.q)["V"] for k in range(len(model.springs)))
+    return ke + pe
+
+
+def test_energy_of_undamped_spring_pendulum_does_not_grow():
+    # a 4-link pendulum with joint springs and a spring from the tip to the world: no damping
+    m = chain(4)
+    for name in m.joint_names:
+        m.set_joint_spring(name, stiffness=2.0, damping=0.0)
+    m.add_spring("world", (0.2, 0.0, -0.1), 4, (0.1, 0.0, 0.0), stiffness=50.0, rest_length=0.05)
+    solver = td.make_solver("redmax-direct", m)
+    state = td.State(np.array([0.8, 0.3, -0.5, 0.4]), np.zeros(4))
+    e0 = energy(m, solver, state)
+    es = []
+    for _ in range(500):
+        solver.step(state, 1e-3)
+        es.append(energy(m, solver, state))
+    assert max(es) <= e0 + 1e-6 * abs(e0)
+    assert min(es) > e0 - 0.5 * abs(e0)  # implicit Euler dissipates, but not everything in 0.5 s
+
+
+# ------------------------------------------------------------------ loop closures
+
+def four_bar(kind="hinge"):
+    """a planar four-bar linkage: two cranks hinged to the world, a coupler closing the loop"""
+    m = td.Model(gravity=(0, -9.81, 0))
+    rod = lambda L: td.Inertia.box(1.0, (L, 0.05, 0.05), com=(L / 2, 0, 0))
+    Rz = lambda a: so3_exp(np.array([0, 0, a]))
+    m.add_body("crank", None, td.Revolute((0, 0, 1)), td.Transform(rotation=Rz(np.pi / 2)), rod(1.0))
+    m.add_body("coupler", "crank", td.Revolute((0, 0, 1)), td.Transform(rotation=Rz(-np.pi / 2), translation=(1, 0, 0)),
+               rod(2.0))
+    m.add_body("rocker", None, td.Revolute((0, 0, 1)), td.Transform(rotation=Rz(np.pi / 2), translation=(2, 0, 0)),
+               rod(1.0))
+    joint = {"hinge": td.Revolute((0, 0, 1)), "ball": td.Spherical(),
+             "universal": td.Universal((0, 0, 1), (1, 0, 0))}[kind]
+    m.add_loop_closure("coupler", "rocker", joint, td.Transform(translation=(2, 0, 0)))
+    return m
+
+
+@pytest.mark.parametrize("kind,rows", [("hinge", 5), ("ball", 3), ("universal", 4)])
+def test_loop_closure_rows_are_the_derivative_of_the_error(kind, rows, rng):
+    m = four_bar(kind)
+    sys = m._redmax_system()
+    assert sys.n_loop_rows == rows
+    q, v = rng.standard_normal(m.nv), rng.standard_normal(m.nv)
+    G, C = sys.loop_rows(q)
+    eps = 1e-6
+    dC = (sys.loop_rows(q + eps * v)[1] - sys.loop_rows(q - eps * v)[1]) / (2 * eps)
+    assert np.abs(G @ v - dC).max() < 1e-7
+
+
+@pytest.mark.parametrize("kind", ["hinge", "ball", "universal"])
+def test_planar_four_bar_keeps_its_loop_closed(kind):
+    m = four_bar(kind)
+    solver = td.make_solver("redmax-direct", m)
+    state = td.State(np.array([0.3, -0.3, 0.3]), np.zeros(m.nv))  # a parallelogram, tilted
+    assert solver.constraint_residual(state.q) < 1e-12
+    worst = 0.0
+    for _ in range(300):
+        st = solver.step(state)
+        worst = max(worst, st["position_residual"])
+    # planar: the out-of-plane rows vanish and are dropped by rank, never a singular solve
+    assert st["constraint_rank"] < st["constraint_rows"] or kind == "ball"
+    assert worst < 1e-3
+    assert np.all(np.isfinite(state.q)) and abs(state.q[0] - 0.3) > 1e-2  # it moved
+
+
+def test_step_with_loops_equals_dense_kkt_solve(rng):
+    m = four_bar("hinge")
+    m.add_spring("crank", (0.5, 0, 0), "rocker", (0.5, 0, 0), stiffness=30.0, damping=1.0)
+    solver = td.make_solver("redmax-direct", m)
+    state = td.State(rng.standard_normal(m.nv) * 0.1, rng.standard_normal(m.nv))
+    terms = solver.terms(state)
+    _, _, v = dense_step(terms, state, solver.h)
+    solver.step(state)
+    assert rel_err(state.v, v) < 1e-8
+
+
+# ------------------------------------------------------------------ bad input
+
+def test_bad_input_is_refused_with_names():
+    m = chain(3)
+    with pytest.raises(ValueError, match="stiffness"):
+        m.set_joint_spring("link1", stiffness=-1.0)
+    with pytest.raises(ValueError, match="no body"):
+        m.add_spring(1, (0, 0, 0), 7, (0, 0, 0), stiffness=1.0)
+    with pytest.raises(ValueError, match="NaN"):
+        m.add_point_force(1, (0, 0, np.nan), (0, 0, 1))
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        m.set_body_damping(1, -np.eye(6))
+    with pytest.raises(ValueError, match="joint must be"):
+        m.add_loop_closure(1, 3, td.Prismatic())
+    with pytest.raises(ValueError, match="ordering"):
+        td.make_solver("redmax-direct", m, ordering="metis")
+    with pytest.raises(TypeError, match="float32"):
+        td.make_solver("redmax-direct", m, dtype=np.float32)
+    s = td.make_solver("redmax-direct", m)
+    with pytest.raises(ValueError, match="h must be positive"):
+        s.step(td.State.neutral(m), -1.0)
+    with pytest.raises(TypeError, match="State"):
+        s.step((np.zeros(3), np.zeros(3)), 0.01)
+    with pytest.raises(ValueError, match="q must have shape"):
+        s.inverse_inertia(np.zeros(4), np.eye(3))
+    with pytest.raises(ValueError, match="NaN"):
+        td.State([0, np.nan, 0], np.zeros(3))
+    st = td.State.neutral(m)
+    st.v = np.full(3, np.inf)
+    with pytest.raises(ValueError, match="NaN or inf"):
+        s.step(st, 0.01)
+
+
+def test_step_does_not_touch_the_users_arrays(rng):
+    m = with_extras(chain(4), rng)
+    s = td.make_solver("redmax-direct", m)
+    q, v = td.random_configuration(m, rng), rng.standard_normal(m.nv)
+    q0, v0 = q.copy(), v.copy()
+    state = td.State(q, v)
+    s.step(state)
+    assert np.array_equal(q, q0) and np.array_equal(v, v0)
