@@ -8,7 +8,13 @@
   the modified ABM) and Table 1 (dynamics evaluations of an adaptive RK 4(5) over 10 s on
   ill-conditioned two-link chains, and on longer ones with ``--links 3 4``).
 
+- ``groups``: yang-wu-pan Fig. 2 (time of one forward dynamics call against the number of links,
+  for aba, crba-cholesky, jsiia, cfa-oee and Pinocchio's aba) and Fig. 3 (time of B robots'
+  batched forward dynamics over OpenMP threads against B, for 7-, 10- and 200-link robots, against
+  Pinocchio's abaInParallel on as many threads).
+
 matplotlib is optional: the scripts always write CSV, and PNG when matplotlib is installed.
 """
 
-SCRIPTS = {"drumwright": "treedyn.bench.drumwright", "ascher": "treedyn.bench.ascher"}
+SCRIPTS = {"drumwright": "treedyn.bench.drumwright", "ascher": "treedyn.bench.ascher",
+           "groups": "treedyn.bench.groups"}
