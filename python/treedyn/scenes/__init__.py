@@ -1,6 +1,11 @@
-"""Ready-made models: serial chains and random trees (the RedMax scenes come with that issue)."""
+"""Ready-made models: serial chains and random trees (plain Models), and the RedMax scenes of
+baxter2019 §4 (bridge, bridge_rigid, umbrella, tree: Scenes with a model, an initial state, h and
+a duration; see ../shared/SCENES.md)."""
 from .chain import chain
 from .random_tree import random_tree
 from .spec import from_spec
+from .scene import Scene, scene_from_spec
+from .redmax import bridge, bridge_rigid, tree, umbrella
 
-__all__ = ["chain", "random_tree", "from_spec"]
+__all__ = ["chain", "random_tree", "from_spec", "Scene", "scene_from_spec", "bridge", "bridge_rigid",
+           "umbrella", "tree"]
