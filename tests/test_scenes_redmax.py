@@ -132,6 +132,18 @@ def test_tree_corner_forces():
         assert np.allclose(np.abs(f), 10 * M)
 
 
+def test_centre_damping_is_unit_damping_at_the_centre():
+    from treedyn.scenes.redmax import _centre_damping
+    rng = np.random.default_rng(0)
+    c = rng.standard_normal(3)
+    D = _centre_damping(c, 2.0)
+    for _ in range(3):
+        w, v = rng.standard_normal(3), rng.standard_normal(3)
+        V = np.concatenate([w, v])
+        assert np.isclose(V @ D @ V, 2.0 * (w @ w + (v + np.cross(w, c)) @ (v + np.cross(w, c))))
+    assert np.allclose(D, D.T) and np.linalg.eigvalsh(D).min() > 0
+
+
 # ------------------------------------------------------------------ initial closure and runs
 SMALL = [lambda: bridge(5, 3), lambda: bridge(6, 2, params="video", car="car"), lambda: bridge_rigid(6),
          lambda: umbrella(2), lambda: umbrella(3), lambda: tree(2), lambda: tree(3, springs="square")]
@@ -171,7 +183,9 @@ def test_bridge_five_seconds(make):
 @pytest.mark.xfail(strict=False, reason=(
     "bridge(20, 20, 'sim', car='heavy') at h = 1e-2: a zig-zag mode of the deck grows from step 2, "
     "the loop residual reaches ~0.2 by step 12 and |v| > 1e4 at step 45; stable at h = 2e-3 "
-    "(residual < 1e-4) and with params='video'. Under investigation (step scheme / Baumgarte 1/h)."))
+    "(residual < 1e-4), with params='video' or deck k >= 1e6, and it blows up without the loop "
+    "closure too: the 2.4e6 N load's geometric stiffness on the floppy deck (k = 1e3) is explicit "
+    "in the linearly implicit step, h*omega ~ 1.3 — a limit of the step, not of the scene."))
 def test_bridge_sim_heavy_car_five_seconds():
     s = bridge(20, 20, car="heavy")
     model, state = s
