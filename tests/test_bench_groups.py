@@ -55,5 +55,5 @@ def test_without_pinocchio_the_peer_columns_are_empty(tmp_path, monkeypatch):
 @pytest.mark.skipif(not HAS_PIN, reason="Pinocchio is not installed")
 def test_headline_compares_the_same_batch():
     lines = []
-    out = bench.headline(pairs=((3, 8),), threads=1, repeat=1, log=lines.append)
+    out = bench.headline(pairs=((3, 8),), threads=1, repeat=1, progress=False, log=lines.append)
     assert out[0]["ratio_min"] > 0 and "throughput ratio" in lines[0]

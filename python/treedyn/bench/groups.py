@@ -1,6 +1,6 @@
 """Yang, Wu & Pan (GPU scan/OEE/CFA) Fig. 2 and Fig. 3 on this machine's CPU cores.
 
-    python -m treedyn.bench groups [--n 2 5 10 20 50 100 200 500 1000] [--links 7 10 200]
+    python -m treedyn.bench groups [--n 2 5 10 20 50 100 200 400 1000] [--links 7 10 200]
                                    [--B 1 4 16 64 256 1024 4096] [--threads 1 2] [--repeat 7]
                                    [--out DIR] [--quick] [--fig 2 3] [--no-plot] [--no-progress]
 
@@ -15,8 +15,11 @@ for robots of 10 and 200 links (and 7, the size the issue judges): treedyn's bat
 (nq, B) Fortran-ordered arrays and the same k threads. Inputs are random (configurations by
 ``td.random_configuration``, v and τ normal), as the paper's. Both sides allocate their output.
 Each time is the minimum over --repeat samples (a sample averages enough calls to last ~5 ms in
-Fig. 2, ~10 ms in Fig. 3); the methods of one point are sampled in turn, so that every ratio to
-Pinocchio compares times taken in the same seconds. A method whose next call would take longer
+Fig. 2, ~10 ms in Fig. 3), taken in --repeat passes over the whole sweep, so that a busy moment
+of this shared 2-core machine spoils one sample of a point, not all of them; within a pass the
+methods of a point are sampled one after the other, so that every ratio to Pinocchio compares
+times taken in the same seconds. The headline (treedyn aba against pin.abaInParallel at the sizes
+the issue judges, 2 threads) is measured again at the end, 21 samples spread over ~10 s. A method whose next call would take longer
 than --max-call seconds is not measured further along the sweep. Writes groups_fig2.csv,
 groups_fig3.csv, groups_headline.csv, and groups_fig2.png, groups_fig3.png when matplotlib is
 installed; Pinocchio is optional too (its columns are left empty without it).
@@ -43,6 +46,7 @@ import math
 import os
 import platform
 import sys
+import time
 import timeit
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -55,10 +59,10 @@ from .drumwright import crossover
 
 METHODS = ("aba", "crba-cholesky", "jsiia", "cfa-oee")
 PEER = "pinocchio"
-#: Pinocchio's Data holds ~23 n³ bytes (3 GB at n = 500; at n = 1000 it takes 23 GB and the
-#: process is killed on this 24 GB machine): no Pinocchio above this n (Fig. 2), and a
-#: ModelPool of k Datas only while k·23·n³ stays under PINOCCHIO_MAX_BYTES (Fig. 3)
-PINOCCHIO_MAX_N = 500
+#: Pinocchio's Data holds ~56 n³ bytes for a chain of n links (0.45 GB at n = 200, 1.5 GB at 300;
+#: at n = 1000 the process is killed on this 24 GB machine): a Pinocchio Data, or a ModelPool of k
+#: of them, only while that stays under PINOCCHIO_MAX_BYTES
+PINOCCHIO_BYTES_PER_N3 = 56.0
 PINOCCHIO_MAX_BYTES = 4e9
 
 #: the configurations the issue judges: (joints, robots), on 2 threads
@@ -101,35 +105,78 @@ def single_calls(model, q, v, tau, pm=None) -> Dict[str, Callable]:
     return calls
 
 
-def batch_calls(model, Q, V, T, threads: int, pm=None, methods: Sequence[str] = METHODS) -> Dict[str, Callable]:
+def batch_calls(model, Q, V, T, threads: int, pool=None, methods: Sequence[str] = METHODS) -> Dict[str, Callable]:
+    """treedyn's batched forward dynamics of (B, nq) arrays for each method, on the OpenMP threads
+    set by the caller; with a ``pin.ModelPool`` of >= ``threads`` Datas, pin.abaInParallel on
+    (nq, B) Fortran-ordered copies with ``threads`` threads."""
     calls = {}
     for name in methods:
         solver = td.make_solver(name, model)
         calls[name] = lambda solver=solver: solver.forward_dynamics(Q, V, T)
-    if pm is not None:
+    if pool is not None:
         pin, _ = _pinocchio()
-        pool = pin.ModelPool(pm, threads)
         Qp, Vp, Tp = (np.asfortranarray(X.T) for X in (Q, V, T))   # (nq, B), Fortran order
         calls[PEER] = lambda: pin.abaInParallel(threads, pool, Qp, Vp, Tp)
     return calls
 
 
-def measure(calls: Dict[str, Callable], repeat: int, min_sample: float) -> Dict[str, Tuple[float, float, int]]:
-    """{name: (min, median, samples)} seconds per call. Each sample averages ``number`` calls
-    lasting >= min_sample; the methods are sampled in turn (round robin), so that slow drifts of
-    the machine hit all of them alike. A call slower than 0.5 s is sampled fewer times."""
-    number, first = {}, {}
-    for name, call in calls.items():
-        t = min(timeit.repeat(call, number=1, repeat=2))   # the first call warms up
-        first[name] = t
-        number[name] = max(1, int(math.ceil(min_sample / max(t, 1e-7))))
-    samples: Dict[str, List[float]] = {name: [] for name in calls}
-    for r in range(repeat):
-        for name, call in calls.items():
-            if first[name] > 0.5 and r >= max(1, repeat // 3):
-                continue
-            samples[name].append(timeit.timeit(call, number=number[name]) / number[name])
-    return {name: (float(np.min(s)), float(np.median(s)), len(s)) for name, s in samples.items()}
+def pinocchio_fits(n: int, datas: int = 1) -> bool:
+    return datas * PINOCCHIO_BYTES_PER_N3 * n ** 3 < PINOCCHIO_MAX_BYTES
+
+
+def measure_sweep(points: List[dict], repeat: int, min_sample: float, max_call: float, grow: Callable,
+                  progress: bool = True, desc: str = "", log=print, pause: float = 0.0) -> None:
+    """Time every point of a sweep; fills point["result"] = {name: (min, median, samples)}, seconds
+    per call.
+
+    A point is a dict with "x" (the swept size), "threads", "calls" ({name: no-argument callable})
+    and "series" (name -> the key of that method's curve). A first pass warms every call up and
+    sets its number of calls per sample (enough to last >= min_sample); a method whose call,
+    predicted from the last point of its curve by ``grow(x0, x, t0)``, would exceed max_call is
+    dropped from the rest of its curve. Then ``repeat`` passes over the *whole* sweep take one
+    sample of every method of every point each: the samples of one point are spread over the
+    whole run (a busy moment of the machine spoils one sample, not all), and the methods of one
+    point are sampled one after the other (their ratio compares the same seconds). A call slower
+    than 0.5 s is sampled in the first third of the passes only. ``pause``: seconds of sleep
+    between passes, to spread the samples of a short sweep over a longer time."""
+    last: Dict[object, Tuple[float, float]] = {}
+    stopped = set()
+    before = td.get_num_threads()
+    bar = Progress(len(points) * (repeat + 1), desc, progress, log)
+    try:
+        for p in points:
+            td.set_num_threads(p["threads"])
+            p["number"], p["first"], p["samples"] = {}, {}, {}
+            for name, call in list(p["calls"].items()):
+                s = p["series"](name)
+                if s not in stopped and s in last and grow(*last[s], p["x"]) > max_call:
+                    stopped.add(s)
+                if s in stopped:
+                    del p["calls"][name]
+                    continue
+                t = min(timeit.repeat(call, number=1, repeat=2))   # the first call warms up
+                last[s] = (p["x"], t)
+                p["first"][name] = t
+                p["number"][name] = max(1, int(math.ceil(min_sample / max(t, 1e-7))))
+                p["samples"][name] = []
+            bar.update()
+        for r in range(repeat):
+            if pause:
+                time.sleep(pause)
+            for p in points:
+                td.set_num_threads(p["threads"])
+                for name, call in p["calls"].items():
+                    if p["first"][name] > 0.5 and r >= max(1, repeat // 3):
+                        continue
+                    number = p["number"][name]
+                    p["samples"][name].append(timeit.timeit(call, number=number) / number)
+                bar.update()
+    finally:
+        td.set_num_threads(before)
+        bar.close()
+    for p in points:
+        p["result"] = {name: (float(np.min(s)), float(np.median(s)), len(s)) for name, s in p["samples"].items()}
+        p["calls"] = None   # free the solvers, batches and Pinocchio Datas
 
 
 class Progress:
@@ -165,41 +212,26 @@ class Progress:
 def run_fig2(ns: Sequence[int], threads: Sequence[int], repeat: int, max_call: float = 2.0,
              progress: bool = True, log=print) -> List[dict]:
     pin, to_pin = _pinocchio()
+    points = []
+    for n in ns:
+        model = chain(n)
+        q, v, tau = single_inputs(model, n)
+        pm = to_pin(model) if pin is not None and pinocchio_fits(n) else None
+        for k in threads:   # Pinocchio's aba is single-threaded: with the first thread count only
+            calls = single_calls(model, q, v, tau, pm if k == threads[0] else None)
+            points.append(dict(x=n, n=n, nv=model.nv, threads=k, calls=calls,
+                               series=lambda name, k=k: (name, 1 if name == PEER else k)))
+        del pm
+    measure_sweep(points, repeat, 5e-3, max_call, lambda n0, t0, n: t0 * (n / n0) ** 3, progress, "Fig. 2", log)
     rows: List[dict] = []
-    stopped: Dict[Tuple[str, int], bool] = {}
-    last: Dict[Tuple[str, int], Tuple[int, float]] = {}
-    before = td.get_num_threads()
-    bar = Progress(len(ns) * len(threads), "Fig. 2", progress, log)
-    try:
-        for n in ns:
-            model = chain(n)
-            q, v, tau = single_inputs(model, n)
-            pm = to_pin(model) if pin is not None and n <= PINOCCHIO_MAX_N else None
-            for k in threads:
-                td.set_num_threads(k)
-                calls = single_calls(model, q, v, tau, pm if k == threads[0] else None)
-                for name in list(calls):
-                    key = (name, k)
-                    if key in last:   # predict from the last n (at most cubic growth)
-                        n0, t0 = last[key]
-                        stopped[key] = stopped.get(key) or t0 * (n / n0) ** 3 > max_call
-                    if stopped.get(key):
-                        del calls[name]
-                res = measure(calls, repeat, 5e-3)
-                tpin = res.get(PEER, (None,))[0]
-                for name, (tmin, tmed, ns_) in res.items():
-                    last[(name, k)] = (n, tmin)
-                    rows.append(dict(n=n, nv=model.nv, method=name, threads=1 if name == PEER else k,
-                                     time_min_s=tmin, time_median_s=tmed, samples=ns_,
-                                     ratio_vs_pinocchio=(tpin / tmin) if tpin else ""))
-                bar.update()
-                bar.write(f"n={n:5d} {k} thr  " + "  ".join(
-                    f"{name}={res[name][0] * 1e6:.3g}us" for name in res))
-                del calls
-            del pm
-    finally:
-        td.set_num_threads(before)
-        bar.close()
+    for p in points:
+        res, k = p["result"], p["threads"]
+        tpin = res.get(PEER, (None,))[0]
+        for name, (tmin, tmed, ns_) in res.items():
+            rows.append(dict(n=p["n"], nv=p["nv"], method=name, threads=1 if name == PEER else k,
+                             time_min_s=tmin, time_median_s=tmed, samples=ns_,
+                             ratio_vs_pinocchio=(tpin / tmin) if tpin else ""))
+        log(f"n={p['n']:5d} {k} thr  " + "  ".join(f"{name}={res[name][0] * 1e6:.3g}us" for name in res))
     return rows
 
 
@@ -239,77 +271,62 @@ def summarize_fig2(rows, threads, log=print) -> dict:
 # ---------------------------------------------------------------------------------------------
 # Fig. 3: many robots, time against B
 
-def pinocchio_pool_fits(n: int, threads: int) -> bool:
-    return threads * 23.0 * n ** 3 < PINOCCHIO_MAX_BYTES
-
-
 def run_fig3(links: Sequence[int], Bs: Sequence[int], threads: Sequence[int], repeat: int,
              max_call: float = 2.0, progress: bool = True, methods: Sequence[str] = METHODS,
              log=print) -> List[dict]:
     pin, to_pin = _pinocchio()
+    points = []
+    for n in links:
+        model = chain(n)
+        pm = to_pin(model) if pin is not None else None
+        pools = {k: pin.ModelPool(pm, k) for k in threads
+                 if pm is not None and pinocchio_fits(n, k)}   # one pool per thread count, shared by the Bs
+        for B in Bs:
+            Q, V, T = batch_inputs(model, B, 1000 * n + B)
+            for k in threads:
+                calls = batch_calls(model, Q, V, T, k, pools.get(k), methods)
+                points.append(dict(x=B, links=n, B=B, threads=k, calls=calls,
+                                   series=lambda name, n=n, k=k: (n, name, k)))
+        del pools, pm
+    measure_sweep(points, repeat, 10e-3, max_call, lambda B0, t0, B: t0 * B / B0, progress, "Fig. 3", log)
     rows: List[dict] = []
-    last: Dict[Tuple[int, str, int], Tuple[int, float]] = {}
-    before = td.get_num_threads()
-    bar = Progress(len(links) * len(Bs) * len(threads), "Fig. 3", progress, log)
-    try:
-        for n in links:
-            model = chain(n)
-            pm = to_pin(model) if pin is not None else None
-            for B in Bs:
-                Q, V, T = batch_inputs(model, B, 1000 * n + B)
-                for k in threads:
-                    td.set_num_threads(k)
-                    peer = pm if pm is not None and pinocchio_pool_fits(n, k) else None
-                    calls = batch_calls(model, Q, V, T, k, peer, methods)
-                    for name in list(calls):
-                        if (n, name, k) in last:   # linear in B
-                            B0, t0 = last[(n, name, k)]
-                            if t0 * B / B0 > max_call:
-                                del calls[name]
-                    res = measure(calls, repeat, 10e-3)
-                    tpin = res.get(PEER, (None,))[0]
-                    for name, (tmin, tmed, ns_) in res.items():
-                        last[(n, name, k)] = (B, tmin)
-                        rows.append(dict(links=n, B=B, method=name, threads=k, time_min_s=tmin,
-                                         time_median_s=tmed, samples=ns_, time_per_robot_s=tmin / B,
-                                         robots_per_s=B / tmin,
-                                         throughput_ratio_vs_pinocchio=(tpin / tmin) if tpin else ""))
-                    bar.update()
-                    bar.write(f"links={n:4d} B={B:5d} {k} thr  " + "  ".join(
-                        f"{name}={res[name][0] * 1e3:.3g}ms" for name in res)
-                        + (f"  aba/pin throughput {tpin / res['aba'][0]:.2f}x" if tpin and "aba" in res else ""))
-                    del calls
-                del Q, V, T
-    finally:
-        td.set_num_threads(before)
-        bar.close()
+    for p in points:
+        res, n, B, k = p["result"], p["links"], p["B"], p["threads"]
+        tpin = res.get(PEER, (None,))[0]
+        for name, (tmin, tmed, ns_) in res.items():
+            rows.append(dict(links=n, B=B, method=name, threads=k, time_min_s=tmin, time_median_s=tmed,
+                             samples=ns_, time_per_robot_s=tmin / B, robots_per_s=B / tmin,
+                             throughput_ratio_vs_pinocchio=(tpin / tmin) if tpin else ""))
+        log(f"links={n:4d} B={B:5d} {k} thr  " + "  ".join(f"{name}={res[name][0] * 1e3:.3g}ms" for name in res)
+            + (f"  aba/pin throughput {tpin / res['aba'][0]:.2f}x" if tpin and "aba" in res else ""))
     return rows
 
 
-def headline(pairs=HEADLINE, threads: int = 2, repeat: int = 21, log=print) -> List[dict]:
-    """treedyn's batched aba against pin.abaInParallel, both on ``threads`` threads, in turn,
-    ``repeat`` samples of >= 20 ms each: the throughput ratio the issue judges."""
+def headline(pairs=HEADLINE, threads: int = 2, repeat: int = 21, progress: bool = True, log=print) -> List[dict]:
+    """treedyn's batched aba against pin.abaInParallel, both on ``threads`` threads, sampled in
+    turn, ``repeat`` samples of >= 20 ms each spread over ~``repeat`` x 0.25 s: the throughput
+    ratio the issue judges."""
     pin, to_pin = _pinocchio()
-    out = []
+    out: List[dict] = []
     if pin is None:
         log("Pinocchio is not installed: no headline ratio (pip install pin)")
         return out
-    before = td.get_num_threads()
-    try:
-        td.set_num_threads(threads)
-        for n, B in pairs:
-            model = chain(n)
-            Q, V, T = batch_inputs(model, B, 7)
-            calls = batch_calls(model, Q, V, T, threads, to_pin(model), ("aba",))
-            res = measure(calls, repeat, 20e-3)
-            (ta, ma, _), (tp, mp, _) = res["aba"], res[PEER]
-            out.append(dict(links=n, B=B, threads=threads, aba_min_s=ta, aba_median_s=ma,
-                            pinocchio_min_s=tp, pinocchio_median_s=mp, ratio_min=tp / ta, ratio_median=mp / ma))
-            log(f"  {B:5d} robots of {n:3d} joints, {threads} threads: treedyn aba {ta * 1e3:.3f} ms "
-                f"({B / ta / 1e6:.2f} M robots/s), pin.abaInParallel {tp * 1e3:.3f} ms: throughput "
-                f"ratio {tp / ta:.2f}x (medians: {mp / ma:.2f}x)")
-    finally:
-        td.set_num_threads(before)
+    points = []
+    for n, B in pairs:
+        model = chain(n)
+        Q, V, T = batch_inputs(model, B, 7)
+        calls = batch_calls(model, Q, V, T, threads, pin.ModelPool(to_pin(model), threads), ("aba",))
+        points.append(dict(x=B, links=n, B=B, threads=threads, calls=calls, series=lambda name, n=n: (n, name)))
+    measure_sweep(points, repeat, 20e-3, float("inf"), lambda *a: 0.0, progress, "headline", log,
+                  pause=0.25)
+    for p in points:
+        (ta, ma, _), (tp, mp, _) = p["result"]["aba"], p["result"][PEER]
+        n, B = p["links"], p["B"]
+        out.append(dict(links=n, B=B, threads=threads, aba_min_s=ta, aba_median_s=ma,
+                        pinocchio_min_s=tp, pinocchio_median_s=mp, ratio_min=tp / ta, ratio_median=mp / ma))
+        log(f"  {B:5d} robots of {n:3d} joints, {threads} threads: treedyn aba {ta * 1e3:.3f} ms "
+            f"({B / ta / 1e6:.3g} M robots/s), pin.abaInParallel {tp * 1e3:.3f} ms: throughput "
+            f"ratio {tp / ta:.2f}x (medians: {mp / ma:.2f}x)")
     return out
 
 
@@ -436,7 +453,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m treedyn.bench groups", description=__doc__.split("\n")[0])
     ap.add_argument("--fig", type=int, choices=(2, 3), action="append", help="which figure (default both)")
     ap.add_argument("--n", type=int, nargs="+", help="Fig. 2: links of the single robot "
-                    "(default 2 5 10 20 50 100 200 500 1000)")
+                    "(default 2 5 10 20 50 100 200 400 1000)")
     ap.add_argument("--links", type=int, nargs="+", help="Fig. 3: links of each robot (default 7 10 200)")
     ap.add_argument("--B", type=int, nargs="+", help="Fig. 3: numbers of robots (default 1 4 16 64 256 1024 4096)")
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
@@ -451,7 +468,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
-    defaults = dict(n=[2, 5, 10, 20, 50, 100, 200, 500, 1000], links=[7, 10, 200], B=[1, 4, 16, 64, 256, 1024, 4096],
+    defaults = dict(n=[2, 5, 10, 20, 50, 100, 200, 400, 1000], links=[7, 10, 200], B=[1, 4, 16, 64, 256, 1024, 4096],
                     repeat=7)
     if args.quick:
         defaults = dict(n=[2, 10, 50], links=[10], B=[1, 16, 256], repeat=3)
@@ -495,7 +512,7 @@ def main(argv=None) -> int:
         if not args.no_headline:
             print(f"\nheadline: treedyn batched aba / pin.abaInParallel throughput, 2 threads, same run, "
                   f"minimum of 21 interleaved samples:")
-            hl = headline()
+            hl = headline(progress=progress)
             if hl:
                 p = os.path.join(args.out, "groups_headline.csv")
                 write_csv(p, hl, HEADLINE_FIELDS)
