@@ -136,7 +136,9 @@ def measure_sweep(points: List[dict], repeat: int, min_sample: float, max_call: 
     dropped from the rest of its curve. Then ``repeat`` passes over the *whole* sweep take one
     sample of every method of every point each: the samples of one point are spread over the
     whole run (a busy moment of the machine spoils one sample, not all), and the methods of one
-    point are sampled one after the other (their ratio compares the same seconds). A call slower
+    point are sampled one after the other (their ratio compares the same seconds), in an order
+    rotated from pass to pass, each after one untimed call (unless slower than 50 ms) so that no
+    method pays for a cold cache more than another. A call slower
     than 0.5 s is sampled in the first third of the passes only. ``pause``: seconds of sleep
     between passes, to spread the samples of a short sweep over a longer time."""
     last: Dict[object, Tuple[float, float]] = {}
@@ -165,9 +167,14 @@ def measure_sweep(points: List[dict], repeat: int, min_sample: float, max_call: 
                 time.sleep(pause)
             for p in points:
                 td.set_num_threads(p["threads"])
-                for name, call in p["calls"].items():
+                names = list(p["calls"])
+                names = names[r % len(names):] + names[:r % len(names)] if names else names   # rotate the order
+                for name in names:
+                    call = p["calls"][name]
                     if p["first"][name] > 0.5 and r >= max(1, repeat // 3):
                         continue
+                    if p["first"][name] < 0.05:
+                        call()   # untimed: brings this point's inputs and the callee's data into cache
                     number = p["number"][name]
                     p["samples"][name].append(timeit.timeit(call, number=number) / number)
                 bar.update()
@@ -488,6 +495,10 @@ def main(argv=None) -> int:
           f"Pinocchio {pin.__version__ if pin else 'not installed: no peer columns (pip install pin)'}; "
           f"times: minimum of {args.repeat} samples")
     progress = not args.no_progress
+    load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    if load0 is not None:
+        print(f"load average at the start: {load0:.2f} (the 2-thread times need both cores free: with another "
+              f"busy process, a parallel region waits for a time slice, ~5-8 ms on this VM)")
     if 2 in figs:
         rows = run_fig2(sorted(set(args.n)), threads, args.repeat, args.max_call, progress)
         p = os.path.join(args.out, "groups_fig2.csv")
@@ -517,4 +528,6 @@ def main(argv=None) -> int:
                 p = os.path.join(args.out, "groups_headline.csv")
                 write_csv(p, hl, HEADLINE_FIELDS)
                 print(f"wrote {p}")
+    if load0 is not None:
+        print(f"load average at the start {load0:.2f}, at the end {os.getloadavg()[0]:.2f}")
     return 0
