@@ -362,3 +362,27 @@ def test_step_does_not_touch_the_users_arrays(rng):
     state = td.State(q, v)
     s.step(state)
     assert np.array_equal(q, q0) and np.array_equal(v, v0)
+
+
+def test_point_force_stiffness_is_its_symmetrised_jacobian(rng):
+    # eq. (2.35)-(2.37): a constant world force F at body point x; its wrench turns with the body
+    m = chain(2)
+    x, F = np.array([0.3, -0.1, 0.2]), np.array([1.0, -4.0, 2.5])
+    m.add_point_force(2, x, F)
+    solver = td.make_solver("redmax-direct", m)
+    state = td.State(rng.standard_normal(2), np.zeros(2))
+    K = solver.terms(state)["K_m"][6:, 6:]
+    R, p = m.body_poses(state.q)
+
+    def wrench(delta):
+        Rd, _ = moved(R[2], p[2], delta)
+        f = Rd.T @ F
+        return np.concatenate([np.cross(x, f), f])
+
+    eps = 1e-6
+    Jf = np.array([(wrench(eps * e) - wrench(-eps * e)) / (2 * eps) for e in np.eye(6)]).T
+    assert rel_err(K, 0.5 * (Jf + Jf.T)) < 1e-8
+    # and f_m carries its wrench: the difference with the same chain without the force
+    bare = td.make_solver("redmax-direct", chain(2))
+    df = solver.terms(state)["f_m"] - bare.terms(state)["f_m"]
+    assert rel_err(df[6:], wrench(np.zeros(6))) < 1e-12 and np.abs(df[:6]).max() < 1e-12

@@ -7,6 +7,7 @@
 
 #include "arrays.hpp"
 #include "treedyn/redmax/direct.hpp"
+#include "treedyn/redmax/pcg.hpp"
 
 namespace py = pybind11;
 using namespace treedyn;
@@ -47,17 +48,28 @@ py::dict stats_dict(const StepStats<double>& st) {
   d["constraint_rank"] = st.rank;
   d["solves"] = st.solves;
   d["iterations"] = st.iterations;
+  d["max_iterations"] = st.max_iterations;
+  d["unconverged"] = st.unconverged;
   d["seconds"] = st.seconds;
   return d;
 }
 
 // dense maximal matrices (6N x 6N, body i at rows 6(i−1)) of the system at the workspace's poses
-void dense_maximal(const Sys& sys, const redmax::Data<double>& d, MatX& Mm, MatX& Km, MatX& Dm) {
+void dense_maximal(const Sys& sys, const redmax::Data<double>& d, double t, MatX& Mm, MatX& Km, MatX& Dm) {
   const int N = sys.tree.N;
   Mm.setZero(6 * N, 6 * N); Km.setZero(6 * N, 6 * N); Dm.setZero(6 * N, 6 * N);
   for (int i = 1; i <= N; ++i) {
     Mm.block<6, 6>(6 * (i - 1), 6 * (i - 1)) = sys.tree.I[i].matrix();
     Dm.block<6, 6>(6 * (i - 1), 6 * (i - 1)) = sys.D_m[i];
+  }
+  auto add_force = [&](int b, const Eigen::Vector3d& x, const Eigen::Vector3d& f) {
+    if (b > 0) Km.block<6, 6>(6 * (b - 1), 6 * (b - 1)) += point_force_stiffness(d.X0[b], x, f);
+  };
+  for (const auto& p : sys.point_forces) add_force(p.body, p.x, p.f);
+  for (const auto& mf : sys.moving_forces) {
+    Eigen::Vector3d x;
+    const int b = mf.at(t, x);
+    if (b >= 0) add_force(b, x, mf.f);
   }
   for (const auto& s : sys.springs) {
     const auto st = spring_terms(s, d.X0[s.a], d.X0[s.b]);
@@ -75,6 +87,49 @@ VecX stack(const std::vector<Force<double>>& f, int N) {
   VecX x(6 * N);
   for (int i = 1; i <= N; ++i) x.segment<6>(6 * (i - 1)) = f[i].vec();
   return x;
+}
+
+template <class Solver, class Cls> void bind_stepper(Cls& cls) {
+  cls
+      .def("step", [](Solver& self, py::handle q, py::handle v, double t, double h) {
+        const Sys& s = self.system();
+        auto qa = q_arg(s, q); auto va = v_arg(s, v, "v"); h_arg(h);
+        py::array_t<double> qo(s.tree.nq), vo(s.tree.nv);
+        StepStats<double> st;
+        {
+          py::gil_scoped_release release;
+          st = self.step(qa.data(), va.data(), t, h, qo.mutable_data(), vo.mutable_data());
+        }
+        check_result<double>(vo, "the RedMax step");
+        return py::make_tuple(qo, vo, stats_dict(st)); }, py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"))
+      .def("inverse_inertia", [](Solver& self, py::handle q, double h, py::handle R) {
+        const Sys& s = self.system();
+        auto qa = q_arg(s, q); h_arg(h);
+        auto Ra = as_real<double>(R, "R");
+        if (!((Ra.ndim() == 1 || Ra.ndim() == 2) && Ra.shape(0) == s.tree.nv))
+          throw py::value_error("R must have shape (nv,) or (nv, m) with nv = " + std::to_string(s.tree.nv) +
+                                ", got " + shape_str(Ra));
+        check_finite<double>(Ra, "R");
+        const int cols = Ra.ndim() == 1 ? 1 : int(Ra.shape(1));
+        MatX Rm = Eigen::Map<const Eigen::Matrix<double, -1, -1, Eigen::RowMajor>>(Ra.data(), s.tree.nv, cols);
+        MatX X;
+        {
+          py::gil_scoped_release release;
+          X = self.inverse_inertia(qa.data(), h, Rm);
+        }
+        if (Ra.ndim() == 1) return py::array_t<double>(py::cast(VecX(X.col(0))));
+        return py::array_t<double>(py::cast(X)); }, py::arg("q"), py::arg("h"), py::arg("R"))
+      .def("forward_dynamics", [](Solver& self, py::handle q, py::handle v, py::handle tau, double t) {
+        const Sys& s = self.system();
+        auto qa = q_arg(s, q); auto va = v_arg(s, v, "v"); auto ta = v_arg(s, tau, "tau");
+        VecX x;
+        {
+          py::gil_scoped_release release;
+          x = self.forward_dynamics(qa.data(), va.data(), ta.data(), t);
+        }
+        py::array_t<double> out(py::cast(x));
+        check_result<double>(out, "forward dynamics");
+        return out; }, py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("t") = 0.0);
 }
 
 }  // namespace
@@ -179,47 +234,9 @@ void bind_redmax(py::module_& m) {
         for (size_t r = 0; r < ws.rows.size(); ++r) C[r] = ws.rows[r].C;
         return py::make_tuple(MatX(ws.Gt.transpose()), C); }, py::arg("q"), "(G, C(q)) of the loop closures");
 
-  py::class_<Direct<double>>(m, "RedMaxDirect", "redmax-direct: sparse assembly of M̃_r and sparse LDLᵀ")
-      .def(py::init<const Sys&, bool>(), py::arg("system"), py::arg("leaf_to_root") = false)
-      .def("step", [](Direct<double>& self, py::handle q, py::handle v, double t, double h) {
-        const Sys& s = self.system();
-        auto qa = q_arg(s, q); auto va = v_arg(s, v, "v"); h_arg(h);
-        py::array_t<double> qo(s.tree.nq), vo(s.tree.nv);
-        StepStats<double> st;
-        {
-          py::gil_scoped_release release;
-          st = self.step(qa.data(), va.data(), t, h, qo.mutable_data(), vo.mutable_data());
-        }
-        check_result<double>(vo, "the RedMax step");
-        return py::make_tuple(qo, vo, stats_dict(st)); }, py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"))
-      .def("inverse_inertia", [](Direct<double>& self, py::handle q, double h, py::handle R) {
-        const Sys& s = self.system();
-        auto qa = q_arg(s, q); h_arg(h);
-        auto Ra = as_real<double>(R, "R");
-        if (!((Ra.ndim() == 1 || Ra.ndim() == 2) && Ra.shape(0) == s.tree.nv))
-          throw py::value_error("R must have shape (nv,) or (nv, m) with nv = " + std::to_string(s.tree.nv) +
-                                ", got " + shape_str(Ra));
-        check_finite<double>(Ra, "R");
-        const int cols = Ra.ndim() == 1 ? 1 : int(Ra.shape(1));
-        MatX Rm = Eigen::Map<const Eigen::Matrix<double, -1, -1, Eigen::RowMajor>>(Ra.data(), s.tree.nv, cols);
-        MatX X;
-        {
-          py::gil_scoped_release release;
-          X = self.inverse_inertia(qa.data(), h, Rm);
-        }
-        if (Ra.ndim() == 1) return py::array_t<double>(py::cast(VecX(X.col(0))));
-        return py::array_t<double>(py::cast(X)); }, py::arg("q"), py::arg("h"), py::arg("R"))
-      .def("forward_dynamics", [](Direct<double>& self, py::handle q, py::handle v, py::handle tau, double t) {
-        const Sys& s = self.system();
-        auto qa = q_arg(s, q); auto va = v_arg(s, v, "v"); auto ta = v_arg(s, tau, "tau");
-        VecX x;
-        {
-          py::gil_scoped_release release;
-          x = self.forward_dynamics(qa.data(), va.data(), ta.data(), t);
-        }
-        py::array_t<double> out(py::cast(x));
-        check_result<double>(out, "forward dynamics");
-        return out; }, py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("t") = 0.0)
+  py::class_<Direct<double>> direct(m, "RedMaxDirect", "redmax-direct: sparse assembly of M̃_r and sparse LDLᵀ");
+  bind_stepper<Direct<double>>(direct);
+  direct.def(py::init<const Sys&, bool>(), py::arg("system"), py::arg("leaf_to_root") = false)
       .def("terms", [](Direct<double>& self, py::handle q, py::handle v, double t, double h) {
         const Sys& s = self.system();
         auto qa = q_arg(s, q); auto va = v_arg(s, v, "v"); h_arg(h);
@@ -228,7 +245,7 @@ void bind_redmax(py::module_& m) {
         self.assemble(h);
         MatX J, Jd, Mm, Km, Dm;
         fill_J(s.tree, ws.d, J, Jd);
-        dense_maximal(s, ws.d, Mm, Km, Dm);
+        dense_maximal(s, ws.d, t, Mm, Km, Dm);
         VecX dr = Eigen::Map<const VecX>(s.d_r.data(), s.tree.nv), kr = Eigen::Map<const VecX>(s.k_r.data(), s.tree.nv);
         MatX lhs = MatX(self.matrix());
         if (self.leaf_to_root()) lhs = lhs.reverse().eval();  // back to joint order
@@ -245,5 +262,45 @@ void bind_redmax(py::module_& m) {
         out["baumgarte"] = s.baumgarte < 0 ? 1.0 / h : s.baumgarte;
         return out; }, py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"),
         "the terms of eq. (2.13) as dense arrays (for tests and teaching; O(n²) memory)")
+      .def("sparse_system", [](Direct<double>& self, py::handle q, py::handle v, double t, double h) {
+        const Sys& s = self.system();
+        if (self.leaf_to_root()) throw py::value_error("sparse_system needs the solver in joint order (ordering='amd')");
+        auto qa = q_arg(s, q); auto va = v_arg(s, v, "v"); h_arg(h);
+        Workspace<double>& ws = self.workspace();
+        {
+          py::gil_scoped_release release;
+          implicit_terms(s, ws, qa.data(), va.data(), t, h);
+          self.assemble(h);
+          constraint_rows(s, ws);
+        }
+        const auto& M = self.matrix();
+        const long nnz = M.nonZeros();
+        py::array_t<double> data(nnz);
+        py::array_t<int> indices(nnz), indptr(M.outerSize() + 1);
+        std::copy(M.valuePtr(), M.valuePtr() + nnz, data.mutable_data());
+        std::copy(M.innerIndexPtr(), M.innerIndexPtr() + nnz, indices.mutable_data());
+        std::copy(M.outerIndexPtr(), M.outerIndexPtr() + M.outerSize() + 1, indptr.mutable_data());
+        VecX C(ws.rows.size());
+        for (size_t r = 0; r < ws.rows.size(); ++r) C[r] = ws.rows[r].C;
+        py::dict out;
+        out["data"] = data; out["indices"] = indices; out["indptr"] = indptr;
+        out["rhs"] = VecX(ws.rhs); out["Gt"] = MatX(ws.Gt); out["C"] = C;
+        out["baumgarte"] = s.baumgarte < 0 ? 1.0 / h : s.baumgarte;
+        return out; }, py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"),
+        "M̃_r as CSC arrays (both triangles, joint order) with f̃_r, Gᵀ and C: for an external sparse solver")
       .def_property_readonly("nonzeros", &Direct<double>::nonzeros);
+
+  py::class_<Pcg<double>> pcg(m, "RedMaxPcg", "redmax-pcg: PCG with the projected block Jacobi preconditioner");
+  bind_stepper<Pcg<double>>(pcg);
+  pcg.def(py::init([](const Sys& sys, double tol, int max_iter) {
+        if (!(tol > 0 && tol < 1)) throw py::value_error("tol must be in (0, 1), got " + std::to_string(tol));
+        if (max_iter < 1) throw py::value_error("max_iter must be >= 1, got " + std::to_string(max_iter));
+        return new Pcg<double>(sys, tol, max_iter);
+      }), py::arg("system"), py::arg("tol"), py::arg("max_iter"))
+      .def("precondition", [](Pcg<double>& self, py::handle q, double h, const MatX& X) {
+        const Sys& s = self.system();
+        auto qa = q_arg(s, q); h_arg(h);
+        if (X.rows() != s.tree.nv) throw py::value_error("X must have nv rows");
+        return self.precondition(qa.data(), h, X); }, py::arg("q"), py::arg("h"), py::arg("X"),
+        "P⁻¹ X of the projected block Jacobi preconditioner (Alg. 4) at q");
 }

@@ -33,7 +33,7 @@ template <class S> class Direct {
 
   StepStats<S> step(const S* q, const S* qd, S t, S h, S* qout, S* qdout) {
     return redmax::step(sys_, ws_, q, qd, t, h, [&](S hh) { assemble(hh); factor(); },
-                        [&](auto& X) { solve(X); }, qout, qdout);
+                        [&](const auto& B, auto& X) { X = B; solve(X); return 0L; }, qout, qdout);
   }
 
   // M̃_r(q)⁻¹ R for step h (q̇ plays no part in M̃_r)
@@ -47,18 +47,10 @@ template <class S> class Direct {
     return X;
   }
 
-  // the unconstrained continuous dynamics of the system (springs, dampers and forces explicit,
-  // loop closures ignored): q̈ = M_r⁻¹(τ + f_r − D_r q̇ + Jᵀ(f_m − D_m φ − M_m J̇ q̇))
+  // the unconstrained continuous dynamics (see explicit_terms)
   VecX forward_dynamics(const S* q, const S* qd, const S* tau, S t) {
-    const Model<S>& m = sys_.tree;
-    kinematics(m, ws_.d, q, qd);
-    maximal_forces(sys_, ws_.d, t, true, ws_.fm.data());
-    joint_spring_forces(sys_, q, ws_.fr.data());
-    implicit_blocks(sys_, ws_.d, S(0), ws_.A.data(), ws_.C.data());
-    for (int i = 0; i <= m.N; ++i) ws_.w[i] = ws_.fm[i] - m.I[i] * ws_.d.Jdqd[i];
-    VecX x(m.nv);
-    JT_times(m, ws_.d, ws_.w.data(), x.data(), ws_.d.alpha.data());
-    for (int k = 0; k < m.nv; ++k) x[k] += tau[k] + ws_.fr[k] - sys_.d_r[k] * qd[k];
+    VecX x(sys_.tree.nv);
+    explicit_terms(sys_, ws_, q, qd, tau, t, x.data());
     assemble(S(0));
     factor();
     solve(x);

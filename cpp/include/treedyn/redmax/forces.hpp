@@ -74,6 +74,17 @@ SpringTerms<S> spring_terms(const Spring<S>& s, const Transform<S>& X0a, const T
   return out;
 }
 
+// eq. (2.37): the stiffness of a constant world force F at body point x — the force Jacobian
+// [[x×][RᵀF]×, 0; [RᵀF]×, 0] (its wrench turns with the body) — symmetrised like the springs'
+template <class S> inline Mat6<S> point_force_stiffness(const Transform<S>& X0, const Vec3<S>& x, const Vec3<S>& F) {
+  const Mat3<S> fx = skew<S>(mul(X0.E, F)), A = skew<S>(x) * fx;
+  Mat6<S> K = Mat6<S>::Zero();
+  K.template block<3, 3>(0, 0) = S(0.5) * (A + A.transpose());
+  K.template block<3, 3>(3, 0) = S(0.5) * fx;
+  K.template block<3, 3>(0, 3) = S(0.5) * fx.transpose();
+  return K;
+}
+
 // f_r = −k (q ⊖ q_rest) per joint coordinate; a spherical joint uses its rotation vector
 template <class S> void joint_spring_forces(const System<S>& sys, const S* q, S* fr) {
   const Model<S>& m = sys.tree;
@@ -135,12 +146,18 @@ template <class S> void maximal_forces(const System<S>& sys, const Data<S>& d, S
 }
 
 // The implicit maximal terms of eq. (2.14) for time step h: per body A_i = M_i + h D_i − h² K_ii
-// (with the spring blocks on the diagonal added), and per spring its coupling block
+// (K_ii: the point forces' eq. (2.37) and the springs' diagonal blocks), and per spring its coupling block
 // C_s = (h D_s − h² K_s)_{ab}. Bodies fixed to the world get blocks too; nothing reads them.
 template <class S>
-void implicit_blocks(const System<S>& sys, const Data<S>& d, S h, Mat6<S>* A, Mat6<S>* C) {
+void implicit_blocks(const System<S>& sys, const Data<S>& d, S t, S h, Mat6<S>* A, Mat6<S>* C) {
   const Model<S>& m = sys.tree;
   for (int i = 0; i <= m.N; ++i) A[i] = m.I[i].matrix() + h * sys.D_m[i];
+  for (const auto& p : sys.point_forces) A[p.body] -= h * h * point_force_stiffness(d.X0[p.body], p.x, p.f);
+  for (const auto& mf : sys.moving_forces) {
+    Vec3<S> x;
+    const int b = mf.at(t, x);
+    if (b >= 0) A[b] -= h * h * point_force_stiffness(d.X0[b], x, mf.f);
+  }
   for (size_t k = 0; k < sys.springs.size(); ++k) {
     const Spring<S>& s = sys.springs[k];
     const SpringTerms<S> st = spring_terms(s, d.X0[s.a], d.X0[s.b]);

@@ -1,6 +1,5 @@
 // The linearly implicit RedMax step (baxter2019 eq. (2.13)–(2.15), (2.42)), independent of how
-// M̃_r is solved: the direct solver (direct.hpp) and PCG plug in as `Solve`, a callable that
-// overwrites its columns X with M̃_r⁻¹ X.
+// M̃_r is solved: the direct solver (direct.hpp) and PCG (pcg.hpp) plug in as `Solve`.
 //   M̃_r = Jᵀ(M_m + hD_m − h²K_m)J + hD_r − h²K_r                                  eq. (2.14)
 //   f̃_r = Jᵀ(M_m(φ − hJ̇q̇) + h f_m) + h f_r,   φ = J q̇                           eq. (2.15)
 //   G M̃⁻¹Gᵀ λ = G M̃⁻¹ f̃ + β C(q),   q̇⁺ = M̃⁻¹(f̃ − Gᵀλ)                       eq. (2.42)
@@ -19,6 +18,8 @@ template <class S> struct StepStats {
   int rows = 0, rank = 0;   // constraint rows, and the rank of G M̃⁻¹ Gᵀ
   int solves = 0;           // right-hand sides solved with M̃_r
   long iterations = 0;      // PCG iterations over all solves (0 for direct)
+  int max_iterations = 0;   // PCG iterations of the longest solve
+  int unconverged = 0;      // PCG solves stopped by the iteration cap
   double seconds = 0;
 };
 
@@ -47,11 +48,26 @@ template <class S> void implicit_terms(const System<S>& sys, Workspace<S>& ws, c
   kinematics(m, ws.d, q, qd);
   maximal_forces(sys, ws.d, t, false, ws.fm.data());
   joint_spring_forces(sys, q, ws.fr.data());
-  implicit_blocks(sys, ws.d, h, ws.A.data(), ws.C.data());
+  implicit_blocks(sys, ws.d, t, h, ws.A.data(), ws.C.data());
   // eq. (2.15): the body forces M_m(φ − hJ̇q̇) + h f_m, then Jᵀ
   for (int i = 0; i <= m.N; ++i) ws.w[i] = m.I[i] * (ws.d.phi[i] - ws.d.Jdqd[i] * h) + ws.fm[i] * h;
   JT_times(m, ws.d, ws.w.data(), ws.rhs.data(), ws.d.alpha.data());
   ws.rhs += h * ws.fr;
+}
+
+// The unconstrained continuous dynamics of the system — springs, dampers and forces explicit,
+// loop closures left out — as M_r q̈ = x with x = τ + f_r − D_r q̇ + Jᵀ(f_m − D_m φ − M_m J̇ q̇);
+// sets the blocks for h = 0 (A_i = M_i) so that the caller's M̃_r is M_r.
+template <class S>
+void explicit_terms(const System<S>& sys, Workspace<S>& ws, const S* q, const S* qd, const S* tau, S t, S* x) {
+  const Model<S>& m = sys.tree;
+  kinematics(m, ws.d, q, qd);
+  maximal_forces(sys, ws.d, t, true, ws.fm.data());
+  joint_spring_forces(sys, q, ws.fr.data());
+  implicit_blocks(sys, ws.d, t, S(0), ws.A.data(), ws.C.data());
+  for (int i = 0; i <= m.N; ++i) ws.w[i] = ws.fm[i] - m.I[i] * ws.d.Jdqd[i];
+  JT_times(m, ws.d, ws.w.data(), x, ws.d.alpha.data());
+  for (int k = 0; k < m.nv; ++k) x[k] += tau[k] + ws.fr[k] - sys.d_r[k] * qd[k];
 }
 
 // The loop-closure rows at the current poses: Gᵀ (nv x l) through Jᵀ, and C in `ws.rows`
@@ -70,23 +86,25 @@ template <class S> void constraint_rows(const System<S>& sys, Workspace<S>& ws) 
   }
 }
 
-// eq. (2.42) after f̃ and the factorisation: v = M̃⁻¹ f̃ corrected by the multipliers.
+// eq. (2.42) after f̃ and the factorisation: the l + 2 solves of §3.4 —
+//   v₀ = M̃⁻¹ f̃,  Y = M̃⁻¹ Gᵀ (l independent columns),  (G Y) λ = G v₀ + β C,
+//   q̇⁺ = M̃⁻¹ (f̃ − Gᵀλ)  (started from v₀ − Yλ, which it equals in exact arithmetic).
 // G M̃⁻¹ Gᵀ is symmetric positive semi-definite; rows that are zero or dependent (a planar
 // mechanism closed by a spatial joint) give zero eigenvalues, which are dropped: λ is the
 // minimum-norm solution, and Gᵀλ — all the step needs — is unique.
+// `solve(B, X)` overwrites X (holding a starting guess) with M̃⁻¹B and returns its iterations.
 template <class S, class Solve>
-void dual_solve(const System<S>& sys, Workspace<S>& ws, S h, Solve&& solve, StepStats<S>& st) {
+void dual_solve(const System<S>& sys, Workspace<S>& ws, const S* qd, S h, Solve&& solve, StepStats<S>& st) {
   using MatX = typename Workspace<S>::MatX;
   using VecX = typename Workspace<S>::VecX;
-  ws.v = ws.rhs;
-  solve(ws.v);
+  ws.v = Eigen::Map<const VecX>(qd, sys.tree.nv);  // warm start: the previous velocity
+  st.iterations += solve(ws.rhs, ws.v);
   st.solves += 1;
   const int l = static_cast<int>(ws.rows.size());
   st.rows = l;
   if (l == 0) return;
   constraint_rows(sys, ws);
-  ws.Y = ws.Gt;
-  solve(ws.Y);  // l independent solves (columns)
+  st.iterations += solve(ws.Gt, ws.Y);  // warm start: last step's columns
   st.solves += l;
   const MatX GY = ws.Gt.transpose() * ws.Y;
   const S beta = sys.baumgarte < S(0) ? S(1) / h : sys.baumgarte;
@@ -102,6 +120,9 @@ void dual_solve(const System<S>& sys, Workspace<S>& ws, S h, Solve&& solve, Step
   st.rank = rank;
   const VecX lambda = eig.eigenvectors() * c;
   ws.v -= ws.Y * lambda;
+  const VecX f = ws.rhs - ws.Gt * lambda;
+  st.iterations += solve(f, ws.v);
+  st.solves += 1;
   VecX res = ws.Gt.transpose() * ws.v;
   for (int r = 0; r < l; ++r) res[r] += beta * ws.rows[r].C;
   st.velocity_residual = res.cwiseAbs().maxCoeff();
@@ -121,7 +142,7 @@ template <class S> S position_residual(const System<S>& sys, Workspace<S>& ws, c
 }
 
 // One step: (q, q̇, t) -> (qout, qdout). `prepare(h)` builds and factors M̃_r from the workspace's
-// blocks, `solve(X)` applies M̃_r⁻¹.
+// blocks, `solve(B, X)` sets X = M̃_r⁻¹ B (X holds a starting guess) and returns its iterations.
 template <class S, class Prepare, class Solve>
 StepStats<S> step(const System<S>& sys, Workspace<S>& ws, const S* q, const S* qd, S t, S h, Prepare&& prepare,
                   Solve&& solve, S* qout, S* qdout) {
@@ -129,7 +150,7 @@ StepStats<S> step(const System<S>& sys, Workspace<S>& ws, const S* q, const S* q
   StepStats<S> st;
   implicit_terms(sys, ws, q, qd, t, h);
   prepare(h);
-  dual_solve(sys, ws, h, solve, st);
+  dual_solve(sys, ws, qd, h, solve, st);
   for (int k = 0; k < sys.tree.nv; ++k) qdout[k] = ws.v[k];
   integrate(sys.tree, q, qdout, h, qout);
   st.position_residual = position_residual(sys, ws, qout, qdout);

@@ -1,0 +1,141 @@
+"""redmax-pcg (baxter2019 §3): the projected block Jacobi preconditioner (Alg. 4), PCG against
+redmax-direct on every scene, one iteration on the rigid-tower bridge, parallel loop-closure
+solves, sublinear growth of the iterations."""
+import numpy as np
+import pytest
+
+import treedyn as td
+from treedyn.scenes import random_tree
+
+from conftest import outputs_for_thread_counts, rel_err
+from test_redmax import redmax_models, with_extras
+
+
+@pytest.fixture(params=redmax_models(), ids=lambda p: p[0])
+def rmodel(request):
+    return request.param[1]
+
+
+def test_preconditioner_is_the_exact_inverse_without_coupling_springs(rng):
+    # springs to the world only: K_m and D_m are block diagonal, so P = M̃_r (eq. (3.1))
+    m = random_tree(12, 5)
+    for name in m.joint_names:
+        m.set_joint_spring(name, stiffness=3.0, damping=0.5)
+    for i in (3, 7, 11):
+        m.add_spring("world", rng.standard_normal(3), i, rng.standard_normal(3) * 0.1, stiffness=200.0, damping=2.0,
+                     rest_length=0.3)
+        m.set_body_damping(i, 0.7)
+    m.add_point_force(5, (0.1, 0.2, 0.0), (1.0, -3.0, 2.0))
+    pcg = td.make_solver("redmax-pcg", m, h=1e-2)
+    direct = td.make_solver("redmax-direct", m, h=1e-2)
+    q = td.random_configuration(m, rng)
+    X = rng.standard_normal((m.nv, 3))
+    assert rel_err(pcg._impl.precondition(q, 1e-2, X), direct.inverse_inertia(q, X)) < 1e-10
+
+
+def test_preconditioner_is_only_an_approximation_with_coupling_springs(rng):
+    m = with_extras(random_tree(10, 2), rng, n_springs=6)
+    pcg = td.make_solver("redmax-pcg", m, h=1e-2)
+    direct = td.make_solver("redmax-direct", m, h=1e-2)
+    q = td.random_configuration(m, rng)
+    X = rng.standard_normal((m.nv, 2))
+    P = pcg._impl.precondition(q, 1e-2, X)
+    assert rel_err(P, direct.inverse_inertia(q, X)) > 1e-8
+    # but it is symmetric positive definite, as PCG needs
+    Pm = pcg._impl.precondition(q, 1e-2, np.eye(m.nv))
+    assert np.allclose(Pm, Pm.T, atol=1e-10 * np.abs(Pm).max())
+    assert np.linalg.eigvalsh(0.5 * (Pm + Pm.T)).min() > 0
+
+
+def test_pcg_agrees_with_direct(rmodel, rng):
+    pcg = td.make_solver("redmax-pcg", rmodel, h=1e-2, tol=1e-12)
+    direct = td.make_solver("redmax-direct", rmodel, h=1e-2)
+    a = td.State(td.random_configuration(rmodel, rng), rng.standard_normal(rmodel.nv))
+    b = a.copy()
+    for _ in range(5):
+        st = pcg.step(a)
+        direct.step(b)
+        assert st["unconverged"] == 0
+    assert rel_err(a.v, b.v) < 1e-8
+    R = rng.standard_normal((rmodel.nv, 2))
+    assert rel_err(pcg.inverse_inertia(a.q, R), direct.inverse_inertia(a.q, R)) < 1e-8
+
+
+@pytest.mark.parametrize("spec", ["bridge-rigid:6", "bridge:5,3", "bridge:5,3,car=car", "umbrella:2", "tree:3",
+                                  "tree:3,springs=square", "chain:6"])
+def test_pcg_agrees_with_direct_on_the_scenes(spec):
+    scene = td.scenes.scene_from_spec(spec)
+    tol = 1e-10
+    pcg = td.make_solver("redmax-pcg", scene.model, h=scene.h, tol=tol)
+    direct = td.make_solver("redmax-direct", scene.model, h=scene.h)
+    a, b = scene.state.copy(), scene.state.copy()
+    for _ in range(20):
+        sa, sb = pcg.step(a), direct.step(b)
+        assert sa["unconverged"] == 0
+    # 20 steps, each solved to tol: the states agree to a few hundred tolerances
+    assert rel_err(a.v, b.v) < 1e3 * tol
+    assert rel_err(a.q, b.q) < 1e3 * tol
+    assert sa["constraint_rows"] == sb["constraint_rows"]
+
+
+def test_rigid_tower_bridge_converges_in_one_iteration_per_solve():
+    # every cable ends on a fixed tower: K_m is block diagonal and P is exact (thesis §4.1)
+    scene = td.scenes.bridge_rigid(12)
+    pcg = td.make_solver("redmax-pcg", scene.model, h=scene.h, tol=1e-10)
+    state = scene.state.copy()
+    for _ in range(30):
+        st = pcg.step(state)
+        assert st["max_iterations"] == 1  # the deck sags: no solve is already converged at its warm start
+        assert st["iterations"] <= st["solves"]
+
+
+def test_flexible_bridge_needs_more_than_one_iteration():
+    scene = td.scenes.bridge(6, 4)
+    pcg = td.make_solver("redmax-pcg", scene.model, h=scene.h)
+    st = pcg.step(scene.state.copy())
+    assert st["max_iterations"] > 1
+
+
+def test_iterations_grow_sublinearly_with_size():
+    # loosely: quadrupling the flexible bridge less than quadruples the iterations per solve
+    its = []
+    for n in (6, 24):
+        scene = td.scenes.bridge(n, n)
+        pcg = td.make_solver("redmax-pcg", scene.model, h=scene.h)
+        state = scene.state.copy()
+        total = solves = 0
+        for _ in range(10):
+            st = pcg.step(state)
+            total, solves = total + st["iterations"], solves + st["solves"]
+        its.append(total / solves)
+    assert its[1] < 4 * its[0]
+
+
+def test_parallel_loop_solves_give_the_same_bits():
+    scene = td.scenes.umbrella(2)
+
+    def run():
+        pcg = td.make_solver("redmax-pcg", scene.model, h=scene.h)
+        state = scene.state.copy()
+        for _ in range(5):
+            pcg.step(state)
+        return np.concatenate([state.q, state.v])
+
+    outs = outputs_for_thread_counts(run)
+    for o in outs[1:]:
+        assert np.array_equal(o, outs[0])
+
+
+def test_pcg_options_are_checked():
+    m = random_tree(4, 1)
+    with pytest.raises(ValueError, match="tol"):
+        td.make_solver("redmax-pcg", m, tol=0.0)
+    with pytest.raises(ValueError, match="max_iter"):
+        td.make_solver("redmax-pcg", m, max_iter=0)
+
+
+def test_iteration_cap_is_reported_not_hidden(rng):
+    m = with_extras(random_tree(16, 4), rng, n_springs=10)
+    pcg = td.make_solver("redmax-pcg", m, h=1e-2, tol=1e-14, max_iter=1)
+    st = pcg.step(td.State(td.random_configuration(m, rng), rng.standard_normal(m.nv)))
+    assert st["unconverged"] >= 1 and st["max_iterations"] == 1
