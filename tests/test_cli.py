@@ -1,6 +1,8 @@
 """The treedyn command (python/treedyn/cli.py)."""
 import json
 
+import numpy as np
+
 import pytest
 
 from treedyn.cli import main
@@ -100,3 +102,26 @@ def test_compare_reads_a_file_by_its_root_element(capsys, tmp_path):
     other.write_text("hello")
     assert main(["compare", str(other)]) == 2
     assert "not a URDF" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("solver", ["redmax-direct", "redmax-pcg"])
+def test_simulate_writes_the_trajectory_and_a_picture(capsys, tmp_path, solver):
+    out, png = tmp_path / "bridge.npz", tmp_path / "bridge.png"
+    assert main(["simulate", "bridge:5,3", "--steps", "20", "--every", "5", "--solver", solver,
+                 "--out", str(out), "--plot", str(png)]) == 0
+    text = capsys.readouterr().out
+    assert "loop-closure residual" in text and "20 steps" in text
+    data = np.load(out)
+    assert data["q"].shape == (5, 11) and data["t"][-1] == pytest.approx(0.2)
+    assert data["position_residual"].shape == (20,) and np.all(data["position_residual"] < 1e-3)
+    if solver == "redmax-pcg":
+        assert np.all(data["iterations"] > 0)
+    pytest.importorskip("matplotlib")
+    assert png.stat().st_size > 1000
+
+
+def test_simulate_bad_scene_is_a_clear_error(capsys):
+    assert main(["simulate", "bridge:2"]) == 2
+    assert "n_deck" in capsys.readouterr().err
+    assert main(["simulate", "nosuchscene"]) == 2
+    assert "unknown scene" in capsys.readouterr().err
