@@ -139,3 +139,11 @@ def test_iteration_cap_is_reported_not_hidden(rng):
     pcg = td.make_solver("redmax-pcg", m, h=1e-2, tol=1e-14, max_iter=1)
     st = pcg.step(td.State(td.random_configuration(m, rng), rng.standard_normal(m.nv)))
     assert st["unconverged"] >= 1 and st["max_iterations"] == 1
+
+
+@pytest.mark.parametrize("name", ["redmax-direct", "redmax-pcg"])
+def test_redmax_solvers_pass_the_conformance_checks(name):
+    from treedyn.solvers.registry import get_solver_class
+    from treedyn.testing import check_solver
+    # forward dynamics of the bare tree agrees with aba on random models, shapes, bad input
+    assert check_solver(get_solver_class(name)) == 4
