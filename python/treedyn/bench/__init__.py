@@ -13,8 +13,14 @@
   batched forward dynamics over OpenMP threads against B, for 7-, 10- and 200-link robots, against
   Pinocchio's abaInParallel on as many threads).
 
+- ``redmax``: baxter2019 §4 (Figs. 3-4, 8, 14-15, 17, 19-20, 22, 25-26): time per RedMax step
+  against DOF for the bridge (rigid towers, flexible towers, car, heavy car), the umbrella, the
+  tree and the alternate tree, with ``redmax-pcg``, ``redmax-direct`` and MKL Pardiso (when
+  pypardiso is installed) on the same assembled matrix; PCG iterations; fitted slopes and
+  crossovers beside the thesis'.
+
 matplotlib is optional: the scripts always write CSV, and PNG when matplotlib is installed.
 """
 
 SCRIPTS = {"drumwright": "treedyn.bench.drumwright", "ascher": "treedyn.bench.ascher",
-           "groups": "treedyn.bench.groups"}
+           "groups": "treedyn.bench.groups", "redmax": "treedyn.bench.redmax"}
