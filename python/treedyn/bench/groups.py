@@ -43,15 +43,16 @@ What this machine finds (2 cores of a shared VM, no GPU; ``python -m treedyn.ben
   ~6x ABA at n = 2 (6.7 µs against 1.14 µs) and ~10x at n = 10: the paper's "extra operations" of
   CFA are there, and JSIIA's too. Among the three elimination orders the paper's ordering appears:
   CFA-OEE overtakes JSIIA at n ≈ 33 (1 thread; ≈ 14 on 2) and CRBA + Cholesky at n ≈ 285 (1 thread;
-  ≈ 160-180 on 2), because its O(n) work outgrows neither JSIIA's O(n²) columns of M nor the O(n³)
-  dense factorisations. But CFA-OEE never overtakes ABA: at n = 1000 it takes 7.2 ms against ABA's
-  0.27 ms (27x; ~15x with 2 threads). On the GPU, OEE's ⌈log₂ n⌉ levels run on thousands of
-  threads, so CFA's *time* grows like log n while ABA's recursion stays sequential, O(n); on 2
-  cores OEE can at best halve its *work* — which is O(n) already, with a k = 5 block solve per
-  block and level, several times ABA's ~200 flops per link — and each level ends at a barrier that
-  costs microseconds. So the depth advantage never pays: CFA-OEE on 2 threads is 1.6-1.9x faster
-  than on 1 from n = 200, and slower than on 1 thread at n = 20 (0.7x); JSIIA gains 1.3-1.5x from
-  n = 100 and loses below 50.
+  ≈ 160-180 on 2): JSIIA's O(n²) columns of M and the O(n³) dense factorisations grow faster than
+  CFA's O(n log n). But CFA-OEE never overtakes ABA: at n = 1000 it takes 7.2 ms against ABA's
+  0.27 ms (27x; ~15x with 2 threads). On the GPU, OEE's ⌈log₂ n⌉ levels each run on as many
+  threads as there are blocks, so CFA's *time* grows like log n while ABA's recursion stays
+  sequential, O(n). On 2 cores the levels can at best halve CFA's *work*, which is O(n log n)
+  (every level solves with the 5x5 blocks of the joints' constraint-force bases) and already
+  larger than ABA's O(n) at n = 2, while each level ends at a barrier that costs microseconds. So
+  the depth advantage never pays: CFA-OEE on 2 threads is 1.6-1.9x faster than on 1 from n = 200,
+  and slower than on 1 thread at n = 20 (0.7x); JSIIA gains 1.3-1.5x from n = 100 and loses
+  below 50.
   Fig. 3 (B robots): on a CPU the batch itself is the parallelism — whole robots per thread, no
   barrier inside a robot — so every method scales on 2 threads (ABA 1.85x at 7 links, B = 4096),
   and the per-robot cost decides. Per robot on 2 threads at the largest B: 7 links: ABA 0.99 µs,
@@ -59,7 +60,7 @@ What this machine finds (2 cores of a shared VM, no GPU; ``python -m treedyn.ben
   1.70; 200 links: ABA 38 µs, CRBA + Cholesky 467, CFA-OEE 608, JSIIA 3010, Pinocchio 41. The
   paper's 10-link result (JSIIA ≈ CFA) holds, and so does its 200-link ordering between CFA and
   JSIIA (5x), but ABA — the method the paper found always dominated, because its GPU version ran
-  the articulated-inertia recursion on the CPU and paid for transfers — is 10-16x faster than
+  the articulated-inertia recursion on the CPU and paid for transfers — is 10-80x faster than
   both: without a GPU, nothing is gained by trading ABA's minimal O(n) work for parallel depth.
   Throughput of treedyn's batched ABA against pin.abaInParallel, both on 2 threads, same run:
   4096 robots of 7 joints 1.18x (headline, minimum of 21 samples; 1.40x in the sweep, 1.60x
