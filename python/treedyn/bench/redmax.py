@@ -4,6 +4,7 @@
                                      umbrella tree tree-square] [--steps 50] [--warmup 1]
                                     [--size FAMILY=N1,N2,...] [--max-nv NV] [--threads 1]
                                     [--solvers redmax-pcg redmax-direct pardiso] [--fit-min 100]
+                                    [--h 1e-2] [--bridge-params sim|video] [--umbrella-params video|sim]
                                     [--out DIR] [--quick] [--no-plot] [--no-progress]
 
 For every scene family, over increasing sizes, the scene (``treedyn.scenes``) is simulated from
@@ -92,7 +93,7 @@ THESIS = {
     "tree-square": dict(pcg=None, direct=None, crossover="never", note="direct faster; slopes close"),
 }
 
-FIELDS = ["scene", "size", "nv", "solver", "threads", "steps", "steps_done", "seconds_per_step",
+FIELDS = ["scene", "size", "nv", "solver", "threads", "h", "steps", "steps_done", "seconds_per_step",
           "seconds_total", "solver_seconds_per_step", "pcg_iterations_per_step", "pcg_iterations_per_solve",
           "pcg_max_iterations", "solves_per_step", "unconverged", "constraint_rows", "position_residual",
           "max_abs_v", "failed", "error", "load"]
@@ -261,12 +262,14 @@ def make_stepper(name: str, model, h: float, threads: int, tol: float = 1e-8):
 # ---------------------------------------------------------------------------------------------
 # the sweep
 
-def run_one(scene, name: str, steps: int, warmup: int, threads: int, tol: float = 1e-8) -> dict:
+def run_one(scene, name: str, steps: int, warmup: int, threads: int, tol: float = 1e-8,
+            h: Optional[float] = None) -> dict:
     """Simulate ``scene`` from a copy of its initial state: ``warmup`` untimed steps, then
-    ``steps`` timed ones. Failures (exceptions, non-finite state) give failed = 1."""
-    row = dict(solver=name, threads=threads, steps=steps, steps_done=0, failed=0, error="")
+    ``steps`` timed ones of h (default the scene's). Failures (exceptions, non-finite state) give
+    failed = 1."""
+    h = scene.h if h is None else float(h)
+    row = dict(solver=name, threads=threads, h=h, steps=steps, steps_done=0, failed=0, error="")
     state = scene.state.copy()
-    h = scene.h
     its = solves = unconverged = maxit = 0
     cpp = 0.0
     stepper = None
@@ -352,7 +355,7 @@ def sweep(families: Sequence[str], sizes: Dict[str, List[int]], solvers: Sequenc
                 if hasattr(bar.bar, "set_postfix_str"):
                     bar.bar.set_postfix_str(f"{fam} nv={nv} {name}")
                 row = dict(scene=fam, size=n, nv=nv, load=_load())
-                row.update(run_one(scene, name, steps, warmup, threads, tol=args.tol))
+                row.update(run_one(scene, name, steps, warmup, threads, tol=args.tol, h=args.h))
                 rows.append(row)
                 if w is not None:
                     w.writerow({k: row.get(k, "") for k in FIELDS})
@@ -584,6 +587,8 @@ def main(argv=None) -> int:
     ap.add_argument("--solvers", nargs="+", choices=SOLVERS, help="default all (pardiso when installed)")
     ap.add_argument("--threads", type=int, default=1, help="OpenMP and MKL threads (default 1)")
     ap.add_argument("--tol", type=float, default=1e-8, help="PCG relative tolerance (default 1e-8)")
+    ap.add_argument("--h", type=float, help="time step (default the scenes' 1e-2; e.g. 2.5e-3 for the heavy car, "
+                    "which blows up at 1e-2 with the 'sim' parameters)")
     ap.add_argument("--bridge-params", choices=("sim", "video"), default="sim",
                     help="parameter set of the flexible bridges (default sim)")
     ap.add_argument("--umbrella-params", choices=("sim", "video"), default="video",
@@ -602,8 +607,8 @@ def main(argv=None) -> int:
         args.steps = 5 if args.quick else 50
     if args.fit_min is None:
         args.fit_min = 0.0 if args.quick else 100.0
-    if args.steps < 1 or args.warmup < 0 or args.threads < 1:
-        ap.error("--steps and --threads must be positive, --warmup >= 0")
+    if args.steps < 1 or args.warmup < 0 or args.threads < 1 or (args.h is not None and not args.h > 0):
+        ap.error("--steps, --threads and --h must be positive, --warmup >= 0")
     pardiso = pardiso_available()
     solvers = list(args.solvers or [s for s in SOLVERS if s != PARDISO or pardiso])
     if PARDISO in solvers and not pardiso:
@@ -613,7 +618,7 @@ def main(argv=None) -> int:
     print(f"treedyn {td.__version__}: OpenMP {info['openmp']} (max threads {info['max_threads']}), "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; {args.threads} thread(s); "
           f"Pardiso: {'pypardiso ' + _pp_version() if pardiso else 'not installed (pip install pypardiso): no Pardiso column'}")
-    print(f"{args.steps} timed steps of h = 1e-2 after {args.warmup} untimed; PCG tol {args.tol:g}; "
+    print(f"{args.steps} timed steps of h = {args.h or 1e-2:g} after {args.warmup} untimed; PCG tol {args.tol:g}; "
           f"bridge params {args.bridge_params!r}, umbrella {args.umbrella_params!r}; load average at the start {_load()}")
     csv_path = os.path.join(args.out, "redmax.csv")
     rows = sweep(families, sizes, solvers, args.steps, args.warmup, args.threads, args, csv_path, args.max_nv,
