@@ -44,7 +44,7 @@ def test_quick_run_writes_the_csv(tmp_path):
     assert len(rows) == len(nv) * len(solvers)
     for r in rows:
         assert r["failed"] == "0", r
-        assert int(r["steps"]) == int(r["steps_done"]) == 2
+        assert int(r["steps"]) == int(r["steps_done"]) == 2 and r["repeats"] == "1"
         assert float(r["seconds_per_step"]) > 0 and float(r["seconds_total"]) > 0
         assert np.isclose(float(r["seconds_total"]), 2 * float(r["seconds_per_step"]))
         assert int(r["threads"]) == 1 and float(r["h"]) == 1e-2
@@ -61,6 +61,18 @@ def test_quick_run_writes_the_csv(tmp_path):
     assert {r["pcg_max_iterations"] for r in rows if r["scene"] == "bridge-rigid" and r["solver"] == bench.PCG} == {"1"}
     for name in ("redmax_time.png", "redmax_iterations.png"):
         assert (tmp_path / name).exists() == HAS_MPL
+
+
+def test_repeats_keep_the_minimum(tmp_path):
+    rc = bench.main(["--out", str(tmp_path), "--steps", "2", "--repeat", "2", "--no-progress", "--no-plot",
+                     "--scenes", "tree", "--size", "tree=2", "--solvers", "redmax-pcg", "redmax-direct"])
+    assert rc == 0
+    rows = read(tmp_path / "redmax.csv")
+    assert [r["solver"] for r in rows] == ["redmax-pcg", "redmax-direct"]
+    for r in rows:
+        assert r["repeats"] == "2"
+        assert 0 < float(r["seconds_per_step"]) <= float(r["seconds_per_step_median"])
+        assert np.isclose(float(r["seconds_total"]), 2 * float(r["seconds_per_step"]))
 
 
 def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):

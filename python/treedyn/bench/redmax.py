@@ -18,7 +18,8 @@ its initial state for --steps steps of h = 1e-2 (after --warmup untimed steps) b
                  indefinite), one factorisation for the right-hand sides [f̃_r, Gᵀ], then
                  the dual solve for λ (least squares, rcond 1e-10) and v = v₀ − Yλ; only when
                  pypardiso is installed.
-Time per step = wall time of the timed steps / steps (each solver starts from the same state).
+Time per step = wall time of the timed steps / steps (each solver starts from the same state),
+the minimum over --repeat runs (default 3; a run longer than --repeat-max = 5 s is not repeated).
 The thesis simulates 5 s (500 steps); the default here is 50 steps, the first 0.5 s (--steps 500
 for the full 5 s; the PCG iterations, which depend on the motion, change along the run: the
 first half second of the car scenes has the car on the first tenth of the deck).
@@ -93,8 +94,8 @@ THESIS = {
     "tree-square": dict(pcg=None, direct=None, crossover="never", note="direct faster; slopes close"),
 }
 
-FIELDS = ["scene", "size", "nv", "solver", "threads", "h", "steps", "steps_done", "seconds_per_step",
-          "seconds_total", "solver_seconds_per_step", "pcg_iterations_per_step", "pcg_iterations_per_solve",
+FIELDS = ["scene", "size", "nv", "solver", "threads", "h", "steps", "steps_done", "repeats", "seconds_per_step",
+          "seconds_per_step_median", "seconds_total", "solver_seconds_per_step", "pcg_iterations_per_step", "pcg_iterations_per_solve",
           "pcg_max_iterations", "solves_per_step", "unconverged", "constraint_rows", "position_residual",
           "max_abs_v", "failed", "error", "load"]
 
@@ -321,8 +322,11 @@ def _load() -> str:
 
 def sweep(families: Sequence[str], sizes: Dict[str, List[int]], solvers: Sequence[str], steps: int, warmup: int,
           threads: int, args, csv_path: Optional[str] = None, max_nv: Optional[int] = None, progress: bool = True,
-          log=print) -> List[dict]:
-    """Measure every (family, size, solver); rows appended to csv_path as they come. A
+          log=print, repeat: int = 1, repeat_max: float = 5.0) -> List[dict]:
+    """Measure every (family, size, solver); rows appended to csv_path as each size is done. Each
+    run is repeated ``repeat`` times (the solvers' order rotated from one repeat to the next, so a
+    busy moment of the machine does not always hit the same solver) unless its first run failed
+    or took longer than ``repeat_max`` s; seconds_per_step is the minimum over the repeats. A
     KeyboardInterrupt stops the sweep and returns what was measured."""
     from .groups import Progress
     rows: List[dict] = []
@@ -350,25 +354,53 @@ def sweep(families: Sequence[str], sizes: Dict[str, List[int]], solvers: Sequenc
             if max_nv is not None and nv > max_nv:
                 bar.update(len(solvers))
                 continue
-            cells = []
-            for name in solvers:
-                if hasattr(bar.bar, "set_postfix_str"):
-                    bar.bar.set_postfix_str(f"{fam} nv={nv} {name}")
-                row = dict(scene=fam, size=n, nv=nv, load=_load())
-                row.update(run_one(scene, name, steps, warmup, threads, tol=args.tol, h=args.h))
-                rows.append(row)
-                if w is not None:
-                    w.writerow({k: row.get(k, "") for k in FIELDS})
+            results: Dict[str, dict] = {}
+            try:
+                for r in range(repeat):
+                    order = solvers[r % len(solvers):] + solvers[:r % len(solvers)]   # rotate the order
+                    for name in order:
+                        prev = results.get(name)
+                        if prev is not None and (prev["failed"] or prev["seconds_total"] > repeat_max):
+                            continue
+                        if hasattr(bar.bar, "set_postfix_str"):
+                            bar.bar.set_postfix_str(f"{fam} nv={nv} {name} ({r + 1}/{repeat})")
+                        new = run_one(scene, name, steps, warmup, threads, tol=args.tol, h=args.h)
+                        if prev is None:
+                            new.update(scene=fam, size=n, nv=nv, load=_load(), repeats=1)
+                            new["_samples"] = [new["seconds_per_step"]] if not new["failed"] else []
+                            results[name] = new
+                        elif new["failed"]:   # a repeat of the same run failed: keep the earlier samples
+                            prev["error"] = "a repeat failed: " + new["error"]
+                        else:
+                            prev["_samples"].append(new["seconds_per_step"])
+                            prev["repeats"] += 1
+            finally:
+                cells = []
+                for name in solvers:
+                    row = results.get(name)
+                    if row is None:
+                        continue
+                    samples = row.pop("_samples")
+                    if samples:
+                        row["seconds_per_step"] = min(samples)
+                        row["seconds_total"] = row["seconds_per_step"] * row["steps_done"]
+                        row["seconds_per_step_median"] = float(np.median(samples))
+                    rows.append(row)
+                    if w is not None:
+                        w.writerow({k: row.get(k, "") for k in FIELDS})
+                    if row["failed"]:
+                        cells.append(f"{name} FAILED ({row['error'][:70]})")
+                    else:
+                        cell = f"{name} {row['seconds_per_step'] * 1e3:8.3f} ms"
+                        if name == PCG:
+                            cell += (f" ({row['pcg_iterations_per_step']:.1f} it/step, "
+                                     f"{row['pcg_iterations_per_solve']:.2f}/solve)")
+                        cells.append(cell)
+                if f is not None:
                     f.flush()
-                bar.update()
-                if row["failed"]:
-                    cells.append(f"{name} FAILED ({row['error'][:70]})")
-                else:
-                    cell = f"{name} {row['seconds_per_step'] * 1e3:8.3f} ms"
-                    if name == PCG:
-                        cell += f" ({row['pcg_iterations_per_step']:.1f} it/step, {row['pcg_iterations_per_solve']:.2f}/solve)"
-                    cells.append(cell)
-            bar.write(f"{fam:15s} size {n:5d} nv {nv:5d}: " + "; ".join(cells))
+                bar.update(len(solvers))
+                if cells:
+                    bar.write(f"{fam:15s} size {n:5d} nv {nv:5d}: " + "; ".join(cells))
     except KeyboardInterrupt:
         bar.write("interrupted: summarising what was measured")
     finally:
@@ -457,7 +489,12 @@ def summarize(rows, families, fit_min: float, log=print) -> dict:
         fi = fit(nvi, np.maximum(it, 1e-12), fit_min) if len(nvi) else None
         out[(fam, "iterations_slope")] = fi[0] if fi else None
         itmax = f"{it[-1]:.1f} at {nvi[-1]:.0f}" if len(nvi) else "-"
-        fails = sorted({(r["nv"], r["solver"]) for r in rows if r["scene"] == fam and int(r["failed"])})
+        fails: Dict[tuple, List[int]] = {}
+        for nv_ in sorted({r["nv"] for r in rows if r["scene"] == fam}):
+            who = tuple(s for s in solvers if any(r["scene"] == fam and r["nv"] == nv_ and r["solver"] == s
+                                                  and int(r["failed"]) for r in rows))
+            if who:
+                fails.setdefault(who, []).append(nv_)
 
         def sl(x, ref=None):
             s = "-" if x is None else f"{x:.2f}"
@@ -471,15 +508,16 @@ def summarize(rows, families, fit_min: float, log=print) -> dict:
             line += f" {cross.get(PARDISO) or '-':>11s}"
         line += f" {th['crossover']:>8s}  {itmax:>21s} {sl(fi[0] if fi else None):>8s}"
         log(line)
-        if fails:
-            log(f"{'':16s} failed: " + ", ".join(f"{s} at nv {nv}" for nv, s in fails))
+        for who, nvs in fails.items():
+            log(f"{'':16s} failed: {'all solvers' if len(who) == len(solvers) else ', '.join(who)} at nv "
+                + ", ".join(str(x) for x in nvs))
     log("thesis notes: " + "; ".join(f"{fam}: {THESIS[fam]['note']}" for fam in families if THESIS[fam]["note"]))
     return out
 
 
 def print_table(rows, families, log=print):
     solvers = [s for s in SOLVERS if any(r["solver"] == s for r in rows)]
-    log("\ntime per step (ms) and PCG iterations per step / per solve:")
+    log("\ntime per step (ms, the minimum over the repeats) and PCG iterations per step / per solve:")
     log(f"{'scene':16s} {'size':>5s} {'nv':>5s} " + " ".join(f"{s:>14s}" for s in solvers) + "   PCG it/step  it/solve")
     for fam in families:
         for (size, nv) in sorted({(r["size"], r["nv"]) for r in rows if r["scene"] == fam}, key=lambda x: x[1]):
@@ -584,6 +622,9 @@ def main(argv=None) -> int:
     ap.add_argument("--max-nv", type=int, help="skip the sizes with more DOF than this")
     ap.add_argument("--steps", type=int, help="timed steps per run (default 50; 500 = the thesis' 5 s; --quick 5)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed steps before the timed ones (default 1)")
+    ap.add_argument("--repeat", type=int, help="runs of each point, the minimum time kept (default 3; --quick 1); "
+                    "a run longer than --repeat-max seconds is not repeated")
+    ap.add_argument("--repeat-max", type=float, default=5.0)
     ap.add_argument("--solvers", nargs="+", choices=SOLVERS, help="default all (pardiso when installed)")
     ap.add_argument("--threads", type=int, default=1, help="OpenMP and MKL threads (default 1)")
     ap.add_argument("--tol", type=float, default=1e-8, help="PCG relative tolerance (default 1e-8)")
@@ -605,10 +646,12 @@ def main(argv=None) -> int:
         sizes[fam] = ns
     if args.steps is None:
         args.steps = 5 if args.quick else 50
+    if args.repeat is None:
+        args.repeat = 1 if args.quick else 3
     if args.fit_min is None:
         args.fit_min = 0.0 if args.quick else 100.0
-    if args.steps < 1 or args.warmup < 0 or args.threads < 1 or (args.h is not None and not args.h > 0):
-        ap.error("--steps, --threads and --h must be positive, --warmup >= 0")
+    if args.steps < 1 or args.warmup < 0 or args.threads < 1 or args.repeat < 1 or (args.h is not None and not args.h > 0):
+        ap.error("--steps, --repeat, --threads and --h must be positive, --warmup >= 0")
     pardiso = pardiso_available()
     solvers = list(args.solvers or [s for s in SOLVERS if s != PARDISO or pardiso])
     if PARDISO in solvers and not pardiso:
@@ -618,11 +661,12 @@ def main(argv=None) -> int:
     print(f"treedyn {td.__version__}: OpenMP {info['openmp']} (max threads {info['max_threads']}), "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; {args.threads} thread(s); "
           f"Pardiso: {'pypardiso ' + _pp_version() if pardiso else 'not installed (pip install pypardiso): no Pardiso column'}")
-    print(f"{args.steps} timed steps of h = {args.h or 1e-2:g} after {args.warmup} untimed; PCG tol {args.tol:g}; "
+    print(f"{args.steps} timed steps of h = {args.h or 1e-2:g} after {args.warmup} untimed, the minimum of "
+          f"{args.repeat} run(s) (runs over {args.repeat_max:g} s once); PCG tol {args.tol:g}; "
           f"bridge params {args.bridge_params!r}, umbrella {args.umbrella_params!r}; load average at the start {_load()}")
     csv_path = os.path.join(args.out, "redmax.csv")
     rows = sweep(families, sizes, solvers, args.steps, args.warmup, args.threads, args, csv_path, args.max_nv,
-                 progress=not args.no_progress)
+                 progress=not args.no_progress, repeat=args.repeat, repeat_max=args.repeat_max)
     print(f"wrote {csv_path}")
     if not rows:
         return 0
