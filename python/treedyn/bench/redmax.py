@@ -63,6 +63,8 @@ from treedyn import scenes
 
 SOLVERS = ("redmax-pcg", "redmax-direct", "pardiso")
 PCG, DIRECT, PARDISO = SOLVERS
+#: Pardiso's time without the assembly (derived from the pardiso rows, not a solver of its own)
+PARDISO_FS = "pardiso-factor-solve"
 
 #: family -> (label, builder(size, args) -> Scene, default sizes, quick sizes)
 FAMILIES: Dict[str, tuple] = {
@@ -95,7 +97,7 @@ THESIS = {
 }
 
 FIELDS = ["scene", "size", "nv", "solver", "threads", "h", "steps", "steps_done", "repeats", "seconds_per_step",
-          "seconds_per_step_median", "seconds_total", "solver_seconds_per_step", "pcg_iterations_per_step", "pcg_iterations_per_solve",
+          "seconds_per_step_median", "seconds_total", "solver_seconds_per_step", "assembly_seconds_per_step", "pcg_iterations_per_step", "pcg_iterations_per_solve",
           "pcg_max_iterations", "solves_per_step", "unconverged", "constraint_rows", "position_residual",
           "max_abs_v", "failed", "error", "load"]
 
@@ -213,6 +215,7 @@ class PardisoStepper:
         h = self.h if h is None else float(h)
         t0 = time.perf_counter()
         s = self.direct._impl.sparse_system(state.q, state.v, state.t, h)
+        t1 = time.perf_counter()
         X = self.solve_system(s)
         self.steps += 1
         v = X[:, 0].copy()
@@ -232,7 +235,7 @@ class PardisoStepper:
         return dict(iterations=0, max_iterations=0, solves=1 + l, unconverged=0, constraint_rows=l,
                     pardiso_indefinite_from=self.fallback_step,
                     position_residual=self.direct.constraint_residual(state.q) if l else 0.0,
-                    seconds=time.perf_counter() - t0)
+                    seconds=time.perf_counter() - t0, assembly_seconds=t1 - t0)
 
     def close(self):
         for ps in (self.ps, self._indefinite):
@@ -272,7 +275,7 @@ def run_one(scene, name: str, steps: int, warmup: int, threads: int, tol: float 
     row = dict(solver=name, threads=threads, h=h, steps=steps, steps_done=0, failed=0, error="")
     state = scene.state.copy()
     its = solves = unconverged = maxit = 0
-    cpp = 0.0
+    cpp = assembly = 0.0
     stepper = None
     wall = 0.0
     last = {}
@@ -290,6 +293,7 @@ def run_one(scene, name: str, steps: int, warmup: int, threads: int, tol: float 
             unconverged += int(last.get("unconverged", 0))
             maxit = max(maxit, int(last.get("max_iterations", 0)))
             cpp += float(last.get("seconds", 0.0))
+            assembly += float(last.get("assembly_seconds", 0.0))
             row["steps_done"] = k + 1
         wall = time.perf_counter() - t0
     except (ValueError, RuntimeError, ArithmeticError, np.linalg.LinAlgError, FloatingPointError) as e:
@@ -303,6 +307,8 @@ def run_one(scene, name: str, steps: int, warmup: int, threads: int, tol: float 
     row.update(constraint_rows=last.get("constraint_rows", ""), position_residual=last.get("position_residual", ""),
                max_abs_v=float(np.abs(state.v).max()) if state.v.size and np.all(np.isfinite(state.v)) else "")
     if not row["failed"] and done:
+        if name == PARDISO:
+            row.update(assembly_seconds_per_step=assembly / done)
         row.update(seconds_per_step=wall / done, seconds_total=wall, solver_seconds_per_step=cpp / done,
                    solves_per_step=solves / done, unconverged=unconverged)
         if name == PCG:
@@ -367,12 +373,13 @@ def sweep(families: Sequence[str], sizes: Dict[str, List[int]], solvers: Sequenc
                         new = run_one(scene, name, steps, warmup, threads, tol=args.tol, h=args.h)
                         if prev is None:
                             new.update(scene=fam, size=n, nv=nv, load=_load(), repeats=1)
-                            new["_samples"] = [new["seconds_per_step"]] if not new["failed"] else []
+                            new["_samples"] = [(new["seconds_per_step"], new.get("assembly_seconds_per_step", ""))
+                                               ] if not new["failed"] else []
                             results[name] = new
                         elif new["failed"]:   # a repeat of the same run failed: keep the earlier samples
                             prev["error"] = "a repeat failed: " + new["error"]
                         else:
-                            prev["_samples"].append(new["seconds_per_step"])
+                            prev["_samples"].append((new["seconds_per_step"], new.get("assembly_seconds_per_step", "")))
                             prev["repeats"] += 1
             finally:
                 cells = []
@@ -382,7 +389,9 @@ def sweep(families: Sequence[str], sizes: Dict[str, List[int]], solvers: Sequenc
                         continue
                     samples = row.pop("_samples")
                     if samples:
-                        row["seconds_per_step"] = min(samples)
+                        best = min(samples, key=lambda x: x[0])
+                        row["seconds_per_step"], row["assembly_seconds_per_step"] = best
+                        samples = [x[0] for x in samples]
                         row["seconds_total"] = row["seconds_per_step"] * row["steps_done"]
                         row["seconds_per_step_median"] = float(np.median(samples))
                     rows.append(row)
@@ -415,6 +424,14 @@ def sweep(families: Sequence[str], sizes: Dict[str, List[int]], solvers: Sequenc
 # summary
 
 def series(rows, fam, solver, key="seconds_per_step"):
+    """(nv, values) of a family's successful runs, sorted by nv. ``solver`` PARDISO_FS: Pardiso's
+    time per step without the assembly of M̃_r (its factorisation, solves and dual step)."""
+    if solver == PARDISO_FS:
+        nv, t = series(rows, fam, PARDISO)
+        nva, ta = series(rows, fam, PARDISO, "assembly_seconds_per_step")
+        a = dict(zip(nva.tolist(), ta))
+        pts = [(x, y - a[x]) for x, y in zip(nv.tolist(), t) if x in a and y > a[x]]
+        return np.array([p[0] for p in pts], dtype=float), np.array([p[1] for p in pts])
     pts = sorted((r["nv"], float(r[key])) for r in rows if r["scene"] == fam and r["solver"] == solver
                  and not int(r["failed"]) and r.get(key, "") not in ("", None) and float(r[key]) > 0)
     return np.array([p[0] for p in pts], dtype=float), np.array([p[1] for p in pts])
@@ -452,16 +469,19 @@ def crossover(nv, t_pcg, nv2, t_other) -> Optional[str]:
 def summarize(rows, families, fit_min: float, log=print) -> dict:
     out = {}
     solvers = [s for s in SOLVERS if any(r["solver"] == s for r in rows)]
+    if PARDISO in solvers:
+        solvers.append(PARDISO_FS)
     log(f"\nlog-log slopes of the time per step against DOF, fitted on the points with nv >= {fit_min:g} "
         f"(the range and count of PCG's points shown; thesis values in brackets), the DOF from which PCG "
         f"stays faster (~X interpolated, <=X at every point, >X slower at the largest, * faster somewhere "
-        f"below), and PCG's iterations:")
+        f"below), and PCG's iterations. 'P f+s': Pardiso without the assembly of M̃_r (sparse_system), "
+        f"its factorisation, solves and dual step only:")
     head = f"{'scene':16s} {'fit nv (points)':18s} {'PCG':>12s} {'direct':>12s}"
     if PARDISO in solvers:
-        head += f" {'Pardiso':>8s}"
+        head += f" {'Pardiso':>8s} {'P f+s':>6s}"
     head += f"  {'PCG<direct':>10s}"
     if PARDISO in solvers:
-        head += f" {'PCG<Pardiso':>11s}"
+        head += f" {'PCG<Pardiso':>11s} {'PCG<P f+s':>9s}"
     head += f" {'(thesis)':>8s}  {'PCG it/step at max nv':>21s} {'it slope':>8s}"
     log(head)
     for fam in families:
@@ -490,8 +510,9 @@ def summarize(rows, families, fit_min: float, log=print) -> dict:
         out[(fam, "iterations_slope")] = fi[0] if fi else None
         itmax = f"{it[-1]:.1f} at {nvi[-1]:.0f}" if len(nvi) else "-"
         fails: Dict[tuple, List[int]] = {}
+        real = [s for s in solvers if s != PARDISO_FS]
         for nv_ in sorted({r["nv"] for r in rows if r["scene"] == fam}):
-            who = tuple(s for s in solvers if any(r["scene"] == fam and r["nv"] == nv_ and r["solver"] == s
+            who = tuple(s for s in real if any(r["scene"] == fam and r["nv"] == nv_ and r["solver"] == s
                                                   and int(r["failed"]) for r in rows))
             if who:
                 fails.setdefault(who, []).append(nv_)
@@ -502,14 +523,14 @@ def summarize(rows, families, fit_min: float, log=print) -> dict:
 
         line = f"{fam:16s} {rng or '-':18s} {sl(res.get(PCG), th['pcg']):>12s} {sl(res.get(DIRECT), th['direct']):>12s}"
         if PARDISO in solvers:
-            line += f" {sl(res.get(PARDISO)):>8s}"
+            line += f" {sl(res.get(PARDISO)):>8s} {sl(res.get(PARDISO_FS)):>6s}"
         line += f"  {cross.get(DIRECT) or '-':>10s}"
         if PARDISO in solvers:
-            line += f" {cross.get(PARDISO) or '-':>11s}"
+            line += f" {cross.get(PARDISO) or '-':>11s} {cross.get(PARDISO_FS) or '-':>9s}"
         line += f" {th['crossover']:>8s}  {itmax:>21s} {sl(fi[0] if fi else None):>8s}"
         log(line)
         for who, nvs in fails.items():
-            log(f"{'':16s} failed: {'all solvers' if len(who) == len(solvers) else ', '.join(who)} at nv "
+            log(f"{'':16s} failed: {'all solvers' if len(who) == len(real) else ', '.join(who)} at nv "
                 + ", ".join(str(x) for x in nvs))
     log("thesis notes: " + "; ".join(f"{fam}: {THESIS[fam]['note']}" for fam in families if THESIS[fam]["note"]))
     return out
@@ -518,7 +539,9 @@ def summarize(rows, families, fit_min: float, log=print) -> dict:
 def print_table(rows, families, log=print):
     solvers = [s for s in SOLVERS if any(r["solver"] == s for r in rows)]
     log("\ntime per step (ms, the minimum over the repeats) and PCG iterations per step / per solve:")
-    log(f"{'scene':16s} {'size':>5s} {'nv':>5s} " + " ".join(f"{s:>14s}" for s in solvers) + "   PCG it/step  it/solve")
+    fs = PARDISO in solvers
+    log(f"{'scene':16s} {'size':>5s} {'nv':>5s} " + " ".join(f"{s:>14s}" for s in solvers)
+        + (f" {'(its assembly)':>14s}" if fs else "") + "   PCG it/step  it/solve")
     for fam in families:
         for (size, nv) in sorted({(r["size"], r["nv"]) for r in rows if r["scene"] == fam}, key=lambda x: x[1]):
             cells, its = [], ""
@@ -532,6 +555,10 @@ def print_table(rows, families, log=print):
                     cells.append(f"{float(r['seconds_per_step']) * 1e3:14.3f}")
                     if s == PCG:
                         its = f"   {float(r['pcg_iterations_per_step']):11.1f} {float(r['pcg_iterations_per_solve']):9.2f}"
+            if fs:
+                r = next((r for r in rows if r["scene"] == fam and r["nv"] == nv and r["solver"] == PARDISO), None)
+                ok = r is not None and not int(r["failed"]) and r.get("assembly_seconds_per_step", "") != ""
+                cells.append(f"{float(r['assembly_seconds_per_step']) * 1e3:14.3f}" if ok else f"{'':>14s}")
             log(f"{fam:16s} {size:5d} {nv:5d} " + " ".join(cells) + its)
 
 
@@ -539,7 +566,7 @@ def print_table(rows, families, log=print):
 # plots
 
 STYLE = {PCG: ("C0", "o-", "RedMax PCG"), DIRECT: ("C3", "s--", "redmax-direct (Eigen LDLᵀ)"),
-         PARDISO: ("C2", "^:", "Pardiso (MKL)")}
+         PARDISO: ("C2", "^:", "Pardiso (MKL)"), PARDISO_FS: ("C8", "v:", "Pardiso without the assembly")}
 
 
 def plot(rows, families, fit_min, out_dir, log=print) -> List[str]:
