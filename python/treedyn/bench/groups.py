@@ -42,17 +42,16 @@ What this machine finds (2 cores of a shared VM, no GPU; ``python -m treedyn.ben
   Pinocchio's aba is 1.1x (n = 2) to 1.45x (n = 400) slower than treedyn's. CFA-OEE and JSIIA cost
   ~6x ABA at n = 2 (6.7 µs against 1.14 µs) and ~10x at n = 10: the paper's "extra operations" of
   CFA are there, and JSIIA's too. Among the three elimination orders the paper's ordering appears:
-  CFA-OEE overtakes JSIIA at n ≈ 33 (1 thread; ≈ 14 on 2) and CRBA + Cholesky at n ≈ 285 (1 thread;
-  ≈ 160-180 on 2): JSIIA's O(n²) columns of M and the O(n³) dense factorisations grow faster than
+  CFA-OEE overtakes JSIIA at n ≈ 35 (1 thread; 14-21 on 2) and CRBA + Cholesky at n ≈ 287 (1 thread;
+  160-180 on 2): JSIIA's O(n²) columns of M and the O(n³) dense factorisations grow faster than
   CFA's O(n log n). But CFA-OEE never overtakes ABA: at n = 1000 it takes 7.2 ms against ABA's
   0.27 ms (27x; ~15x with 2 threads). On the GPU, OEE's ⌈log₂ n⌉ levels each run on as many
   threads as there are blocks, so CFA's *time* grows like log n while ABA's recursion stays
   sequential, O(n). On 2 cores the levels can at best halve CFA's *work*, which is O(n log n)
   (every level solves with the 5x5 blocks of the joints' constraint-force bases) and already
   larger than ABA's O(n) at n = 2, while each level ends at a barrier that costs microseconds. So
-  the depth advantage never pays: CFA-OEE on 2 threads is 1.6-1.9x faster than on 1 from n = 200,
-  and slower than on 1 thread at n = 20 (0.7x); JSIIA gains 1.3-1.5x from n = 100 and loses
-  below 50.
+  the depth advantage never pays: CFA-OEE on 2 threads is 1.6-1.9x faster than on 1 from n = 200
+  to 1000, JSIIA 1.2-1.7x; below n = 50 the second thread gives nothing (0.4-1.2x from run to run).
   Fig. 3 (B robots): on a CPU the batch itself is the parallelism — whole robots per thread, no
   barrier inside a robot — so every method scales on 2 threads (ABA 1.85x at 7 links, B = 4096),
   and the per-robot cost decides. Per robot on 2 threads at the largest B: 7 links: ABA 0.99 µs,
