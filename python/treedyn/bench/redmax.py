@@ -43,7 +43,32 @@ solver, and the thesis' values beside them.
 
 Threads: --threads sets td.set_num_threads (PCG's loop-closure columns) and MKL's threads
 (Pardiso) alike. Default 1: on this shared 2-core machine a 2-thread parallel region waits for a
-time slice (~5-8 ms) whenever another process is busy, which swamps a step of ~1 ms.
+time slice (~5-8 ms) whenever another process is busy, which swamps a step of ~1 ms (measured:
+the flexible bridge at 60 DOF, 0.24 ms per PCG step on 1 thread, 7.9 ms on 2).
+
+What this machine found (2026-11-21, defaults: 50 steps, minimum of 3 runs, 1 thread, pypardiso
+0.4.7 / MKL 2026.2, load average 1.1-2.7 from another session's work; slopes fitted on nv >= 100):
+  scene            PCG [thesis]  direct [thesis]  Pardiso  PCG faster than direct / Pardiso from
+  bridge-rigid     0.88 [0.94]   2.44 [2.74]      1.90     every size (10 DOF) / every size  [thesis 60]
+  bridge-flexible  1.01 [1.00]   2.26 [2.39]      1.98     ~35 / every size
+  bridge-car       1.02 [1.21]   2.25 [2.47]      1.98     ~36 / every size                 [thesis 270]
+  bridge-heavy     fails at 60 DOF and up ("sim", h = 1e-2; with --bridge-params video:
+                   PCG 0.99, direct 2.20, Pardiso 1.88, PCG faster from ~38 / every size) [thesis 306]
+  umbrella         1.17 [1.38]   2.29 [2.35]      1.90     ~393 / ~413 (385 DOF: slower, 481: faster) [~350]
+  tree             1.28          1.31             1.20     direct faster at 765; PCG fails at 1533
+  tree-square      1.52          1.52             1.36     PCG ≈ direct (±8 %), Pardiso faster at 1533
+PCG iterations per step: rigid bridge 3 at every size (7 solves, none over 1 iteration: the exact
+preconditioner); flexible bridge 14.8 -> 22.6 (12 -> 1500 DOF, slope 0.08); umbrella 44 -> 114
+(49 -> 1153, 34 solves per step, 3.3 per solve; slope 0.24); tree 2 -> 27 (9 -> 765, slope 0.35);
+alternate tree 3.7 -> 90 (9 -> 1533, slope 0.58).
+Caveats: (1) the assembly of M̃_r (``sparse_system``, O(nnz) with M̃ dense within each chain) is
+most of Pardiso's time and about half of redmax-direct's: the flexible bridge at 1500 DOF takes
+227 ms to assemble and 27 ms to factor and solve with Pardiso; without the assembly Pardiso is
+faster than PCG below ~200 DOF on the bridges and at every umbrella size measured (7.4 ms vs
+14.6 ms at 1153 DOF). (2) M̃ = M + hD − h²K is not always positive definite: in the tree at 1533
+DOF compressed springs make it indefinite at step 3 and PCG stops ("pivot not positive
+definite"), where the LDLᵀ solvers go on. (3) The flexible bridge with the ordinary car ("sim")
+diverges at 999 DOF at t ≈ 4.2 s in all three solvers (a 500-step run), so 50 steps are used.
 """
 from __future__ import annotations
 
@@ -89,7 +114,8 @@ FAMILIES: Dict[str, tuple] = {
 THESIS = {
     "bridge-rigid": dict(pcg=0.94, direct=2.74, crossover="60", note="PCG: 1 iteration"),
     "bridge-flexible": dict(pcg=1.00, direct=2.39, crossover="-", note=""),
-    "bridge-car": dict(pcg=1.21, direct=2.47, crossover="270", note="slopes: 'even for the scene with lots of movement'"),
+    "bridge-car": dict(pcg=1.21, direct=2.47, crossover="270",
+                       note="slopes: 'even for the scene with lots of movement'"),
     "bridge-heavy": dict(pcg=None, direct=None, crossover="306", note="slopes not given apart (1.21/2.47 above)"),
     "umbrella": dict(pcg=1.38, direct=2.35, crossover="~350", note="iterations clearly sublinear"),
     "tree": dict(pcg=None, direct=None, crossover="never", note="direct faster; iterations ~linear"),
@@ -97,7 +123,8 @@ THESIS = {
 }
 
 FIELDS = ["scene", "size", "nv", "solver", "threads", "h", "steps", "steps_done", "repeats", "seconds_per_step",
-          "seconds_per_step_median", "seconds_total", "solver_seconds_per_step", "assembly_seconds_per_step", "pcg_iterations_per_step", "pcg_iterations_per_solve",
+          "seconds_per_step_median", "seconds_total", "solver_seconds_per_step", "assembly_seconds_per_step",
+          "pcg_iterations_per_step", "pcg_iterations_per_solve",
           "pcg_max_iterations", "solves_per_step", "unconverged", "constraint_rows", "position_residual",
           "max_abs_v", "failed", "error", "load"]
 
@@ -554,7 +581,8 @@ def print_table(rows, families, log=print):
                 else:
                     cells.append(f"{float(r['seconds_per_step']) * 1e3:14.3f}")
                     if s == PCG:
-                        its = f"   {float(r['pcg_iterations_per_step']):11.1f} {float(r['pcg_iterations_per_solve']):9.2f}"
+                        its = (f"   {float(r['pcg_iterations_per_step']):11.1f} "
+                               f"{float(r['pcg_iterations_per_solve']):9.2f}")
             if fs:
                 r = next((r for r in rows if r["scene"] == fam and r["nv"] == nv and r["solver"] == PARDISO), None)
                 ok = r is not None and not int(r["failed"]) and r.get("assembly_seconds_per_step", "") != ""
@@ -677,7 +705,8 @@ def main(argv=None) -> int:
         args.repeat = 1 if args.quick else 3
     if args.fit_min is None:
         args.fit_min = 0.0 if args.quick else 100.0
-    if args.steps < 1 or args.warmup < 0 or args.threads < 1 or args.repeat < 1 or (args.h is not None and not args.h > 0):
+    if (args.steps < 1 or args.warmup < 0 or args.threads < 1 or args.repeat < 1
+            or (args.h is not None and not args.h > 0)):
         ap.error("--steps, --repeat, --threads and --h must be positive, --warmup >= 0")
     pardiso = pardiso_available()
     solvers = list(args.solvers or [s for s in SOLVERS if s != PARDISO or pardiso])
@@ -687,10 +716,12 @@ def main(argv=None) -> int:
     info = td.build_info()
     print(f"treedyn {td.__version__}: OpenMP {info['openmp']} (max threads {info['max_threads']}), "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; {args.threads} thread(s); "
-          f"Pardiso: {'pypardiso ' + _pp_version() if pardiso else 'not installed (pip install pypardiso): no Pardiso column'}")
+          "Pardiso: " + ("pypardiso " + _pp_version() if pardiso
+                         else "not installed (pip install pypardiso): no Pardiso column"))
     print(f"{args.steps} timed steps of h = {args.h or 1e-2:g} after {args.warmup} untimed, the minimum of "
           f"{args.repeat} run(s) (runs over {args.repeat_max:g} s once); PCG tol {args.tol:g}; "
-          f"bridge params {args.bridge_params!r}, umbrella {args.umbrella_params!r}; load average at the start {_load()}")
+          f"bridge params {args.bridge_params!r}, umbrella {args.umbrella_params!r}; "
+          f"load average at the start {_load()}")
     csv_path = os.path.join(args.out, "redmax.csv")
     rows = sweep(families, sizes, solvers, args.steps, args.warmup, args.threads, args, csv_path, args.max_nv,
                  progress=not args.no_progress, repeat=args.repeat, repeat_max=args.repeat_max)
