@@ -56,7 +56,7 @@ What this machine found (2026-11-21, defaults: 50 steps, minimum of 3 runs, 1 th
                    PCG 0.99, direct 2.20, Pardiso 1.88, PCG faster from ~38 / every size) [thesis 306]
   umbrella         1.17 [1.38]   2.29 [2.35]      1.90     ~393 / ~413 (385 DOF: slower, 481: faster) [~350]
   tree             1.28          1.31             1.20     direct faster at 765; PCG fails at 1533
-  tree-square      1.52          1.52             1.36     PCG ≈ direct (±8 %), Pardiso faster at 1533
+  tree-square      1.52          1.52             1.36     PCG ≈ direct (±10 %), Pardiso faster at 1533
 PCG iterations per step: rigid bridge 3 at every size (7 solves, none over 1 iteration: the exact
 preconditioner); flexible bridge 14.8 -> 22.6 (12 -> 1500 DOF, slope 0.08); umbrella 44 -> 114
 (49 -> 1153, 34 solves per step, 3.3 per solve; slope 0.24); tree 2 -> 27 (9 -> 765, slope 0.35);
