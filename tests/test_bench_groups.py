@@ -57,3 +57,11 @@ def test_headline_compares_the_same_batch():
     lines = []
     out = bench.headline(pairs=((3, 8),), threads=1, repeat=1, progress=False, log=lines.append)
     assert out[0]["ratio_min"] > 0 and "throughput ratio" in lines[0]
+
+
+@pytest.mark.skipif(not HAS_PIN, reason="Pinocchio is not installed")
+def test_headline_on_two_threads_reports_the_speedup():
+    lines = []
+    out = bench.headline(pairs=((3, 8),), threads=2, repeat=1, progress=False, log=lines.append)
+    assert len(out) == 1 and out[0]["aba_speedup_vs_1_thread"] > 0
+    assert set(out[0]) == set(bench.HEADLINE_FIELDS)
