@@ -125,16 +125,18 @@ def moved(R, p, delta):
     return R @ dR, p + R @ dp
 
 
-@pytest.mark.parametrize("rest", [0.0, 0.3, 2.0])
-def test_spring_force_is_minus_gradient_and_stiffness_is_its_jacobian(rng, rest):
+@pytest.mark.parametrize("stretch", [0.0, 0.5, 2.0])
+def test_spring_force_is_minus_gradient_and_stiffness_is_its_jacobian(rng, stretch):
+    # rest length L = stretch · l: a zero-length, a stretched and a compressed spring
     m = random_tree(6, 3)
-    s_idx = m.add_spring(2, rng.standard_normal(3) * 0.3, 5, rng.standard_normal(3) * 0.3, stiffness=40.0,
-                         damping=3.0, rest_length=rest)
-    s = m.springs[s_idx]
     q = td.random_configuration(m, rng)
-    terms = m._redmax_system().spring_terms(s_idx, q)
+    xa, xb = rng.standard_normal(3) * 0.3, rng.standard_normal(3) * 0.3
     R, p = m.body_poses(q)
     Ra, pa, Rb, pb = R[2], p[2], R[5], p[5]
+    l = np.linalg.norm((Rb @ xb + pb) - (Ra @ xa + pa))
+    s_idx = m.add_spring(2, xa, 5, xb, stiffness=40.0, damping=3.0, rest_length=stretch * l)
+    s = m.springs[s_idx]
+    terms = m._redmax_system().spring_terms(s_idx, q)
 
     def V(delta):
         return spring_potential(s, *moved(Ra, pa, delta[:6]), *moved(Rb, pb, delta[6:]))
@@ -148,14 +150,22 @@ def test_spring_force_is_minus_gradient_and_stiffness_is_its_jacobian(rng, rest)
     w = np.concatenate([terms["wa"], terms["wb"]])
     assert rel_err(w, -grad) < 1e-7
     assert abs(terms["V"] - V(np.zeros(12))) < 1e-12 * max(1, terms["V"])
-    # the force Jacobian (columns by central differences); K is its symmetric part = −Hessian of V
+    # the force Jacobian (columns by central differences); K is its symmetric part = −Hessian of V,
+    # except that a compressed spring's negative stiffness across its line is dropped
     Jf = np.array([(wrench(eps * E[k]) - wrench(-eps * E[k])) / (2 * eps) for k in range(12)]).T
+    dropped = np.zeros((12, 12))
+    if stretch > 1:
+        n = ((Rb @ xb + pb) - (Ra @ xa + pa)) / l
+        G = np.hstack([-Ra @ np.hstack([-skew(xa), np.eye(3)]), Rb @ np.hstack([-skew(xb), np.eye(3)])])
+        dropped = -G.T @ (s.stiffness * (1 - stretch) * (np.eye(3) - np.outer(n, n))) @ G  # its K part
     K = terms["K"]
     assert np.allclose(K, K.T)
-    assert rel_err(K, 0.5 * (Jf + Jf.T)) < 1e-6
+    assert rel_err(K, 0.5 * (Jf + Jf.T) - dropped) < 1e-6
     hess = np.array([[(V(eps * (E[i] + E[j])) - V(eps * (E[i] - E[j])) - V(eps * (-E[i] + E[j]))
                        + V(-eps * (E[i] + E[j]))) / (4 * eps**2) for j in range(12)] for i in range(12)])
-    assert rel_err(K, -hess) < 1e-4
+    assert rel_err(K, -hess - dropped) < 1e-4
+    if stretch > 1:
+        assert np.abs(dropped).max() > 1.0  # the clamp did something
     # damping: the force −d l̇ n; D = d u uᵀ with l̇ = uᵀ[φ_a; φ_b]
     phi = rng.standard_normal(12)
     ldot = (np.linalg.norm((lambda A, B: (B[0] @ s.point_b + B[1]) - (A[0] @ s.point_a + A[1]))(

@@ -7,6 +7,7 @@
 // eq. (2.13)). The stiffness is the symmetric part of the force Jacobian with respect to body
 // displacements E ← E exp([δ]) — the Hessian of the potential in that chart, so K_m is symmetric.
 #pragma once
+#include <algorithm>
 #include <cmath>
 
 #include "treedyn/model/configuration.hpp"
@@ -51,8 +52,12 @@ SpringTerms<S> spring_terms(const Spring<S>& s, const Transform<S>& X0a, const T
   Vec3<S> n = Vec3<S>::Zero();
   Mat3<S> P = Mat3<S>::Identity() * s.k;                               // ∂F_a/∂Δx
   if (l > S(1e-12)) {
+    // k [(1 − L/l)(1 − nnᵀ) + nnᵀ]; a compressed spring (l < L) would have a negative stiffness
+    // across its line, which makes M̃_r indefinite: it is dropped (clamped at 0), as implicit
+    // cloth and rod solvers do — the force itself stays exact
     n = dx / l;
-    P = s.k * ((S(1) - s.L / l) * Mat3<S>::Identity() + (s.L / l) * n * n.transpose());
+    const Mat3<S> nn = n * n.transpose();
+    P = s.k * (std::max(S(1) - s.L / l, S(0)) * (Mat3<S>::Identity() - nn) + nn);
   }
   const Vec3<S> Fa = n * (s.k * (l - s.L));                            // pulls a towards b when stretched
   out.wa = point_wrench(X0a, s.xa, Fa);                                // eq. (2.39)

@@ -26,54 +26,83 @@ template <class S> class BlockJacobi {
       if (n) {
         Cols Si(6, n);
         for (int k = 0; k < n; ++k) Si.col(k) = d.Ssub[vi + k].vec();
-        U_[i] = Mhat_[i] * Si;                                      // M̂_j S_j
-        Small D = Si.transpose() * U_[i];                           // line 6: S_jᵀ M̂_j S_j + A^r_j
+        const Cols U = Mhat_[i] * Si;                               // M̂_j S_j
+        Small D = Si.transpose() * U;                               // line 6: S_jᵀ M̂_j S_j + A^r_j
         for (int k = 0; k < n; ++k) D(k, k) += Ar[vi + k];
         Eigen::LLT<Small> llt(D);
         if (llt.info() != Eigen::Success)
           throw std::runtime_error("redmax-pcg: the preconditioner's pivot at joint '" + m.name[i] +
                                    "' is not positive definite (stiffness too large for the time step?)");
-        Psi_[i] = llt.solve(Small::Identity(n, n));                  // Ψ_j
-        Pi.noalias() -= U_[i] * Psi_[i] * U_[i].transpose();          // line 7
+        const Small Psi = llt.solve(Small::Identity(n, n));          // Ψ_j
+        Pi.noalias() -= U * Psi * U.transpose();                     // line 7
+        U_[i].setZero();
+        Psi_[i].setZero();
+        U_[i].leftCols(n) = U;
+        Psi_[i].topLeftCorner(n, n) = Psi;
       }
       const Mat6<S> X = d.Xup[i].matrix();
       Mhat_[m.parent[i]].noalias() += X.transpose() * Pi * X;       // line 5: Σ_c ^cAdᵀ Π_c ^cAd
     }
   }
 
-  // Alg. 4 lines 11-18: y = P⁻¹ x. Bhat, beta: scratch forces (N+1), a: scratch motions (N+1).
+  // Alg. 4 lines 11-18: y = P⁻¹ x. Bhat: scratch forces (N+1), a: scratch motions (N+1).
   void apply(const Model<S>& m, const Data<S>& d, const S* x, S* y, Force<S>* Bhat, Motion<S>* a) const {
     for (int i = 0; i <= m.N; ++i) Bhat[i] = Force<S>::zero();
     for (int i = m.N; i >= 1; --i) {                                // lines 11-14
-      const int n = m.nv_i[i], vi = m.v_index[i];
       Force<S> beta = Bhat[i];                                      // B̂_j = Σ_c ^cAdᵀ β_c
-      if (n) {
-        Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> u(n);
-        for (int k = 0; k < n; ++k) u[k] = x[vi + k] - dot(d.Ssub[vi + k], Bhat[i]);
-        beta += Force<S>::from(U_[i] * (Psi_[i] * u));              // line 13
+      switch (m.nv_i[i]) {
+        case 0: break;
+        case 1: backward<1>(d, m.v_index[i], i, x, Bhat[i], beta); break;
+        case 2: backward<2>(d, m.v_index[i], i, x, Bhat[i], beta); break;
+        case 3: backward<3>(d, m.v_index[i], i, x, Bhat[i], beta); break;
+        default: backward<6>(d, m.v_index[i], i, x, Bhat[i], beta); break;
       }
       Bhat[m.parent[i]] += d.Xup[i].inv_apply(beta);
     }
     a[0] = Motion<S>::zero();
     for (int i = 1; i <= m.N; ++i) {                                // lines 15-18
-      const int n = m.nv_i[i], vi = m.v_index[i];
       a[i] = d.Xup[i].apply(a[m.parent[i]]);                        // ^jAd V̇_p
-      if (!n) continue;
-      Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> u(n);
-      const Vec6<S> av = a[i].vec();
-      for (int k = 0; k < n; ++k) u[k] = x[vi + k] - U_[i].col(k).dot(av) - dot(d.Ssub[vi + k], Bhat[i]);
-      const Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> yi = Psi_[i] * u;  // line 16
-      for (int k = 0; k < n; ++k) {
-        y[vi + k] = yi[k];
-        a[i] += d.Ssub[vi + k] * yi[k];                             // line 17
+      switch (m.nv_i[i]) {
+        case 0: break;
+        case 1: forward<1>(d, m.v_index[i], i, x, Bhat[i], a[i], y); break;
+        case 2: forward<2>(d, m.v_index[i], i, x, Bhat[i], a[i], y); break;
+        case 3: forward<3>(d, m.v_index[i], i, x, Bhat[i], a[i], y); break;
+        default: forward<6>(d, m.v_index[i], i, x, Bhat[i], a[i], y); break;
       }
     }
   }
 
  private:
+  template <int n> using VecN = Eigen::Matrix<S, n, 1>;
+
+  // line 13: β_j = B̂_j + M̂_j S_j Ψ_j (x_j − S_jᵀ B̂_j)
+  template <int n>
+  void backward(const Data<S>& d, int vi, int i, const S* x, const Force<S>& Bh, Force<S>& beta) const {
+    VecN<n> u;
+    for (int k = 0; k < n; ++k) u[k] = x[vi + k] - dot(d.Ssub[vi + k], Bh);
+    const VecN<n> Pu = Psi_[i].template topLeftCorner<n, n>() * u;
+    const Vec6<S> add = U_[i].template leftCols<n>() * Pu;
+    beta.ang += add.template head<3>();
+    beta.lin += add.template tail<3>();
+  }
+  // lines 16-17: y_j = Ψ_j (x_j − S_jᵀ M̂_j a' − S_jᵀ B̂_j), a_j = a' + S_j y_j
+  template <int n>
+  void forward(const Data<S>& d, int vi, int i, const S* x, const Force<S>& Bh, Motion<S>& a, S* y) const {
+    Vec6<S> av;
+    av << a.ang, a.lin;
+    const VecN<n> Ua = U_[i].template leftCols<n>().transpose() * av;
+    VecN<n> u;
+    for (int k = 0; k < n; ++k) u[k] = x[vi + k] - Ua[k] - dot(d.Ssub[vi + k], Bh);
+    const VecN<n> yi = Psi_[i].template topLeftCorner<n, n>() * u;
+    for (int k = 0; k < n; ++k) {
+      y[vi + k] = yi[k];
+      a += d.Ssub[vi + k] * yi[k];
+    }
+  }
+
   std::vector<Mat6<S>> Mhat_;  // M̂_j
-  std::vector<Cols> U_;        // M̂_j S_j
-  std::vector<Small> Psi_;     // Ψ_j
+  std::vector<Mat6<S>> U_;     // M̂_j S_j in the first nv_j columns
+  std::vector<Mat6<S>> Psi_;   // Ψ_j in the top-left nv_j x nv_j corner
 };
 
 }  // namespace treedyn::redmax
