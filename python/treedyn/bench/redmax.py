@@ -2,7 +2,7 @@
 
     python -m treedyn.bench redmax [--scenes bridge-rigid bridge-flexible bridge-car bridge-heavy
                                      umbrella tree tree-square] [--steps 50] [--warmup 1]
-                                    [--size FAMILY=N1,N2,...] [--max-nv NV] [--threads 1]
+                                    [--size FAMILY=N1,N2,...] [--max-nv NV] [--threads N]
                                     [--solvers redmax-pcg redmax-direct pardiso] [--fit-min 100]
                                     [--h 1e-2] [--bridge-params sim|video] [--umbrella-params video|sim]
                                     [--out DIR] [--quick] [--no-plot] [--no-progress]
@@ -42,9 +42,10 @@ small sizes from its fits too), the crossover DOF from which PCG stays faster th
 solver, and the thesis' values beside them.
 
 Threads: --threads sets td.set_num_threads (PCG's loop-closure columns) and MKL's threads
-(Pardiso) alike. Default 1: on this shared 2-core machine a 2-thread parallel region waits for a
-time slice (~5-8 ms) whenever another process is busy, which swamps a step of ~1 ms (measured:
-the flexible bridge at 60 DOF, 0.24 ms per PCG step on 1 thread, 7.9 ms on 2).
+(Pardiso) alike. Default: all cores (2 here), as the thesis ran its loop-closure solves in
+parallel and Pardiso uses its threads; PCG keeps a small system's solves serial (fewer than
+8192 columns x DOF). On a shared host a parallel region can wait for a time slice (~5-8 ms)
+while another process holds a core: --threads 1 gives steadier numbers.
 
 What this machine found (2026-11-21, defaults: 50 steps, minimum of 3 runs, 1 thread, pypardiso
 0.4.7 / MKL 2026.2, load average 1.1-2.7 from another session's work; slopes fitted on nv >= 100):
@@ -681,7 +682,8 @@ def main(argv=None) -> int:
                     "a run longer than --repeat-max seconds is not repeated")
     ap.add_argument("--repeat-max", type=float, default=5.0)
     ap.add_argument("--solvers", nargs="+", choices=SOLVERS, help="default all (pardiso when installed)")
-    ap.add_argument("--threads", type=int, default=1, help="OpenMP and MKL threads (default 1)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="OpenMP and MKL threads (default: all, td.get_num_threads())")
     ap.add_argument("--tol", type=float, default=1e-8, help="PCG relative tolerance (default 1e-8)")
     ap.add_argument("--h", type=float, help="time step (default the scenes' 1e-2; e.g. 2.5e-3 for the heavy car, "
                     "which blows up at 1e-2 with the 'sim' parameters)")
@@ -705,6 +707,8 @@ def main(argv=None) -> int:
         args.repeat = 1 if args.quick else 3
     if args.fit_min is None:
         args.fit_min = 0.0 if args.quick else 100.0
+    if args.threads is None:
+        args.threads = td.get_num_threads()
     if (args.steps < 1 or args.warmup < 0 or args.threads < 1 or args.repeat < 1
             or (args.h is not None and not args.h > 0)):
         ap.error("--steps, --repeat, --threads and --h must be positive, --warmup >= 0")

@@ -103,7 +103,9 @@ template <class S> class Pcg {
   // X = M̃_r⁻¹ B column by column, X holding the starting guesses; columns over threads
   template <class MB, class MX> long solve(const MB& B, MX& X) {
     const int cols = static_cast<int>(B.cols()), n = sys_.tree.nv;
-    const int nthreads = std::max(1, std::min(max_threads(), cols));
+    // threads only for enough work: a parallel region costs a wake-up, and on a loaded machine a
+    // wait for a time slice, which a small system's whole step would not cover
+    const int nthreads = long(cols) * n < kParallelWork ? 1 : std::max(1, std::min(max_threads(), cols));
     while (static_cast<int>(scratch_.size()) < nthreads) scratch_.emplace_back(new Scratch(sys_.tree));
     std::vector<linalg::PcgResult> res(cols);
     auto one = [&](int c, Scratch& s) {
@@ -134,6 +136,7 @@ template <class S> class Pcg {
   }
 
  private:
+  static constexpr long kParallelWork = 8192;  // columns x nv below which the solves stay serial
   const System<S> sys_;
   Workspace<S> ws_;
   BlockJacobi<S> pre_;
