@@ -11,6 +11,8 @@
 #pragma once
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
+#include <algorithm>
+#include <map>
 
 #include "treedyn/redmax/step.hpp"
 
@@ -23,7 +25,8 @@ template <class S> class Direct {
   using MatX = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
 
   Direct(const System<S>& sys, bool leaf_to_root)
-      : sys_(sys), ws_(sys), leaf_to_root_(leaf_to_root), Ac_(sys.tree.N + 1), Mt_(sys.tree.nv, sys.tree.nv) {}
+      : sys_(sys), ws_(sys), leaf_to_root_(leaf_to_root), Ac_(sys.tree.N + 1), groups_(spring_groups(sys)),
+        Mt_(sys.tree.nv, sys.tree.nv) {}
 
   const System<S>& system() const { return sys_; }
   Workspace<S>& workspace() { return ws_; }
@@ -61,7 +64,7 @@ template <class S> class Direct {
   void assemble(S h) {
     const Model<S>& m = sys_.tree;
     const Data<S>& d = ws_.d;
-    trip_.clear();
+    start_assembly();
     // tree part: composite blocks, leaves first
     for (int i = 0; i <= m.N; ++i) Ac_[i] = ws_.A[i];
     for (int i = m.N; i >= 1; --i) {
@@ -85,28 +88,34 @@ template <class S> class Direct {
         add_block(j, i, Sj, F, true);
       }
     }
-    // springs: entry (α, β) = J_{a,α}ᵀ C J_{b,β}, J_{a,α} = ^aX_0 (^αX_0)⁻¹ S_α
-    for (size_t k = 0; k < sys_.springs.size(); ++k) {
-      const Spring<S>& s = sys_.springs[k];
-      if (s.a == s.b) continue;
-      for (int al = s.a; al > 0; al = m.parent[al])
+    // springs, grouped by the body b of their second end: entry (α, β) = F_αᵀ J_{b,β} with
+    // F_α = Σ_s C_sᵀ J_{a_s,α} over the group's springs whose a_s lies below α, and
+    // J_{a,α} = ^aX_0 (^αX_0)⁻¹ S_α; F_α walks up from b once for all the group's springs
+    for (const auto& g : groups_) {
+      const int b = g.first;
+      for (int al : g.second.alphas)
         for (int ka = 0; ka < m.nv_i[al]; ++ka) {
+          const Motion<S> Sa = d.X0[al].inv_apply(d.Ssub[m.v_index[al] + ka]);  // S_α in world
+          Force<S> F = Force<S>::zero();
+          for (int k : g.second.springs) {
+            const int a = sys_.springs[k].a;
+            if (a < al || a > m.last[al]) continue;                           // α is not above a
+            F += Force<S>::from(ws_.C[k].transpose() * d.X0[a].apply(Sa).vec());
+          }
           const int ra = index(m.v_index[al] + ka);
-          const Motion<S> Ja = d.X0[s.a].apply(d.X0[al].inv_apply(d.Ssub[m.v_index[al] + ka]));
-          Force<S> F = Force<S>::from(ws_.C[k].transpose() * Ja.vec());  // on body b
-          for (int be = s.b; be > 0; be = m.parent[be]) {
+          for (int be = b; be > 0; be = m.parent[be]) {
             for (int kb = 0; kb < m.nv_i[be]; ++kb) {
               const S val = dot(d.Ssub[m.v_index[be] + kb], F);
               const int rb = index(m.v_index[be] + kb);
-              trip_.emplace_back(ra, rb, val);
-              trip_.emplace_back(rb, ra, val);
+              emit(ra, rb, val);
+              emit(rb, ra, val);
             }
             F = d.Xup[be].inv_apply(F);
           }
         }
     }
-    for (int k = 0; k < m.nv; ++k) trip_.emplace_back(index(k), index(k), h * sys_.d_r[k] + h * h * sys_.k_r[k]);
-    Mt_.setFromTriplets(trip_.begin(), trip_.end());
+    for (int k = 0; k < m.nv; ++k) emit(index(k), index(k), h * sys_.d_r[k] + h * h * sys_.k_r[k]);
+    finish_assembly();
   }
 
   void factor() {
@@ -128,6 +137,54 @@ template <class S> class Direct {
   }
 
  private:
+  // The pattern of M̃_r depends on the topology only, and the entries come in the same order at
+  // every assembly: the first one goes through triplets, and records where each entry lands in
+  // the compressed matrix; later ones add straight into its values.
+  void start_assembly() {
+    if (pos_.empty()) trip_.clear();
+    else std::fill(Mt_.valuePtr(), Mt_.valuePtr() + Mt_.nonZeros(), S(0));
+    next_ = 0;
+  }
+  void emit(int row, int col, S val) {
+    if (pos_.empty()) trip_.emplace_back(row, col, val);
+    else Mt_.valuePtr()[pos_[next_++]] += val;
+  }
+  void finish_assembly() {
+    if (!pos_.empty()) return;
+    Mt_.setFromTriplets(trip_.begin(), trip_.end());
+    pos_.resize(trip_.size());
+    for (size_t k = 0; k < trip_.size(); ++k) {
+      const int c = trip_[k].col();
+      const int* first = Mt_.innerIndexPtr() + Mt_.outerIndexPtr()[c];
+      const int* last = Mt_.innerIndexPtr() + Mt_.outerIndexPtr()[c + 1];
+      pos_[k] = static_cast<int>(std::lower_bound(first, last, trip_[k].row()) - Mt_.innerIndexPtr());
+    }
+    trip_ = {};
+  }
+
+  // the springs between two moving bodies, grouped by their second end; per group the joints
+  // above any of its first ends, in a fixed order
+  struct Group {
+    std::vector<int> springs, alphas;
+  };
+  static std::map<int, Group> spring_groups(const System<S>& sys) {
+    const Model<S>& m = sys.tree;
+    std::map<int, Group> groups;
+    for (size_t k = 0; k < sys.springs.size(); ++k) {
+      const Spring<S>& s = sys.springs[k];
+      if (s.a != s.b) groups[s.b].springs.push_back(static_cast<int>(k));
+    }
+    for (auto& g : groups) {
+      std::vector<char> seen(m.N + 1, 0);
+      for (int k : g.second.springs)
+        for (int al = sys.springs[k].a; al > 0 && !seen[al]; al = m.parent[al]) {
+          seen[al] = 1;
+          g.second.alphas.push_back(al);
+        }
+    }
+    return groups;
+  }
+
   int index(int v) const { return leaf_to_root_ ? sys_.tree.nv - 1 - v : v; }
 
   // M̃(rows of joint r, cols of joint c) = S_rᵀ F, and the mirrored entries too with `mirror`
@@ -137,8 +194,8 @@ template <class S> class Direct {
     for (int a = 0; a < blk.rows(); ++a)
       for (int b = 0; b < blk.cols(); ++b) {
         const int row = index(m.v_index[r] + a), col = index(m.v_index[c] + b);
-        trip_.emplace_back(row, col, blk(a, b));
-        if (mirror) trip_.emplace_back(col, row, blk(a, b));
+        emit(row, col, blk(a, b));
+        if (mirror) emit(col, row, blk(a, b));
       }
   }
 
@@ -158,6 +215,9 @@ template <class S> class Direct {
   bool analyzed_ = false;
   std::vector<Mat6<S>> Ac_;
   std::vector<Eigen::Triplet<S, int>> trip_;
+  std::vector<int> pos_;  // where each entry of an assembly lands in Mt_'s values
+  size_t next_ = 0;
+  std::map<int, Group> groups_;
   SpMat Mt_;
   Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::AMDOrdering<int>> amd_;
   Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::NaturalOrdering<int>> natural_;
