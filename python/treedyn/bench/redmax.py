@@ -47,29 +47,26 @@ parallel and Pardiso uses its threads; PCG keeps a small system's solves serial 
 8192 columns x DOF). On a shared host a parallel region can wait for a time slice (~5-8 ms)
 while another process holds a core: --threads 1 gives steadier numbers.
 
-What this machine found (2026-11-21, defaults: 50 steps, minimum of 3 runs, 1 thread, pypardiso
-0.4.7 / MKL 2026.2, load average 1.1-2.7 from another session's work; slopes fitted on nv >= 100):
+What this machine found (2026-11-21 09:10, defaults: 50 steps, minimum of 3 runs, 2 threads,
+pypardiso 0.4.7 / MKL 2026.2, load average 1.2-1.7; slopes fitted on nv >= 100):
   scene            PCG [thesis]  direct [thesis]  Pardiso  PCG faster than direct / Pardiso from
-  bridge-rigid     0.88 [0.94]   2.44 [2.74]      1.90     every size (10 DOF) / every size  [thesis 60]
-  bridge-flexible  1.01 [1.00]   2.26 [2.39]      1.98     ~35 / every size
-  bridge-car       1.02 [1.21]   2.25 [2.47]      1.98     ~36 / every size                 [thesis 270]
-  bridge-heavy     fails at 60 DOF and up ("sim", h = 1e-2; with --bridge-params video:
-                   PCG 0.99, direct 2.20, Pardiso 1.88, PCG faster from ~38 / every size) [thesis 306]
-  umbrella         1.17 [1.38]   2.29 [2.35]      1.90     ~393 / ~413 (385 DOF: slower, 481: faster) [~350]
-  tree             1.28          1.31             1.20     direct faster at 765; PCG fails at 1533
-  tree-square      1.52          1.52             1.36     PCG ≈ direct (±10 %), Pardiso faster at 1533
+  bridge-rigid     0.90 [0.94]   2.50 [2.74]      1.83     every size (10 DOF) / every size  [thesis 60]
+  bridge-flexible  1.01 [1.00]   2.36 [2.39]      1.69     ~108 / every size
+  bridge-car       1.02 [1.21]   2.41 [2.47]      1.71     ~111 / every size                 [thesis 270]
+  bridge-heavy     fails at 60 DOF and up ("sim", h = 1e-2: the deck flails under 2.4e6 N; with
+                   --bridge-params video it runs) [thesis 306]
+  umbrella         0.87 [1.38]   2.09 [2.35]      1.53     ~287 / ~247                       [~350]
+  tree             1.27          1.27             1.15     direct faster at every size (thesis: direct faster)
+  tree-square      1.50          1.47             1.19     direct faster at every size (thesis: direct faster)
 PCG iterations per step: rigid bridge 3 at every size (7 solves, none over 1 iteration: the exact
 preconditioner); flexible bridge 14.8 -> 22.6 (12 -> 1500 DOF, slope 0.08); umbrella 44 -> 114
-(49 -> 1153, 34 solves per step, 3.3 per solve; slope 0.24); tree 2 -> 27 (9 -> 765, slope 0.35);
-alternate tree 3.7 -> 90 (9 -> 1533, slope 0.58).
-Caveats: (1) the assembly of M̃_r (``sparse_system``, O(nnz) with M̃ dense within each chain) is
-most of Pardiso's time and about half of redmax-direct's: the flexible bridge at 1500 DOF takes
-227 ms to assemble and 27 ms to factor and solve with Pardiso; without the assembly Pardiso is
-faster than PCG below ~200 DOF on the bridges and at every umbrella size measured (7.4 ms vs
-14.6 ms at 1153 DOF). (2) M̃ = M + hD − h²K is not always positive definite: in the tree at 1533
-DOF compressed springs make it indefinite at step 3 and PCG stops ("pivot not positive
-definite"), where the LDLᵀ solvers go on. (3) The flexible bridge with the ordinary car ("sim")
-diverges at 999 DOF at t ≈ 4.2 s in all three solvers (a 500-step run), so 50 steps are used.
+(49 -> 1153, 34 solves per step, 3.3 per solve; slope 0.24); tree 2 -> 33 (9 -> 1533, slope
+0.34); alternate tree 3.7 -> 90 (9 -> 1533, slope 0.58).
+Caveats: (1) the assembly of M̃_r (``sparse_system``) is most of Pardiso's time: without it
+(column "P f+s") Pardiso's factorisation and solves beat PCG on the umbrella up to 1153 DOF
+(6.5 ms against 8.0 ms there) and on the bridges below ~200-350 DOF. (2) The flexible bridge
+with the ordinary car ("sim") diverges at 999 DOF at t ≈ 4.2 s in all three solvers (a 500-step
+run), so 50 steps are timed. (3) With --threads 1 the umbrella crossovers move to ~380 / ~415.
 """
 from __future__ import annotations
 
