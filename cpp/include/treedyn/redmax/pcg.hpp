@@ -31,9 +31,28 @@ template <class S> class Pcg {
         : y(m.N + 1, Motion<S>::zero()), w(m.N + 1, Force<S>::zero()), alpha(m.N + 1, Force<S>::zero()), v(m.nv) {}
   };
 
+  // what one thread needs to solve a block of columns together (block_solve)
+  using Blk = Eigen::Matrix<S, 6, Eigen::Dynamic>;
+  struct BlockScratch {
+    std::vector<Blk> y, w, a;
+    Blk beta;
+    MatX u, R, Z, P, AP;
+    void resize(const Model<S>& m, int c) {
+      if (static_cast<int>(y.size()) == m.N + 1 && beta.cols() == c) return;
+      y.assign(m.N + 1, Blk::Zero(6, c));
+      w.assign(m.N + 1, Blk::Zero(6, c));
+      a.assign(m.N + 1, Blk::Zero(6, c));
+      beta.setZero(6, c);
+      u.setZero(6, c);
+      R.setZero(m.nv, c); Z.setZero(m.nv, c); P.setZero(m.nv, c); AP.setZero(m.nv, c);
+    }
+  };
+
   Pcg(const System<S>& sys, S tol, int max_iter)
-      : sys_(sys), ws_(sys), pre_(sys.tree), Ar_(VecX::Zero(sys.tree.nv)), tol_(tol), max_iter_(max_iter) {
+      : sys_(sys), ws_(sys), pre_(sys.tree), Ar_(VecX::Zero(sys.tree.nv)), Xm_(sys.tree.N + 1, Mat6<S>::Identity()),
+        Sm_(sys.tree.N + 1, Mat6<S>::Zero()), tol_(tol), max_iter_(max_iter) {
     scratch_.emplace_back(new Scratch(sys_.tree));
+    block_.emplace_back(new BlockScratch());
   }
 
   const System<S>& system() const { return sys_; }
@@ -80,6 +99,11 @@ template <class S> class Pcg {
   void prepare(S h) {
     for (int k = 0; k < sys_.tree.nv; ++k) Ar_[k] = h * sys_.d_r[k] + h * h * sys_.k_r[k];
     pre_.build(sys_.tree, ws_.d, ws_.A.data(), Ar_.data());
+    const Model<S>& m = sys_.tree;
+    for (int i = 1; i <= m.N; ++i) {  // the 6x6 forms the block passes use
+      Xm_[i] = ws_.d.Xup[i].matrix();
+      for (int k = 0; k < m.nv_i[i]; ++k) Sm_[i].col(k) = ws_.d.Ssub[m.v_index[i] + k].vec();
+    }
     max_it_ = 0;
     unconverged_ = 0;
   }
@@ -100,6 +124,94 @@ template <class S> class Pcg {
     for (int k = 0; k < m.nv; ++k) y[k] += Ar_[k] * x[k];
   }
 
+  // Y = M̃_r X for the columns of X at once: product() with the columns' recursions interleaved
+  template <class MX, class MY> void product_block(const MX& X, MY& Y, BlockScratch& s) const {
+    const Model<S>& m = sys_.tree;
+    const int c = static_cast<int>(X.cols());
+    s.y[0].setZero(6, c);
+    for (int i = 1; i <= m.N; ++i) {                                   // φ = J X (Alg. 2)
+      s.y[i].noalias() = Xm_[i].lazyProduct(s.y[m.parent[i]]);
+      if (m.nv_i[i]) s.y[i].noalias() += Sm_[i].leftCols(m.nv_i[i]).lazyProduct(X.middleRows(m.v_index[i], m.nv_i[i]));
+    }
+    for (int i = 0; i <= m.N; ++i) s.w[i].noalias() = ws_.A[i].lazyProduct(s.y[i]);
+    for (size_t k = 0; k < sys_.springs.size(); ++k) {
+      const Spring<S>& sp = sys_.springs[k];
+      if (sp.a == sp.b) continue;
+      s.w[sp.a].noalias() += ws_.C[k].lazyProduct(s.y[sp.b]);
+      s.w[sp.b].noalias() += ws_.C[k].transpose().lazyProduct(s.y[sp.a]);
+    }
+    s.w[0].setZero(6, c);
+    for (int i = m.N; i >= 1; --i) {                                   // Jᵀ w (Alg. 3)
+      if (m.nv_i[i])
+        Y.middleRows(m.v_index[i], m.nv_i[i]).noalias() = Sm_[i].leftCols(m.nv_i[i]).transpose().lazyProduct(s.w[i]);
+      s.w[m.parent[i]].noalias() += Xm_[i].transpose().lazyProduct(s.w[i]);
+    }
+    Y.noalias() += Ar_.asDiagonal() * X;
+  }
+
+  // PCG on the columns of B together, each with its own α, β and stopping test (linalg::pcg per
+  // column, in lockstep): one traversal per product or preconditioner step for all the columns
+  template <class MB, class MX> void solve_block(const MB& B, MX& X, BlockScratch& s, linalg::PcgResult* res) const {
+    const Model<S>& m = sys_.tree;
+    const int c = static_cast<int>(B.cols());
+    s.resize(m, c);
+    auto precondition = [&]() { pre_.apply_block(m, Xm_, Sm_, s.R, s.Z, s.y, s.a, s.beta, s.u); };
+    product_block(X, s.AP, s);
+    s.R = B - s.AP;
+    VecX bnorm(c), rz(c);
+    std::vector<char> active(c, 1);
+    int n_active = 0;
+    for (int j = 0; j < c; ++j) {
+      res[j] = linalg::PcgResult();
+      bnorm[j] = B.col(j).norm();
+      const S rn = s.R.col(j).norm();
+      if (bnorm[j] == S(0)) X.col(j).setZero();
+      if (bnorm[j] == S(0) || rn <= tol_ * bnorm[j]) {
+        active[j] = 0;
+        res[j].converged = true;
+        res[j].relative_residual = bnorm[j] == S(0) ? 0.0 : double(rn / bnorm[j]);
+      } else {
+        ++n_active;
+      }
+    }
+    if (!n_active) return;
+    precondition();
+    s.P = s.Z;
+    for (int j = 0; j < c; ++j) rz[j] = s.R.col(j).dot(s.Z.col(j));
+    for (int k = 1; k <= max_iter_ && n_active; ++k) {
+      product_block(s.P, s.AP, s);
+      for (int j = 0; j < c; ++j) {
+        if (!active[j]) continue;
+        const S pAp = s.P.col(j).dot(s.AP.col(j));
+        res[j].iterations = k;
+        if (!(pAp > S(0))) {
+          res[j].breakdown = true;
+          active[j] = 0;
+          --n_active;
+          continue;
+        }
+        const S alpha = rz[j] / pAp;
+        X.col(j) += alpha * s.P.col(j);
+        s.R.col(j) -= alpha * s.AP.col(j);
+        const S rn = s.R.col(j).norm();
+        res[j].relative_residual = double(rn / bnorm[j]);
+        if (rn <= tol_ * bnorm[j]) {
+          res[j].converged = true;
+          active[j] = 0;
+          --n_active;
+        }
+      }
+      if (!n_active) break;
+      precondition();
+      for (int j = 0; j < c; ++j) {
+        if (!active[j]) continue;
+        const S rz_new = s.R.col(j).dot(s.Z.col(j));
+        s.P.col(j) = s.Z.col(j) + (rz_new / rz[j]) * s.P.col(j);
+        rz[j] = rz_new;
+      }
+    }
+  }
+
   // X = M̃_r⁻¹ B column by column, X holding the starting guesses; columns over threads
   template <class MB, class MX> long solve(const MB& B, MX& X) {
     const int cols = static_cast<int>(B.cols()), n = sys_.tree.nv;
@@ -108,21 +220,29 @@ template <class S> class Pcg {
     const int nthreads = long(cols) * n < kParallelWork ? 1 : std::max(1, std::min(max_threads(), cols));
     while (static_cast<int>(scratch_.size()) < nthreads) scratch_.emplace_back(new Scratch(sys_.tree));
     std::vector<linalg::PcgResult> res(cols);
-    auto one = [&](int c, Scratch& s) {
-      res[c] = linalg::pcg<S>([&](const S* x, S* y) { product(x, y, s); },
+    if (cols == 1) {  // one right-hand side: the vector PCG
+      Scratch& s = *scratch_[0];
+      res[0] = linalg::pcg<S>([&](const S* x, S* y) { product(x, y, s); },
                               [&](const S* r, S* z) { pre_.apply(sys_.tree, ws_.d, r, z, s.w.data(), s.y.data()); },
-                              B.col(c).data(), X.col(c).data(), n, tol_, max_iter_, s.v);
-    };
+                              B.col(0).data(), X.col(0).data(), n, tol_, max_iter_, s.v);
+    } else {  // several (the loop-closure columns): blocks of columns, one block per thread
+      while (static_cast<int>(block_.size()) < nthreads) block_.emplace_back(new BlockScratch());
+      auto chunk = [&](int t) {
+        const int c0 = cols * t / nthreads, c1 = cols * (t + 1) / nthreads;
+        auto Xc = X.middleCols(c0, c1 - c0);
+        solve_block(B.middleCols(c0, c1 - c0), Xc, *block_[t], res.data() + c0);
+      };
 #ifdef TREEDYN_HAS_OPENMP
-    if (nthreads > 1) {
-#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
-      for (int c = 0; c < cols; ++c) one(c, *scratch_[omp_get_thread_num()]);
-    } else {
-      for (int c = 0; c < cols; ++c) one(c, *scratch_[0]);
-    }
+      if (nthreads > 1) {
+#pragma omp parallel for num_threads(nthreads) schedule(static, 1)
+        for (int t = 0; t < nthreads; ++t) chunk(t);
+      } else {
+        chunk(0);
+      }
 #else
-    for (int c = 0; c < cols; ++c) one(c, *scratch_[0]);
+      chunk(0);
 #endif
+    }
     long total = 0;
     for (const auto& r : res) {
       if (r.breakdown)
@@ -141,10 +261,12 @@ template <class S> class Pcg {
   Workspace<S> ws_;
   BlockJacobi<S> pre_;
   VecX Ar_;
+  std::vector<Mat6<S>> Xm_, Sm_;  // ^iX_p and S_i as 6x6 (S_i in the first nv_i columns)
   S tol_;
   int max_iter_;
   int max_it_ = 0, unconverged_ = 0;
   std::vector<std::unique_ptr<Scratch>> scratch_;
+  std::vector<std::unique_ptr<BlockScratch>> block_;
 };
 
 }  // namespace treedyn::redmax

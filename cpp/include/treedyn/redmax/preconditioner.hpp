@@ -72,6 +72,36 @@ template <class S> class BlockJacobi {
     }
   }
 
+  // Alg. 4 lines 11-18 for the c columns of X at once (Y = P⁻¹ X): the same operations per
+  // column as apply(), the columns' recursions interleaved. Xm: ^iX_p as 6x6, Sm: S_i in the first
+  // nv_i columns. Bh, a: scratch (N+1 blocks of 6 x c); u: scratch of at least 6 x c.
+  template <class Blk, class MX, class MY>
+  void apply_block(const Model<S>& m, const std::vector<Mat6<S>>& Xm, const std::vector<Mat6<S>>& Sm, const MX& X,
+                   MY& Y, std::vector<Blk>& Bh, std::vector<Blk>& a, Blk& beta, Eigen::Matrix<S, -1, -1>& u) const {
+    const int c = static_cast<int>(X.cols());
+    for (int i = 0; i <= m.N; ++i) Bh[i].setZero(6, c);
+    for (int i = m.N; i >= 1; --i) {                                // lines 11-14
+      const int n = m.nv_i[i], vi = m.v_index[i];
+      beta = Bh[i];
+      if (n) {
+        u.topRows(n).noalias() = X.middleRows(vi, n) - Sm[i].leftCols(n).transpose().lazyProduct(Bh[i]);
+        Y.middleRows(vi, n).noalias() = Psi_[i].topLeftCorner(n, n).lazyProduct(u.topRows(n));  // (scratch)
+        beta.noalias() += U_[i].leftCols(n).lazyProduct(Y.middleRows(vi, n));                   // line 13
+      }
+      Bh[m.parent[i]].noalias() += Xm[i].transpose().lazyProduct(beta);
+    }
+    a[0].setZero(6, c);
+    for (int i = 1; i <= m.N; ++i) {                                // lines 15-18
+      const int n = m.nv_i[i], vi = m.v_index[i];
+      a[i].noalias() = Xm[i].lazyProduct(a[m.parent[i]]);
+      if (!n) continue;
+      u.topRows(n).noalias() = X.middleRows(vi, n) - U_[i].leftCols(n).transpose().lazyProduct(a[i]) -
+                               Sm[i].leftCols(n).transpose().lazyProduct(Bh[i]);
+      Y.middleRows(vi, n).noalias() = Psi_[i].topLeftCorner(n, n).lazyProduct(u.topRows(n));  // line 16
+      a[i].noalias() += Sm[i].leftCols(n).lazyProduct(Y.middleRows(vi, n));                  // line 17
+    }
+  }
+
  private:
   template <int n> using VecN = Eigen::Matrix<S, n, 1>;
 
