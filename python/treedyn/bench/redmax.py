@@ -47,28 +47,28 @@ parallel and Pardiso uses its threads; PCG keeps a small system's solves serial 
 8192 columns x DOF). On a shared host a parallel region can wait for a time slice (~5-8 ms)
 while another process holds a core: --threads 1 gives steadier numbers.
 
-What this machine found (2026-11-21 09:10, defaults: 50 steps, minimum of 3 runs, 2 threads,
-pypardiso 0.4.7 / MKL 2026.2, load average 1.2-1.7; slopes fitted on nv >= 100):
+What this machine found (2026-11-21 09:38, defaults: 50 steps, minimum of 3 runs, 2 threads,
+pypardiso 0.4.7 / MKL 2026.2, load average 0.9-1.1; slopes fitted on nv >= 100):
   scene            PCG [thesis]  direct [thesis]  Pardiso  PCG faster than direct / Pardiso from
-  bridge-rigid     0.90 [0.94]   2.50 [2.74]      1.83     every size (10 DOF) / every size  [thesis 60]
-  bridge-flexible  1.01 [1.00]   2.36 [2.39]      1.69     ~108 / every size
-  bridge-car       1.02 [1.21]   2.41 [2.47]      1.71     ~111 / every size                 [thesis 270]
+  bridge-rigid     0.87 [0.94]   2.48 [2.74]      1.75     ~16 / every size (10 DOF)        [thesis 60]
+  bridge-flexible  1.05 [1.00]   2.39 [2.39]      1.74     ~135 / every size
+  bridge-car       1.07 [1.21]   2.44 [2.47]      1.71     ~135 / every size                [thesis 270]
   bridge-heavy     fails at 60 DOF and up ("sim", h = 1e-2: the deck flails under 2.4e6 N; with
                    --bridge-params video it runs) [thesis 306]
-  umbrella         0.87 [1.38]   2.09 [2.35]      1.53     ~287 / ~247                       [~350]
-  tree             1.27          1.27             1.15     direct faster at every size (thesis: direct faster)
-  tree-square      1.50          1.47             1.19     direct faster at every size (thesis: direct faster)
+  umbrella         0.77 [1.38]   2.04 [2.35]      1.58     ~256 / ~231                      [~350]
+  tree             1.25          1.24             1.09     direct faster at every size (thesis: direct faster)
+  tree-square      1.50          1.47             1.20     direct faster at every size (thesis: direct faster)
+Umbrella at 1153 DOF: PCG 5.9 ms per step, redmax-direct 42.0, Pardiso 24.1 (18.2 of it our
+assembly of M̃_r; its factorisation and solves alone: PCG is faster from ~805 DOF).
 PCG iterations per step: rigid bridge 3 at every size (7 solves, none over 1 iteration: the exact
 preconditioner); flexible bridge 14.8 -> 22.6 (12 -> 1500 DOF, slope 0.08); umbrella 44 -> 114
 (49 -> 1153, 34 solves per step, 3.3 per solve; slope 0.24); tree 2 -> 33 (9 -> 1533, slope
 0.34); alternate tree 3.7 -> 90 (9 -> 1533, slope 0.58).
-Caveats: (1) the assembly of M̃_r (``sparse_system``) is most of Pardiso's time: without it
-(column "P f+s") Pardiso's factorisation and solves beat PCG on the umbrella up to 1153 DOF
-(6.5 ms against 8.0 ms there) and on the bridges below ~200-350 DOF. (2) The flexible bridge
-with the ordinary car ("sim") diverges at 999 DOF at t ≈ 4.2 s in all three solvers (a 500-step
-run), so 50 steps are timed. (3) On one thread the umbrella's 32 loop-closure solves run one after
-the other: PCG slope 1.17, faster than direct from ~465 DOF and than Pardiso from ~654 (13.9 ms
-against 42.3 and 25.6 ms at 1153 DOF).
+Caveats: (1) the assembly of M̃_r (``sparse_system``) is most of Pardiso's time (column "P f+s":
+Pardiso without it). (2) The flexible bridge with the ordinary car ("sim") diverges at 999 DOF
+at t ≈ 4.2 s in all three solvers (a 500-step run), so 50 steps are timed. (3) On one thread
+(--threads 1) the umbrella's loop-closure block is solved by one core: PCG slope 1.05, faster than
+direct from ~350 DOF and than Pardiso from ~500 (10.0 ms against 42.0 and 26.8 ms at 1153 DOF).
 """
 from __future__ import annotations
 
