@@ -225,7 +225,8 @@ def _cmd_simulate(args) -> int:
             print("treedyn: matplotlib is not installed: no plot (pip install matplotlib)", file=sys.stderr)
             return 0
         from .plot import draw
-        ax = draw(scene.model, state.q, title=f"{scene.name} at t = {state.t:g} s")
+        ax = draw(scene.model, state.q, title=f"{scene.name} at t = {state.t:g} s",
+                  shapes=scene.info.get("shapes") if isinstance(scene.info, dict) else None)
         ax.figure.savefig(args.plot, dpi=120, bbox_inches="tight")
         plt.close(ax.figure)
         print(f"  final state: {args.plot}")
