@@ -88,7 +88,7 @@ def _hull(pts: np.ndarray) -> np.ndarray:
     def half(points):
         out = []
         for pt in points:
-            while len(out) >= 2 and np.cross(out[-1] - out[-2], pt - out[-2]) <= 0:
+            while len(out) >= 2 and _cross2(out[-1] - out[-2], pt - out[-2]) <= 0:
                 out.pop()
             out.append(pt)
         return out
@@ -96,3 +96,7 @@ def _hull(pts: np.ndarray) -> np.ndarray:
     lower, upper = half(pts), half(pts[::-1])
     h = np.array(lower[:-1] + upper[:-1])
     return np.vstack([h, h[:1]])
+
+
+def _cross2(u, v) -> float:
+    return float(u[0] * v[1] - u[1] * v[0])

@@ -1,0 +1,30 @@
+"""treedyn.plot: the outlines of the scenes' shapes."""
+import numpy as np
+import pytest
+
+import treedyn as td
+from treedyn.plot import _corners, _hull, draw
+
+
+def test_box_corners_and_their_hull():
+    c = _corners({"shape": "box", "size": (2.0, 4.0, 6.0), "centre": (1, 0, 0), "axes": np.eye(3)})
+    assert c.shape == (8, 3)
+    assert np.allclose(c.min(axis=0), (0, -2, -3)) and np.allclose(c.max(axis=0), (2, 2, 3))
+    h = _hull(c[:, :2])  # the x-y outline: a closed rectangle
+    assert len(h) == 5 and np.allclose(h[0], h[-1])
+    assert {tuple(p) for p in h} == {(0, -2), (2, -2), (2, 2), (0, 2)}
+
+
+def test_cylinder_corners_bound_the_cylinder():
+    c = _corners({"shape": "cylinder", "size": (0.5, 3.0), "centre": (0, 0, 1.5), "axes": np.eye(3)})
+    assert np.allclose(c.min(axis=0), (-0.5, -0.5, 0)) and np.allclose(c.max(axis=0), (0.5, 0.5, 3))
+
+
+def test_draw_a_scene_with_its_shapes(tmp_path):
+    plt = pytest.importorskip("matplotlib.pyplot")
+    scene = td.scenes.bridge(5, 3)
+    ax = draw(scene.model, scene.state.q, shapes=scene.info["shapes"])
+    # one filled outline per shaped body, one line per spring
+    assert len(ax.patches) == len(scene.info["shapes"])
+    assert len(ax.lines) >= len(scene.model.springs)
+    plt.close(ax.figure)
