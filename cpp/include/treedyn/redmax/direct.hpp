@@ -125,7 +125,6 @@ template <class S> class Direct {
 
   // X ← M̃_r⁻¹ X (X: nv x m, in joint order)
   template <class Mat> void solve(Mat& X) {
-    const int n = sys_.tree.nv;
     if (leaf_to_root_) {  // reverse the rows into the solver's order and back
       MatX Xr = X.colwise().reverse();
       Xr = natural_.solve(Xr);
@@ -133,7 +132,6 @@ template <class S> class Direct {
     } else {
       X = amd_.solve(X).eval();
     }
-    (void)n;
   }
 
  private:

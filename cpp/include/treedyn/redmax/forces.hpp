@@ -117,8 +117,9 @@ template <class S> void joint_spring_forces(const System<S>& sys, const S* q, S*
 }
 
 // Body forces f_m at time t (body coordinates), from the kinematics in d: Coriolis, gravity,
-// constant and moving point forces, spring elastic forces. With `damping`, also the damping
-// forces −D φ (for explicit use: forward dynamics); the implicit step leaves them out.
+// constant and moving point forces (the springs' come with their blocks: spring_terms_all). With
+// `damping`, also the damping forces −D φ (for explicit use: forward dynamics); the implicit
+// step leaves them out.
 template <class S> void maximal_forces(const System<S>& sys, const Data<S>& d, S t, bool damping, Force<S>* fm) {
   const Model<S>& m = sys.tree;
   fm[0] = Force<S>::zero();
@@ -135,7 +136,32 @@ template <class S> void maximal_forces(const System<S>& sys, const Data<S>& d, S
     const int b = mf.at(t, x);
     if (b >= 0) fm[b] += point_wrench(d.X0[b], x, mf.f);
   }
-  for (const auto& s : sys.springs) {
+  fm[0] = Force<S>::zero();  // the world takes what is applied to it
+}
+
+// The implicit maximal terms of eq. (2.14) for time step h, but the springs' (spring_terms_all):
+// per body A_i = M_i + h D_i − h² K_ii with K_ii the point forces' eq. (2.37). Bodies fixed to the
+// world get blocks too; nothing reads them.
+template <class S>
+void implicit_blocks(const System<S>& sys, const Data<S>& d, S t, S h, Mat6<S>* A) {
+  const Model<S>& m = sys.tree;
+  for (int i = 0; i <= m.N; ++i) A[i] = m.I[i].matrix() + h * sys.D_m[i];
+  for (const auto& p : sys.point_forces) A[p.body] -= h * h * point_force_stiffness(d.X0[p.body], p.x, p.f);
+  for (const auto& mf : sys.moving_forces) {
+    Vec3<S> x;
+    const int b = mf.at(t, x);
+    if (b >= 0) A[b] -= h * h * point_force_stiffness(d.X0[b], x, mf.f);
+  }
+}
+
+// The springs, each evaluated once: their elastic wrenches (and with `damping` their damping
+// forces) added to f_m, and their blocks h D_s − h² K_s added to the diagonal blocks A of their
+// bodies and written to their coupling blocks C_s = (h D_s − h² K_s)_{ab}.
+template <class S>
+void spring_terms_all(const System<S>& sys, const Data<S>& d, S h, bool damping, Force<S>* fm, Mat6<S>* A,
+                      Mat6<S>* C) {
+  for (size_t k = 0; k < sys.springs.size(); ++k) {
+    const Spring<S>& s = sys.springs[k];
     const SpringTerms<S> st = spring_terms(s, d.X0[s.a], d.X0[s.b]);
     fm[s.a] += st.wa;
     fm[s.b] += st.wb;
@@ -146,26 +172,6 @@ template <class S> void maximal_forces(const System<S>& sys, const Data<S>& d, S
       fm[s.a] += Force<S>::from(fd.template head<6>());
       fm[s.b] += Force<S>::from(fd.template tail<6>());
     }
-  }
-  fm[0] = Force<S>::zero();  // the world takes what is applied to it
-}
-
-// The implicit maximal terms of eq. (2.14) for time step h: per body A_i = M_i + h D_i − h² K_ii
-// (K_ii: the point forces' eq. (2.37) and the springs' diagonal blocks), and per spring its coupling block
-// C_s = (h D_s − h² K_s)_{ab}. Bodies fixed to the world get blocks too; nothing reads them.
-template <class S>
-void implicit_blocks(const System<S>& sys, const Data<S>& d, S t, S h, Mat6<S>* A, Mat6<S>* C) {
-  const Model<S>& m = sys.tree;
-  for (int i = 0; i <= m.N; ++i) A[i] = m.I[i].matrix() + h * sys.D_m[i];
-  for (const auto& p : sys.point_forces) A[p.body] -= h * h * point_force_stiffness(d.X0[p.body], p.x, p.f);
-  for (const auto& mf : sys.moving_forces) {
-    Vec3<S> x;
-    const int b = mf.at(t, x);
-    if (b >= 0) A[b] -= h * h * point_force_stiffness(d.X0[b], x, mf.f);
-  }
-  for (size_t k = 0; k < sys.springs.size(); ++k) {
-    const Spring<S>& s = sys.springs[k];
-    const SpringTerms<S> st = spring_terms(s, d.X0[s.a], d.X0[s.b]);
     const Mat12<S> B = h * st.D - h * h * st.K;
     if (s.a == s.b) {  // both ends on one body: all four blocks land on it
       A[s.a] += B.template block<6, 6>(0, 0) + B.template block<6, 6>(6, 6) + B.template block<6, 6>(0, 6) +
@@ -177,6 +183,7 @@ void implicit_blocks(const System<S>& sys, const Data<S>& d, S t, S h, Mat6<S>* 
     A[s.b] += B.template block<6, 6>(6, 6);
     C[k] = B.template block<6, 6>(0, 6);
   }
+  fm[0] = Force<S>::zero();
 }
 
 // the 6-column "force" matrices of a 6x6 block moved from body i to its parent: ^iX_pᵀ F

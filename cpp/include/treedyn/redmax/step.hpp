@@ -48,7 +48,8 @@ template <class S> void implicit_terms(const System<S>& sys, Workspace<S>& ws, c
   kinematics(m, ws.d, q, qd);
   maximal_forces(sys, ws.d, t, false, ws.fm.data());
   joint_spring_forces(sys, q, ws.fr.data());
-  implicit_blocks(sys, ws.d, t, h, ws.A.data(), ws.C.data());
+  implicit_blocks(sys, ws.d, t, h, ws.A.data());
+  spring_terms_all(sys, ws.d, h, false, ws.fm.data(), ws.A.data(), ws.C.data());
   // eq. (2.15): the body forces M_m(φ − hJ̇q̇) + h f_m, then Jᵀ
   for (int i = 0; i <= m.N; ++i) ws.w[i] = m.I[i] * (ws.d.phi[i] - ws.d.Jdqd[i] * h) + ws.fm[i] * h;
   JT_times(m, ws.d, ws.w.data(), ws.rhs.data(), ws.d.alpha.data());
@@ -64,7 +65,8 @@ void explicit_terms(const System<S>& sys, Workspace<S>& ws, const S* q, const S*
   kinematics(m, ws.d, q, qd);
   maximal_forces(sys, ws.d, t, true, ws.fm.data());
   joint_spring_forces(sys, q, ws.fr.data());
-  implicit_blocks(sys, ws.d, t, S(0), ws.A.data(), ws.C.data());
+  implicit_blocks(sys, ws.d, t, S(0), ws.A.data());
+  spring_terms_all(sys, ws.d, S(0), true, ws.fm.data(), ws.A.data(), ws.C.data());
   for (int i = 0; i <= m.N; ++i) ws.w[i] = ws.fm[i] - m.I[i] * ws.d.Jdqd[i];
   JT_times(m, ws.d, ws.w.data(), x, ws.d.alpha.data());
   for (int k = 0; k < m.nv; ++k) x[k] += tau[k] + ws.fr[k] - sys.d_r[k] * qd[k];
