@@ -168,10 +168,12 @@ def test_spring_force_is_minus_gradient_and_stiffness_is_its_jacobian(rng, stret
         assert np.abs(dropped).max() > 1.0  # the clamp did something
     # damping: the force −d l̇ n; D = d u uᵀ with l̇ = uᵀ[φ_a; φ_b]
     phi = rng.standard_normal(12)
-    ldot = (np.linalg.norm((lambda A, B: (B[0] @ s.point_b + B[1]) - (A[0] @ s.point_a + A[1]))(
-        moved(Ra, pa, eps * phi[:6]), moved(Rb, pb, eps * phi[6:])))
-            - np.linalg.norm((lambda A, B: (B[0] @ s.point_b + B[1]) - (A[0] @ s.point_a + A[1]))(
-                moved(Ra, pa, -eps * phi[:6]), moved(Rb, pb, -eps * phi[6:])))) / (2 * eps)
+
+    def length(delta):
+        (Ra_, pa_), (Rb_, pb_) = moved(Ra, pa, delta[:6]), moved(Rb, pb, delta[6:])
+        return np.linalg.norm((Rb_ @ s.point_b + pb_) - (Ra_ @ s.point_a + pa_))
+
+    ldot = (length(eps * phi) - length(-eps * phi)) / (2 * eps)
     D = terms["D"]
     assert abs(phi @ D @ phi - s.damping * ldot**2) < 1e-6 * max(1, s.damping * ldot**2)
     assert np.linalg.eigvalsh(D).min() > -1e-9

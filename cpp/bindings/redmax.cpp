@@ -40,6 +40,14 @@ void body_arg(const Sys& sys, int b, const char* what) {
                           std::to_string(sys.tree.N) + ")");
 }
 
+// the kinematics of the system at q (and q̇, default at rest), for the inspection functions
+redmax::Data<double> kinematics_at(const Sys& s, const double* q, const double* qd = nullptr) {
+  redmax::Data<double> d(s.tree);
+  const VecX zero = VecX::Zero(s.tree.nv);
+  kinematics(s.tree, d, q, qd ? qd : zero.data());
+  return d;
+}
+
 py::dict stats_dict(const StepStats<double>& st) {
   py::dict d;
   d["position_residual"] = st.position_residual;
@@ -172,9 +180,7 @@ void bind_redmax(py::module_& m) {
       .def_property_readonly("n_loop_rows", &Sys::n_loop_rows)
       .def("body_poses", [](const Sys& s, py::handle q) {
         auto qa = q_arg(s, q);
-        redmax::Data<double> d(s.tree);
-        const VecX zero = VecX::Zero(s.tree.nv);
-        kinematics(s.tree, d, qa.data(), zero.data());
+        const redmax::Data<double> d = kinematics_at(s, qa.data());
         py::array_t<double> R({s.tree.N + 1, 3, 3}), p({s.tree.N + 1, 3});
         auto Rm = R.mutable_unchecked<3>(); auto pm = p.mutable_unchecked<2>();
         for (int i = 0; i <= s.tree.N; ++i)
@@ -185,8 +191,7 @@ void bind_redmax(py::module_& m) {
         return py::make_tuple(R, p); }, py::arg("q"), "world rotation (N+1, 3, 3) and origin (N+1, 3) of every body frame")
       .def("J_times", [](const Sys& s, py::handle q, py::handle qd, py::handle x) {
         auto qa = q_arg(s, q); auto qda = v_arg(s, qd, "qd"); auto xa = v_arg(s, x, "x");
-        redmax::Data<double> d(s.tree);
-        kinematics(s.tree, d, qa.data(), qda.data());
+        redmax::Data<double> d = kinematics_at(s, qa.data(), qda.data());
         Jdot_times(s.tree, d, xa.data(), d.y.data(), d.z.data());
         VecX Jx(6 * s.tree.N), Jdx(6 * s.tree.N);
         for (int i = 1; i <= s.tree.N; ++i) { Jx.segment<6>(6 * (i - 1)) = d.y[i].vec(); Jdx.segment<6>(6 * (i - 1)) = d.z[i].vec(); }
@@ -197,9 +202,7 @@ void bind_redmax(py::module_& m) {
         auto ya = as_real<double>(y, "y");
         if (ya.ndim() != 1 || ya.shape(0) != 6 * s.tree.N)
           throw py::value_error("y must have shape (6N,) = (" + std::to_string(6 * s.tree.N) + ",), got " + shape_str(ya));
-        redmax::Data<double> d(s.tree);
-        const VecX zero = VecX::Zero(s.tree.nv);
-        kinematics(s.tree, d, qa.data(), zero.data());
+        redmax::Data<double> d = kinematics_at(s, qa.data());
         std::vector<Force<double>> f(s.tree.N + 1, Force<double>::zero());
         for (int i = 1; i <= s.tree.N; ++i) f[i] = Force<double>::from(Eigen::Map<const Vec6<double>>(ya.data() + 6 * (i - 1)));
         VecX x(s.tree.nv);
@@ -207,17 +210,14 @@ void bind_redmax(py::module_& m) {
         return x; }, py::arg("q"), py::arg("y"), "Jᵀ y by the traversal of Alg. 3")
       .def("fill_J", [](const Sys& s, py::handle q, py::handle qd) {
         auto qa = q_arg(s, q); auto qda = v_arg(s, qd, "qd");
-        redmax::Data<double> d(s.tree);
-        kinematics(s.tree, d, qa.data(), qda.data());
+        redmax::Data<double> d = kinematics_at(s, qa.data(), qda.data());
         MatX J, Jd;
         fill_J(s.tree, d, J, Jd);
         return py::make_tuple(J, Jd); }, py::arg("q"), py::arg("qd"), "(J, J̇) filled by Alg. 1, (6N, nv) each")
       .def("spring_terms", [](const Sys& s, int k, py::handle q) {
         if (k < 0 || k >= int(s.springs.size())) throw py::index_error("no spring " + std::to_string(k));
         auto qa = q_arg(s, q);
-        redmax::Data<double> d(s.tree);
-        const VecX zero = VecX::Zero(s.tree.nv);
-        kinematics(s.tree, d, qa.data(), zero.data());
+        const redmax::Data<double> d = kinematics_at(s, qa.data());
         const auto st = spring_terms(s.springs[k], d.X0[s.springs[k].a], d.X0[s.springs[k].b]);
         py::dict out;
         out["K"] = MatX(st.K); out["D"] = MatX(st.D); out["V"] = st.V; out["length"] = st.l;

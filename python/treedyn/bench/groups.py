@@ -546,27 +546,23 @@ def main(argv=None) -> int:
     if load0 is not None:
         print(f"load average at the start: {load0:.2f} (the 2-thread times need both cores free: with another "
               f"busy process, a parallel region waits for a time slice, ~5-8 ms on this VM)")
-    if 2 in figs:
-        rows = run_fig2(sorted(set(args.n)), threads, args.repeat, args.max_call, progress)
-        p = os.path.join(args.out, "groups_fig2.csv")
-        write_csv(p, rows, FIG2_FIELDS)
+    def report(fig, rows, fields, summarize, plot):
+        p = os.path.join(args.out, f"groups_fig{fig}.csv")
+        write_csv(p, rows, fields)
         print(f"wrote {p}")
-        summarize_fig2(rows, threads)
+        summarize(rows, threads)
         if not args.no_plot:
-            p = plot_fig2(rows, threads, os.path.join(args.out, "groups_fig2.png"))
+            p = plot(rows, threads, os.path.join(args.out, f"groups_fig{fig}.png"))
             if p:
                 print(f"wrote {p}")
+
+    if 2 in figs:
+        rows = run_fig2(sorted(set(args.n)), threads, args.repeat, args.max_call, progress)
+        report(2, rows, FIG2_FIELDS, summarize_fig2, plot_fig2)
         print()
     if 3 in figs:
         rows = run_fig3(sorted(set(args.links)), sorted(set(args.B)), threads, args.repeat, args.max_call, progress)
-        p = os.path.join(args.out, "groups_fig3.csv")
-        write_csv(p, rows, FIG3_FIELDS)
-        print(f"wrote {p}")
-        summarize_fig3(rows, threads)
-        if not args.no_plot:
-            p = plot_fig3(rows, threads, os.path.join(args.out, "groups_fig3.png"))
-            if p:
-                print(f"wrote {p}")
+        report(3, rows, FIG3_FIELDS, summarize_fig3, plot_fig3)
         if not args.no_headline:
             print(f"\nheadline: treedyn batched aba / pin.abaInParallel throughput, 2 threads, same run, "
                   f"minimum of 21 interleaved samples:")

@@ -503,14 +503,17 @@ def summarize(rows, families, fit_min: float, log=print) -> dict:
         f"stays faster (~X interpolated, <=X at every point, >X slower at the largest, * faster somewhere "
         f"below), and PCG's iterations. 'P f+s': Pardiso without the assembly of M̃_r (sparse_system), "
         f"its factorisation, solves and dual step only:")
-    head = f"{'scene':16s} {'fit nv (points)':18s} {'PCG':>12s} {'direct':>12s}"
-    if PARDISO in solvers:
-        head += f" {'Pardiso':>8s} {'P f+s':>6s}"
-    head += f"  {'PCG<direct':>10s}"
-    if PARDISO in solvers:
-        head += f" {'PCG<Pardiso':>11s} {'PCG<P f+s':>9s}"
-    head += f" {'(thesis)':>8s}  {'PCG it/step at max nv':>21s} {'it slope':>8s}"
-    log(head)
+    # (title, width) of the columns after the scene name, in order; a line fills the same list
+    pardiso = PARDISO in solvers
+    columns = [("fit nv (points)", -18), ("PCG", 12), ("direct", 12)] + \
+        ([("Pardiso", 8), ("P f+s", 6)] if pardiso else []) + [(" PCG<direct", 11)] + \
+        ([("PCG<Pardiso", 11), ("PCG<P f+s", 9)] if pardiso else []) + \
+        [("(thesis)", 8), (" PCG it/step at max nv", 22), ("it slope", 8)]
+
+    def row(first: str, cells) -> str:
+        return f"{first:16s}" + "".join(f" {c:<{-w}s}" if w < 0 else f" {c:>{w}s}" for c, (_, w) in zip(cells, columns))
+
+    log(row("scene", [t for t, _ in columns]))
     for fam in families:
         th = THESIS[fam]
         res = {}
@@ -548,14 +551,14 @@ def summarize(rows, families, fit_min: float, log=print) -> dict:
             s = "-" if x is None else f"{x:.2f}"
             return s + (f" [{ref:.2f}]" if ref is not None else "")
 
-        line = f"{fam:16s} {rng or '-':18s} {sl(res.get(PCG), th['pcg']):>12s} {sl(res.get(DIRECT), th['direct']):>12s}"
-        if PARDISO in solvers:
-            line += f" {sl(res.get(PARDISO)):>8s} {sl(res.get(PARDISO_FS)):>6s}"
-        line += f"  {cross.get(DIRECT) or '-':>10s}"
-        if PARDISO in solvers:
-            line += f" {cross.get(PARDISO) or '-':>11s} {cross.get(PARDISO_FS) or '-':>9s}"
-        line += f" {th['crossover']:>8s}  {itmax:>21s} {sl(fi[0] if fi else None):>8s}"
-        log(line)
+        cells = [rng or "-", sl(res.get(PCG), th["pcg"]), sl(res.get(DIRECT), th["direct"])]
+        if pardiso:
+            cells += [sl(res.get(PARDISO)), sl(res.get(PARDISO_FS))]
+        cells += [cross.get(DIRECT) or "-"]
+        if pardiso:
+            cells += [cross.get(PARDISO) or "-", cross.get(PARDISO_FS) or "-"]
+        cells += [th["crossover"], itmax, sl(fi[0] if fi else None)]
+        log(row(fam, cells))
         for who, nvs in fails.items():
             log(f"{'':16s} failed: {'all solvers' if len(who) == len(real) else ', '.join(who)} at nv "
                 + ", ".join(str(x) for x in nvs))

@@ -28,6 +28,7 @@ class _RedMaxSolver(Solver):
             raise TypeError(f"solver {self.name!r} runs in float64 only")
         self.h = _positive(h, "h")
         self._system = model._redmax_system()
+        self._assembler = None  # a redmax-direct engine for terms(), made on first use
 
     def step(self, state: State, h: float | None = None) -> dict:
         """Advance ``state`` (a treedyn.State, modified in place) by one step of h (default
@@ -58,10 +59,9 @@ class _RedMaxSolver(Solver):
         D_r, K_r, f_r, the assembled lhs M̃_r and rhs f̃_r, the loop-closure rows G and errors C,
         and the Baumgarte factor. O(n²) memory: for tests and inspection, not for stepping."""
         h = self.h if h is None else _positive(h, "h")
-        if not hasattr(self._impl, "terms"):  # the assembly lives in the direct solver
-            self._terms_impl = getattr(self, "_terms_impl", None) or _core.RedMaxDirect(self._system)
-            return self._terms_impl.terms(state.q, state.v, state.t, h)
-        return self._impl.terms(state.q, state.v, state.t, h)
+        if self._assembler is None:  # the assembly lives in the direct solver
+            self._assembler = self._impl if isinstance(self._impl, _core.RedMaxDirect) else _core.RedMaxDirect(self._system)
+        return self._assembler.terms(state.q, state.v, state.t, h)
 
     def constraint_residual(self, q) -> float:
         """max |C(q)| of the loop closures at q (0 without loops)."""
