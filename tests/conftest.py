@@ -129,9 +129,12 @@ def assert_same_solution(M, X1, X2, scale=None, *, dtype=None, c: float = C_ROUN
     _check(float(err[j]) / size, float(bound[j]) / size, what)
 
 
-def assert_below(err, bound, what: str):
-    """err ≤ bound entry by entry, for bounds a test composes itself from the ones above."""
+def assert_below(err, bound, what: str, size=None):
+    """err ≤ bound entry by entry, for bounds a test composes itself from the ones above; with size
+    (the magnitude of the quantities compared), the bound must also be below it: not vacuous."""
     err, bound = np.broadcast_arrays(np.abs(np.asarray(err, dtype=np.float64)), np.asarray(bound, dtype=np.float64))
+    if size is not None:
+        assert bound.max() < size, f"{what}: the bound {bound.max():.3g} ≥ {size:.3g}: the test would assert nothing"
     k = np.unravel_index(np.argmax(err / bound), err.shape)
     _MARGINS.append((os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0], what, float(err[k] / bound[k])))
     assert np.all(err <= bound), f"{what}: error {err[k]:.3g} > bound {bound[k]:.3g} at {k}"
