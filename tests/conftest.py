@@ -195,6 +195,20 @@ def assert_agrees_with_peer(model, q, v=None, tau=None, M_peer=None, b_peer=None
         assert_same_solution(M, Minv, Minv_peer, what=f"M⁻¹ = {what}")
 
 
+def pytest_report_header(config):
+    """The BLAS kernel numpy's OpenBLAS runs (OPENBLAS_CORETYPE overrides it) and treedyn's M⁻¹
+    loops (TREEDYN_MINV_ISA=generic forces the portable ones): the rounding depends on both."""
+    lines = [f"treedyn M⁻¹ kernels: {td.build_info()['minv_kernels']}"]
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return lines + ["BLAS kernel: unknown (pip install threadpoolctl)"]
+    for lib in threadpool_info():
+        if lib.get("user_api") == "blas":
+            lines.append(f"BLAS: {lib.get('internal_api')} {lib.get('version')}, kernel {lib.get('architecture')}")
+    return lines
+
+
 def pytest_terminal_summary(terminalreporter):
     """TREEDYN_TOL_REPORT=1 pytest ...: the assertions closest to their bounds (error / bound)."""
     if os.environ.get("TREEDYN_TOL_REPORT") and _MARGINS:
