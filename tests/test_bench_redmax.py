@@ -115,7 +115,8 @@ def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
 def test_fit_and_crossover():
     nv = np.array([10.0, 100.0, 1000.0])
     s, c, used = bench.fit(nv, 2e-6 * nv ** 1.5, 50)
-    assert s == pytest.approx(1.5) and list(used) == [100, 1000]
+    # a least-squares slope of exact power-law data in log-log: a few roundings of log(1e3) ≈ 7
+    assert abs(s - 1.5) <= rounding_bound(2) * 7 and list(used) == [100, 1000]
     assert bench.fit(nv, nv, 5000) is None
     pcg, direct = 1e-4 * nv, 1e-6 * nv ** 2          # equal at nv = 100
     assert bench.crossover(nv, pcg * 2, nv, direct) == "~200"

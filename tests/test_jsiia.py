@@ -51,4 +51,4 @@ def test_jsiia_refuses_branched_trees():
 
 
 def test_jsiia_conformance():
-    assert check_solver(JSIIASolver) >= 1
+    assert check_solver(JSIIASolver, rtol=None) >= 1

@@ -159,4 +159,4 @@ def test_redmax_solvers_pass_the_conformance_checks(name):
     from treedyn.solvers.registry import get_solver_class
     from treedyn.testing import check_solver
     # forward dynamics of the bare tree agrees with aba on random models, shapes, bad input
-    assert check_solver(get_solver_class(name)) == 4
+    assert check_solver(get_solver_class(name), rtol=None) == 4

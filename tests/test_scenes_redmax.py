@@ -177,7 +177,7 @@ def test_short_run(make):
     # 1/h; 1e-3 (m) is that drift's size for these scenes' h and speeds, not rounding
     assert res.max() < 1e-3
     assert np.abs(st.v).max() < 1e3
-    assert st.t == pytest.approx(50 * s.h)
+    assert_within_rounding(st.t, 50 * s.h, 50 * s.h, 50, what="t")  # 50 additions of h
 
 
 @pytest.mark.parametrize("make", [lambda: bridge_rigid(10), lambda: bridge(5, 3, car="car"),
@@ -187,6 +187,7 @@ def test_bridge_five_seconds(make):
     s = make()
     assert s.steps == 500
     res, st, solver = _run(s, s.steps)
+    # Baumgarte-stabilised loops: drift O(h²·|v|²) per step, pulled back at rate 1/h (as above)
     assert res.max() < 1e-3
     assert solver.constraint_residual(st.q) < 1e-3
     assert np.abs(st.v).max() < 1e2
