@@ -102,15 +102,6 @@ def assert_backward_stable(M, X, R, *, dtype=None, c: float = C_ROUNDING, tol: f
     _check(backward_error(M, X, R), rounding_bound(n, dtype or _dtype_of(X), c) + iterative_bound(n, tol), what)
 
 
-def forward_bound(M, *, dtype=np.float64, c: float = C_ROUNDING) -> float:
-    """Relative forward error within which two backward-stable solutions of the same system M X = R
-    agree: each is within κ(M)·δ/(1 − κ(M)·δ) of the exact one (Higham Thm 7.2), so they are within
-    twice that of each other; κ(M) = ‖M‖‖M⁻¹‖, δ = c·n·u. (For R exact: ‖R‖ ≤ ‖M‖‖X‖ doubles δ.)"""
-    M = np.asarray(M, dtype=np.float64)
-    kd = np.linalg.cond(M, np.inf) * 2 * rounding_bound(M.shape[0], dtype, c)
-    return float(2 * kd / (1 - kd)) if kd < 1 else np.inf
-
-
 def solution_bound(M, X, scale=None, *, dtype=None, c: float = C_ROUNDING, tol: float = 0.0) -> np.ndarray:
     """Per column j, the bound on ‖x̂1_j − x̂2_j‖ for two computed solutions of M X = R, each backward
     stable to δ = c·n·u: x̂ − x = M⁻¹(Δr − ΔM x̂), so ‖x̂1 − x̂2‖ ≤ 2‖M⁻¹‖·δ·(‖M‖‖x‖ + ‖s‖), where s
