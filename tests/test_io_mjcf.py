@@ -11,7 +11,10 @@ import treedyn as td
 from treedyn.io._common import IgnoredElementWarning
 from treedyn.io._xml import ModelFileError
 
-from conftest import rel_err
+from conftest import assert_agrees_with_peer, assert_within_rounding
+
+# Values by hand and values parsed from the files: a handful of roundings each, so n = 1 in
+# assert_within_rounding (δ = 64u ≈ 7e-15 relative to the magnitudes summed).
 
 # ------------------------------------------------------------------ models
 
@@ -209,9 +212,11 @@ def test_pendulum_mass_matrix_and_gravity_torque_by_hand():
     L, r, mass = 0.8, 0.1, 1.5
     for q in (0.0, 0.4, -2.0):
         qv = np.array([q])
-        assert td.mass_matrix(m, qv)[0, 0] == pytest.approx(mass * (L * L + 0.4 * r * r), rel=1e-13)
+        I = mass * (L * L + 0.4 * r * r)
+        assert_within_rounding(td.mass_matrix(m, qv)[0, 0], I, I, 1, what="pendulum M")
         # about +y, the bob at (L sin q, ., -L cos q) weighs m g: torque g m L sin q resists
-        assert td.bias_forces(m, qv, np.zeros(1))[0] == pytest.approx(9.81 * mass * L * math.sin(q), rel=1e-12, abs=1e-12)
+        assert_within_rounding(td.bias_forces(m, qv, np.zeros(1))[0], 9.81 * mass * L * math.sin(q), 9.81 * mass * L, 1,
+                               what="pendulum gravity")
 
 
 def test_cartpole_mass_matrix_by_hand():
@@ -222,7 +227,7 @@ def test_cartpole_mass_matrix_by_hand():
         M = td.mass_matrix(m, np.array([0.3, th]))
         # pole about +y: the bob at (l sin θ, ., l cos θ) relative to the cart
         expected = [[mc + mp, mp * l * math.cos(th)], [mp * l * math.cos(th), mp * (l * l + 0.4 * r * r)]]
-        np.testing.assert_allclose(M, expected, rtol=1e-13, atol=1e-15)
+        assert_within_rounding(M, expected, mc + mp, 1, what="cartpole M")
 
 
 def test_bodies_joints_frames_and_coordinates():
@@ -238,7 +243,7 @@ def test_bodies_joints_frames_and_coordinates():
     # a ball joint off the body origin: treedyn's body frame sits on the joint
     body, X = m.frames["fl_thigh"]
     assert body == "fl_thigh"
-    np.testing.assert_allclose(X.translation, [0, 0, -0.02])
+    assert_within_rounding(X.translation, [0, 0, -0.02], 0.02, 1, what="frame translation")
     # q: free (7), slide (1), ball (4), hinge (1), ...
     assert m.q_index("root") == 0 and m.q_index("tail_slide") == 7 and m.q_index("fl_hip") == 8
     assert m.v_index("fl_hip") == 7 and m.v_index("fl_knee") == 10
@@ -260,25 +265,26 @@ def test_unnamed_bodies_and_joints_get_mujocos_ids():
 def test_defaults_childclass_and_explicit_attributes():
     m = load(ARM)
     axes = {n: m.joints[m._joint_index[n]].axis for n in m.joint_names}
-    np.testing.assert_allclose(axes["yaw"], [0, 0, 1])                 # main class
-    np.testing.assert_allclose(axes["pitch"], [0, 1, 0])               # explicit
-    np.testing.assert_allclose(axes["roll"], [1, 0, 0])                # childclass "wrist"
-    np.testing.assert_allclose(axes["elbow"], np.array([0, 1, 1]) / math.sqrt(2))
+    assert_within_rounding(axes["yaw"], [0, 0, 1], 1, 1, what="yaw")                 # main class
+    assert_within_rounding(axes["pitch"], [0, 1, 0], 1, 1, what="pitch")             # explicit
+    assert_within_rounding(axes["roll"], [1, 0, 0], 1, 1, what="roll")               # childclass "wrist"
+    assert_within_rounding(axes["elbow"], np.array([0, 1, 1]) / math.sqrt(2), 1, 1, what="elbow")
 
 
 def test_hinge_ref_is_the_coordinate_of_the_pose_in_the_file():
     """With ref = 30°, the pendulum hangs straight down (no gravity torque) at q = 30°."""
     xml = PENDULUM.replace('type="hinge"', 'type="hinge" ref="30"')
     m = load(xml)
-    assert td.bias_forces(m, np.array([math.radians(30)]), np.zeros(1))[0] == pytest.approx(0, abs=1e-12)
-    assert td.bias_forces(m, np.zeros(1), np.zeros(1))[0] == pytest.approx(
-        9.81 * 1.5 * 0.8 * math.sin(-math.radians(30)), rel=1e-12)
+    mgl = 9.81 * 1.5 * 0.8
+    assert_within_rounding(td.bias_forces(m, np.array([math.radians(30)]), np.zeros(1))[0], 0, mgl, 1, what="ref")
+    assert_within_rounding(td.bias_forces(m, np.zeros(1), np.zeros(1))[0], mgl * math.sin(-math.radians(30)), mgl, 1,
+                           what="ref, q = 0")
     slide = CARTPOLE.replace('type="slide" axis="1 0 0"', 'type="slide" axis="0 0 2" ref="0.25"')
     ms = load(slide)
     # the cart is at its file position at q = 0.25: its height then is 0.5, at q = 0 it is 0.25
     body, X = ms.frames["cart"]
     E, r = ms._cpp.placement(ms.body_index("cart"))
-    np.testing.assert_allclose(r, [0, 0, 0.25])
+    assert_within_rounding(r, [0, 0, 0.25], 0.5, 1, what="slide ref")
 
 
 def test_gravity_option_and_flag():
@@ -296,10 +302,12 @@ def test_inertia_from_geoms_settings():
       </body></worldbody></mujoco>"""
     Mzz = lambda xml: td.mass_matrix(load(xml), np.zeros(1))[0, 0]  # noqa: E731
     sphere = lambda mass: mass * (0.25 + 0.4 * 0.01)                 # noqa: E731
-    assert Mzz(base.format("")) == pytest.approx(1.0)                                  # auto: <inertial>
-    assert Mzz(base.format('inertiafromgeom="true"')) == pytest.approx(sphere(5))      # geoms, groups 0-5
-    assert Mzz(base.format('inertiafromgeom="true" inertiagrouprange="0 3"')) == pytest.approx(sphere(2))
-    assert Mzz(base.format('settotalmass="2"')) == pytest.approx(2.0)                   # scaled by 2 / 1
+    assert_within_rounding(Mzz(base.format("")), 1.0, 1.0, 1, what="auto")                        # <inertial>
+    assert_within_rounding(Mzz(base.format('inertiafromgeom="true"')), sphere(5), sphere(5), 1,
+                           what="geoms")                                                           # groups 0-5
+    assert_within_rounding(Mzz(base.format('inertiafromgeom="true" inertiagrouprange="0 3"')), sphere(2), sphere(2),
+                           1, what="group range")
+    assert_within_rounding(Mzz(base.format('settotalmass="2"')), 2.0, 2.0, 1, what="settotalmass")  # scaled by 2 / 1
 
 
 def test_include_is_relative_to_the_including_file(tmp_path):
@@ -322,7 +330,7 @@ def test_euler_sequences():
         xml = (f'<mujoco><compiler eulerseq="{seq}"/><worldbody><body euler="{a[0]} {a[1]} {a[2]}">'
                '<joint/><geom size="0.1"/></body></worldbody></mujoco>')
         E, r = load(xml)._cpp.placement(1)
-        np.testing.assert_allclose(np.asarray(E).T, R, atol=1e-15)
+        assert_within_rounding(np.asarray(E).T, R, 1, 3, what=seq)  # three rotations composed
 
 
 # ------------------------------------------------------------------ warnings and errors
@@ -409,11 +417,10 @@ def _check(model, peer, rng, n=4):
     for _ in range(n):
         q = td.random_configuration(model, rng)
         v, tau = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
-        M, M_peer = td.mass_matrix(model, q), peer.mass_matrix(q)
-        assert rel_err(M, M_peer) < 1e-9
-        assert rel_err(td.bias_forces(model, q, v), peer.bias_forces(q, v)) < 1e-9
-        assert rel_err(aba.forward_dynamics(q, v, tau), peer.forward_dynamics(q, v, tau)) < 1e-9
-        assert rel_err(aba.inverse_inertia(q, np.eye(model.nv)), np.linalg.inv(M_peer)) < 1e-9
+        M_peer = peer.mass_matrix(q)
+        assert_agrees_with_peer(model, q, v, tau, M_peer, peer.bias_forces(q, v), peer.forward_dynamics(q, v, tau),
+                                np.linalg.inv(M_peer), aba.forward_dynamics(q, v, tau),
+                                aba.inverse_inertia(q, np.eye(model.nv)), what="MuJoCo")
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -450,7 +457,8 @@ def test_geom_inertias_are_mujocos(kind, attrs):
     cx = np.array([[0, -c[2], c[1]], [c[2], 0, -c[0]], [-c[1], c[0], 0]])
     I6 = np.block([[R @ np.diag(mj.body_inertia[1]) @ R.T - mass * cx @ cx, mass * cx],
                    [-mass * cx, mass * np.eye(3)]])
-    assert rel_err(np.asarray(m._cpp.spatial_inertia(1)), I6) < 1e-12
+    # MuJoCo's principal axes and moments, turned back: 3x3 products of the geom's inertia
+    assert_within_rounding(np.asarray(m._cpp.spatial_inertia(1)), I6, I6, 3, what=f"{kind} inertia")
 
 
 def test_joints_and_inertials_inside_frames_agree_with_mujoco():

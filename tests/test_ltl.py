@@ -7,7 +7,7 @@ import treedyn as td
 from treedyn import _core
 from treedyn.scenes import chain, random_tree
 
-from conftest import rel_err
+from conftest import assert_backward_stable, assert_within_rounding
 
 
 def ancestors_or_self(lam, k):
@@ -26,13 +26,17 @@ def test_ltl_and_ltdl_factor_M_within_the_sparsity_pattern(make):
     q = td.random_configuration(model, np.random.default_rng(0))
     M = td.mass_matrix(model, q)
     L, lam = _core._ltl_factor(model._cpp, q, False)
-    assert rel_err(L.T @ L, M) < 1e-12
+    # Cholesky-like factorisations are backward stable: LᵀL = M + ΔM, |ΔM| ≤ γ_{n+1}|Lᵀ||L| (Higham
+    # Thm 10.3), and |Lᵀ||L| is bounded by ‖M‖ entrywise for an SPD M (|l_kj|² ≤ m_kk)
+    assert_within_rounding(L.T @ L, M, np.abs(L.T) @ np.abs(L), model.nv, what="LᵀL = M")
     assert np.all(np.diag(L) > 0)
     Lu, _ = _core._ltl_factor(model._cpp, q, True)
     D = np.diag(np.diag(Lu))
     U = Lu - D + np.eye(model.nv)
-    assert rel_err(U.T @ D @ U, M) < 1e-12
-    assert rel_err(np.sqrt(D) @ U, L) < 1e-10  # LTL and LTDL are the same factor, scaled
+    assert_within_rounding(U.T @ D @ U, M, np.abs(U.T) @ D @ np.abs(U), model.nv, what="UᵀDU = M")
+    # LTL and LTDL are the same factor, scaled: two backward-stable factors of M differ by
+    # cond(M)·δ relative at most (the Cholesky factor's perturbation bound, Higham §10.1.1)
+    assert_within_rounding(np.sqrt(D) @ U, L, np.abs(L) * np.linalg.cond(M), model.nv, what="√D U = L")
     # λ: parent coordinate (a multi-DoF joint is a chain of coordinates); no fill-in
     assert all(-1 <= lam[k] < k for k in range(model.nv))
     for k in range(model.nv):
@@ -59,7 +63,7 @@ def test_back_substitutions_solve_M():
     M = td.mass_matrix(model, q)
     for ltdl in (False, True):
         x = td.make_solver("crba-ltl", model, ltdl=ltdl).inverse_inertia(q, b)
-        assert rel_err(M @ x, b) < 1e-12
+        assert_backward_stable(M, x, b, what=f"ltdl={ltdl}: M x = b")
 
 
 def test_ltl_factor_refuses_bad_q():

@@ -1,5 +1,5 @@
 """Agreement with Pinocchio (a peer nobody here wrote) on random trees built through both APIs:
-M(q), bias forces, forward dynamics, M⁻¹ and integrate, to 1e-9 relative."""
+M(q), bias forces, forward dynamics, M⁻¹ and integrate, within rounding (tests/conftest.py's bounds)."""
 import numpy as np
 import pytest
 
@@ -9,7 +9,8 @@ import treedyn as td  # noqa: E402
 from treedyn.peers import pinocchio_forces, to_pinocchio  # noqa: E402
 from treedyn.scenes import chain, random_tree  # noqa: E402
 
-from conftest import rel_err  # noqa: E402
+from conftest import (assert_agrees_with_peer, assert_same_accelerations, assert_same_solution,  # noqa: E402
+                      assert_within_rounding, dynamics_scale)
 
 CASES = [("chain", lambda: chain(20)), ("chain-fb", lambda: chain(10, floating_base=True))] + [
     (f"tree-{s}", lambda s=s: random_tree(25, s)) for s in range(4)] + [
@@ -34,17 +35,19 @@ def test_mass_matrix_bias_and_forward_dynamics_agree_with_pinocchio(pair):
         v, tau = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
         Mp = pin.crba(pm, pd, q)
         Mp = np.triu(Mp) + np.triu(Mp, 1).T
-        assert rel_err(td.mass_matrix(model, q), Mp) < 1e-9
-        assert rel_err(td.bias_forces(model, q, v), pin.rnea(pm, pd, q, v, np.zeros(model.nv))) < 1e-9
-        a = rng.standard_normal(model.nv)
-        assert rel_err(td.rnea(model, q, v, a), pin.rnea(pm, pd, q, v, a)) < 1e-9
         ap = pin.aba(pm, pd, q, v, tau).copy()
-        assert rel_err(aba.forward_dynamics(q, v, tau), ap) < 1e-9
-        assert rel_err(chol.forward_dynamics(q, v, tau), ap) < 1e-9
         Minv = pin.computeMinverse(pm, pd, q)
         Minv = np.triu(Minv) + np.triu(Minv, 1).T
-        assert rel_err(aba.inverse_inertia(q, np.eye(model.nv)), Minv) < 1e-9
-        assert rel_err(td.integrate(model, q, v, 0.05), pin.integrate(pm, q, 0.05 * v)) < 1e-9
+        assert_agrees_with_peer(model, q, v, tau, Mp, pin.rnea(pm, pd, q, v, np.zeros(model.nv)), ap, Minv,
+                                what="Pinocchio")
+        a = rng.standard_normal(model.nv)
+        tau_a = td.rnea(model, q, v, a)
+        assert_within_rounding(tau_a, pin.rnea(pm, pd, q, v, a), dynamics_scale(model, q, v, tau_a, a), model.nv,
+                               what="rnea = Pinocchio's")
+        assert_same_accelerations(model, q, v, tau, chol.forward_dynamics(q, v, tau), ap, what="crba-cholesky = Pinocchio")
+        # q ⊕ v·dt joint by joint (an exponential map per joint): a few roundings of |q| + |v dt| each
+        assert_within_rounding(td.integrate(model, q, v, 0.05), pin.integrate(pm, q, 0.05 * v),
+                               1 + np.abs(q).max() + 0.05 * np.abs(v).max(), 1, what="integrate = Pinocchio's")
 
 
 def test_external_forces_agree_with_pinocchio(pair):
@@ -55,7 +58,8 @@ def test_external_forces_agree_with_pinocchio(pair):
     # a force on every body (fixed ones included: Pinocchio gets them in their carrier joint's frame)
     f = rng.standard_normal((model.n_bodies, 6))
     ap = pin.aba(pm, pd, q, v, tau, pinocchio_forces(model, f)).copy()
-    assert rel_err(td.make_solver("aba", model).forward_dynamics(q, v, tau, f), ap) < 1e-9
+    assert_same_accelerations(model, q, v, tau, td.make_solver("aba", model).forward_dynamics(q, v, tau, f), ap, f,
+                              what="aba = Pinocchio, f_ext")
 
 
 @pytest.mark.parametrize("method", ["drumwright", "crba-ltl"])
@@ -68,6 +72,10 @@ def test_inverse_mass_matrix_agrees_with_computeMinverse(pair, method):
         q = td.random_configuration(model, rng)
         P = pin.computeMinverse(pm, pd, q)
         P = np.triu(P) + np.triu(P, 1).T  # Pinocchio fills the upper triangle
-        assert rel_err(solver.inverse_mass_matrix(q), P) < 1e-9
+        M = td.mass_matrix(model, q)
+        assert_same_solution(M, solver.inverse_mass_matrix(q), P, what=f"{method} M⁻¹ = Pinocchio's")
         R = rng.standard_normal((model.nv, 6))
-        assert rel_err(solver.inverse_inertia(q, R), P @ R) < 1e-9
+        # P @ R rounds |P||R| on top of P's own error: scale |M||P R| + |M||P||R|
+        PR = P @ R
+        assert_same_solution(M, solver.inverse_inertia(q, R), PR, np.abs(M) @ (np.abs(PR) + np.abs(P) @ np.abs(R)),
+                             what=f"{method} M⁻¹R = Pinocchio's")

@@ -5,19 +5,24 @@ import pytest
 import treedyn as td
 from treedyn.plot import _corners, _hull, draw
 
+from conftest import assert_within_rounding
+
 
 def test_box_corners_and_their_hull():
     c = _corners({"shape": "box", "size": (2.0, 4.0, 6.0), "centre": (1, 0, 0), "axes": np.eye(3)})
     assert c.shape == (8, 3)
-    assert np.allclose(c.min(axis=0), (0, -2, -3)) and np.allclose(c.max(axis=0), (2, 2, 3))
+    # centre ± half sizes along the axes: a few roundings of the 6 m box (n = 3 terms)
+    assert_within_rounding(c.min(axis=0), (0, -2, -3), 6, 3, what="box min")
+    assert_within_rounding(c.max(axis=0), (2, 2, 3), 6, 3, what="box max")
     h = _hull(c[:, :2])  # the x-y outline: a closed rectangle
-    assert len(h) == 5 and np.allclose(h[0], h[-1])
+    assert len(h) == 5 and np.array_equal(h[0], h[-1])
     assert {tuple(p) for p in h} == {(0, -2), (2, -2), (2, 2), (0, 2)}
 
 
 def test_cylinder_corners_bound_the_cylinder():
     c = _corners({"shape": "cylinder", "size": (0.5, 3.0), "centre": (0, 0, 1.5), "axes": np.eye(3)})
-    assert np.allclose(c.min(axis=0), (-0.5, -0.5, 0)) and np.allclose(c.max(axis=0), (0.5, 0.5, 3))
+    assert_within_rounding(c.min(axis=0), (-0.5, -0.5, 0), 3, 3, what="cylinder min")
+    assert_within_rounding(c.max(axis=0), (0.5, 0.5, 3), 3, 3, what="cylinder max")
 
 
 def test_draw_a_scene_with_its_shapes(tmp_path):

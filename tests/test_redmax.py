@@ -7,7 +7,9 @@ import pytest
 import treedyn as td
 from treedyn.scenes import chain, random_tree
 
-from conftest import rel_err, random_models
+from conftest import (assert_backward_stable, assert_below, assert_same_accelerations, assert_same_solution,
+                      assert_within_rounding, dynamics_scale, iterative_bound, random_models, rounding_bound,
+                      solution_bound)
 
 
 def skew(a):
@@ -78,10 +80,12 @@ def test_traversal_products_equal_filled_jacobian(rmodel, rng):
     J, Jd = sys.fill_J(q, qd)
     Jx, Jdx = sys.J_times(q, qd, x)
     assert J.shape == (6 * (rmodel.n_bodies - 1), rmodel.nv)
-    assert rel_err(Jx, J @ x) < 1e-12
-    assert rel_err(Jdx, Jd @ x) < 1e-12
+    # the traversal and the filled J sum the same products in another order (Higham §3.1)
+    n = rmodel.nv
+    assert_within_rounding(Jx, J @ x, np.abs(J) @ np.abs(x), n, what="J x")
+    assert_within_rounding(Jdx, Jd @ x, np.abs(Jd) @ np.abs(x), n, what="J̇ x")
     y = rng.standard_normal(J.shape[0])
-    assert rel_err(sys.JT_times(q, y), J.T @ y) < 1e-12
+    assert_within_rounding(sys.JT_times(q, y), J.T @ y, np.abs(J.T) @ np.abs(y), n, what="Jᵀ y")
 
 
 def test_jdot_is_the_time_derivative_of_j(rmodel, rng):
@@ -91,6 +95,7 @@ def test_jdot_is_the_time_derivative_of_j(rmodel, rng):
     eps = 1e-6
     Jp, _ = sys.fill_J(td.integrate(rmodel, q, qd, eps), qd)
     Jm, _ = sys.fill_J(td.integrate(rmodel, q, qd, -eps), qd)
+    # central difference: truncation O(ε²·|J⃛|) ≈ 1e-12, rounding O(u·|J|/ε) ≈ 1e-10 (|J|, |J⃛| ~ 1)
     assert np.abs((Jp - Jm) / (2 * eps) - Jd).max() < 1e-6 * max(1, np.abs(Jd).max())
 
 
@@ -100,7 +105,7 @@ def test_body_twists_match_aba_kinematics(rng):
     sys = m._redmax_system()
     q, qd = td.random_configuration(m, rng), rng.standard_normal(m.nv)
     Jx, _ = sys.J_times(q, qd, qd)
-    assert np.allclose(Jx[:6], [0, 0, qd[0], 0, 0, 0])
+    assert_within_rounding(Jx[:6], [0, 0, qd[0], 0, 0, 0], abs(qd[0]), 1, what="first twist")
 
 
 # ------------------------------------------------------------------ springs (eq. (2.39)-(2.41))
@@ -148,7 +153,10 @@ def test_spring_force_is_minus_gradient_and_stiffness_is_its_jacobian(rng, stret
     E = np.eye(12)
     grad = np.array([(V(eps * E[k]) - V(-eps * E[k])) / (2 * eps) for k in range(12)])
     w = np.concatenate([terms["wa"], terms["wb"]])
-    assert rel_err(w, -grad) < 1e-7
+    # central differences of V with ε = 1e-5: truncation O(ε²·|V⃛|) ≈ 1e-10·k, rounding O(u·|V|/ε) ≈ 1e-11·k
+    # (k = 40, |x| ≲ 1): 1e-7 relative to max(1, |w|) leaves ≥ 10×
+    assert np.abs(w + grad).max() < 1e-7 * max(1.0, np.abs(grad).max())
+    # the same ½k(l − L)² both ways: a few roundings of k·l² ≲ 40 (u = 1.1e-16)
     assert abs(terms["V"] - V(np.zeros(12))) < 1e-12 * max(1, terms["V"])
     # the force Jacobian (columns by central differences); K is its symmetric part = −Hessian of V,
     # except that a compressed spring's negative stiffness across its line is dropped
@@ -159,11 +167,13 @@ def test_spring_force_is_minus_gradient_and_stiffness_is_its_jacobian(rng, stret
         G = np.hstack([-Ra @ np.hstack([-skew(xa), np.eye(3)]), Rb @ np.hstack([-skew(xb), np.eye(3)])])
         dropped = -G.T @ (s.stiffness * (1 - stretch) * (np.eye(3) - np.outer(n, n))) @ G  # its K part
     K = terms["K"]
-    assert np.allclose(K, K.T)
-    assert rel_err(K, 0.5 * (Jf + Jf.T) - dropped) < 1e-6
+    assert_within_rounding(K, K.T, K, 12, what="K = Kᵀ")
+    # Jf by central differences (ε = 1e-5): truncation ≈ 1e-10·k, rounding ≈ u·|w|/ε ≈ 1e-11·k
+    assert np.abs(K - (0.5 * (Jf + Jf.T) - dropped)).max() < 1e-6 * max(1.0, np.abs(K).max())
     hess = np.array([[(V(eps * (E[i] + E[j])) - V(eps * (E[i] - E[j])) - V(eps * (-E[i] + E[j]))
                        + V(-eps * (E[i] + E[j]))) / (4 * eps**2) for j in range(12)] for i in range(12)])
-    assert rel_err(K, -hess - dropped) < 1e-4
+    # second differences: rounding O(u·|V|/ε²) ≈ 1e-6·k dominates the O(ε²) truncation: 1e-4 relative
+    assert np.abs(K + hess + dropped).max() < 1e-4 * max(1.0, np.abs(K).max())
     if stretch > 1:
         assert np.abs(dropped).max() > 1.0  # the clamp did something
     # damping: the force −d l̇ n; D = d u uᵀ with l̇ = uᵀ[φ_a; φ_b]
@@ -175,8 +185,10 @@ def test_spring_force_is_minus_gradient_and_stiffness_is_its_jacobian(rng, stret
 
     ldot = (length(eps * phi) - length(-eps * phi)) / (2 * eps)
     D = terms["D"]
+    # l̇ by a central difference (ε = 1e-5): ≈ 1e-10 truncation + 1e-11 rounding, relative
     assert abs(phi @ D @ phi - s.damping * ldot**2) < 1e-6 * max(1, s.damping * ldot**2)
-    assert np.linalg.eigvalsh(D).min() > -1e-9
+    # D = d u uᵀ is positive semi-definite; its computed eigenvalues are within 12·u·‖D‖ of it (Weyl)
+    assert np.linalg.eigvalsh(D).min() >= -rounding_bound(12) * np.abs(D).sum(axis=1).max()
 
 
 # ------------------------------------------------------------------ the step (eq. (2.13)-(2.15), (2.42))
@@ -195,38 +207,82 @@ def dense_step(terms, state, h):
     return lhs, rhs, sol[:n]
 
 
+def step_magnitudes(terms, v, h):
+    """The magnitudes summed in eq. (2.13)'s lhs and rhs (|J|ᵀ(|M| + h|D| + h²|K|)|J| + ... ), whose
+    rounding bounds that of any evaluation of them (Higham §3.5)."""
+    J, Jd, M = np.abs(terms["J"]), np.abs(terms["Jdot"]), np.abs(terms["M_m"])
+    lhs_terms = (J.T @ (M + h * np.abs(terms["D_m"]) + h * h * np.abs(terms["K_m"])) @ J
+                 + h * np.abs(terms["D_r"]) + h * h * np.abs(terms["K_r"]))
+    rhs_terms = J.T @ M @ J @ np.abs(v) + h * (np.abs(terms["f_r"]) + J.T @ (np.abs(terms["f_m"]) + M @ Jd @ np.abs(v)))
+    return lhs_terms, rhs_terms
+
+
+def step_bound(terms, state, h, tol=0.0):
+    """v⁺ of eq. (2.13) / (2.42) by a dense solve, and the bound within which any backward-stable
+    solve of the same step agrees with it (tol: one of them is an iterative solve to that relative
+    residual). Null-space form: with G's independent rows (rank by SVD: the solver drops dependent
+    ones), v⁺ = v_p + Z y, v_p = G⁺c the minimum-norm solution of G v = c = −βC, Z an orthonormal
+    basis of G's null space and (ZᵀM̃Z) y = Zᵀ(rhs − M̃ v_p). To first order in the backward errors δ:
+    ‖Δv_p‖ ≤ 2κ₂(G)·δ·‖v_p‖ and Z y within solution_bound of ZᵀM̃Z with the magnitudes of its
+    right-hand side; √n turns the 2-norm of Z's columns into the ∞-norm."""
+    lhs, rhs, _ = dense_step(terms, state, h)
+    lhs_terms, rhs_terms = step_magnitudes(terms, state.v, h)
+    n = lhs.shape[0]
+    r, vp, bound_p, Vt = 0, np.zeros(n), 0.0, np.eye(n)
+    if terms["G"].shape[0]:
+        U, S, Vt = np.linalg.svd(terms["G"])
+        r = int(np.sum(S > S[0] * 1e-10))
+        vp = Vt[:r].T @ ((U[:, :r].T @ (-terms["baumgarte"] * terms["C"])) / S[:r])
+        bound_p = 2 * (S[0] / S[r - 1]) * (rounding_bound(n) + iterative_bound(n, tol)) * np.abs(vp).max()
+    Z = Vt[r:].T
+    Az = Z.T @ lhs @ Z
+    y = np.linalg.solve(Az, Z.T @ (rhs - lhs @ vp))
+    scale = np.abs(Z.T) @ (rhs_terms + lhs_terms @ (np.abs(vp) + np.abs(Z) @ np.abs(y)))
+    return vp + Z @ y, np.sqrt(n) * solution_bound(Az, y, scale, tol=tol)[0] + bound_p
+
+
 @pytest.mark.parametrize("ordering", ["amd", "leaf-to-root"])
 def test_step_equals_dense_solve_of_eq_2_13(rmodel, rng, ordering):
     h = 1e-2
     solver = td.make_solver("redmax-direct", rmodel, h=h, ordering=ordering)
     state = state_of(rmodel, rng)
     terms = solver.terms(state)
-    lhs, rhs, v = dense_step(terms, state, h)
-    assert rel_err(terms["lhs"], lhs) < 1e-12
-    assert rel_err(terms["rhs"], rhs) < 1e-12
+    lhs, rhs, _ = dense_step(terms, state, h)
+    # the same sums of products in another order: within rounding of their magnitudes
+    lhs_terms, rhs_terms = step_magnitudes(terms, state.v, h)
+    n = rmodel.nv
+    assert_within_rounding(terms["lhs"], lhs, lhs_terms, n, what="lhs")
+    assert_within_rounding(terms["rhs"], rhs, rhs_terms, n, what="rhs")
+    v, bound = step_bound(terms, state, h)
     q0 = state.q.copy()
     solver.step(state, h)
-    assert rel_err(state.v, v) < 1e-9
-    assert np.allclose(state.q, td.integrate(rmodel, q0, v, h), atol=1e-12)
-    assert state.t == pytest.approx(h)
+    # sparse LDLᵀ and LAPACK solve the same system: cond(lhs)·δ apart
+    assert_below(state.v - v, bound, "v⁺ = dense solve", size=np.abs(v).max())
+    # q ⊕ h v⁺ joint by joint: a few roundings of |q| + h|v|
+    assert_within_rounding(state.q, td.integrate(rmodel, q0, state.v, h), 1 + np.abs(q0).max() + h * np.abs(v).max(),
+                           1, what="q⁺")
+    assert state.t == h  # 0 + h, exactly
 
 
 def test_lhs_is_symmetric_and_inverse_inertia_solves_it(rmodel, rng):
     solver = td.make_solver("redmax-direct", rmodel, h=5e-3)
     state = state_of(rmodel, rng)
     lhs = solver.terms(state)["lhs"]
-    assert np.allclose(lhs, lhs.T, atol=1e-12 * np.abs(lhs).max())
+    assert_within_rounding(lhs, lhs.T, lhs, rmodel.nv, what="lhs = lhsᵀ")
     R = rng.standard_normal((rmodel.nv, 3))
-    assert rel_err(lhs @ solver.inverse_inertia(state.q, R), R) < 1e-9
+    assert_backward_stable(lhs, solver.inverse_inertia(state.q, R), R, what="lhs Y = R")
 
 
 def test_without_springs_and_small_h_it_agrees_with_aba(model, rng):
     a = td.make_solver("aba", model)
     r = td.make_solver("redmax-direct", model, h=1e-9)
     q, v, tau = td.random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv)
-    assert rel_err(r.forward_dynamics(q, v, tau), a.forward_dynamics(q, v, tau)) < 1e-9
+    assert_same_accelerations(model, q, v, tau, r.forward_dynamics(q, v, tau), a.forward_dynamics(q, v, tau),
+                              what="redmax-direct = aba")
     R = rng.standard_normal((model.nv, 2))
-    assert rel_err(r.inverse_inertia(q, R), a.inverse_inertia(q, R)) < 1e-6
+    # M̃_r = M + h·D_r − h²·K_r with no springs or damping here: M itself (h = 1e-9 changes nothing)
+    assert_same_solution(td.mass_matrix(model, q), r.inverse_inertia(q, R), a.inverse_inertia(q, R),
+                         what="redmax-direct M⁻¹R = aba's")
 
 
 def test_step_without_extras_is_semi_implicit_euler_of_aba(rng):
@@ -235,9 +291,14 @@ def test_step_without_extras_is_semi_implicit_euler_of_aba(rng):
     a, r = td.make_solver("aba", m), td.make_solver("redmax-direct", m)
     state = state_of(m, rng)
     qdd = a.forward_dynamics(state.q, state.v, np.zeros(m.nv))
-    v0 = state.v.copy()
-    r.step(state, 1e-3)
-    assert rel_err(state.v, v0 + 1e-3 * qdd) < 1e-10
+    v0, q0, h = state.v.copy(), state.q.copy(), 1e-3
+    r.step(state, h)
+    # v⁺ − v = h·q̈ from two backward-stable solves (h × their bound), plus the rounding of the sum
+    zero = np.zeros(m.nv)
+    M = td.mass_matrix(m, q0)
+    bound = (h * solution_bound(M, qdd, dynamics_scale(m, q0, v0, zero, qdd, M=M))
+             + rounding_bound(1) * (np.abs(v0) + h * np.abs(qdd)).max())
+    assert_below(state.v - (v0 + h * qdd), bound, "v⁺ = v + h q̈")
 
 
 def energy(model, solver, state):
@@ -272,6 +333,8 @@ def test_energy_of_undamped_spring_pendulum_does_not_grow():
     for _ in range(500):
         solver.step(state, 1e-3)
         es.append(energy(m, solver, state))
+    # 1e-6 relative: far above the rounding of the energy's terms (~n·u), far below the dissipation
+    # (asserted next); a step that adds energy at O(h) would exceed it within the 500 steps
     assert max(es) <= e0 + 1e-6 * abs(e0)
     assert min(es) > e0 - 0.5 * abs(e0)  # implicit Euler dissipates, but not everything in 0.5 s
 
@@ -303,6 +366,7 @@ def test_loop_closure_rows_are_the_derivative_of_the_error(kind, rows, rng):
     G, C = sys.loop_rows(q)
     eps = 1e-6
     dC = (sys.loop_rows(q + eps * v)[1] - sys.loop_rows(q - eps * v)[1]) / (2 * eps)
+    # central difference (ε = 1e-6): truncation O(ε²·|C⃛|) ≈ 1e-12, rounding O(u·|C|/ε) ≈ 1e-10 (|C| ≲ 2 m)
     assert np.abs(G @ v - dC).max() < 1e-7
 
 
@@ -311,13 +375,15 @@ def test_planar_four_bar_keeps_its_loop_closed(kind):
     m = four_bar(kind)
     solver = td.make_solver("redmax-direct", m)
     state = td.State(np.array([0.3, -0.3, 0.3]), np.zeros(m.nv))  # a parallelogram, tilted
-    assert solver.constraint_residual(state.q) < 1e-12
+    assert solver.constraint_residual(state.q) < 1e-12  # a closed parallelogram: a few roundings of 2 m
     worst = 0.0
     for _ in range(300):
         st = solver.step(state)
         worst = max(worst, st["position_residual"])
     # planar: the out-of-plane rows vanish and are dropped by rank, never a singular solve
     assert st["constraint_rank"] < st["constraint_rows"] or kind == "ball"
+    # Baumgarte-stabilised velocity constraints: the position error made in a step is O(h²·|v|²)
+    # (h = 1e-2, |v| ≲ 3 over metre-long links: ≲ 1e-3) and is pulled back at rate 1/h
     assert worst < 1e-3
     assert np.all(np.isfinite(state.q)) and abs(state.q[0] - 0.3) > 1e-2  # it moved
 
@@ -328,9 +394,9 @@ def test_step_with_loops_equals_dense_kkt_solve(rng):
     solver = td.make_solver("redmax-direct", m)
     state = td.State(rng.standard_normal(m.nv) * 0.1, rng.standard_normal(m.nv))
     terms = solver.terms(state)
-    _, _, v = dense_step(terms, state, solver.h)
+    v, bound = step_bound(terms, state, solver.h)
     solver.step(state)
-    assert rel_err(state.v, v) < 1e-8
+    assert_below(state.v - v, bound, "v⁺ = KKT solve", size=np.abs(v).max())
 
 
 # ------------------------------------------------------------------ bad input
@@ -393,8 +459,13 @@ def test_point_force_stiffness_is_its_symmetrised_jacobian(rng):
 
     eps = 1e-6
     Jf = np.array([(wrench(eps * e) - wrench(-eps * e)) / (2 * eps) for e in np.eye(6)]).T
-    assert rel_err(K, 0.5 * (Jf + Jf.T)) < 1e-8
+    # central differences (ε = 1e-6): truncation ≈ 1e-12·|F|, rounding ≈ u·|F|/ε ≈ 1e-10·|F| (|F| ≈ 5)
+    assert np.abs(K - 0.5 * (Jf + Jf.T)).max() < 1e-8 * max(1.0, np.abs(K).max())
     # and f_m carries its wrench: the difference with the same chain without the force
     bare = td.make_solver("redmax-direct", chain(2))
     df = solver.terms(state)["f_m"] - bare.terms(state)["f_m"]
-    assert rel_err(df[6:], wrench(np.zeros(6))) < 1e-12 and np.abs(df[:6]).max() < 1e-12
+    # the same rotation and cross product, and the same gravity wrenches subtracted: rounding of those
+    f_bare = np.abs(bare.terms(state)["f_m"])
+    assert_within_rounding(df[6:], wrench(np.zeros(6)), (1 + np.abs(x).sum()) * np.abs(F).sum() + f_bare[6:], 1,
+                           what="point force wrench")
+    assert_within_rounding(df[:6], 0, f_bare[:6], 1, what="no force on body 1")

@@ -17,8 +17,8 @@ from conftest import random_state, rel_err
 
 @pytest.mark.parametrize("cls", [ABASolver, CRBACholeskySolver])
 def test_builtin_solvers_pass_the_conformance_checks(cls):
-    assert check_solver(cls) == 4
-    assert check_solver(cls, rtol=1e-3, options={"dtype": np.float32}) == 4
+    assert check_solver(cls, rtol=None) == 4
+    assert check_solver(cls, rtol=None, options={"dtype": np.float32}) == 4
 
 
 def test_builtins_are_registered_through_entry_points():
@@ -185,7 +185,9 @@ def test_non_contiguous_and_float32_inputs_are_accepted(solver_and_state):
     big = np.zeros((len(v), 2))
     big[:, 0] = v
     assert rel_err(s.forward_dynamics(q, big[:, 0], tau), ref) == 0
-    assert rel_err(s.forward_dynamics(q, v.astype(np.float32), tau), ref) < 1e-5
+    # float32 input is converted to float64 once, exactly: the result is that of the rounded v
+    v32 = v.astype(np.float32)
+    assert np.array_equal(s.forward_dynamics(q, v32, tau), s.forward_dynamics(q, v32.astype(np.float64), tau))
 
 
 # ------------------------------------------------------------------ batches and threads

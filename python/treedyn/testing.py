@@ -4,7 +4,7 @@ A third-party author tests a plugin in one line (in pytest, or anywhere: failure
 AssertionError with what went wrong). The checks:
 
 - agreement with the built-in ``aba`` on random models the solver says it supports (a chain, a
-  branched tree, every joint kind, a floating base), to ``rtol`` relative to the largest entry;
+  branched tree, every joint kind, a floating base), to ``rtol`` or (``rtol=None``) to error bounds;
 - shapes and dtype of the result; batched calls equal unbatched ones (when ``"batch"`` is a
   declared capability); ``inverse_inertia`` against M⁻¹R (when declared);
 - the inputs are not modified;
@@ -51,10 +51,41 @@ def _expect_error(kinds, f, what: str):
     raise AssertionError(f"{what}: no exception was raised")
 
 
-def check_solver(cls: Type[Solver], rtol: float = 1e-8, seed: int = 0, options: Optional[dict] = None) -> int:
+# δ = C_ROUNDING·n·u bounds the backward error of a backward-stable O(n)-deep dynamics algorithm
+# in precision u (a few ≤ 6-term spatial products per body, summed over ≤ n bodies, for the solver
+# and for the reference it is checked against; N. J. Higham, "Accuracy and Stability of Numerical
+# Algorithms", §3.1 and §7.1).
+C_ROUNDING = 64.0
+
+
+def _agreement_bound(M, qdd, terms, delta) -> float:
+    """‖q̈ − q̈_aba‖∞ for two backward-stable solutions of M q̈ = τ − b, each within δ of the
+    magnitudes of its terms: q̈ − q̈* = M⁻¹(Δr − ΔM q̈), so ≤ 2‖M⁻¹‖·δ·(‖M‖‖q̈‖ + ‖terms‖), that is
+    cond(M)·δ relative to q̈ (Higham Thm 7.2)."""
+    norm = lambda A: float(np.abs(A).sum(axis=1).max()) if np.ndim(A) == 2 else float(np.abs(A).max())  # noqa: E731
+    return 2 * norm(np.linalg.inv(M)) * delta * (norm(M) * norm(qdd) + norm(terms))
+
+
+def _backward_error(M, X, R, terms=None) -> float:
+    """max over columns of ‖M x − r‖∞ / (‖M‖∞‖x‖∞ + ‖t‖∞), t the magnitudes of r's terms (r itself
+    by default): the smallest relative perturbation of M and r that x solves exactly."""
+    X, R = np.asarray(X, dtype=np.float64).reshape(len(M), -1), np.asarray(R, dtype=np.float64).reshape(len(M), -1)
+    T = np.abs(R) if terms is None else np.asarray(terms, dtype=np.float64).reshape(len(M), -1)
+    den = np.abs(M).sum(axis=1).max() * np.abs(X).max(axis=0) + np.abs(T).max(axis=0)
+    return float(np.max(np.abs(M @ X - R).max(axis=0) / np.where(den > 0, den, 1.0)))
+
+
+def check_solver(cls: Type[Solver], rtol: Optional[float] = 1e-8, seed: int = 0, options: Optional[dict] = None) -> int:
     """Run the conformance checks on solver class ``cls``; returns the number of models checked.
 
     Raises AssertionError on the first failure. ``options`` go to the solver's constructor.
+    ``rtol=None``: tolerances from error bounds, with δ = 64·n·u in the solver's
+    precision (u = 1.1e-16 in float64, 6e-8 in float32): q̈ agrees with ``aba`` within what two
+    backward-stable algorithms can differ by, 2‖M⁻¹‖·δ·(‖M‖‖q̈‖ + ‖|τ| + |b| + |g|‖) (b the bias
+    forces, g their gravity part; cond(M)·δ relative), and ``inverse_inertia(q, R)`` has a backward
+    error ‖MY − R‖ / (‖M‖‖Y‖ + ‖R‖) ≤ δ, whatever cond(M). A number (default 1e-8) instead asks
+    for agreement with ``aba`` to ``rtol`` relative to max(1, max |q̈|) and for ‖MY − R‖ ≤
+    rtol·max(1, max |R|).
     """
     if not (isinstance(cls, type) and issubclass(cls, Solver)):
         raise TypeError(f"check_solver takes a treedyn.Solver subclass, got {cls!r}")
@@ -80,8 +111,16 @@ def check_solver(cls: Type[Solver], rtol: float = 1e-8, seed: int = 0, options: 
         assert isinstance(qdd, np.ndarray) and qdd.shape == (model.nv,), \
             f"{cls.name}: forward_dynamics returned shape {np.shape(qdd)}, expected ({model.nv},) ({label})"
         assert np.all(np.isfinite(qdd)), f"{cls.name}: forward_dynamics returned NaN/inf ({label})"
-        err = _rel(qdd, ref.forward_dynamics(q, v, tau))
-        assert err <= rtol, f"{cls.name} disagrees with aba by {err:.3g} (> {rtol}) on the {label}"
+        M = ref_mass(model, q)
+        delta = C_ROUNDING * model.nv * float(np.finfo(qdd.dtype if qdd.dtype == np.float32 else np.float64).eps) / 2
+        qdd_ref = ref.forward_dynamics(q, v, tau)
+        if rtol is None:
+            from .dynamics import bias_forces
+            terms = np.abs(tau) + np.abs(bias_forces(model, q, v)) + np.abs(bias_forces(model, q, 0 * v))
+            err, tol = float(np.abs(qdd - qdd_ref).max()), _agreement_bound(M, qdd_ref, terms, delta)
+        else:
+            err, tol = _rel(qdd, qdd_ref), rtol
+        assert err <= tol, f"{cls.name} disagrees with aba by {err:.3g} (> {tol:.3g}) on the {label}"
 
         if "batch" in cls.capabilities:
             B = 3
@@ -95,10 +134,9 @@ def check_solver(cls: Type[Solver], rtol: float = 1e-8, seed: int = 0, options: 
         if "inverse_inertia" in cls.capabilities:
             R = rng.standard_normal((model.nv, 4))
             Y = solver.inverse_inertia(q, R)
-            M = ref_mass(model, q)
             assert np.shape(Y) == R.shape, f"{cls.name}: inverse_inertia returned shape {np.shape(Y)}"
-            err = _rel(M @ Y, R)
-            assert err <= rtol, f"{cls.name}: M @ inverse_inertia(q, R) differs from R by {err:.3g} ({label})"
+            err, tol = (_backward_error(M, Y, R), delta) if rtol is None else (_rel(M @ Y, R), rtol)
+            assert err <= tol, f"{cls.name}: M @ inverse_inertia(q, R) differs from R by {err:.3g} (> {tol:.3g}) ({label})"
             y1 = solver.inverse_inertia(q, R[:, 0])
             assert np.shape(y1) == (model.nv,), f"{cls.name}: inverse_inertia of a vector returned {np.shape(y1)}"
 
