@@ -87,14 +87,19 @@ def floats(doc, elem, attr: str, n: int | None = None, default=None, what: str =
     return np.array(vals)
 
 
+def _unit(v: np.ndarray) -> np.ndarray:
+    """v / |v| for a non-zero v, scaled to O(1) first so that |v| of huge entries does not overflow."""
+    v = v / np.abs(v).max()
+    return v / np.linalg.norm(v)
+
+
 def quat_to_matrix(q, wxyz: bool = True) -> np.ndarray:
     """Rotation matrix of a (not necessarily normalised) quaternion."""
     q = np.asarray(q, dtype=float)
-    w, x, y, z = q if wxyz else (q[3], q[0], q[1], q[2])
-    n = math.sqrt(w * w + x * x + y * y + z * z)
-    if n < 1e-12:
+    if np.linalg.norm(q) < 1e-12:
         raise ValueError("a quaternion must not be zero")
-    w, x, y, z = w / n, x / n, y / n, z / n
+    q = _unit(q)
+    w, x, y, z = q if wxyz else (q[3], q[0], q[1], q[2])
     return np.array([
         [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
         [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
@@ -105,10 +110,9 @@ def quat_to_matrix(q, wxyz: bool = True) -> np.ndarray:
 def axis_angle_matrix(axis, angle: float) -> np.ndarray:
     """Rodrigues' rotation by ``angle`` about the (normalised) ``axis``."""
     a = np.asarray(axis, dtype=float)
-    n = np.linalg.norm(a)
-    if n < 1e-12:
+    if np.linalg.norm(a) < 1e-12:
         raise ValueError("a rotation axis must not be zero")
-    a = a / n
+    a = _unit(a)
     K = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
     return np.eye(3) + math.sin(angle) * K + (1 - math.cos(angle)) * K @ K
 
@@ -117,10 +121,9 @@ def z_to_vector(v) -> np.ndarray:
     """The smallest rotation taking the z axis onto the direction of ``v`` (a half turn about x
     when ``v`` points along −z), as MuJoCo orients ``zaxis`` and ``fromto`` frames."""
     v = np.asarray(v, dtype=float)
-    n = np.linalg.norm(v)
-    if n < 1e-12:
+    if np.linalg.norm(v) < 1e-12:
         raise ValueError("a direction must not be zero")
-    v = v / n
+    v = _unit(v)
     axis = np.cross([0.0, 0.0, 1.0], v)
     s = np.linalg.norm(axis)
     if s < 1e-10:
