@@ -254,3 +254,13 @@ def test_springs_and_forces_refuse_the_world_and_unknown_names():
         m.add_point_force(1.5, (0, 0, 0), (1, 0, 0))
     m.add_spring("world", (0, 0, 1), "a", (0, 0, 0), stiffness=1.0)   # the world anchors a spring
     assert len(m.springs) == 1 and m.set_joint_spring("a", stiffness=1.0) is None
+
+
+def test_body_poses_never_return_inf():
+    m = td.Model()
+    m.add_body("a", None, td.Prismatic((1, 0, 0)))
+    m.add_body("b", "a", td.Prismatic((1, 0, 0)))
+    R, p = m.body_poses([1e308, 0.5e308])            # 1.5e308: still a double
+    assert p[2, 0] == 1.5e308
+    with pytest.raises(ValueError, match="^body_poses overflowed to inf/NaN"):
+        m.body_poses([1e308, 1e308])                 # 2e308 is not
