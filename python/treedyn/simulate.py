@@ -132,8 +132,6 @@ def _torque(tau, nv: int) -> Callable:
             except (TypeError, ValueError) as e:
                 raise type(e)(f"the function tau(t, q, v) returned a bad value at t = {t:.6g}: {e}") from None
         return torque
-    if not isinstance(tau, (np.ndarray, list, tuple, int, float, np.number)):
-        raise TypeError(f"tau must be None, an (nv,) array or a function tau(t, q, v), got {type(tau).__name__}")
     arr = _real(tau, "tau", (nv,), f"(nv,) = ({nv},) (or be a function tau(t, q, v))")
     return lambda t, q, v: arr
 
@@ -240,6 +238,8 @@ def simulate(model: Model, solver, q0, v0, t_end: float, *, method: str = "dopri
         raise ValueError(f"tolerances must be >= 0 and not both zero, got rtol={rtol}, atol={atol}")
     if min_step is not None:
         min_step = _scalar(min_step, "min_step")
+    if isinstance(max_steps, (bool, np.bool_)) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
+        raise ValueError(f"max_steps must be an integer >= 1, got {max_steps!r}")
     q = _real(q0, "q0", (model.nq,), f"(nq,) = ({model.nq},)")
     v = _real(v0, "v0", (model.nv,), f"(nv,) = ({model.nv},)")
     if f_ext is not None:
@@ -250,9 +250,12 @@ def simulate(model: Model, solver, q0, v0, t_end: float, *, method: str = "dopri
     res = SimulationResult(t=np.array([0.0]), q=q[None].copy(), v=v[None].copy(), method=method)
     ts, qs, vs = [0.0], [q.copy()], [v.copy()]
 
+    user_errstate = np.geterr()   # the user's tau runs under the caller's numpy error settings
+
     def accel(t, q, v):
         res.n_evals += 1
-        tau_t = torque(t, q, v)   # outside _safe: the user's errors are not failures of the dynamics
+        with np.errstate(**user_errstate):
+            tau_t = torque(t, q, v)   # outside _safe: the user's errors are not failures of the dynamics
         return lambda: np.asarray(solver.forward_dynamics(q, v, tau_t, f_ext), dtype=float)
 
     bar = None
