@@ -98,6 +98,7 @@ def test_urdf_numbers_and_attributes():
 
 
 # ---------------------------------------------------------------- depth: ropes of thousands of bodies
+# (URDF: tests/test_io_urdf.py::test_deep_chain_does_not_hit_the_recursion_limit)
 
 def test_a_1500_deep_mjcf_chain_loads():
     n = 1500   # beyond Python's recursion limit (1000): a recursive reader fails here
@@ -115,18 +116,6 @@ def test_a_1500_deep_mjcf_chain_with_includes_loads(tmp_path):
                                        + "</mujoco>")
     (tmp_path / "main.xml").write_text('<mujoco><worldbody><include file="rope.xml"/></worldbody></mujoco>')
     assert td.Model.from_mjcf(str(tmp_path / "main.xml")).nv == n
-
-
-def test_a_1500_deep_urdf_chain_loads():
-    n = 1500   # beyond Python's recursion limit (1000): a recursive reader fails here
-    inertial = ('<inertial><mass value="0.1"/><inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" iyz="0" '
-                'izz="1e-4"/></inertial>')
-    parts = ['<robot name="rope"><link name="l0"/>']
-    for i in range(1, n + 1):
-        parts.append(f'<link name="l{i}">{inertial}</link><joint name="j{i}" type="revolute">'
-                     f'<parent link="l{i - 1}"/><child link="l{i}"/><origin xyz="0 0 -0.01"/><axis xyz="0 1 0"/></joint>')
-    m = load_urdf("".join(parts) + "</robot>")
-    assert m.nv == n and m.is_chain
 
 
 # ---------------------------------------------------------------- the mutation test

@@ -97,7 +97,13 @@ class Transform:
         return Transform(Rz @ Ry @ Rx, xyz)
 
     def __matmul__(self, other: "Transform") -> "Transform":
-        return Transform(self.rotation @ other.rotation, self.rotation @ other.translation + self.translation)
+        if not isinstance(other, Transform):
+            return NotImplemented
+        # a product of two checked transforms needs no new checks (file loaders compose thousands)
+        X = object.__new__(Transform)
+        object.__setattr__(X, "rotation", _frozen(self.rotation @ other.rotation))
+        object.__setattr__(X, "translation", _frozen(self.rotation @ other.translation + self.translation))
+        return X
 
     def __eq__(self, other):
         if not isinstance(other, Transform):
