@@ -43,7 +43,7 @@ def _mat3(x, what: str) -> np.ndarray:
 
 def _unit(x, what: str) -> np.ndarray:
     a = _vec3(x, what)
-    if np.linalg.norm(a) < 1e-12:
+    if np.abs(a).max() < 1e-12 and np.linalg.norm(a) < 1e-12:   # (no norm of huge entries: it overflows)
         raise ValueError(f"{what} must be a non-zero direction, got {a}")
     a = a / np.abs(a).max()   # first to O(1): the norm of (1e300, 1e300, 0) must not overflow
     return a / np.linalg.norm(a)

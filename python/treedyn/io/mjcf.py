@@ -55,7 +55,7 @@ import os
 import numpy as np
 
 from ..model import Free, Inertia, Model, Prismatic, Revolute, Spherical, Transform
-from ._common import (IgnoredTags, axis_angle_matrix, file_inertia, quat_to_matrix,
+from ._common import (IgnoredTags, axis_angle_matrix, file_inertia, quat_to_matrix, tiny, unit,
                       warn_inconsistent_inertias, z_to_vector)
 from ._tree import Node, Step, build_model, fold_inertias
 from ._xml import ModelFileError, file_errors, parse_xml_text, read_xml
@@ -294,9 +294,8 @@ class _Reader:
                 return self._euler(self._vec(elem, k, 3, a))
             if k == "xyaxes":
                 v = self._vec(elem, k, 6, a)
-                x = v[:3] / np.linalg.norm(v[:3])
-                y = v[3:] - (v[3:] @ x) * x
-                y = y / np.linalg.norm(y)
+                x = unit(v[:3])
+                y = unit(v[3:] - (v[3:] @ x) * x)
                 return np.column_stack([x, y, np.cross(x, y)])
             return z_to_vector(self._vec(elem, k, 3, a))
         except (ValueError, ZeroDivisionError, FloatingPointError) as e:
@@ -412,7 +411,7 @@ class _Reader:
             self._passive(name, a, e)
             p = F.rotation @ self._vec(e, "pos", 3, a, (0, 0, 0)) + F.translation if kind != "slide" else np.zeros(3)
             axis = F.rotation @ self._vec(e, "axis", 3, a, (0, 0, 1))
-            if kind != "ball" and np.linalg.norm(axis) < 1e-12:
+            if kind != "ball" and tiny(axis):
                 raise self.err(f"joint {name!r} has a zero axis", e)
             ref = float(self._vec(e, "ref", 1, a, (0,))[0]) if kind != "ball" else 0.0
             if kind == "hinge":
@@ -421,7 +420,7 @@ class _Reader:
                 pre = Transform(axis_angle_matrix(axis, -ref), np.zeros(3))   # the file's pose is q = ref
             elif kind == "slide":
                 joint = Prismatic(axis)
-                pre = Transform(np.eye(3), -ref * axis / np.linalg.norm(axis))
+                pre = Transform(np.eye(3), -ref * unit(axis))
             else:
                 joint, pre = Spherical(), Transform()
             if "range" in a and kind != "ball" and a.get("limited", "auto") != "false":

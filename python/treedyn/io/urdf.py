@@ -57,8 +57,8 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from ..model import Free, Inertia, Model, Prismatic, Revolute, Transform
-from ._common import (IgnoredTags, file_inertia, floats, user_stacklevel, warn_inconsistent_inertias,
-                      z_to_vector)
+from ._common import (IgnoredTags, file_inertia, floats, tiny, unit, user_stacklevel,
+                      warn_inconsistent_inertias, z_to_vector)
 from ._tree import Node, Step, build_model
 from ._xml import ModelFileError, file_errors, read_xml
 
@@ -275,9 +275,9 @@ class _Reader:
             return node
         ax = j.find("axis")
         axis = np.array([1.0, 0.0, 0.0]) if ax is None else floats(doc, ax, "xyz", 3, np.array([1.0, 0, 0]), what)
-        if np.linalg.norm(axis) < 1e-12:
+        if tiny(axis):
             raise self.err(f"joint {name!r} has a zero <axis xyz={ax.get('xyz')!r}>", ax)
-        axis = axis / np.linalg.norm(axis)
+        axis = unit(axis)
         if kind in ("revolute", "prismatic"):
             lim = j.find("limit")
             if lim is not None and (lim.get("lower") is not None or lim.get("upper") is not None):
