@@ -8,6 +8,7 @@ import warnings
 import pytest
 
 import treedyn as td
+from treedyn.io import IgnoredElementWarning
 
 README = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "README.md")
 BLOCK = re.compile(r"(?:<!--\s*not-run:\s*(?P<reason>[^\n]*?)\s*-->[ \t]*\n)?```python\n(?P<code>.*?)^```",
@@ -15,12 +16,19 @@ BLOCK = re.compile(r"(?:<!--\s*not-run:\s*(?P<reason>[^\n]*?)\s*-->[ \t]*\n)?```
 MAX_NOT_RUN = 2
 
 
-def blocks():
+def blocks(text=None):
     """[(line of the block's first code line, code, reason it is not run or None)]"""
-    with open(README, encoding="utf-8") as f:
-        text = f.read()
+    if text is None:
+        with open(README, encoding="utf-8") as f:
+            text = f.read()
     return [(text.count("\n", 0, m.start("code")) + 1, m.group("code"), m.group("reason"))
             for m in BLOCK.finditer(text)]
+
+
+def test_the_not_run_marker_applies_to_the_next_block_only():
+    text = ("# t\n```python\na = 1\n```\n<!-- not-run: needs a GPU -->\n```python\nb = 2\n```\n"
+            "<!-- not-run: x -->\n\nsome words\n```python\nc = 3\n```\n```bash\nls\n```\n")
+    assert blocks(text) == [(3, "a = 1\n", None), (7, "b = 2\n", "needs a GPU"), (13, "c = 3\n", None)]
 
 
 def test_the_readme_has_python_blocks_and_few_are_not_run():
@@ -43,6 +51,7 @@ def test_every_python_block_of_the_readme_runs(tmp_path, monkeypatch):
         with warnings.catch_warnings():
             # a README example must not fail quietly: a simulation that stops early is an error here
             warnings.simplefilter("error", td.SimulationWarning)
+            warnings.simplefilter("ignore", IgnoredElementWarning)   # UR5's <gazebo> tags, said once
             try:
                 exec(compile(code, f"README.md, line {line}", "exec"), namespace)
             except Exception as e:   # noqa: BLE001 - report which block failed and how
