@@ -106,8 +106,8 @@ def test_urdf_numbers_and_attributes():
 # ---------------------------------------------------------------- depth: ropes of thousands of bodies
 # (URDF: tests/test_io_urdf.py::test_deep_chain_does_not_hit_the_recursion_limit)
 
-def test_a_1500_deep_mjcf_chain_loads():
-    n = 1500   # beyond Python's recursion limit (1000): a recursive reader fails here
+def test_a_1100_deep_mjcf_chain_loads():
+    n = 1100   # beyond Python's recursion limit (1000): a recursive reader fails here
     body = '<body pos="0 0 -0.01"><joint axis="0 1 0"/><geom size="0.005"/>'
     xml = "<mujoco><worldbody>" + body * n + "</body>" * n + "</worldbody></mujoco>"
     m = load_mjcf(xml)
@@ -116,8 +116,8 @@ def test_a_1500_deep_mjcf_chain_loads():
     assert np.all(np.isfinite(qdd))
 
 
-def test_a_1500_deep_mjcf_chain_with_includes_loads(tmp_path):
-    n = 1500   # beyond Python's recursion limit (1000): a recursive reader fails here
+def test_a_1100_deep_mjcf_chain_with_includes_loads(tmp_path):
+    n = 1100   # beyond Python's recursion limit (1000): a recursive reader fails here
     (tmp_path / "rope.xml").write_text("<mujoco>" + '<body><joint/><geom size="0.01"/>' * n + "</body>" * n
                                        + "</mujoco>")
     (tmp_path / "main.xml").write_text('<mujoco><worldbody><include file="rope.xml"/></worldbody></mujoco>')
