@@ -209,3 +209,21 @@ def test_aba_memory_is_linear_a_10000_joint_chain_fits_in_tens_of_mb():
     assert r.returncode == 0, r.stderr
     growth_mb = float(r.stdout.strip())
     assert growth_mb < 60, f"ABA on a 10000-joint chain grew the process by {growth_mb:.1f} MB"
+
+
+def test_results_that_overflow_are_errors_naming_the_function():
+    # issue 12: mass_matrix(m, [0.3, 1e300]) returned NaN. A prismatic coordinate of 1e300 puts a mass at
+    # 1e300 m on a turning arm: m r² overflows; and at ω = 1e10 its centripetal force m ω² r does.
+    m = td.Model()
+    m.add_body("a", None, td.Revolute((0, 0, 1)))
+    m.add_body("b", "a", td.Prismatic((1, 0, 0)), placement=td.Transform(translation=(0.1, 0, 0)))
+    q = np.array([0.3, 1e300])
+    with pytest.raises(ValueError, match="^mass_matrix overflowed to inf/NaN"):
+        td.mass_matrix(m, q)
+    with pytest.raises(ValueError, match="^rnea overflowed to inf/NaN"):
+        td.rnea(m, q, [1e10, 0.0], [0.0, 0.0])
+    with pytest.raises(ValueError, match="^bias_forces overflowed to inf/NaN"):
+        td.bias_forces(m, q, [1e10, 0.0])
+    # a large but representable state is fine: M = [[I + m (0.1 + r)², 0], [0, m]] stays finite at r = 1e100
+    M = td.mass_matrix(m, [0.3, 1e100])
+    assert np.all(np.isfinite(M)) and M[0, 0] == pytest.approx(1e200, rel=1e-12)

@@ -61,3 +61,20 @@ def test_integrate_is_additive_for_vector_joints():
     m = td.scenes.chain(5, joint="prismatic")
     q, v = np.arange(5.0), np.ones(5)
     assert_within_rounding(td.integrate(m, q, v, 0.5), q + 0.5, q + 0.5, 1, what="q + v dt")  # one rounding
+
+
+def test_integrate_and_random_configuration_never_return_inf_or_nan():
+    import pytest
+    free = td.Model()
+    free.add_body("base", None, td.Free())
+    q = td.neutral(free)
+    # issue 12: v dt = 1e300 on a free joint gave NaN (the SE(3) exponential of a huge twist)
+    with pytest.raises(ValueError, match="^integrate overflowed to inf/NaN"):
+        td.integrate(free, q, np.ones(6), 1e300)
+    with pytest.raises(TypeError, match="dt must be a real number"):
+        td.integrate(free, q, np.ones(6), 1j)
+    with pytest.raises(ValueError, match="random_configuration: angle must be finite"):
+        td.random_configuration(free, 0, angle=1e308)   # the uniform draw's width 2e308 overflows
+    with pytest.raises(ValueError, match="random_configuration: distance must be finite"):
+        td.random_configuration(free, 0, distance=np.inf)
+    assert np.all(np.isfinite(td.random_configuration(free, 0, distance=1e300)))

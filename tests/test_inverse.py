@@ -83,3 +83,25 @@ def test_inverse_mass_matrix_follows_a_growing_model():
     q = np.zeros(4)
     M = td.mass_matrix(model, q)
     assert_same_solution(M, td.inverse_mass_matrix(model, q), np.linalg.inv(M), what="grown model M⁻¹")
+
+
+def test_contact_inertia_and_inverse_mass_matrix_never_return_inf():
+    m = chain(2)
+    s = td.make_solver("drumwright", m)
+    q = np.array([0.3, 0.1])
+    # issue 12: N = 1e300 gave NᵀM⁻¹N = inf
+    with pytest.raises(ValueError, match="^contact_inertia overflowed to inf/NaN"):
+        td.contact_inertia(s, q, np.full((2, 1), 1e300))
+    with pytest.raises(ValueError, match="^contact_inertia overflowed"):
+        td.contact_inertia(s, q, np.ones((2, 1)), np.full((2, 1), 1e300))
+    s32 = td.make_solver("drumwright", m, dtype=np.float32)
+    with pytest.raises(ValueError, match="contact_inertia: N has entries too large for the solver's dtype float32"):
+        td.contact_inertia(s32, q, np.full((2, 1), 1e300))
+    # a mass 1e300 m out on a turning arm: M₁₁ = I + m r² overflows; said so, not blamed on the inertia
+    p = td.Model()
+    p.add_body("arm", None, Revolute((0, 0, 1)))
+    p.add_body("slider", "arm", td.Prismatic((1, 0, 0)), placement=Transform(translation=(0.1, 0, 0)))
+    for method in ("drumwright", "crba-ltl", "crba-cholesky", "aba"):
+        with pytest.raises(ValueError, match=r"^inverse_mass_matrix.* overflowed") as e:
+            td.inverse_mass_matrix(p, np.array([0.3, 1e300]), method=method)
+        assert not isinstance(e.value, td.SingularInertiaError), (method, str(e.value))

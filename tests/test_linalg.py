@@ -195,3 +195,18 @@ def test_scan_bad_input(rng):
         solve_block_bidiagonal(bad, b)
     with pytest.raises(TypeError):
         solve_block_bidiagonal(A.astype(complex), b)
+
+
+def test_results_that_overflow_are_errors_naming_the_solver():
+    # D = 1e-300·1 is positive definite and R = 1e300 finite, but X = D⁻¹R = 1e600 is not a double
+    D, U, R = np.tile(1e-300 * np.eye(2), (3, 1, 1)), np.zeros((2, 2, 2)), np.full((3, 2), 1e300)
+    with pytest.raises(ValueError, match="^solve_block_tridiagonal overflowed to inf/NaN"):
+        solve_block_tridiagonal(D, U, R)
+    # x_2 = A_1 A_0 b_0 + ... = 1e200 · 1e200 · 1e200: beyond the largest double
+    A, b = np.tile(1e200 * np.eye(2), (2, 1, 1)), np.full((3, 2), 1e200)
+    with pytest.raises(ValueError, match="^solve_block_bidiagonal overflowed to inf/NaN"):
+        solve_block_bidiagonal(A, b)
+    with pytest.raises(ValueError, match="^solve_block_bidiagonal overflowed"):
+        # float32: 1e30 · 1e30 is beyond 3.4e38
+        solve_block_bidiagonal(np.tile(np.float32(1e30) * np.eye(2, dtype=np.float32), (2, 1, 1)),
+                               np.full((3, 2), 1e30, np.float32))

@@ -133,3 +133,136 @@ def test_transforms_and_inertias_compare_by_value():
     assert td.Transform() == td.Transform()
     assert td.Transform(translation=(1, 0, 0)) != td.Transform()
     assert td.Inertia(2.0) == td.Inertia(2.0) and td.Inertia(2.0) != td.Inertia(1.0)
+
+
+# ---------------------------------------------------------------- immutable value objects
+
+@pytest.mark.parametrize("make, field", [
+    (lambda: td.Revolute((1, 0, 0)), "axis"),
+    (lambda: td.Prismatic((0, 1, 0)), "axis"),
+    (lambda: td.Universal((1, 0, 0), (0, 1, 0)), "axis1"),
+    (lambda: td.Universal((1, 0, 0), (0, 1, 0)), "axis2"),
+    (lambda: td.Transform(translation=(1, 2, 3)), "translation"),
+    (lambda: td.Transform(), "rotation"),
+    (lambda: td.Inertia(2.0, (0.1, 0, 0)), "com"),
+    (lambda: td.Inertia(2.0), "inertia"),
+])
+def test_joints_transforms_and_inertias_cannot_be_changed(make, field):
+    x = make()
+    before = getattr(x, field).copy()
+    with pytest.raises(AttributeError, match=field):
+        setattr(x, field, np.array([3.0, 0, 0]))
+    with pytest.raises(ValueError, match="read-only"):
+        getattr(x, field)[0] = 5.0
+    np.testing.assert_array_equal(getattr(x, field), before)
+    assert x == make() and hash(x) == hash(make())
+
+
+def test_a_joint_mutated_after_creation_cannot_reach_the_solvers():
+    # issue 12: j.axis = [3, 0, 0] after creation gave three solvers three different answers
+    j = td.Revolute((1, 0, 0))
+    with pytest.raises(AttributeError, match="immutable.*Revolute"):
+        j.axis = np.array([3.0, 0, 0])
+    with pytest.raises(AttributeError):
+        j.axis = np.array([np.nan, 0, 0])
+    with pytest.raises(AttributeError):
+        j.new_attribute = 1
+    with pytest.raises(AttributeError):
+        td.Spherical().kind = 1
+    with pytest.raises(AttributeError):
+        del j.axis
+    m = td.Model(gravity=(0, 0, -9.81))
+    m.add_body("a", None, j, placement=td.Transform(translation=(0, 0, 0.1)),
+               inertia=td.Inertia(1.0, (0, 0.2, 0), np.diag([0.1, 0.2, 0.3])))
+    q, v, tau = np.array([0.4]), np.array([0.3]), np.array([0.1])
+    # one rigid body about a unit axis: q̈ = (τ + g_term) / I_axis with the inertia about the joint axis
+    # I = I_xx + m d² = 0.1 + 1·0.2², and the gravity torque about x of the com at (0, 0.2 cos q, 0.2 sin q)
+    expected = (0.1 - 1.0 * 9.81 * 0.2 * np.cos(0.4)) / (0.1 + 0.04)
+    for name in ("aba", "drumwright", "cfa-oee", "crba-cholesky"):
+        qdd = td.make_solver(name, m).forward_dynamics(q, v, tau)
+        # a few operations on O(1) numbers: agreement to a few ulps of the result
+        assert abs(qdd[0] - expected) < 1e-13 * max(1.0, abs(expected)), name
+
+
+def test_value_objects_copy_what_they_are_given():
+    axis, t, com, I = np.array([0.0, 0, 2]), np.array([1.0, 2, 3]), np.array([0.1, 0, 0]), np.diag([1.0, 2, 2])
+    j, X, J = td.Revolute(axis), td.Transform(translation=t), td.Inertia(1.0, com, I)
+    axis[:] = 7.0; t[:] = 7.0; com[:] = 7.0; I[:] = 7.0   # noqa: E702 (the user's arrays, changed afterwards)
+    np.testing.assert_array_equal(j.axis, [0, 0, 1])
+    np.testing.assert_array_equal(X.translation, [1, 2, 3])
+    np.testing.assert_array_equal(J.com, [0.1, 0, 0])
+    np.testing.assert_array_equal(J.inertia, np.diag([1.0, 2, 2]))
+    assert np.array_equal(axis, [7, 7, 7])   # and the user's arrays are still theirs to change
+
+
+def test_joint_equality_hash_repr_copy_and_pickle():
+    import copy
+    import pickle
+    assert td.Revolute((0, 0, 2)) == td.Revolute((0, 0, 1))          # normalised
+    assert td.Revolute((0, 0, 1)) != td.Prismatic((0, 0, 1))         # same axis, another kind
+    assert td.Revolute((0, 0, 1)) != td.Revolute((0, 1, 0))
+    assert td.Spherical() == td.Spherical() and td.Fixed() != td.Free()
+    assert len({td.Revolute((1, 0, 0)), td.Revolute((2, 0, 0)), td.Spherical(), td.Spherical()}) == 2
+    assert len({td.Transform(), td.Transform(translation=(-0.0, 0, 0))}) == 1   # -0.0 == 0.0
+    assert repr(td.Universal((1, 0, 0), (0, 1, 0))) == "Universal(axis1=[1.0, 0.0, 0.0], axis2=[0.0, 1.0, 0.0])"
+    assert repr(td.Free()) == "Free()"
+    for x in (td.Revolute((1, 2, 3)), td.Universal((1, 0, 0), (0, 0, 1)), td.Free(), td.Transform(translation=(1, 0, 0)),
+              td.Inertia(3.0)):
+        y = pickle.loads(pickle.dumps(x))
+        assert y == x and hash(y) == hash(x) and copy.deepcopy(x) == x
+
+
+def test_model_parts_are_read_only():
+    m = td.Model()
+    m.add_body("a", None, td.Revolute((0, 0, 1)))
+    m.add_body("b", "a", td.Revolute((0, 1, 0)), placement=td.Transform(translation=(0, 0, 0.5)))
+    m.add_spring("a", (0, 0, 0.1), "b", (0.1, 0, 0), stiffness=10.0)
+    s = m.springs[0]
+    with pytest.raises(ValueError, match="read-only"):
+        s.point_a[0] = 1.0
+    with pytest.raises(AttributeError):
+        m.joints[1].axis = np.array([1.0, 0, 0])
+
+
+# ---------------------------------------------------------------- the RedMax terms name the body
+
+def test_springs_and_forces_refuse_the_world_and_unknown_names():
+    m = td.Model()
+    m.add_body("a", None, td.Revolute((0, 0, 1)))
+    m.add_body("w", "a", td.Fixed())
+    with pytest.raises(ValueError, match="joint spring: the world has no joint"):
+        m.set_joint_spring("world", stiffness=1.0)
+    with pytest.raises(ValueError, match="joint spring: no moving joint is named 'zz'; joints are \\['a'\\]"):
+        m.set_joint_spring("zz", stiffness=1.0)
+    with pytest.raises(ValueError, match="joint spring: body 0 is the world"):
+        m.set_joint_spring(0, stiffness=1.0)
+    with pytest.raises(ValueError, match="joint spring: the joint of body 'w' is fixed"):
+        m.set_joint_spring(2, stiffness=1.0)
+    with pytest.raises(ValueError, match="body damping: body 'world' is the world"):
+        m.set_body_damping("world", 1.0)
+    with pytest.raises(ValueError, match="body damping: no body named 'zz' \\(bodies: 'world', 'a', 'w'\\)"):
+        m.set_body_damping("zz", 1.0)
+    with pytest.raises(ValueError, match="spring body_b: no body named 'zz'"):
+        m.add_spring("a", (0, 0, 0), "zz", (0, 0, 0), stiffness=1.0)
+    with pytest.raises(ValueError, match="spring body_a: there is no body 7 \\(bodies are 0..2\\)"):
+        m.add_spring(7, (0, 0, 0), "a", (0, 0, 0), stiffness=1.0)
+    with pytest.raises(ValueError, match="spring: body_a and body_b are the same body \\('world'\\)"):
+        m.add_spring("world", (0, 0, 0), None, (1, 0, 0), stiffness=1.0)
+    with pytest.raises(ValueError, match="point force: body 'world' is the world"):
+        m.add_point_force("world", (0, 0, 0), (1, 0, 0))
+    with pytest.raises(ValueError, match="loop closure body_b: no body named 'zz'"):
+        m.add_loop_closure("a", "zz", td.Spherical())
+    with pytest.raises(TypeError, match="point force must be None, 'world', a body name or index, got 1.5"):
+        m.add_point_force(1.5, (0, 0, 0), (1, 0, 0))
+    m.add_spring("world", (0, 0, 1), "a", (0, 0, 0), stiffness=1.0)   # the world anchors a spring
+    assert len(m.springs) == 1 and m.set_joint_spring("a", stiffness=1.0) is None
+
+
+def test_body_poses_never_return_inf():
+    m = td.Model()
+    m.add_body("a", None, td.Prismatic((1, 0, 0)))
+    m.add_body("b", "a", td.Prismatic((1, 0, 0)))
+    R, p = m.body_poses([1e308, 0.5e308])            # 1.5e308: still a double
+    assert p[2, 0] == 1.5e308
+    with pytest.raises(ValueError, match="^body_poses overflowed to inf/NaN"):
+        m.body_poses([1e308, 1e308])                 # 2e308 is not

@@ -1,5 +1,7 @@
 """treedyn.simulate (python/treedyn/simulate.py): orders of accuracy on a problem with a known
 solution, adaptive error control, statistics, and clean failures that never loop forever."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -74,21 +76,28 @@ def test_collapsing_step_fails_with_a_reason_instead_of_looping():
     m = oscillator()
     # a force that jumps infinitely often near t = 0.5 defeats any error control
     jumpy = lambda t, q, v: np.array([1e6 * np.sign(np.sin(1.0 / max(abs(t - 0.5), 1e-300)))])
-    r = td.simulate(m, "aba", [0.0], [0.0], 1.0, method="dopri5", rtol=1e-10, atol=1e-12, tau=jumpy,
-                    min_step=1e-9)
+    with pytest.warns(td.SimulationWarning, match=r"stopped before t_end = 1: the step size collapsed .* at t = 0\.\d+"):
+        r = td.simulate(m, "aba", [0.0], [0.0], 1.0, method="dopri5", rtol=1e-10, atol=1e-12, tau=jumpy,
+                        min_step=1e-9)
     assert not r.success and "collapsed" in r.message
     assert r.t[-1] < 0.5 + 1e-6 and r.n_evals > 0
 
 
 def test_max_steps_and_failing_dynamics_are_reported():
     m = oscillator()
-    r = td.simulate(m, "aba", [1.0], [0.0], 100.0, method="dopri5", rtol=1e-10, atol=1e-10, tau=spring,
-                    max_steps=50)
+    with pytest.warns(td.SimulationWarning, match="max_steps = 50 reached"):
+        r = td.simulate(m, "aba", [1.0], [0.0], 100.0, method="dopri5", rtol=1e-10, atol=1e-10, tau=spring,
+                        max_steps=50)
     assert not r.success and "max_steps" in r.message
-    bad = lambda t, q, v: np.array([np.nan if t > 0.3 else 0.0])
-    r = td.simulate(m, "aba", [1.0], [0.0], 1.0, method="rk4", dt=0.01, tau=bad)
-    assert not r.success and "dynamics failed" in r.message and "tau contains NaN" in r.message
-    assert r.t[-1] == pytest.approx(0.3, abs=0.011)
+    # a mass without inertia: the dynamics fail at the first evaluation (SingularInertiaError)
+    empty = td.Model(gravity=(0, 0, 0))
+    empty.add_body("ghost", None, td.Prismatic((1, 0, 0)), inertia=td.Inertia.point(0.0))
+    with pytest.raises(td.SimulationError, match="dynamics failed at t = 0: SingularInertiaError") as e:
+        td.simulate(empty, "aba", [1.0], [0.0], 1.0, method="rk4", dt=0.01, on_failure="raise")
+    assert isinstance(e.value.__cause__, td.SingularInertiaError)
+    assert not e.value.result.success and e.value.result.t.tolist() == [0.0]
+    r = td.simulate(empty, "aba", [1.0], [0.0], 1.0, method="rk4", dt=0.01, on_failure="return")   # quietly
+    assert not r.success and "SingularInertiaError" in r.message
 
 
 def test_bad_arguments():
@@ -97,8 +106,10 @@ def test_bad_arguments():
         td.simulate(m, "aba", [0.0], [0.0], 1.0, method="leapfrog")
     with pytest.raises(ValueError, match="needs a positive step"):
         td.simulate(m, "aba", [0.0], [0.0], 1.0, method="rk4")
-    with pytest.raises(ValueError, match="shapes"):
+    with pytest.raises(ValueError, match=r"q0 must have shape \(nq,\) = \(1,\), got \(2,\)"):
         td.simulate(m, "aba", [0.0, 1.0], [0.0], 1.0)
+    with pytest.raises(ValueError, match="on_failure"):
+        td.simulate(m, "aba", [0.0], [0.0], 1.0, on_failure="ignore")
     with pytest.raises(ValueError, match="unknown solver"):
         td.simulate(m, "nope", [0.0], [0.0], 1.0)
 
@@ -131,3 +142,94 @@ def test_rk4_keeps_fourth_order_on_the_rotation_group():
     e1, e2 = err(0.02), err(0.01)
     # observed order 4 + O(h) (the reference's own error, 1e-13, is far below e2)
     assert np.log2(e1 / e2) == pytest.approx(4.0, abs=0.3)
+
+
+# ---------------------------------------------------------------- loud: bad input, user errors, failures
+
+@pytest.mark.parametrize("arg, value, error, match", [
+    ("q0", np.array([1.0 + 2j]), TypeError, "q0 must be a real numeric array, got dtype complex128"),
+    ("v0", np.array([1.0], dtype=object), TypeError, "v0 must be a real numeric array, got dtype object"),
+    ("q0", [np.nan], ValueError, "q0 contains NaN or inf"),
+    ("v0", [[0.0]], ValueError, r"v0 must have shape \(nv,\) = \(1,\), got \(1, 1\)"),
+    ("tau", np.array([1j]), TypeError, "tau must be a real numeric array, got dtype complex128"),
+    ("tau", [1.0, 2.0], ValueError, r"tau must have shape \(nv,\) = \(1,\)"),
+    ("tau", [np.inf], ValueError, "tau contains NaN or inf"),
+    ("tau", "abc", TypeError, "tau must be a real numeric array, got dtype <U3"),
+    ("f_ext", np.zeros((2, 5)), ValueError, r"f_ext must have shape \(n_bodies, 6\) = \(2, 6\)"),
+    ("t_end", 1 + 0j, TypeError, "t_end must be a real number"),
+    ("dt", np.nan, ValueError, "dt must be finite"),
+    ("rtol", "1e-6", TypeError, "rtol must be a real number"),
+])
+def test_arguments_are_checked_before_the_run_and_named(arg, value, error, match):
+    m = oscillator()
+    kwargs = dict(q0=[1.0], v0=[0.0], t_end=1.0, method="rk4", dt=0.1)
+    kwargs[arg] = value
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no ComplexWarning: complex input is refused, never truncated
+        with pytest.raises(error, match=match):
+            td.simulate(m, "aba", kwargs.pop("q0"), kwargs.pop("v0"), kwargs.pop("t_end"), **kwargs)
+
+
+class ControllerBug(Exception):
+    pass
+
+
+@pytest.mark.parametrize("method", ["rk4", "dopri5"])
+def test_exceptions_of_the_users_tau_propagate_unchanged(method):
+    m = oscillator()
+
+    def tau(t, q, v):
+        if t > 0.25:
+            raise ControllerBug("the controller failed")
+        return -K * q
+
+    with pytest.raises(ControllerBug, match="the controller failed"):
+        td.simulate(m, "aba", [1.0], [0.0], 1.0, method=method, dt=0.01, tau=tau)
+
+    def value_error(t, q, v):   # a ValueError too: it is the user's, not a failure of the dynamics
+        raise ValueError("bad gain")
+
+    with pytest.raises(ValueError, match="^bad gain$"):
+        td.simulate(m, "aba", [1.0], [0.0], 1.0, method=method, dt=0.01, tau=value_error)
+
+
+def test_a_bad_result_of_the_users_tau_is_an_error_naming_tau_and_t():
+    m = oscillator()
+    nan_late = lambda t, q, v: np.array([np.nan if t > 0.3 else 0.0])  # noqa: E731
+    with pytest.raises(ValueError, match=r"tau\(t, q, v\) returned a bad value at t = 0.3.*: tau contains NaN"):
+        td.simulate(m, "aba", [1.0], [0.0], 1.0, method="rk4", dt=0.01, tau=nan_late)
+    with pytest.raises(ValueError, match=r"at t = 0: tau must have shape \(nv,\) = \(1,\), got \(2,\)"):
+        td.simulate(m, "aba", [1.0], [0.0], 1.0, method="rk4", dt=0.01, tau=lambda t, q, v: np.zeros(2))
+    with pytest.raises(TypeError, match="at t = 0: tau must be a real numeric array, got dtype complex128"):
+        td.simulate(m, "aba", [1.0], [0.0], 1.0, method="rk4", dt=0.01, tau=lambda t, q, v: q * 1j)
+
+
+def test_the_users_tau_cannot_change_the_state():
+    m = oscillator()
+
+    def tau(t, q, v):
+        q += 1.0
+        return -K * q
+
+    with pytest.raises(ValueError, match="read-only"):
+        td.simulate(m, "aba", [1.0], [0.0], 1.0, method="rk4", dt=0.01, tau=tau)
+
+
+@pytest.mark.parametrize("method", ["rk4", "dopri5"])
+def test_an_overflow_stops_with_a_warning_naming_the_time(method):
+    # a unit mass pushed by τ = 1e307 from rest: v = 1e307 t, q = 1e307 t²/2. The Runge–Kutta sums of
+    # stage velocities (weights up to 6 before the division) overflow once v > 1.8e308 / 6, t ≈ 3, and
+    # q itself at t = 5.99: the run must stop between, saying so, and never return inf/NaN states
+    m = oscillator()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)   # numpy's overflow warnings are not the report
+        with pytest.raises(td.SimulationError, match=r"stopped before t_end = 10: the step from t = [345](\.\d+)? overflowed"):
+            td.simulate(m, "aba", [0.0], [0.0], 10.0, method=method, dt=0.1, tau=[1e307], on_failure="raise")
+    with pytest.warns(td.SimulationWarning, match="overflowed"):
+        r = td.simulate(m, "aba", [0.0], [0.0], 10.0, method=method, dt=0.1, tau=[1e307])
+    assert not r.success and 2.9 <= r.t[-1] < 5.99
+    assert np.all(np.isfinite(r.q)) and np.all(np.isfinite(r.v))
+    # the last good state is the exact solution: q = τ t²/2 is quadratic, which both methods integrate
+    # exactly up to rounding (relative 1e-13: ~50 steps of a few roundings each)
+    assert r.q[-1, 0] == pytest.approx(0.5e307 * r.t[-1] ** 2, rel=1e-13)
+    assert r.v[-1, 0] == pytest.approx(1e307 * r.t[-1], rel=1e-13)

@@ -250,3 +250,40 @@ def test_overflow_is_reported_not_returned(name):
         s64.forward_dynamics(np.zeros(4), np.zeros(4), np.full(4, 1e308))
     with pytest.raises(ValueError, match="overflowed"):
         td.rnea(m, np.zeros(4), np.full(4, 1e200), np.zeros(4))
+
+
+@pytest.mark.parametrize("name", ["aba", "aba-modified", "drumwright", "crba-ltl", "crba-cholesky", "jsiia", "cfa-oee"])
+def test_huge_coordinates_are_reported_as_an_overflow_not_a_singular_inertia(name):
+    # issue 12: q = 1e300 on a prismatic joint made M(q) inf/NaN, and a solver blamed the inertia. A mass
+    # carried 1e300 m out along a turning arm: M₁₁ = I + m r² is not a double
+    m = td.Model()
+    m.add_body("arm", None, td.Revolute((0, 0, 1)))
+    m.add_body("slider", "arm", td.Prismatic((1, 0, 0)), placement=td.Transform(translation=(0.1, 0, 0)))
+    s = td.make_solver(name, m)
+    q, z = np.array([0.3, 1e300]), np.zeros(2)
+    try:
+        out = s.forward_dynamics(q, z, np.ones(2))
+    except ValueError as e:
+        assert not isinstance(e, td.SingularInertiaError), str(e)
+        if "q[1] = 1e+300" not in str(e):   # the pivots' check names the coordinate; a result check cannot
+            assert "forward dynamics overflowed to inf/NaN" in str(e)
+    else:   # a solver may also get it right: q̈₁ = τ₁ / (I + m r²) underflows to 0, q̈₂ = τ₂ / m = 1 exactly
+        assert out.tolist() == [0.0, 1.0], out
+    # and a model that is singular is still called so
+    bad = td.Model()
+    bad.add_body("ghost", None, td.Prismatic((1, 0, 0)), inertia=td.Inertia.point(0.0))
+    with pytest.raises(td.SingularInertiaError):
+        td.make_solver(name, bad).forward_dynamics([1e300], [0.0], [1.0])
+
+
+def test_float32_overflow_in_a_batch_names_the_item():
+    m = td.Model()
+    m.add_body("arm", None, td.Revolute((0, 0, 1)))
+    m.add_body("slider", "arm", td.Prismatic((1, 0, 0)), placement=td.Transform(translation=(0.1, 0, 0)))
+    s = td.make_solver("aba", m, dtype=np.float32)
+    q = np.array([[0.1, 0.2], [0.1, 1e30]])     # m r² = 1e60 overflows float32 (3.4e38)
+    with pytest.raises(ValueError, match=r"batch item 1\), whose largest coordinate is q\[1\] = 1e\+30"):
+        s.forward_dynamics(q, np.zeros((2, 2)), np.zeros((2, 2)))
+    # in float64 1e30 is no overflow: M₁₁ = 1e60
+    out = td.make_solver("aba", m).forward_dynamics(q, np.zeros((2, 2)), np.zeros((2, 2)))
+    assert np.all(np.isfinite(out))

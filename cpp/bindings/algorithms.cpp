@@ -70,6 +70,7 @@ void bind_algorithms(py::module_& m) {
             py::gil_scoped_release release;
             mass_matrix_once<double>(model, qa.data(), M.mutable_data());
           }
+          check_result<double>(M, "mass_matrix");
           return M;
         },
         py::arg("model"), py::arg("q"));
@@ -79,6 +80,7 @@ void bind_algorithms(py::module_& m) {
           Arr qa = q_arg(model, q), va = v_arg(model, v, "v");
           Arr out(model.nq);
           integrate_once<double>(model, qa.data(), va.data(), dt, out.mutable_data());
+          check_result<double>(out, "integrate");
           return out;
         },
         py::arg("model"), py::arg("q"), py::arg("v"), py::arg("dt"));

@@ -6,9 +6,11 @@
 #include <pybind11/pybind11.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
+#include "treedyn/engine.hpp"
 #include "treedyn/model/model.hpp"
 
 namespace treedyn::py_arrays {
@@ -52,6 +54,34 @@ template <class S> void check_result(const py::array_t<S>& a, const char* what) 
     if (!std::isfinite(static_cast<double>(p[k])))
       throw py::value_error(std::string(what) + " overflowed to inf/NaN (at flat index " + std::to_string(k) +
                             "): the inputs are too large for this precision, or the model is singular");
+}
+
+inline std::string number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return buf;
+}
+
+// Called while handling a SingularJoint raised at q (count configurations): if M(q) is not finite
+// for one of them, the coordinates overflowed (a prismatic q of 1e300 squares to inf) and the
+// pivot was not singular but inf/NaN: raise a ValueError that says so. Otherwise return (the
+// caller rethrows the SingularJoint). Only on the error path: allocates M.
+template <class S> void explain_overflow(const Model<S>& model, const S* q, py::ssize_t count, const char* what) {
+  std::vector<S> M(std::size_t(model.nv) * model.nv);
+  for (py::ssize_t b = 0; b < count; ++b) {
+    const S* qb = q + b * model.nq;
+    mass_matrix_once<S>(model, qb, M.data());
+    bool finite = true;
+    for (S x : M) finite = finite && std::isfinite(static_cast<double>(x));
+    if (finite) continue;
+    int k = 0;
+    for (int j = 1; j < model.nq; ++j)
+      if (std::abs(static_cast<double>(qb[j])) > std::abs(static_cast<double>(qb[k]))) k = j;
+    throw py::value_error(std::string(what) + ": the inputs overflowed: M(q) is not finite at q" +
+                          (count > 1 ? " (batch item " + std::to_string(b) + ")" : std::string()) +
+                          ", whose largest coordinate is q[" + std::to_string(k) + "] = " + number(qb[k]) +
+                          ": too large for this precision (not a singular inertia)");
+  }
 }
 
 // a vector of length n, or a batch (B, n) when batch_ok; returns B (0 for a single vector)

@@ -109,6 +109,7 @@ template <class Solver, class Cls> void bind_stepper(Cls& cls) {
           st = self.step(qa.data(), va.data(), t, h, qo.mutable_data(), vo.mutable_data());
         }
         check_result<double>(vo, "the RedMax step");
+        check_result<double>(qo, "the RedMax step");
         return py::make_tuple(qo, vo, stats_dict(st)); }, py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"))
       .def("inverse_inertia", [](Solver& self, py::handle q, double h, py::handle R) {
         const Sys& s = self.system();
@@ -125,8 +126,10 @@ template <class Solver, class Cls> void bind_stepper(Cls& cls) {
           py::gil_scoped_release release;
           X = self.inverse_inertia(qa.data(), h, Rm);
         }
-        if (Ra.ndim() == 1) return py::array_t<double>(py::cast(VecX(X.col(0))));
-        return py::array_t<double>(py::cast(X)); }, py::arg("q"), py::arg("h"), py::arg("R"))
+        py::array_t<double> out = Ra.ndim() == 1 ? py::array_t<double>(py::cast(VecX(X.col(0))))
+                                                 : py::array_t<double>(py::cast(X));
+        check_result<double>(out, "inverse_inertia");
+        return out; }, py::arg("q"), py::arg("h"), py::arg("R"))
       .def("forward_dynamics", [](Solver& self, py::handle q, py::handle v, py::handle tau, double t) {
         const Sys& s = self.system();
         auto qa = q_arg(s, q); auto va = v_arg(s, v, "v"); auto ta = v_arg(s, tau, "tau");
@@ -188,6 +191,8 @@ void bind_redmax(py::module_& m) {
             pm(i, r) = d.X0[i].r[r];
             for (int c = 0; c < 3; ++c) Rm(i, r, c) = d.X0[i].E(c, r);  // R = Eᵀ
           }
+        check_result<double>(R, "body_poses");
+        check_result<double>(p, "body_poses");
         return py::make_tuple(R, p); }, py::arg("q"), "world rotation (N+1, 3, 3) and origin (N+1, 3) of every body frame")
       .def("J_times", [](const Sys& s, py::handle q, py::handle qd, py::handle x) {
         auto qa = q_arg(s, q); auto qda = v_arg(s, qd, "qd"); auto xa = v_arg(s, x, "x");

@@ -38,10 +38,13 @@ template <class S> py::array_t<S> forward_dynamics(Engine<S>& self, py::handle q
   const S* fp = f_ext.is_none() ? nullptr : fa.data();
   py::array_t<S> out = B ? py::array_t<S>({B, py::ssize_t(model.nv)}) : py::array_t<S>(model.nv);
   S* o = out.mutable_data();
-  {
+  try {
     py::gil_scoped_release release;
     if (B) self.forward_dynamics_batch(int(B), qa.data(), va.data(), ta.data(), fp, o);
     else self.forward_dynamics(qa.data(), va.data(), ta.data(), fp, o);
+  } catch (const SingularJoint&) {
+    explain_overflow<S>(model, qa.data(), B ? B : 1, "forward dynamics");
+    throw;
   }
   check_result<S>(out, "forward dynamics");
   return out;
@@ -62,9 +65,12 @@ template <class S> py::array_t<S> inverse_inertia(Engine<S>& self, py::handle q,
   Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> Rc =
       Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(Ra.data(), model.nv, m);
   Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> Y(model.nv, m);
-  {
+  try {
     py::gil_scoped_release release;
     self.inverse_inertia(qa.data(), Rc.data(), m, Y.data());
+  } catch (const SingularJoint&) {
+    explain_overflow<S>(model, qa.data(), 1, "inverse_inertia");
+    throw;
   }
   py::array_t<S> out = Ra.ndim() == 1 ? py::array_t<S>(model.nv) : py::array_t<S>({py::ssize_t(model.nv), py::ssize_t(m)});
   Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(out.mutable_data(), model.nv, m) = Y;
@@ -80,9 +86,12 @@ template <class S> py::array_t<S> inverse_mass_matrix(Engine<S>& self, py::handl
   py::array_t<S> out({py::ssize_t(model.nv), py::ssize_t(model.nv)});
   S* o = out.mutable_data();
   bool checked;
-  {
+  try {
     py::gil_scoped_release release;
     checked = self.inverse_mass_matrix(qa.data(), o);
+  } catch (const SingularJoint&) {
+    explain_overflow<S>(model, qa.data(), 1, "inverse_mass_matrix");
+    throw;
   }
   if (!checked) check_result<S>(out, "inverse_mass_matrix");
   return out;

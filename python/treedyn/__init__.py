@@ -3,7 +3,7 @@ from ._core import SingularInertiaError, build_info, get_num_threads, set_num_th
 from .configuration import integrate, neutral, random_configuration
 from .dynamics import bias_forces, mass_matrix, rnea
 from .inverse import contact_inertia, inverse_mass_matrix
-from .simulate import SimulationResult, simulate
+from .simulate import SimulationError, SimulationResult, SimulationWarning, simulate
 from .state import State
 from .model import Fixed, Free, Inertia, Joint, Model, Prismatic, Revolute, Spherical, Transform, Universal
 from . import linalg, scenes
@@ -15,6 +15,6 @@ __all__ = [
     "Model", "Transform", "Inertia", "Joint", "Revolute", "Prismatic", "Fixed", "Universal", "Spherical", "Free",
     "Solver", "available_solvers", "make_solver",
     "rnea", "bias_forces", "mass_matrix", "inverse_mass_matrix", "contact_inertia", "integrate", "neutral", "random_configuration",
-    "simulate", "SimulationResult", "State",
+    "simulate", "SimulationResult", "SimulationWarning", "SimulationError", "State",
     "set_num_threads", "get_num_threads", "build_info", "SingularInertiaError", "scenes", "linalg",
 ]

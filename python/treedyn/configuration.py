@@ -11,6 +11,8 @@ __all__ = ["neutral", "random_configuration", "integrate"]
 
 def neutral(model: Model) -> np.ndarray:
     """q with every joint at zero and every quaternion the identity (x, y, z, w) = (0, 0, 0, 1)."""
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
     q = np.zeros(model.nq)
     for i, j in enumerate(model.joints):
         if isinstance(j, Spherical):
@@ -23,6 +25,14 @@ def neutral(model: Model) -> np.ndarray:
 def random_configuration(model: Model, rng=None, *, angle=np.pi, distance=1.0) -> np.ndarray:
     """A random q: angles uniform in [-angle, angle], displacements and floating-base positions
     uniform in [-distance, distance], quaternions uniform on SO(3)."""
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
+    for name, x in (("angle", angle), ("distance", distance)):
+        # the uniform draw spans 2x: its width must stay finite
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+            raise TypeError(f"random_configuration: {name} must be a real number, got {type(x).__name__}")
+        if not (0 <= x <= 1e300):
+            raise ValueError(f"random_configuration: {name} must be finite, >= 0 and <= 1e300, got {x}")
     rng = np.random.default_rng(rng)
     q = np.empty(model.nq)
     for i, j in enumerate(model.joints):
@@ -61,4 +71,6 @@ def integrate(model: Model, q, v, dt: float) -> np.ndarray:
     joint moves along the SE(3) screw exp(dt·[v; ω]) (Pinocchio's convention). Returns a new q."""
     if not isinstance(model, Model):
         raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
+    if isinstance(dt, (bool, np.bool_)) or not isinstance(dt, (int, float, np.integer, np.floating)):
+        raise TypeError(f"integrate: dt must be a real number, got {type(dt).__name__}")
     return _core.integrate(model._cpp, q, v, float(dt))

@@ -43,12 +43,21 @@ def inverse_mass_matrix(model: Union[Model, Solver], q, method: str = "drumwrigh
     n back-substitutions, O(n² d)), ``"crba-cholesky"`` (CRBA + dense LLᵀ, O(n³)) and ``"aba"``.
     """
     if isinstance(model, Solver):
-        return model.inverse_mass_matrix(q)
+        return _finite(model.inverse_mass_matrix(q), "inverse_mass_matrix")
     if not isinstance(model, Model):
         raise TypeError(f"model must be a treedyn.Model or a Solver, got {type(model).__name__}")
     if not isinstance(method, str):
         raise TypeError(f"method must be a solver name, got {method!r}")
-    return _solver_for(model, method, dtype).inverse_mass_matrix(q)
+    return _finite(_solver_for(model, method, dtype).inverse_mass_matrix(q), "inverse_mass_matrix")
+
+
+def _finite(x, what: str):
+    """``x`` if every entry is finite (plugins' results included), else a ValueError naming ``what``."""
+    arrays = x if isinstance(x, tuple) else (x,)
+    for a in arrays:
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{what} overflowed to inf/NaN: the inputs are too large for this precision")
+    return x
 
 
 def _columns(x, name: str, nv: int) -> np.ndarray:
@@ -79,13 +88,19 @@ def contact_inertia(solver: Solver, q, N, D=None) -> Union[np.ndarray, Tuple[np.
     N = _columns(N, "N", nv)
     p = N.shape[1]
     R = N if D is None else np.hstack([N, _columns(D, "D", nv)])
-    W = np.asarray(solver.inverse_inertia(q, np.ascontiguousarray(R, dtype=solver.dtype)))
+    with np.errstate(over="ignore"):  # float32: an overflow in the conversion is reported below
+        R_cast = np.ascontiguousarray(R, dtype=solver.dtype)
+    if not np.all(np.isfinite(R_cast)):
+        raise ValueError(f"contact_inertia: {'N' if D is None else 'N or D'} has entries too large for the "
+                         f"solver's dtype {solver.dtype}")
+    W = np.asarray(solver.inverse_inertia(q, R_cast))
     if W.ndim == 1:
         W = W[:, None]
-    NtWN = N.T @ W[:, :p]
-    NtWN = 0.5 * (NtWN + NtWN.T)
-    if D is None:
-        return NtWN
-    Dm = R[:, p:]
-    DtWD = Dm.T @ W[:, p:]
-    return NtWN, N.T @ W[:, p:], 0.5 * (DtWD + DtWD.T)
+    with np.errstate(over="ignore", invalid="ignore"):   # an overflow is reported by _finite
+        NtWN = N.T @ W[:, :p]
+        NtWN = 0.5 * (NtWN + NtWN.T)
+        if D is None:
+            return _finite(NtWN, "contact_inertia")
+        Dm = R[:, p:]
+        DtWD = Dm.T @ W[:, p:]
+        return _finite((NtWN, N.T @ W[:, p:], 0.5 * (DtWD + DtWD.T)), "contact_inertia")

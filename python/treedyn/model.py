@@ -43,10 +43,22 @@ def _mat3(x, what: str) -> np.ndarray:
 
 def _unit(x, what: str) -> np.ndarray:
     a = _vec3(x, what)
-    n = np.linalg.norm(a)
-    if n < 1e-12:
+    if np.abs(a).max() < 1e-12 and np.linalg.norm(a) < 1e-12:   # (no norm of huge entries: it overflows)
         raise ValueError(f"{what} must be a non-zero direction, got {a}")
-    return a / n
+    a = a / np.abs(a).max()   # first to O(1): the norm of (1e300, 1e300, 0) must not overflow
+    return a / np.linalg.norm(a)
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """A read-only copy: value objects never share memory with the caller's arrays."""
+    a = np.array(a, dtype=float)
+    a.flags.writeable = False
+    return a
+
+
+def _key(*arrays) -> tuple:
+    """A hashable key equal for equal arrays (-0.0 and 0.0 included: their floats hash alike)."""
+    return tuple(tuple(np.ravel(a).tolist()) for a in arrays)
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,6 +67,9 @@ class Transform:
 
     For a joint, the pose of the joint frame in the parent body's frame (URDF's joint
     ``<origin>``). Internally stored as Plücker (E, r) = (rotationᵀ, translation).
+
+    An immutable value: its arrays are read-only copies of what was passed; equal transforms
+    compare and hash equal.
     """
 
     rotation: np.ndarray = field(default_factory=lambda: np.eye(3))
@@ -64,8 +79,8 @@ class Transform:
         R = _mat3(self.rotation, "Transform rotation")
         if np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
             raise ValueError("Transform rotation must be a proper rotation matrix (RᵀR = 1, det R = +1)")
-        object.__setattr__(self, "rotation", R)
-        object.__setattr__(self, "translation", _vec3(self.translation, "Transform translation"))
+        object.__setattr__(self, "rotation", _frozen(R))
+        object.__setattr__(self, "translation", _frozen(_vec3(self.translation, "Transform translation")))
 
     @staticmethod
     def identity() -> "Transform":
@@ -82,14 +97,21 @@ class Transform:
         return Transform(Rz @ Ry @ Rx, xyz)
 
     def __matmul__(self, other: "Transform") -> "Transform":
-        return Transform(self.rotation @ other.rotation, self.rotation @ other.translation + self.translation)
+        if not isinstance(other, Transform):
+            return NotImplemented
+        # a product of two checked transforms needs no new checks (file loaders compose thousands)
+        X = object.__new__(Transform)
+        object.__setattr__(X, "rotation", _frozen(self.rotation @ other.rotation))
+        object.__setattr__(X, "translation", _frozen(self.rotation @ other.translation + self.translation))
+        return X
 
     def __eq__(self, other):
         if not isinstance(other, Transform):
             return NotImplemented
         return np.array_equal(self.rotation, other.rotation) and np.array_equal(self.translation, other.translation)
 
-    __hash__ = None
+    def __hash__(self):
+        return hash((Transform, _key(self.rotation, self.translation)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,7 +124,10 @@ class Inertia:
     semi-definiteness, triangle inequality) as given — some real robot descriptions have such
     inertias and other tools keep them; shapes, finiteness, a mass >= 0 and symmetry are still
     required. A solver then raises SingularInertiaError if the mass matrix is not positive
-    definite."""
+    definite.
+
+    An immutable value: its arrays are read-only copies of what was passed; equal inertias
+    compare and hash equal."""
 
     mass: float = 1.0
     com: np.ndarray = field(default_factory=lambda: np.zeros(3))
@@ -126,8 +151,8 @@ class Inertia:
         if self.check and ev[0] + ev[1] < ev[2] - 1e-9 * scale:
             raise ValueError(f"Inertia inertia violates the triangle inequality of principal moments {ev}")
         object.__setattr__(self, "mass", m)
-        object.__setattr__(self, "com", c)
-        object.__setattr__(self, "inertia", I)
+        object.__setattr__(self, "com", _frozen(c))
+        object.__setattr__(self, "inertia", _frozen(I))
 
     def __eq__(self, other):
         if not isinstance(other, Inertia):
@@ -135,7 +160,8 @@ class Inertia:
         return (self.mass == other.mass and np.array_equal(self.com, other.com)
                 and np.array_equal(self.inertia, other.inertia))
 
-    __hash__ = None
+    def __hash__(self):
+        return hash((Inertia, self.mass, _key(self.com, self.inertia)))
 
     @staticmethod
     def box(mass: float, size: Sequence[float], com=(0, 0, 0)) -> "Inertia":
@@ -154,76 +180,115 @@ class Inertia:
 
 
 class Joint:
-    """Base of the joint kinds. ``nq``/``nv``: coordinates it adds to q and v."""
+    """Base of the joint kinds. ``nq``/``nv``: coordinates it adds to q and v.
 
+    Joints are immutable values: their axes are read-only copies, assigning an attribute raises
+    AttributeError, and two joints of the same kind with the same axes compare and hash equal.
+    """
+
+    __slots__ = ()
+    _fields: tuple = ()
     kind = 0
     nq = 0
     nv = 0
 
+    def _set(self, **fields):
+        for name, value in fields.items():
+            object.__setattr__(self, name, _frozen(value))
+
+    def __setattr__(self, name, value):
+        args = ", ".join(self._fields)
+        raise AttributeError(f"{type(self).__name__} joints are immutable: cannot set {name!r}; "
+                             f"make a new joint ({type(self).__name__}({args})) instead")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"{type(self).__name__} joints are immutable: cannot delete {name!r}")
+
     def _axes(self):
         return np.zeros(3), np.zeros(3)
 
+    def _values(self) -> tuple:
+        return tuple(getattr(self, f) for f in self._fields)
+
+    def __eq__(self, other):
+        if not isinstance(other, Joint):
+            return NotImplemented
+        return type(self) is type(other) and all(np.array_equal(a, b) for a, b in zip(self._values(), other._values()))
+
+    def __hash__(self):
+        return hash((type(self), _key(*self._values())))
+
+    def __reduce__(self):
+        return type(self), self._values()
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
     def __repr__(self):
-        return f"{type(self).__name__}()"
+        args = ", ".join(f"{f}={getattr(self, f).tolist()}" for f in self._fields)
+        return f"{type(self).__name__}({args})"
 
 
 class Fixed(Joint):
     """Welds the body to its parent (no coordinates)."""
 
+    __slots__ = ()
+
 
 class Revolute(Joint):
     """Rotation by an angle about ``axis`` (in the joint frame; normalised)."""
 
+    __slots__ = ("axis",)
+    _fields = ("axis",)
     kind, nq, nv = 1, 1, 1
 
     def __init__(self, axis: Sequence[float] = (0, 0, 1)):
-        self.axis = _unit(axis, "Revolute axis")
+        self._set(axis=_unit(axis, "Revolute axis"))
 
     def _axes(self):
         return self.axis, np.zeros(3)
-
-    def __repr__(self):
-        return f"Revolute(axis={self.axis.tolist()})"
 
 
 class Prismatic(Joint):
     """Translation along ``axis`` (in the joint frame; normalised)."""
 
+    __slots__ = ("axis",)
+    _fields = ("axis",)
     kind, nq, nv = 2, 1, 1
 
     def __init__(self, axis: Sequence[float] = (0, 0, 1)):
-        self.axis = _unit(axis, "Prismatic axis")
+        self._set(axis=_unit(axis, "Prismatic axis"))
 
     def _axes(self):
         return self.axis, np.zeros(3)
-
-    def __repr__(self):
-        return f"Prismatic(axis={self.axis.tolist()})"
 
 
 class Universal(Joint):
     """Rotation by q1 about ``axis1`` then by q2 about ``axis2`` (axis2 turned by the first
     rotation). The axes must not be parallel."""
 
+    __slots__ = ("axis1", "axis2")
+    _fields = ("axis1", "axis2")
     kind, nq, nv = 3, 2, 2
 
     def __init__(self, axis1: Sequence[float] = (1, 0, 0), axis2: Sequence[float] = (0, 1, 0)):
-        self.axis1 = _unit(axis1, "Universal axis1")
-        self.axis2 = _unit(axis2, "Universal axis2")
-        if np.linalg.norm(np.cross(self.axis1, self.axis2)) < 1e-6:
+        a1, a2 = _unit(axis1, "Universal axis1"), _unit(axis2, "Universal axis2")
+        if np.linalg.norm(np.cross(a1, a2)) < 1e-6:
             raise ValueError("Universal axis1 and axis2 must not be parallel")
+        self._set(axis1=a1, axis2=a2)
 
     def _axes(self):
         return self.axis1, self.axis2
-
-    def __repr__(self):
-        return f"Universal(axis1={self.axis1.tolist()}, axis2={self.axis2.tolist()})"
 
 
 class Spherical(Joint):
     """Ball joint: q is a unit quaternion (x, y, z, w); v is the body's angular velocity in
     body coordinates."""
 
+    __slots__ = ()
     kind, nq, nv = 4, 4, 3
 
 
@@ -231,6 +296,7 @@ class Free(Joint):
     """Floating base: q = (position, unit quaternion (x, y, z, w)); v = (linear, angular)
     velocity of the body frame in body coordinates (Pinocchio's free-flyer layout)."""
 
+    __slots__ = ()
     kind, nq, nv = 5, 7, 6
 
 
@@ -454,10 +520,20 @@ class Model:
     # rigid-body solvers (aba, ...) compute the dynamics of the bare tree.
 
     def _body_ref(self, body: ParentRef, what: str) -> int:
-        try:
-            return self._parent_index(body, what)
-        except (TypeError, ValueError) as e:
-            raise type(e)(f"{what}: {e}") from None
+        """The index of ``body`` (None or "world": 0, a name, an index); ``what`` names it in errors."""
+        if body is None or (isinstance(body, str) and body == "world"):
+            return 0
+        if isinstance(body, (int, np.integer)) and not isinstance(body, bool):
+            if not 0 <= int(body) <= self._cpp.N:
+                raise ValueError(f"{what}: there is no body {int(body)} (bodies are 0..{self._cpp.N})")
+            return int(body)
+        if isinstance(body, str):
+            if body not in self._index:
+                names = self.body_names
+                shown = ", ".join(repr(n) for n in names[:8]) + (", ..." if len(names) > 8 else "")
+                raise ValueError(f"{what}: no body named {body!r} (bodies: {shown})")
+            return self._index[body]
+        raise TypeError(f"{what} must be None, 'world', a body name or index, got {body!r}")
 
     def set_joint_spring(self, joint: Union[str, int], stiffness=0.0, damping=0.0, rest=None) -> None:
         """A spring–damper on a moving joint (K_r, D_r and f_r of eq. (2.13)): the generalized
@@ -468,8 +544,17 @@ class Model:
         joint; default zero, or the identity quaternion). A spherical joint's spring acts on the
         rotation vector of rest⁻¹ q; a free joint takes damping only.
         """
-        i = self._joint_body(joint) if isinstance(joint, str) else self._body_ref(joint, "joint spring")
+        if isinstance(joint, str):
+            if joint not in self._joint_index:
+                what = ("the world has no joint" if joint == "world" else
+                        f"no moving joint is named {joint!r}")
+                raise ValueError(f"joint spring: {what}; joints are {self.joint_names}")
+            i = self._joint_index[joint]
+        else:
+            i = self._body_ref(joint, "joint spring")
         jt = self._joints[i]
+        if i == 0:
+            raise ValueError("joint spring: body 0 is the world, which has no joint")
         if jt.nv == 0:
             raise ValueError(f"joint spring: the joint of body {self.body_names[i]!r} is fixed (no coordinates)")
         k = _nonneg(stiffness, jt.nv, "joint spring stiffness")
@@ -492,7 +577,7 @@ class Model:
         a scalar d (d·1₆), 6 diagonal values, or a symmetric positive semi-definite 6x6 matrix."""
         i = self._body_ref(body, "body damping")
         if i == 0:
-            raise ValueError("body damping: the world does not move")
+            raise ValueError(f"body damping: body {body!r} is the world, which does not move")
         D = np.array(damping, dtype=float)
         if D.ndim == 0 or D.shape == (6,):
             D = np.eye(6) * D
@@ -511,7 +596,9 @@ class Model:
         Its stiffness couples the two bodies (K_m off the block diagonal, eq. (2.39)–(2.41)).
         """
         a, b = self._body_ref(body_a, "spring body_a"), self._body_ref(body_b, "spring body_b")
-        xa, xb = _vec3(point_a, "spring point_a"), _vec3(point_b, "spring point_b")
+        if a == b:
+            raise ValueError(f"spring: body_a and body_b are the same body ({self.body_names[a]!r})")
+        xa, xb = _frozen(_vec3(point_a, "spring point_a")), _frozen(_vec3(point_b, "spring point_b"))
         k = float(_nonneg(stiffness, 1, "spring stiffness")[0])
         d = float(_nonneg(damping, 1, "spring damping")[0])
         if rest_length is None:
@@ -524,6 +611,8 @@ class Model:
     def add_point_force(self, body: ParentRef, point, force) -> None:
         """A constant force (world coordinates) applied at a point of a body (body coordinates)."""
         i = self._body_ref(body, "point force")
+        if i == 0:
+            raise ValueError(f"point force: body {body!r} is the world, which does not move")
         self._point_forces.append((i, _vec3(point, "point force point"), _vec3(force, "point force")))
 
     def add_moving_force(self, force, path, duration: float) -> None:

@@ -17,6 +17,7 @@ Methods:
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
@@ -25,11 +26,28 @@ import numpy as np
 from .configuration import integrate
 from .model import Free, Model, Prismatic, Revolute, Universal
 
-__all__ = ["simulate", "SimulationResult", "METHODS"]
+__all__ = ["simulate", "SimulationResult", "SimulationWarning", "SimulationError", "METHODS"]
 
 FIXED = ("euler", "semi-implicit-euler", "rk4")
 ADAPTIVE = ("dopri5", "rkf45")
 METHODS = FIXED + ADAPTIVE
+
+
+class SimulationWarning(RuntimeWarning):
+    """A simulation stopped before t_end (``on_failure="warn"``, the default): the message says why
+    and when; the result holds the trajectory up to the last good state."""
+
+
+class SimulationError(RuntimeError):
+    """A simulation stopped before t_end (``on_failure="raise"``); ``result`` holds the trajectory up
+    to the last good state, ``__cause__`` the solver's exception when the dynamics failed."""
+
+    def __init__(self, message: str, result: "SimulationResult"):
+        super().__init__(message)
+        self.result = result
+
+
+ON_FAILURE = ("warn", "raise", "return")
 
 
 @dataclass
@@ -80,15 +98,41 @@ _RKF45 = (
 _TABLEAUX = {"dopri5": _DOPRI5, "rkf45": _RKF45}
 
 
+def _real(x, name: str, shape: tuple, shape_text: str) -> np.ndarray:
+    """A private float64 copy of ``x`` after the checks: real dtype, ``shape``, finite values."""
+    a = np.asarray(x)
+    if a.dtype.kind not in "fiub":
+        raise TypeError(f"{name} must be a real numeric array, got dtype {a.dtype}")
+    if a.shape != shape:
+        raise ValueError(f"{name} must have shape {shape_text}, got {a.shape}")
+    a = np.array(a, dtype=float)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or inf (at index {np.flatnonzero(~np.isfinite(a))[0]})")
+    return a
+
+
+def _read_only(x: np.ndarray) -> np.ndarray:
+    view = x.view()
+    view.flags.writeable = False
+    return view
+
+
 def _torque(tau, nv: int) -> Callable:
+    """tau(t, q, v) -> a checked (nv,) float array. A user function gets read-only views of the state
+    (so it cannot corrupt it); its exceptions propagate unchanged; a result of the wrong dtype,
+    shape or with NaN/inf raises TypeError / ValueError naming tau and t."""
     if tau is None:
         zero = np.zeros(nv)
         return lambda t, q, v: zero
     if callable(tau):
-        return tau
-    arr = np.array(tau, dtype=float)
-    if arr.shape != (nv,):
-        raise ValueError(f"tau must have shape (nv,) = ({nv},) or be a function tau(t, q, v), got shape {arr.shape}")
+        def torque(t, q, v):
+            out = tau(t, _read_only(q), _read_only(v))
+            try:
+                return _real(out, "tau", (nv,), f"(nv,) = ({nv},)")
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"the function tau(t, q, v) returned a bad value at t = {t:.6g}: {e}") from None
+        return torque
+    arr = _real(tau, "tau", (nv,), f"(nv,) = ({nv},) (or be a function tau(t, q, v))")
     return lambda t, q, v: arr
 
 
@@ -141,49 +185,78 @@ def _lie_blocks(model: Model):
 def simulate(model: Model, solver, q0, v0, t_end: float, *, method: str = "dopri5", dt: Optional[float] = None,
              rtol: float = 1e-6, atol: float = 1e-6, tau=None, f_ext=None, max_steps: int = 1_000_000,
              min_step: Optional[float] = None, record: bool = True, progress: bool = False,
-             error_norm: str = "rms") -> SimulationResult:
+             error_norm: str = "rms", on_failure: str = "warn") -> SimulationResult:
     """Integrate the model from (q0, v0) over [0, t_end].
 
     solver: a Solver instance or a registered name (made with default options).
     method: one of METHODS. Fixed-step methods need ``dt``; adaptive ones start from ``dt`` when
     given and keep the local error below ``atol + rtol·|y|`` (RMS norm over q and v).
-    tau: None (zero), a constant (nv,) array, or a function tau(t, q, v) -> (nv,).
+    tau: None (zero), a constant (nv,) array, or a function tau(t, q, v) -> (nv,) array. The
+    function gets read-only views of q and v; an exception it raises propagates unchanged, and a
+    result of the wrong dtype or shape, or with NaN/inf, raises TypeError / ValueError naming tau
+    and t.
     f_ext: external forces passed to every evaluation, (n_bodies, 6).
+    q0, v0, tau (an array), f_ext and the options are checked first (TypeError / ValueError
+    naming the argument).
     The run stops — never loops forever — when the adaptive step falls below ``min_step``
     (default 1e-12·max(1, t_end)), after ``max_steps`` steps, or when the dynamics fail (a
-    singular inertia, an overflow); the result then has success=False and a message.
+    singular inertia, an overflow): the result then has success=False, a message saying why and
+    when, and the trajectory up to the last good state. on_failure says what else happens then:
+    ``"warn"`` (default) emits a ``SimulationWarning`` (a RuntimeWarning) with the message,
+    ``"raise"`` raises ``SimulationError`` (its ``result`` attribute holds the partial result),
+    ``"return"`` only returns the result (for callers that check ``success`` themselves).
     progress: show a progress bar over simulated time.
     error_norm: how the adaptive methods measure the scaled local error over q and v: "rms" (the
     root mean square, as SciPy's solve_ivp) or "max" (the largest component).
     """
+    from .solvers.base import Solver
     from .solvers.registry import make_solver
 
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; methods are {', '.join(METHODS)}")
+    if on_failure not in ON_FAILURE:
+        raise ValueError(f"on_failure must be one of {', '.join(map(repr, ON_FAILURE))}, got {on_failure!r}")
     if isinstance(solver, str):
         solver = make_solver(solver, model)
-    t_end = float(t_end)
-    if not (np.isfinite(t_end) and t_end > 0):
+    elif not isinstance(solver, Solver):
+        raise TypeError(f"solver must be a treedyn.Solver or a solver name, got {type(solver).__name__}")
+    t_end = _scalar(t_end, "t_end")
+    if not t_end > 0:
         raise ValueError(f"t_end must be a positive finite time, got {t_end}")
-    if method in FIXED and not (dt is not None and np.isfinite(dt) and dt > 0):
+    if dt is not None:
+        dt = _scalar(dt, "dt")
+        if not dt > 0:
+            raise ValueError(f"dt must be positive, got {dt}")
+    if method in FIXED and dt is None:
         raise ValueError(f"method {method!r} needs a positive step dt")
     if error_norm not in ("rms", "max"):
         raise ValueError(f"error_norm must be 'rms' or 'max', got {error_norm!r}")
+    rtol, atol = _scalar(rtol, "rtol"), _scalar(atol, "atol")
     if rtol < 0 or atol < 0 or rtol + atol <= 0:
         raise ValueError(f"tolerances must be >= 0 and not both zero, got rtol={rtol}, atol={atol}")
-    q = np.array(q0, dtype=float)
-    v = np.array(v0, dtype=float)
-    if q.shape != (model.nq,) or v.shape != (model.nv,):
-        raise ValueError(f"q0 and v0 must have shapes ({model.nq},) and ({model.nv},), got {q.shape} and {v.shape}")
+    if min_step is not None:
+        min_step = _scalar(min_step, "min_step")
+    if isinstance(max_steps, (bool, np.bool_)) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
+        raise ValueError(f"max_steps must be an integer >= 1, got {max_steps!r}")
+    q = _real(q0, "q0", (model.nq,), f"(nq,) = ({model.nq},)")
+    v = _real(v0, "v0", (model.nv,), f"(nv,) = ({model.nv},)")
+    if f_ext is not None:
+        f_ext = _real(f_ext, "f_ext", (model.n_bodies, 6), f"(n_bodies, 6) = ({model.n_bodies}, 6)")
     torque = _torque(tau, model.nv)
     h_min = min_step if min_step is not None else 1e-12 * max(1.0, t_end)
 
     res = SimulationResult(t=np.array([0.0]), q=q[None].copy(), v=v[None].copy(), method=method)
     ts, qs, vs = [0.0], [q.copy()], [v.copy()]
 
+    user_errstate = np.geterr()   # the user's tau runs under the caller's numpy error settings
+
     def accel(t, q, v):
         res.n_evals += 1
-        return np.asarray(solver.forward_dynamics(q, v, torque(t, q, v), f_ext), dtype=float)
+        with np.errstate(**user_errstate):
+            tau_t = torque(t, q, v)   # outside _safe: the user's errors are not failures of the dynamics
+        return lambda: np.asarray(solver.forward_dynamics(q, v, tau_t, f_ext), dtype=float)
 
     bar = None
     if progress:
@@ -191,22 +264,41 @@ def simulate(model: Model, solver, q0, v0, t_end: float, *, method: str = "dopri
         bar = tqdm(total=t_end, unit="s", desc=f"simulate {method}", leave=False)
 
     t = 0.0
+    stop = None
     try:
-        if method in FIXED:
-            t, q, v = _run_fixed(model, method, accel, q, v, t_end, float(dt), max_steps, res, ts, qs, vs, record, bar)
-        else:
-            t, q, v = _run_adaptive(model, _TABLEAUX[method], accel, q, v, t_end, dt, rtol, atol, h_min,
-                                    max_steps, res, ts, qs, vs, record, bar, error_norm)
-    except _Stop as stop:
-        res.success, res.message = False, str(stop)
-        t, q, v = stop.state
+        with np.errstate(over="ignore", invalid="ignore"):   # overflows are detected and reported as stops
+            if method in FIXED:
+                t, q, v = _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs, record, bar)
+            else:
+                t, q, v = _run_adaptive(model, _TABLEAUX[method], accel, q, v, t_end, dt, rtol, atol, h_min,
+                                        max_steps, res, ts, qs, vs, record, bar, error_norm)
+    except _Stop as e:
+        stop = e
+        res.success, res.message = False, str(e)
+        t, q, v = e.state
     finally:
         if bar is not None:
             bar.close()
     if not record or ts[-1] != t:
         ts.append(t), qs.append(q.copy()), vs.append(v.copy())
     res.t, res.q, res.v = np.array(ts), np.array(qs), np.array(vs)
+    if stop is not None:
+        message = f"simulate stopped before t_end = {t_end:.6g}: {res.message}"
+        if on_failure == "raise":
+            raise SimulationError(message, res) from stop.__cause__
+        if on_failure == "warn":
+            warnings.warn(message + " (the result holds the trajectory so far; on_failure='raise' raises instead)",
+                          SimulationWarning, stacklevel=2)
     return res
+
+
+def _scalar(x, name: str) -> float:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
+    x = float(x)
+    if not np.isfinite(x):
+        raise ValueError(f"{name} must be finite, got {x}")
+    return x
 
 
 class _Stop(Exception):
@@ -216,14 +308,25 @@ class _Stop(Exception):
 
 
 def _safe(accel, t, q, v, state):
-    """accel, turning a failure of the dynamics into a clean stop that keeps the last good state."""
+    """accel, turning a failure of the dynamics (the solver raising ValueError — a singular inertia,
+    an overflow — or returning NaN/inf) into a clean stop that keeps the last good state. The user's
+    tau is evaluated first, outside: its exceptions propagate."""
+    solve = accel(t, q, v)
     try:
-        a = accel(t, q, v)
+        a = solve()
     except (ValueError, ArithmeticError) as e:
-        raise _Stop(f"the dynamics failed at t = {t:.6g}: {e}", state) from e
+        raise _Stop(f"the dynamics failed at t = {t:.6g}: {type(e).__name__}: {e}", state) from e
     if not np.all(np.isfinite(a)):
         raise _Stop(f"the dynamics returned non-finite accelerations at t = {t:.6g}", state)
     return a
+
+
+def _move(model, q, d, h, t, state):
+    """q ⊕ h·d, a step that overflows (a blow-up) being a clean stop like a failure of the dynamics."""
+    try:
+        return integrate(model, q, d, h)
+    except ValueError as e:
+        raise _Stop(f"the step from t = {t:.6g} overflowed: {e}", state) from e
 
 
 def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs, record, bar):
@@ -236,24 +339,26 @@ def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs
         state = (t, q, v)
         if method == "euler":
             a = _safe(accel, t, q, v, state)
-            q, v = integrate(model, q, v, h), v + h * a
+            q, v = _move(model, q, v, h, t, state), v + h * a
         elif method == "semi-implicit-euler":
             a = _safe(accel, t, q, v, state)
             v = v + h * a
-            q = integrate(model, q, v, h)
+            q = _move(model, q, v, h, t, state)
         else:  # rk4 in the chart q ⊕ δ: stage positions q ⊕ δ_i, δ' = dexp⁻¹_δ(v)
             k1q, k1a = v, _safe(accel, t, q, v, state)
             d2, v2 = h / 2 * k1q, v + h / 2 * k1a
-            k2a = _safe(accel, t + h / 2, integrate(model, q, d2, 1.0), v2, state)
+            k2a = _safe(accel, t + h / 2, _move(model, q, d2, 1.0, t, state), v2, state)
             k2q = _dexpinv(model, d2, v2)
             d3, v3 = h / 2 * k2q, v + h / 2 * k2a
-            k3a = _safe(accel, t + h / 2, integrate(model, q, d3, 1.0), v3, state)
+            k3a = _safe(accel, t + h / 2, _move(model, q, d3, 1.0, t, state), v3, state)
             k3q = _dexpinv(model, d3, v3)
             d4, v4 = h * k3q, v + h * k3a
-            k4a = _safe(accel, t + h, integrate(model, q, d4, 1.0), v4, state)
+            k4a = _safe(accel, t + h, _move(model, q, d4, 1.0, t, state), v4, state)
             k4q = _dexpinv(model, d4, v4)
-            q = integrate(model, q, (k1q + 2 * k2q + 2 * k3q + k4q) / 6, h)
+            q = _move(model, q, (k1q + 2 * k2q + 2 * k3q + k4q) / 6, h, t, state)
             v = v + h / 6 * (k1a + 2 * k2a + 2 * k3a + k4a)
+        if not np.all(np.isfinite(v)):
+            raise _Stop(f"the step from t = {t:.6g} overflowed: the velocities are inf/NaN", state)
         t = (k + 1) * dt if k + 1 < n else t_end
         res.n_accepted += 1
         res.min_step = min(res.min_step, h)
@@ -286,9 +391,9 @@ def _run_adaptive(model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max
         for i in range(1, s):
             d = h * sum(A[i][j] * kq[j] for j in range(i))   # stage chart coordinate δ_i
             vi = v + h * sum(A[i][j] * ka[j] for j in range(i))
-            ka[i] = _safe(accel, t + c[i] * h, integrate(model, q, d, 1.0), vi, state)
+            ka[i] = _safe(accel, t + c[i] * h, _move(model, q, d, 1.0, t, state), vi, state)
             kq[i] = _dexpinv(model, d, vi)
-        q_new, v_new = integrate(model, q, b @ kq, h), v + h * (b @ ka)
+        q_new, v_new = _move(model, q, b @ kq, h, t, state), v + h * (b @ ka)
         # local error: the two members differ by h Σ (b − b*) k, in chart coordinates
         eq, ev = h * ((b - b_err) @ kq), h * ((b - b_err) @ ka)
         sq = atol + rtol * np.maximum(_position_scale(model, q), _position_scale(model, q_new))

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..model import Inertia
 
-__all__ = ["user_stacklevel", "IgnoredElementWarning", "InertiaWarning", "floats", "quat_to_matrix", "axis_angle_matrix",
+__all__ = ["tiny", "unit", "user_stacklevel", "IgnoredElementWarning", "InertiaWarning", "floats", "quat_to_matrix", "axis_angle_matrix",
            "z_to_vector", "IgnoredTags", "file_inertia", "warn_inconsistent_inertias"]
 
 
@@ -87,14 +87,26 @@ def floats(doc, elem, attr: str, n: int | None = None, default=None, what: str =
     return np.array(vals)
 
 
+def tiny(v: np.ndarray) -> bool:
+    """|v| < 1e-12, without computing the norm of huge entries (it would overflow)."""
+    return bool(np.abs(v).max() < 1e-12 and np.linalg.norm(v) < 1e-12)
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    """v / |v|, scaled to O(1) first so that |v| of huge entries does not overflow; ValueError for v ≈ 0."""
+    if tiny(v):
+        raise ValueError(f"a direction must not be zero, got {v}")
+    v = v / np.abs(v).max()
+    return v / np.linalg.norm(v)
+
+
 def quat_to_matrix(q, wxyz: bool = True) -> np.ndarray:
     """Rotation matrix of a (not necessarily normalised) quaternion."""
     q = np.asarray(q, dtype=float)
-    w, x, y, z = q if wxyz else (q[3], q[0], q[1], q[2])
-    n = math.sqrt(w * w + x * x + y * y + z * z)
-    if n < 1e-12:
+    if tiny(q):
         raise ValueError("a quaternion must not be zero")
-    w, x, y, z = w / n, x / n, y / n, z / n
+    q = unit(q)
+    w, x, y, z = q if wxyz else (q[3], q[0], q[1], q[2])
     return np.array([
         [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
         [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
@@ -105,10 +117,9 @@ def quat_to_matrix(q, wxyz: bool = True) -> np.ndarray:
 def axis_angle_matrix(axis, angle: float) -> np.ndarray:
     """Rodrigues' rotation by ``angle`` about the (normalised) ``axis``."""
     a = np.asarray(axis, dtype=float)
-    n = np.linalg.norm(a)
-    if n < 1e-12:
+    if tiny(a):
         raise ValueError("a rotation axis must not be zero")
-    a = a / n
+    a = unit(a)
     K = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
     return np.eye(3) + math.sin(angle) * K + (1 - math.cos(angle)) * K @ K
 
@@ -117,10 +128,9 @@ def z_to_vector(v) -> np.ndarray:
     """The smallest rotation taking the z axis onto the direction of ``v`` (a half turn about x
     when ``v`` points along −z), as MuJoCo orients ``zaxis`` and ``fromto`` frames."""
     v = np.asarray(v, dtype=float)
-    n = np.linalg.norm(v)
-    if n < 1e-12:
+    if tiny(v):
         raise ValueError("a direction must not be zero")
-    v = v / n
+    v = unit(v)
     axis = np.cross([0.0, 0.0, 1.0], v)
     s = np.linalg.norm(axis)
     if s < 1e-10:

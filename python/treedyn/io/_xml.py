@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
+from contextlib import contextmanager
 from xml.parsers import expat
 
-__all__ = ["ModelFileError", "XMLDocument", "read_xml"]
+__all__ = ["ModelFileError", "XMLDocument", "read_xml", "file_errors"]
 
 
 class ModelFileError(ValueError):
@@ -43,25 +44,60 @@ class XMLDocument:
         return ModelFileError(message, self.source, self.line(element) if element is not None else None)
 
 
+@contextmanager
+def file_errors(err, where):
+    """Inside a loader: an unexpected ValueError / ArithmeticError / LookupError (a value the checks
+    missed) or RecursionError (a structure nested too deeply) becomes a ModelFileError made by
+    ``err(message, element)`` for ``where()``, the element being read, so that every failure of a
+    load names the file and the line."""
+    try:
+        yield
+    except ModelFileError:
+        raise
+    except RecursionError:
+        raise err("the elements are nested too deeply to read", where()) from None
+    except (ValueError, ArithmeticError, LookupError) as e:
+        raise err(f"{type(e).__name__}: {e}", where()) from e
+
+
 def _looks_like_xml(text: str) -> bool:
-    return text.lstrip().startswith("<")
+    return text.lstrip().startswith(("<", "\ufeff<"))
+
+
+def _exists(path: str) -> bool:
+    try:
+        return os.path.exists(path)
+    except (ValueError, OSError):   # a NUL byte, a name too long
+        return False
+
+
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+
+
+def _looks_like_xml_bytes(data: bytes) -> bool:
+    return data.lstrip().startswith((b"<",) + _BOMS)
 
 
 def read_xml(path_or_xml, kind: str) -> XMLDocument:
     """Parse ``path_or_xml``: a path (str or os.PathLike), or the XML text itself (a str or bytes
     starting with '<' after whitespace). ``kind`` ("URDF", "MJCF") only names things in messages.
     """
-    if isinstance(path_or_xml, bytes):
-        path_or_xml = path_or_xml.decode("utf-8")
+    if isinstance(path_or_xml, (bytes, bytearray)):
+        data = bytes(path_or_xml)
+        if _looks_like_xml_bytes(data):  # XML bytes: expat honours their encoding declaration
+            return parse_xml_text(data, f"<{kind} string>", os.getcwd())
+        path_or_xml = os.fsdecode(data)
     if isinstance(path_or_xml, os.PathLike):
         path_or_xml = os.fspath(path_or_xml)
     if not isinstance(path_or_xml, str):
         raise TypeError(f"{kind} source must be a file path or an XML string, got {type(path_or_xml).__name__}")
-    if _looks_like_xml(path_or_xml):
-        return parse_xml_text(path_or_xml, f"<{kind} string>", os.getcwd())
+    text_source = f"<{kind} string>"
+    if _looks_like_xml(path_or_xml) or ("<" in path_or_xml and not _exists(path_or_xml)):
+        return parse_xml_text(path_or_xml, text_source, os.getcwd())
     path = path_or_xml
     if not path.strip():
-        raise ValueError(f"{kind} source is an empty string (expected a file path or XML text)")
+        raise ModelFileError(f"the {kind} source is {'empty' if not path else 'blank'} (expected a file path "
+                             f"or XML text)", text_source)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{kind} file not found: {path!r}")
     if os.path.isdir(path):
@@ -78,7 +114,14 @@ def parse_xml_text(data, source: str, base_dir: str) -> XMLDocument:
     """Parse XML text (str or bytes) with expat into an ElementTree, recording element lines."""
     if isinstance(data, str):
         # the text is handed to expat as UTF-8, whatever its encoding declaration says
-        data, parser = data.encode("utf-8"), expat.ParserCreate("utf-8")
+        try:
+            data = data.encode("utf-8")
+        except UnicodeEncodeError as e:  # a lone surrogate such as '\ud800'
+            line = data.count("\n", 0, e.start) + 1
+            column = e.start - (data.rfind("\n", 0, e.start) + 1) + 1
+            raise ModelFileError(f"the text contains {data[e.start]!r} (column {column}), which is not a "
+                                 f"character (a lone surrogate): {e.reason}", source, line) from None
+        parser = expat.ParserCreate("utf-8")
     else:
         parser = expat.ParserCreate()
     builder = ET.TreeBuilder()
@@ -97,6 +140,12 @@ def parse_xml_text(data, source: str, base_dir: str) -> XMLDocument:
     except expat.ExpatError as e:
         raise ModelFileError(f"malformed XML: {expat.ErrorString(e.code)} (column {e.offset + 1})",
                              source, e.lineno) from None
+    except LookupError as e:  # encoding="bogus" in the XML declaration
+        raise ModelFileError(f"the XML declaration names an encoding Python does not know: {e}", source,
+                             parser.CurrentLineNumber) from None
+    except (UnicodeError, ValueError) as e:  # bytes the declared encoding cannot decode; multi-byte codecs
+        raise ModelFileError(f"the text cannot be decoded in its declared encoding: {e}", source,
+                             parser.CurrentLineNumber) from None
     root = builder.close()
     if root is None:
         raise ModelFileError("no XML element found", source)

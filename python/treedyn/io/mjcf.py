@@ -55,10 +55,10 @@ import os
 import numpy as np
 
 from ..model import Free, Inertia, Model, Prismatic, Revolute, Spherical, Transform
-from ._common import (IgnoredTags, axis_angle_matrix, file_inertia, quat_to_matrix,
+from ._common import (IgnoredTags, axis_angle_matrix, file_inertia, quat_to_matrix, tiny, unit,
                       warn_inconsistent_inertias, z_to_vector)
 from ._tree import Node, Step, build_model, fold_inertias
-from ._xml import ModelFileError, parse_xml_text, read_xml
+from ._xml import ModelFileError, file_errors, parse_xml_text, read_xml
 
 __all__ = ["load_mjcf"]
 
@@ -87,6 +87,7 @@ class _Reader:
         self.inconsistent: list[str] = []
         self.limits: dict[str, tuple[float, float]] = {}
         self.passive: dict[str, list[str]] = {}
+        self.current = doc.root   # the element being read, for errors the checks did not foresee
 
     # ------------------------------------------------------------------ errors
     def err(self, message: str, elem=None) -> ModelFileError:
@@ -99,8 +100,12 @@ class _Reader:
 
     # ------------------------------------------------------------------ document
     def build(self) -> Model:
-        root = self.doc.root
         self._locate(self.doc)
+        with file_errors(self.err, lambda: self.current):
+            return self._build()
+
+    def _build(self) -> Model:
+        root = self.doc.root
         if root.tag != "mujoco":
             hint = " (this is URDF: use Model.from_urdf)" if root.tag == "robot" else ""
             raise self.err(f"the root element is <{root.tag}>, an MJCF file has <mujoco>{hint}", root)
@@ -137,38 +142,46 @@ class _Reader:
         warn_inconsistent_inertias(self.doc.source, self.inconsistent)
         return model
 
-    def _expand_includes(self, parent, base_dir, chain):
-        """Replace each <include file=...> by the children of the included file's root element."""
-        i = 0
-        while i < len(parent):
-            e = parent[i]
-            if e.tag != "include":
-                self._expand_includes(e, base_dir, chain)
-                i += 1
-                continue
-            fn = e.get("file")
-            if not fn:
-                raise self.err("<include> without a file attribute", e)
-            path = fn if os.path.isabs(fn) else os.path.join(base_dir, fn)
-            if not os.path.isfile(path):
-                raise self.err(f"<include file={fn!r}>: file not found ({path})", e)
-            if os.path.abspath(path) in chain:
-                raise self.err(f"<include file={fn!r}> includes itself", e)
-            with open(path, "rb") as f:
-                sub = parse_xml_text(f.read(), path, os.path.dirname(os.path.abspath(path)))
-            self._locate(sub)
-            self._expand_includes(sub.root, sub.base_dir, chain + [os.path.abspath(path)])
-            kids = list(sub.root)
-            parent.remove(e)
-            for k, kid in enumerate(kids):
-                parent.insert(i + k, kid)
-            i += len(kids)
+    def _expand_includes(self, root, base_dir, chain):
+        """Replace each <include file=...> by the children of the included file's root element
+        (iteratively: bodies may nest thousands deep). Included elements resolve their own includes
+        against their file's folder; ``origin`` remembers it for them."""
+        origin = {}   # id(element) -> (folder, chain of including files) when not the parent's
+        stack = [(root, base_dir, chain)]
+        while stack:
+            parent, base, ch = stack.pop()
+            i = 0
+            while i < len(parent):
+                e = parent[i]
+                eb, ech = origin.get(id(e), (base, ch))
+                if e.tag != "include":
+                    stack.append((e, eb, ech))
+                    i += 1
+                    continue
+                self.current = e
+                fn = e.get("file")
+                if not fn:
+                    raise self.err("<include> without a file attribute", e)
+                path = fn if os.path.isabs(fn) else os.path.join(eb, fn)
+                if not os.path.isfile(path):
+                    raise self.err(f"<include file={fn!r}>: file not found ({path})", e)
+                if os.path.abspath(path) in ech:
+                    raise self.err(f"<include file={fn!r}> includes itself", e)
+                with open(path, "rb") as f:
+                    sub = parse_xml_text(f.read(), path, os.path.dirname(os.path.abspath(path)))
+                self._locate(sub)
+                kids = list(sub.root)
+                parent.remove(e)
+                for k, kid in enumerate(kids):
+                    parent.insert(i + k, kid)
+                    origin[id(kid)] = (sub.base_dir, ech + [os.path.abspath(path)])
+                # the kids are looked at next, in place (one of them may be an <include> itself)
 
     def _compiler(self, root):
         c = {}
         for e in root.iter("compiler"):
             c.update(e.attrib)
-        elem = next(iter(root.iter("compiler")), root)
+        elem = self.current = next(iter(root.iter("compiler")), root)
         angle = c.get("angle", "degree")
         if angle not in ("degree", "radian"):
             raise self.err(f"<compiler angle={angle!r}>: must be 'degree' or 'radian'", elem)
@@ -198,6 +211,7 @@ class _Reader:
     def _gravity(self, root):
         g = np.array([0.0, 0.0, -9.81])
         for opt in root.iter("option"):
+            self.current = opt
             if opt.get("gravity") is not None:
                 g = self._vec(opt, "gravity", 3)
             for a in ("density", "viscosity"):
@@ -217,6 +231,7 @@ class _Reader:
         return out
 
     def _default_class(self, elem, inherited, out, top=False):
+        self.current = elem
         name = elem.get("class", "main" if top else None)
         if name is None:
             raise self.err("a nested <default> needs a class attribute", elem)
@@ -279,9 +294,8 @@ class _Reader:
                 return self._euler(self._vec(elem, k, 3, a))
             if k == "xyaxes":
                 v = self._vec(elem, k, 6, a)
-                x = v[:3] / np.linalg.norm(v[:3])
-                y = v[3:] - (v[3:] @ x) * x
-                y = y / np.linalg.norm(y)
+                x = unit(v[:3])
+                y = unit(v[3:] - (v[3:] @ x) * x)
                 return np.column_stack([x, y, np.cross(x, y)])
             return z_to_vector(self._vec(elem, k, 3, a))
         except (ValueError, ZeroDivisionError, FloatingPointError) as e:
@@ -314,6 +328,7 @@ class _Reader:
                     stack.append((e, "world", X, cls))
         while stack:
             elem, parent, X, cls = stack.pop()
+            self.current = elem
             self.body_id += 1
             name = elem.get("name") or f"body{self.body_id}"
             if name in names:
@@ -373,6 +388,7 @@ class _Reader:
         anchor = np.zeros(3)
         steps = []
         for k, (_, e, F, cls) in enumerate(joints):   # F: pose of an enclosing <frame> in the body
+            self.current = e
             self.joint_id += 1
             a = self._attrs(e, cls) if e.tag == "joint" else dict(e.attrib)
             kind = "free" if e.tag == "freejoint" else a.get("type", "hinge")
@@ -395,7 +411,7 @@ class _Reader:
             self._passive(name, a, e)
             p = F.rotation @ self._vec(e, "pos", 3, a, (0, 0, 0)) + F.translation if kind != "slide" else np.zeros(3)
             axis = F.rotation @ self._vec(e, "axis", 3, a, (0, 0, 1))
-            if kind != "ball" and np.linalg.norm(axis) < 1e-12:
+            if kind != "ball" and tiny(axis):
                 raise self.err(f"joint {name!r} has a zero axis", e)
             ref = float(self._vec(e, "ref", 1, a, (0,))[0]) if kind != "ball" else 0.0
             if kind == "hinge":
@@ -404,7 +420,7 @@ class _Reader:
                 pre = Transform(axis_angle_matrix(axis, -ref), np.zeros(3))   # the file's pose is q = ref
             elif kind == "slide":
                 joint = Prismatic(axis)
-                pre = Transform(np.eye(3), -ref * axis / np.linalg.norm(axis))
+                pre = Transform(np.eye(3), -ref * unit(axis))
             else:
                 joint, pre = Spherical(), Transform()
             if "range" in a and kind != "ball" and a.get("limited", "auto") != "false":
@@ -447,6 +463,7 @@ class _Reader:
         return fold_inertias(parts) if parts else None
 
     def _inertial(self, e, name):
+        self.current = e
         a = e.attrib
         mass = float(self._vec(e, "mass", 1, a)[0])
         pos = self._vec(e, "pos", 3, a, (0, 0, 0))
@@ -466,10 +483,13 @@ class _Reader:
             raise self.err(f"body {name!r} <inertial>: {ex}", e) from None
 
     def _geom_inertia(self, g, X, cls, body):
+        self.current = g
         a = self._attrs(g, cls)
         gname = a.get("name") or "(unnamed)"
         what = f"geom {gname} of body {body!r}"
-        group = int(float(a.get("group", "0")))
+        group = float(self._vec(g, "group", 1, a, (0,))[0])
+        if group != int(group):
+            raise self.err(f"<geom group={a['group']!r}>: not an integer", g)
         if not self.groups[0] <= group <= self.groups[1]:
             return None
         kind = a.get("type", "sphere")

@@ -57,10 +57,10 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from ..model import Free, Inertia, Model, Prismatic, Revolute, Transform
-from ._common import (IgnoredTags, file_inertia, floats, user_stacklevel, warn_inconsistent_inertias,
-                      z_to_vector)
+from ._common import (IgnoredTags, file_inertia, floats, tiny, unit, user_stacklevel,
+                      warn_inconsistent_inertias, z_to_vector)
 from ._tree import Node, Step, build_model
-from ._xml import ModelFileError, read_xml
+from ._xml import ModelFileError, file_errors, read_xml
 
 __all__ = ["load_urdf", "MissingMeshWarning"]
 
@@ -100,12 +100,17 @@ class _Reader:
         self.mimic = mimic
         self.ignored = IgnoredTags(doc.source)
         self.inconsistent: list[str] = []
+        self.current = doc.root   # the element being read, for errors the checks did not foresee
 
     def err(self, message, elem=None) -> ModelFileError:
         return self.doc.error(message, elem)
 
     # ------------------------------------------------------------------ the document
     def build(self, package_dirs) -> Model:
+        with file_errors(self.err, lambda: self.current):
+            return self._build(package_dirs)
+
+    def _build(self, package_dirs) -> Model:
         doc, robot = self.doc, self.doc.root
         self._refuse_xacro(robot)
         if robot.tag != "robot":
@@ -162,6 +167,7 @@ class _Reader:
         children = {name: [] for name in links}
         joint_of, names = {}, {}
         for j in joints:
+            self.current = j
             name = self._name(j, "joint")
             if name in names:
                 raise self.err(f"two joints are named {name!r} (lines {self.doc.line(names[name])} and "
@@ -207,7 +213,7 @@ class _Reader:
         while stack:
             link = stack.pop()
             seen.add(link)
-            elem = links[link]
+            elem = self.current = links[link]
             if link == root:
                 node = Node(link, None, line=self.doc.line(elem))
                 if self.floating_base:
@@ -220,7 +226,9 @@ class _Reader:
                 if link == "world":
                     raise self.err("a link that is not the root is named 'world', the name treedyn "
                                    "gives the fixed world", elem)
+                self.current = joint_of[link]
                 node = self._joint_node(joint_of[link], link, limits)
+            self.current = elem
             node.inertia = self._inertia(elem, link)
             nodes.append(node)
             stack.extend(reversed([j.find("child").get("link") for j in children[link]]))
@@ -267,9 +275,9 @@ class _Reader:
             return node
         ax = j.find("axis")
         axis = np.array([1.0, 0.0, 0.0]) if ax is None else floats(doc, ax, "xyz", 3, np.array([1.0, 0, 0]), what)
-        if np.linalg.norm(axis) < 1e-12:
+        if tiny(axis):
             raise self.err(f"joint {name!r} has a zero <axis xyz={ax.get('xyz')!r}>", ax)
-        axis = axis / np.linalg.norm(axis)
+        axis = unit(axis)
         if kind in ("revolute", "prismatic"):
             lim = j.find("limit")
             if lim is not None and (lim.get("lower") is not None or lim.get("upper") is not None):
