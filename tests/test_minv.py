@@ -53,19 +53,47 @@ def test_M_times_inverse_is_identity(model, rng):
         assert_backward_stable(M, solver.inverse_inertia(q, R[:, 0]), R[:, 0], what="M y = r")
 
 
-@pytest.mark.parametrize("name", ["aba", "crba-ltl", "crba-cholesky", pytest.param("drumwright", marks=pytest.mark.xfail(
-    strict=True, reason="drumwright2012 works in the global frame: its rounding grows with the square of the "
-                        "bodies' distance from the world origin (backward error ~1e2·n·u at 10 m, ~1e4·n·u at 100 m; "
-                        "the link-frame methods stay at ~0.02·n·u)"))])
-def test_backward_stable_far_from_the_origin(name):
-    """A floating chain 100 m from the world origin: M⁻¹ within rounding of M, as near it."""
-    model = chain(8, floating_base=True)
-    q = td.random_configuration(model, np.random.default_rng(0))
-    q[:3] = (60.0, 80.0, 0.0)
+def mounted_chain(n, at):
+    """chain(n) with a fixed base whose first joint is mounted at `at` (a robot placed far out)."""
+    model = Model()
+    rod = Inertia.box(1.0, (0.1, 0.01, 0.01), com=(0.05, 0, 0))
+    parent = None
+    for i in range(n):
+        place = Transform(translation=(0.1, 0, 0) if i else at)
+        parent = model.add_body(f"link{i + 1}", parent, Revolute((0, 0, 1) if i % 2 == 0 else (0, 1, 0)), place, rod)
+    return model
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("distance", [100.0, 1000.0])
+@pytest.mark.parametrize("base", ["floating", "mounted"])
+@pytest.mark.parametrize("name", ["aba", "crba-ltl", "crba-cholesky", "drumwright"])
+def test_backward_stable_far_from_the_origin(name, base, distance, dtype):
+    """A 0.8 m chain, floating or mounted, 100 m / 1 km from the world origin: M⁻¹ within rounding
+    of M, as near it. drumwright2012 computes in a global frame; about the world origin its
+    rounding grew with the squared distance (2e4·n·u at 100 m, 3e6·n·u at 1 km; in float32 Î^A_0
+    was no longer positive definite at 100 m), so minv.hpp puts each tree's global origin at its
+    root."""
+    direction = np.array([0.6, 0.8, 0.0])
+    if base == "floating":
+        model = chain(8, floating_base=True)
+        q = td.random_configuration(model, np.random.default_rng(0))
+        q[:3] = distance * direction
+    else:
+        model = mounted_chain(8, tuple(distance * direction))
+        q = td.random_configuration(model, np.random.default_rng(0))
     M, I = td.mass_matrix(model, q), np.eye(model.nv)
-    s = td.make_solver(name, model)
-    assert_backward_stable(M, s.inverse_inertia(q, I), I, what=f"{name}: M Y = 1, 100 m out")
-    assert_backward_stable(M, s.inverse_mass_matrix(q), I, what=f"{name}: M M⁻¹ = 1, 100 m out")
+    s = td.make_solver(name, model, dtype=dtype)
+    what = f"{name}: {base} chain {distance:g} m out, {np.dtype(dtype).name}"
+    assert_backward_stable(M, s.inverse_inertia(q, I), I, what=f"M Y = 1, {what}")
+    assert_backward_stable(M, s.inverse_mass_matrix(q), I, what=f"M M⁻¹ = 1, {what}")
+    if dtype == np.float32:
+        return  # the forward bound on q̈, cond(M)·c·n·u, exceeds 1 for the floating chain in float32
+    # q̈ with gravity and body-frame external forces (the bias comes from RNEA in link coordinates)
+    rng = np.random.default_rng(1)
+    v, tau, f_ext = rng.standard_normal(model.nv), rng.standard_normal(model.nv), rng.standard_normal((model.n_bodies, 6))
+    assert_same_accelerations(model, q, v, tau, s.forward_dynamics(q, v, tau, f_ext),
+                              td.make_solver("aba", model).forward_dynamics(q, v, tau, f_ext), f_ext, what=f"q̈, {what}")
 
 
 def test_forest_and_fixed_branch_points():
