@@ -2,10 +2,12 @@
 // O(n) products — J, Jᵀ by traversals (Alg. 2, 3), the per-body blocks and the springs'
 // coupling blocks in maximal coordinates — and the projected block Jacobi preconditioner
 // (Alg. 4). The l loop-closure columns M̃⁻¹Gᵀ are solved in parallel over OpenMP threads (§3.4).
-// Every solve starts from the previous step's solution (warm start).
+// Every solve starts from the previous step's solution (warm start). One solver may be shared
+// between threads: step, inverse_inertia, forward_dynamics and precondition take its mutex.
 #pragma once
 #include <algorithm>
 #include <memory>
+#include <mutex>
 
 #include "treedyn/engine.hpp"  // max_threads
 #include "treedyn/linalg/pcg.hpp"
@@ -59,6 +61,7 @@ template <class S> class Pcg {
   Workspace<S>& workspace() { return ws_; }
 
   StepStats<S> step(const S* q, const S* qd, S t, S h, S* qout, S* qdout) {
+    const std::lock_guard<std::mutex> held(mutex_);
     StepStats<S> st = redmax::step(sys_, ws_, q, qd, t, h, [&](S hh) { prepare(hh); },
                                    [&](const auto& B, auto& X) { return solve(B, X); }, qout, qdout);
     st.max_iterations = max_it_;
@@ -68,6 +71,7 @@ template <class S> class Pcg {
 
   // M̃_r(q)⁻¹ R for step h, each column from zero
   MatX inverse_inertia(const S* q, S h, const MatX& R) {
+    const std::lock_guard<std::mutex> held(mutex_);
     const VecX zero = VecX::Zero(sys_.tree.nv);
     implicit_terms(sys_, ws_, q, zero.data(), S(0), h);
     prepare(h);
@@ -77,6 +81,7 @@ template <class S> class Pcg {
   }
 
   VecX forward_dynamics(const S* q, const S* qd, const S* tau, S t) {
+    const std::lock_guard<std::mutex> held(mutex_);
     VecX b(sys_.tree.nv), x = VecX::Zero(sys_.tree.nv);
     explicit_terms(sys_, ws_, q, qd, tau, t, b.data());
     prepare(S(0));  // P = M_r: one iteration
@@ -86,6 +91,7 @@ template <class S> class Pcg {
 
   // P⁻¹ X at q for step h (Alg. 4 alone, for tests: equals M̃_r⁻¹ X without coupling springs)
   MatX precondition(const S* q, S h, const MatX& X) {
+    const std::lock_guard<std::mutex> held(mutex_);
     const VecX zero = VecX::Zero(sys_.tree.nv);
     implicit_terms(sys_, ws_, q, zero.data(), S(0), h);
     prepare(h);
@@ -267,6 +273,7 @@ template <class S> class Pcg {
   int max_it_ = 0, unconverged_ = 0;
   std::vector<std::unique_ptr<Scratch>> scratch_;
   std::vector<std::unique_ptr<BlockScratch>> block_;
+  std::mutex mutex_;  // guards everything above that a call writes
 };
 
 }  // namespace treedyn::redmax
