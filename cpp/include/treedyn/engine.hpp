@@ -26,9 +26,9 @@ template <class S> class Engine {
 
   // q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null) -> qdd (nv)
   void forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
-  // B problems stored one after the other; spread over the OpenMP threads
+  // B problems stored one after the other; spread over the threads (parallel.hpp)
   void forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
-  // M(q)⁻¹ R, R and Y nv x m column-major; the columns are spread over the OpenMP threads
+  // M(q)⁻¹ R, R and Y nv x m column-major; the columns are spread over the threads
   // (never more threads than columns) for drumwright and crba-ltl; cfa solves A F_c = −B R for all
   // columns at once by OEE (eq. (17)), jsiia a dense Cholesky solve of its scanned M
   void inverse_inertia(const S* q, const S* R, int m, S* Y);

@@ -1,7 +1,7 @@
 // redmax-pcg (baxter2019 §3): M̃_r q̇ = f̃_r solved by preconditioned conjugate gradients with
 // O(n) products — J, Jᵀ by traversals (Alg. 2, 3), the per-body blocks and the springs'
 // coupling blocks in maximal coordinates — and the projected block Jacobi preconditioner
-// (Alg. 4). The l loop-closure columns M̃⁻¹Gᵀ are solved in parallel over OpenMP threads (§3.4).
+// (Alg. 4). The l loop-closure columns M̃⁻¹Gᵀ are solved in parallel (§3.4; parallel.hpp).
 // Every solve starts from the previous step's solution (warm start). One solver may be shared
 // between threads: step, inverse_inertia, forward_dynamics and precondition take its mutex.
 #pragma once
@@ -11,11 +11,9 @@
 
 #include "treedyn/engine.hpp"  // max_threads
 #include "treedyn/linalg/pcg.hpp"
+#include "treedyn/parallel.hpp"
 #include "treedyn/redmax/preconditioner.hpp"
 #include "treedyn/redmax/step.hpp"
-#ifdef TREEDYN_HAS_OPENMP
-#include <omp.h>
-#endif
 
 namespace treedyn::redmax {
 
@@ -238,16 +236,7 @@ template <class S> class Pcg {
         auto Xc = X.middleCols(c0, c1 - c0);
         solve_block(B.middleCols(c0, c1 - c0), Xc, *block_[t], res.data() + c0);
       };
-#ifdef TREEDYN_HAS_OPENMP
-      if (nthreads > 1) {
-#pragma omp parallel for num_threads(nthreads) schedule(static, 1)
-        for (int t = 0; t < nthreads; ++t) chunk(t);
-      } else {
-        chunk(0);
-      }
-#else
-      chunk(0);
-#endif
+      parallel_for(nthreads, nthreads, [&](int t, int) { chunk(t); });  // chunk t has its own scratch
     }
     long total = 0;
     for (const auto& r : res) {
