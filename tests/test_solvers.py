@@ -1,5 +1,7 @@
 """The Solver interface and registry (python/treedyn/solvers), the C++ engines' input checks,
 batching and threads."""
+import multiprocessing
+import os
 import subprocess
 import sys
 import time
@@ -437,3 +439,22 @@ def test_public_methods_are_serialized_unless_the_class_is_thread_safe():
     for x in out:
         # backward error of a dense LU solve: |M X − I| <= c n eps |M| |X| (Higham, Thm. 9.4)
         assert np.abs(M @ x - np.eye(4)).max() <= 100 * 4 * np.finfo(float).eps * np.abs(M).max() * np.abs(x).max()
+
+
+def _minv_300(_=None):
+    model = chain(300)
+    td.set_num_threads(2)  # 300 columns: drumwright's M⁻¹ runs on the pool's 2 threads
+    return td.make_solver("drumwright", model).inverse_mass_matrix(np.full(300, 0.3))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX only")
+def test_threads_work_in_a_child_forked_after_they_ran():
+    # the child has none of the parent's worker threads: it must start its own, not wait for them
+    before = td.get_num_threads()
+    try:
+        parent = _minv_300()
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            child = pool.apply_async(_minv_300).get(timeout=120)
+    finally:
+        td.set_num_threads(before)
+    np.testing.assert_array_equal(child, parent)  # the same operations in both processes

@@ -8,6 +8,9 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#endif
 
 namespace treedyn {
 namespace {
@@ -107,11 +110,22 @@ class Pool {
   int error_item_ = 0;
 };
 
+// The pool is never destroyed: its workers sleep until the process ends. A child made by fork()
+// has none of the parent's threads, and maybe a mutex held by one of them: it starts a new pool.
+Pool*& the_pool() {
+  static Pool* pool = [] {
+#if defined(__unix__) || defined(__APPLE__)
+    pthread_atfork(nullptr, nullptr, [] { the_pool() = new Pool(); });
+#endif
+    return new Pool();
+  }();
+  return pool;
+}
+
 }  // namespace
 
 void parallel_for(int n, int threads, const std::function<void(int, int)>& body) {
-  static Pool* pool = new Pool();  // never destroyed: its workers sleep until the process ends
-  pool->run(n, threads, body);
+  the_pool()->run(n, threads, body);
 }
 
 }  // namespace treedyn
