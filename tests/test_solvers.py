@@ -458,3 +458,45 @@ def test_threads_work_in_a_child_forked_after_they_ran():
     finally:
         td.set_num_threads(before)
     np.testing.assert_array_equal(child, parent)  # the same operations in both processes
+
+
+@pytest.mark.parametrize("name", ["redmax-direct", "redmax-pcg"])
+def test_redmax_with_loop_closures_shared_by_threads(name):
+    # With loop closures a step also solves M̃⁻¹Gᵀ, and redmax-pcg starts those columns from the
+    # solver's previous step (a warm start): with the threads' steps interleaved, each step starts
+    # from another thread's columns, so the iterates differ though every solve meets tol. Each
+    # PCG solve has ‖b − M̃x‖ <= tol ‖b‖, so x is within κ(M̃) tol of M̃⁻¹b (relative); λ then solves
+    # (G M̃⁻¹Gᵀ) λ = ..., amplifying those errors by the condition number of G M̃⁻¹Gᵀ on its range
+    # (the step drops eigenvalues below 1e-10 of the largest: a ball closing a planar four-bar
+    # has dependent rows), with a factor 10 for the few solves a step chains. redmax-direct has no
+    # warm start: bit-identical.
+    from test_redmax import four_bar
+    model = four_bar("ball")
+    s = td.make_solver(name, model)
+    rng = np.random.default_rng(4)
+    starts = [td.State(td.neutral(model) + 0.01 * rng.standard_normal(model.nq), rng.standard_normal(model.nv))
+              for _ in range(THREADS)]
+
+    def steps(state):
+        state = state.copy()
+        out = []
+        for _ in range(CALLS):
+            s.step(state)
+            out.append(state.v.copy())
+        return np.array(out)
+
+    serial = [steps(x) for x in starts]
+    with ThreadPoolExecutor(THREADS) as pool:
+        threaded = list(pool.map(steps, starts))
+    if name == "redmax-direct":
+        for a, b in zip(threaded, serial):
+            np.testing.assert_array_equal(a, b)
+        return
+    terms = td.make_solver("redmax-direct", model).terms(starts[0])
+    M, G = terms["lhs"], terms["G"]
+    ev = np.linalg.eigvalsh(G @ np.linalg.solve(M, G.T))
+    ev = ev[ev > 1e-10 * ev.max()]
+    bound = 10 * np.linalg.cond(M) * (ev.max() / ev.min()) * s.tol
+    assert bound < 1e-3  # a bound that can fail
+    for a, b in zip(threaded, serial):
+        assert rel_err(a, b) <= bound

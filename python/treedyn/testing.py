@@ -98,11 +98,14 @@ def check_solver(cls: Type[Solver], rtol: float = 1e-8, seed: int = 0, options: 
             assert np.shape(empty) == (0, model.nv), \
                 f"{cls.name}: an empty batch gave shape {np.shape(empty)}, expected (0, {model.nv}) ({label})"
 
-            # one instance shared between threads (the base class serializes a plugin's methods)
-            with ThreadPoolExecutor(4) as pool:
-                shared = list(pool.map(lambda b: solver.forward_dynamics(Q[b], V[b], T[b]), range(B)))
-            assert _rel(np.stack(shared), single) <= 1e-12, \
-                f"{cls.name}: calls from several threads differ from serial ones ({label})"
+        # one instance shared between threads (the base class serializes a plugin's methods)
+        items = [(random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv))
+                 for _ in range(8)]
+        serial = [solver.forward_dynamics(*x) for x in items]
+        with ThreadPoolExecutor(4) as pool:
+            shared = list(pool.map(lambda x: solver.forward_dynamics(*x), items))
+        assert _rel(np.stack(shared), np.stack(serial)) <= 1e-12, \
+            f"{cls.name}: calls from several threads differ from serial ones ({label})"
 
         if "inverse_inertia" in cls.capabilities:
             R = rng.standard_normal((model.nv, 4))
