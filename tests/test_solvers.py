@@ -500,3 +500,15 @@ def test_redmax_with_loop_closures_shared_by_threads(name):
     assert bound < 1e-3  # a bound that can fail
     for a, b in zip(threaded, serial):
         assert rel_err(a, b) <= bound
+
+
+def test_the_thread_count_is_process_wide():
+    # set from this thread, it holds in the others too (OpenMP's own count is per thread)
+    before = td.get_num_threads()
+    try:
+        for threads in (1, 3):
+            td.set_num_threads(threads)
+            with ThreadPoolExecutor(1) as pool:
+                assert pool.submit(td.get_num_threads).result() == (threads if td.build_info()["openmp"] else 1)
+    finally:
+        td.set_num_threads(before)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "treedyn/algorithms/data.hpp"
+#include "treedyn/parallel.hpp"  // max_threads
 
 namespace treedyn {
 
@@ -61,8 +62,6 @@ template <class S> void rnea_once(const Model<S>& m, const S* q, const S* qd, co
 template <class S> void mass_matrix_once(const Model<S>& m, const S* q, S* M);
 template <class S> void integrate_once(const Model<S>& m, const S* q, const S* v, S dt, S* qout);
 
-int max_threads();
-void set_threads(int n);
 bool has_openmp();
 
 }  // namespace treedyn

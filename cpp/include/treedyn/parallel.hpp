@@ -14,6 +14,10 @@
 
 namespace treedyn {
 
+// the threads the kernels use (td.set_num_threads): process-wide, whichever thread calls
+int max_threads();
+void set_threads(int n);
+
 // body(item, slot) for every item in [0, n), on up to `threads` threads: slot 0 is the caller,
 // slots 1 .. threads-1 are workers (per-slot scratch is safe). One job runs at a time; a call
 // made while another is running (another solver in another thread, or from inside an item) runs
