@@ -32,7 +32,7 @@ class ForwardDynamics:
 
 
 class BatchedForwardDynamics:
-    """``solver.forward_dynamics(Q, V, T)`` on B robots at once, spread over OpenMP threads."""
+    """``solver.forward_dynamics(Q, V, T)`` on B robots at once, spread over the threads."""
 
     params = ([1, 64, 1024], [10, 100], [1, 2], SOLVERS)
     param_names = ["B", "n", "threads", "solver"]

@@ -36,7 +36,7 @@ class InverseMassMatrix(Threads):
             raise
 
     def time_inverse_mass_matrix(self, n, threads, method):
-        """Wall time of one full M⁻¹ (nv x nv) with `threads` OpenMP threads."""
+        """Wall time of one full M⁻¹ (nv x nv) with `threads` threads."""
         self.solver.inverse_mass_matrix(self.q)
 
 
@@ -60,7 +60,7 @@ class InverseInertiaProduct(Threads):
             raise
 
     def time_inverse_inertia(self, n, m, threads, method):
-        """Wall time of one M⁻¹R, R of shape (n, m), with `threads` OpenMP threads."""
+        """Wall time of one M⁻¹R, R of shape (n, m), with `threads` threads."""
         self.solver.inverse_inertia(self.q, self.R)
 
 

@@ -1,6 +1,12 @@
 """The Solver interface and registry (python/treedyn/solvers), the C++ engines' input checks,
 batching and threads."""
+import multiprocessing
+import os
+import subprocess
+import sys
+import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import EntryPoint
 
 import numpy as np
@@ -10,6 +16,7 @@ import treedyn as td
 from treedyn.scenes import chain, random_tree
 from treedyn.solvers import registry
 from treedyn.solvers.builtin import ABASolver, CRBACholeskySolver
+from treedyn.solvers.redmax import RedMaxPCGSolver
 from treedyn.testing import check_solver
 
 from conftest import random_state, rel_err
@@ -287,3 +294,260 @@ def test_float32_overflow_in_a_batch_names_the_item():
     # in float64 1e30 is no overflow: M₁₁ = 1e60
     out = td.make_solver("aba", m).forward_dynamics(q, np.zeros((2, 2)), np.zeros((2, 2)))
     assert np.all(np.isfinite(out))
+
+
+# ------------------------------------------------------------------ empty batches and batches of one
+ALL_BUILTINS = ["aba", "aba-modified", "crba-cholesky", "drumwright", "crba-ltl", "cfa-oee", "jsiia", "redmax-direct",
+                "redmax-pcg"]
+ENGINES = ALL_BUILTINS[:7]
+
+
+class _Stateful(td.Solver):
+    """A plugin with mutable state: M(q) is written into a buffer the instance keeps, the thread
+    lets the others run (time.sleep(0) hands over the GIL), then the buffer is solved with. Two
+    calls interleaved would solve with each other's M. Counts the calls inside it at once."""
+
+    name = "test-stateful"
+    capabilities = frozenset({"batch", "inverse_inertia", "branched", "floating_base", "multi_dof"})
+
+    def __init__(self, model, dtype=np.float64, **options):
+        super().__init__(model, dtype, **options)
+        self._M = np.zeros((model.nv, model.nv))
+        self.inside = self.most_inside = 0
+
+    def _enter(self, q):
+        self.inside += 1
+        self.most_inside = max(self.most_inside, self.inside)
+        self._M[:] = td.mass_matrix(self.model, q)
+        time.sleep(0)
+
+    def forward_dynamics(self, q, v, tau, f_ext=None):
+        q, v, tau, batch = self.check_inputs(q, v, tau)
+        if batch:
+            out = np.empty_like(v)
+            for b in range(len(q)):
+                out[b] = self.forward_dynamics(q[b], v[b], tau[b])  # re-entrant: the lock is held already
+            return out
+        self._enter(q)
+        x = np.linalg.solve(self._M, tau - td.bias_forces(self.model, q, v))
+        self.inside -= 1
+        return x
+
+    def inverse_inertia(self, q, R):
+        self._enter(q)
+        x = np.linalg.solve(self._M, np.asarray(R, dtype=float))
+        self.inside -= 1
+        return x
+
+
+def _solver_for(name, model):
+    return _Stateful(model) if name == "plugin" else td.make_solver(name, model)
+
+
+@pytest.mark.parametrize("name", ALL_BUILTINS + ["plugin"])
+def test_empty_batch_gives_an_empty_result_and_a_batch_of_one_a_row(name):
+    model = chain(6)
+    s = _solver_for(name, model)
+    empty = s.forward_dynamics(np.zeros((0, model.nq)), np.zeros((0, model.nv)), np.zeros((0, model.nv)))
+    assert isinstance(empty, np.ndarray) and empty.shape == (0, model.nv) and empty.dtype == np.float64
+    if name in ENGINES:
+        f0 = np.zeros((0, model.n_bodies, 6))
+        assert s.forward_dynamics(np.zeros((0, model.nq)), np.zeros((0, model.nv)), np.zeros((0, model.nv)),
+                                  f0).shape == (0, model.nv)
+        with pytest.raises(ValueError, match=r"f_ext must have shape \(B, n_bodies, 6\) with B = 0"):
+            s.forward_dynamics(np.zeros((0, model.nq)), np.zeros((0, model.nv)), np.zeros((0, model.nv)),
+                               np.zeros((1, model.n_bodies, 6)))
+    with pytest.raises(ValueError, match="same size"):
+        s.forward_dynamics(np.zeros((0, model.nq)), np.zeros((1, model.nv)), np.zeros((1, model.nv)))
+    with pytest.raises(ValueError, match="same size"):
+        s.forward_dynamics(np.zeros((0, model.nq)), np.zeros(model.nv), np.zeros(model.nv))
+    q, v, tau = random_state(model, np.random.default_rng(3))
+    one = s.forward_dynamics(q[None], v[None], tau[None])
+    assert one.shape == (1, model.nv)
+    np.testing.assert_array_equal(one[0], s.forward_dynamics(q, v, tau))  # the same operations, item by item
+
+
+# ------------------------------------------------------------------ one solver shared between threads
+THREADS, CALLS = 8, 12
+
+
+def _threaded_model(name):
+    """A 40-body chain; for RedMax with joint springs, body damping and springs between bodies."""
+    model = chain(40)
+    if name.startswith("redmax"):
+        rng = np.random.default_rng(5)
+        for j in model.joint_names:
+            model.set_joint_spring(j, stiffness=2.0, damping=0.3)
+        for i in range(1, 41):
+            model.set_body_damping(i, 0.2)
+        for a, b in ((3, 17), (10, 40), (0, 25)):
+            model.add_spring(a, rng.standard_normal(3) * 0.05, b, rng.standard_normal(3) * 0.05, stiffness=50.0,
+                             damping=1.0, rest_length=0.2)
+    return model
+
+
+def _calls(s, model, inputs):
+    """What one thread does: forward dynamics, M⁻¹R (16 columns: drumwright and crba-ltl spread
+    them over the OpenMP threads) and, for RedMax, steps of its own State, CALLS times."""
+    q, v, tau, R = inputs
+    out = []
+    state = td.State(q, v) if "step" in s.capabilities else None
+    for _ in range(CALLS):
+        out.append(s.forward_dynamics(q, v, tau))
+        out.append(s.inverse_inertia(q, R))
+        if state is not None:
+            s.step(state)
+            out += [state.q.copy(), state.v.copy()]
+    return out
+
+
+@pytest.mark.parametrize("name", ALL_BUILTINS + ["plugin"])
+def test_a_solver_shared_by_eight_threads_gives_the_serial_results(name):
+    # Every call is deterministic: the engines' kernels and RedMax's direct solve always run the
+    # same operations; redmax-pcg starts inverse_inertia and forward_dynamics from zero and a step
+    # from the state's own velocity (no loop closures here, whose columns would start from the
+    # solver's previous step). So the results must be bit-identical to a serial run.
+    model = _threaded_model(name)
+    s = _solver_for(name, model)
+    rng = np.random.default_rng(11)
+    inputs = [random_state(model, rng) + (rng.standard_normal((model.nv, 16)),) for _ in range(THREADS)]
+    before = td.get_num_threads()
+    try:
+        td.set_num_threads(2)
+        serial = [_calls(s, model, x) for x in inputs]
+        with ThreadPoolExecutor(THREADS) as pool:
+            threaded = list(pool.map(lambda x: _calls(s, model, x), inputs))
+    finally:
+        td.set_num_threads(before)
+    for t in range(THREADS):
+        for a, b in zip(threaded[t], serial[t]):
+            np.testing.assert_array_equal(a, b)
+    if name == "plugin":
+        assert s.most_inside == 1  # the base class's lock: never two calls inside at once
+
+
+def test_redmax_direct_shared_by_threads_does_not_crash():
+    # issue 12's reproducer, in a child process so that a crash fails this test, not the run
+    code = ("import numpy as np, treedyn as td\n"
+            "from concurrent.futures import ThreadPoolExecutor\n"
+            "m = td.scenes.chain(40)\n"
+            "s = td.make_solver('redmax-direct', m)\n"
+            "q = td.random_configuration(m, np.random.default_rng(0))\n"
+            "ref = s.inverse_inertia(q, np.eye(40))\n"
+            "with ThreadPoolExecutor(8) as p:\n"
+            "    out = list(p.map(lambda _: s.inverse_inertia(q, np.eye(40)), range(400)))\n"
+            "assert all(np.array_equal(x, ref) for x in out)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"exit code {r.returncode}\n{r.stderr}"
+
+
+class _Base(td.Solver):
+    name = "test-base"
+
+    def forward_dynamics(self, q, v, tau, f_ext=None):
+        return np.zeros(self.model.nv)
+
+    def helper(self):
+        return 1
+
+    @staticmethod
+    def static(x):
+        return x
+
+
+class _SafeChild(_Base):
+    thread_safe = True
+
+    def other(self):
+        return 2
+
+
+def test_public_methods_are_serialized_unless_the_class_is_thread_safe():
+    s = _Stateful(chain(4))
+    for meth in ("forward_dynamics", "inverse_inertia"):
+        assert getattr(type(s), meth)._serialized
+    assert not hasattr(_Stateful.check_inputs, "_serialized")  # the base class's helpers stay as they are
+    assert _Base.helper._serialized and _Base.static(3) == 3 and _Base(chain(2)).helper() == 1
+    assert not hasattr(_SafeChild.other, "_serialized")
+    for cls in (ABASolver, RedMaxPCGSolver):
+        assert not hasattr(cls.forward_dynamics, "_serialized")  # they lock in C++
+    # the default inverse_mass_matrix calls the locked inverse_inertia: the lock is re-entrant
+    with ThreadPoolExecutor(4) as pool:
+        out = list(pool.map(lambda _: s.inverse_mass_matrix(np.zeros(4)), range(8)))
+    M = td.mass_matrix(s.model, np.zeros(4))
+    for x in out:
+        # backward error of a dense LU solve: |M X − I| <= c n eps |M| |X| (Higham, Thm. 9.4)
+        assert np.abs(M @ x - np.eye(4)).max() <= 100 * 4 * np.finfo(float).eps * np.abs(M).max() * np.abs(x).max()
+
+
+def _minv_300(_=None):
+    model = chain(300)
+    td.set_num_threads(2)  # 300 columns: drumwright's M⁻¹ runs on the pool's 2 threads
+    return td.make_solver("drumwright", model).inverse_mass_matrix(np.full(300, 0.3))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX only")
+def test_threads_work_in_a_child_forked_after_they_ran():
+    # the child has none of the parent's worker threads: it must start its own, not wait for them
+    before = td.get_num_threads()
+    try:
+        parent = _minv_300()
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            child = pool.apply_async(_minv_300).get(timeout=120)
+    finally:
+        td.set_num_threads(before)
+    np.testing.assert_array_equal(child, parent)  # the same operations in both processes
+
+
+@pytest.mark.parametrize("name", ["redmax-direct", "redmax-pcg"])
+def test_redmax_with_loop_closures_shared_by_threads(name):
+    # With loop closures a step also solves M̃⁻¹Gᵀ, and redmax-pcg starts those columns from the
+    # solver's previous step (a warm start): with the threads' steps interleaved, each step starts
+    # from another thread's columns, so the iterates differ though every solve meets tol. Each
+    # PCG solve has ‖b − M̃x‖ <= tol ‖b‖, so x is within κ(M̃) tol of M̃⁻¹b (relative); λ then solves
+    # (G M̃⁻¹Gᵀ) λ = ..., amplifying those errors by the condition number of G M̃⁻¹Gᵀ on its range
+    # (the step drops eigenvalues below 1e-10 of the largest: a ball closing a planar four-bar
+    # has dependent rows), with a factor 10 for the few solves a step chains. redmax-direct has no
+    # warm start: bit-identical.
+    from test_redmax import four_bar
+    model = four_bar("ball")
+    s = td.make_solver(name, model)
+    rng = np.random.default_rng(4)
+    starts = [td.State(td.neutral(model) + 0.01 * rng.standard_normal(model.nq), rng.standard_normal(model.nv))
+              for _ in range(THREADS)]
+
+    def steps(state):
+        state = state.copy()
+        out = []
+        for _ in range(CALLS):
+            s.step(state)
+            out.append(state.v.copy())
+        return np.array(out)
+
+    serial = [steps(x) for x in starts]
+    with ThreadPoolExecutor(THREADS) as pool:
+        threaded = list(pool.map(steps, starts))
+    if name == "redmax-direct":
+        for a, b in zip(threaded, serial):
+            np.testing.assert_array_equal(a, b)
+        return
+    terms = td.make_solver("redmax-direct", model).terms(starts[0])
+    M, G = terms["lhs"], terms["G"]
+    ev = np.linalg.eigvalsh(G @ np.linalg.solve(M, G.T))
+    ev = ev[ev > 1e-10 * ev.max()]
+    bound = 10 * np.linalg.cond(M) * (ev.max() / ev.min()) * s.tol
+    assert bound < 1e-3  # a bound that can fail
+    for a, b in zip(threaded, serial):
+        assert rel_err(a, b) <= bound
+
+
+def test_the_thread_count_is_process_wide():
+    # set from this thread, it holds in the others too (OpenMP's own count is per thread)
+    before = td.get_num_threads()
+    try:
+        for threads in (1, 3):
+            td.set_num_threads(threads)
+            with ThreadPoolExecutor(1) as pool:
+                assert pool.submit(td.get_num_threads).result() == (threads if td.build_info()["openmp"] else 1)
+    finally:
+        td.set_num_threads(before)

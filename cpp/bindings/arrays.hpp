@@ -84,7 +84,8 @@ template <class S> void explain_overflow(const Model<S>& model, const S* q, py::
   }
 }
 
-// a vector of length n, or a batch (B, n) when batch_ok; returns B (0 for a single vector)
+// a vector of length n, or a batch (B, n) when batch_ok; sets B (-1 for a single vector: a batch
+// may be empty, B = 0)
 template <class S>
 py::array_t<S, py::array::c_style> vector_arg(py::handle obj, const char* name, py::ssize_t n, const char* nname,
                                               bool batch_ok, py::ssize_t& B) {
@@ -96,7 +97,7 @@ py::array_t<S, py::array::c_style> vector_arg(py::handle obj, const char* name, 
                           (batch_ok ? " or (B, " + std::to_string(n) + ")" : std::string()) + ", got " +
                           shape_str(a));
   check_finite<S>(a, name);
-  B = single ? 0 : a.shape(0);
+  B = single ? -1 : a.shape(0);
   return a;
 }
 

@@ -91,6 +91,13 @@ void dense_maximal(const Sys& sys, const redmax::Data<double>& d, double t, MatX
   }
 }
 
+// the loop-closure errors C of the workspace's rows
+VecX loop_errors(const Workspace<double>& ws) {
+  VecX C(ws.rows.size());
+  for (size_t r = 0; r < ws.rows.size(); ++r) C[r] = ws.rows[r].C;
+  return C;
+}
+
 VecX stack(const std::vector<Force<double>>& f, int N) {
   VecX x(6 * N);
   for (int i = 1; i <= N; ++i) x.segment<6>(6 * (i - 1)) = f[i].vec();
@@ -235,9 +242,7 @@ void bind_redmax(py::module_& m) {
         const VecX zero = VecX::Zero(s.tree.nv);
         kinematics(s.tree, ws.d, qa.data(), zero.data());
         constraint_rows(s, ws);
-        VecX C(ws.rows.size());
-        for (size_t r = 0; r < ws.rows.size(); ++r) C[r] = ws.rows[r].C;
-        return py::make_tuple(MatX(ws.Gt.transpose()), C); }, py::arg("q"), "(G, C(q)) of the loop closures");
+        return py::make_tuple(MatX(ws.Gt.transpose()), loop_errors(ws)); }, py::arg("q"), "(G, C(q)) of the loop closures");
 
   py::class_<Direct<double>> direct(m, "RedMaxDirect", "redmax-direct: sparse assembly of M̃_r and sparse LDLᵀ");
   bind_stepper<Direct<double>>(direct);
@@ -245,25 +250,31 @@ void bind_redmax(py::module_& m) {
       .def("terms", [](Direct<double>& self, py::handle q, py::handle v, double t, double h) {
         const Sys& s = self.system();
         auto qa = q_arg(s, q); auto va = v_arg(s, v, "v"); h_arg(h);
-        Workspace<double>& ws = self.workspace();
-        implicit_terms(s, ws, qa.data(), va.data(), t, h);
-        self.assemble(h);
-        MatX J, Jd, Mm, Km, Dm;
-        fill_J(s.tree, ws.d, J, Jd);
-        dense_maximal(s, ws.d, t, Mm, Km, Dm);
+        MatX J, Jd, Mm, Km, Dm, lhs, Gt;
+        VecX fm, fr, rhs, C;
+        {
+          py::gil_scoped_release release;
+          const auto held = self.lock();  // the workspace and the matrix are the solver's
+          Workspace<double>& ws = self.workspace();
+          implicit_terms(s, ws, qa.data(), va.data(), t, h);
+          self.assemble(h);
+          fill_J(s.tree, ws.d, J, Jd);
+          dense_maximal(s, ws.d, t, Mm, Km, Dm);
+          lhs = MatX(self.matrix());
+          if (self.leaf_to_root()) lhs = lhs.reverse().eval();  // back to joint order
+          fm = stack(ws.fm, s.tree.N); fr = ws.fr; rhs = ws.rhs;
+          constraint_rows(s, ws);
+          Gt = ws.Gt;
+          C = loop_errors(ws);
+        }
         VecX dr = Eigen::Map<const VecX>(s.d_r.data(), s.tree.nv), kr = Eigen::Map<const VecX>(s.k_r.data(), s.tree.nv);
-        MatX lhs = MatX(self.matrix());
-        if (self.leaf_to_root()) lhs = lhs.reverse().eval();  // back to joint order
         py::dict out;
         out["J"] = J; out["Jdot"] = Jd; out["M_m"] = Mm; out["K_m"] = Km; out["D_m"] = Dm;
-        out["f_m"] = stack(ws.fm, s.tree.N); out["f_r"] = ws.fr;
+        out["f_m"] = fm; out["f_r"] = fr;
         out["K_r"] = MatX((-kr).asDiagonal()); out["D_r"] = MatX(dr.asDiagonal());
-        out["rhs"] = ws.rhs;
+        out["rhs"] = rhs;
         out["lhs"] = lhs;
-        constraint_rows(s, ws);
-        VecX C(ws.rows.size());
-        for (size_t r = 0; r < ws.rows.size(); ++r) C[r] = ws.rows[r].C;
-        out["G"] = MatX(ws.Gt.transpose()); out["C"] = C;
+        out["G"] = MatX(Gt.transpose()); out["C"] = C;
         out["baumgarte"] = s.baumgarte < 0 ? 1.0 / h : s.baumgarte;
         return out; }, py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"),
         "the terms of eq. (2.13) as dense arrays (for tests and teaching; O(n²) memory)")
@@ -271,29 +282,31 @@ void bind_redmax(py::module_& m) {
         const Sys& s = self.system();
         if (self.leaf_to_root()) throw py::value_error("sparse_system needs the solver in joint order (ordering='amd')");
         auto qa = q_arg(s, q); auto va = v_arg(s, v, "v"); h_arg(h);
-        Workspace<double>& ws = self.workspace();
+        Eigen::SparseMatrix<double, Eigen::ColMajor, int> M;
+        VecX rhs, C;
+        MatX Gt;
         {
           py::gil_scoped_release release;
+          const auto held = self.lock();
+          Workspace<double>& ws = self.workspace();
           implicit_terms(s, ws, qa.data(), va.data(), t, h);
           self.assemble(h);
           constraint_rows(s, ws);
+          M = self.matrix(); rhs = ws.rhs; Gt = ws.Gt; C = loop_errors(ws);
         }
-        const auto& M = self.matrix();
         const long nnz = M.nonZeros();
         py::array_t<double> data(nnz);
         py::array_t<int> indices(nnz), indptr(M.outerSize() + 1);
         std::copy(M.valuePtr(), M.valuePtr() + nnz, data.mutable_data());
         std::copy(M.innerIndexPtr(), M.innerIndexPtr() + nnz, indices.mutable_data());
         std::copy(M.outerIndexPtr(), M.outerIndexPtr() + M.outerSize() + 1, indptr.mutable_data());
-        VecX C(ws.rows.size());
-        for (size_t r = 0; r < ws.rows.size(); ++r) C[r] = ws.rows[r].C;
         py::dict out;
         out["data"] = data; out["indices"] = indices; out["indptr"] = indptr;
-        out["rhs"] = VecX(ws.rhs); out["Gt"] = MatX(ws.Gt); out["C"] = C;
+        out["rhs"] = rhs; out["Gt"] = Gt; out["C"] = C;
         out["baumgarte"] = s.baumgarte < 0 ? 1.0 / h : s.baumgarte;
         return out; }, py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"),
         "M̃_r as CSC arrays (both triangles, joint order) with f̃_r, Gᵀ and C: for an external sparse solver")
-      .def_property_readonly("nonzeros", &Direct<double>::nonzeros);
+      .def_property_readonly("nonzeros", py::cpp_function(&Direct<double>::nonzeros, py::call_guard<py::gil_scoped_release>()));
 
   py::class_<Pcg<double>> pcg(m, "RedMaxPcg", "redmax-pcg: PCG with the projected block Jacobi preconditioner");
   bind_stepper<Pcg<double>>(pcg);

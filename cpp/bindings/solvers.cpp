@@ -22,28 +22,31 @@ template <class S> py::array_t<S> forward_dynamics(Engine<S>& self, py::handle q
   if (Bq != Bv || Bq != Bt)
     throw py::value_error("q, v and tau must all be single vectors or batches of the same size, got shapes " +
                           shape_str(qa) + ", " + shape_str(va) + ", " + shape_str(ta));
-  const py::ssize_t B = Bq;
-  check_quaternions(model, qa.data(), B ? B : 1, "q");
+  const bool batch = Bq >= 0;
+  const py::ssize_t B = batch ? Bq : 1;  // items; a batch may be empty
+  check_quaternions(model, qa.data(), B, "q");
   py::array_t<S, py::array::c_style> fa;
   if (!f_ext.is_none()) {
     fa = as_real<S>(f_ext, "f_ext");
-    const bool ok = B ? (fa.ndim() == 3 && fa.shape(0) == B && fa.shape(1) == model.N + 1 && fa.shape(2) == 6)
-                      : (fa.ndim() == 2 && fa.shape(0) == model.N + 1 && fa.shape(1) == 6);
+    const bool ok = batch ? (fa.ndim() == 3 && fa.shape(0) == B && fa.shape(1) == model.N + 1 && fa.shape(2) == 6)
+                          : (fa.ndim() == 2 && fa.shape(0) == model.N + 1 && fa.shape(1) == 6);
     if (!ok)
-      throw py::value_error(std::string("f_ext must have shape ") + (B ? "(B, n_bodies, 6)" : "(n_bodies, 6)") +
-                            " with n_bodies = " + std::to_string(model.N + 1) + " (row 0, the world, is ignored), got " +
+      throw py::value_error(std::string("f_ext must have shape ") +
+                            (batch ? "(B, n_bodies, 6) with B = " + std::to_string(B) + " and" : std::string("(n_bodies, 6) with")) +
+                            " n_bodies = " + std::to_string(model.N + 1) + " (row 0, the world, is ignored), got " +
                             shape_str(fa));
     check_finite<S>(fa, "f_ext");
   }
   const S* fp = f_ext.is_none() ? nullptr : fa.data();
-  py::array_t<S> out = B ? py::array_t<S>({B, py::ssize_t(model.nv)}) : py::array_t<S>(model.nv);
+  py::array_t<S> out = batch ? py::array_t<S>({B, py::ssize_t(model.nv)}) : py::array_t<S>(model.nv);
   S* o = out.mutable_data();
+  if (B == 0) return out;  // an empty batch: (0, nv)
   try {
     py::gil_scoped_release release;
-    if (B) self.forward_dynamics_batch(int(B), qa.data(), va.data(), ta.data(), fp, o);
+    if (batch) self.forward_dynamics_batch(int(B), qa.data(), va.data(), ta.data(), fp, o);
     else self.forward_dynamics(qa.data(), va.data(), ta.data(), fp, o);
   } catch (const SingularJoint&) {
-    explain_overflow<S>(model, qa.data(), B ? B : 1, "forward dynamics");
+    explain_overflow<S>(model, qa.data(), B, "forward dynamics");
     throw;
   }
   check_result<S>(out, "forward dynamics");

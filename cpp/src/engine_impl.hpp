@@ -16,10 +16,7 @@
 #include "treedyn/algorithms/minv.hpp"
 #include "treedyn/engine.hpp"
 #include "treedyn/model/configuration.hpp"
-
-#ifdef TREEDYN_HAS_OPENMP
-#include <omp.h>
-#endif
+#include "treedyn/parallel.hpp"
 
 namespace treedyn {
 
@@ -28,13 +25,6 @@ inline bool uses_mass_matrix(Method m) {
   return m == Method::CRBACholesky || m == Method::CRBALTL || m == Method::CRBALTDL;
 }
 inline bool uses_ltl(Method m) { return m == Method::CRBALTL || m == Method::CRBALTDL; }
-inline int thread_id() {
-#ifdef TREEDYN_HAS_OPENMP
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
-}
 }  // namespace
 
 template <class S>
@@ -108,51 +98,43 @@ void Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S* 
   const int nthreads = std::max(1, std::min(max_threads(), B));  // never more threads than items
   ensure_workspaces(nthreads);
   const int nq = model_.nq, nv = model_.nv, nf = 6 * (model_.N + 1);
-  // exceptions must not leave an OpenMP region: keep the one of the lowest item, rethrow after
-  std::string error;
-  int error_item = B;
-#ifdef TREEDYN_HAS_OPENMP
-#pragma omp parallel for schedule(static) num_threads(nthreads) if (nthreads > 1)
-#endif
-  for (int b = 0; b < B; ++b) {
-    const int t = thread_id();
-    try {
-      run(t, q + b * nq, qd + b * nv, tau + b * nv, fext ? fext + b * nf : nullptr, qdd + b * nv);
-    } catch (const std::exception& e) {
-#ifdef TREEDYN_HAS_OPENMP
-#pragma omp critical(treedyn_batch_error)
-#endif
-      if (b < error_item) {
-        error_item = b;
-        error = "batch item " + std::to_string(b) + ": " + e.what();
+  // chunks of consecutive items, claimed by the threads as they come (parallel.hpp); every item
+  // runs to the end, and the error of the lowest item is the one reported
+  const int nchunks = std::min(B, 8 * nthreads);
+  std::vector<std::string> errors(nchunks);
+  parallel_for(nchunks, nthreads, [&](int c, int t) {
+    for (int b = int(std::int64_t(B) * c / nchunks); b < int(std::int64_t(B) * (c + 1) / nchunks); ++b) {
+      try {
+        run(t, q + std::size_t(b) * nq, qd + std::size_t(b) * nv, tau + std::size_t(b) * nv,
+            fext ? fext + std::size_t(b) * nf : nullptr, qdd + std::size_t(b) * nv);
+      } catch (const std::exception& e) {
+        if (errors[c].empty()) errors[c] = "batch item " + std::to_string(b) + ": " + e.what();
       }
     }
-  }
-  if (error_item < B) throw SingularJoint(error);
+  });
+  for (const auto& e : errors)
+    if (!e.empty()) throw SingularJoint(e);
 }
 
-// the m columns of Y (holding R on entry for crba-ltl) solved independently, round-robin over
-// the threads: each column is computed by the same operations whatever the number of threads
+// the m columns of Y (holding R on entry for crba-ltl) solved independently, claimed by the
+// threads as they come: each column is computed by the same operations whatever the thread
 template <class S> void Engine<S>::solve_columns(const S* R, int m, S* Y, int nthreads) {
   const int nv = model_.nv;
-#ifdef TREEDYN_HAS_OPENMP
-#pragma omp parallel for schedule(static, 1) num_threads(nthreads) if (nthreads > 1)
-#endif
-  for (int k = 0; k < m; ++k) {
+  parallel_for(m, nthreads, [&](int k, int t) {
     S* y = Y + std::size_t(k) * nv;
     if (method_ == Method::Drumwright) {
       const MinvData<S>& w = *minv_[0];
-      auto& col = minv_[thread_id()]->col;
+      auto& col = minv_[t]->col;
       if (w.floating_base) mMultInvFB(model_, w, col, R + std::size_t(k) * nv, y);
       else mMultInv(model_, w, col, R + std::size_t(k) * nv, y);
     } else {
       int from = nv - 1;
       while (from >= 0 && y[from] == S(0)) --from;  // the first substitution starts at the last non-zero
-      if (from < 0) continue;
+      if (from < 0) return;
       if (method_ == Method::CRBALTL) ltl_solve(data_[0]->M.data(), nv, lambda_.data(), y, from);
       else ltdl_solve(data_[0]->M.data(), nv, lambda_.data(), y, from);
     }
-  }
+  });
 }
 
 // threads for m independent columns of n coordinates: never more than the columns, and one when

@@ -4,15 +4,19 @@ A third-party author tests a plugin in one line (in pytest, or anywhere: failure
 AssertionError with what went wrong). The checks:
 
 - agreement with the built-in ``aba`` on random models the solver says it supports (a chain, a
-  branched tree, every joint kind, a floating base), to ``rtol`` or (``rtol=None``) to error bounds;
-- shapes and dtype of the result; batched calls equal unbatched ones (when ``"batch"`` is a
-  declared capability); ``inverse_inertia`` against M⁻¹R (when declared);
+  branched tree, every joint kind, a floating base), to ``rtol`` relative to the largest entry or
+  (``rtol=None``) to error bounds;
+- shapes and dtype of the result; batched calls equal unbatched ones, an empty batch gives an
+  empty (0, nv) result (when ``"batch"`` is a declared capability); ``inverse_inertia`` against
+  M⁻¹R (when declared);
+- one instance shared by 4 threads gives the results of serial calls;
 - the inputs are not modified;
 - bad input (wrong shape, complex dtype, NaN) raises ValueError / TypeError, never a crash or a
   silent NaN.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Type
 
 import numpy as np
@@ -130,6 +134,18 @@ def check_solver(cls: Type[Solver], rtol: Optional[float] = 1e-8, seed: int = 0,
             assert np.shape(out) == (B, model.nv), f"{cls.name}: batched result has shape {np.shape(out)} ({label})"
             single = np.stack([solver.forward_dynamics(Q[b], V[b], T[b]) for b in range(B)])
             assert _rel(out, single) <= 1e-12, f"{cls.name}: batched and single results differ ({label})"
+            empty = solver.forward_dynamics(Q[:0], V[:0], T[:0])
+            assert np.shape(empty) == (0, model.nv), \
+                f"{cls.name}: an empty batch gave shape {np.shape(empty)}, expected (0, {model.nv}) ({label})"
+
+        # one instance shared between threads (the base class serializes a plugin's methods)
+        items = [(random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv))
+                 for _ in range(8)]
+        serial = [solver.forward_dynamics(*x) for x in items]
+        with ThreadPoolExecutor(4) as pool:
+            shared = list(pool.map(lambda x: solver.forward_dynamics(*x), items))
+        assert _rel(np.stack(shared), np.stack(serial)) <= 1e-12, \
+            f"{cls.name}: calls from several threads differ from serial ones ({label})"
 
         if "inverse_inertia" in cls.capabilities:
             R = rng.standard_normal((model.nv, 4))

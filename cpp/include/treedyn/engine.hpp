@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "treedyn/algorithms/data.hpp"
+#include "treedyn/parallel.hpp"  // max_threads
 
 namespace treedyn {
 
@@ -26,9 +27,9 @@ template <class S> class Engine {
 
   // q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null) -> qdd (nv)
   void forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
-  // B problems stored one after the other; spread over the OpenMP threads
+  // B problems stored one after the other; spread over the threads (parallel.hpp)
   void forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
-  // M(q)⁻¹ R, R and Y nv x m column-major; the columns are spread over the OpenMP threads
+  // M(q)⁻¹ R, R and Y nv x m column-major; the columns are spread over the threads
   // (never more threads than columns) for drumwright and crba-ltl; cfa solves A F_c = −B R for all
   // columns at once by OEE (eq. (17)), jsiia a dense Cholesky solve of its scanned M
   void inverse_inertia(const S* q, const S* R, int m, S* Y);
@@ -61,8 +62,6 @@ template <class S> void rnea_once(const Model<S>& m, const S* q, const S* qd, co
 template <class S> void mass_matrix_once(const Model<S>& m, const S* q, S* M);
 template <class S> void integrate_once(const Model<S>& m, const S* q, const S* v, S dt, S* qout);
 
-int max_threads();
-void set_threads(int n);
 bool has_openmp();
 
 }  // namespace treedyn

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import abc
+import functools
+import threading
+import types
 from typing import Optional
 
 import numpy as np
@@ -18,11 +21,28 @@ class Solver(abc.ABC):
     returns ``None`` when the model is supported and a reason (a string) when it is not.
 
     The model is frozen at construction: bodies added to it later do not reach the solver.
+
+    One solver may be shared between threads. Unless a class sets ``thread_safe = True`` (it
+    guards its own state: the built-in solvers lock in C++), its public methods are serialized
+    per instance by a re-entrant lock, so a method may call another.
     """
 
     name: str = ""
     description: str = ""
     capabilities: frozenset = frozenset()
+    thread_safe: bool = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.thread_safe:
+            return
+        # every public method a subclass defines, inherited ones too (a thread-safe parent's
+        # methods may touch state this class adds), takes the instance's lock
+        below = cls.__mro__[:cls.__mro__.index(Solver)]
+        for attr in {a for klass in below for a in vars(klass) if not a.startswith("_")}:
+            f = next(vars(k)[attr] for k in cls.__mro__ if attr in vars(k))  # as stored: staticmethods stay out
+            if isinstance(f, types.FunctionType) and not hasattr(f, "_serialized") and f is not vars(Solver).get(attr):
+                setattr(cls, attr, _serialized(f))
 
     def __init__(self, model, dtype=np.float64, **options):
         reason = self.supports(model)
@@ -88,3 +108,14 @@ class Solver(abc.ABC):
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.name!r} nv={self.model.nv} dtype={self.dtype}>"
+
+
+def _serialized(f):
+    """f taking the instance's re-entrant lock (made on first use: dict.setdefault is atomic)."""
+    @functools.wraps(f)
+    def method(self, *args, **kwargs):
+        lock = self.__dict__.get("_solver_lock") or self.__dict__.setdefault("_solver_lock", threading.RLock())
+        with lock:
+            return f(self, *args, **kwargs)
+    method._serialized = True  # never wrapped twice
+    return method

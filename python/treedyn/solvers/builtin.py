@@ -14,6 +14,7 @@ _ALL = frozenset({"batch", "inverse_inertia", "float32", "floating_base", "branc
 class _EngineSolver(Solver):
     _method = -1
     capabilities = _ALL
+    thread_safe = True  # the C++ engine locks its workspaces (with the GIL released)
 
     def __init__(self, model, dtype=np.float64, **options):
         super().__init__(model, dtype, **options)
@@ -73,7 +74,7 @@ class DrumwrightSolver(_EngineSolver):
     """drumwright2012's Θ(n²) inverse inertia: unit impulses propagated through articulated-body
     inertias in the global frame (Alg. 1, fixed base; Alg. 2, floating base).
 
-    ``inverse_inertia(q, R)`` is M⁻¹R in O(nm), its columns spread over the OpenMP threads;
+    ``inverse_inertia(q, R)`` is M⁻¹R in O(nm), its columns spread over the threads;
     ``inverse_mass_matrix(q)`` is the full M⁻¹ in O(n²) (all columns at once, symmetric);
     ``forward_dynamics`` is the RNEA bias, then M⁻¹ applied to τ − c: O(n).
     """

@@ -9,6 +9,8 @@ dampers and forces explicit (loop closures are not in it): without those it agre
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .. import _core
@@ -21,6 +23,7 @@ __all__ = ["RedMaxDirectSolver", "RedMaxPCGSolver"]
 class _RedMaxSolver(Solver):
     capabilities = frozenset({"step", "inverse_inertia", "branched", "multi_dof", "floating_base", "springs",
                               "loop_closures", "batch"})
+    thread_safe = True  # the C++ solvers lock their workspaces (with the GIL released)
 
     def __init__(self, model, dtype=np.float64, h: float = 1e-2, **options):
         super().__init__(model, dtype, **options)
@@ -29,6 +32,7 @@ class _RedMaxSolver(Solver):
         self.h = _positive(h, "h")
         self._system = model._redmax_system()
         self._assembler = None  # a redmax-direct engine for terms(), made on first use
+        self._assembler_lock = threading.Lock()
 
     def step(self, state: State, h: float | None = None) -> dict:
         """Advance ``state`` (a treedyn.State, modified in place) by one step of h (default
@@ -46,9 +50,12 @@ class _RedMaxSolver(Solver):
         if f_ext is not None:
             raise NotImplementedError(f"solver {self.name!r}: apply external forces as model point forces")
         q, v, tau, batch = self.check_inputs(q, v, tau)
-        if batch:
-            return np.stack([self._impl.forward_dynamics(q[b], v[b], tau[b]) for b in range(q.shape[0])])
-        return self._impl.forward_dynamics(q, v, tau)
+        if not batch:
+            return self._impl.forward_dynamics(q, v, tau)
+        out = np.empty_like(v)  # (B, nv), B may be 0
+        for b in range(q.shape[0]):
+            out[b] = self._impl.forward_dynamics(q[b], v[b], tau[b])
+        return out
 
     def inverse_inertia(self, q, R):
         """M̃_r(q)⁻¹ R for this solver's h (eq. (2.14); no velocity enters M̃_r)."""
@@ -59,8 +66,9 @@ class _RedMaxSolver(Solver):
         D_r, K_r, f_r, the assembled lhs M̃_r and rhs f̃_r, the loop-closure rows G and errors C,
         and the Baumgarte factor. O(n²) memory: for tests and inspection, not for stepping."""
         h = self.h if h is None else _positive(h, "h")
-        if self._assembler is None:  # the assembly lives in the direct solver
-            self._assembler = self._impl if isinstance(self._impl, _core.RedMaxDirect) else _core.RedMaxDirect(self._system)
+        with self._assembler_lock:  # the assembly lives in the direct solver
+            if self._assembler is None:
+                self._assembler = self._impl if isinstance(self._impl, _core.RedMaxDirect) else _core.RedMaxDirect(self._system)
         return self._assembler.terms(state.q, state.v, state.t, h)
 
     def constraint_residual(self, q) -> float:
@@ -94,7 +102,7 @@ class RedMaxPCGSolver(_RedMaxSolver):
     """RedMax with preconditioned conjugate gradients (baxter2019 §3): O(n) products with J, Jᵀ
     and the spring blocks, the projected block Jacobi preconditioner of Alg. 4 rebuilt every step,
     warm starts from the previous step, and the loop-closure columns M̃⁻¹Gᵀ solved in parallel
-    (OpenMP, ``td.set_num_threads``). tol: relative residual ‖r‖/‖b‖; max_iter: cap per solve.
+    (``td.set_num_threads``). tol: relative residual ‖r‖/‖b‖; max_iter: cap per solve.
     ``step`` reports the iterations of every solve (total, and the longest) and how many hit
     the cap (``unconverged``)."""
 

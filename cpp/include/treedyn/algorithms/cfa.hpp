@@ -23,6 +23,7 @@
 
 #include "treedyn/algorithms/rnea.hpp"
 #include "treedyn/linalg/oee.hpp"
+#include "treedyn/parallel.hpp"  // max_threads
 
 namespace treedyn {
 
@@ -142,9 +143,9 @@ void cfa(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const 
   if (N == 0) return;
   cfa_bias(model, data, w, q, qd, tau, fext);
   // lines 3-8: A, B, C and −B τ^δ, joint by joint in parallel
-#pragma omp parallel for schedule(static) if (N > 64)
+#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i) cfa_blocks_step(model, data, w, i);
-#pragma omp parallel for schedule(static) if (N > 64)
+#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i) cfa_rhs_step(model, w, i);
   // line 10: A F_c = −B τ^δ by odd–even elimination (Alg. 2); blocks 1..N are stored from index 1
   try {
@@ -153,7 +154,7 @@ void cfa(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const 
     throw SingularJoint(std::string("cfa: the constraint-force system is singular: ") + e.what());
   }
   // line 11: q̈ = C τ^δ + Bᵀ F_c
-#pragma omp parallel for schedule(static) if (N > 64)
+#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i) qdd[i - 1] = cfa_acceleration_step(model, w, i);
 }
 
@@ -164,14 +165,14 @@ void cfa_inverse_inertia(const Model<S>& model, Data<S>& data, CfaData<S>& w, co
   const int N = model.N;
   if (N == 0 || m == 0) return;
   kinematics(model, data, q);
-#pragma omp parallel for schedule(static) if (N > 64)
+#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i) cfa_blocks_step(model, data, w, i);
   w.Rm.resize(size_t(N) * 5 * m);
   w.Fm.resize(w.Rm.size());
   using Blk = Eigen::Map<Eigen::Matrix<S, 5, Eigen::Dynamic, Eigen::RowMajor>>;
   const Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>> Rmat(R, N, m);
   // −B R, block row i (5 x m)
-#pragma omp parallel for schedule(static) if (N > 64)
+#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i) {
     Blk r(&w.Rm[size_t(i - 1) * 5 * m], 5, m);
     r.noalias() = -w.Bd[i] * Rmat.row(i - 1);
@@ -185,7 +186,7 @@ void cfa_inverse_inertia(const Model<S>& model, Data<S>& data, CfaData<S>& w, co
   }
   // Y = C R + Bᵀ F_c, row i − 1
   Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>> Ymat(Y, N, m);
-#pragma omp parallel for schedule(static) if (N > 64)
+#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i) {
     auto y = Ymat.row(i - 1);
     y.noalias() = w.Cd[i] * Rmat.row(i - 1) + w.Bd[i].transpose() * Blk(&w.Fm[size_t(i - 1) * 5 * m], 5, m);

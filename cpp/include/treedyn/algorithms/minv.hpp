@@ -26,10 +26,7 @@
 
 #include "treedyn/algorithms/aba.hpp"
 #include "treedyn/algorithms/minv_columns.hpp"
-
-#ifdef TREEDYN_HAS_OPENMP
-#include <omp.h>
-#endif
+#include "treedyn/parallel.hpp"
 
 namespace treedyn {
 
@@ -687,25 +684,9 @@ bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Min
     }
     mirror_to(nv, true);
   };
-#ifdef TREEDYN_HAS_OPENMP
-  if (nthreads > 1) {
-#pragma omp parallel num_threads(nthreads)
-    {
-      const int t = omp_get_thread_num();
-#pragma omp for schedule(dynamic, 1)
-      for (int c = 0; c < nchunks; ++c) backward(t, bound[c], bound[c + 1]);
-      // (the barrier at the end of the loop: every saved Ŷ^A is complete)
-#pragma omp for schedule(dynamic, 1)
-      for (int c = 0; c < nchunks; ++c) forward(t, bound[c], bound[c + 1]);
-    }
-  } else {
-    for (int c = 0; c < nchunks; ++c) backward(0, bound[c], bound[c + 1]);
-    for (int c = 0; c < nchunks; ++c) forward(0, bound[c], bound[c + 1]);
-  }
-#else
-  for (int c = 0; c < nchunks; ++c) backward(0, bound[c], bound[c + 1]);
-  for (int c = 0; c < nchunks; ++c) forward(0, bound[c], bound[c + 1]);
-#endif
+  parallel_for(nchunks, nthreads, [&](int c, int t) { backward(t, bound[c], bound[c + 1]); });
+  // (every saved Ŷ^A is complete when the first pass returns)
+  parallel_for(nchunks, nthreads, [&](int c, int t) { forward(t, bound[c], bound[c + 1]); });
   for (char bad : nonfinite)
     if (bad) return false;
   return true;

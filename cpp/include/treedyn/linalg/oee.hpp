@@ -27,6 +27,8 @@
 #include <utility>
 #include <vector>
 
+#include "treedyn/parallel.hpp"  // max_threads
+
 #ifdef TREEDYN_HAS_OPENMP
 #include <omp.h>
 #endif
@@ -76,7 +78,7 @@ template <class S, int K> inline Eigen::Map<MatKm<S, K>> rect(std::vector<S>& a,
 template <class S, int K> void factorise_all(OeeWorkspace<S, K>& w, int level) {
   const int n = w.n, k = w.k;
   int bad = n;
-#pragma omp parallel for schedule(static) if (n > 64)
+#pragma omp parallel for num_threads(max_threads()) schedule(static) if (n > 64)
   for (int i = 0; i < n; ++i) {
     w.llt[i].compute(sq<S, K>(w.D, i, k));
     if (w.llt[i].info() != Eigen::Success) {
@@ -98,7 +100,7 @@ template <class S, int K> void oee_level(OeeWorkspace<S, K>& w, int s, int j) {
   factorise_all(w, j - 1);
   // coefficients, in parallel for i = 0 .. n - s - 1 (Alg. 2 lines 2-6):
   // D_{i+s} E_iᵀ = U_iᵀ (line 3), D_i K_iᵀ = U_i (line 4)
-#pragma omp parallel for schedule(static) if (n_pairs > 64)
+#pragma omp parallel for num_threads(max_threads()) schedule(static) if (n_pairs > 64)
   for (int i = 0; i < n_pairs; ++i) {
     const auto Ui = sq<S, K>(w.U, i, k);
     auto Eit = sq<S, K>(w.Et, i, k);
@@ -112,7 +114,7 @@ template <class S, int K> void oee_level(OeeWorkspace<S, K>& w, int s, int j) {
   // D_i ← D_i − E_i U_iᵀ − K_{i-s} U_{i-s}          (lines 9, 10)
   // R_i ← R_i − E_i R_{i+s} − K_{i-s} R_{i-s}       (lines 11-13)
   // U_i ← −E_i U_{i+s}   for i < n − 2s            (line 17)
-#pragma omp parallel for schedule(static) if (n > 64)
+#pragma omp parallel for num_threads(max_threads()) schedule(static) if (n > 64)
   for (int i = 0; i < n; ++i) {
     auto Dn = sq<S, K>(w.Dn, i, k);
     auto Rn = rect<S, K>(w.Rn, i, k, m);
@@ -152,7 +154,7 @@ void oee_solve(OeeWorkspace<S, K>& w, int n, int k, int m, const S* D, const S* 
   for (int s = 1; s < n; s *= 2, ++j) oee_level(w, s, j);
   // every row is decoupled: x_i = D_i⁻¹ R_i (Alg. 2 lines 19-21)
   factorise_all(w, j - 1);
-#pragma omp parallel for schedule(static) if (n > 64)
+#pragma omp parallel for num_threads(max_threads()) schedule(static) if (n > 64)
   for (int i = 0; i < n; ++i) {
     Eigen::Map<MatKm<S, K>> Xi(X + size_t(i) * k * m, k, m);
     Xi = rect<S, K>(w.R, i, k, m);

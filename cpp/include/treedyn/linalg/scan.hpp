@@ -20,6 +20,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "treedyn/parallel.hpp"  // max_threads
+
 namespace treedyn {
 
 // per-instance workspace: the tree's nodes (padded length P = 2^⌈log₂ n⌉), allocated once
@@ -90,7 +92,7 @@ void scan_solve(ScanWorkspace<S>& w, int n, int k, int m, const S* A, const S* b
   // up-sweep (reduce): node i (the right end of a block of 2d leaves) ← node i ∘ node i−d
   for (int d = 1; d < P; d *= 2) {
     const int nodes = P / (2 * d);
-#pragma omp parallel if (nodes > 32)
+#pragma omp parallel num_threads(max_threads()) if (nodes > 32)
     {
       MatK<S, K> sM(k, k);
       MatKm<S, K> st(k, m);
@@ -107,7 +109,7 @@ void scan_solve(ScanWorkspace<S>& w, int n, int k, int m, const S* A, const S* b
   w.identity[P - 1] = 1;
   for (int d = P / 2; d >= 1; d /= 2) {
     const int nodes = P / (2 * d);
-#pragma omp parallel if (nodes > 32)
+#pragma omp parallel num_threads(max_threads()) if (nodes > 32)
     {
       MatK<S, K> sM(k, k);
       MatKm<S, K> st(k, m);
@@ -130,7 +132,7 @@ void scan_solve(ScanWorkspace<S>& w, int n, int k, int m, const S* A, const S* b
   }
   // node i now holds a_0 ⊕ ... ⊕ a_{i-1}, whose translation part is x_{i-1}:
   // x_0 = b_0, x_i = A_{i-1} x_{i-1} + b_i (eq. (3)), in parallel
-#pragma omp parallel for schedule(static) if (n > 64)
+#pragma omp parallel for num_threads(max_threads()) schedule(static) if (n > 64)
   for (int i = 0; i < n; ++i) {
     Eigen::Map<MatKm<S, K>> xi(x + i * km, k, m);
     xi = Eigen::Map<const MatKm<S, K>>(b + i * km, k, m);

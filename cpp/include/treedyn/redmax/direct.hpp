@@ -8,11 +8,15 @@
 //   reduced    h D_r − h² K_r on the diagonal.
 // Orderings (§3.3): "amd" (fill-reducing) or "leaf-to-root" (indices reversed, so a tree without
 // springs factors with no fill).
+// One solver may be shared between threads: step, inverse_inertia, forward_dynamics and nonzeros
+// take the solver's mutex; a caller using workspace(), assemble(), factor(), solve() or matrix()
+// directly holds lock() around them.
 #pragma once
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
 #include <algorithm>
 #include <map>
+#include <mutex>
 
 #include "treedyn/redmax/step.hpp"
 
@@ -32,15 +36,21 @@ template <class S> class Direct {
   Workspace<S>& workspace() { return ws_; }
   const SpMat& matrix() const { return Mt_; }  // M̃_r of the last step (in the solver's ordering)
   bool leaf_to_root() const { return leaf_to_root_; }
-  long nonzeros() const { return static_cast<long>(Mt_.nonZeros()); }
+  std::unique_lock<std::mutex> lock() const { return std::unique_lock<std::mutex>(mutex_); }
+  long nonzeros() const {
+    const auto held = lock();
+    return static_cast<long>(Mt_.nonZeros());
+  }
 
   StepStats<S> step(const S* q, const S* qd, S t, S h, S* qout, S* qdout) {
+    const auto held = lock();
     return redmax::step(sys_, ws_, q, qd, t, h, [&](S hh) { assemble(hh); factor(); },
                         [&](const auto& B, auto& X) { X = B; solve(X); return 0L; }, qout, qdout);
   }
 
   // M̃_r(q)⁻¹ R for step h (q̇ plays no part in M̃_r)
   MatX inverse_inertia(const S* q, S h, const MatX& R) {
+    const auto held = lock();
     const VecX zero = VecX::Zero(sys_.tree.nv);
     implicit_terms(sys_, ws_, q, zero.data(), S(0), h);
     assemble(h);
@@ -52,6 +62,7 @@ template <class S> class Direct {
 
   // the unconstrained continuous dynamics (see explicit_terms)
   VecX forward_dynamics(const S* q, const S* qd, const S* tau, S t) {
+    const auto held = lock();
     VecX x(sys_.tree.nv);
     explicit_terms(sys_, ws_, q, qd, tau, t, x.data());
     assemble(S(0));
@@ -219,6 +230,7 @@ template <class S> class Direct {
   SpMat Mt_;
   Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::AMDOrdering<int>> amd_;
   Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::NaturalOrdering<int>> natural_;
+  mutable std::mutex mutex_;  // guards everything above that a call writes
 };
 
 }  // namespace treedyn::redmax

@@ -1,19 +1,19 @@
 // redmax-pcg (baxter2019 §3): M̃_r q̇ = f̃_r solved by preconditioned conjugate gradients with
 // O(n) products — J, Jᵀ by traversals (Alg. 2, 3), the per-body blocks and the springs'
 // coupling blocks in maximal coordinates — and the projected block Jacobi preconditioner
-// (Alg. 4). The l loop-closure columns M̃⁻¹Gᵀ are solved in parallel over OpenMP threads (§3.4).
-// Every solve starts from the previous step's solution (warm start).
+// (Alg. 4). The l loop-closure columns M̃⁻¹Gᵀ are solved in parallel (§3.4; parallel.hpp).
+// Every solve starts from the previous step's solution (warm start). One solver may be shared
+// between threads: step, inverse_inertia, forward_dynamics and precondition take its mutex.
 #pragma once
 #include <algorithm>
 #include <memory>
+#include <mutex>
 
 #include "treedyn/engine.hpp"  // max_threads
 #include "treedyn/linalg/pcg.hpp"
+#include "treedyn/parallel.hpp"
 #include "treedyn/redmax/preconditioner.hpp"
 #include "treedyn/redmax/step.hpp"
-#ifdef TREEDYN_HAS_OPENMP
-#include <omp.h>
-#endif
 
 namespace treedyn::redmax {
 
@@ -59,6 +59,7 @@ template <class S> class Pcg {
   Workspace<S>& workspace() { return ws_; }
 
   StepStats<S> step(const S* q, const S* qd, S t, S h, S* qout, S* qdout) {
+    const std::lock_guard<std::mutex> held(mutex_);
     StepStats<S> st = redmax::step(sys_, ws_, q, qd, t, h, [&](S hh) { prepare(hh); },
                                    [&](const auto& B, auto& X) { return solve(B, X); }, qout, qdout);
     st.max_iterations = max_it_;
@@ -68,6 +69,7 @@ template <class S> class Pcg {
 
   // M̃_r(q)⁻¹ R for step h, each column from zero
   MatX inverse_inertia(const S* q, S h, const MatX& R) {
+    const std::lock_guard<std::mutex> held(mutex_);
     const VecX zero = VecX::Zero(sys_.tree.nv);
     implicit_terms(sys_, ws_, q, zero.data(), S(0), h);
     prepare(h);
@@ -77,6 +79,7 @@ template <class S> class Pcg {
   }
 
   VecX forward_dynamics(const S* q, const S* qd, const S* tau, S t) {
+    const std::lock_guard<std::mutex> held(mutex_);
     VecX b(sys_.tree.nv), x = VecX::Zero(sys_.tree.nv);
     explicit_terms(sys_, ws_, q, qd, tau, t, b.data());
     prepare(S(0));  // P = M_r: one iteration
@@ -86,6 +89,7 @@ template <class S> class Pcg {
 
   // P⁻¹ X at q for step h (Alg. 4 alone, for tests: equals M̃_r⁻¹ X without coupling springs)
   MatX precondition(const S* q, S h, const MatX& X) {
+    const std::lock_guard<std::mutex> held(mutex_);
     const VecX zero = VecX::Zero(sys_.tree.nv);
     implicit_terms(sys_, ws_, q, zero.data(), S(0), h);
     prepare(h);
@@ -232,16 +236,7 @@ template <class S> class Pcg {
         auto Xc = X.middleCols(c0, c1 - c0);
         solve_block(B.middleCols(c0, c1 - c0), Xc, *block_[t], res.data() + c0);
       };
-#ifdef TREEDYN_HAS_OPENMP
-      if (nthreads > 1) {
-#pragma omp parallel for num_threads(nthreads) schedule(static, 1)
-        for (int t = 0; t < nthreads; ++t) chunk(t);
-      } else {
-        chunk(0);
-      }
-#else
-      chunk(0);
-#endif
+      parallel_for(nthreads, nthreads, [&](int t, int) { chunk(t); });  // chunk t has its own scratch
     }
     long total = 0;
     for (const auto& r : res) {
@@ -267,6 +262,7 @@ template <class S> class Pcg {
   int max_it_ = 0, unconverged_ = 0;
   std::vector<std::unique_ptr<Scratch>> scratch_;
   std::vector<std::unique_ptr<BlockScratch>> block_;
+  std::mutex mutex_;  // guards everything above that a call writes
 };
 
 }  // namespace treedyn::redmax

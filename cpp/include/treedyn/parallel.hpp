@@ -1,0 +1,28 @@
+// Fork-join for independent items (columns of M⁻¹R, items of a batch, chunks of M⁻¹) that never
+// waits for a thread that has not started. OpenMP's parallel region ends at a barrier that every
+// thread of the team must reach, so a call pays the wake-up of a sleeping worker (a futex wake,
+// milliseconds on a busy VM) or its wait for a time slice on a loaded machine, and a 2-thread
+// call after a pause costs far more than a 1-thread one. Here the caller and the workers claim
+// items from a shared counter; the caller works from the start, and at the end waits only for
+// the items in progress: a worker that wakes late finds nothing left and sleeps again. A call
+// costs at most about its serial time plus one item, however late the workers come; idle
+// workers sleep on a condition variable (no spinning). Each item must compute the same result
+// on whichever thread runs it (per-thread scratch only), so results do not depend on the number
+// of threads.
+#pragma once
+#include <functional>
+
+namespace treedyn {
+
+// the threads the kernels use (td.set_num_threads): process-wide, whichever thread calls
+int max_threads();
+void set_threads(int n);
+
+// body(item, slot) for every item in [0, n), on up to `threads` threads: slot 0 is the caller,
+// slots 1 .. threads-1 are workers (per-slot scratch is safe). One job runs at a time; a call
+// made while another is running (another solver in another thread, or from inside an item) runs
+// serially on its caller. An exception thrown by an item is rethrown in the caller (the one of
+// the lowest item) after every item has run.
+void parallel_for(int n, int threads, const std::function<void(int item, int slot)>& body);
+
+}  // namespace treedyn

@@ -1,0 +1,131 @@
+// The worker pool behind parallel_for (parallel.hpp).
+#include "treedyn/parallel.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#endif
+
+namespace treedyn {
+namespace {
+
+thread_local bool in_job = false;  // this thread is running an item
+
+constexpr int kSpinMicroseconds = 50;  // how long an idle worker polls for the next job before sleeping
+
+inline void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+class Pool {
+ public:
+  using Body = std::function<void(int, int)>;
+
+  void run(int n, int threads, const Body& body) {
+    std::unique_lock<std::mutex> job(busy_, std::defer_lock);
+    if (threads <= 1 || n <= 1 || in_job || !job.try_lock()) {  // serial: same items, same order
+      for (int i = 0; i < n; ++i) body(i, 0);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      for (; workers_ < threads - 1; ++workers_) {
+        const int slot = workers_ + 1;
+        std::thread([this, slot] { work(slot); }).detach();  // the pool lives as long as the process
+      }
+      body_ = &body;
+      n_ = n;
+      slots_ = threads;
+      next_.store(0);
+      error_ = nullptr;
+      error_item_ = n;
+      ++generation_;
+    }
+    wake_.notify_all();
+    claim(body, n, 0);
+    std::unique_lock<std::mutex> lk(m_);
+    body_ = nullptr;  // a worker that comes now finds no job
+    done_.wait(lk, [this] { return running_ == 0; });
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void claim(const Body& body, int n, int slot) {
+    in_job = true;  // a parallel_for inside an item runs serially
+    for (int i; (i = next_.fetch_add(1)) < n;) {
+      try {
+        body(i, slot);
+      } catch (...) {
+        std::lock_guard<std::mutex> lk(error_mutex_);
+        if (i < error_item_) {
+          error_item_ = i;
+          error_ = std::current_exception();
+        }
+      }
+    }
+    in_job = false;
+  }
+
+  void work(int slot) {
+    std::unique_lock<std::mutex> lk(m_);
+    std::uint64_t seen = generation_.load();
+    for (;;) {
+      // a short, bounded spin (a call that follows at once, or the second pass of M⁻¹, finds
+      // the worker awake), then sleep until the next job
+      lk.unlock();
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicroseconds);
+      while (generation_.load(std::memory_order_relaxed) == seen && std::chrono::steady_clock::now() < until) pause();
+      lk.lock();
+      wake_.wait(lk, [&] { return generation_.load() != seen; });
+      seen = generation_.load();
+      if (!body_ || slot >= slots_) continue;  // too late for that job, or not needed
+      const Body* body = body_;
+      const int n = n_;
+      ++running_;
+      lk.unlock();
+      claim(*body, n, slot);
+      lk.lock();
+      if (--running_ == 0) done_.notify_one();
+    }
+  }
+
+  std::mutex busy_;  // held by the caller of the running job
+  std::mutex m_;     // guards the job's description and running_
+  std::condition_variable wake_, done_;
+  int workers_ = 0;
+  const Body* body_ = nullptr;
+  int n_ = 0, slots_ = 0, running_ = 0;
+  std::atomic<std::uint64_t> generation_{0};  // written under m_; read by spinning workers without it
+  std::atomic<int> next_{0};
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
+  int error_item_ = 0;
+};
+
+// The pool is never destroyed: its workers sleep until the process ends. A child made by fork()
+// has none of the parent's threads, and maybe a mutex held by one of them: it starts a new pool.
+Pool*& the_pool() {
+  static Pool* pool = [] {
+#if defined(__unix__) || defined(__APPLE__)
+    pthread_atfork(nullptr, nullptr, [] { the_pool() = new Pool(); });
+#endif
+    return new Pool();
+  }();
+  return pool;
+}
+
+}  // namespace
+
+void parallel_for(int n, int threads, const std::function<void(int, int)>& body) {
+  the_pool()->run(n, threads, body);
+}
+
+}  // namespace treedyn
