@@ -1,4 +1,4 @@
-"""The RedMax scenes (baxter2019 §4, ../shared/SCENES.md): DOF counts, springs, loop rows, the
+"""The RedMax scenes (baxter2019 §4, docs/scenes.md): DOF counts, springs, loop rows, the
 initial loop closure, short runs with redmax-direct, and scene_from_spec."""
 import numpy as np
 import pytest

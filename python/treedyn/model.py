@@ -1,6 +1,6 @@
 """The model builder: bodies, joints, placements and inertias.
 
-Conventions (see DESIGN.md §3): bodies are numbered 1..N in the order they are added, 0 is the
+Conventions (see docs/design.md): bodies are numbered 1..N in the order they are added, 0 is the
 fixed world; a parent is always added before its children (``parent[i] < i``). Spatial vectors
 are ordered [angular; linear].
 """

@@ -1,6 +1,6 @@
 """Ready-made models: serial chains and random trees (plain Models), and the RedMax scenes of
 baxter2019 §4 (bridge, bridge_rigid, umbrella, tree: Scenes with a model, an initial state, h and
-a duration; see ../shared/SCENES.md)."""
+a duration; see docs/scenes.md)."""
 from .chain import chain
 from .random_tree import random_tree
 from .spec import from_spec

@@ -1,6 +1,6 @@
 """The RedMax scenes of baxter2019 §4 — bridge, bridge with rigid towers, umbrella, tree — built
 as the published RedMax code (sueda/redmax, ``c++/PCG/src/RigidBodyCreator.cpp``) builds them;
-``../shared/SCENES.md`` lists its numbers and its defects, which are not copied here.
+``docs/scenes.md`` lists their numbers and the published code's defects, which are not reproduced here.
 
 Frames. The published code puts every body frame at the centre of its block or cylinder and
 places a joint at ``parent_pos`` in the parent's centre frame and at ``pos`` in the child's. In
@@ -8,7 +8,7 @@ treedyn a body frame is its joint frame moved by the joint, so here a hinged bod
 at its joint, with the same axes as the published centre frame, and its centre of mass (the
 shape's centre) at −pos; fixed bodies keep their frame at their centre. The motion is the same.
 
-Common modelling (SCENES.md): inertias of solid cuboids (sizes x, y, z) and solid cylinders
+Common modelling (docs/scenes.md): inertias of solid cuboids (sizes x, y, z) and solid cylinders
 (radius, height; axis along the shape's z) from a density; every body a maximal damping D = 1·I₆
 of its twist at its centre (passed to treedyn as the equivalent 6x6 matrix at the body frame,
 AᵀA with A = [[1, 0], [−[c]×, 1]] the change of reference point to the centre c); joint springs
@@ -108,7 +108,7 @@ class _Builder:
         return q
 
     def spring(self, q0, a, pa, b, pb, k: float, d: float) -> float:
-        """A spring–damper with SCENES' k per unit strain and d / L; returns its rest length L."""
+        """A spring–damper with the published k per unit strain and d / L; returns its rest length L."""
         R, p = self.model.body_poses(q0)
         L = float(np.linalg.norm((R[b] @ pb + p[b]) - (R[a] @ pa + p[a])))
         if L <= 0:

@@ -1,5 +1,5 @@
 """A scene: a model with its initial state, time step and duration (the RedMax scenes of
-baxter2019 §4 and ../shared/SCENES.md), and ``scene_from_spec`` for the command line."""
+baxter2019 §4 and docs/scenes.md), and ``scene_from_spec`` for the command line."""
 from __future__ import annotations
 
 from typing import Optional

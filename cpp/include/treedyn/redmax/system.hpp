@@ -25,7 +25,7 @@ template <class S> struct PointForce {
 
 // a constant world-frame force f whose point of application moves at constant speed along a path
 // of segments x0[s] -> x1[s] on bodies body[s] (body coordinates), from t = 0 to t = duration;
-// afterwards it has left the path and no longer acts (the car of SCENES.md)
+// afterwards it has left the path and no longer acts (the car of docs/scenes.md)
 template <class S> struct MovingForce {
   Vec3<S> f;
   std::vector<int> body;
