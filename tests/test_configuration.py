@@ -1,6 +1,7 @@
 """neutral, random_configuration and integrate (python/treedyn/configuration.py,
 cpp/include/treedyn/model/configuration.hpp)."""
 import numpy as np
+import pytest
 
 import treedyn as td
 from treedyn.configuration import quaternion_slices
@@ -57,3 +58,17 @@ def test_integrate_is_additive_for_vector_joints():
     m = td.scenes.chain(5, joint="prismatic")
     q, v = np.arange(5.0), np.ones(5)
     np.testing.assert_allclose(td.integrate(m, q, v, 0.5), q + 0.5)
+
+
+def test_random_configuration_refuses_ranges_it_cannot_sample():
+    # found by tests/test_fuzz_api.py: angle=inf escaped as numpy's OverflowError
+    m = td.scenes.chain(2)
+    for bad in (np.inf, np.nan, -1.0, 1e308):
+        with pytest.raises(ValueError, match="angle must be a finite number"):
+            td.random_configuration(m, 0, angle=bad)
+        with pytest.raises(ValueError, match="distance must be a finite number"):
+            td.random_configuration(m, 0, distance=bad)
+    with pytest.raises(TypeError, match="angle must be a number"):
+        td.random_configuration(m, 0, angle="wide")
+    assert np.all(np.abs(td.random_configuration(m, 0, angle=1e300)) <= 1e300)
+    assert np.all(td.random_configuration(m, 0, angle=0.0) == 0.0)

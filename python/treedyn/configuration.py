@@ -23,6 +23,7 @@ def neutral(model: Model) -> np.ndarray:
 def random_configuration(model: Model, rng=None, *, angle=np.pi, distance=1.0) -> np.ndarray:
     """A random q: angles uniform in [-angle, angle], displacements and floating-base positions
     uniform in [-distance, distance], quaternions uniform on SO(3)."""
+    angle, distance = _bound(angle, "angle"), _bound(distance, "distance")
     rng = np.random.default_rng(rng)
     q = np.empty(model.nq)
     for i, j in enumerate(model.joints):
@@ -37,6 +38,18 @@ def random_configuration(model: Model, rng=None, *, angle=np.pi, distance=1.0) -
             q[k:k + 3] = rng.uniform(-distance, distance, 3)
             q[k + 3:k + 7] = _random_quaternion(rng)
     return q
+
+
+def _bound(x, name: str) -> float:
+    """A half-width of a sampling interval: a number in [0, 1e300] (wider ranges overflow numpy's
+    uniform sampler, and no joint has use for them)."""
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number, got {x!r}") from None
+    if not 0.0 <= x <= 1e300:
+        raise ValueError(f"{name} must be a finite number in [0, 1e300], got {x}")
+    return x
 
 
 def quaternion_slices(model: Model):

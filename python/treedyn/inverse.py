@@ -82,10 +82,18 @@ def contact_inertia(solver: Solver, q, N, D=None) -> Union[np.ndarray, Tuple[np.
     W = np.asarray(solver.inverse_inertia(q, np.ascontiguousarray(R, dtype=solver.dtype)))
     if W.ndim == 1:
         W = W[:, None]
-    NtWN = N.T @ W[:, :p]
-    NtWN = 0.5 * (NtWN + NtWN.T)
-    if D is None:
-        return NtWN
-    Dm = R[:, p:]
-    DtWD = Dm.T @ W[:, p:]
-    return NtWN, N.T @ W[:, p:], 0.5 * (DtWD + DtWD.T)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        NtWN = N.T @ W[:, :p]
+        NtWN = 0.5 * (NtWN + NtWN.T)
+        if D is None:
+            return _finite(NtWN, "N^T M^-1 N")
+        Dm = R[:, p:]
+        DtWD = Dm.T @ W[:, p:]
+        return (_finite(NtWN, "N^T M^-1 N"), _finite(N.T @ W[:, p:], "N^T M^-1 D"),
+                _finite(0.5 * (DtWD + DtWD.T), "D^T M^-1 D"))
+
+
+def _finite(X: np.ndarray, what: str) -> np.ndarray:
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"contact_inertia: {what} overflowed to inf/NaN: the columns of N or D are too large")
+    return X
