@@ -2,6 +2,15 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property-test budgets (tests/test_fuzz_api.py), chosen by HYPOTHESIS_PROFILE: "ci" (default) keeps
+# the fuzz file near a minute on two cores; "fuzz" is a long campaign; "dev" a quick look.
+_slow_ok = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+settings.register_profile("ci", max_examples=60, deadline=None, print_blob=True, suppress_health_check=_slow_ok)
+settings.register_profile("dev", max_examples=15, deadline=None, print_blob=True, suppress_health_check=_slow_ok)
+settings.register_profile("fuzz", max_examples=5000, deadline=None, print_blob=True, suppress_health_check=_slow_ok)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 import treedyn as td
 from treedyn.scenes import chain, random_tree

@@ -1,6 +1,7 @@
 """neutral, random_configuration and integrate (python/treedyn/configuration.py,
 cpp/include/treedyn/model/configuration.hpp)."""
 import numpy as np
+import pytest
 
 import treedyn as td
 from treedyn.configuration import quaternion_slices

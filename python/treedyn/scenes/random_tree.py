@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .chain import count
 from ..model import Fixed, Free, Inertia, Model, Prismatic, Revolute, Spherical, Transform, Universal
 
 JOINT_KINDS = ("revolute", "prismatic", "universal", "spherical", "fixed")
@@ -29,14 +30,15 @@ def random_tree(n: int, rng=None, *, joints=JOINT_KINDS, floating_base: bool = F
     A fixed joint is never drawn for a leaf-most body so that every joint moves some inertia.
     """
     rng = np.random.default_rng(rng)
-    if int(n) != n or n < 1:
-        raise ValueError(f"a tree needs n >= 1 bodies, got {n}")
+    n = count(n, "a tree needs n >= 1 bodies")
+    if isinstance(joints, str) or not len(joints):
+        raise ValueError(f"joints must be a non-empty sequence of joint kinds {JOINT_KINDS}, got {joints!r}")
     for k in joints:
         if k not in JOINT_KINDS:
             raise ValueError(f"unknown joint kind {k!r}; kinds are {JOINT_KINDS}")
     model = Model(gravity=gravity)
     path = [0]  # the last body added and its ancestors: where depth-first order allows a parent
-    for i in range(1, int(n) + 1):
+    for i in range(1, n + 1):
         if i == 1 or rng.uniform() >= branching:
             parent = path[-1]
         else:  # branch off one of the last body's few nearest ancestors

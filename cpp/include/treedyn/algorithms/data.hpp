@@ -32,16 +32,15 @@ template <class T> struct Data {  // T: the scalar (S is the motion subspace)
         IA(model.N + 1, ArticulatedInertia<T>::zero()), pA(model.N + 1, Force<T>::zero()),
         f(model.N + 1, Force<T>::zero()), Ic(model.N + 1, RigidInertia<T>::zero()),
         D(model.N + 1), Dinv(model.N + 1), Dtilde(model.N + 1), S(model.nv, Motion<T>::zero()), U(model.nv, Force<T>::zero()),
-        u(VecX::Zero(model.nv)), bias(VecX::Zero(model.nv)) {
+        u(VecX::Zero(model.nv)), bias(VecX::Zero(model.nv)),
+        llt(with_mass_matrix ? model.nv : 0) {  // built in place: copying an LLT not yet computed reads its
+                                                // uninitialised info() (UB, found by .ci/sanitize)
     for (int i = 0; i <= model.N; ++i) {
       D[i].setZero(model.nv_i[i], model.nv_i[i]);
       Dinv[i].setZero(model.nv_i[i], model.nv_i[i]);
       Dtilde[i].setZero(model.nv_i[i], model.nv_i[i]);
     }
-    if (with_mass_matrix) {
-      M.setZero(model.nv, model.nv);
-      llt = Eigen::LLT<MatX>(model.nv);
-    }
+    if (with_mass_matrix) M.setZero(model.nv, model.nv);
   }
 };
 

@@ -57,7 +57,9 @@ template <class S, int K = Eigen::Dynamic> struct OeeWorkspace {
     for (auto* v : {&D, &Dn, &U, &Un, &Et, &Kt}) v->assign(kk, S(0));
     R.assign(km, S(0));
     Rn.assign(km, S(0));
-    llt.assign(n, Eigen::LLT<MatK>(k));
+    llt.clear();  // each built in place (reserve: no moves): copying an LLT not yet computed reads its
+    llt.reserve(n);  // uninitialised info() (UB, found by .ci/sanitize)
+    for (int i = 0; i < n; ++i) llt.emplace_back(k);
   }
 };
 
