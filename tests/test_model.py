@@ -33,6 +33,10 @@ def test_structure_and_names():
     assert m.has_floating_base and not m.is_chain
     with pytest.raises(KeyError, match="tool"):
         m.q_index("tool")  # a fixed joint has no coordinates
+    # an unknown name is a KeyError (a lookup) and a ValueError (a bad argument), its message unquoted
+    for lookup in (m.q_index, m.v_index, m.body_index):
+        with pytest.raises(ValueError, match="^no (body|moving joint) named 'nope'"):
+            lookup("nope")
 
 
 def test_neutral_configuration_has_identity_quaternions():

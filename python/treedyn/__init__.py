@@ -5,7 +5,7 @@ from .dynamics import bias_forces, mass_matrix, rnea
 from .inverse import contact_inertia, inverse_mass_matrix
 from .simulate import SimulationError, SimulationResult, SimulationWarning, simulate
 from .state import State
-from .model import Fixed, Free, Inertia, Joint, Model, Prismatic, Revolute, Spherical, Transform, Universal
+from .model import Fixed, Free, Inertia, Joint, Model, Prismatic, Revolute, Spherical, Transform, Universal, UnknownNameError
 from . import linalg, scenes
 from .solvers import Solver, available_solvers, make_solver
 
@@ -16,5 +16,5 @@ __all__ = [
     "Solver", "available_solvers", "make_solver",
     "rnea", "bias_forces", "mass_matrix", "inverse_mass_matrix", "contact_inertia", "integrate", "neutral", "random_configuration",
     "simulate", "SimulationResult", "SimulationWarning", "SimulationError", "State",
-    "set_num_threads", "get_num_threads", "build_info", "SingularInertiaError", "scenes", "linalg",
+    "set_num_threads", "get_num_threads", "build_info", "SingularInertiaError", "UnknownNameError", "scenes", "linalg",
 ]

@@ -13,8 +13,16 @@ import numpy as np
 
 from . import _core
 
-__all__ = ["Transform", "Inertia", "Joint", "Revolute", "Prismatic", "Fixed", "Universal",
+__all__ = ["UnknownNameError", "Transform", "Inertia", "Joint", "Revolute", "Prismatic", "Fixed", "Universal",
            "Spherical", "Free", "Model"]
+
+
+class UnknownNameError(KeyError, ValueError):
+    """A body or joint name the model does not have. A ``KeyError`` (a lookup by name) and a
+    ``ValueError`` (a bad argument), so either ``except`` catches it."""
+
+    def __str__(self):  # KeyError would print the message in quotes
+        return str(self.args[0]) if self.args else ""
 
 
 def _vec3(x, what: str) -> np.ndarray:
@@ -490,12 +498,12 @@ class Model:
 
     def body_index(self, name: str) -> int:
         if name not in self._index:
-            raise KeyError(f"no body named {name!r}")
+            raise UnknownNameError(f"no body named {name!r}")
         return self._index[name]
 
     def _joint_body(self, name: str) -> int:
         if name not in self._joint_index:
-            raise KeyError(f"no moving joint named {name!r}; joints are {self.joint_names}")
+            raise UnknownNameError(f"no moving joint named {name!r}; joints are {self.joint_names}")
         return self._joint_index[name]
 
     def q_index(self, name: str) -> int:
