@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import treedyn as td
-from treedyn.scenes import random_tree
+from treedyn.scenes import chain, random_tree
 
 from conftest import assert_below, assert_same_solution, outputs_for_thread_counts, rounding_bound, solution_bound
 from test_redmax import redmax_models, step_bound, with_extras
@@ -160,3 +160,16 @@ def test_redmax_solvers_pass_the_conformance_checks(name):
     from treedyn.testing import check_solver
     # forward dynamics of the bare tree agrees with aba on random models, shapes, bad input
     assert check_solver(get_solver_class(name), rtol=None) == 4
+
+
+@pytest.mark.parametrize("name", ["redmax-direct", "redmax-pcg"])
+def test_a_system_the_solver_cannot_solve_is_a_value_error(name):
+    # found by the fuzz properties: v = 1e300 overflows the Coriolis terms; PCG then broke down with a
+    # RuntimeError. Whatever the solver meets, the user gets a finite answer or a ValueError.
+    s = td.make_solver(name, chain(1))
+    try:
+        out = s.forward_dynamics(np.zeros(1), np.array([1e300]), np.zeros(1))
+    except ValueError as e:
+        assert str(e)
+    else:
+        assert np.all(np.isfinite(out))

@@ -215,7 +215,7 @@ template <class S> class Direct {
     }
     ldlt.factorize(Mt_);
     if (ldlt.info() != Eigen::Success)
-      throw std::runtime_error("redmax-direct: the implicit system matrix M̃_r is singular (a zero pivot)");
+      throw std::domain_error("redmax-direct: the implicit system matrix M̃_r is singular (a zero pivot)");
   }
 
   const System<S> sys_;  // a copy: the solver owns what it solves

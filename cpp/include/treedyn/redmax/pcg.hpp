@@ -241,7 +241,7 @@ template <class S> class Pcg {
     long total = 0;
     for (const auto& r : res) {
       if (r.breakdown)
-        throw std::runtime_error("redmax-pcg: M̃_r is not positive definite (PCG breakdown); the stiffness may be too "
+        throw std::domain_error("redmax-pcg: M̃_r is not positive definite (PCG breakdown); the stiffness may be too "
                                  "large for the time step");
       total += r.iterations;
       max_it_ = std::max(max_it_, r.iterations);

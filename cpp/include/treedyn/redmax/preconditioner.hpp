@@ -31,7 +31,7 @@ template <class S> class BlockJacobi {
         for (int k = 0; k < n; ++k) D(k, k) += Ar[vi + k];
         Eigen::LLT<Small> llt(D);
         if (llt.info() != Eigen::Success)
-          throw std::runtime_error("redmax-pcg: the preconditioner's pivot at joint '" + m.name[i] +
+          throw std::domain_error("redmax-pcg: the preconditioner's pivot at joint '" + m.name[i] +
                                    "' is not positive definite (stiffness too large for the time step?)");
         const Small Psi = llt.solve(Small::Identity(n, n));          // Ψ_j
         Pi.noalias() -= U * Psi * U.transpose();                     // line 7
