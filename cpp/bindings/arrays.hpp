@@ -4,8 +4,10 @@
 #pragma once
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/warnings.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,20 @@ template <class S> void check_result(const py::array_t<S>& a, const char* what) 
     if (!std::isfinite(static_cast<double>(p[k])))
       throw py::value_error(std::string(what) + " overflowed to inf/NaN (at flat index " + std::to_string(k) +
                             "): the inputs are too large for this precision, or the model is singular");
+}
+
+// treedyn.AccuracyWarning (a RuntimeWarning) when an iteratively refined solve ended with a
+// componentwise backward error omega above limit: the result is returned but not vouched for.
+// Call with the GIL held; a warnings filter set to "error" turns it into an exception.
+inline void warn_if_inaccurate(double omega, double limit, const char* what, const char* dtype) {
+  if (!(omega > limit)) return;
+  char num[64];
+  std::snprintf(num, sizeof num, "%.2g > %.2g", omega, limit);
+  py::warnings::warn((std::string(what) + ": iterative refinement did not converge (componentwise backward error " + num +
+                      " in " + dtype + "); the result may be inaccurate. The system is too ill-conditioned for this "
+                      "precision (e.g. link masses or inertias many orders of magnitude apart): use float64, or a "
+                      "solver without the constraint-force system such as 'aba'").c_str(),
+                     py::module_::import("treedyn._core").attr("AccuracyWarning"), 2);
 }
 
 // a vector of length n, or a batch (B, n) when batch_ok; returns B (0 for a single vector)

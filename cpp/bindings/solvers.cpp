@@ -12,6 +12,8 @@ using namespace treedyn::py_arrays;
 
 namespace {
 
+template <class S> const char* dtype_name() { return sizeof(S) == sizeof(float) ? "float32" : "float64"; }
+
 template <class S> py::array_t<S> forward_dynamics(Engine<S>& self, py::handle q, py::handle v, py::handle tau,
                                                    py::object f_ext) {
   const Model<S>& model = self.model();
@@ -38,12 +40,14 @@ template <class S> py::array_t<S> forward_dynamics(Engine<S>& self, py::handle q
   const S* fp = f_ext.is_none() ? nullptr : fa.data();
   py::array_t<S> out = B ? py::array_t<S>({B, py::ssize_t(model.nv)}) : py::array_t<S>(model.nv);
   S* o = out.mutable_data();
+  double omega;
   {
     py::gil_scoped_release release;
-    if (B) self.forward_dynamics_batch(int(B), qa.data(), va.data(), ta.data(), fp, o);
-    else self.forward_dynamics(qa.data(), va.data(), ta.data(), fp, o);
+    if (B) omega = self.forward_dynamics_batch(int(B), qa.data(), va.data(), ta.data(), fp, o);
+    else omega = self.forward_dynamics(qa.data(), va.data(), ta.data(), fp, o);
   }
   check_result<S>(out, "forward dynamics");
+  warn_if_inaccurate(omega, Engine<S>::accuracy_limit(), "forward dynamics", dtype_name<S>());
   return out;
 }
 
@@ -62,13 +66,15 @@ template <class S> py::array_t<S> inverse_inertia(Engine<S>& self, py::handle q,
   Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> Rc =
       Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(Ra.data(), model.nv, m);
   Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> Y(model.nv, m);
+  double omega;
   {
     py::gil_scoped_release release;
-    self.inverse_inertia(qa.data(), Rc.data(), m, Y.data());
+    omega = self.inverse_inertia(qa.data(), Rc.data(), m, Y.data());
   }
   py::array_t<S> out = Ra.ndim() == 1 ? py::array_t<S>(model.nv) : py::array_t<S>({py::ssize_t(model.nv), py::ssize_t(m)});
   Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(out.mutable_data(), model.nv, m) = Y;
   check_result<S>(out, "inverse_inertia");
+  warn_if_inaccurate(omega, Engine<S>::accuracy_limit(), "inverse_inertia", dtype_name<S>());
   return out;
 }
 
@@ -80,11 +86,13 @@ template <class S> py::array_t<S> inverse_mass_matrix(Engine<S>& self, py::handl
   py::array_t<S> out({py::ssize_t(model.nv), py::ssize_t(model.nv)});
   S* o = out.mutable_data();
   bool checked;
+  double omega;
   {
     py::gil_scoped_release release;
-    checked = self.inverse_mass_matrix(qa.data(), o);
+    checked = self.inverse_mass_matrix(qa.data(), o, omega);
   }
   if (!checked) check_result<S>(out, "inverse_mass_matrix");
+  warn_if_inaccurate(omega, Engine<S>::accuracy_limit(), "inverse_mass_matrix", dtype_name<S>());
   return out;
 }
 

@@ -69,15 +69,17 @@ template <class S> void Engine<S>::factorize(Data<S>& data, const S* q) {
   else ltdl(data.M.data(), model_.nv, lambda_.data());
 }
 
+template <class S> double Engine<S>::accuracy_limit() { return double(oee_backward_error_limit<S>()); }
+
 template <class S>
-void Engine<S>::run(int t, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
+double Engine<S>::run(int t, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
   Data<S>& data = *data_[t];
   switch (method_) {
-    case Method::ABA: aba(model_, data, q, qd, tau, fext, qdd); return;
-    case Method::ABAModified: aba_modified(model_, data, q, qd, tau, fext, qdd); return;
-    case Method::CRBACholesky: crba_cholesky_forward_dynamics(model_, data, q, qd, tau, fext, qdd); return;
-    case Method::CFA: cfa(model_, data, *cfa_[t], q, qd, tau, fext, qdd); return;
-    case Method::JSIIA: jsiia(model_, data, *jsiia_[t], q, qd, tau, fext, qdd); return;
+    case Method::ABA: aba(model_, data, q, qd, tau, fext, qdd); return 0;
+    case Method::ABAModified: aba_modified(model_, data, q, qd, tau, fext, qdd); return 0;
+    case Method::CRBACholesky: crba_cholesky_forward_dynamics(model_, data, q, qd, tau, fext, qdd); return 0;
+    case Method::CFA: return double(cfa(model_, data, *cfa_[t], q, qd, tau, fext, qdd));
+    case Method::JSIIA: jsiia(model_, data, *jsiia_[t], q, qd, tau, fext, qdd); return 0;
     default: break;
   }
   // q̈ = M⁻¹(τ − c): the bias c by RNEA, then M⁻¹ applied to one column
@@ -89,21 +91,22 @@ void Engine<S>::run(int t, const S* q, const S* qd, const S* tau, const S* fext,
     data.bias = Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, 1>>(qdd, model_.nv);
     if (w.floating_base) mMultInvFB(model_, w, w.col, data.bias.data(), qdd);
     else mMultInv(model_, w, w.col, data.bias.data(), qdd);
-    return;
+    return 0;
   }
   factorize(data, q);
   if (method_ == Method::CRBALTL) ltl_solve(data.M.data(), model_.nv, lambda_.data(), qdd);
   else ltdl_solve(data.M.data(), model_.nv, lambda_.data(), qdd);
+  return 0;
 }
 
 template <class S>
-void Engine<S>::forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
+double Engine<S>::forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
   std::lock_guard<std::mutex> lock(mutex_);
-  run(0, q, qd, tau, fext, qdd);
+  return run(0, q, qd, tau, fext, qdd);
 }
 
 template <class S>
-void Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
+double Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
   std::lock_guard<std::mutex> lock(mutex_);
   const int nthreads = std::max(1, std::min(max_threads(), B));  // never more threads than items
   ensure_workspaces(nthreads);
@@ -111,13 +114,14 @@ void Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S* 
   // exceptions must not leave an OpenMP region: keep the one of the lowest item, rethrow after
   std::string error;
   int error_item = B;
+  double omega = 0;  // the worst over the items
 #ifdef TREEDYN_HAS_OPENMP
-#pragma omp parallel for schedule(static) num_threads(nthreads) if (nthreads > 1)
+#pragma omp parallel for schedule(static) num_threads(nthreads) reduction(max : omega) if (nthreads > 1)
 #endif
   for (int b = 0; b < B; ++b) {
     const int t = thread_id();
     try {
-      run(t, q + b * nq, qd + b * nv, tau + b * nv, fext ? fext + b * nf : nullptr, qdd + b * nv);
+      omega = std::max(omega, run(t, q + b * nq, qd + b * nv, tau + b * nv, fext ? fext + b * nf : nullptr, qdd + b * nv));
     } catch (const std::exception& e) {
 #ifdef TREEDYN_HAS_OPENMP
 #pragma omp critical(treedyn_batch_error)
@@ -129,6 +133,7 @@ void Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S* 
     }
   }
   if (error_item < B) throw SingularJoint(error);
+  return omega;
 }
 
 // the m columns of Y (holding R on entry for crba-ltl) solved independently, round-robin over
@@ -162,27 +167,27 @@ inline int column_threads(int m, int nv) {
   return std::max(1, std::min(max_threads(), m));
 }
 
-template <class S> void Engine<S>::inverse_inertia(const S* q, const S* R, int m, S* Y) {
+template <class S> double Engine<S>::inverse_inertia(const S* q, const S* R, int m, S* Y) {
   std::lock_guard<std::mutex> lock(mutex_);
   const int nv = model_.nv;
   switch (method_) {
-    case Method::ABA: aba_inverse_inertia(model_, workspace(0), q, R, m, Y); return;
-    case Method::CFA: cfa_inverse_inertia(model_, workspace(0), *cfa_[0], q, R, m, Y); return;
-    case Method::ABAModified: aba_modified_inverse_inertia(model_, workspace(0), q, R, m, Y); return;
-    case Method::CRBACholesky: crba_cholesky_inverse_inertia(model_, workspace(0), q, R, m, Y); return;
-    case Method::JSIIA: jsiia_inverse_inertia(model_, workspace(0), *jsiia_[0], q, R, m, Y); return;
+    case Method::ABA: aba_inverse_inertia(model_, workspace(0), q, R, m, Y); return 0;
+    case Method::CFA: return double(cfa_inverse_inertia(model_, workspace(0), *cfa_[0], q, R, m, Y));
+    case Method::ABAModified: aba_modified_inverse_inertia(model_, workspace(0), q, R, m, Y); return 0;
+    case Method::CRBACholesky: crba_cholesky_inverse_inertia(model_, workspace(0), q, R, m, Y); return 0;
+    case Method::JSIIA: jsiia_inverse_inertia(model_, workspace(0), *jsiia_[0], q, R, m, Y); return 0;
     case Method::Drumwright: {
       const int nthreads = column_threads(m, nv);
       ensure_workspaces(nthreads);
       minv_precompute(model_, *minv_[0], q);
       solve_columns(R, m, Y, nthreads);
-      return;
+      return 0;
     }
     default: {
       factorize(workspace(0), q);
       std::copy(R, R + std::size_t(nv) * m, Y);
       solve_columns(Y, m, Y, column_threads(m, nv));
-      return;
+      return 0;
     }
   }
 }
@@ -209,13 +214,14 @@ template <class S> void Engine<S>::joint_inertias(const S* q, S* D) {
   }
 }
 
-template <class S> bool Engine<S>::inverse_mass_matrix(const S* q, S* Minv) {
+template <class S> bool Engine<S>::inverse_mass_matrix(const S* q, S* Minv, double& omega) {
   const int nv = model_.nv;
+  omega = 0;
   if (method_ != Method::Drumwright) {  // the solver's own inverse_inertia applied to 1
     Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> I = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>::Identity(nv, nv);
     if (method_ == Method::ABA || method_ == Method::ABAModified || method_ == Method::CFA ||
         method_ == Method::JSIIA) {
-      inverse_inertia(q, I.data(), nv, Minv);
+      omega = inverse_inertia(q, I.data(), nv, Minv);
       return false;
     }
     std::lock_guard<std::mutex> lock(mutex_);

@@ -12,12 +12,25 @@
 // unit vector), F = S τ^δ + W F_c (eq. (14)), and
 //   A = Wᵀ P W (block tri-diagonal, 5 x 5 blocks), B = Wᵀ P S, C = Sᵀ P S      eq. (15)
 //   A F_c = −B τ^δ  by odd–even elimination (linalg/oee.hpp)                  eq. (15), Alg. 1 line 10
+//                   followed by iterative refinement (see oee.hpp)
 //   q̈ = C τ^δ + Bᵀ F_c                                                         eq. (17), Alg. 1 line 11
+// Accuracy. With link masses spanning 1e6, A's eigenvalues span ~1e8 (a light link passes on 4 of
+// the 10 force components of its two joints at the scale of its heavy neighbours), and OEE alone
+// leaves a componentwise backward error of ~1e-10 in A F_c = −Bτ^δ: q̈ 1e-3 off ABA's. The
+// refinement in oee_solve brings that backward error to ~u. A second loss is intrinsic to eq. (17):
+// the joint forces F = Sτ^δ + W F_c carry the heavy links' weight, and a light link's acceleration
+// is the small difference of the forces at its two joints, so q̈ = Cτ^δ + BᵀF_c cancels ~1e8-fold
+// (q̈ still ~1e-9 off). One step of refinement on the equations of motion removes it: the residual
+// r = τ − RNEA(q, q̇, q̈) is small, so δq̈ = M⁻¹r by the same blocks (A's elimination reused) is
+// accurate relative to r. Cost: one RNEA and one OEE substitution; q̈ then agrees with ABA to
+// ~1e-13 on such chains. The ω the refinement reaches is returned so that the caller can warn
+// when it stayed large (oee_backward_error_limit).
 // The blocks of A, B, C need only J_i⁻¹ (constant in body coordinates), X_i and S_i: every joint's
 // blocks are computed independently, spread over the OpenMP threads (Alg. 1 lines 3-8).
 #pragma once
 #include <Eigen/Cholesky>
 #include <Eigen/QR>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -49,9 +62,8 @@ template <class S> struct CfaData {
   std::vector<S> Cd, Cu;                       // C_ii, C_{i,i+1}
   std::vector<Vec5> Rc, Fc;                    // −B τ^δ and F_c, one 5-block per joint
   Eigen::Matrix<S, Eigen::Dynamic, 1> tau_delta;
-  OeeWorkspace<S, 5> oee;
+  OeeWorkspace<S, 5> oee;                      // A's elimination, for 1 (q̈) or m (M⁻¹R) right-hand sides
   std::vector<S> Rm, Fm;                       // M⁻¹R: −B R and F_c for m columns (n blocks of 5 x m)
-  OeeWorkspace<S, 5> oee_m;                    // M⁻¹R: the OEE with m right-hand sides
 
   static_assert(sizeof(Mat5R) == 25 * sizeof(S) && sizeof(Vec5) == 5 * sizeof(S),
                 "oee_solve reads the blocks as one flat array");
@@ -134,35 +146,48 @@ template <class S> S cfa_acceleration_step(const Model<S>& model, const CfaData<
   return a;
 }
 
-// inputs: q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null); output: qdd (nv)
+// inputs: q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null); output: qdd (nv).
+// Returns ω, the componentwise backward error of the refined constraint-force solve.
 template <class S>
-void cfa(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* qd, const S* tau, const S* fext,
+S cfa(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* qd, const S* tau, const S* fext,
          S* qdd) {
   const int N = model.N;
-  if (N == 0) return;
+  if (N == 0) return S(0);
   cfa_bias(model, data, w, q, qd, tau, fext);
   // lines 3-8: A, B, C and −B τ^δ, joint by joint in parallel
 #pragma omp parallel for schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i) cfa_blocks_step(model, data, w, i);
 #pragma omp parallel for schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i) cfa_rhs_step(model, w, i);
-  // line 10: A F_c = −B τ^δ by odd–even elimination (Alg. 2); blocks 1..N are stored from index 1
+  // line 10: A F_c = −B τ^δ by odd–even elimination (Alg. 2) and refinement; blocks 1..N are stored from index 1
+  S omega;
   try {
-    oee_solve<S, 5>(w.oee, N, 5, 1, w.Ad[1].data(), w.Au[1].data(), w.Rc[1].data(), w.Fc[1].data());
+    omega = oee_solve<S, 5>(w.oee, N, 5, 1, w.Ad[1].data(), w.Au[1].data(), w.Rc[1].data(), w.Fc[1].data());
   } catch (const NotPositiveDefinite& e) {
     throw SingularJoint(std::string("cfa: the constraint-force system is singular: ") + e.what());
   }
   // line 11: q̈ = C τ^δ + Bᵀ F_c
 #pragma omp parallel for schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i) qdd[i - 1] = cfa_acceleration_step(model, w, i);
+  // one step of refinement on the equations of motion (see the top): r = τ − RNEA(q, q̇, q̈) =
+  // τ^δ − M q̈, then δq̈ = (C − BᵀA⁻¹B) r by the same blocks and A's kept elimination, q̈ += δq̈
+  rnea(model, data, q, qd, qdd, fext, data.bias.data());
+  for (int k = 0; k < model.nv; ++k) w.tau_delta[k] = tau[k] - data.bias[k];
+#pragma omp parallel for schedule(static) if (N > 64)
+  for (int i = 1; i <= N; ++i) cfa_rhs_step(model, w, i);
+  omega = std::max(omega, oee_solve_factorised<S, 5>(w.oee, 1, w.Ad[1].data(), w.Au[1].data(), w.Rc[1].data(), w.Fc[1].data()));
+#pragma omp parallel for schedule(static) if (N > 64)
+  for (int i = 1; i <= N; ++i) qdd[i - 1] += cfa_acceleration_step(model, w, i);
+  return omega;
 }
 
 // M(q)⁻¹ R = (C − Bᵀ A⁻¹ B) R (eq. (17)) for the m columns of R (nv x m, column-major) into Y:
-// the blocks of A, B, C at q, then A F_c = −B R by OEE with m right-hand sides, Y = C R + Bᵀ F_c
+// the blocks of A, B, C at q, then A F_c = −B R by OEE (and refinement) with m right-hand sides,
+// Y = C R + Bᵀ F_c. Returns ω as cfa does (the worst over the columns).
 template <class S>
-void cfa_inverse_inertia(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* R, int m, S* Y) {
+S cfa_inverse_inertia(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* R, int m, S* Y) {
   const int N = model.N;
-  if (N == 0 || m == 0) return;
+  if (N == 0 || m == 0) return S(0);
   kinematics(model, data, q);
 #pragma omp parallel for schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i) cfa_blocks_step(model, data, w, i);
@@ -178,8 +203,9 @@ void cfa_inverse_inertia(const Model<S>& model, Data<S>& data, CfaData<S>& w, co
     if (i > 1) r.noalias() -= w.Bl[i - 1] * Rmat.row(i - 2);
     if (i < N) r.noalias() -= w.Bu[i] * Rmat.row(i);
   }
+  S omega;
   try {
-    oee_solve<S, 5>(w.oee_m, N, 5, m, w.Ad[1].data(), w.Au[1].data(), w.Rm.data(), w.Fm.data());
+    omega = oee_solve<S, 5>(w.oee, N, 5, m, w.Ad[1].data(), w.Au[1].data(), w.Rm.data(), w.Fm.data());
   } catch (const NotPositiveDefinite& e) {
     throw SingularJoint(std::string("cfa: the constraint-force system is singular: ") + e.what());
   }
@@ -192,6 +218,7 @@ void cfa_inverse_inertia(const Model<S>& model, Data<S>& data, CfaData<S>& w, co
     if (i > 1) y.noalias() += w.Cu[i - 1] * Rmat.row(i - 2) + w.Bu[i - 1].transpose() * Blk(&w.Fm[size_t(i - 2) * 5 * m], 5, m);
     if (i < N) y.noalias() += w.Cu[i] * Rmat.row(i) + w.Bl[i].transpose() * Blk(&w.Fm[size_t(i) * 5 * m], 5, m);
   }
+  return omega;
 }
 
 }  // namespace treedyn
