@@ -56,14 +56,15 @@ template <class S> void check_result(const py::array_t<S>& a, const char* what) 
                             "): the inputs are too large for this precision, or the model is singular");
 }
 
-// treedyn.AccuracyWarning (a RuntimeWarning) when an iteratively refined solve ended with a
-// componentwise backward error omega above limit: the result is returned but not vouched for.
+// treedyn.AccuracyWarning (a RuntimeWarning) when an iteratively refined solve ended with an error
+// indicator omega (a componentwise backward error, or an estimated relative error left) above
+// limit: the result is returned but not vouched for.
 // Call with the GIL held; a warnings filter set to "error" turns it into an exception.
 inline void warn_if_inaccurate(double omega, double limit, const char* what, const char* dtype) {
   if (!(omega > limit)) return;
   char num[64];
   std::snprintf(num, sizeof num, "%.2g > %.2g", omega, limit);
-  py::warnings::warn((std::string(what) + ": iterative refinement did not converge (componentwise backward error " + num +
+  py::warnings::warn((std::string(what) + ": iterative refinement did not converge (error indicator " + num +
                       " in " + dtype + "); the result may be inaccurate. The system is too ill-conditioned for this "
                       "precision (e.g. link masses or inertias many orders of magnitude apart): use float64, or a "
                       "solver without the constraint-force system such as 'aba'").c_str(),

@@ -25,9 +25,9 @@ template <class S> class Engine {
   Method method() const { return method_; }
 
   // forward_dynamics, its batch, inverse_inertia and inverse_mass_matrix return ω: for cfa the
-  // componentwise backward error of the iteratively refined constraint-force solve A F_c = −Bτ
-  // (the worst over a batch or the columns), 0 for the other methods. Above accuracy_limit() the
-  // result is not vouched for (the bindings warn).
+  // error indicator of its iterative refinements (the componentwise backward error of A F_c = −Bτ,
+  // or the relative error estimated to be left, cfa.hpp; the worst over a batch or the columns),
+  // 0 for the other methods. Above accuracy_limit() the result is not vouched for (the bindings warn).
   static double accuracy_limit();
   // q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null) -> qdd (nv)
   double forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
