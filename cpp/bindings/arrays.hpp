@@ -4,6 +4,7 @@
 #pragma once
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/warnings.h>
 
 #include <cmath>
 #include <cstdio>
@@ -82,6 +83,21 @@ template <class S> void explain_overflow(const Model<S>& model, const S* q, py::
                           ", whose largest coordinate is q[" + std::to_string(k) + "] = " + number(qb[k]) +
                           ": too large for this precision (not a singular inertia)");
   }
+}
+
+// treedyn.AccuracyWarning (a RuntimeWarning) when an iteratively refined solve ended with an error
+// indicator omega (a componentwise backward error, or an estimated relative error left) above
+// limit: the result is returned but not vouched for.
+// Call with the GIL held; a warnings filter set to "error" turns it into an exception.
+inline void warn_if_inaccurate(double omega, double limit, const char* what, const char* dtype) {
+  if (!(omega > limit)) return;
+  char num[64];
+  std::snprintf(num, sizeof num, "%.2g > %.2g", omega, limit);
+  py::warnings::warn((std::string(what) + ": iterative refinement did not converge (error indicator " + num +
+                      " in " + dtype + "); the result may be inaccurate. The system is too ill-conditioned for this "
+                      "precision (e.g. link masses or inertias many orders of magnitude apart): use float64, or a "
+                      "solver without the constraint-force system such as 'aba'").c_str(),
+                     py::module_::import("treedyn._core").attr("AccuracyWarning"), 2);
 }
 
 // a vector of length n, or a batch (B, n) when batch_ok; sets B (-1 for a single vector: a batch

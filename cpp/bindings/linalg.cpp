@@ -39,11 +39,12 @@ template <class S> py::array_t<S, py::array::c_style> blocks_arg(py::handle X, c
 }
 
 // fixed-size blocks for k <= 6 (the sizes of spatial algebra), dynamic ones beyond
-template <class S, int K> void oee_fixed(int n, int k, int m, const S* D, const S* U, const S* R, S* X) {
+template <class S, int K> S oee_fixed(int n, int k, int m, const S* D, const S* U, const S* R, S* X) {
   OeeWorkspace<S, K> w(n, k, m);
-  oee_solve<S, K>(w, n, k, m, D, U, R, X);
+  return oee_solve<S, K>(w, n, k, m, D, U, R, X);
 }
-template <class S> void oee_dispatch(int n, int k, int m, const S* D, const S* U, const S* R, S* X) {
+// returns ω, the componentwise backward error after iterative refinement
+template <class S> S oee_dispatch(int n, int k, int m, const S* D, const S* U, const S* R, S* X) {
   switch (k) {
     case 1: return oee_fixed<S, 1>(n, k, m, D, U, R, X);
     case 2: return oee_fixed<S, 2>(n, k, m, D, U, R, X);
@@ -67,16 +68,19 @@ template <class S> py::array_t<S> solve_block_tridiagonal(py::handle D, py::hand
   py::array_t<S> X(std::vector<py::ssize_t>(Ra.shape(), Ra.shape() + Ra.ndim()));
   S* x = X.mutable_data();
   std::string error;
+  S omega = 0;
   {
     py::gil_scoped_release release;
     try {
-      oee_dispatch<S>(int(n), int(k), m, Da.data(), Ua.data(), Ra.data(), x);
+      omega = oee_dispatch<S>(int(n), int(k), m, Da.data(), Ua.data(), Ra.data(), x);
     } catch (const NotPositiveDefinite& e) {
       error = e.what();
     }
   }
   if (!error.empty()) throw py::value_error(error);
   check_result<S>(X, "solve_block_tridiagonal");
+  warn_if_inaccurate(omega, oee_backward_error_limit<S>(), "solve_block_tridiagonal",
+                     sizeof(S) == sizeof(float) ? "float32" : "float64");
   return X;
 }
 

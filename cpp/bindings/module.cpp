@@ -1,5 +1,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <pybind11/warnings.h>
 
 #include <Eigen/Core>
 #include <map>
@@ -53,6 +54,7 @@ static py::dict build_info() {
 PYBIND11_MODULE(_core, m) {
   m.doc() = "treedyn's C++ kernels (spatial algebra, RNEA, CRBA, ABA)";
   py::register_exception<treedyn::SingularJoint>(m, "SingularInertiaError", PyExc_ValueError);
+  py::warnings::new_warning_type(m, "AccuracyWarning", PyExc_RuntimeWarning);
   m.def("build_info", &build_info, "What this build has: OpenMP, SIMD, Eigen version, scalar types.");
   m.def("get_num_threads", &treedyn::max_threads, "Threads the kernels use for batches and columns.");
   m.def("set_num_threads", [](int n) {

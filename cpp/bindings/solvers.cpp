@@ -12,6 +12,8 @@ using namespace treedyn::py_arrays;
 
 namespace {
 
+template <class S> const char* dtype_name() { return sizeof(S) == sizeof(float) ? "float32" : "float64"; }
+
 template <class S> py::array_t<S> forward_dynamics(Engine<S>& self, py::handle q, py::handle v, py::handle tau,
                                                    py::object f_ext) {
   const Model<S>& model = self.model();
@@ -41,15 +43,17 @@ template <class S> py::array_t<S> forward_dynamics(Engine<S>& self, py::handle q
   py::array_t<S> out = batch ? py::array_t<S>({B, py::ssize_t(model.nv)}) : py::array_t<S>(model.nv);
   S* o = out.mutable_data();
   if (B == 0) return out;  // an empty batch: (0, nv)
+  double omega = 0;
   try {
     py::gil_scoped_release release;
-    if (batch) self.forward_dynamics_batch(int(B), qa.data(), va.data(), ta.data(), fp, o);
-    else self.forward_dynamics(qa.data(), va.data(), ta.data(), fp, o);
+    if (batch) omega = self.forward_dynamics_batch(int(B), qa.data(), va.data(), ta.data(), fp, o);
+    else omega = self.forward_dynamics(qa.data(), va.data(), ta.data(), fp, o);
   } catch (const SingularJoint&) {
     explain_overflow<S>(model, qa.data(), B, "forward dynamics");
     throw;
   }
   check_result<S>(out, "forward dynamics");
+  warn_if_inaccurate(omega, Engine<S>::accuracy_limit(), "forward dynamics", dtype_name<S>());
   return out;
 }
 
@@ -68,9 +72,10 @@ template <class S> py::array_t<S> inverse_inertia(Engine<S>& self, py::handle q,
   Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> Rc =
       Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(Ra.data(), model.nv, m);
   Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> Y(model.nv, m);
+  double omega = 0;
   try {
     py::gil_scoped_release release;
-    self.inverse_inertia(qa.data(), Rc.data(), m, Y.data());
+    omega = self.inverse_inertia(qa.data(), Rc.data(), m, Y.data());
   } catch (const SingularJoint&) {
     explain_overflow<S>(model, qa.data(), 1, "inverse_inertia");
     throw;
@@ -78,6 +83,7 @@ template <class S> py::array_t<S> inverse_inertia(Engine<S>& self, py::handle q,
   py::array_t<S> out = Ra.ndim() == 1 ? py::array_t<S>(model.nv) : py::array_t<S>({py::ssize_t(model.nv), py::ssize_t(m)});
   Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(out.mutable_data(), model.nv, m) = Y;
   check_result<S>(out, "inverse_inertia");
+  warn_if_inaccurate(omega, Engine<S>::accuracy_limit(), "inverse_inertia", dtype_name<S>());
   return out;
 }
 
@@ -89,14 +95,16 @@ template <class S> py::array_t<S> inverse_mass_matrix(Engine<S>& self, py::handl
   py::array_t<S> out({py::ssize_t(model.nv), py::ssize_t(model.nv)});
   S* o = out.mutable_data();
   bool checked;
+  double omega = 0;
   try {
     py::gil_scoped_release release;
-    checked = self.inverse_mass_matrix(qa.data(), o);
+    checked = self.inverse_mass_matrix(qa.data(), o, omega);
   } catch (const SingularJoint&) {
     explain_overflow<S>(model, qa.data(), 1, "inverse_mass_matrix");
     throw;
   }
   if (!checked) check_result<S>(out, "inverse_mass_matrix");
+  warn_if_inaccurate(omega, Engine<S>::accuracy_limit(), "inverse_mass_matrix", dtype_name<S>());
   return out;
 }
 

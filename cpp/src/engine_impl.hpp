@@ -59,15 +59,17 @@ template <class S> void Engine<S>::factorize(Data<S>& data, const S* q) {
   else ltdl(data.M.data(), model_.nv, lambda_.data());
 }
 
+template <class S> double Engine<S>::accuracy_limit() { return double(oee_backward_error_limit<S>()); }
+
 template <class S>
-void Engine<S>::run(int t, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
+double Engine<S>::run(int t, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
   Data<S>& data = *data_[t];
   switch (method_) {
-    case Method::ABA: aba(model_, data, q, qd, tau, fext, qdd); return;
-    case Method::ABAModified: aba_modified(model_, data, q, qd, tau, fext, qdd); return;
-    case Method::CRBACholesky: crba_cholesky_forward_dynamics(model_, data, q, qd, tau, fext, qdd); return;
-    case Method::CFA: cfa(model_, data, *cfa_[t], q, qd, tau, fext, qdd); return;
-    case Method::JSIIA: jsiia(model_, data, *jsiia_[t], q, qd, tau, fext, qdd); return;
+    case Method::ABA: aba(model_, data, q, qd, tau, fext, qdd); return 0;
+    case Method::ABAModified: aba_modified(model_, data, q, qd, tau, fext, qdd); return 0;
+    case Method::CRBACholesky: crba_cholesky_forward_dynamics(model_, data, q, qd, tau, fext, qdd); return 0;
+    case Method::CFA: return double(cfa(model_, data, *cfa_[t], q, qd, tau, fext, qdd));
+    case Method::JSIIA: jsiia(model_, data, *jsiia_[t], q, qd, tau, fext, qdd); return 0;
     default: break;
   }
   // q̈ = M⁻¹(τ − c): the bias c by RNEA, then M⁻¹ applied to one column
@@ -79,34 +81,36 @@ void Engine<S>::run(int t, const S* q, const S* qd, const S* tau, const S* fext,
     data.bias = Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, 1>>(qdd, model_.nv);
     if (w.floating_base) mMultInvFB(model_, w, w.col, data.bias.data(), qdd);
     else mMultInv(model_, w, w.col, data.bias.data(), qdd);
-    return;
+    return 0;
   }
   factorize(data, q);
   if (method_ == Method::CRBALTL) ltl_solve(data.M.data(), model_.nv, lambda_.data(), qdd);
   else ltdl_solve(data.M.data(), model_.nv, lambda_.data(), qdd);
+  return 0;
 }
 
 template <class S>
-void Engine<S>::forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
+double Engine<S>::forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
   std::lock_guard<std::mutex> lock(mutex_);
-  run(0, q, qd, tau, fext, qdd);
+  return run(0, q, qd, tau, fext, qdd);
 }
 
 template <class S>
-void Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
+double Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
   std::lock_guard<std::mutex> lock(mutex_);
   const int nthreads = std::max(1, std::min(max_threads(), B));  // never more threads than items
   ensure_workspaces(nthreads);
   const int nq = model_.nq, nv = model_.nv, nf = 6 * (model_.N + 1);
   // chunks of consecutive items, claimed by the threads as they come (parallel.hpp); every item
-  // runs to the end, and the error of the lowest item is the one reported
+  // runs to the end, and the error of the lowest item is the one reported; ω is the worst item's
   const int nchunks = std::min(B, 8 * nthreads);
   std::vector<std::string> errors(nchunks);
+  std::vector<double> omegas(nchunks, 0.0);
   parallel_for(nchunks, nthreads, [&](int c, int t) {
     for (int b = int(std::int64_t(B) * c / nchunks); b < int(std::int64_t(B) * (c + 1) / nchunks); ++b) {
       try {
-        run(t, q + std::size_t(b) * nq, qd + std::size_t(b) * nv, tau + std::size_t(b) * nv,
-            fext ? fext + std::size_t(b) * nf : nullptr, qdd + std::size_t(b) * nv);
+        omegas[c] = std::max(omegas[c], run(t, q + std::size_t(b) * nq, qd + std::size_t(b) * nv, tau + std::size_t(b) * nv,
+                                            fext ? fext + std::size_t(b) * nf : nullptr, qdd + std::size_t(b) * nv));
       } catch (const std::exception& e) {
         if (errors[c].empty()) errors[c] = "batch item " + std::to_string(b) + ": " + e.what();
       }
@@ -114,6 +118,7 @@ void Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S* 
   });
   for (const auto& e : errors)
     if (!e.empty()) throw SingularJoint(e);
+  return nchunks ? *std::max_element(omegas.begin(), omegas.end()) : 0.0;
 }
 
 // the m columns of Y (holding R on entry for crba-ltl) solved independently, claimed by the
@@ -144,27 +149,27 @@ inline int column_threads(int m, int nv) {
   return std::max(1, std::min(max_threads(), m));
 }
 
-template <class S> void Engine<S>::inverse_inertia(const S* q, const S* R, int m, S* Y) {
+template <class S> double Engine<S>::inverse_inertia(const S* q, const S* R, int m, S* Y) {
   std::lock_guard<std::mutex> lock(mutex_);
   const int nv = model_.nv;
   switch (method_) {
-    case Method::ABA: aba_inverse_inertia(model_, workspace(0), q, R, m, Y); return;
-    case Method::CFA: cfa_inverse_inertia(model_, workspace(0), *cfa_[0], q, R, m, Y); return;
-    case Method::ABAModified: aba_modified_inverse_inertia(model_, workspace(0), q, R, m, Y); return;
-    case Method::CRBACholesky: crba_cholesky_inverse_inertia(model_, workspace(0), q, R, m, Y); return;
-    case Method::JSIIA: jsiia_inverse_inertia(model_, workspace(0), *jsiia_[0], q, R, m, Y); return;
+    case Method::ABA: aba_inverse_inertia(model_, workspace(0), q, R, m, Y); return 0;
+    case Method::CFA: return double(cfa_inverse_inertia(model_, workspace(0), *cfa_[0], q, R, m, Y));
+    case Method::ABAModified: aba_modified_inverse_inertia(model_, workspace(0), q, R, m, Y); return 0;
+    case Method::CRBACholesky: crba_cholesky_inverse_inertia(model_, workspace(0), q, R, m, Y); return 0;
+    case Method::JSIIA: jsiia_inverse_inertia(model_, workspace(0), *jsiia_[0], q, R, m, Y); return 0;
     case Method::Drumwright: {
       const int nthreads = column_threads(m, nv);
       ensure_workspaces(nthreads);
       minv_precompute(model_, *minv_[0], q);
       solve_columns(R, m, Y, nthreads);
-      return;
+      return 0;
     }
     default: {
       factorize(workspace(0), q);
       std::copy(R, R + std::size_t(nv) * m, Y);
       solve_columns(Y, m, Y, column_threads(m, nv));
-      return;
+      return 0;
     }
   }
 }
@@ -191,13 +196,14 @@ template <class S> void Engine<S>::joint_inertias(const S* q, S* D) {
   }
 }
 
-template <class S> bool Engine<S>::inverse_mass_matrix(const S* q, S* Minv) {
+template <class S> bool Engine<S>::inverse_mass_matrix(const S* q, S* Minv, double& omega) {
   const int nv = model_.nv;
+  omega = 0;
   if (method_ != Method::Drumwright) {  // the solver's own inverse_inertia applied to 1
     Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> I = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>::Identity(nv, nv);
     if (method_ == Method::ABA || method_ == Method::ABAModified || method_ == Method::CFA ||
         method_ == Method::JSIIA) {
-      inverse_inertia(q, I.data(), nv, Minv);
+      omega = inverse_inertia(q, I.data(), nv, Minv);
       return false;
     }
     std::lock_guard<std::mutex> lock(mutex_);

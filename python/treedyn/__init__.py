@@ -1,5 +1,5 @@
 """treedyn: dynamics of highly articulated rigid-body trees."""
-from ._core import SingularInertiaError, build_info, get_num_threads, set_num_threads
+from ._core import AccuracyWarning, SingularInertiaError, build_info, get_num_threads, set_num_threads
 from .configuration import integrate, neutral, random_configuration
 from .dynamics import bias_forces, mass_matrix, rnea
 from .inverse import contact_inertia, inverse_mass_matrix
@@ -16,5 +16,5 @@ __all__ = [
     "Solver", "available_solvers", "make_solver",
     "rnea", "bias_forces", "mass_matrix", "inverse_mass_matrix", "contact_inertia", "integrate", "neutral", "random_configuration",
     "simulate", "SimulationResult", "SimulationWarning", "SimulationError", "State",
-    "set_num_threads", "get_num_threads", "build_info", "SingularInertiaError", "UnknownNameError", "scenes", "linalg",
+    "set_num_threads", "get_num_threads", "build_info", "SingularInertiaError", "UnknownNameError", "AccuracyWarning", "scenes", "linalg",
 ]

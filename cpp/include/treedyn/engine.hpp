@@ -25,17 +25,22 @@ template <class S> class Engine {
   const Model<S>& model() const { return model_; }
   Method method() const { return method_; }
 
+  // forward_dynamics, its batch, inverse_inertia and inverse_mass_matrix return ω: for cfa the
+  // error indicator of its iterative refinements (the componentwise backward error of A F_c = −Bτ,
+  // or the relative error estimated to be left, cfa.hpp; the worst over a batch or the columns),
+  // 0 for the other methods. Above accuracy_limit() the result is not vouched for (the bindings warn).
+  static double accuracy_limit();
   // q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null) -> qdd (nv)
-  void forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
+  double forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
   // B problems stored one after the other; spread over the threads (parallel.hpp)
-  void forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
+  double forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
   // M(q)⁻¹ R, R and Y nv x m column-major; the columns are spread over the threads
   // (never more threads than columns) for drumwright and crba-ltl; cfa solves A F_c = −B R for all
   // columns at once by OEE (eq. (17)), jsiia a dense Cholesky solve of its scanned M
-  void inverse_inertia(const S* q, const S* R, int m, S* Y);
+  double inverse_inertia(const S* q, const S* R, int m, S* Y);
   // the full M(q)⁻¹, nv x nv (symmetric: row- and column-major alike). Returns true when the
   // kernel has checked that every entry is finite (drumwright: while mirroring the triangle)
-  bool inverse_mass_matrix(const S* q, S* Minv);
+  bool inverse_mass_matrix(const S* q, S* Minv, double& omega);
   // ABA and modified ABA: the joint-space pivots D_i = S_iᵀ I^A_i S_i at q (q̇ = 0), each nv_i x nv_i,
   // column-major, one after the other (Σ nv_i² numbers)
   void joint_inertias(const S* q, S* D);
@@ -45,7 +50,7 @@ template <class S> class Engine {
   void ensure_workspaces(int n);
   void factorize(Data<S>& data, const S* q);
   void solve_columns(const S* R, int m, S* Y, int nthreads);
-  void run(int thread, const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
+  double run(int thread, const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
   Model<S> model_;
   Method method_;
   std::vector<std::unique_ptr<Data<S>>> data_;

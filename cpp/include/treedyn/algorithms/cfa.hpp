@@ -12,12 +12,28 @@
 // unit vector), F = S τ^δ + W F_c (eq. (14)), and
 //   A = Wᵀ P W (block tri-diagonal, 5 x 5 blocks), B = Wᵀ P S, C = Sᵀ P S      eq. (15)
 //   A F_c = −B τ^δ  by odd–even elimination (linalg/oee.hpp)                  eq. (15), Alg. 1 line 10
+//                   followed by iterative refinement (see oee.hpp)
 //   q̈ = C τ^δ + Bᵀ F_c                                                         eq. (17), Alg. 1 line 11
+// Accuracy. With link masses spanning 1e6, A's eigenvalues span ~1e8 (a light link passes on 4 of
+// the 10 force components of its two joints at the scale of its heavy neighbours), and OEE alone
+// leaves a componentwise backward error of ~1e-10 in A F_c = −Bτ^δ: q̈ 1e-3 off ABA's. The
+// refinement in oee_solve brings that backward error to ~u. A second loss is intrinsic to eq. (17):
+// the joint forces F = Sτ^δ + W F_c carry the heavy links' weight, and a light link's acceleration
+// is the small difference of the forces at its two joints, so q̈ = Cτ^δ + BᵀF_c cancels ~1e8-fold
+// (q̈ still ~1e-9 off). One step of refinement on the equations of motion removes it: the residual
+// r = τ − RNEA(q, q̇, q̈) is small, so δq̈ = M⁻¹r by the same blocks (A's elimination reused) is
+// accurate relative to r. Cost: one RNEA and one OEE substitution; q̈ then agrees with ABA to
+// ~1e-13 on such chains. What the refinements reach is returned (the larger of ω and ρ, see
+// refinement_indicator) so that the caller can warn when it stayed large (oee_backward_error_limit):
+// in float32 on such chains the first solution is meaningless and the warning is all one gets.
 // The blocks of A, B, C need only J_i⁻¹ (constant in body coordinates), X_i and S_i: every joint's
 // blocks are computed independently, spread over the OpenMP threads (Alg. 1 lines 3-8).
 #pragma once
 #include <Eigen/Cholesky>
 #include <Eigen/QR>
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -50,9 +66,9 @@ template <class S> struct CfaData {
   std::vector<S> Cd, Cu;                       // C_ii, C_{i,i+1}
   std::vector<Vec5> Rc, Fc;                    // −B τ^δ and F_c, one 5-block per joint
   Eigen::Matrix<S, Eigen::Dynamic, 1> tau_delta;
-  OeeWorkspace<S, 5> oee;
+  OeeWorkspace<S, 5> oee;                      // A's elimination, for 1 (q̈) or m (M⁻¹R) right-hand sides
   std::vector<S> Rm, Fm;                       // M⁻¹R: −B R and F_c for m columns (n blocks of 5 x m)
-  OeeWorkspace<S, 5> oee_m;                    // M⁻¹R: the OEE with m right-hand sides
+  std::vector<S> Rres, dY;                     // M⁻¹R: the residual R − M Y and the correction (nv x m, column-major)
 
   static_assert(sizeof(Mat5R) == 25 * sizeof(S) && sizeof(Vec5) == 5 * sizeof(S),
                 "oee_solve reads the blocks as one flat array");
@@ -135,40 +151,85 @@ template <class S> S cfa_acceleration_step(const Model<S>& model, const CfaData<
   return a;
 }
 
-// inputs: q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null); output: qdd (nv)
+// Whether the refinement step on the equations of motion can have worked: its correction δ is the
+// error of the first solution, and the step contracts errors only when that solution was accurate
+// to a fraction of itself (Higham §12.1: the iteration converges when the solver's relative error
+// is < 1). ρ = ‖δ‖∞ / ‖x‖∞ ≥ 1/8 is reported as is (far above any limit: the first solution was
+// meaningless, as in float32 on masses spanning 1e6); a smaller ρ as 0 (converging; a step leaves
+// about ρ times the solver's own relative error, and the measured ρ overstates that error
+// because it includes the cancellation the step removes).
+template <class S> S refinement_indicator(S dmax, S xmax) {
+  if (dmax == S(0)) return S(0);
+  const S rho = xmax > S(0) ? dmax / xmax : std::numeric_limits<S>::infinity();
+  return rho >= S(0.125) ? rho : S(0);
+}
+
+// inputs: q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null); output: qdd (nv).
+// Returns the refinement's error indicator: the larger of ω, the componentwise backward error of the
+// refined constraint-force solve, and refinement_indicator's ρ; about u when both converged.
 template <class S>
-void cfa(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* qd, const S* tau, const S* fext,
+S cfa(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* qd, const S* tau, const S* fext,
          S* qdd) {
   const int N = model.N;
-  if (N == 0) return;
+  if (N == 0) return S(0);
   cfa_bias(model, data, w, q, qd, tau, fext);
   // lines 3-8: A, B, C and −B τ^δ, joint by joint in parallel
 #pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i) cfa_blocks_step(model, data, w, i);
 #pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i) cfa_rhs_step(model, w, i);
-  // line 10: A F_c = −B τ^δ by odd–even elimination (Alg. 2); blocks 1..N are stored from index 1
+  // line 10: A F_c = −B τ^δ by odd–even elimination (Alg. 2) and refinement; blocks 1..N are stored from index 1
+  S omega;
   try {
-    oee_solve<S, 5>(w.oee, N, 5, 1, w.Ad[1].data(), w.Au[1].data(), w.Rc[1].data(), w.Fc[1].data());
+    omega = oee_solve<S, 5>(w.oee, N, 5, 1, w.Ad[1].data(), w.Au[1].data(), w.Rc[1].data(), w.Fc[1].data());
   } catch (const NotPositiveDefinite& e) {
     throw SingularJoint(std::string("cfa: the constraint-force system is singular: ") + e.what());
   }
   // line 11: q̈ = C τ^δ + Bᵀ F_c
 #pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i) qdd[i - 1] = cfa_acceleration_step(model, w, i);
+  // one step of refinement on the equations of motion (see the top): r = τ − RNEA(q, q̇, q̈) =
+  // τ^δ − M q̈, then δq̈ = (C − BᵀA⁻¹B) r by the same blocks and A's kept elimination, q̈ += δq̈
+  rnea(model, data, q, qd, qdd, fext, data.bias.data());
+  for (int k = 0; k < model.nv; ++k) w.tau_delta[k] = tau[k] - data.bias[k];
+#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
+  for (int i = 1; i <= N; ++i) cfa_rhs_step(model, w, i);
+  // (the correction's own ω is not reported: its right-hand side is the rounding-level residual, and
+  // what the correction achieves is judged by ρ below)
+  oee_solve_factorised<S, 5>(w.oee, 1, w.Ad[1].data(), w.Au[1].data(), w.Rc[1].data(), w.Fc[1].data());
+  S dmax = 0, qmax = 0;
+#pragma omp parallel for num_threads(max_threads()) schedule(static) reduction(max : dmax, qmax) if (N > 64)
+  for (int i = 1; i <= N; ++i) {
+    const S d = cfa_acceleration_step(model, w, i);
+    qdd[i - 1] += d;
+    dmax = std::max(dmax, std::abs(d));
+    qmax = std::max(qmax, std::abs(qdd[i - 1]));
+  }
+  return std::max(omega, refinement_indicator(dmax, qmax));
 }
 
-// M(q)⁻¹ R = (C − Bᵀ A⁻¹ B) R (eq. (17)) for the m columns of R (nv x m, column-major) into Y:
-// the blocks of A, B, C at q, then A F_c = −B R by OEE with m right-hand sides, Y = C R + Bᵀ F_c
-template <class S>
-void cfa_inverse_inertia(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* R, int m, S* Y) {
+// M y for one column y (nv) by eqs. (9a)-(9c) with q̇ = 0 and no gravity: a_i = X_i a_{i-1} + S_i y_i,
+// F_i = J_i a_i + X_{i+1}ᵀ F_{i+1}, (M y)_i = S_iᵀ F_i (the residual of inverse_inertia's refinement;
+// needs ^iX_λ and S_i in data)
+template <class S> void cfa_mass_times(const Model<S>& model, Data<S>& data, const S* y, S* My) {
   const int N = model.N;
-  if (N == 0 || m == 0) return;
-  kinematics(model, data, q);
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
-  for (int i = 1; i <= N; ++i) cfa_blocks_step(model, data, w, i);
-  w.Rm.resize(size_t(N) * 5 * m);
-  w.Fm.resize(w.Rm.size());
+  for (int i = 1; i <= N; ++i) {
+    const Motion<S> sy = subspace_times<S>(&data.S[i - 1], 1, y + i - 1);
+    data.a[i] = i > 1 ? data.Xup[i].apply(data.a[i - 1]) + sy : sy;
+    data.f[i] = model.I[i] * data.a[i];
+  }
+  for (int i = N; i >= 1; --i) {
+    My[i - 1] = dot(data.S[i - 1], data.f[i]);
+    if (i > 1) data.f[i - 1] += data.Xup[i].inv_apply(data.f[i]);
+  }
+}
+
+// Y (+)= (C − BᵀA⁻¹B) R for the m columns of R (nv x m, column-major), A already eliminated in w.oee:
+// −B R block row by block row, A F_c = −B R by the kept elimination and refinement, then C R + Bᵀ F_c.
+// Returns ω of the constraint-force solve.
+template <class S>
+S cfa_apply_inverse_inertia(const Model<S>& model, CfaData<S>& w, const S* R, int m, S* Y, bool accumulate) {
+  const int N = model.N;
   using Blk = Eigen::Map<Eigen::Matrix<S, 5, Eigen::Dynamic, Eigen::RowMajor>>;
   const Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>> Rmat(R, N, m);
   // −B R, block row i (5 x m)
@@ -179,20 +240,57 @@ void cfa_inverse_inertia(const Model<S>& model, Data<S>& data, CfaData<S>& w, co
     if (i > 1) r.noalias() -= w.Bl[i - 1] * Rmat.row(i - 2);
     if (i < N) r.noalias() -= w.Bu[i] * Rmat.row(i);
   }
-  try {
-    oee_solve<S, 5>(w.oee_m, N, 5, m, w.Ad[1].data(), w.Au[1].data(), w.Rm.data(), w.Fm.data());
-  } catch (const NotPositiveDefinite& e) {
-    throw SingularJoint(std::string("cfa: the constraint-force system is singular: ") + e.what());
-  }
-  // Y = C R + Bᵀ F_c, row i − 1
+  const S omega = oee_solve_factorised<S, 5>(w.oee, m, w.Ad[1].data(), w.Au[1].data(), w.Rm.data(), w.Fm.data());
+  // Y (+)= C R + Bᵀ F_c, row i − 1
   Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>> Ymat(Y, N, m);
 #pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
   for (int i = 1; i <= N; ++i) {
     auto y = Ymat.row(i - 1);
-    y.noalias() = w.Cd[i] * Rmat.row(i - 1) + w.Bd[i].transpose() * Blk(&w.Fm[size_t(i - 1) * 5 * m], 5, m);
+    if (!accumulate) y.setZero();
+    y.noalias() += w.Cd[i] * Rmat.row(i - 1) + w.Bd[i].transpose() * Blk(&w.Fm[size_t(i - 1) * 5 * m], 5, m);
     if (i > 1) y.noalias() += w.Cu[i - 1] * Rmat.row(i - 2) + w.Bu[i - 1].transpose() * Blk(&w.Fm[size_t(i - 2) * 5 * m], 5, m);
     if (i < N) y.noalias() += w.Cu[i] * Rmat.row(i) + w.Bl[i].transpose() * Blk(&w.Fm[size_t(i) * 5 * m], 5, m);
   }
+  return omega;
+}
+
+// M(q)⁻¹ R = (C − BᵀA⁻¹B) R (eq. (17)) for the m columns of R (nv x m, column-major) into Y:
+// the blocks of A, B, C at q, A's elimination, Y = (C − BᵀA⁻¹B) R with all columns through one
+// OEE substitution; then, as in cfa(), one step of refinement: R_res = R − M Y column by column
+// (cfa_mass_times, O(n) each), Y += (C − BᵀA⁻¹B) R_res. Returns the error indicator as cfa does
+// (the worst over the columns).
+template <class S>
+S cfa_inverse_inertia(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* R, int m, S* Y) {
+  const int N = model.N;
+  if (N == 0 || m == 0) return S(0);
+  kinematics(model, data, q);
+#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
+  for (int i = 1; i <= N; ++i) cfa_blocks_step(model, data, w, i);
+  const size_t len = size_t(N) * m;
+  if (w.Rm.size() < 5 * len) w.Rm.resize(5 * len), w.Fm.resize(5 * len);
+  if (w.Rres.size() < len) w.Rres.resize(len), w.dY.resize(len);
+  if (w.oee.n != N || w.oee.m != m) w.oee.resize(N, 5, m);
+  S omega;
+  try {
+    oee_factorise(w.oee, w.Ad[1].data(), w.Au[1].data());
+    omega = cfa_apply_inverse_inertia(model, w, R, m, Y, false);
+    for (int c = 0; c < m; ++c) {  // R_res = R − M Y
+      S* rc = &w.Rres[size_t(c) * N];
+      cfa_mass_times(model, data, Y + size_t(c) * N, rc);
+      for (int k = 0; k < N; ++k) rc[k] = R[size_t(c) * N + k] - rc[k];
+    }
+    cfa_apply_inverse_inertia(model, w, w.Rres.data(), m, w.dY.data(), false);  // its ω: as in cfa()
+    S dmax = 0, ymax = 0;
+    for (size_t e = 0; e < len; ++e) {
+      Y[e] += w.dY[e];
+      dmax = std::max(dmax, std::abs(w.dY[e]));
+      ymax = std::max(ymax, std::abs(Y[e]));
+    }
+    omega = std::max(omega, refinement_indicator(dmax, ymax));
+  } catch (const NotPositiveDefinite& e) {
+    throw SingularJoint(std::string("cfa: the constraint-force system is singular: ") + e.what());
+  }
+  return omega;
 }
 
 }  // namespace treedyn
