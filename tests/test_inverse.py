@@ -60,7 +60,7 @@ def test_contact_inertia_refuses_bad_input():
     with pytest.raises(ValueError, match="q must have shape"):
         td.contact_inertia(s, q[:3], np.ones((5, 1)))
     # found by tests/test_fuzz_api.py: finite but huge columns overflowed NᵀM⁻¹N to inf silently
-    with pytest.raises(ValueError, match=r"N\^T M\^-1 N overflowed"):
+    with pytest.raises(ValueError, match="^contact_inertia overflowed"):
         td.contact_inertia(s, q, np.full((5, 1), 1e300))
     with pytest.raises(ValueError, match="overflowed"):
         td.contact_inertia(s, q, np.ones((5, 1)), np.full((5, 2), 1e300))

@@ -71,7 +71,9 @@ def _columns(x, name: str, nv: int) -> np.ndarray:
                          f"(the transposed Jacobian), got {np.shape(x)}")
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} contains NaN or inf")
-    return a
+    # a private float64 C-ordered copy: the products below then take the same BLAS path (the same
+    # bits) whatever the layout the user handed over, and the user's array is never touched
+    return np.array(a, dtype=np.float64, order="C")
 
 
 def contact_inertia(solver: Solver, q, N, D=None) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray, np.ndarray]]:
