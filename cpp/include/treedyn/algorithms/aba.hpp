@@ -14,7 +14,7 @@ void aba_forward_pass_1(const Model<S>& model, Data<S>& data, const S* q, const 
   for (int i = 1; i <= model.N; ++i) {
     kinematics_step(model, data, i, q);
     const int p = model.parent[i], vi = model.v_index[i];
-    const Motion<S>* Si = &data.S[vi];
+    const Motion<S>* Si = data.S.data() + vi;
     const Motion<S> vJ = subspace_times<S>(Si, model.nv_i[i], qd + vi);
     data.v[i] = p > 0 ? data.Xup[i].apply(data.v[p]) + vJ : vJ;
     data.c[i] = joint_bias(model, i, Si, qd + vi) + data.v[i].cross(vJ);
@@ -49,8 +49,8 @@ template <class S> void invert_pivot(const Model<S>& model, Data<S>& data, int i
 // backward step, joint part: U_i = I^A_i S_i, D_i = S_iᵀ U_i, and D_i⁻¹
 template <class S> void aba_joint_inertia_step(const Model<S>& model, Data<S>& data, int i) {
   const int vi = model.v_index[i], ni = model.nv_i[i];
-  const Motion<S>* Si = &data.S[vi];
-  Force<S>* Ui = &data.U[vi];
+  const Motion<S>* Si = data.S.data() + vi;
+  Force<S>* Ui = data.U.data() + vi;
   if (ni == 1) {
     Ui[0] = data.IA[i] * Si[0];
     data.D[i](0, 0) = dot(Si[0], Ui[0]);
@@ -66,7 +66,7 @@ template <class S> void aba_joint_inertia_step(const Model<S>& model, Data<S>& d
 // afterwards), I^A_λ += ^iX_λᵀ I^a_i ^iX_λ
 template <class S> void aba_inertia_propagation_step(const Model<S>& model, Data<S>& data, int i) {
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
-  const Force<S>* Ui = &data.U[vi];
+  const Force<S>* Ui = data.U.data() + vi;
   ArticulatedInertia<S>& Ia = data.IA[i];
   if (ni == 1) {
     Ia.subtract_outer(Ui[0], data.Dinv[i](0, 0));
@@ -84,8 +84,8 @@ template <class S> void aba_inertia_propagation_step(const Model<S>& model, Data
 template <class S>
 void aba_backward_bias_step(const Model<S>& model, Data<S>& data, int i, const S* tau, bool with_c) {
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
-  const Motion<S>* Si = &data.S[vi];
-  const Force<S>* Ui = &data.U[vi];
+  const Motion<S>* Si = data.S.data() + vi;
+  const Force<S>* Ui = data.U.data() + vi;
   Force<S> pa = data.pA[i];
   if (with_c) pa += data.IA[i] * data.c[i];
   if (ni == 1) {
@@ -109,8 +109,8 @@ template <class S>
 void aba_forward_acceleration_step(const Model<S>& model, Data<S>& data, int i, const Motion<S>& a0,
                                    bool with_c, S* qdd) {
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
-  const Motion<S>* Si = &data.S[vi];
-  const Force<S>* Ui = &data.U[vi];
+  const Motion<S>* Si = data.S.data() + vi;
+  const Force<S>* Ui = data.U.data() + vi;
   Motion<S> a = data.Xup[i].apply(p > 0 ? data.a[p] : a0);
   if (with_c) a += data.c[i];
   if (ni == 1) {

@@ -17,8 +17,8 @@ namespace treedyn {
 template <class S> void aba_modified_joint_step(const Model<S>& model, Data<S>& data, int i) {
   const int vi = model.v_index[i], ni = model.nv_i[i];
   if (ni == 0) return;
-  const Motion<S>* Si = &data.S[vi];
-  Force<S>* Ui = &data.U[vi];
+  const Motion<S>* Si = data.S.data() + vi;
+  Force<S>* Ui = data.U.data() + vi;
   auto& D = data.D[i];
   for (int b = 0; b < ni; ++b) {
     Ui[b] = data.IA[i] * Si[b];
@@ -34,7 +34,7 @@ template <class S> void aba_modified_joint_step(const Model<S>& model, Data<S>& 
 template <class S> void aba_modified_propagation_step(const Model<S>& model, Data<S>& data, int i) {
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
   ArticulatedInertia<S>& Ia = data.IA[i];
-  const Force<S>* Ui = &data.U[vi];
+  const Force<S>* Ui = data.U.data() + vi;
   if (ni == 1) {
     Ia.subtract_outer_exact(Ui[0], data.D[i](0, 0));
   } else if (ni > 1) {

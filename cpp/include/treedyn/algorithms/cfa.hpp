@@ -214,7 +214,7 @@ S cfa(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* 
 template <class S> void cfa_mass_times(const Model<S>& model, Data<S>& data, const S* y, S* My) {
   const int N = model.N;
   for (int i = 1; i <= N; ++i) {
-    const Motion<S> sy = subspace_times<S>(&data.S[i - 1], 1, y + i - 1);
+    const Motion<S> sy = subspace_times<S>(data.S.data() + (i - 1), 1, y + i - 1);
     data.a[i] = i > 1 ? data.Xup[i].apply(data.a[i - 1]) + sy : sy;
     data.f[i] = model.I[i] * data.a[i];
   }

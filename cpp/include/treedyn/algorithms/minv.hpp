@@ -106,7 +106,7 @@ template <class S> inline Transform<S> chain_product(const Transform<S>& X1, con
 template <class S> void minv_joint_step(const Model<S>& model, MinvData<S>& w, int i, const S* q) {
   const S* qi = q + model.q_index[i];
   w.X0[i] = joint_transform(model, i, qi) * model.X_tree[i];
-  joint_subspace(model, i, qi, &w.s[model.v_index[i]]);
+  joint_subspace(model, i, qi, w.s.data() + model.v_index[i]);
 }
 //   chain part: ^iX_0 = ^iX_λ ^λX_0, where 0 is the global frame of i's tree (its root and the
 //   root's subtree): the world's axes, and its origin at the root body's origin at q.

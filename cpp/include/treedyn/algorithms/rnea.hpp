@@ -13,7 +13,7 @@ void rnea(const Model<S>& model, Data<S>& data, const S* q, const S* qd, const S
   for (int i = 1; i <= model.N; ++i) {
     kinematics_step(model, data, i, q);
     const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
-    const Motion<S>* Si = &data.S[vi];
+    const Motion<S>* Si = data.S.data() + vi;
     const Motion<S> vJ = subspace_times<S>(Si, ni, qd + vi);
     const Transform<S>& X = data.Xup[i];
     data.v[i] = p > 0 ? X.apply(data.v[p]) + vJ : vJ;

@@ -41,7 +41,7 @@ template <class S> void J_times(const Model<S>& m, const Data<S>& d, const S* x,
   y[0] = Motion<S>::zero();
   for (int i = 1; i <= m.N; ++i) {
     y[i] = d.Xup[i].apply(y[m.parent[i]]);                                      // line 5
-    if (m.nv_i[i]) y[i] += subspace_times(&d.Ssub[m.v_index[i]], m.nv_i[i], x + m.v_index[i]);  // line 2
+    if (m.nv_i[i]) y[i] += subspace_times(d.Ssub.data() + m.v_index[i], m.nv_i[i], x + m.v_index[i]);  // line 2
   }
 }
 
@@ -54,7 +54,7 @@ template <class S> void Jdot_times(const Model<S>& m, const Data<S>& d, const S*
     y[i] = Xy;
     if (!m.nv_i[i]) continue;
     const int vi = m.v_index[i], n = m.nv_i[i];
-    const Motion<S>* Si = &d.Ssub[vi];
+    const Motion<S>* Si = d.Ssub.data() + vi;
     const Motion<S> vJ = subspace_times(Si, n, d.qd.data() + vi);
     y[i] += subspace_times(Si, n, x + vi);                                      // line 2
     z[i] += joint_subspace_rate(m, i, Si, d.qd.data() + vi, x + vi) - vJ.cross(Xy);  // lines 3, 6
@@ -65,7 +65,7 @@ template <class S> void Jdot_times(const Model<S>& m, const Data<S>& d, const S*
 template <class S> void JT_times(const Model<S>& m, const Data<S>& d, const Force<S>* y, S* x, Force<S>* alpha) {
   for (int i = 0; i <= m.N; ++i) alpha[i] = y[i];
   for (int i = m.N; i >= 1; --i) {  // children come after their parent: α_i is complete here
-    const Motion<S>* Si = &d.Ssub[m.v_index[i]];
+    const Motion<S>* Si = d.Ssub.data() + m.v_index[i];
     for (int k = 0; k < m.nv_i[i]; ++k) x[m.v_index[i] + k] = dot(Si[k], alpha[i]);  // line 7
     alpha[m.parent[i]] += d.Xup[i].inv_apply(alpha[i]);                             // lines 4, 6
   }
@@ -75,7 +75,7 @@ template <class S> void JT_times(const Model<S>& m, const Data<S>& d, const Forc
 template <class S> void kinematics(const Model<S>& m, Data<S>& d, const S* q, const S* qd) {
   for (int i = 1; i <= m.N; ++i) {
     const S* qi = q + m.q_index[i];
-    joint_subspace(m, i, qi, &d.Ssub[m.v_index[i]]);
+    joint_subspace(m, i, qi, d.Ssub.data() + m.v_index[i]);
     d.Xup[i] = joint_transform(m, i, qi) * m.X_tree[i];
     d.X0[i] = compose_chained(d.Xup[i], d.X0[m.parent[i]]);
   }
@@ -89,7 +89,7 @@ template <class S, class Mat> void fill_J(const Model<S>& m, const Data<S>& d, M
   Jdot.setZero(6 * m.N, m.nv);
   for (int i = 1; i <= m.N; ++i) {
     const int p = m.parent[i], vi = m.v_index[i];
-    const Motion<S>* Si = &d.Ssub[vi];
+    const Motion<S>* Si = d.Ssub.data() + vi;
     const Motion<S> vJ = subspace_times(Si, m.nv_i[i], d.qd.data() + vi);
     for (int k = 0; k < m.nv_i[i]; ++k) {  // lines 2-3
       S e[6] = {0, 0, 0, 0, 0, 0};
