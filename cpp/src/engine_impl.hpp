@@ -152,6 +152,7 @@ inline int column_threads(int m, int nv) {
 template <class S> double Engine<S>::inverse_inertia(const S* q, const S* R, int m, S* Y) {
   std::lock_guard<std::mutex> lock(mutex_);
   const int nv = model_.nv;
+  if (nv == 0 || m == 0) return 0;  // nothing to solve (and no Eigen solve on an empty map: UB)
   switch (method_) {
     case Method::ABA: aba_inverse_inertia(model_, workspace(0), q, R, m, Y); return 0;
     case Method::CFA: return double(cfa_inverse_inertia(model_, workspace(0), *cfa_[0], q, R, m, Y));
