@@ -233,3 +233,14 @@ def test_an_overflow_stops_with_a_warning_naming_the_time(method):
     # exactly up to rounding (relative 1e-13: ~50 steps of a few roundings each)
     assert r.q[-1, 0] == pytest.approx(0.5e307 * r.t[-1] ** 2, rel=1e-13)
     assert r.v[-1, 0] == pytest.approx(1e307 * r.t[-1], rel=1e-13)
+
+
+@pytest.mark.parametrize("error_norm", ["rms", "max"])
+def test_a_model_without_degrees_of_freedom_reaches_t_end(error_norm):
+    # nothing moves: the local error is empty, not NaN ("rms" used to reject every step until the
+    # step size collapsed) and not an error ("max" of an empty array used to raise)
+    model = td.Model()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = td.simulate(model, "aba", np.zeros(0), np.zeros(0), t_end=0.02, error_norm=error_norm)
+    assert res.t[-1] == 0.02 and res.q.shape[1:] == (0,)

@@ -399,7 +399,10 @@ def _run_adaptive(model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max
         sq = atol + rtol * np.maximum(_position_scale(model, q), _position_scale(model, q_new))
         sv = atol + rtol * np.maximum(np.abs(v), np.abs(v_new))
         scaled = np.concatenate([eq / sq, ev / sv])
-        err = np.sqrt(np.mean(scaled ** 2)) if error_norm == "rms" else np.abs(scaled).max()
+        if scaled.size == 0:  # nothing moves (nv = 0): no error to control
+            err = 0.0
+        else:
+            err = np.sqrt(np.mean(scaled ** 2)) if error_norm == "rms" else np.abs(scaled).max()
         steps += 1
         if err <= 1.0:
             t += h
