@@ -36,17 +36,17 @@ template <class S> const MinvKernels<S>& choose(const MinvKernels<S>* avx2) {
 
 template <> const MinvKernels<double>& minv_kernels<double>() {
 #if defined(TREEDYN_MINV_AVX2)
-  static const MinvKernels<double>& k = choose<double>(&avx2::kernels_double);
+  static const MinvKernels<double> k = choose<double>(&avx2::kernels_double);
 #else
-  static const MinvKernels<double>& k = choose<double>(nullptr);
+  static const MinvKernels<double> k = choose<double>(nullptr);
 #endif
   return k;
 }
 template <> const MinvKernels<float>& minv_kernels<float>() {
 #if defined(TREEDYN_MINV_AVX2)
-  static const MinvKernels<float>& k = choose<float>(&avx2::kernels_float);
+  static const MinvKernels<float> k = choose<float>(&avx2::kernels_float);
 #else
-  static const MinvKernels<float>& k = choose<float>(nullptr);
+  static const MinvKernels<float> k = choose<float>(nullptr);
 #endif
   return k;
 }

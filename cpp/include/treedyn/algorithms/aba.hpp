@@ -30,14 +30,18 @@ template <class S> [[noreturn]] void throw_singular(const Model<S>& model, int i
                       "along its motion subspace");
 }
 
-// D_i⁻¹ from a joint-space pivot D_i (n_i x n_i: 1/D when n_i = 1, else by LLᵀ), positive
-// definite, or the joint is singular: SingularJoint names it. ABA's S_iᵀ I^A_i S_i, the modified
-// ABA's eq. (11) and drumwright2012's ŝᵀÎ^Aŝ (minv.hpp) alike.
+// D_i⁻¹ from a joint-space pivot D_i, positive definite, or the joint is singular: SingularJoint
+// names it. ABA's S_iᵀ I^A_i S_i, the modified ABA's eq. (11) and drumwright2012's ŝᵀÎ^Aŝ
+// (minv.hpp) alike. One DoF: 1/D
+template <class S> inline S invert_pivot(const Model<S>& model, int i, const S& D) {
+  if (!(D > S(0)) || !std::isfinite(static_cast<double>(D))) throw_singular(model, i);
+  return S(1) / D;
+}
+// n_i DoF (n_i x n_i): by LLᵀ when n_i > 1
 template <class S, class Mat> void invert_pivot(const Model<S>& model, int i, const Mat& D, Mat& Dinv) {
   const int ni = model.nv_i[i];
   if (ni == 1) {
-    if (!(D(0, 0) > S(0)) || !std::isfinite(static_cast<double>(D(0, 0)))) throw_singular(model, i);
-    Dinv(0, 0) = S(1) / D(0, 0);
+    Dinv(0, 0) = invert_pivot(model, i, S(D(0, 0)));
   } else if (ni > 1) {
     Eigen::LLT<Mat> llt(D);
     if (llt.info() != Eigen::Success) throw_singular(model, i);

@@ -18,7 +18,6 @@
 // every chain longer than two.
 #pragma once
 #include <Eigen/Cholesky>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -127,17 +126,17 @@ template <class S> void minv_articulated_inertia_step(const Model<S>& model, Min
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
   ArticulatedInertia<S>& IA = w.IA[i];
   auto& Dinv = w.Dinv[i];
-  if (ni > 0) {
+  if (ni == 1) {
+    w.IAs[vi] = IA * w.s[vi];
+    Dinv(0, 0) = invert_pivot(model, i, dot(w.s[vi], w.IAs[vi]));
+    w.Ut[vi] = w.IAs[vi] * Dinv(0, 0);
+    IA.subtract_outer(w.IAs[vi], Dinv(0, 0));
+  } else if (ni > 1) {
     typename MinvData<S>::Small D(ni, ni);
     for (int b = 0; b < ni; ++b) w.IAs[vi + b] = IA * w.s[vi + b];
     for (int a = 0; a < ni; ++a)
       for (int b = 0; b < ni; ++b) D(a, b) = dot(w.s[vi + a], w.IAs[vi + b]);
     invert_pivot(model, i, D, Dinv);
-  }
-  if (ni == 1) {
-    w.Ut[vi] = w.IAs[vi] * Dinv(0, 0);
-    IA.subtract_outer(w.IAs[vi], Dinv(0, 0));
-  } else if (ni > 1) {
     for (int a = 0; a < ni; ++a) {
       Force<S> t = w.IAs[vi] * Dinv(0, a);
       for (int b = 1; b < ni; ++b) t += w.IAs[vi + b] * Dinv(b, a);
