@@ -11,6 +11,7 @@
 #include "treedyn/algorithms/crba.hpp"
 #include "treedyn/algorithms/ltl.hpp"
 #include "treedyn/algorithms/minv.hpp"
+#include "treedyn/algorithms/minv_blocked.hpp"
 #include "treedyn/spatial/counting.hpp"
 
 namespace treedyn {

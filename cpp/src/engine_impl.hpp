@@ -14,6 +14,7 @@
 #include "treedyn/algorithms/crba_cholesky.hpp"
 #include "treedyn/algorithms/ltl.hpp"
 #include "treedyn/algorithms/minv.hpp"
+#include "treedyn/algorithms/minv_blocked.hpp"
 #include "treedyn/engine.hpp"
 #include "treedyn/model/configuration.hpp"
 #include "treedyn/parallel.hpp"

@@ -30,16 +30,20 @@ template <class S> [[noreturn]] void throw_singular(const Model<S>& model, int i
                       "along its motion subspace");
 }
 
-// D_i⁻¹ from D_i (positive definite, or the joint is singular: SingularJoint names it)
-template <class S> void invert_pivot(const Model<S>& model, Data<S>& data, int i) {
+// D_i⁻¹ from a joint-space pivot D_i, positive definite, or the joint is singular: SingularJoint
+// names it. ABA's S_iᵀ I^A_i S_i, the modified ABA's eq. (11) and drumwright2012's ŝᵀÎ^Aŝ
+// (minv.hpp) alike. One DoF: 1/D
+template <class S> inline S invert_pivot(const Model<S>& model, int i, const S& D) {
+  if (!(D > S(0)) || !std::isfinite(static_cast<double>(D))) throw_singular(model, i);
+  return S(1) / D;
+}
+// n_i DoF (n_i x n_i): by LLᵀ when n_i > 1
+template <class S, class Mat> void invert_pivot(const Model<S>& model, int i, const Mat& D, Mat& Dinv) {
   const int ni = model.nv_i[i];
-  const auto& D = data.D[i];
-  auto& Dinv = data.Dinv[i];
   if (ni == 1) {
-    if (!(D(0, 0) > S(0)) || !std::isfinite(static_cast<double>(D(0, 0)))) throw_singular(model, i);
-    Dinv(0, 0) = S(1) / D(0, 0);
+    Dinv(0, 0) = invert_pivot(model, i, S(D(0, 0)));
   } else if (ni > 1) {
-    Eigen::LLT<typename Data<S>::Small> llt(D);
+    Eigen::LLT<Mat> llt(D);
     if (llt.info() != Eigen::Success) throw_singular(model, i);
     Dinv.setIdentity(ni, ni);
     llt.solveInPlace(Dinv);
@@ -59,7 +63,7 @@ template <class S> void aba_joint_inertia_step(const Model<S>& model, Data<S>& d
     for (int a = 0; a < ni; ++a)
       for (int b = 0; b < ni; ++b) data.D[i](a, b) = dot(Si[a], Ui[b]);
   }
-  invert_pivot(model, data, i);
+  invert_pivot(model, i, data.D[i], data.Dinv[i]);
 }
 
 // backward step, inertia propagation: I^a_i = I^A_i − U_i D_i⁻¹ U_iᵀ (in place: IA[i] holds I^a_i

@@ -26,7 +26,7 @@ template <class S> void aba_modified_joint_step(const Model<S>& model, Data<S>& 
     for (int a = 0; a < ni; ++a) D(a, b) = dot(Si[a], IS) + data.Dtilde[i](a, b);
   }
   if (ni > 1) D = (S(0.5) * (D + D.transpose())).eval();  // the two quadratic forms, symmetrised
-  invert_pivot(model, data, i);
+  invert_pivot(model, i, D, data.Dinv[i]);
 }
 
 // Ī_i = I^A_i − U_i D_i⁻¹ U_iᵀ in place; M̃ = X_iᵀ Ī_i X_i joins I^A_λ (eq. (11), third line), and

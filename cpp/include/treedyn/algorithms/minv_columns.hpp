@@ -1,5 +1,5 @@
-// The column loops of mInv (minv.hpp): each joint's lines 5 and 8 of drumwright2012 Alg. 1 over a
-// contiguous range of columns of R = 1, on raw arrays. This header includes nothing and calls no
+// The column loops of mInv (minv_blocked.hpp): each joint's lines 5 and 8 of drumwright2012
+// Alg. 1 over a contiguous range of columns of R = 1, on raw arrays. This header includes nothing and calls no
 // library function, so that it can be compiled twice, once for any x86-64 and once for AVX2 + FMA
 // (src/minv_kernels_avx2.cpp), with no inline function shared between the two (which the linker
 // could otherwise pick from the AVX2 unit for a CPU without it). The namespace is set by the
@@ -30,6 +30,22 @@
 #endif
 
 namespace treedyn {
+
+// the loops of one instruction set, by pointer: every unit that compiles them fills one (with
+// column_kernels below, in its own namespace), and minv_kernels.hpp chooses among them. Plain
+// data, so that the AVX2 unit may define it without sharing any inline function.
+template <class S> struct MinvKernels {
+  void (*impulse[4])(const S*, const S*, S*, long, S*, long, int, int);  // impulse_columns, NI = 1, 2, 3, 6
+  void (*velocity[4])(const S*, const S*, const S*, S*, long, S*, long, int, int, bool);  // velocity_columns
+  void (*impulse_pair)(const S*, const S*, const S*, const S*, S*, long, S*, S*, int, int);
+  void (*velocity_pair)(const S*, const S*, S, const S*, const S*, S, S*, long, S*, S*, int, int);
+  void (*cross)(const S*, const S*, long, S*, int, int);                 // cross_row
+  void (*cross_col)(const S*, long, const S*, S*, long, int);
+  void (*base)(const S*, const S*, const S*, S*, long, S*, long, int, int);  // base_columns
+  int (*mirror)(S*, long, int, int, int, int);  // mirror_block: non-zero if it read inf / NaN
+  const char* isa;
+};
+
 namespace TREEDYN_MINV_ISA {
 
 // line 5 for joint i over the columns [k0, k1) of its subtree, its own columns excluded:
@@ -294,6 +310,20 @@ template <class S> int mirror_block(S* M, long nv, int r0, int r1, int c0, int c
     }
   }
   return bad;
+}
+
+// this instruction set's table (a constant expression: a unit's table is filled at compile time,
+// and no code of the unit runs before the CPU is known to have its instructions)
+template <class S> constexpr MinvKernels<S> column_kernels(const char* isa) {
+  return {{&impulse_columns<S, 1>, &impulse_columns<S, 2>, &impulse_columns<S, 3>, &impulse_columns<S, 6>},
+          {&velocity_columns<S, 1>, &velocity_columns<S, 2>, &velocity_columns<S, 3>, &velocity_columns<S, 6>},
+          &impulse_columns_pair<S>,
+          &velocity_columns_pair<S>,
+          &cross_row<S>,
+          &cross_col<S>,
+          &base_columns<S>,
+          &mirror_block<S>,
+          isa};
 }
 
 }  // namespace TREEDYN_MINV_ISA

@@ -31,11 +31,6 @@ template <class S> struct Data {
         alpha(m.N + 1, Force<S>::zero()) {}
 };
 
-// X1 X2 with the full 3x3 product (world poses chain many factors; see Transform::operator*)
-template <class S> inline Transform<S> compose_chained(const Transform<S>& X1, const Transform<S>& X2) {
-  return {X1.E * X2.E, X2.r + X2.E.transpose() * X1.r};
-}
-
 // Alg. 2, lines 2 and 5: y = J x (y_i body twists); x has nv entries
 template <class S> void J_times(const Model<S>& m, const Data<S>& d, const S* x, Motion<S>* y) {
   y[0] = Motion<S>::zero();
@@ -77,7 +72,7 @@ template <class S> void kinematics(const Model<S>& m, Data<S>& d, const S* q, co
     const S* qi = q + m.q_index[i];
     joint_subspace(m, i, qi, d.Ssub.data() + m.v_index[i]);
     d.Xup[i] = joint_transform(m, i, qi) * m.X_tree[i];
-    d.X0[i] = compose_chained(d.Xup[i], d.X0[m.parent[i]]);
+    d.X0[i] = compose(d.Xup[i], d.X0[m.parent[i]]);  // (world poses: the full 3x3 product)
   }
   for (int k = 0; k < m.nv; ++k) d.qd[k] = qd[k];
   Jdot_times(m, d, d.qd.data(), d.phi.data(), d.Jdqd.data());
