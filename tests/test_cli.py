@@ -14,7 +14,7 @@ def test_solvers_lists_the_builtins(capsys):
     assert "aba" in out and "crba-cholesky" in out and "batch" in out
 
 
-@pytest.mark.parametrize("spec", ["chain:12", "tree:15", "tree-all:10", "chain-fb:6"])
+@pytest.mark.parametrize("spec", ["chain:12", "random:15", "random-all:10", "chain-fb:6"])
 def test_compare_runs_every_solver_and_they_agree(capsys, spec):
     assert main(["compare", spec, "--repeat", "2"]) == 0
     out = capsys.readouterr().out
@@ -29,7 +29,7 @@ def test_compare_batched(capsys):
 
 def test_bad_model_spec_is_a_clear_error(capsys):
     assert main(["compare", "blob:3"]) == 2
-    assert "unknown kind 'blob'" in capsys.readouterr().err
+    assert "unknown scene 'blob'" in capsys.readouterr().err
     assert main(["compare", "chain:x"]) == 2
 
 
@@ -127,3 +127,22 @@ def test_simulate_bad_scene_is_a_clear_error(capsys):
     assert "n_deck" in capsys.readouterr().err
     assert main(["simulate", "nosuchscene"]) == 2
     assert "unknown scene" in capsys.readouterr().err
+
+
+def test_compare_takes_the_scene_names_of_simulate_and_compares_like_with_like(capsys):
+    # tree:2 is the RedMax tree scene (springs, damping, point forces) in both commands: the solvers
+    # that model those terms are compared with each other, the tree solvers are skipped with the reason
+    assert main(["compare", "tree:2", "--repeat", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "10 bodies" in out
+    rows = [l for l in out.splitlines() if l.startswith(("redmax-direct ", "redmax-pcg "))]
+    assert len(rows) == 2 and all(l.rstrip().endswith("yes") for l in rows)
+    assert [l for l in out.splitlines() if l.startswith("aba ")][0].count("springs, point forces, which this solver leaves out")
+
+
+@pytest.mark.parametrize("command", ["compare", "simulate"])
+def test_an_unknown_name_lists_the_grammar(capsys, command):
+    assert main([command, "tre:4"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown scene 'tre'" in err and "random:N" in err and "tree[:LEVELS" in err
+

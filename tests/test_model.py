@@ -268,5 +268,55 @@ def test_body_poses_never_return_inf():
     m.add_body("b", "a", td.Prismatic((1, 0, 0)))
     R, p = m.body_poses([1e308, 0.5e308])            # 1.5e308: still a double
     assert p[2, 0] == 1.5e308
-    with pytest.raises(ValueError, match="^body_poses overflowed to inf/NaN"):
+    with pytest.raises(ValueError, match="^forward_kinematics overflowed to inf/NaN"):
         m.body_poses([1e308, 1e308])                 # 2e308 is not
+
+
+# ----------------------------------------------------------------------------- structure
+def test_joint_layouts_come_from_the_core():
+    layouts = td._core.joint_layouts()
+    for cls in (td.Fixed, td.Revolute, td.Prismatic, td.Universal, td.Spherical, td.Free):
+        l = layouts[cls.__name__.lower()]
+        assert (cls.kind, cls.nq, cls.nv) == (l["kind"], l["nq"], l["nv"])
+    # a quaternion is 4 of the nq coordinates exactly where a rotation is kept as one
+    assert [n for n, l in layouts.items() if l["quaternion"] >= 0] == ["spherical", "free"]
+    assert layouts["free"]["nq"] - layouts["free"]["quaternion"] == 4
+    rows = {n: l["rows"] for n, l in td._core.loop_layouts().items()}
+    assert rows == {"ball": 3, "hinge": 5, "universal": 4}
+
+
+def test_the_structural_api_reads_back_what_was_built():
+    m = td.Model()
+    X = td.Transform(translation=(0.1, 0.2, 0.3))
+    I = td.Inertia(2.0, (0, 0, 0.1), np.diag([1.0, 2.0, 3.0]))
+    b = m.add_body("base", joint=td.Free(), inertia=I)
+    m.add_body("arm", parent=b, joint=td.Revolute((0, 1, 0)), placement=X, joint_name="shoulder")
+    m.add_body("hand", parent="arm", joint=td.Spherical())
+    m.add_frame("tool", "hand", td.Transform(translation=(0, 0, 0.05)))
+    assert m.joint_kinds == ["fixed", "free", "revolute", "spherical"]
+    assert m.body_joint_names == ["", "base", "shoulder", "hand"]
+    assert m.q_indices.tolist() == [0, 0, 7, 8] and m.v_indices.tolist() == [0, 0, 6, 7]
+    assert m.placements[2] == X and m.inertias[1] == I and m.inertias[0].mass == 0
+    assert m.frames == {"tool": ("hand", td.Transform(translation=(0, 0, 0.05)))}
+    assert td.neutral(m).tolist() == [0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
+    text = str(m)
+    assert text.splitlines()[1:] == ["world", "  base  (Free 'base', nq=7, nv=6)",
+                                     "    arm  (Revolute 'shoulder', nq=1, nv=1)",
+                                     "      hand  (Spherical 'hand', nq=4, nv=3)"]
+    with pytest.raises(ValueError, match="no body named 'nowhere'"):
+        m.add_frame("f", "nowhere")
+    with pytest.raises(ValueError, match="already exists"):
+        m.add_frame("tool", "hand")
+
+
+def test_loop_residual_is_zero_when_closed_and_measures_the_gap():
+    m = td.Model(gravity=(0, 0, 0))
+    m.add_body("a", joint=td.Revolute((0, 0, 1)))
+    m.add_body("b", parent="a", joint=td.Revolute((0, 0, 1)), placement=td.Transform(translation=(1, 0, 0)))
+    assert m.loop_residual().shape == (0,)
+    m.add_loop_closure("b", "world", td.Spherical(), placement_a=td.Transform(translation=(1, 0, 0)),
+                       placement_b=td.Transform(translation=(2, 0, 0)))
+    C = m.loop_residual()
+    assert C.shape == (3,) and np.abs(C).max() == 0.0
+    q = np.array([0.0, np.pi / 2])  # the tip moves from (2, 0, 0) to (1, 1, 0): a gap of sqrt(2)
+    assert np.linalg.norm(m.loop_residual(q)) == pytest.approx(np.sqrt(2), rel=1e-14)

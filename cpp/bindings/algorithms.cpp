@@ -74,6 +74,19 @@ void bind_algorithms(py::module_& m) {
           return M;
         },
         py::arg("model"), py::arg("q"));
+  m.def("forward_kinematics",
+        [](const Model<double>& model, py::handle q) {
+          Arr qa = q_arg(model, q);
+          Arr R({model.N + 1, 3, 3}), p({model.N + 1, 3});
+          {
+            py::gil_scoped_release release;
+            forward_kinematics_once<double>(model, qa.data(), R.mutable_data(), p.mutable_data());
+          }
+          check_result<double>(R, "forward_kinematics");
+          check_result<double>(p, "forward_kinematics");
+          return py::make_tuple(R, p);
+        },
+        py::arg("model"), py::arg("q"), "world rotation (n_bodies, 3, 3) and origin (n_bodies, 3) of every body frame");
   m.def("integrate",
         [](const Model<double>& model, py::handle q, py::handle v, double dt) {
           if (!std::isfinite(dt)) throw py::value_error("dt must be finite");

@@ -1,14 +1,38 @@
 // The frozen C++ model, filled by the Python builder (treedyn.Model) one body at a time.
 #include <pybind11/eigen.h>
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "treedyn/model/configuration.hpp"
 #include "treedyn/model/model.hpp"
 
 namespace py = pybind11;
 using namespace treedyn;
 
 void bind_model(py::module_& m) {
+  // the layouts, from model/model.hpp: the Python joint and loop-closure classes read them
+  m.def("joint_layouts", [] {
+    py::dict out;
+    for (int k = 0; k < n_joint_kinds; ++k) {
+      const JointLayout& l = joint_layout(static_cast<JointKind>(k));
+      out[l.name] = py::dict(py::arg("kind") = k, py::arg("nq") = l.nq, py::arg("nv") = l.nv,
+                             py::arg("quaternion") = l.quaternion);
+    }
+    return out;
+  }, "{joint kind name: {kind, nq, nv, quaternion (where a unit quaternion starts in the joint's q; -1: none)}}");
+  m.def("loop_layouts", [] {
+    py::dict out;
+    for (int k = 0; k < n_loop_kinds; ++k)
+      out[loop_kind_name(static_cast<LoopKind>(k))] = py::dict(py::arg("kind") = k, py::arg("rows") = loop_rows(static_cast<LoopKind>(k)));
+    return out;
+  }, "{loop-closure kind name: {kind, rows (constraint rows it adds)}}");
+  m.def("neutral", [](const Model<double>& model) {
+    py::array_t<double> q(model.nq);
+    neutral_configuration(model, q.mutable_data());
+    return q;
+  }, "the neutral configuration: every joint at zero, every quaternion the identity (x, y, z, w) = (0, 0, 0, 1)");
+
   py::class_<Model<double>>(m, "Model", "Structure-of-arrays model (bodies 1..N, 0 = world); built by treedyn.Model")
       .def(py::init<>())
       .def("add_body",

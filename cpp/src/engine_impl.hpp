@@ -11,6 +11,7 @@
 #include "treedyn/algorithms/aba_modified.hpp"
 #include "treedyn/algorithms/cfa.hpp"
 #include "treedyn/algorithms/jsiia.hpp"
+#include "treedyn/algorithms/kinematics.hpp"
 #include "treedyn/algorithms/crba_cholesky.hpp"
 #include "treedyn/algorithms/ltl.hpp"
 #include "treedyn/algorithms/minv.hpp"
@@ -244,10 +245,21 @@ template <class S> void integrate_once(const Model<S>& m, const S* q, const S* v
   integrate(m, q, v, dt, qout);
 }
 
+template <class S> void forward_kinematics_once(const Model<S>& m, const S* q, S* R, S* p) {
+  std::vector<Transform<S>> X0(std::size_t(m.N) + 1);
+  forward_kinematics(m, q, X0.data());
+  for (int i = 0; i <= m.N; ++i, R += 9, p += 3)
+    for (int r = 0; r < 3; ++r) {
+      p[r] = X0[i].r[r];
+      for (int c = 0; c < 3; ++c) R[3 * r + c] = X0[i].E(c, r);  // R = Eᵀ
+    }
+}
+
 #define TREEDYN_INSTANTIATE(S)                                                                     \
   template class Engine<S>;                                                                        \
   template void rnea_once<S>(const Model<S>&, const S*, const S*, const S*, const S*, S*);          \
   template void mass_matrix_once<S>(const Model<S>&, const S*, S*);                                \
-  template void integrate_once<S>(const Model<S>&, const S*, const S*, S, S*);
+  template void integrate_once<S>(const Model<S>&, const S*, const S*, S, S*);                      \
+  template void forward_kinematics_once<S>(const Model<S>&, const S*, S*, S*);
 
 }  // namespace treedyn

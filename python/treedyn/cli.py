@@ -91,9 +91,15 @@ def _cmd_compare(args) -> int:
     bar = tqdm(classes, desc="solvers", unit="solver", file=sys.stderr,
                disable=None if not args.progress else False, leave=False)
     reference = None
+    terms = model.force_elements  # RedMax terms: only the solvers that model them are compared
+    if terms:
+        classes = [(n, c) for n, c in classes if "springs" in c.capabilities] + \
+                  [(n, c) for n, c in classes if "springs" not in c.capabilities]
     for name, cls in bar:
         bar.set_postfix_str(name)
         reason = cls.supports(model)
+        if not reason and terms and "springs" not in cls.capabilities:
+            reason = f"the model has {', '.join(terms)}, which this solver leaves out"
         if reason:
             skipped.append((name, reason))
             continue
@@ -111,7 +117,9 @@ def _cmd_compare(args) -> int:
         err = float(np.abs(out - reference).max() / max(1.0, np.abs(reference).max()))
         best, med = _time_call(lambda: solver.forward_dynamics(q, v, tau), args.repeat)
         rows.append((name, best, med, err))
-    if args.peers and not B and reference is not None:
+    if args.peers and terms:
+        skipped.append(("peers", f"the model has {', '.join(terms)}, which the peers' tree dynamics leave out"))
+    elif args.peers and not B and reference is not None:
         rows += _peer_rows(model, q, v, tau, reference, args)
         rows += _file_peer_rows(model, q, v, tau, reference, args)
 
@@ -124,7 +132,9 @@ def _cmd_compare(args) -> int:
         print(f"{name:<18}{best * 1e6:>12.2f}{med * 1e6:>14.2f}{per:>10.3f}{err:>12.2e}  {'yes' if agree else 'NO'}")
     for name, reason in skipped:
         print(f"{name:<18}skipped: {reason}")
-    print(f"times: min and median of {args.repeat} samples per solver; rel. diff: max |q̈ − q̈_aba| / max(1, max |q̈_aba|)")
+    ref_name = rows[0][0] if rows else "aba"
+    print(f"times: min and median of {args.repeat} samples per solver; "
+          f"rel. diff: max |q̈ − q̈_{ref_name}| / max(1, max |q̈_{ref_name}|)")
     if not ok:
         print(f"error: some solvers disagree beyond rtol = {args.rtol}", file=sys.stderr)
     return 0 if ok else 1
@@ -240,7 +250,7 @@ def main(argv=None) -> int:
     s.add_argument("-v", "--verbose", action="store_true", help="also list capabilities")
     s.set_defaults(func=_cmd_solvers)
     c = sub.add_parser("compare", help="run every solver on a model, check agreement, time them")
-    c.add_argument("model", help="chain:N, chain-fb:N, tree:N, tree-all:N, or a model file")
+    c.add_argument("model", help="chain:N, chain-fb:N, random:N, random-all:N, a RedMax scene (tree:LEVELS, bridge, ...), or a model file")
     c.add_argument("--repeat", type=int, default=7, help="timing samples per solver (default 7)")
     c.add_argument("--batch", type=int, default=0, help="time a batch of B random states")
     c.add_argument("--threads", type=int, default=0, help="OpenMP threads (default: all)")
@@ -257,7 +267,7 @@ def main(argv=None) -> int:
     c.set_defaults(func=_cmd_compare)
     r = sub.add_parser("simulate", help="run a RedMax scene and write its trajectory")
     r.add_argument("scene", help="bridge[:N_DECK,N_TOWER,params=sim|video,car=car|heavy], bridge-rigid:N, "
-                                 "umbrella:N, tree:LEVELS[,springs=square], chain:N")
+                                 "umbrella:N, tree:LEVELS[,springs=square], chain:N, random:N, ..., or a model file")
     r.add_argument("--steps", type=int, default=500, help="time steps (default 500 = 5 s at h = 0.01)")
     r.add_argument("--h", type=float, default=None, help="time step (default: the scene's, 0.01)")
     r.add_argument("--solver", default="redmax-direct", help="redmax-direct (default) or redmax-pcg")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from .model import Free, Model, Prismatic, Revolute, Spherical, Universal
+from .model import _JOINT_LAYOUTS, Free, Model, Prismatic, Revolute, Spherical, Universal
 
 __all__ = ["neutral", "random_configuration", "integrate"]
 
@@ -13,13 +13,7 @@ def neutral(model: Model) -> np.ndarray:
     """q with every joint at zero and every quaternion the identity (x, y, z, w) = (0, 0, 0, 1)."""
     if not isinstance(model, Model):
         raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
-    q = np.zeros(model.nq)
-    for i, j in enumerate(model.joints):
-        if isinstance(j, Spherical):
-            q[model._cpp.q_index[i] + 3] = 1.0
-        elif isinstance(j, Free):
-            q[model._cpp.q_index[i] + 6] = 1.0
-    return q
+    return _core.neutral(model._cpp)
 
 
 def random_configuration(model: Model, rng=None, *, angle=np.pi, distance=1.0) -> np.ndarray:
@@ -35,8 +29,7 @@ def random_configuration(model: Model, rng=None, *, angle=np.pi, distance=1.0) -
             raise ValueError(f"random_configuration: {name} must be finite, >= 0 and <= 1e300, got {x}")
     rng = np.random.default_rng(rng)
     q = np.empty(model.nq)
-    for i, j in enumerate(model.joints):
-        k = model._cpp.q_index[i]
+    for j, k in zip(model.joints, model.q_indices):
         if isinstance(j, (Revolute, Universal)):
             q[k:k + j.nq] = rng.uniform(-angle, angle, j.nq)
         elif isinstance(j, Prismatic):
@@ -52,12 +45,10 @@ def random_configuration(model: Model, rng=None, *, angle=np.pi, distance=1.0) -
 def quaternion_slices(model: Model):
     """[(slice of q holding a quaternion, joint name)] for the spherical and free joints."""
     out = []
-    for i, j in enumerate(model.joints):
-        k = model._cpp.q_index[i]
-        if isinstance(j, Spherical):
-            out.append((slice(k, k + 4), model._joint_names[i]))
-        elif isinstance(j, Free):
-            out.append((slice(k + 3, k + 7), model._joint_names[i]))
+    for j, k, name in zip(model.joints, model.q_indices, model.body_joint_names):
+        s = _JOINT_LAYOUTS[type(j).__name__.lower()]["quaternion"]
+        if s >= 0:
+            out.append((slice(k + s, k + s + 4), name))
     return out
 
 

@@ -6,13 +6,19 @@ import numpy as np
 from . import _core
 from .model import Model
 
-__all__ = ["rnea", "bias_forces", "mass_matrix"]
+__all__ = ["forward_kinematics", "rnea", "bias_forces", "mass_matrix"]
 
 
 def _cpp(model) -> "_core.Model":
     if not isinstance(model, Model):
         raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
     return model._cpp
+
+
+def forward_kinematics(model: Model, q):
+    """World rotation R (n_bodies, 3, 3) and origin p (n_bodies, 3) of every body frame at q
+    (body 0, the world: identity): a point x in body i's coordinates is at R[i] @ x + p[i]."""
+    return _core.forward_kinematics(_cpp(model), q)
 
 
 def rnea(model: Model, q, v, a, f_ext=None) -> np.ndarray:

@@ -187,6 +187,16 @@ class Inertia:
         return Inertia(mass, com, np.zeros((3, 3)))
 
 
+_JOINT_LAYOUTS = _core.joint_layouts()  # {name: {kind, nq, nv, quaternion}}: model/model.hpp
+_LOOP_LAYOUTS = _core.loop_layouts()    # {name: {kind, rows}}
+
+
+def _layout(name: str) -> tuple:
+    """(kind, nq, nv) of a joint kind, from the C++ table."""
+    l = _JOINT_LAYOUTS[name]
+    return l["kind"], l["nq"], l["nv"]
+
+
 class Joint:
     """Base of the joint kinds. ``nq``/``nv``: coordinates it adds to q and v.
 
@@ -196,9 +206,7 @@ class Joint:
 
     __slots__ = ()
     _fields: tuple = ()
-    kind = 0
-    nq = 0
-    nv = 0
+    kind, nq, nv = _layout("fixed")
 
     def _set(self, **fields):
         for name, value in fields.items():
@@ -251,7 +259,7 @@ class Revolute(Joint):
 
     __slots__ = ("axis",)
     _fields = ("axis",)
-    kind, nq, nv = 1, 1, 1
+    kind, nq, nv = _layout("revolute")
 
     def __init__(self, axis: Sequence[float] = (0, 0, 1)):
         self._set(axis=_unit(axis, "Revolute axis"))
@@ -265,7 +273,7 @@ class Prismatic(Joint):
 
     __slots__ = ("axis",)
     _fields = ("axis",)
-    kind, nq, nv = 2, 1, 1
+    kind, nq, nv = _layout("prismatic")
 
     def __init__(self, axis: Sequence[float] = (0, 0, 1)):
         self._set(axis=_unit(axis, "Prismatic axis"))
@@ -280,7 +288,7 @@ class Universal(Joint):
 
     __slots__ = ("axis1", "axis2")
     _fields = ("axis1", "axis2")
-    kind, nq, nv = 3, 2, 2
+    kind, nq, nv = _layout("universal")
 
     def __init__(self, axis1: Sequence[float] = (1, 0, 0), axis2: Sequence[float] = (0, 1, 0)):
         a1, a2 = _unit(axis1, "Universal axis1"), _unit(axis2, "Universal axis2")
@@ -297,7 +305,7 @@ class Spherical(Joint):
     body coordinates."""
 
     __slots__ = ()
-    kind, nq, nv = 4, 4, 3
+    kind, nq, nv = _layout("spherical")
 
 
 class Free(Joint):
@@ -305,7 +313,7 @@ class Free(Joint):
     velocity of the body frame in body coordinates (Pinocchio's free-flyer layout)."""
 
     __slots__ = ()
-    kind, nq, nv = 5, 7, 6
+    kind, nq, nv = _layout("free")
 
 
 ParentRef = Union[None, str, int]
@@ -334,6 +342,9 @@ class Spring:
     rest_length: float
 
 
+_LOOP_ROWS = {l["kind"]: l["rows"] for l in _LOOP_LAYOUTS.values()}
+
+
 @dataclass(frozen=True)
 class LoopClosure:
     """A loop-closing joint (see Model.add_loop_closure)."""
@@ -348,7 +359,12 @@ class LoopClosure:
 
     @property
     def n_rows(self) -> int:
-        return (3, 5, 4)[self.kind]
+        return _LOOP_ROWS[self.kind]
+
+
+# The file readers behind Model.from_urdf / from_mjcf: treedyn.io registers them on import (the
+# loaders depend on the model, never the reverse)
+_FILE_READERS: dict = {}
 
 
 class Model:
@@ -368,6 +384,9 @@ class Model:
         self._joint_names: list[str] = [""]
         self._index: dict[str, int] = {"world": 0}
         self._joint_index: dict[str, int] = {}
+        self._placements: list[Transform] = [Transform()]
+        self._inertias: list[Inertia] = [Inertia(mass=0.0, com=(0, 0, 0), inertia=np.zeros((3, 3)))]
+        self._frames: dict[str, tuple] = {}
         self.gravity = gravity
         # RedMax terms (baxter2019 §2): used by the redmax-* solvers' implicit step
         self._joint_springs: dict[int, tuple] = {}
@@ -415,9 +434,25 @@ class Model:
         self._index[name] = i
         self._joints.append(joint)
         self._joint_names.append(jname)
+        self._placements.append(placement)
+        self._inertias.append(inertia)
         if joint.nv:
             self._joint_index[jname] = i
         return i
+
+    def add_frame(self, name: str, body: ParentRef, placement: Optional[Transform] = None) -> None:
+        """Name a frame fixed to ``body`` (a body name or index; 0/"world"/None: the world) at
+        ``placement`` (its pose in the body frame, default identity): a URDF link merged into its
+        parent by a fixed joint, an MJCF site. ``model.frames[name] = (body name, placement)``."""
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"frame name must be a non-empty string, got {name!r}")
+        if name in self._frames:
+            raise ValueError(f"a frame named {name!r} already exists")
+        b = self._body_ref(body, f"frame {name!r}")
+        placement = Transform() if placement is None else placement
+        if not isinstance(placement, Transform):
+            raise TypeError(f"placement of frame {name!r} must be a treedyn.Transform, got {type(placement).__name__}")
+        self._frames[name] = (self.body_names[b], placement)
 
     def _parent_index(self, parent: ParentRef, child: str) -> int:
         if parent is None or (isinstance(parent, str) and parent == "world"):
@@ -437,7 +472,7 @@ class Model:
     @classmethod
     def from_urdf(cls, path_or_xml, floating_base: bool = False, package_dirs=None, *,
                   mimic: str = "error") -> "Model":
-        """Load a URDF file, or URDF text (a string starting with '<'); see treedyn.io.urdf.
+        """Load a URDF file, or URDF text (a string starting with '<'): treedyn.io.load_urdf.
 
         floating_base: hinge the root link to the world by a free joint named "root_joint".
         package_dirs: where ``package://`` meshes live (only checked, with a warning for missing
@@ -446,15 +481,14 @@ class Model:
         Fixed joints are merged into their parent body (``model.frames`` says where each link
         went); joints are numbered depth-first, children in file order: use q_index/v_index.
         """
-        from .io.urdf import load_urdf
-        return load_urdf(path_or_xml, floating_base=floating_base, package_dirs=package_dirs, mimic=mimic)
+        return _FILE_READERS["urdf"](path_or_xml, floating_base=floating_base, package_dirs=package_dirs,
+                                     mimic=mimic)
 
     @classmethod
     def from_mjcf(cls, path_or_xml) -> "Model":
-        """Load an MJCF (MuJoCo XML) file, or MJCF text (a string starting with '<'); see
-        treedyn.io.mjcf for the supported subset and the q/v layout."""
-        from .io.mjcf import load_mjcf
-        return load_mjcf(path_or_xml)
+        """Load an MJCF (MuJoCo XML) file, or MJCF text (a string starting with '<'):
+        treedyn.io.load_mjcf (the supported subset and the q/v layout are described there)."""
+        return _FILE_READERS["mjcf"](path_or_xml)
 
     # ----------------------------------------------------------------- queries
     @property
@@ -495,6 +529,41 @@ class Model:
     def joint_names(self) -> list[str]:
         """Names of the joints that move (nv > 0), in coordinate order."""
         return [self._joint_names[i] for i in range(1, self._cpp.N + 1) if self._joints[i].nv]
+
+    @property
+    def joint_kinds(self) -> list[str]:
+        """The kind of each body's joint ("revolute", "free", ...; body 0, the world: "fixed")."""
+        return [type(j).__name__.lower() for j in self._joints]
+
+    @property
+    def body_joint_names(self) -> list[str]:
+        """The name of each body's joint (body 0, the world: "")."""
+        return list(self._joint_names)
+
+    @property
+    def q_indices(self) -> np.ndarray:
+        """Where each body's joint coordinates start in q (n_bodies,); a joint has joints[i].nq of them."""
+        return np.array(self._cpp.q_index, dtype=int)
+
+    @property
+    def v_indices(self) -> np.ndarray:
+        """Where each body's joint velocity coordinates start in v (n_bodies,)."""
+        return np.array(self._cpp.v_index, dtype=int)
+
+    @property
+    def placements(self) -> list[Transform]:
+        """The pose of each joint frame in its parent body's frame (body 0: identity)."""
+        return list(self._placements)
+
+    @property
+    def inertias(self) -> list[Inertia]:
+        """Each body's inertia (body 0, the world: zero)."""
+        return list(self._inertias)
+
+    @property
+    def frames(self) -> dict:
+        """Named frames: {name: (body name, pose in that body's frame)} (see add_frame)."""
+        return dict(self._frames)
 
     def body_index(self, name: str) -> int:
         if name not in self._index:
@@ -657,7 +726,8 @@ class Model:
         a, b = self._body_ref(body_a, "loop closure body_a"), self._body_ref(body_b, "loop closure body_b")
         if a == b:
             raise ValueError("loop closure: body_a and body_b are the same body")
-        kinds = {Spherical: 0, Revolute: 1, Universal: 2}
+        kinds = {Spherical: _LOOP_LAYOUTS["ball"]["kind"], Revolute: _LOOP_LAYOUTS["hinge"]["kind"],
+                 Universal: _LOOP_LAYOUTS["universal"]["kind"]}
         if type(joint) not in kinds:
             raise ValueError(f"loop closure: the joint must be Spherical(), Revolute(axis) or Universal(axis1, axis2), "
                              f"got {joint!r}")
@@ -674,6 +744,15 @@ class Model:
         return len(self._loops) - 1
 
     @property
+    def force_elements(self) -> list[str]:
+        """The RedMax terms this model carries beyond the tree ("joint springs", "body damping",
+        "springs", "point forces", "moving forces", "loop closures"): the solvers with the
+        "springs" capability (redmax-*) include them; the tree solvers compute the tree alone."""
+        terms = {"joint springs": self._joint_springs, "body damping": self._body_damping, "springs": self._springs,
+                 "point forces": self._point_forces, "moving forces": self._moving_forces, "loop closures": self._loops}
+        return [name for name, items in terms.items() if items]
+
+    @property
     def springs(self) -> list["Spring"]:
         return list(self._springs)
 
@@ -683,11 +762,17 @@ class Model:
 
     def body_poses(self, q=None):
         """World rotation (n_bodies, 3, 3) and origin (n_bodies, 3) of every body frame at q
-        (default: the neutral configuration)."""
-        if q is None:
-            from .configuration import neutral
-            q = neutral(self)
-        return _core.RedMaxSystem(self._cpp).body_poses(q)
+        (default: the neutral configuration): treedyn.forward_kinematics."""
+        return _core.forward_kinematics(self._cpp, _core.neutral(self._cpp) if q is None else q)
+
+    def loop_residual(self, q=None) -> np.ndarray:
+        """C(q), the residuals of the loop closures at q (default neutral), their rows one after
+        the other (LoopClosure.n_rows each; zero when every loop is closed). Empty without loops."""
+        q = _core.neutral(self._cpp) if q is None else q
+        if not self._loops:
+            _core.forward_kinematics(self._cpp, q)  # checks q all the same
+            return np.zeros(0)
+        return np.asarray(self._redmax_system().loop_rows(q)[1])
 
     def _redmax_system(self):
         """The C++ RedMax system: a frozen copy of the tree with its springs, forces and loops."""
@@ -713,3 +798,14 @@ class Model:
 
     def __repr__(self):
         return f"treedyn.Model(n_bodies={self.n_bodies}, nq={self.nq}, nv={self.nv})"
+
+    def __str__(self):
+        """The tree, one body per line, indented by depth: body, joint kind and name, DoF."""
+        lines = [f"{self!r}", "world"]
+        depth = [0] * self.n_bodies
+        for i in range(1, self.n_bodies):
+            depth[i] = depth[self._cpp.parent[i]] + 1
+            j = self._joints[i]
+            joint = f"{type(j).__name__} {self._joint_names[i]!r}" if j.nv else "Fixed"
+            lines.append(f"{'  ' * depth[i]}{self.body_names[i]}  ({joint}, nq={j.nq}, nv={j.nv})")
+        return "\n".join(lines)

@@ -45,16 +45,15 @@ def _build_pinocchio(model: Model):
 
     pm = pin.Model()
     pm.gravity = pin.Motion(np.r_[model.gravity, 0.0, 0.0, 0.0])
-    cpp = model._cpp
+    parents, placements, inertias = model.parents, model.placements, model.inertias
     # body i -> (pinocchio joint id carrying it, pose of body i's frame in that joint's frame)
     carrier = {0: (0, pin.SE3.Identity())}
     for i in range(1, model.n_bodies):
         j = model.joints[i]
-        E, r = cpp.placement(i)
-        place = pin.SE3(np.array(E).T, np.array(r))  # rotation = Eᵀ, translation = r
-        pj, pose = carrier[cpp.parent[i]]
+        place = pin.SE3(placements[i].rotation, placements[i].translation)
+        pj, pose = carrier[parents[i]]
         place = pose * place
-        inertia = _pin_inertia(pin, cpp.spatial_inertia(i))
+        inertia = pin.Inertia(inertias[i].mass, inertias[i].com, inertias[i].inertia)
         if isinstance(j, Fixed):
             pm.appendBodyToJoint(pj, inertia, place)
             carrier[i] = (pj, place)
@@ -75,18 +74,6 @@ def _build_pinocchio(model: Model):
         pm.appendBodyToJoint(jid, inertia, pin.SE3.Identity())
         carrier[i] = (jid, pin.SE3.Identity())
     return pm, carrier
-
-
-def _pin_inertia(pin, I6: np.ndarray):
-    """pinocchio.Inertia from our 6x6 [Ī h×; −h× m1] about the body origin."""
-    m = I6[3, 3]
-    if m <= 0:
-        return pin.Inertia(0.0, np.zeros(3), I6[:3, :3].copy())
-    hx = I6[:3, 3:]
-    c = np.array([hx[2, 1], hx[0, 2], hx[1, 0]]) / m
-    cx = np.array([[0, -c[2], c[1]], [c[2], 0, -c[0]], [-c[1], c[0], 0]])
-    Ic = I6[:3, :3] + m * cx @ cx  # Ī = Ic − m c×c×
-    return pin.Inertia(m, c, 0.5 * (Ic + Ic.T))
 
 
 # --------------------------------------------------------------------------------------------
@@ -202,9 +189,7 @@ class PinocchioFromFile(PeerCoordinates):
         pm.gravity = pin.Motion(np.r_[model.gravity, 0.0, 0.0, 0.0])
         self.pm, self.pd = pm, pm.createData()
         blocks, used = [], set()
-        cpp = model._cpp
-        for i, j in enumerate(model.joints):
-            name = model._joint_names[i]
+        for i, (j, name) in enumerate(zip(model.joints, model.body_joint_names)):
             if not j.nv or "#" in name:   # planar sub-joints belong to their planar joint
                 continue
             jid = pm.getJointId(name)
@@ -213,7 +198,7 @@ class PinocchioFromFile(PeerCoordinates):
             used.add(jid)
             pj = pm.joints[jid]
             short = pj.shortname()
-            iq, iv = cpp.q_index[i], cpp.v_index[i]
+            iq, iv = model.q_indices[i], model.v_indices[i]
             if "Planar" in short:
                 kind = "planar"
             elif "RevoluteUnbounded" in short or short.startswith("JointModelRUB"):
@@ -278,9 +263,9 @@ class MujocoFromFile(PeerCoordinates):
         if len(moving) != m.njnt:
             raise ValueError(f"treedyn has {len(moving)} joints, MuJoCo's model {m.njnt}")
         from .model import Free, Spherical
-        cpp, blocks = model._cpp, []
+        blocks = []
         for k, i in enumerate(moving):
-            j, name = model.joints[i], model._joint_names[i]
+            j, name = model.joints[i], model.body_joint_names[i]
             mj_name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, k)
             if mj_name and mj_name != name:
                 raise ValueError(f"joint {k}: treedyn's {name!r} is MuJoCo's {mj_name!r}")
@@ -289,7 +274,7 @@ class MujocoFromFile(PeerCoordinates):
             if jt != expected:
                 raise ValueError(f"joint {name!r}: MuJoCo's type {jt} does not match treedyn's {j!r}")
             kind = {0: "free-mj", 1: "ball"}.get(jt, ("same", 1, 1))
-            blocks.append((kind, cpp.q_index[i], cpp.v_index[i], int(m.jnt_qposadr[k]), int(m.jnt_dofadr[k])))
+            blocks.append((kind, model.q_indices[i], model.v_indices[i], int(m.jnt_qposadr[k]), int(m.jnt_dofadr[k])))
         super().__init__(model, m.nq, m.nv, blocks)
 
     def _forward(self, q, vp, tau_p=None):

@@ -21,10 +21,7 @@ def draw(model, q, ax=None, *, axes: tuple[int, int] | None = None, title: str |
     n = len(parents)
     com = np.zeros((n, 3))
     for i in range(1, n):
-        I6 = model._cpp.spatial_inertia(i)
-        mass = I6[3, 3]
-        c = np.array([I6[2, 4], I6[0, 5], I6[1, 3]]) / mass if mass > 0 else np.zeros(3)
-        com[i] = R[i] @ c + p[i]
+        com[i] = R[i] @ model.inertias[i].com + p[i]
     segments = []
     has_child = np.zeros(n, dtype=bool)
     for i in range(1, n):

@@ -140,9 +140,7 @@ def _position_scale(model: Model, q: np.ndarray) -> np.ndarray:
     """Per velocity coordinate, the size of the matching position (for relative tolerances):
     |q| for angles and displacements, |p| for a free joint's translation, 1 for rotations."""
     out = np.ones(model.nv)
-    cpp = model._cpp
-    for i, j in enumerate(model.joints):
-        qi, vi = cpp.q_index[i], cpp.v_index[i]
+    for j, qi, vi in zip(model.joints, model.q_indices, model.v_indices):
         if isinstance(j, (Revolute, Prismatic, Universal)):
             out[vi:vi + j.nv] = np.abs(q[qi:qi + j.nq])
         elif isinstance(j, Free):
@@ -175,7 +173,7 @@ def _lie_blocks(model: Model):
     cache = getattr(model, "_lie_blocks_cache", None)
     if cache is None or cache[0] != key:
         from .model import Spherical
-        blocks = [(model._cpp.v_index[i], isinstance(j, Free)) for i, j in enumerate(model.joints)
+        blocks = [(vi, isinstance(j, Free)) for j, vi in zip(model.joints, model.v_indices)
                   if isinstance(j, (Spherical, Free))]
         cache = (key, blocks)
         model._lie_blocks_cache = cache

@@ -66,6 +66,8 @@ template <class S> class Engine {
 template <class S> void rnea_once(const Model<S>& m, const S* q, const S* qd, const S* qdd, const S* fext, S* tau);
 template <class S> void mass_matrix_once(const Model<S>& m, const S* q, S* M);
 template <class S> void integrate_once(const Model<S>& m, const S* q, const S* v, S dt, S* qout);
+// world rotation R (N+1 x 3 x 3, row-major) and origin p (N+1 x 3) of every body frame
+template <class S> void forward_kinematics_once(const Model<S>& m, const S* q, S* R, S* p);
 
 bool has_openmp();
 

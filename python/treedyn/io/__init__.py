@@ -11,6 +11,9 @@ from ._tree import MassWarning
 from ._xml import ModelFileError
 from .mjcf import load_mjcf
 from .urdf import MissingMeshWarning, load_urdf
+from ..model import _FILE_READERS
+
+_FILE_READERS.update(urdf=load_urdf, mjcf=load_mjcf)  # Model.from_urdf / from_mjcf
 
 __all__ = ["load_urdf", "load_mjcf", "ModelFileError", "IgnoredElementWarning", "InertiaWarning",
            "MissingMeshWarning", "MassWarning"]

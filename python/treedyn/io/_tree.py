@@ -71,7 +71,7 @@ def build_model(nodes, gravity, error, source: str) -> Model:
     """Model from ``nodes`` (depth-first, root first). ``error(message, line)`` makes the exception
     to raise. The root node, if it has no steps, is the world: its own inertia is dropped.
 
-    Sets ``model.frames``: {node name: (name of the body it is part of, pose of the node's frame in
+    Adds ``model.frames``: {node name: (name of the body it is part of, pose of the node's frame in
     that body's frame)}, so that merged links stay findable.
     """
     # node -> (index of the pending body that carries it (0: world), pose of node frame in it)
@@ -117,22 +117,21 @@ def build_model(nodes, gravity, error, source: str) -> Model:
         except (ValueError, TypeError) as e:
             raise error(f"body {name!r} (joint {jname!r}): {e}", line) from None
     names = model.body_names
-    model.frames = {n: (names[b], X) for n, (b, X) in carrier.items()}
+    for n, (b, X) in carrier.items():
+        model.add_frame(n, b, X)
     _warn_massless(model, source)
     return model
 
 
 def _warn_massless(model: Model, source: str) -> None:
     """Warn about joints whose whole subtree has no mass and no rotational inertia."""
-    cpp = model._cpp
-    N = model.n_bodies
+    N, parents = model.n_bodies, model.parents
     weight = np.zeros(N)
-    for i in range(1, N):
-        I6 = np.asarray(cpp.spatial_inertia(i))
-        weight[i] = np.abs(I6).max()
+    for i, inertia in enumerate(model.inertias[1:], start=1):
+        weight[i] = max(abs(inertia.mass), np.abs(inertia.inertia).max())
     for i in range(N - 1, 0, -1):
-        weight[cpp.parent[i]] += weight[i]
-    empty = [model._joint_names[i] for i in range(1, N) if model.joints[i].nv and weight[i] == 0.0]
+        weight[parents[i]] += weight[i]
+    empty = [model.body_joint_names[i] for i in range(1, N) if model.joints[i].nv and weight[i] == 0.0]
     if empty:
         shown = ", ".join(repr(n) for n in empty[:5]) + (", ..." if len(empty) > 5 else "")
         warnings.warn(f"{source}: {len(empty)} joint(s) move nothing with mass or inertia ({shown}): "

@@ -3,9 +3,9 @@ baxter2019 §4 (bridge, bridge_rigid, umbrella, tree: Scenes with a model, an in
 a duration; see docs/scenes.md)."""
 from .chain import chain
 from .random_tree import random_tree
-from .spec import from_spec
-from .scene import Scene, scene_from_spec
+from .scene import Scene
 from .redmax import bridge, bridge_rigid, tree, umbrella
+from .spec import SPEC_KINDS, from_spec, scene_from_spec
 
-__all__ = ["chain", "random_tree", "from_spec", "Scene", "scene_from_spec", "bridge", "bridge_rigid",
+__all__ = ["chain", "random_tree", "from_spec", "Scene", "scene_from_spec", "SPEC_KINDS", "bridge", "bridge_rigid",
            "umbrella", "tree"]

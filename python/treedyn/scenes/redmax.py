@@ -103,7 +103,7 @@ class _Builder:
     def q0(self) -> np.ndarray:
         q = neutral(self.model)
         for i, qi in self.q_init.items():
-            k = self.model._cpp.q_index[i]
+            k = self.model.q_indices[i]
             q[k:k + qi.size] = qi
         return q
 
@@ -133,11 +133,9 @@ def _count(x, name: str, minimum: int) -> int:
 
 
 def _loop_residual(model: Model, q) -> float:
-    """max |C(q)| of the model's loop closures, from the redmax solver."""
-    if not model.loop_closures:
-        return 0.0
-    from ..solvers import make_solver
-    return make_solver("redmax-direct", model).constraint_residual(q)
+    """max |C(q)| of the model's loop closures."""
+    C = model.loop_residual(q)
+    return float(np.abs(C).max()) if C.size else 0.0
 
 
 def _scene(b: _Builder, name: str, info: dict, h=1e-2, duration=5.0) -> Scene:

@@ -14,4 +14,15 @@ template <class S> void kinematics(const Model<S>& model, Data<S>& data, const S
   for (int i = 1; i <= model.N; ++i) kinematics_step(model, data, i, q);
 }
 
+// Forward kinematics, the base stage of frame placements, Jacobians and contact: ^iX_0 (world ->
+// body i; E = R_iᵀ and r = p_i, the body frame's world rotation and origin) of every body,
+// ^iX_0 = ^iX_λ ^λX_0 chained from the root by compose (exact products, spatial/transform.hpp)
+template <class S> void forward_kinematics(const Model<S>& model, const S* q, Transform<S>* X0) {
+  X0[0] = Transform<S>::identity();
+  for (int i = 1; i <= model.N; ++i) {
+    const Transform<S> Xup = joint_transform(model, i, q + model.q_index[i]) * model.X_tree[i];
+    X0[i] = compose(Xup, X0[model.parent[i]]);
+  }
+}
+
 }  // namespace treedyn

@@ -1,5 +1,6 @@
 // Configuration-space operations: q ⊕ v dt on the joints' manifolds.
 #pragma once
+#include <algorithm>
 #include <cmath>
 
 #include "treedyn/model/joint.hpp"
@@ -21,6 +22,15 @@ template <class S> inline Eigen::Matrix<S, 4, 1> quat_mul(const S* a, const Eige
   Eigen::Matrix<S, 4, 1> out;
   out << bv * a[3] + av * b[3] + cross(av, bv), a[3] * b[3] - dot(av, bv);
   return out / out.norm();
+}
+
+// the neutral configuration: every joint at zero, every quaternion the identity (0, 0, 0, 1)
+template <class S> void neutral_configuration(const Model<S>& model, S* q) {
+  std::fill(q, q + model.nq, S(0));
+  for (int i = 1; i <= model.N; ++i) {
+    const int k = joint_layout(model.kind[i]).quaternion;
+    if (k >= 0) q[model.q_index[i] + k + 3] = S(1);
+  }
 }
 
 // qout = q ⊕ v dt. Body-frame velocities: a quaternion moves by right multiplication; a free

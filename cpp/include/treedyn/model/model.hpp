@@ -13,17 +13,36 @@ namespace treedyn {
 
 enum class JointKind : int { Fixed = 0, Revolute = 1, Prismatic = 2, Universal = 3, Spherical = 4, Free = 5 };
 
-inline int joint_nq(JointKind k) {
-  static const int nq[] = {0, 1, 1, 2, 4, 7};
-  return nq[static_cast<int>(k)];
+// The joints' coordinate layout, the one source for C++ and Python (treedyn._core.joint_layouts):
+// coordinates in q and v, and where a unit quaternion (x, y, z, w) starts in q (-1: none)
+struct JointLayout {
+  const char* name;
+  int nq, nv, quaternion;
+};
+inline const JointLayout& joint_layout(JointKind k) {
+  static const JointLayout layouts[] = {{"fixed", 0, 0, -1},     {"revolute", 1, 1, -1}, {"prismatic", 1, 1, -1},
+                                        {"universal", 2, 2, -1}, {"spherical", 4, 3, 0}, {"free", 7, 6, 3}};
+  return layouts[static_cast<int>(k)];
 }
-inline int joint_nv(JointKind k) {
-  static const int nv[] = {0, 1, 1, 2, 3, 6};
-  return nv[static_cast<int>(k)];
-}
-inline const char* joint_kind_name(JointKind k) {
-  static const char* names[] = {"fixed", "revolute", "prismatic", "universal", "spherical", "free"};
+constexpr int n_joint_kinds = 6;
+inline int joint_nq(JointKind k) { return joint_layout(k).nq; }
+inline int joint_nv(JointKind k) { return joint_layout(k).nv; }
+inline const char* joint_kind_name(JointKind k) { return joint_layout(k).name; }
+
+// Loop-closing joints (RedMax, redmax/system.hpp) join a frame on body a to a frame on body b.
+// The rows of G follow from the joint's kind:
+//   ball: the origins coincide (3 rows);
+//   hinge: and the frame-a axis `axis` stays parallel to the same axis of frame b (+2 rows);
+//   universal: and axis1 (of frame a) keeps its angle to axis2 (of frame b) (+1 row).
+enum class LoopKind : int { Ball = 0, Hinge = 1, Universal = 2 };
+constexpr int n_loop_kinds = 3;
+inline const char* loop_kind_name(LoopKind k) {
+  static const char* names[] = {"ball", "hinge", "universal"};
   return names[static_cast<int>(k)];
+}
+inline int loop_rows(LoopKind k) {
+  static const int rows[] = {3, 5, 4};
+  return rows[static_cast<int>(k)];
 }
 
 template <class S> struct Model {

@@ -5,6 +5,7 @@
 #pragma once
 #include <vector>
 
+#include "treedyn/model/configuration.hpp"
 #include "treedyn/model/model.hpp"
 
 namespace treedyn::redmax {
@@ -52,13 +53,7 @@ template <class S> struct MovingForce {
 };
 
 // A loop-closing joint between a frame on body a and a frame on body b (R: frame axes in body
-// coordinates, p: frame origin in body coordinates). The rows of G follow from the joint's kind:
-//   ball: the origins coincide (3 rows);
-//   hinge: and the frame-a axis `axis` stays parallel to the same axis of frame b (+2 rows);
-//   universal: and axis1 (of frame a) keeps its angle to axis2 (of frame b) (+1 row).
-enum class LoopKind : int { Ball = 0, Hinge = 1, Universal = 2 };
-inline int loop_rows(LoopKind k) { return k == LoopKind::Ball ? 3 : k == LoopKind::Hinge ? 5 : 4; }
-
+// coordinates, p: frame origin in body coordinates); its kind and rows: model/model.hpp.
 template <class S> struct LoopClosure {
   int a, b;
   Mat3<S> Ra, Rb;
@@ -81,9 +76,7 @@ template <class S> struct System {
   explicit System(const Model<S>& model)
       : tree(model), k_r(model.nv, S(0)), d_r(model.nv, S(0)), q_rest(model.nq, S(0)),
         D_m(model.N + 1, Mat6<S>::Zero()) {
-    for (int i = 1; i <= model.N; ++i)  // identity quaternions at rest
-      if (model.kind[i] == JointKind::Spherical) q_rest[model.q_index[i] + 3] = S(1);
-      else if (model.kind[i] == JointKind::Free) q_rest[model.q_index[i] + 6] = S(1);
+    neutral_configuration(model, q_rest.data());  // at rest: the neutral configuration
   }
 
   int n_loop_rows() const {
