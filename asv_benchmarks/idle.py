@@ -4,10 +4,11 @@ and a sleeping worker thread must not make the 2-thread call dearer than the 1-t
 ``track_after_pause`` is the median wall time (seconds) of calls each made after
 ``time.sleep(PAUSE)`` (the pause itself is not timed), against ``time_back_to_back``.
 """
-import statistics
 import time
 
 import numpy as np
+
+from treedyn.timing import time_call as _time_call  # (a module-level time_* would be an asv benchmark)
 
 from .common import Threads, chain_model, inputs, make_solver_or_skip, warm_up_or_skip
 
@@ -46,13 +47,8 @@ class AfterPause(Threads):
 
     def track_after_pause(self, case, threads):
         """Median wall time of a call made PAUSE s after the previous one."""
-        times = []
-        for _ in range(CALLS):
-            time.sleep(PAUSE)
-            t0 = time.perf_counter()
-            self.call()
-            times.append(time.perf_counter() - t0)
-        return statistics.median(times)
+        time.sleep(PAUSE)  # time_call's first call, after a pause too
+        return _time_call(self.call, CALLS, min_time=0.0, pause=PAUSE).median
 
     track_after_pause.unit = "seconds"
 

@@ -5,12 +5,12 @@ our speedup over it in the same process.
 Models are revolute chains (``treedyn.scenes.chain``, the conservative case: depth n). A method
 whose single call takes more than ~1 s is skipped (crba-ltl's O(n² d) M⁻¹ at n = 1000).
 """
-import statistics
-import timeit
 
 import numpy as np
 
 import treedyn as td
+
+from treedyn.timing import speedup
 
 from .common import Threads, chain_model, inputs, make_solver_or_skip, warm_up_or_skip
 
@@ -117,10 +117,6 @@ class MinverseSpeedupOverPinocchio(Threads):
     def track_minverse_speedup_vs_pinocchio(self, threads):
         """Median time of Pinocchio's computeMinverse over that of treedyn's full M⁻¹ (drumwright,
         `threads` threads) on a 300-joint chain, alternating the two. Above 1: treedyn is faster."""
-        t_pin, t_td = [], []
-        for _ in range(self.repeats):
-            t_pin += [t / 20 for t in timeit.repeat(self.f_pin, number=20, repeat=1)]
-            t_td += [t / 20 for t in timeit.repeat(self.f_td, number=20, repeat=1)]
-        return statistics.median(t_pin) / statistics.median(t_td)
+        return speedup(self.f_pin, self.f_td, self.repeats)
 
     track_minverse_speedup_vs_pinocchio.unit = "ratio"

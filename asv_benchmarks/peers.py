@@ -4,8 +4,8 @@ The Pinocchio model comes from ``treedyn.peers.to_pinocchio`` (same q/v layout),
 (q, v, tau) arrays go to both libraries. Everything is skipped (NotImplementedError in setup)
 when pinocchio or ``treedyn.peers`` is not importable.
 """
-import statistics
-import timeit
+
+from treedyn.timing import speedup
 
 from .common import chain_model, inputs, make_solver_or_skip
 
@@ -43,11 +43,6 @@ class PinocchioForwardDynamics:
         self.aba(self.pm, self.pd, self.q, self.v, self.tau)
 
 
-def _per_call(fn, number, repeat):
-    """Seconds per call of ``fn`` for each of ``repeat`` timeit repeats of ``number`` calls."""
-    return [t / number for t in timeit.repeat(fn, number=number, repeat=repeat)]
-
-
 class SpeedupOverPinocchio:
     """time(pinocchio.aba) / time(treedyn "aba") on a 100-joint chain, in one process."""
 
@@ -63,19 +58,11 @@ class SpeedupOverPinocchio:
         q, v, tau = inputs(model)
         self.f_pin = lambda: pin.aba(pm, pd, q, v, tau)
         self.f_td = lambda: solver.forward_dynamics(q, v, tau)
-        # calls per repeat: enough for ~20 ms of the slower of the two
-        self.f_pin(), self.f_td()
-        number, _ = timeit.Timer(self.f_pin).autorange()
-        self.number = max(1, number // 10)
 
     def track_aba_speedup_vs_pinocchio(self):
         """Median per-call time of pinocchio.aba divided by that of treedyn's "aba" solver on a
         100-joint chain; repeats alternate between the two so drifting load affects both alike.
         Above 1 means treedyn is faster."""
-        t_pin, t_td = [], []
-        for _ in range(self.repeats):
-            t_pin += _per_call(self.f_pin, self.number, 1)
-            t_td += _per_call(self.f_td, self.number, 1)
-        return statistics.median(t_pin) / statistics.median(t_td)
+        return speedup(self.f_pin, self.f_td, self.repeats)
 
     track_aba_speedup_vs_pinocchio.unit = "ratio"

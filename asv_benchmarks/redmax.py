@@ -1,5 +1,5 @@
 """RedMax (baxter2019): one implicit step of the thesis' scenes with ``redmax-pcg`` and
-``redmax-direct``, and PCG's iterations per step (``python -m treedyn.bench redmax`` is the full
+``redmax-direct``, and PCG's iterations per step (``python -m benchmarks redmax`` is the full
 scaling study; these are its regression checks).
 
 Scenes at two sizes, ~100 and ~800 reduced DOF (the scenes' size parameter -> nv):

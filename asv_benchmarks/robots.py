@@ -7,13 +7,13 @@ floating base, nv = 38). Everything is skipped (NotImplementedError in setup) wh
 example-robot-data, or pinocchio for the peer benchmarks, is not installed.
 """
 import functools
-import statistics
-import timeit
 import warnings
 
 import numpy as np
 
 import treedyn as td
+
+from treedyn.timing import speedup
 
 from .common import SOLVERS, declares, make_solver_or_skip, warm_up_or_skip
 
@@ -132,20 +132,9 @@ class RobotSpeedupOverPinocchio:
             "aba": (peer.peer_call(q, v, tau), lambda: solver.forward_dynamics(q, v, tau)),
             "minv": (lambda: pin.computeMinverse(pm, pd, qp), lambda: minv.inverse_mass_matrix(q)),
         }
-        self.number = {}
-        for key, (f_pin, f_td) in self.pairs.items():
-            f_pin(), f_td()
-            number, _ = timeit.Timer(f_pin).autorange()
-            self.number[key] = max(1, number // 10)
 
     def _ratio(self, key):
-        f_pin, f_td = self.pairs[key]
-        n = self.number[key]
-        t_pin, t_td = [], []
-        for _ in range(self.repeats):
-            t_pin.append(timeit.timeit(f_pin, number=n) / n)
-            t_td.append(timeit.timeit(f_td, number=n) / n)
-        return statistics.median(t_pin) / statistics.median(t_td)
+        return speedup(*self.pairs[key], self.repeats)
 
     def track_aba_speedup_vs_pinocchio(self, name):
         """Median time of pinocchio.aba over that of treedyn's "aba" solver (above 1: treedyn faster)."""

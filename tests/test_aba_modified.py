@@ -1,10 +1,10 @@
 """The modified ABA (cpp/include/treedyn/algorithms/aba_modified.hpp, ascher-pai-cloutier1996 §4
-eq. (11)) and the reproduction of the paper's Tables 1 and 2 (python/treedyn/bench/ascher.py)."""
+eq. (11)) and the reproduction of the paper's Tables 1 and 2 (benchmarks/ascher.py)."""
 import numpy as np
 import pytest
 
 import treedyn as td
-from treedyn.bench import ascher
+from benchmarks import ascher
 from treedyn.scenes import random_tree
 from treedyn.solvers.builtin import ABAModifiedSolver
 from treedyn.testing import check_solver

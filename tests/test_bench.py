@@ -1,12 +1,15 @@
-"""python -m treedyn.bench drumwright (python/treedyn/bench): the branched bodies of
+"""python -m benchmarks drumwright (benchmarks/): the branched bodies of
 drumwright2012 §6.1, the CSV, the summary and the operation-count table, on tiny sizes."""
 import csv
+import pathlib
 import subprocess
 import sys
 
 import numpy as np
 
-from treedyn.bench import drumwright as bench
+from benchmarks import drumwright as bench
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]  # benchmarks/ runs from the repository's root
 
 
 def test_branched_bodies_have_depth_n_over_2_and_at_most_two_children():
@@ -44,7 +47,7 @@ def test_counts_table_prints_beside_the_paper():
 
 
 def test_command_line_lists_scripts():
-    r = subprocess.run([sys.executable, "-m", "treedyn.bench", "--list"], capture_output=True, text=True, check=True)
+    r = subprocess.run([sys.executable, "-m", "benchmarks", "--list"], capture_output=True, text=True, check=True, cwd=ROOT)
     assert "drumwright" in r.stdout
-    r = subprocess.run([sys.executable, "-m", "treedyn.bench", "nope"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "benchmarks", "nope"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "unknown bench script" in r.stderr

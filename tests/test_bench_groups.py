@@ -1,12 +1,12 @@
-"""python -m treedyn.bench groups (python/treedyn/bench/groups.py): yang-wu-pan Fig. 2 and Fig. 3
+"""python -m benchmarks groups (benchmarks/groups.py): yang-wu-pan Fig. 2 and Fig. 3
 on tiny sizes: the CSV files, their columns, positive times, the PNGs when matplotlib is there."""
 import csv
 import importlib.util
 
 import pytest
 
-from treedyn.bench import SCRIPTS
-from treedyn.bench import groups as bench
+from benchmarks import SCRIPTS
+from benchmarks import groups as bench
 
 HAS_PIN = importlib.util.find_spec("pinocchio") is not None
 HAS_MPL = importlib.util.find_spec("matplotlib") is not None
@@ -18,7 +18,7 @@ def read(path):
 
 
 def test_registered():
-    assert SCRIPTS["groups"] == "treedyn.bench.groups"
+    assert SCRIPTS["groups"] == "benchmarks.groups"
 
 
 def test_quick_run_writes_both_figures(tmp_path):

@@ -1,4 +1,4 @@
-"""python -m treedyn.bench redmax (python/treedyn/bench/redmax.py): baxter2019 §4's scaling study on
+"""python -m benchmarks redmax (benchmarks/redmax.py): baxter2019 §4's scaling study on
 tiny sizes (the CSV, its columns and values, the summary), and one Pardiso step on the assembled
 matrix against one redmax-direct step."""
 import csv
@@ -9,8 +9,8 @@ import pytest
 
 import treedyn as td
 from treedyn import scenes
-from treedyn.bench import SCRIPTS
-from treedyn.bench import redmax as bench
+from benchmarks import SCRIPTS
+from benchmarks import redmax as bench
 
 from conftest import assert_below, rounding_bound
 from test_redmax import step_bound
@@ -26,7 +26,7 @@ def read(path):
 
 
 def test_registered():
-    assert SCRIPTS["redmax"] == "treedyn.bench.redmax"
+    assert SCRIPTS["redmax"] == "benchmarks.redmax"
 
 
 def test_quick_run_writes_the_csv(tmp_path):

@@ -21,6 +21,8 @@ import warnings
 
 import numpy as np
 
+from .timing import time_call
+
 
 def _cmd_solvers(args) -> int:
     from .solvers.registry import available_solvers, list_solver_classes
@@ -37,28 +39,6 @@ def _cmd_info(args) -> int:
     from . import build_info
     print(json.dumps(build_info(), indent=2))
     return 0
-
-
-def _time_call(f, repeat: int, min_time: float = 0.02):
-    """Seconds per call: the number of calls per sample grows until a sample takes min_time; the
-    minimum over ``repeat`` samples is returned (the least disturbed by the noisy machine)."""
-    f()
-    n = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(n):
-            f()
-        dt = time.perf_counter() - t0
-        if dt >= min_time or n >= 1 << 20:
-            break
-        n *= 2
-    samples = [dt / n]
-    for _ in range(repeat - 1):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            f()
-        samples.append((time.perf_counter() - t0) / n)
-    return min(samples), float(np.median(samples))
 
 
 def _cmd_compare(args) -> int:
@@ -115,7 +95,7 @@ def _cmd_compare(args) -> int:
         if reference is None:
             reference = out
         err = float(np.abs(out - reference).max() / max(1.0, np.abs(reference).max()))
-        best, med = _time_call(lambda: solver.forward_dynamics(q, v, tau), args.repeat)
+        best, med = time_call(lambda: solver.forward_dynamics(q, v, tau), args.repeat)[:2]
         rows.append((name, best, med, err))
     if args.peers and terms:
         skipped.append(("peers", f"the model has {', '.join(terms)}, which the peers' tree dynamics leave out"))
@@ -153,7 +133,7 @@ def _peer_rows(model, q, v, tau, reference, args):
     pd = pm.createData()
     out = pin.aba(pm, pd, q, v, tau).copy()
     err = float(np.abs(out - reference).max() / max(1.0, np.abs(reference).max()))
-    best, med = _time_call(lambda: pin.aba(pm, pd, q, v, tau), args.repeat)
+    best, med = time_call(lambda: pin.aba(pm, pd, q, v, tau), args.repeat)[:2]
     rows.append(("pinocchio.aba", best, med, err))
     return rows
 
@@ -178,7 +158,7 @@ def _file_peer_rows(model, q, v, tau, reference, args):
         return []
     out = peer.forward_dynamics(q, v, tau)
     err = float(np.abs(out - reference).max() / max(1.0, np.abs(reference).max()))
-    best, med = _time_call(peer.peer_call(q, v, tau), args.repeat)
+    best, med = time_call(peer.peer_call(q, v, tau), args.repeat)[:2]
     return [(label, best, med, err)]
 
 

@@ -1,4 +1,5 @@
-"""Scripts that reproduce the papers' figures on this machine: ``python -m treedyn.bench <name>``.
+"""Scripts that reproduce the papers' figures on this machine, run from the repository's root
+against the installed treedyn: ``python -m benchmarks <name> [options]`` (``--list``).
 
 - ``drumwright``: drumwright2012 Fig. 2 and Fig. 3 (time of M⁻¹ against n, serial chains and
   branched bodies, 1 and 2 threads, against CRBA + Cholesky, CRBA + LTL, Pinocchio's
@@ -22,5 +23,5 @@
 matplotlib is optional: the scripts always write CSV, and PNG when matplotlib is installed.
 """
 
-SCRIPTS = {"drumwright": "treedyn.bench.drumwright", "ascher": "treedyn.bench.ascher",
-           "groups": "treedyn.bench.groups", "redmax": "treedyn.bench.redmax"}
+SCRIPTS = {"drumwright": "benchmarks.drumwright", "ascher": "benchmarks.ascher",
+           "groups": "benchmarks.groups", "redmax": "benchmarks.redmax"}

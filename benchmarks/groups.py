@@ -1,6 +1,6 @@
 """Yang, Wu & Pan (GPU scan/OEE/CFA) Fig. 2 and Fig. 3 on this machine's CPU cores.
 
-    python -m treedyn.bench groups [--n 2 5 10 20 50 100 200 400 1000] [--links 7 10 200]
+    python -m benchmarks groups [--n 2 5 10 20 50 100 200 400 1000] [--links 7 10 200]
                                    [--B 1 4 16 64 256 1024 4096] [--threads 1 2] [--repeat 7]
                                    [--out DIR] [--quick] [--fig 2 3] [--no-plot] [--no-progress]
 
@@ -36,7 +36,7 @@ numbers:
   faster than ABIA; for 200 links CFA is the fastest and JSIIA the slowest (its cubic inversion);
   ABIA is always dominated (sequential recursion, CPU-GPU transfers).
 
-What this machine finds (2 cores of a shared VM, no GPU; ``python -m treedyn.bench groups`` on
+What this machine finds (2 cores of a shared VM, no GPU; ``python -m benchmarks groups`` on
 2026-11-21 with the other core mostly idle; the full numbers are printed and in the CSV files):
   Fig. 2 (one robot): ABA is the fastest at every n from 2 to 1000, on 1 and 2 threads;
   Pinocchio's aba is 1.1x (n = 2) to 1.45x (n = 400) slower than treedyn's. CFA-OEE and JSIIA cost
@@ -89,7 +89,7 @@ import numpy as np
 import treedyn as td
 from treedyn.scenes import chain
 
-from .drumwright import crossover
+from ._common import crossover, pyplot, write_csv
 
 METHODS = ("aba", "crba-cholesky", "jsiia", "cfa-oee")
 PEER = "pinocchio"
@@ -411,19 +411,8 @@ STYLES = {"aba": ("C1", "s-"), "crba-cholesky": ("C0", "o-"), "jsiia": ("C2", "^
           PEER: ("k", "x:")}
 
 
-def _plt(log):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        return plt
-    except ImportError:
-        log("matplotlib is not installed: no PNG (pip install matplotlib, or treedyn[bench])")
-        return None
-
-
 def plot_fig2(rows, threads, path, log=print) -> Optional[str]:
-    plt = _plt(log)
+    plt = pyplot(log)
     if plt is None:
         return None
     fig, ax = plt.subplots(figsize=(6.8, 5.0))
@@ -449,7 +438,7 @@ def plot_fig2(rows, threads, path, log=print) -> Optional[str]:
 
 
 def plot_fig3(rows, threads, path, log=print) -> Optional[str]:
-    plt = _plt(log)
+    plt = pyplot(log)
     if plt is None:
         return None
     links = sorted({r["links"] for r in rows})
@@ -487,13 +476,6 @@ def plot_fig3(rows, threads, path, log=print) -> Optional[str]:
     return path
 
 
-def write_csv(path, rows, fields=None):
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields or list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-
-
 FIG2_FIELDS = ["n", "nv", "method", "threads", "time_min_s", "time_median_s", "samples", "ratio_vs_pinocchio"]
 FIG3_FIELDS = ["links", "B", "method", "threads", "time_min_s", "time_median_s", "samples", "time_per_robot_s",
                "robots_per_s", "throughput_ratio_vs_pinocchio"]
@@ -504,7 +486,7 @@ HEADLINE_FIELDS = ["links", "B", "threads", "aba_min_s", "aba_median_s", "pinocc
 # ---------------------------------------------------------------------------------------------
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m treedyn.bench groups", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks groups", description=__doc__.split("\n")[0])
     ap.add_argument("--fig", type=int, choices=(2, 3), action="append", help="which figure (default both)")
     ap.add_argument("--n", type=int, nargs="+", help="Fig. 2: links of the single robot "
                     "(default 2 5 10 20 50 100 200 400 1000)")

@@ -1,6 +1,6 @@
 """baxter2019 §4 (Figs. 3-4, 8, 10, 14-15, 17, 19-20, 22, 25-26): RedMax PCG against direct solvers.
 
-    python -m treedyn.bench redmax [--scenes bridge-rigid bridge-flexible bridge-car bridge-heavy
+    python -m benchmarks redmax [--scenes bridge-rigid bridge-flexible bridge-car bridge-heavy
                                      umbrella tree tree-square] [--steps 50] [--warmup 1]
                                     [--size FAMILY=N1,N2,...] [--max-nv NV] [--threads N]
                                     [--solvers redmax-pcg redmax-direct pardiso] [--fit-min 100]
@@ -85,6 +85,8 @@ import numpy as np
 
 import treedyn as td
 from treedyn import scenes
+
+from ._common import crossover, fit, pyplot
 
 SOLVERS = ("redmax-pcg", "redmax-direct", "pardiso")
 PCG, DIRECT, PARDISO = SOLVERS
@@ -464,35 +466,6 @@ def series(rows, fam, solver, key="seconds_per_step"):
     return np.array([p[0] for p in pts], dtype=float), np.array([p[1] for p in pts])
 
 
-def fit(nv, y, nv_min: float):
-    """(slope, intercept, nv used) of log y against log nv over nv >= nv_min; None below 2 points."""
-    sel = nv >= nv_min
-    if sel.sum() < 2:
-        return None
-    p = np.polyfit(np.log(nv[sel]), np.log(y[sel]), 1)
-    return float(p[0]), float(p[1]), nv[sel]
-
-
-def crossover(nv, t_pcg, nv2, t_other) -> Optional[str]:
-    """The DOF from which PCG stays faster than the other solver: "~X" (log-log interpolation
-    between the last pair of common sweep points where the order changes), "<=X" (faster at every
-    point, X the smallest), ">X" (slower at the largest point X; "*" when faster somewhere below)."""
-    common = sorted(set(nv.tolist()) & set(nv2.tolist()))
-    if not common:
-        return None
-    a = dict(zip(nv.tolist(), t_pcg))
-    b = dict(zip(nv2.tolist(), t_other))
-    r = [(x, math.log(a[x] / b[x])) for x in common]   # < 0: PCG faster
-    if all(v < 0 for _, v in r):
-        return f"<={common[0]:.0f}"
-    if r[-1][1] >= 0:
-        return f">{common[-1]:.0f}" + ("*" if any(v < 0 for _, v in r) else "")
-    k = max(i for i, (_, v) in enumerate(r) if v >= 0)
-    (x0, r0), (x1, r1) = r[k], r[k + 1]
-    lx = math.log(x0) + (math.log(x1) - math.log(x0)) * r0 / (r0 - r1)
-    return f"~{math.exp(lx):.0f}"
-
-
 def summarize(rows, families, fit_min: float, log=print) -> dict:
     out = {}
     solvers = [s for s in SOLVERS if any(r["solver"] == s for r in rows)]
@@ -601,8 +574,7 @@ STYLE = {PCG: ("C0", "o-", "RedMax PCG"), DIRECT: ("C3", "s--", "redmax-direct (
 
 
 def plot(rows, families, fit_min, out_dir, log=print) -> List[str]:
-    from .groups import _plt
-    plt = _plt(log)
+    plt = pyplot(log)
     if plt is None:
         return []
     paths = []
@@ -673,7 +645,7 @@ def _size_arg(text):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m treedyn.bench redmax", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks redmax", description=__doc__.split("\n")[0])
     ap.add_argument("--scenes", nargs="+", choices=list(FAMILIES), help="families (default all)")
     ap.add_argument("--size", type=_size_arg, action="append", default=[],
                     help="FAMILY=N1,N2,...: the size parameters of a family (see the families above)")

@@ -1,6 +1,6 @@
 """drumwright2012 Fig. 2 and Fig. 3 on this machine, and (--counts) Tables 1 and 2.
 
-    python -m treedyn.bench drumwright [--n 10 20 50 100 200 300 500 1000] [--threads 1 2]
+    python -m benchmarks drumwright [--n 10 20 50 100 200 300 500 1000] [--threads 1 2]
                                        [--repeat 7] [--out DIR] [--counts] [--quick]
 
 Time of the full M⁻¹ from q against n, for
@@ -25,7 +25,6 @@ drumwright2012_fig3.png when matplotlib is installed. Prints the fitted log-log 
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import platform
 import time
@@ -36,6 +35,8 @@ import numpy as np
 import treedyn as td
 from treedyn.model import Inertia, Model, Revolute, Transform
 from treedyn.scenes import chain
+
+from ._common import crossover, pyplot, slope, time_call, write_csv
 
 #: one call slower than this (s) stops a method's sweep at larger n
 SLOW_CALL = 2.0
@@ -150,21 +151,10 @@ def mujoco_call(model: Model, q):
 
 
 def measure(call: Callable, repeat: int) -> Tuple[float, float, float]:
-    """(min, median, first call) seconds per call; a sample averages calls over >= ~5 ms."""
-    t0 = time.perf_counter()
-    call()
-    first = time.perf_counter() - t0
-    if first > SLOW_CALL:
-        return first, first, first
-    number = max(1, int(5e-3 / max(first, 1e-7)))
-    call()
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            call()
-        samples.append((time.perf_counter() - t0) / number)
-    return float(np.min(samples)), float(np.median(samples)), first
+    """(min, median, first call) seconds per call; a sample lasts >= 5 ms (a call slower than
+    SLOW_CALL is timed once)."""
+    t = time_call(call, repeat, min_time=5e-3, slow=SLOW_CALL)
+    return t.best, t.median, t.first
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,32 +204,6 @@ def series(rows, kind, method, threads) -> Tuple[np.ndarray, np.ndarray]:
     return np.array([p[0] for p in pts], dtype=float), np.array([p[1] for p in pts])
 
 
-def slope(n, t, lo=100, hi=1000) -> Optional[float]:
-    sel = (n >= lo) & (n <= hi)
-    if sel.sum() < 2:
-        return None
-    return float(np.polyfit(np.log(n[sel]), np.log(t[sel]), 1)[0])
-
-
-def crossover(n, t_ours, n2, t_other) -> str:
-    """the smallest n from which ours is faster (log-log interpolation between sweep points)"""
-    common = sorted(set(n) & set(n2))
-    if not common:
-        return "no common n"
-    a = {x: y for x, y in zip(n, t_ours)}
-    b = {x: y for x, y in zip(n2, t_other)}
-    ratio = [(x, np.log(a[x] / b[x])) for x in common]  # < 0: ours faster
-    if all(r < 0 for _, r in ratio):
-        return f"faster at every n measured (n >= {common[0]:.0f})"
-    if all(r >= 0 for _, r in ratio):
-        return f"slower at every n measured (n <= {common[-1]:.0f})"
-    for (x0, r0), (x1, r1) in zip(ratio, ratio[1:]):
-        if r0 >= 0 > r1:
-            lx = np.log(x0) + (np.log(x1) - np.log(x0)) * r0 / (r0 - r1)
-            return f"n ~ {np.exp(lx):.0f}"
-    return "mixed"
-
-
 def summarize(rows, threads, log=print) -> dict:
     out = {}
     log("\nlog-log slope of the time of M⁻¹, n = 100 .. 1000 (minimum over the repeats):")
@@ -249,7 +213,7 @@ def summarize(rows, threads, log=print) -> dict:
                 n, t = series(rows, kind, method, k)
                 if len(n) == 0:
                     continue
-                s = slope(n, t)
+                s = slope(n, t, 100, 1000)
                 out[(kind, method, k, "slope")] = s
                 log(f"  {kind:8s} {method:14s} {k} thread{'s' if k > 1 else ' '}: "
                     + ("n/a (fewer than 2 points in 100..1000)" if s is None else f"{s:.2f}")
@@ -282,12 +246,8 @@ def summarize(rows, threads, log=print) -> dict:
 
 
 def plot(rows, threads, out_dir, log=print) -> List[str]:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        log("matplotlib is not installed: no PNG (pip install matplotlib, or treedyn[bench])")
+    plt = pyplot(log)
+    if plt is None:
         return []
     paths = []
     styles = {"drumwright": ("C3", "-."), "crba-cholesky": ("C0", "-"), "crba-ltl": ("C2", "--"),
@@ -393,7 +353,7 @@ def counts_table(log=print) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m treedyn.bench drumwright", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks drumwright", description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, nargs="+", default=[10, 20, 50, 100, 200, 300, 500, 1000])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--repeat", type=int, default=9)
@@ -422,10 +382,7 @@ def main(argv=None) -> int:
           f"not run above n = {PINOCCHIO_MAX_N} (its Data takes GBs).")
     rows = run(sorted(set(args.n)), args.threads, args.repeat)
     path = os.path.join(args.out, "drumwright2012.csv")
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(path, rows)
     print(f"\nwrote {path}")
     summarize(rows, args.threads)
     if not args.no_plot:

@@ -1,4 +1,4 @@
-"""python -m treedyn.bench <script> [options]; python -m treedyn.bench --list"""
+"""python -m benchmarks <script> [options]; python -m benchmarks --list (from the repository's root)"""
 import importlib
 import os
 import sys
@@ -24,5 +24,5 @@ if __name__ == "__main__":
     # machine: the timed code never calls BLAS, so run with one BLAS thread (set before numpy loads)
     if os.environ.get("OPENBLAS_NUM_THREADS") is None and os.environ.get("TREEDYN_BENCH_REEXEC") is None:
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", TREEDYN_BENCH_REEXEC="1")
-        os.execve(sys.executable, [sys.executable, "-m", "treedyn.bench", *sys.argv[1:]], env)
+        os.execve(sys.executable, [sys.executable, "-m", "benchmarks", *sys.argv[1:]], env)
     sys.exit(main())

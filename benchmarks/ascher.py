@@ -1,8 +1,8 @@
 """Formulation stiffness: ascher-pai-cloutier1996 Tables 1 and 2, reproduced in float32.
 
-    python -m treedyn.bench ascher --table 2       Example 3: D₂ and q̈₁ for CRBM, ABM, modified ABM
-    python -m treedyn.bench ascher --table 1       two-link chains: dynamics evaluations over 10 s
-    python -m treedyn.bench ascher --table 1 --links 3 4     the same with more links at the tip
+    python -m benchmarks ascher --table 2       Example 3: D₂ and q̈₁ for CRBM, ABM, modified ABM
+    python -m benchmarks ascher --table 1       two-link chains: dynamics evaluations over 10 s
+    python -m benchmarks ascher --table 1 --links 3 4     the same with more links at the tip
 
 Every solver is constructed with ``dtype=np.float32``, so every kernel runs in single precision
 in C++. The paper numbers its links from the tip (link 1) to the base (link 2); treedyn numbers
@@ -20,7 +20,6 @@ a wrong q̈ without noticing — the hazard the paper warns of). ABM is ``aba``,
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import os
 import sys
@@ -28,8 +27,10 @@ from typing import Optional
 
 import numpy as np
 
-from .. import Inertia, Model, Prismatic, Revolute, SingularInertiaError, Transform, make_solver, mass_matrix
-from ..simulate import simulate
+from treedyn import Inertia, Model, Prismatic, Revolute, SingularInertiaError, Transform, make_solver, mass_matrix
+from treedyn.simulate import simulate
+
+from ._common import pyplot, write_csv
 
 # label: (solver, options)
 METHODS = {"CRBM": ("crba-ltl", {"ltdl": True}), "ABM": ("aba", {}), "modified ABM": ("aba-modified", {}),
@@ -192,12 +193,8 @@ def print_table1(rows, links: int = 2, file=None):
 
 
 def plot_table1(results, path: str):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no plot (pip install matplotlib)", file=sys.stderr)
+    plt = pyplot(lambda line: print(line, file=sys.stderr))
+    if plt is None:
         return None
     fig, axes = plt.subplots(1, len(results), figsize=(4.2 * len(results), 4.2), sharey=True, squeeze=False)
     styles = {"CRBM": ("C0", "o-"), "ABM": ("C1", "s--"), "modified ABM": ("C2", "^-"), "CRBA+LLT": ("C3", "x:")}
@@ -223,7 +220,7 @@ def plot_table1(results, path: str):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m treedyn.bench ascher", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks ascher", description=__doc__.split("\n")[0])
     p.add_argument("--table", type=int, choices=(1, 2), action="append", help="which table (default both)")
     p.add_argument("--links", type=int, nargs="+", default=[2], help="chain lengths for Table 1 (default 2)")
     p.add_argument("--r", type=float, nargs="+", help="the r values for Table 1 (default the paper's)")
@@ -235,11 +232,10 @@ def main(argv=None) -> int:
     if 2 in tables:
         rows = table2()
         print_table2(rows)
-        with open(os.path.join(args.out, "ascher_table2.csv"), "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["m1", "case"] + [f"{label} {x}" for label in METHODS for x in ("D2", "qdd1", "note")])
-            for m1, case, out in rows:
-                w.writerow([m1, case] + [x for label in METHODS for x in out[label]])
+        fields = ["m1", "case"] + [f"{label} {x}" for label in METHODS for x in ("D2", "qdd1", "note")]
+        write_csv(os.path.join(args.out, "ascher_table2.csv"),
+                  [dict(zip(fields, [m1, case] + [x for label in METHODS for x in out[label]])) for m1, case, out in rows],
+                  fields)
         print()
     if 1 in tables:
         results = {}
@@ -248,12 +244,10 @@ def main(argv=None) -> int:
             print_table1(rows, links)
             print()
             results[links] = rows
-        with open(os.path.join(args.out, "ascher_table1.csv"), "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["links", "r"] + list(METHODS) + ["kappa_max"])
-            for links, rows in results.items():
-                for r, counts, kappa in rows:
-                    w.writerow([links, r] + [counts[k] if counts[k] is not None else "fail" for k in METHODS] + [kappa])
+        fields = ["links", "r"] + list(METHODS) + ["kappa_max"]
+        write_csv(os.path.join(args.out, "ascher_table1.csv"),
+                  [dict(zip(fields, [links, r] + [counts[k] if counts[k] is not None else "fail" for k in METHODS] + [kappa]))
+                   for links, rows in results.items() for r, counts, kappa in rows], fields)
         png = plot_table1(results, os.path.join(args.out, "ascher_table1.png"))
         if png:
             print(f"wrote {png}")
