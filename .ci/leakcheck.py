@@ -20,6 +20,7 @@ tracemalloc is not used: it cannot see C++ allocations. mallinfo2 reports the ca
 arena, hence one OpenMP thread by default. ``--self-test`` adds an entry point that leaks a 96-byte
 numpy array per call: the check must then fail (exit status 1), as it does on any leak.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,8 +40,21 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 class _Mallinfo2(ctypes.Structure):
-    _fields_ = [(f, ctypes.c_size_t) for f in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
-                                               "fsmblks", "uordblks", "fordblks", "keepcost")]
+    _fields_ = [
+        (f, ctypes.c_size_t)
+        for f in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
 
 
 try:
@@ -101,9 +115,11 @@ def entry_points():
         out[f"{name}.forward_dynamics batch"] = lambda s=s, a=(qb, vb, tb): s.forward_dynamics(*a)
         out[f"{name}.inverse_inertia"] = lambda s=s, q=q, R=R: s.inverse_inertia(q, np.asfortranarray(R))
         out[f"{name}.inverse_mass_matrix"] = lambda s=s, q=q: s.inverse_mass_matrix(q)
-        out[f"{name}.errors"] = lambda s=s, q=q, v=v, bad=bad: (raises(s.forward_dynamics, q, bad, v),
-                                                                 raises(s.forward_dynamics, q, v.astype(complex), v),
-                                                                 raises(s.inverse_inertia, q[:-1], v))
+        out[f"{name}.errors"] = lambda s=s, q=q, v=v, bad=bad: (
+            raises(s.forward_dynamics, q, bad, v),
+            raises(s.forward_dynamics, q, v.astype(complex), v),
+            raises(s.inverse_inertia, q[:-1], v),
+        )
         out[f"make_solver {name}"] = lambda name=name, model=model: td.make_solver(name, model)
         if hasattr(s, "step"):
             st = td.State(q, v)
@@ -116,8 +132,11 @@ def entry_points():
     out["mass_matrix"] = lambda: td.mass_matrix(tree, q)
     out["integrate"] = lambda: td.integrate(tree, q, v, 1e-3)
     out["random_configuration"] = lambda: td.random_configuration(tree, 3)
-    out["one-shot errors"] = lambda: (raises(td.rnea, tree, q, v, v.astype(object)), raises(td.mass_matrix, tree, q * 2),
-                                      raises(td.integrate, tree, q, v, np.nan))
+    out["one-shot errors"] = lambda: (
+        raises(td.rnea, tree, q, v, v.astype(object)),
+        raises(td.mass_matrix, tree, q * 2),
+        raises(td.integrate, tree, q, v, np.nan),
+    )
     dw = td.make_solver("drumwright", tree)
     N, D = rng.standard_normal((tree.nv, 4)), rng.standard_normal((tree.nv, 8))
     out["contact_inertia"] = lambda: td.contact_inertia(dw, q, N, D)
@@ -128,8 +147,10 @@ def entry_points():
     Rb = rng.standard_normal((n, k, 3))
     out["solve_block_tridiagonal"] = lambda: td.linalg.solve_block_tridiagonal(Db, U, Rb)
     out["solve_block_bidiagonal"] = lambda: td.linalg.solve_block_bidiagonal(U, Rb)
-    out["linalg errors"] = lambda: (raises(td.linalg.solve_block_tridiagonal, -Db, U, Rb),
-                                    raises(td.linalg.solve_block_bidiagonal, U, Rb[:-2]))
+    out["linalg errors"] = lambda: (
+        raises(td.linalg.solve_block_tridiagonal, -Db, U, Rb),
+        raises(td.linalg.solve_block_bidiagonal, U, Rb[:-2]),
+    )
     out["State"] = lambda: td.State(q, v, 0.5).copy()
 
     def build():
@@ -147,18 +168,37 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--calls", type=int, default=100_000)
     p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--bound-kib", type=float, default=64.0,
-                   help="largest growth of malloc'd bytes allowed per entry point after warm-up")
-    p.add_argument("--bound-objects", type=int, default=250,
-                   help="largest growth of Python objects (pymalloc blocks) allowed per entry point")
-    p.add_argument("--rss-bound-mib", type=float, default=1.0,
-                   help="largest growth of the resident set allowed per entry point after warm-up")
-    p.add_argument("--self-test", action="store_true",
-                   help="add an entry point that leaks 100 bytes per call: the check must then fail")
-    p.add_argument("--threads", type=int, default=1,
-                   help="OpenMP threads (1: the batch and column loops in the calling thread, whose malloc "
-                        "arena mallinfo2 reports; on a busy machine more threads also cost milliseconds per "
-                        "call in barriers)")
+    p.add_argument(
+        "--bound-kib",
+        type=float,
+        default=64.0,
+        help="largest growth of malloc'd bytes allowed per entry point after warm-up",
+    )
+    p.add_argument(
+        "--bound-objects",
+        type=int,
+        default=250,
+        help="largest growth of Python objects (pymalloc blocks) allowed per entry point",
+    )
+    p.add_argument(
+        "--rss-bound-mib",
+        type=float,
+        default=1.0,
+        help="largest growth of the resident set allowed per entry point after warm-up",
+    )
+    p.add_argument(
+        "--self-test",
+        action="store_true",
+        help="add an entry point that leaks 100 bytes per call: the check must then fail",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="OpenMP threads (1: the batch and column loops in the calling thread, whose malloc "
+        "arena mallinfo2 reports; on a busy machine more threads also cost milliseconds per "
+        "call in barriers)",
+    )
     a = p.parse_args(argv)
     warnings.simplefilter("ignore")
     td.set_num_threads(a.threads)
@@ -180,11 +220,15 @@ def main(argv=None):
     kib, mib = 1 << 10, 1 << 20
     n_calls = chunk * a.rounds * len(calls)
     measured = chunk * (a.rounds - 1)
-    print(f"leakcheck: {n_calls} calls of {len(calls)} entry points in {time.perf_counter() - t0:.1f} s "
-          f"({measured} measured per entry point after warm-up)")
-    print(f"leakcheck: after warm-up, summed over the entry points: malloc'd bytes "
-          f"{sum(growth.values()) / kib:+.1f} KiB, Python objects {sum(blocks.values()):+d}, "
-          f"RSS {sum(resident.values()) / mib:+.2f} MiB (RSS now {rss() / mib:.1f} MiB)")
+    print(
+        f"leakcheck: {n_calls} calls of {len(calls)} entry points in {time.perf_counter() - t0:.1f} s "
+        f"({measured} measured per entry point after warm-up)"
+    )
+    print(
+        f"leakcheck: after warm-up, summed over the entry points: malloc'd bytes "
+        f"{sum(growth.values()) / kib:+.1f} KiB, Python objects {sum(blocks.values()):+d}, "
+        f"RSS {sum(resident.values()) / mib:+.2f} MiB (RSS now {rss() / mib:.1f} MiB)"
+    )
     worst = sorted(growth.items(), key=lambda kv: -kv[1])[:4]
     print("leakcheck: largest growth of malloc'd bytes:", ", ".join(f"{n} {g / kib:+.1f} KiB" for n, g in worst))
     worst = sorted(blocks.items(), key=lambda kv: -kv[1])[:4]

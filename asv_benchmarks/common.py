@@ -4,6 +4,7 @@ Everything expensive (models, solvers, inputs) is built in the benchmarks' ``set
 that cannot run on this installation raises ``NotImplementedError`` from ``setup``, which asv
 records as skipped rather than failed.
 """
+
 import functools
 import time
 
@@ -19,7 +20,7 @@ SOLVERS = sorted(td.available_solvers())
 SLOW_CALL_LIMIT = 1.0
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def chain_model(n):
     """The n-joint revolute chain, built once per benchmark process."""
     return chain(n)

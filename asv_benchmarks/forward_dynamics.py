@@ -5,6 +5,7 @@ solver list is read from ``td.available_solvers()`` at import, so installed plug
 too; a solver that refuses a model (its ``supports`` returns a reason) or lacks a capability is
 skipped through ``NotImplementedError`` in ``setup``.
 """
+
 import numpy as np
 
 import treedyn as td
@@ -44,8 +45,14 @@ class BatchedForwardDynamics:
         self._threads_before = td.get_num_threads()
         td.set_num_threads(threads)
         try:
-            warm_up_or_skip(self.solver.forward_dynamics, self.Q, self.V, self.T, warmup_calls=10,
-                            tolerate_errors=not declares(self.solver, "batch"))
+            warm_up_or_skip(
+                self.solver.forward_dynamics,
+                self.Q,
+                self.V,
+                self.T,
+                warmup_calls=10,
+                tolerate_errors=not declares(self.solver, "batch"),
+            )
         except BaseException:
             td.set_num_threads(self._threads_before)  # asv does not run teardown when setup fails
             raise
@@ -70,8 +77,9 @@ class InverseInertia:
         self.q, _, _ = inputs(model)
         self.R = np.random.default_rng(1).standard_normal((model.nv, m))
         # Solver.inverse_inertia's default raises NotImplementedError, which skips
-        warm_up_or_skip(self.solver.inverse_inertia, self.q, self.R,
-                        tolerate_errors=not declares(self.solver, "inverse_inertia"))
+        warm_up_or_skip(
+            self.solver.inverse_inertia, self.q, self.R, tolerate_errors=not declares(self.solver, "inverse_inertia")
+        )
 
     def time_inverse_inertia(self, n, m, solver):
         """Wall time of one inverse_inertia call with R of shape (nv, m)."""

@@ -4,6 +4,7 @@ and a sleeping worker thread must not make the 2-thread call dearer than the 1-t
 ``track_after_pause`` is the median wall time (seconds) of calls each made after
 ``time.sleep(PAUSE)`` (the pause itself is not timed), against ``time_back_to_back``.
 """
+
 import time
 
 import numpy as np

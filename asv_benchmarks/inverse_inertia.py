@@ -8,14 +8,11 @@ whose single call takes more than ~1 s is skipped (crba-ltl's O(n² d) M⁻¹ at
 
 import numpy as np
 
-import treedyn as td
-
 from treedyn.timing import speedup
 
 from .common import Threads, chain_model, inputs, make_solver_or_skip, warm_up_or_skip
 
 METHODS = ["drumwright", "crba-ltl", "crba-cholesky", "aba"]
-
 
 
 class InverseMassMatrix(Threads):
@@ -67,6 +64,7 @@ class InverseInertiaProduct(Threads):
 def _pinocchio_or_skip():
     try:
         import pinocchio
+
         from treedyn.peers import to_pinocchio
     except ImportError as e:
         raise NotImplementedError(f"pinocchio peer unavailable: {e}") from e

@@ -3,9 +3,9 @@ and block bi-diagonal systems by parallel scan (§II-B), against numpy's dense s
 
 Random, seeded, well-conditioned systems (SPD, diagonally dominant blocks; contractive recursions).
 """
+
 import numpy as np
 
-import treedyn as td
 from treedyn.linalg import solve_block_bidiagonal, solve_block_tridiagonal
 
 from .common import Threads
@@ -23,12 +23,11 @@ def _dense(D, U):
     n, k = D.shape[:2]
     A = np.zeros((n * k, n * k))
     for i in range(n):
-        A[i * k:(i + 1) * k, i * k:(i + 1) * k] = D[i]
+        A[i * k : (i + 1) * k, i * k : (i + 1) * k] = D[i]
     for i in range(n - 1):
-        A[i * k:(i + 1) * k, (i + 1) * k:(i + 2) * k] = U[i]
-        A[(i + 1) * k:(i + 2) * k, i * k:(i + 1) * k] = U[i].T
+        A[i * k : (i + 1) * k, (i + 1) * k : (i + 2) * k] = U[i]
+        A[(i + 1) * k : (i + 2) * k, i * k : (i + 1) * k] = U[i].T
     return A
-
 
 
 class BlockTridiagonal(Threads):

@@ -13,6 +13,7 @@ from .common import chain_model, inputs, make_solver_or_skip
 def _pinocchio_or_skip():
     try:
         import pinocchio
+
         from treedyn.peers import to_pinocchio
     except ImportError as e:
         raise NotImplementedError(f"pinocchio peer unavailable: {e}") from e

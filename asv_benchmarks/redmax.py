@@ -13,6 +13,7 @@ slice, more than a whole step). Each benchmark advances one trajectory: a few un
 the snapshot taken after the warm-up, so that however many calls asv makes the scene stays in its
 first simulated second (the umbrella keeps opening, the tree keeps swinging).
 """
+
 import functools
 
 import numpy as np
@@ -40,7 +41,7 @@ WARMUP = 3
 RESET = 100
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def scene(name, dof):
     """The scene, built once per benchmark process (callers step copies of its state)."""
     return BUILD[name](SIZES[name][dof])

@@ -6,13 +6,13 @@ Robots: UR5 (6-DoF arm, fixed base), Solo12 (quadruped, floating base, nv = 18),
 floating base, nv = 38). Everything is skipped (NotImplementedError in setup) when
 example-robot-data, or pinocchio for the peer benchmarks, is not installed.
 """
+
 import functools
 import warnings
 
 import numpy as np
 
 import treedyn as td
-
 from treedyn.timing import speedup
 
 from .common import SOLVERS, declares, make_solver_or_skip, warm_up_or_skip
@@ -25,12 +25,13 @@ ROBOTS = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def robot(name):
     """(model, path) of a robot, loaded once per benchmark process; NotImplementedError (skip)
     when example-robot-data is missing."""
     try:
         from treedyn.peers import example_robot_path
+
         path = example_robot_path(ROBOTS[name][0])
     except (ImportError, FileNotFoundError) as e:
         raise NotImplementedError(f"example-robot-data unavailable: {e}") from e
@@ -49,6 +50,7 @@ def pinocchio_peer(name):
     model, path = robot(name)
     try:
         from treedyn.peers import PinocchioFromFile
+
         return PinocchioFromFile(model, path, ROBOTS[name][1])
     except ImportError as e:
         raise NotImplementedError(f"pinocchio unavailable: {e}") from e
@@ -82,8 +84,9 @@ class RobotInverseInertia:
         self.solver = make_solver_or_skip(solver, model, capability="inverse_inertia")
         self.q, _, _ = robot_inputs(model)
         self.R = np.eye(model.nv)
-        warm_up_or_skip(self.solver.inverse_inertia, self.q, self.R,
-                        tolerate_errors=not declares(self.solver, "inverse_inertia"))
+        warm_up_or_skip(
+            self.solver.inverse_inertia, self.q, self.R, tolerate_errors=not declares(self.solver, "inverse_inertia")
+        )
 
     def time_inverse_inertia(self, name, solver):
         """Wall time of one inverse_inertia call with R = I (nv columns)."""

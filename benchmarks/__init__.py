@@ -23,5 +23,9 @@ against the installed treedyn: ``python -m benchmarks <name> [options]`` (``--li
 matplotlib is optional: the scripts always write CSV, and PNG when matplotlib is installed.
 """
 
-SCRIPTS = {"drumwright": "benchmarks.drumwright", "ascher": "benchmarks.ascher",
-           "groups": "benchmarks.groups", "redmax": "benchmarks.redmax"}
+SCRIPTS = {
+    "drumwright": "benchmarks.drumwright",
+    "ascher": "benchmarks.ascher",
+    "groups": "benchmarks.groups",
+    "redmax": "benchmarks.redmax",
+}

@@ -1,4 +1,5 @@
 """python -m benchmarks <script> [options]; python -m benchmarks --list (from the repository's root)"""
+
 import importlib
 import os
 import sys

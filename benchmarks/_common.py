@@ -1,10 +1,11 @@
 """What the figure scripts share: timing (treedyn.timing), CSV, log-log fits, crossovers, and
 matplotlib (optional: the scripts always write CSV, and PNG when matplotlib is installed)."""
+
 from __future__ import annotations
 
 import csv
 import math
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from treedyn.timing import Timing, time_call
 __all__ = ["Timing", "time_call", "write_csv", "fit", "slope", "crossover", "pyplot"]
 
 
-def write_csv(path, rows: Sequence[dict], fields: Optional[Sequence[str]] = None) -> None:
+def write_csv(path, rows: Sequence[dict], fields: Sequence[str] | None = None) -> None:
     """rows (dicts) to a CSV file with a header: ``fields`` in that order (default: the first row's keys)."""
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(fields or rows[0]))
@@ -32,13 +33,13 @@ def fit(x, y, x_min: float = 0.0, x_max: float = math.inf):
     return float(p[0]), float(p[1]), x[sel]
 
 
-def slope(x, y, x_min: float = 0.0, x_max: float = math.inf) -> Optional[float]:
+def slope(x, y, x_min: float = 0.0, x_max: float = math.inf) -> float | None:
     """The log-log slope of y against x over [x_min, x_max] (fit), None below 2 points."""
     f = fit(x, y, x_min, x_max)
     return None if f is None else f[0]
 
 
-def crossover(x, t_ours, x2, t_other) -> Optional[str]:
+def crossover(x, t_ours, x2, t_other) -> str | None:
     """The size from which ours stays faster than the other, over the sizes both measured:
     "~X" (log-log interpolation between the last pair of points where the order changes), "<=X"
     (faster at every point, X the smallest), ">X" (slower at the largest point X; ">X*" when
@@ -62,8 +63,10 @@ def pyplot(log=print):
     """matplotlib.pyplot on the Agg backend, or None (with a line in the log) when it is not installed."""
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+
         return plt
     except ImportError:
         log("matplotlib is not installed: no PNG (pip install matplotlib, or treedyn[bench])")

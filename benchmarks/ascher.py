@@ -17,13 +17,12 @@ m₁ and loses m₂ already at m₁ = 1e7 (and at 1e9 meets a small positive gar
 a wrong q̈ without noticing — the hazard the paper warns of). ABM is ``aba``, the modified ABM
 ``aba-modified``.
 """
+
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
-from typing import Optional
 
 import numpy as np
 
@@ -33,8 +32,12 @@ from treedyn.simulate import simulate
 from ._common import pyplot, write_csv
 
 # label: (solver, options)
-METHODS = {"CRBM": ("crba-ltl", {"ltdl": True}), "ABM": ("aba", {}), "modified ABM": ("aba-modified", {}),
-           "CRBA+LLT": ("crba-cholesky", {})}
+METHODS = {
+    "CRBM": ("crba-ltl", {"ltdl": True}),
+    "ABM": ("aba", {}),
+    "modified ABM": ("aba-modified", {}),
+    "CRBA+LLT": ("crba-cholesky", {}),
+}
 PAPER_METHODS = ("CRBM", "ABM", "modified ABM")
 
 # Table 2: m1, case, then (D2, q̈1) for CRBM, ABM, modified ABM; None where the paper prints no q̈1
@@ -50,9 +53,17 @@ PAPER_TABLE2 = [
 
 # Table 1: r = l2/(l1 + l2), n_ABM, n_CRBM (None = fail), order of magnitude of κ_max
 PAPER_TABLE1 = [
-    (0.1, 3169, 3041, 2), (0.05, 4623, 5109, 3), (0.01, 8189, 8082, 4), (0.005, 10534, 10420, 5),
-    (0.004, 11170, 11835, 5), (0.0035, 12375, 13792, 5), (0.003, 11990, 18986, 5),
-    (0.0025, 12170, 35406, 5), (0.002, 12779, 44294, 5), (0.0018, 12418, 86656, 5), (0.0015, 12860, None, 5),
+    (0.1, 3169, 3041, 2),
+    (0.05, 4623, 5109, 3),
+    (0.01, 8189, 8082, 4),
+    (0.005, 10534, 10420, 5),
+    (0.004, 11170, 11835, 5),
+    (0.0035, 12375, 13792, 5),
+    (0.003, 11990, 18986, 5),
+    (0.0025, 12170, 35406, 5),
+    (0.002, 12779, 44294, 5),
+    (0.0018, 12418, 86656, 5),
+    (0.0015, 12860, None, 5),
 ]
 
 
@@ -66,10 +77,10 @@ def example3_model(m1: float, case: int, m2: float = 1.0) -> Model:
 
     def rod(m):
         length = m / m2
-        return Inertia(m, (0, 0, 0), np.diag([1e-6 * m, m * length ** 2 / 12, m * length ** 2 / 12]))
+        return Inertia(m, (0, 0, 0), np.diag([1e-6 * m, m * length**2 / 12, m * length**2 / 12]))
 
-    model.add_body("link2", None, Prismatic(H), inertia=rod(m2))       # the paper's base link, k = 2
-    model.add_body("link1", "link2", Prismatic(H), inertia=rod(m1))    # the paper's tip link, k = 1
+    model.add_body("link2", None, Prismatic(H), inertia=rod(m2))  # the paper's base link, k = 2
+    model.add_body("link1", "link2", Prismatic(H), inertia=rod(m1))  # the paper's tip link, k = 1
     return model
 
 
@@ -117,8 +128,7 @@ def table2(dtype=np.float32):
 
 def print_table2(rows, file=None):
     file = sys.stdout if file is None else file
-    print("Table 2 (Example 3), float32: D2 / qdd1, ours | paper's (CRBM = LDLᵀ from the tip, as the paper)",
-          file=file)
+    print("Table 2 (Example 3), float32: D2 / qdd1, ours | paper's (CRBM = LDLᵀ from the tip, as the paper)", file=file)
     head = f"{'m1':>6} {'case':>4} " + " ".join(f"{label:>36}" for label in PAPER_METHODS) + f" {'ours: CRBA+LLT':>26}"
     print(head, file=file)
 
@@ -130,8 +140,9 @@ def print_table2(rows, file=None):
         for k, label in enumerate(PAPER_METHODS):
             pD2, pq = paper[2 + k]
             cells.append(f"{fmt(*out[label]):>22} | {pD2:g}/{'—' if pq is None else pq:<7}")
-        print(f"{m1:>6.0e} {case:>4} " + " ".join(f"{c:>36}" for c in cells) + f" {fmt(*out['CRBA+LLT']):>26}",
-              file=file)
+        print(
+            f"{m1:>6.0e} {case:>4} " + " ".join(f"{c:>36}" for c in cells) + f" {fmt(*out['CRBA+LLT']):>26}", file=file
+        )
 
 
 # ----------------------------------------------------------------------------- Table 1
@@ -149,8 +160,17 @@ def chain_model(r: float, links: int = 2, width: float = 0.1) -> Model:
     return model
 
 
-def table1(rs=None, links: int = 2, t_end: float = 10.0, tol: float = 1e-4, dtype=np.float32,
-           method: str = "rkf45", max_evals: int = 400_000, progress: bool = False, methods=None):
+def table1(
+    rs=None,
+    links: int = 2,
+    t_end: float = 10.0,
+    tol: float = 1e-4,
+    dtype=np.float32,
+    method: str = "rkf45",
+    max_evals: int = 400_000,
+    progress: bool = False,
+    methods=None,
+):
     """Rows of (r, {label: n_evals or None (failed)}, κ_max) for simulations from rest at q = 0.
 
     The integrator is Runge–Kutta–Fehlberg 4(5) with the step accepted when the largest scaled
@@ -168,8 +188,20 @@ def table1(rs=None, links: int = 2, t_end: float = 10.0, tol: float = 1e-4, dtyp
         for label in methods:
             name, options = METHODS[label]
             solver = make_solver(name, model, dtype=dtype, **options)
-            res = simulate(model, solver, q0, v0, t_end, method=method, rtol=tol, atol=tol, error_norm="max",
-                           max_steps=max_evals // 6, progress=progress, on_failure="return")
+            res = simulate(
+                model,
+                solver,
+                q0,
+                v0,
+                t_end,
+                method=method,
+                rtol=tol,
+                atol=tol,
+                error_norm="max",
+                max_steps=max_evals // 6,
+                progress=progress,
+                on_failure="return",
+            )
             counts[label] = res.n_evals if res.success else None
             if label == "modified ABM" and res.success:  # the condition number along a good trajectory
                 kappa = max(np.linalg.cond(mass_matrix(model, q)) for q in res.q[:: max(1, len(res.q) // 200)])
@@ -181,14 +213,17 @@ def print_table1(rows, links: int = 2, file=None):
     file = sys.stdout if file is None else file
     paper = {row[0]: row for row in PAPER_TABLE1} if links == 2 else {}
     print(f"Table 1, {links}-link chains, 10 s, adaptive RK 4(5) at 1e-4, float32: dynamics evaluations", file=file)
-    print(f"{'r':>8} {'CRBM':>9} {'ABM':>9} {'mod. ABM':>9} {'CRBA+LLT':>9} {'kappa_max':>10}"
-          + (f" | {'paper n_ABM':>11} {'n_CRBM':>8} {'O(kappa)':>8}" if paper else ""), file=file)
+    print(
+        f"{'r':>8} {'CRBM':>9} {'ABM':>9} {'mod. ABM':>9} {'CRBA+LLT':>9} {'kappa_max':>10}"
+        + (f" | {'paper n_ABM':>11} {'n_CRBM':>8} {'O(kappa)':>8}" if paper else ""),
+        file=file,
+    )
     for r, counts, kappa in rows:
         c = [("fail" if counts.get(k, 0) is None else str(counts.get(k, "-"))) for k in METHODS]
         line = f"{r:>8g} {c[0]:>9} {c[1]:>9} {c[2]:>9} {c[3]:>9} {kappa:>10.2e}"
         if r in paper:
             _, nA, nC, e = paper[r]
-            line += f" | {nA:>11} {('fail' if nC is None else nC):>8} {'1e%d' % e:>8}"
+            line += f" | {nA:>11} {('fail' if nC is None else nC):>8} {f'1e{e}':>8}"
         print(line, file=file)
 
 
@@ -233,9 +268,11 @@ def main(argv=None) -> int:
         rows = table2()
         print_table2(rows)
         fields = ["m1", "case"] + [f"{label} {x}" for label in METHODS for x in ("D2", "qdd1", "note")]
-        write_csv(os.path.join(args.out, "ascher_table2.csv"),
-                  [dict(zip(fields, [m1, case] + [x for label in METHODS for x in out[label]])) for m1, case, out in rows],
-                  fields)
+        write_csv(
+            os.path.join(args.out, "ascher_table2.csv"),
+            [dict(zip(fields, [m1, case] + [x for label in METHODS for x in out[label]])) for m1, case, out in rows],
+            fields,
+        )
         print()
     if 1 in tables:
         results = {}
@@ -245,9 +282,19 @@ def main(argv=None) -> int:
             print()
             results[links] = rows
         fields = ["links", "r"] + list(METHODS) + ["kappa_max"]
-        write_csv(os.path.join(args.out, "ascher_table1.csv"),
-                  [dict(zip(fields, [links, r] + [counts[k] if counts[k] is not None else "fail" for k in METHODS] + [kappa]))
-                   for links, rows in results.items() for r, counts, kappa in rows], fields)
+        write_csv(
+            os.path.join(args.out, "ascher_table1.csv"),
+            [
+                dict(
+                    zip(
+                        fields, [links, r] + [counts[k] if counts[k] is not None else "fail" for k in METHODS] + [kappa]
+                    )
+                )
+                for links, rows in results.items()
+                for r, counts, kappa in rows
+            ],
+            fields,
+        )
         png = plot_table1(results, os.path.join(args.out, "ascher_table1.png"))
         if png:
             print(f"wrote {png}")

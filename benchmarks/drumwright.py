@@ -22,13 +22,13 @@ drumwright2012_fig3.png when matplotlib is installed. Prints the fitted log-log 
 1000), the crossover n against each other method, the ratio to Pinocchio at n = 300 and the
 2-thread speedup at n = 1000.
 """
+
 from __future__ import annotations
 
 import argparse
 import os
 import platform
-import time
-from typing import Callable, Dict, List, Optional, Tuple
+from collections.abc import Callable
 
 import numpy as np
 
@@ -47,13 +47,14 @@ PINOCCHIO_MAX_N = 400
 # ---------------------------------------------------------------------------------------------
 # models
 
+
 def branched(n: int, seed: int = 0) -> Model:
     """drumwright2012 §6.1: each new link is added at the end of the chain or, with probability
     0.5, as a sibling of another link (a random link whose parent has fewer than two children), so
     that no link has more than two children and the depth is n/2 in expectation. The links are then
     numbered depth-first (treedyn's order: every subtree a contiguous range)."""
     rng = np.random.default_rng(seed)
-    parent = [-1, 0]            # link 1 starts the chain (0: the world)
+    parent = [-1, 0]  # link 1 starts the chain (0: the world)
     kids = {0: [1], 1: []}
     end = 1
     for i in range(2, n + 1):
@@ -75,8 +76,9 @@ def branched(n: int, seed: int = 0) -> Model:
         x = stack.pop()
         k = len(number)
         axis = (0, 0, 1) if k % 2 else (0, 1, 0)
-        number[x] = model.add_body(f"link{k}", number[parent[x]], Revolute(axis),
-                                   Transform(translation=(0.1 if parent[x] else 0.0, 0, 0)), rod)
+        number[x] = model.add_body(
+            f"link{k}", number[parent[x]], Revolute(axis), Transform(translation=(0.1 if parent[x] else 0.0, 0, 0)), rod
+        )
         stack.extend(reversed(kids[x]))
     return model
 
@@ -101,8 +103,9 @@ def mujoco_model(model: Model):
     parents = model.parents
     for i in range(1, model.n_bodies):
         p = int(parents[i])
-        b = bodies[p].add_body(name=f"b{i}", pos=[0.1 if p else 0.0, 0, 0], mass=1.0, ipos=[0.05, 0, 0],
-                               inertia=[1e-4, 8.4e-4, 8.4e-4])
+        b = bodies[p].add_body(
+            name=f"b{i}", pos=[0.1 if p else 0.0, 0, 0], mass=1.0, ipos=[0.05, 0, 0], inertia=[1e-4, 8.4e-4, 8.4e-4]
+        )
         b.add_joint(name=f"j{i}", type=mujoco.mjtJoint.mjJNT_HINGE, axis=list(model.joints[i].axis), armature=0.0)
         bodies.append(b)
     return spec.compile()
@@ -110,6 +113,7 @@ def mujoco_model(model: Model):
 
 # ---------------------------------------------------------------------------------------------
 # the timed calls (each returns a no-argument function computing M⁻¹ from q, or None)
+
 
 def treedyn_call(name: str, model: Model, q):
     solver = td.make_solver(name, model)
@@ -119,6 +123,7 @@ def treedyn_call(name: str, model: Model, q):
 def pinocchio_call(model: Model, q):
     try:
         import pinocchio as pin
+
         from treedyn.peers import to_pinocchio
     except ImportError:
         return None
@@ -147,10 +152,11 @@ def mujoco_call(model: Model, q):
         mujoco.mj_factorM(m, d)
         mujoco.mj_solveM(m, d, X, eye)
         return X
+
     return call
 
 
-def measure(call: Callable, repeat: int) -> Tuple[float, float, float]:
+def measure(call: Callable, repeat: int) -> tuple[float, float, float]:
     """(min, median, first call) seconds per call; a sample lasts >= 5 ms (a call slower than
     SLOW_CALL is timed once)."""
     t = time_call(call, repeat, min_time=5e-3, slow=SLOW_CALL)
@@ -159,9 +165,10 @@ def measure(call: Callable, repeat: int) -> Tuple[float, float, float]:
 
 # ---------------------------------------------------------------------------------------------
 
-def run(ns: List[int], threads: List[int], repeat: int, log=print) -> List[dict]:
-    rows: List[dict] = []
-    too_slow: Dict[Tuple[str, str, int], bool] = {}
+
+def run(ns: list[int], threads: list[int], repeat: int, log=print) -> list[dict]:
+    rows: list[dict] = []
+    too_slow: dict[tuple[str, str, int], bool] = {}
     before = td.get_num_threads()
     try:
         for kind, make in (("serial", chain), ("branched", branched)):
@@ -171,7 +178,7 @@ def run(ns: List[int], threads: List[int], repeat: int, log=print) -> List[dict]
                 d = depth(model)
                 jobs = []
                 for name in ("drumwright", "crba-cholesky", "crba-ltl"):
-                    for k in (threads if name != "crba-cholesky" else threads[:1]):
+                    for k in threads if name != "crba-cholesky" else threads[:1]:
                         jobs.append((name, k, lambda name=name: treedyn_call(name, model, q)))
                 jobs.append(("pinocchio", 1, lambda: pinocchio_call(model, q)))
                 jobs.append(("mujoco", 1, lambda: mujoco_call(model, q)))
@@ -185,22 +192,43 @@ def run(ns: List[int], threads: List[int], repeat: int, log=print) -> List[dict]
                     tmin, tmed, first = measure(call, repeat)
                     if first > SLOW_CALL:
                         too_slow[(kind, name, k)] = True
-                        log(f"  {kind} n={n} {name} ({k} thread{'s' if k > 1 else ''}): one call takes "
-                            f"{first:.2f} s; not measured at larger n")
-                    rows.append(dict(model=kind, n=n, nv=model.nv, depth=d, method=name, threads=k,
-                                     time_min_s=tmin, time_median_s=tmed, repeats=repeat))
+                        log(
+                            f"  {kind} n={n} {name} ({k} thread{'s' if k > 1 else ''}): one call takes "
+                            f"{first:.2f} s; not measured at larger n"
+                        )
+                    rows.append(
+                        dict(
+                            model=kind,
+                            n=n,
+                            nv=model.nv,
+                            depth=d,
+                            method=name,
+                            threads=k,
+                            time_min_s=tmin,
+                            time_median_s=tmed,
+                            repeats=repeat,
+                        )
+                    )
                     del call
-                log(f"{kind:8s} n={n:5d} depth={d:5d}  " + "  ".join(
-                    f"{r['method']}/{r['threads']}={r['time_min_s'] * 1e3:.3g}ms" for r in rows
-                    if r["model"] == kind and r["n"] == n))
+                log(
+                    f"{kind:8s} n={n:5d} depth={d:5d}  "
+                    + "  ".join(
+                        f"{r['method']}/{r['threads']}={r['time_min_s'] * 1e3:.3g}ms"
+                        for r in rows
+                        if r["model"] == kind and r["n"] == n
+                    )
+                )
     finally:
         td.set_num_threads(before)
     return rows
 
 
-def series(rows, kind, method, threads) -> Tuple[np.ndarray, np.ndarray]:
-    pts = sorted((r["n"], r["time_min_s"]) for r in rows
-                 if r["model"] == kind and r["method"] == method and r["threads"] == threads)
+def series(rows, kind, method, threads) -> tuple[np.ndarray, np.ndarray]:
+    pts = sorted(
+        (r["n"], r["time_min_s"])
+        for r in rows
+        if r["model"] == kind and r["method"] == method and r["threads"] == threads
+    )
     return np.array([p[0] for p in pts], dtype=float), np.array([p[1] for p in pts])
 
 
@@ -215,9 +243,11 @@ def summarize(rows, threads, log=print) -> dict:
                     continue
                 s = slope(n, t, 100, 1000)
                 out[(kind, method, k, "slope")] = s
-                log(f"  {kind:8s} {method:14s} {k} thread{'s' if k > 1 else ' '}: "
+                log(
+                    f"  {kind:8s} {method:14s} {k} thread{'s' if k > 1 else ' '}: "
                     + ("n/a (fewer than 2 points in 100..1000)" if s is None else f"{s:.2f}")
-                    + f"   [{n.min():.0f} .. {n.max():.0f}]")
+                    + f"   [{n.min():.0f} .. {n.max():.0f}]"
+                )
     log("\ncrossover (drumwright, 1 thread, against):")
     for kind in ("serial", "branched"):
         n1, t1 = series(rows, kind, "drumwright", threads[0])
@@ -233,7 +263,9 @@ def summarize(rows, threads, log=print) -> dict:
         if 300 in npin and 300 in nd:
             r = tpin[list(npin).index(300)] / tdw[list(nd).index(300)]
             out[("ratio_pinocchio_300", k)] = r
-            log(f"Pinocchio computeMinverse / drumwright ({k} thread{'s' if k > 1 else ''}) at n = 300, serial: {r:.2f}x")
+            log(
+                f"Pinocchio computeMinverse / drumwright ({k} thread{'s' if k > 1 else ''}) at n = 300, serial: {r:.2f}x"
+            )
     if len(threads) > 1:
         n1, t1 = series(rows, "serial", "drumwright", threads[0])
         n2, t2 = series(rows, "serial", "drumwright", threads[1])
@@ -245,13 +277,18 @@ def summarize(rows, threads, log=print) -> dict:
     return out
 
 
-def plot(rows, threads, out_dir, log=print) -> List[str]:
+def plot(rows, threads, out_dir, log=print) -> list[str]:
     plt = pyplot(log)
     if plt is None:
         return []
     paths = []
-    styles = {"drumwright": ("C3", "-."), "crba-cholesky": ("C0", "-"), "crba-ltl": ("C2", "--"),
-              "pinocchio": ("C4", ":"), "mujoco": ("C1", ":")}
+    styles = {
+        "drumwright": ("C3", "-."),
+        "crba-cholesky": ("C0", "-"),
+        "crba-ltl": ("C2", "--"),
+        "pinocchio": ("C4", ":"),
+        "mujoco": ("C1", ":"),
+    }
     # Fig. 2: the methods on serial chains, and the branched bodies
     fig, ax = plt.subplots(figsize=(6.4, 4.8))
     k1 = threads[0]
@@ -260,8 +297,15 @@ def plot(rows, threads, out_dir, log=print) -> List[str]:
             n, t = series(rows, kind, method, k1 if method in ("drumwright", "crba-ltl") else 1)
             if len(n) == 0:
                 continue
-            ax.loglog(n, t, color=color, ls=ls if kind == "serial" else "none", marker=marker, ms=4,
-                      label=f"{method} ({kind}{', depth ~n/2' if kind == 'branched' else ''})")
+            ax.loglog(
+                n,
+                t,
+                color=color,
+                ls=ls if kind == "serial" else "none",
+                marker=marker,
+                ms=4,
+                label=f"{method} ({kind}{', depth ~n/2' if kind == 'branched' else ''})",
+            )
     ax.set_xlabel("n (joints)")
     ax.set_ylabel(f"time of M⁻¹ from q (s), {k1} thread")
     ax.set_title("drumwright2012 Fig. 2 on this machine")
@@ -295,6 +339,7 @@ def plot(rows, threads, out_dir, log=print) -> List[str]:
 # ---------------------------------------------------------------------------------------------
 # Tables 1 and 2
 
+
 def _fit(counts, ns, stage, k) -> np.ndarray:
     y = np.array([counts[n][stage][k] for n in ns], dtype=float)
     deg = 3 if stage in ("cholesky", "cholesky_inverse", "ltl", "ltl_inverse") else 2
@@ -322,8 +367,13 @@ def counts_table(log=print) -> dict:
     log("divisions not counted as multiplications: treedyn's divisions are n per configuration).")
     log("\ndrumwright2012 Table 1 (Θ(n²) inversion, Alg. 1) beside treedyn:")
     rows = [
-        ("ŝ, Î in the global frame", "24n + 84n", "6n + 57n", "global_frame",
-         "treedyn's from q: the transforms ^iX_0 too"),
+        (
+            "ŝ, Î in the global frame",
+            "24n + 84n",
+            "6n + 57n",
+            "global_frame",
+            "treedyn's from q: the transforms ^iX_0 too",
+        ),
         ("articulated inertias Î^A", "108n", "107n", "articulated", "with Î^Aŝ, ŝᵀÎ^Aŝ, Ũ"),
         ("impulse propagation (l. 4-5)", "13n²", "13n²", "impulse", "R = 1, from joint k (§5.2)"),
         ("velocity updates (l. 7-10)", "19n²/2", "26n²/2", "velocity", "ŝᵀŶ kept from line 5"),
@@ -337,20 +387,25 @@ def counts_table(log=print) -> dict:
         else:
             m, a = fits[(stage, 0)], fits[(stage, 1)]
         log(f"  {label:32s} {pm:>16s} {_poly(m):>18s} {pa:>14s} {_poly(a):>18s}  {note}")
-    log(f"  {'treedyn full M⁻¹ (mInv)':32s} {'':>16s} {_poly(fits[('mInv', 0)]):>18s} {'':>14s} "
-        f"{_poly(fits[('mInv', 1)]):>18s}  upper triangle + cross-branch dot products, mirrored")
+    log(
+        f"  {'treedyn full M⁻¹ (mInv)':32s} {'':>16s} {_poly(fits[('mInv', 0)]):>18s} {'':>14s} "
+        f"{_poly(fits[('mInv', 1)]):>18s}  upper triangle + cross-branch dot products, mirrored"
+    )
     log("\ndrumwright2012 Table 2 (CRBA + Cholesky) beside treedyn:")
-    rows2 = [("CRBA (M)", "3n² + 145n (global frame)", "crba", "link frame, compact transforms: Xᵀf per pair"),
-             ("Cholesky factorisation", "n³/2 + n²/2 + n (naive)", "cholesky", "Eigen LLᵀ (blocked)"),
-             ("M⁻¹ from LLᵀ (n solves)", "—", "cholesky_inverse", "not in Table 2"),
-             ("LTL (Featherstone 2005)", "—", "ltl", "a chain: depth n, no sparsity"),
-             ("M⁻¹ from LTL (n solves)", "—", "ltl_inverse", "")]
+    rows2 = [
+        ("CRBA (M)", "3n² + 145n (global frame)", "crba", "link frame, compact transforms: Xᵀf per pair"),
+        ("Cholesky factorisation", "n³/2 + n²/2 + n (naive)", "cholesky", "Eigen LLᵀ (blocked)"),
+        ("M⁻¹ from LLᵀ (n solves)", "—", "cholesky_inverse", "not in Table 2"),
+        ("LTL (Featherstone 2005)", "—", "ltl", "a chain: depth n, no sparsity"),
+        ("M⁻¹ from LTL (n solves)", "—", "ltl_inverse", ""),
+    ]
     for label, paper, stage, note in rows2:
         log(f"  {label:28s} paper: {paper:28s} treedyn: {_poly(fits[(stage, 0)]):>24s} ×  {note}")
     return {"counts": counts, "fits": fits}
 
 
 # ---------------------------------------------------------------------------------------------
+
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks drumwright", description=__doc__.split("\n")[0])
@@ -374,12 +429,16 @@ def main(argv=None) -> int:
         ap.error("--n and --threads must be positive")
     os.makedirs(args.out, exist_ok=True)
     info = td.build_info()
-    print(f"treedyn {td.__version__}: OpenMP {info['openmp']} (max threads {info['max_threads']}), "
-          f"M⁻¹ loops {info.get('minv_kernels', '?')}, {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} CPUs; times: minimum of {args.repeat} samples")
-    print("MuJoCo's model is the same tree of hinges built here with mujoco.MjSpec (other inertias and "
-          "placements, armature 0): timing only. Pinocchio's computeMinverse fills the upper triangle only; "
-          f"not run above n = {PINOCCHIO_MAX_N} (its Data takes GBs).")
+    print(
+        f"treedyn {td.__version__}: OpenMP {info['openmp']} (max threads {info['max_threads']}), "
+        f"M⁻¹ loops {info.get('minv_kernels', '?')}, {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} CPUs; times: minimum of {args.repeat} samples"
+    )
+    print(
+        "MuJoCo's model is the same tree of hinges built here with mujoco.MjSpec (other inertias and "
+        "placements, armature 0): timing only. Pinocchio's computeMinverse fills the upper triangle only; "
+        f"not run above n = {PINOCCHIO_MAX_N} (its Data takes GBs)."
+    )
     rows = run(sorted(set(args.n)), args.threads, args.repeat)
     path = os.path.join(args.out, "drumwright2012.csv")
     write_csv(path, rows)

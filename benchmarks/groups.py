@@ -72,17 +72,17 @@ What this machine finds (2 cores of a shared VM, no GPU; ``python -m benchmarks 
   in the plot); the load average is printed at the start and the end, and the headline flags a
   2-thread time that is not 1.3x faster than 1 thread.
 """
+
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import os
 import platform
 import sys
 import time
 import timeit
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -106,6 +106,7 @@ HEADLINE = ((7, 4096), (200, 256))
 def _pinocchio():
     try:
         import pinocchio as pin
+
         from treedyn.peers import to_pinocchio
     except ImportError:
         return None, None
@@ -114,6 +115,7 @@ def _pinocchio():
 
 # ---------------------------------------------------------------------------------------------
 # inputs and timed calls
+
 
 def single_inputs(model, seed: int):
     rng = np.random.default_rng(seed)
@@ -127,7 +129,7 @@ def batch_inputs(model, B: int, seed: int):
     return Q, rng.standard_normal((B, model.nv)), rng.standard_normal((B, model.nv))
 
 
-def single_calls(model, q, v, tau, pm=None) -> Dict[str, Callable]:
+def single_calls(model, q, v, tau, pm=None) -> dict[str, Callable]:
     calls = {}
     for name in METHODS:
         solver = td.make_solver(name, model)
@@ -139,7 +141,7 @@ def single_calls(model, q, v, tau, pm=None) -> Dict[str, Callable]:
     return calls
 
 
-def batch_calls(model, Q, V, T, threads: int, pool=None, methods: Sequence[str] = METHODS) -> Dict[str, Callable]:
+def batch_calls(model, Q, V, T, threads: int, pool=None, methods: Sequence[str] = METHODS) -> dict[str, Callable]:
     """treedyn's batched forward dynamics of (B, nq) arrays for each method, on the OpenMP threads
     set by the caller; with a ``pin.ModelPool`` of >= ``threads`` Datas, pin.abaInParallel on
     (nq, B) Fortran-ordered copies with ``threads`` threads."""
@@ -149,17 +151,26 @@ def batch_calls(model, Q, V, T, threads: int, pool=None, methods: Sequence[str] 
         calls[name] = lambda solver=solver: solver.forward_dynamics(Q, V, T)
     if pool is not None:
         pin, _ = _pinocchio()
-        Qp, Vp, Tp = (np.asfortranarray(X.T) for X in (Q, V, T))   # (nq, B), Fortran order
+        Qp, Vp, Tp = (np.asfortranarray(X.T) for X in (Q, V, T))  # (nq, B), Fortran order
         calls[PEER] = lambda: pin.abaInParallel(threads, pool, Qp, Vp, Tp)
     return calls
 
 
 def pinocchio_fits(n: int, datas: int = 1) -> bool:
-    return datas * PINOCCHIO_BYTES_PER_N3 * n ** 3 < PINOCCHIO_MAX_BYTES
+    return datas * PINOCCHIO_BYTES_PER_N3 * n**3 < PINOCCHIO_MAX_BYTES
 
 
-def measure_sweep(points: List[dict], repeat: int, min_sample: float, max_call: float, grow: Callable,
-                  progress: bool = True, desc: str = "", log=print, pause: float = 0.0) -> None:
+def measure_sweep(
+    points: list[dict],
+    repeat: int,
+    min_sample: float,
+    max_call: float,
+    grow: Callable,
+    progress: bool = True,
+    desc: str = "",
+    log=print,
+    pause: float = 0.0,
+) -> None:
     """Time every point of a sweep; fills point["result"] = {name: (min, median, samples)}, seconds
     per call.
 
@@ -175,7 +186,7 @@ def measure_sweep(points: List[dict], repeat: int, min_sample: float, max_call: 
     method pays for a cold cache more than another. A call slower
     than 0.5 s is sampled in the first third of the passes only. ``pause``: seconds of sleep
     between passes, to spread the samples of a short sweep over a longer time."""
-    last: Dict[object, Tuple[float, float]] = {}
+    last: dict[object, tuple[float, float]] = {}
     stopped = set()
     before = td.get_num_threads()
     bar = Progress(len(points) * (repeat + 1), desc, progress, log)
@@ -190,8 +201,8 @@ def measure_sweep(points: List[dict], repeat: int, min_sample: float, max_call: 
                 if s in stopped:
                     del p["calls"][name]
                     continue
-                t = min(timeit.repeat(call, number=1, repeat=2))   # the first call warms up
-                if t < 0.02:   # a single call can hit a busy moment: the prediction above uses t
+                t = min(timeit.repeat(call, number=1, repeat=2))  # the first call warms up
+                if t < 0.02:  # a single call can hit a busy moment: the prediction above uses t
                     t = min(t, min(timeit.repeat(call, number=1, repeat=5)))
                 last[s] = (p["x"], t)
                 p["first"][name] = t
@@ -204,13 +215,13 @@ def measure_sweep(points: List[dict], repeat: int, min_sample: float, max_call: 
             for p in points:
                 td.set_num_threads(p["threads"])
                 names = list(p["calls"])
-                names = names[r % len(names):] + names[:r % len(names)] if names else names   # rotate the order
+                names = names[r % len(names) :] + names[: r % len(names)] if names else names  # rotate the order
                 for name in names:
                     call = p["calls"][name]
                     if p["first"][name] > 0.5 and r >= max(1, repeat // 3):
                         continue
                     if p["first"][name] < 0.05:
-                        call()   # untimed: brings this point's inputs and the callee's data into cache
+                        call()  # untimed: brings this point's inputs and the callee's data into cache
                     number = p["number"][name]
                     p["samples"][name].append(timeit.timeit(call, number=number) / number)
                 bar.update()
@@ -219,7 +230,7 @@ def measure_sweep(points: List[dict], repeat: int, min_sample: float, max_call: 
         bar.close()
     for p in points:
         p["result"] = {name: (float(np.min(s)), float(np.median(s)), len(s)) for name, s in p["samples"].items()}
-        p["calls"] = None   # free the solvers, batches and Pinocchio Datas
+        p["calls"] = None  # free the solvers, batches and Pinocchio Datas
 
 
 class Progress:
@@ -230,6 +241,7 @@ class Progress:
         if enabled:
             try:
                 from tqdm import tqdm
+
                 self.bar = tqdm(total=total, desc=desc, unit="pt", file=sys.stderr, leave=False)
             except ImportError:
                 pass
@@ -252,40 +264,68 @@ class Progress:
 # ---------------------------------------------------------------------------------------------
 # Fig. 2: one robot, time against links
 
-def run_fig2(ns: Sequence[int], threads: Sequence[int], repeat: int, max_call: float = 2.0,
-             progress: bool = True, log=print) -> List[dict]:
+
+def run_fig2(
+    ns: Sequence[int], threads: Sequence[int], repeat: int, max_call: float = 2.0, progress: bool = True, log=print
+) -> list[dict]:
     pin, to_pin = _pinocchio()
     points = []
     for n in ns:
         model = chain(n)
         q, v, tau = single_inputs(model, n)
         pm = to_pin(model) if pin is not None and pinocchio_fits(n) else None
-        for k in threads:   # Pinocchio's aba is single-threaded: with the first thread count only
+        for k in threads:  # Pinocchio's aba is single-threaded: with the first thread count only
             calls = single_calls(model, q, v, tau, pm if k == threads[0] else None)
-            points.append(dict(x=n, n=n, nv=model.nv, threads=k, calls=calls,
-                               series=lambda name, k=k: (name, 1 if name == PEER else k)))
+            points.append(
+                dict(
+                    x=n,
+                    n=n,
+                    nv=model.nv,
+                    threads=k,
+                    calls=calls,
+                    series=lambda name, k=k: (name, 1 if name == PEER else k),
+                )
+            )
         del pm
     measure_sweep(points, repeat, 5e-3, max_call, lambda n0, t0, n: t0 * (n / n0) ** 3, progress, "Fig. 2", log)
-    rows: List[dict] = []
+    rows: list[dict] = []
     for p in points:
         res, k = p["result"], p["threads"]
         tpin = res.get(PEER, (None,))[0]
         for name, (tmin, tmed, ns_) in res.items():
-            rows.append(dict(n=p["n"], nv=p["nv"], method=name, threads=1 if name == PEER else k,
-                             time_min_s=tmin, time_median_s=tmed, samples=ns_,
-                             ratio_vs_pinocchio=(tpin / tmin) if tpin else ""))
+            rows.append(
+                dict(
+                    n=p["n"],
+                    nv=p["nv"],
+                    method=name,
+                    threads=1 if name == PEER else k,
+                    time_min_s=tmin,
+                    time_median_s=tmed,
+                    samples=ns_,
+                    ratio_vs_pinocchio=(tpin / tmin) if tpin else "",
+                )
+            )
         log(f"n={p['n']:5d} {k} thr  " + "  ".join(f"{name}={res[name][0] * 1e6:.3g}us" for name in res))
     return rows
 
 
-def series2(rows, method, threads) -> Tuple[np.ndarray, np.ndarray]:
-    pts = sorted((r["n"], r["time_min_s"]) for r in rows if r["method"] == method
-                 and (r["threads"] == threads or method == PEER))
+def series2(rows, method, threads) -> tuple[np.ndarray, np.ndarray]:
+    pts = sorted(
+        (r["n"], r["time_min_s"]) for r in rows if r["method"] == method and (r["threads"] == threads or method == PEER)
+    )
     return np.array([p[0] for p in pts], dtype=float), np.array([p[1] for p in pts])
 
 
-FIG2_PAIRS = (("cfa-oee", "jsiia"), ("cfa-oee", "crba-cholesky"), ("cfa-oee", "aba"), ("jsiia", "aba"),
-              ("jsiia", "crba-cholesky"), ("crba-cholesky", "aba"), ("aba", PEER), ("cfa-oee", PEER))
+FIG2_PAIRS = (
+    ("cfa-oee", "jsiia"),
+    ("cfa-oee", "crba-cholesky"),
+    ("cfa-oee", "aba"),
+    ("jsiia", "aba"),
+    ("jsiia", "crba-cholesky"),
+    ("crba-cholesky", "aba"),
+    ("aba", PEER),
+    ("cfa-oee", PEER),
+)
 
 
 def summarize_fig2(rows, threads, log=print) -> dict:
@@ -314,44 +354,68 @@ def summarize_fig2(rows, threads, log=print) -> dict:
 # ---------------------------------------------------------------------------------------------
 # Fig. 3: many robots, time against B
 
-def run_fig3(links: Sequence[int], Bs: Sequence[int], threads: Sequence[int], repeat: int,
-             max_call: float = 2.0, progress: bool = True, methods: Sequence[str] = METHODS,
-             log=print) -> List[dict]:
+
+def run_fig3(
+    links: Sequence[int],
+    Bs: Sequence[int],
+    threads: Sequence[int],
+    repeat: int,
+    max_call: float = 2.0,
+    progress: bool = True,
+    methods: Sequence[str] = METHODS,
+    log=print,
+) -> list[dict]:
     pin, to_pin = _pinocchio()
     points = []
     for n in links:
         model = chain(n)
         pm = to_pin(model) if pin is not None else None
-        pools = {k: pin.ModelPool(pm, k) for k in threads
-                 if pm is not None and pinocchio_fits(n, k)}   # one pool per thread count, shared by the Bs
+        pools = {
+            k: pin.ModelPool(pm, k) for k in threads if pm is not None and pinocchio_fits(n, k)
+        }  # one pool per thread count, shared by the Bs
         for B in Bs:
             Q, V, T = batch_inputs(model, B, 1000 * n + B)
             for k in threads:
                 calls = batch_calls(model, Q, V, T, k, pools.get(k), methods)
-                points.append(dict(x=B, links=n, B=B, threads=k, calls=calls,
-                                   series=lambda name, n=n, k=k: (n, name, k)))
+                points.append(
+                    dict(x=B, links=n, B=B, threads=k, calls=calls, series=lambda name, n=n, k=k: (n, name, k))
+                )
         del pools, pm
     measure_sweep(points, repeat, 10e-3, max_call, lambda B0, t0, B: t0 * B / B0, progress, "Fig. 3", log)
-    rows: List[dict] = []
+    rows: list[dict] = []
     for p in points:
         res, n, B, k = p["result"], p["links"], p["B"], p["threads"]
         tpin = res.get(PEER, (None,))[0]
         for name, (tmin, tmed, ns_) in res.items():
-            rows.append(dict(links=n, B=B, method=name, threads=k, time_min_s=tmin, time_median_s=tmed,
-                             samples=ns_, time_per_robot_s=tmin / B, robots_per_s=B / tmin,
-                             throughput_ratio_vs_pinocchio=(tpin / tmin) if tpin else ""))
-        log(f"links={n:4d} B={B:5d} {k} thr  " + "  ".join(f"{name}={res[name][0] * 1e3:.3g}ms" for name in res)
-            + (f"  aba/pin throughput {tpin / res['aba'][0]:.2f}x" if tpin and "aba" in res else ""))
+            rows.append(
+                dict(
+                    links=n,
+                    B=B,
+                    method=name,
+                    threads=k,
+                    time_min_s=tmin,
+                    time_median_s=tmed,
+                    samples=ns_,
+                    time_per_robot_s=tmin / B,
+                    robots_per_s=B / tmin,
+                    throughput_ratio_vs_pinocchio=(tpin / tmin) if tpin else "",
+                )
+            )
+        log(
+            f"links={n:4d} B={B:5d} {k} thr  "
+            + "  ".join(f"{name}={res[name][0] * 1e3:.3g}ms" for name in res)
+            + (f"  aba/pin throughput {tpin / res['aba'][0]:.2f}x" if tpin and "aba" in res else "")
+        )
     return rows
 
 
-def headline(pairs=HEADLINE, threads: int = 2, repeat: int = 21, progress: bool = True, log=print) -> List[dict]:
+def headline(pairs=HEADLINE, threads: int = 2, repeat: int = 21, progress: bool = True, log=print) -> list[dict]:
     """treedyn's batched aba against pin.abaInParallel, both on ``threads`` threads, sampled in
     turn, ``repeat`` samples of >= 20 ms each spread over ~``repeat`` x 0.25 s: the throughput
     ratio the issue judges. treedyn's aba on 1 thread is sampled beside them: a speedup of the
     threads below 1.3x means that another process held a core, and the ratio is flagged."""
     pin, to_pin = _pinocchio()
-    out: List[dict] = []
+    out: list[dict] = []
     if pin is None:
         log("Pinocchio is not installed: no headline ratio (pip install pin)")
         return out
@@ -362,8 +426,16 @@ def headline(pairs=HEADLINE, threads: int = 2, repeat: int = 21, progress: bool 
         calls = batch_calls(model, Q, V, T, threads, pin.ModelPool(to_pin(model), threads), ("aba",))
         points.append(dict(x=B, links=n, B=B, threads=threads, calls=calls, series=lambda name, n=n: (n, name)))
         if threads > 1:
-            points.append(dict(x=B, links=n, B=B, threads=1, calls=batch_calls(model, Q, V, T, 1, None, ("aba",)),
-                               series=lambda name, n=n: (n, name, 1)))
+            points.append(
+                dict(
+                    x=B,
+                    links=n,
+                    B=B,
+                    threads=1,
+                    calls=batch_calls(model, Q, V, T, 1, None, ("aba",)),
+                    series=lambda name, n=n: (n, name, 1),
+                )
+            )
     measure_sweep(points, repeat, 20e-3, float("inf"), lambda *a: 0.0, progress, "headline", log, pause=0.25)
     single = {p["links"]: p["result"]["aba"][0] for p in points if p["threads"] == 1}
     for p in points:
@@ -373,14 +445,28 @@ def headline(pairs=HEADLINE, threads: int = 2, repeat: int = 21, progress: bool 
         n, B = p["links"], p["B"]
         speedup = single[n] / ta if n in single else ""
         busy = speedup != "" and speedup < 1.3
-        out.append(dict(links=n, B=B, threads=threads, aba_min_s=ta, aba_median_s=ma,
-                        pinocchio_min_s=tp, pinocchio_median_s=mp, ratio_min=tp / ta, ratio_median=mp / ma,
-                        aba_speedup_vs_1_thread=speedup, core_busy=busy))
-        log(f"  {B:5d} robots of {n:3d} joints, {threads} threads: treedyn aba {ta * 1e3:.3f} ms "
+        out.append(
+            dict(
+                links=n,
+                B=B,
+                threads=threads,
+                aba_min_s=ta,
+                aba_median_s=ma,
+                pinocchio_min_s=tp,
+                pinocchio_median_s=mp,
+                ratio_min=tp / ta,
+                ratio_median=mp / ma,
+                aba_speedup_vs_1_thread=speedup,
+                core_busy=busy,
+            )
+        )
+        log(
+            f"  {B:5d} robots of {n:3d} joints, {threads} threads: treedyn aba {ta * 1e3:.3f} ms "
             f"({B / ta / 1e6:.3g} M robots/s), pin.abaInParallel {tp * 1e3:.3f} ms: throughput "
             f"ratio {tp / ta:.2f}x (medians: {mp / ma:.2f}x)"
             + (f"; aba {speedup:.2f}x faster than on 1 thread" if speedup != "" else "")
-            + ("  [SUSPECT: another process held a core; see the Fig. 3 sweep]" if busy else ""))
+            + ("  [SUSPECT: another process held a core; see the Fig. 3 sweep]" if busy else "")
+        )
     return out
 
 
@@ -394,8 +480,9 @@ def summarize_fig3(rows, threads, log=print) -> dict:
             for r in sel:
                 if r["method"] not in best or r["B"] > best[r["method"]]["B"]:
                     best[r["method"]] = r
-            cells = "  ".join(f"{m}={best[m]['time_per_robot_s'] * 1e6:.3g} (B={best[m]['B']})"
-                              for m in (*METHODS, PEER) if m in best)
+            cells = "  ".join(
+                f"{m}={best[m]['time_per_robot_s'] * 1e6:.3g} (B={best[m]['B']})" for m in (*METHODS, PEER) if m in best
+            )
             log(f"  {n:4d} links, {k} thr: {cells}")
             for B in sorted({r["B"] for r in sel}):
                 atB = [r for r in sel if r["B"] == B and r["method"] != PEER]
@@ -407,11 +494,16 @@ def summarize_fig3(rows, threads, log=print) -> dict:
 # ---------------------------------------------------------------------------------------------
 # plots
 
-STYLES = {"aba": ("C1", "s-"), "crba-cholesky": ("C0", "o-"), "jsiia": ("C2", "^-"), "cfa-oee": ("C3", "D-"),
-          PEER: ("k", "x:")}
+STYLES = {
+    "aba": ("C1", "s-"),
+    "crba-cholesky": ("C0", "o-"),
+    "jsiia": ("C2", "^-"),
+    "cfa-oee": ("C3", "D-"),
+    PEER: ("k", "x:"),
+}
 
 
-def plot_fig2(rows, threads, path, log=print) -> Optional[str]:
+def plot_fig2(rows, threads, path, log=print) -> str | None:
     plt = pyplot(log)
     if plt is None:
         return None
@@ -422,10 +514,20 @@ def plot_fig2(rows, threads, path, log=print) -> Optional[str]:
             if len(n) == 0:
                 continue
             color, style = STYLES[name]
-            label = "pin.aba (Pinocchio)" if name == PEER else f"{name}" + (
-                f", {k} thread{'s' if k > 1 else ''}" if name in ("jsiia", "cfa-oee") else "")
-            ax.loglog(n, t, style if k == threads[0] else style.replace("-", "--"), color=color,
-                      alpha=alpha, ms=4, label=label)
+            label = (
+                "pin.aba (Pinocchio)"
+                if name == PEER
+                else f"{name}" + (f", {k} thread{'s' if k > 1 else ''}" if name in ("jsiia", "cfa-oee") else "")
+            )
+            ax.loglog(
+                n,
+                t,
+                style if k == threads[0] else style.replace("-", "--"),
+                color=color,
+                alpha=alpha,
+                ms=4,
+                label=label,
+            )
     ax.set_xlabel("links n (serial revolute chain)")
     ax.set_ylabel("time of one forward dynamics call (s)")
     ax.set_title("Yang-Wu-Pan Fig. 2 on this CPU (one robot)")
@@ -437,25 +539,30 @@ def plot_fig2(rows, threads, path, log=print) -> Optional[str]:
     return path
 
 
-def plot_fig3(rows, threads, path, log=print) -> Optional[str]:
+def plot_fig3(rows, threads, path, log=print) -> str | None:
     plt = pyplot(log)
     if plt is None:
         return None
     links = sorted({r["links"] for r in rows})
-    fig, axes = plt.subplots(2, len(links), figsize=(4.6 * len(links), 7.6), squeeze=False,
-                             gridspec_kw=dict(height_ratios=(2, 1)))
+    fig, axes = plt.subplots(
+        2, len(links), figsize=(4.6 * len(links), 7.6), squeeze=False, gridspec_kw=dict(height_ratios=(2, 1))
+    )
     for col, n in enumerate(links):
         ax, axr = axes[0][col], axes[1][col]
         for name in (*METHODS, PEER):
             for k, ls in zip(threads, ("--", "-", ":")):
-                pts = sorted((r["B"], r["time_min_s"], r["throughput_ratio_vs_pinocchio"]) for r in rows
-                             if r["links"] == n and r["method"] == name and r["threads"] == k)
+                pts = sorted(
+                    (r["B"], r["time_min_s"], r["throughput_ratio_vs_pinocchio"])
+                    for r in rows
+                    if r["links"] == n and r["method"] == name and r["threads"] == k
+                )
                 if not pts:
                     continue
                 color, style = STYLES[name]
                 label = ("pin.abaInParallel" if name == PEER else name) + f", {k} thr"
-                ax.loglog([p[0] for p in pts], [p[1] for p in pts], color=color, marker=style[0], ls=ls,
-                          ms=4, label=label)
+                ax.loglog(
+                    [p[0] for p in pts], [p[1] for p in pts], color=color, marker=style[0], ls=ls, ms=4, label=label
+                )
                 ratio = [(p[0], p[2]) for p in pts if p[2] != ""]
                 if name != PEER and ratio:
                     axr.semilogx(*zip(*ratio), color=color, marker=style[0], ls=ls, ms=4, label=label)
@@ -477,35 +584,66 @@ def plot_fig3(rows, threads, path, log=print) -> Optional[str]:
 
 
 FIG2_FIELDS = ["n", "nv", "method", "threads", "time_min_s", "time_median_s", "samples", "ratio_vs_pinocchio"]
-FIG3_FIELDS = ["links", "B", "method", "threads", "time_min_s", "time_median_s", "samples", "time_per_robot_s",
-               "robots_per_s", "throughput_ratio_vs_pinocchio"]
-HEADLINE_FIELDS = ["links", "B", "threads", "aba_min_s", "aba_median_s", "pinocchio_min_s", "pinocchio_median_s",
-                   "ratio_min", "ratio_median", "aba_speedup_vs_1_thread", "core_busy"]
+FIG3_FIELDS = [
+    "links",
+    "B",
+    "method",
+    "threads",
+    "time_min_s",
+    "time_median_s",
+    "samples",
+    "time_per_robot_s",
+    "robots_per_s",
+    "throughput_ratio_vs_pinocchio",
+]
+HEADLINE_FIELDS = [
+    "links",
+    "B",
+    "threads",
+    "aba_min_s",
+    "aba_median_s",
+    "pinocchio_min_s",
+    "pinocchio_median_s",
+    "ratio_min",
+    "ratio_median",
+    "aba_speedup_vs_1_thread",
+    "core_busy",
+]
 
 
 # ---------------------------------------------------------------------------------------------
 
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks groups", description=__doc__.split("\n")[0])
     ap.add_argument("--fig", type=int, choices=(2, 3), action="append", help="which figure (default both)")
-    ap.add_argument("--n", type=int, nargs="+", help="Fig. 2: links of the single robot "
-                    "(default 2 5 10 20 50 100 200 400 1000)")
+    ap.add_argument(
+        "--n", type=int, nargs="+", help="Fig. 2: links of the single robot (default 2 5 10 20 50 100 200 400 1000)"
+    )
     ap.add_argument("--links", type=int, nargs="+", help="Fig. 3: links of each robot (default 7 10 200)")
     ap.add_argument("--B", type=int, nargs="+", help="Fig. 3: numbers of robots (default 1 4 16 64 256 1024 4096)")
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--repeat", type=int)
-    ap.add_argument("--max-call", type=float, default=2.0,
-                    help="a method whose next call would exceed this (s) stops its sweep")
-    ap.add_argument("--no-headline", action="store_true",
-                    help=f"skip the 21-sample throughput ratio at (joints, robots) = {list(HEADLINE)}, 2 threads")
+    ap.add_argument(
+        "--max-call", type=float, default=2.0, help="a method whose next call would exceed this (s) stops its sweep"
+    )
+    ap.add_argument(
+        "--no-headline",
+        action="store_true",
+        help=f"skip the 21-sample throughput ratio at (joints, robots) = {list(HEADLINE)}, 2 threads",
+    )
     ap.add_argument("--out", default=".", help="directory for the CSV and PNG files")
-    ap.add_argument("--quick", action="store_true",
-                    help="defaults n = 2, 10, 50; 10-link robots, B = 1, 16, 256; 3 repeats; no headline")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="defaults n = 2, 10, 50; 10-link robots, B = 1, 16, 256; 3 repeats; no headline",
+    )
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
-    defaults = dict(n=[2, 5, 10, 20, 50, 100, 200, 400, 1000], links=[7, 10, 200], B=[1, 4, 16, 64, 256, 1024, 4096],
-                    repeat=7)
+    defaults = dict(
+        n=[2, 5, 10, 20, 50, 100, 200, 400, 1000], links=[7, 10, 200], B=[1, 4, 16, 64, 256, 1024, 4096], repeat=7
+    )
     if args.quick:
         defaults = dict(n=[2, 10, 50], links=[10], B=[1, 16, 256], repeat=3)
         args.no_headline = True
@@ -519,15 +657,20 @@ def main(argv=None) -> int:
     os.makedirs(args.out, exist_ok=True)
     info = td.build_info()
     pin, _ = _pinocchio()
-    print(f"treedyn {td.__version__}: OpenMP {info['openmp']} (max threads {info['max_threads']}), "
-          f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
-          f"Pinocchio {pin.__version__ if pin else 'not installed: no peer columns (pip install pin)'}; "
-          f"times: minimum of {args.repeat} samples")
+    print(
+        f"treedyn {td.__version__}: OpenMP {info['openmp']} (max threads {info['max_threads']}), "
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
+        f"Pinocchio {pin.__version__ if pin else 'not installed: no peer columns (pip install pin)'}; "
+        f"times: minimum of {args.repeat} samples"
+    )
     progress = not args.no_progress
     load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     if load0 is not None:
-        print(f"load average at the start: {load0:.2f} (the 2-thread times need both cores free: with another "
-              f"busy process, a parallel region waits for a time slice, ~5-8 ms on this VM)")
+        print(
+            f"load average at the start: {load0:.2f} (the 2-thread times need both cores free: with another "
+            f"busy process, a parallel region waits for a time slice, ~5-8 ms on this VM)"
+        )
+
     def report(fig, rows, fields, summarize, plot):
         p = os.path.join(args.out, f"groups_fig{fig}.csv")
         write_csv(p, rows, fields)
@@ -546,8 +689,10 @@ def main(argv=None) -> int:
         rows = run_fig3(sorted(set(args.links)), sorted(set(args.B)), threads, args.repeat, args.max_call, progress)
         report(3, rows, FIG3_FIELDS, summarize_fig3, plot_fig3)
         if not args.no_headline:
-            print(f"\nheadline: treedyn batched aba / pin.abaInParallel throughput, 2 threads, same run, "
-                  f"minimum of 21 interleaved samples:")
+            print(
+                "\nheadline: treedyn batched aba / pin.abaInParallel throughput, 2 threads, same run, "
+                "minimum of 21 interleaved samples:"
+            )
             hl = headline(progress=progress)
             if hl:
                 p = os.path.join(args.out, "groups_headline.csv")

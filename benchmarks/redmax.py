@@ -70,6 +70,7 @@ at t ≈ 4.2 s in all three solvers (a 500-step run), so 50 steps are timed. (3)
 (--threads 1) the umbrella's loop-closure block is solved by one core: PCG slope 1.05, faster than
 direct from ~350 DOF and than Pardiso from ~500 (10.0 ms against 42.0 and 26.8 ms at 1153 DOF).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -79,7 +80,7 @@ import os
 import platform
 import sys
 import time
-from typing import Callable, Dict, List, Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -94,21 +95,44 @@ PCG, DIRECT, PARDISO = SOLVERS
 PARDISO_FS = "pardiso-factor-solve"
 
 #: family -> (label, builder(size, args) -> Scene, default sizes, quick sizes)
-FAMILIES: Dict[str, tuple] = {
-    "bridge-rigid": ("bridge, rigid towers", lambda n, a: scenes.bridge_rigid(n),
-                     [10, 20, 40, 60, 100, 150, 250, 400, 600, 1000, 1500], [10, 40, 150]),
-    "bridge-flexible": ("bridge, flexible towers", lambda n, a: scenes.bridge(n, n, params=a.bridge_params),
-                        [4, 7, 12, 20, 35, 50, 80, 120, 200, 333, 500], [4, 12, 50]),
-    "bridge-car": ("bridge, flexible towers, car", lambda n, a: scenes.bridge(n, n, params=a.bridge_params, car="car"),
-                   [4, 7, 12, 20, 35, 50, 80, 120, 200, 333, 500], [4, 12, 50]),
-    "bridge-heavy": ("bridge, flexible towers, heavy car",
-                     lambda n, a: scenes.bridge(n, n, params=a.bridge_params, car="heavy"),
-                     [4, 7, 12, 20, 35, 50, 80, 120, 200, 333, 500], [4, 12, 50]),
-    "umbrella": ("umbrella", lambda n, a: scenes.umbrella(n, params=a.umbrella_params),
-                 [2, 4, 6, 8, 12, 16, 20, 28, 34, 48], [2, 4, 8]),
+FAMILIES: dict[str, tuple] = {
+    "bridge-rigid": (
+        "bridge, rigid towers",
+        lambda n, a: scenes.bridge_rigid(n),
+        [10, 20, 40, 60, 100, 150, 250, 400, 600, 1000, 1500],
+        [10, 40, 150],
+    ),
+    "bridge-flexible": (
+        "bridge, flexible towers",
+        lambda n, a: scenes.bridge(n, n, params=a.bridge_params),
+        [4, 7, 12, 20, 35, 50, 80, 120, 200, 333, 500],
+        [4, 12, 50],
+    ),
+    "bridge-car": (
+        "bridge, flexible towers, car",
+        lambda n, a: scenes.bridge(n, n, params=a.bridge_params, car="car"),
+        [4, 7, 12, 20, 35, 50, 80, 120, 200, 333, 500],
+        [4, 12, 50],
+    ),
+    "bridge-heavy": (
+        "bridge, flexible towers, heavy car",
+        lambda n, a: scenes.bridge(n, n, params=a.bridge_params, car="heavy"),
+        [4, 7, 12, 20, 35, 50, 80, 120, 200, 333, 500],
+        [4, 12, 50],
+    ),
+    "umbrella": (
+        "umbrella",
+        lambda n, a: scenes.umbrella(n, params=a.umbrella_params),
+        [2, 4, 6, 8, 12, 16, 20, 28, 34, 48],
+        [2, 4, 8],
+    ),
     "tree": ("tree (sibling springs)", lambda n, a: scenes.tree(n), [2, 3, 4, 5, 6, 7, 8, 9], [2, 3, 5]),
-    "tree-square": ("alternate tree (square springs)", lambda n, a: scenes.tree(n, springs="square"),
-                    [2, 3, 4, 5, 6, 7, 8, 9], [2, 3, 5]),
+    "tree-square": (
+        "alternate tree (square springs)",
+        lambda n, a: scenes.tree(n, springs="square"),
+        [2, 3, 4, 5, 6, 7, 8, 9],
+        [2, 3, 5],
+    ),
 }
 
 #: the thesis' numbers (baxter2019 §4): slopes of time vs DOF fitted without the first points, and
@@ -116,23 +140,47 @@ FAMILIES: Dict[str, tuple] = {
 THESIS = {
     "bridge-rigid": dict(pcg=0.94, direct=2.74, crossover="60", note="PCG: 1 iteration"),
     "bridge-flexible": dict(pcg=1.00, direct=2.39, crossover="-", note=""),
-    "bridge-car": dict(pcg=1.21, direct=2.47, crossover="270",
-                       note="slopes: 'even for the scene with lots of movement'"),
+    "bridge-car": dict(
+        pcg=1.21, direct=2.47, crossover="270", note="slopes: 'even for the scene with lots of movement'"
+    ),
     "bridge-heavy": dict(pcg=None, direct=None, crossover="306", note="slopes not given apart (1.21/2.47 above)"),
     "umbrella": dict(pcg=1.38, direct=2.35, crossover="~350", note="iterations clearly sublinear"),
     "tree": dict(pcg=None, direct=None, crossover="never", note="direct faster; iterations ~linear"),
     "tree-square": dict(pcg=None, direct=None, crossover="never", note="direct faster; slopes close"),
 }
 
-FIELDS = ["scene", "size", "nv", "solver", "threads", "h", "steps", "steps_done", "repeats", "seconds_per_step",
-          "seconds_per_step_median", "seconds_total", "solver_seconds_per_step", "assembly_seconds_per_step",
-          "pcg_iterations_per_step", "pcg_iterations_per_solve",
-          "pcg_max_iterations", "solves_per_step", "unconverged", "constraint_rows", "position_residual",
-          "max_abs_v", "failed", "error", "load"]
+FIELDS = [
+    "scene",
+    "size",
+    "nv",
+    "solver",
+    "threads",
+    "h",
+    "steps",
+    "steps_done",
+    "repeats",
+    "seconds_per_step",
+    "seconds_per_step_median",
+    "seconds_total",
+    "solver_seconds_per_step",
+    "assembly_seconds_per_step",
+    "pcg_iterations_per_step",
+    "pcg_iterations_per_solve",
+    "pcg_max_iterations",
+    "solves_per_step",
+    "unconverged",
+    "constraint_rows",
+    "position_residual",
+    "max_abs_v",
+    "failed",
+    "error",
+    "load",
+]
 
 
 # ---------------------------------------------------------------------------------------------
 # Pardiso on the assembled matrix
+
 
 def _pypardiso():
     """the pypardiso module, or None. Sets KMP_BLOCKTIME=0 first (unless set) so that MKL's Intel
@@ -163,7 +211,7 @@ class PardisoStepper:
 
     name = PARDISO
 
-    def __init__(self, model, h: float = 1e-2, mtype: int = -2, threads: Optional[int] = None):
+    def __init__(self, model, h: float = 1e-2, mtype: int = -2, threads: int | None = None):
         pp = _pypardiso()
         if pp is None:
             raise ImportError("pypardiso is not installed (pip install pypardiso)")
@@ -174,7 +222,7 @@ class PardisoStepper:
         self._pp = pp
         self.ps = self._new(mtype)
         self._indefinite = None
-        self.fallback_step = None   # the step from which mtype -2 was used (M̃ not positive definite)
+        self.fallback_step = None  # the step from which mtype -2 was used (M̃ not positive definite)
         self.steps = 0
         self._pattern = None
         self._upper = None
@@ -193,6 +241,7 @@ class PardisoStepper:
 
     def _matrix(self, s):
         import scipy.sparse as sp
+
         n = self.model.nv
         # the CSC arrays of a symmetric matrix read as CSR are the same matrix
         indptr, indices, data = s["indptr"], s["indices"], s["data"]
@@ -228,19 +277,19 @@ class PardisoStepper:
             except self._pp.pardiso_wrapper.PyPardisoError as e:
                 if self.mtype != 2 or e.value != -4:
                     raise
-                self._indefinite = self._new(-2)   # from now on, for the rest of the run
+                self._indefinite = self._new(-2)  # from now on, for the rest of the run
                 self.fallback_step = self.steps
         return self._solve(self._indefinite, A, B, fresh, "_analysed_indefinite").reshape(B.shape)
 
     def _solve(self, ps, A, B, fresh, flag):
         if fresh or not getattr(self, flag, False):
             ps.set_phase(11)
-            ps._call_pardiso(A, B)   # A is CSR with sorted indices; iparm 12 = 0 (not transposed)
+            ps._call_pardiso(A, B)  # A is CSR with sorted indices; iparm 12 = 0 (not transposed)
             setattr(self, flag, True)
         ps.set_phase(23)
         return ps._call_pardiso(A, B)
 
-    def step(self, state, h: Optional[float] = None) -> dict:
+    def step(self, state, h: float | None = None) -> dict:
         h = self.h if h is None else float(h)
         t0 = time.perf_counter()
         s = self.direct._impl.sparse_system(state.q, state.v, state.t, h)
@@ -261,10 +310,17 @@ class PardisoStepper:
         state.q = td.integrate(self.model, state.q, v, h)
         state.v = v
         state.t = state.t + h
-        return dict(iterations=0, max_iterations=0, solves=1 + l, unconverged=0, constraint_rows=l,
-                    pardiso_indefinite_from=self.fallback_step,
-                    position_residual=self.direct.constraint_residual(state.q) if l else 0.0,
-                    seconds=time.perf_counter() - t0, assembly_seconds=t1 - t0)
+        return dict(
+            iterations=0,
+            max_iterations=0,
+            solves=1 + l,
+            unconverged=0,
+            constraint_rows=l,
+            pardiso_indefinite_from=self.fallback_step,
+            position_residual=self.direct.constraint_residual(state.q) if l else 0.0,
+            seconds=time.perf_counter() - t0,
+            assembly_seconds=t1 - t0,
+        )
 
     def close(self):
         for ps in (self.ps, self._indefinite):
@@ -277,6 +333,7 @@ class PardisoStepper:
 
 def set_mkl_threads(ps, threads: int) -> None:
     import ctypes
+
     for fn in ("MKL_Set_Num_Threads", "mkl_set_num_threads"):
         f = getattr(ps.libmkl, fn, None)
         if f is not None:
@@ -295,8 +352,8 @@ def make_stepper(name: str, model, h: float, threads: int, tol: float = 1e-8):
 # ---------------------------------------------------------------------------------------------
 # the sweep
 
-def run_one(scene, name: str, steps: int, warmup: int, threads: int, tol: float = 1e-8,
-            h: Optional[float] = None) -> dict:
+
+def run_one(scene, name: str, steps: int, warmup: int, threads: int, tol: float = 1e-8, h: float | None = None) -> dict:
     """Simulate ``scene`` from a copy of its initial state: ``warmup`` untimed steps, then
     ``steps`` timed ones of h (default the scene's). Failures (exceptions, non-finite state) give
     failed = 1."""
@@ -327,22 +384,33 @@ def run_one(scene, name: str, steps: int, warmup: int, threads: int, tol: float 
         wall = time.perf_counter() - t0
     except (ValueError, RuntimeError, ArithmeticError, np.linalg.LinAlgError, FloatingPointError) as e:
         row["failed"], row["error"] = 1, f"step {warmup + row['steps_done']}: {type(e).__name__}: {e}"[:300]
-    except Exception as e:   # e.g. PyPardisoError
+    except Exception as e:  # e.g. PyPardisoError
         row["failed"], row["error"] = 1, f"step {warmup + row['steps_done']}: {type(e).__name__}: {e}"[:300]
     finally:
         if isinstance(stepper, PardisoStepper):
             stepper.close()
     done = row["steps_done"]
-    row.update(constraint_rows=last.get("constraint_rows", ""), position_residual=last.get("position_residual", ""),
-               max_abs_v=float(np.abs(state.v).max()) if state.v.size and np.all(np.isfinite(state.v)) else "")
+    row.update(
+        constraint_rows=last.get("constraint_rows", ""),
+        position_residual=last.get("position_residual", ""),
+        max_abs_v=float(np.abs(state.v).max()) if state.v.size and np.all(np.isfinite(state.v)) else "",
+    )
     if not row["failed"] and done:
         if name == PARDISO:
             row.update(assembly_seconds_per_step=assembly / done)
-        row.update(seconds_per_step=wall / done, seconds_total=wall, solver_seconds_per_step=cpp / done,
-                   solves_per_step=solves / done, unconverged=unconverged)
+        row.update(
+            seconds_per_step=wall / done,
+            seconds_total=wall,
+            solver_seconds_per_step=cpp / done,
+            solves_per_step=solves / done,
+            unconverged=unconverged,
+        )
         if name == PCG:
-            row.update(pcg_iterations_per_step=its / done, pcg_iterations_per_solve=its / max(solves, 1),
-                       pcg_max_iterations=maxit)
+            row.update(
+                pcg_iterations_per_step=its / done,
+                pcg_iterations_per_solve=its / max(solves, 1),
+                pcg_max_iterations=maxit,
+            )
     return row
 
 
@@ -355,16 +423,29 @@ def _load() -> str:
     return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else ""
 
 
-def sweep(families: Sequence[str], sizes: Dict[str, List[int]], solvers: Sequence[str], steps: int, warmup: int,
-          threads: int, args, csv_path: Optional[str] = None, max_nv: Optional[int] = None, progress: bool = True,
-          log=print, repeat: int = 1, repeat_max: float = 5.0) -> List[dict]:
+def sweep(
+    families: Sequence[str],
+    sizes: dict[str, list[int]],
+    solvers: Sequence[str],
+    steps: int,
+    warmup: int,
+    threads: int,
+    args,
+    csv_path: str | None = None,
+    max_nv: int | None = None,
+    progress: bool = True,
+    log=print,
+    repeat: int = 1,
+    repeat_max: float = 5.0,
+) -> list[dict]:
     """Measure every (family, size, solver); rows appended to csv_path as each size is done. Each
     run is repeated ``repeat`` times (the solvers' order rotated from one repeat to the next, so a
     busy moment of the machine does not always hit the same solver) unless its first run failed
     or took longer than ``repeat_max`` s; seconds_per_step is the minimum over the repeats. A
     KeyboardInterrupt stops the sweep and returns what was measured."""
     from .groups import Progress
-    rows: List[dict] = []
+
+    rows: list[dict] = []
     plan = [(f, n) for f in families for n in sizes[f]]
     bar = Progress(len(plan) * len(solvers), "redmax", progress, log)
     f = open(csv_path, "w", newline="") if csv_path else None
@@ -375,10 +456,9 @@ def sweep(families: Sequence[str], sizes: Dict[str, List[int]], solvers: Sequenc
         f.flush()
     before = td.get_num_threads()
     td.set_num_threads(threads)
-    failed_before: Dict[tuple, int] = {}
     try:
         for fam, n in plan:
-            label, build = FAMILIES[fam][0], FAMILIES[fam][1]
+            build = FAMILIES[fam][1]
             try:
                 scene = build(n, args)
             except (ValueError, RuntimeError) as e:
@@ -389,10 +469,10 @@ def sweep(families: Sequence[str], sizes: Dict[str, List[int]], solvers: Sequenc
             if max_nv is not None and nv > max_nv:
                 bar.update(len(solvers))
                 continue
-            results: Dict[str, dict] = {}
+            results: dict[str, dict] = {}
             try:
                 for r in range(repeat):
-                    order = solvers[r % len(solvers):] + solvers[:r % len(solvers)]   # rotate the order
+                    order = solvers[r % len(solvers) :] + solvers[: r % len(solvers)]  # rotate the order
                     for name in order:
                         prev = results.get(name)
                         if prev is not None and (prev["failed"] or prev["seconds_total"] > repeat_max):
@@ -402,10 +482,13 @@ def sweep(families: Sequence[str], sizes: Dict[str, List[int]], solvers: Sequenc
                         new = run_one(scene, name, steps, warmup, threads, tol=args.tol, h=args.h)
                         if prev is None:
                             new.update(scene=fam, size=n, nv=nv, load=_load(), repeats=1)
-                            new["_samples"] = [(new["seconds_per_step"], new.get("assembly_seconds_per_step", ""))
-                                               ] if not new["failed"] else []
+                            new["_samples"] = (
+                                [(new["seconds_per_step"], new.get("assembly_seconds_per_step", ""))]
+                                if not new["failed"]
+                                else []
+                            )
                             results[name] = new
-                        elif new["failed"]:   # a repeat of the same run failed: keep the earlier samples
+                        elif new["failed"]:  # a repeat of the same run failed: keep the earlier samples
                             prev["error"] = "a repeat failed: " + new["error"]
                         else:
                             prev["_samples"].append((new["seconds_per_step"], new.get("assembly_seconds_per_step", "")))
@@ -431,8 +514,10 @@ def sweep(families: Sequence[str], sizes: Dict[str, List[int]], solvers: Sequenc
                     else:
                         cell = f"{name} {row['seconds_per_step'] * 1e3:8.3f} ms"
                         if name == PCG:
-                            cell += (f" ({row['pcg_iterations_per_step']:.1f} it/step, "
-                                     f"{row['pcg_iterations_per_solve']:.2f}/solve)")
+                            cell += (
+                                f" ({row['pcg_iterations_per_step']:.1f} it/step, "
+                                f"{row['pcg_iterations_per_solve']:.2f}/solve)"
+                            )
                         cells.append(cell)
                 if f is not None:
                     f.flush()
@@ -452,6 +537,7 @@ def sweep(families: Sequence[str], sizes: Dict[str, List[int]], solvers: Sequenc
 # ---------------------------------------------------------------------------------------------
 # summary
 
+
 def series(rows, fam, solver, key="seconds_per_step"):
     """(nv, values) of a family's successful runs, sorted by nv. ``solver`` PARDISO_FS: Pardiso's
     time per step without the assembly of M̃_r (its factorisation, solves and dual step)."""
@@ -461,8 +547,15 @@ def series(rows, fam, solver, key="seconds_per_step"):
         a = dict(zip(nva.tolist(), ta))
         pts = [(x, y - a[x]) for x, y in zip(nv.tolist(), t) if x in a and y > a[x]]
         return np.array([p[0] for p in pts], dtype=float), np.array([p[1] for p in pts])
-    pts = sorted((r["nv"], float(r[key])) for r in rows if r["scene"] == fam and r["solver"] == solver
-                 and not int(r["failed"]) and r.get(key, "") not in ("", None) and float(r[key]) > 0)
+    pts = sorted(
+        (r["nv"], float(r[key]))
+        for r in rows
+        if r["scene"] == fam
+        and r["solver"] == solver
+        and not int(r["failed"])
+        and r.get(key, "") not in ("", None)
+        and float(r[key]) > 0
+    )
     return np.array([p[0] for p in pts], dtype=float), np.array([p[1] for p in pts])
 
 
@@ -471,17 +564,22 @@ def summarize(rows, families, fit_min: float, log=print) -> dict:
     solvers = [s for s in SOLVERS if any(r["solver"] == s for r in rows)]
     if PARDISO in solvers:
         solvers.append(PARDISO_FS)
-    log(f"\nlog-log slopes of the time per step against DOF, fitted on the points with nv >= {fit_min:g} "
+    log(
+        f"\nlog-log slopes of the time per step against DOF, fitted on the points with nv >= {fit_min:g} "
         f"(the range and count of PCG's points shown; thesis values in brackets), the DOF from which PCG "
         f"stays faster (~X interpolated, <=X at every point, >X slower at the largest, * faster somewhere "
         f"below), and PCG's iterations. 'P f+s': Pardiso without the assembly of M̃_r (sparse_system), "
-        f"its factorisation, solves and dual step only:")
+        f"its factorisation, solves and dual step only:"
+    )
     # (title, width) of the columns after the scene name, in order; a line fills the same list
     pardiso = PARDISO in solvers
-    columns = [("fit nv (points)", -18), ("PCG", 12), ("direct", 12)] + \
-        ([("Pardiso", 8), ("P f+s", 6)] if pardiso else []) + [(" PCG<direct", 11)] + \
-        ([("PCG<Pardiso", 11), ("PCG<P f+s", 9)] if pardiso else []) + \
-        [("(thesis)", 8), (" PCG it/step at max nv", 22), ("it slope", 8)]
+    columns = (
+        [("fit nv (points)", -18), ("PCG", 12), ("direct", 12)]
+        + ([("Pardiso", 8), ("P f+s", 6)] if pardiso else [])
+        + [(" PCG<direct", 11)]
+        + ([("PCG<Pardiso", 11), ("PCG<P f+s", 9)] if pardiso else [])
+        + [("(thesis)", 8), (" PCG it/step at max nv", 22), ("it slope", 8)]
+    )
 
     def row(first: str, cells) -> str:
         return f"{first:16s}" + "".join(f" {c:<{-w}s}" if w < 0 else f" {c:>{w}s}" for c, (_, w) in zip(cells, columns))
@@ -512,11 +610,14 @@ def summarize(rows, families, fit_min: float, log=print) -> dict:
         fi = fit(nvi, np.maximum(it, 1e-12), fit_min) if len(nvi) else None
         out[(fam, "iterations_slope")] = fi[0] if fi else None
         itmax = f"{it[-1]:.1f} at {nvi[-1]:.0f}" if len(nvi) else "-"
-        fails: Dict[tuple, List[int]] = {}
+        fails: dict[tuple, list[int]] = {}
         real = [s for s in solvers if s != PARDISO_FS]
         for nv_ in sorted({r["nv"] for r in rows if r["scene"] == fam}):
-            who = tuple(s for s in real if any(r["scene"] == fam and r["nv"] == nv_ and r["solver"] == s
-                                                  and int(r["failed"]) for r in rows))
+            who = tuple(
+                s
+                for s in real
+                if any(r["scene"] == fam and r["nv"] == nv_ and r["solver"] == s and int(r["failed"]) for r in rows)
+            )
             if who:
                 fails.setdefault(who, []).append(nv_)
 
@@ -533,8 +634,10 @@ def summarize(rows, families, fit_min: float, log=print) -> dict:
         cells += [th["crossover"], itmax, sl(fi[0] if fi else None)]
         log(row(fam, cells))
         for who, nvs in fails.items():
-            log(f"{'':16s} failed: {'all solvers' if len(who) == len(real) else ', '.join(who)} at nv "
-                + ", ".join(str(x) for x in nvs))
+            log(
+                f"{'':16s} failed: {'all solvers' if len(who) == len(real) else ', '.join(who)} at nv "
+                + ", ".join(str(x) for x in nvs)
+            )
     log("thesis notes: " + "; ".join(f"{fam}: {THESIS[fam]['note']}" for fam in families if THESIS[fam]["note"]))
     return out
 
@@ -543,10 +646,14 @@ def print_table(rows, families, log=print):
     solvers = [s for s in SOLVERS if any(r["solver"] == s for r in rows)]
     log("\ntime per step (ms, the minimum over the repeats) and PCG iterations per step / per solve:")
     fs = PARDISO in solvers
-    log(f"{'scene':16s} {'size':>5s} {'nv':>5s} " + " ".join(f"{s:>14s}" for s in solvers)
-        + (f" {'(its assembly)':>14s}" if fs else "") + "   PCG it/step  it/solve")
+    log(
+        f"{'scene':16s} {'size':>5s} {'nv':>5s} "
+        + " ".join(f"{s:>14s}" for s in solvers)
+        + (f" {'(its assembly)':>14s}" if fs else "")
+        + "   PCG it/step  it/solve"
+    )
     for fam in families:
-        for (size, nv) in sorted({(r["size"], r["nv"]) for r in rows if r["scene"] == fam}, key=lambda x: x[1]):
+        for size, nv in sorted({(r["size"], r["nv"]) for r in rows if r["scene"] == fam}, key=lambda x: x[1]):
             cells, its = [], ""
             for s in solvers:
                 r = next((r for r in rows if r["scene"] == fam and r["nv"] == nv and r["solver"] == s), None)
@@ -557,8 +664,10 @@ def print_table(rows, families, log=print):
                 else:
                     cells.append(f"{float(r['seconds_per_step']) * 1e3:14.3f}")
                     if s == PCG:
-                        its = (f"   {float(r['pcg_iterations_per_step']):11.1f} "
-                               f"{float(r['pcg_iterations_per_solve']):9.2f}")
+                        its = (
+                            f"   {float(r['pcg_iterations_per_step']):11.1f} "
+                            f"{float(r['pcg_iterations_per_solve']):9.2f}"
+                        )
             if fs:
                 r = next((r for r in rows if r["scene"] == fam and r["nv"] == nv and r["solver"] == PARDISO), None)
                 ok = r is not None and not int(r["failed"]) and r.get("assembly_seconds_per_step", "") != ""
@@ -569,11 +678,15 @@ def print_table(rows, families, log=print):
 # ---------------------------------------------------------------------------------------------
 # plots
 
-STYLE = {PCG: ("C0", "o-", "RedMax PCG"), DIRECT: ("C3", "s--", "redmax-direct (Eigen LDLᵀ)"),
-         PARDISO: ("C2", "^:", "Pardiso (MKL)"), PARDISO_FS: ("C8", "v:", "Pardiso without the assembly")}
+STYLE = {
+    PCG: ("C0", "o-", "RedMax PCG"),
+    DIRECT: ("C3", "s--", "redmax-direct (Eigen LDLᵀ)"),
+    PARDISO: ("C2", "^:", "Pardiso (MKL)"),
+    PARDISO_FS: ("C8", "v:", "Pardiso without the assembly"),
+}
 
 
-def plot(rows, families, fit_min, out_dir, log=print) -> List[str]:
+def plot(rows, families, fit_min, out_dir, log=print) -> list[str]:
     plt = pyplot(log)
     if plt is None:
         return []
@@ -631,6 +744,7 @@ def plot(rows, families, fit_min, out_dir, log=print) -> List[str]:
 
 # ---------------------------------------------------------------------------------------------
 
+
 def _size_arg(text):
     if "=" not in text:
         raise argparse.ArgumentTypeError("expected FAMILY=N1,N2,...")
@@ -647,24 +761,46 @@ def _size_arg(text):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks redmax", description=__doc__.split("\n")[0])
     ap.add_argument("--scenes", nargs="+", choices=list(FAMILIES), help="families (default all)")
-    ap.add_argument("--size", type=_size_arg, action="append", default=[],
-                    help="FAMILY=N1,N2,...: the size parameters of a family (see the families above)")
+    ap.add_argument(
+        "--size",
+        type=_size_arg,
+        action="append",
+        default=[],
+        help="FAMILY=N1,N2,...: the size parameters of a family (see the families above)",
+    )
     ap.add_argument("--max-nv", type=int, help="skip the sizes with more DOF than this")
     ap.add_argument("--steps", type=int, help="timed steps per run (default 50; 500 = the thesis' 5 s; --quick 5)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed steps before the timed ones (default 1)")
-    ap.add_argument("--repeat", type=int, help="runs of each point, the minimum time kept (default 3; --quick 1); "
-                    "a run longer than --repeat-max seconds is not repeated")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        help="runs of each point, the minimum time kept (default 3; --quick 1); "
+        "a run longer than --repeat-max seconds is not repeated",
+    )
     ap.add_argument("--repeat-max", type=float, default=5.0)
     ap.add_argument("--solvers", nargs="+", choices=SOLVERS, help="default all (pardiso when installed)")
-    ap.add_argument("--threads", type=int, default=None,
-                    help="OpenMP and MKL threads (default: all, td.get_num_threads())")
+    ap.add_argument(
+        "--threads", type=int, default=None, help="OpenMP and MKL threads (default: all, td.get_num_threads())"
+    )
     ap.add_argument("--tol", type=float, default=1e-8, help="PCG relative tolerance (default 1e-8)")
-    ap.add_argument("--h", type=float, help="time step (default the scenes' 1e-2; e.g. 2.5e-3 for the heavy car, "
-                    "which blows up at 1e-2 with the 'sim' parameters)")
-    ap.add_argument("--bridge-params", choices=("sim", "video"), default="sim",
-                    help="parameter set of the flexible bridges (default sim)")
-    ap.add_argument("--umbrella-params", choices=("sim", "video"), default="video",
-                    help="umbrella canopy stiffness set (default video, the scene's default)")
+    ap.add_argument(
+        "--h",
+        type=float,
+        help="time step (default the scenes' 1e-2; e.g. 2.5e-3 for the heavy car, "
+        "which blows up at 1e-2 with the 'sim' parameters)",
+    )
+    ap.add_argument(
+        "--bridge-params",
+        choices=("sim", "video"),
+        default="sim",
+        help="parameter set of the flexible bridges (default sim)",
+    )
+    ap.add_argument(
+        "--umbrella-params",
+        choices=("sim", "video"),
+        default="video",
+        help="umbrella canopy stiffness set (default video, the scene's default)",
+    )
     ap.add_argument("--fit-min", type=float, help="fit slopes on nv >= this (default 100; --quick 0)")
     ap.add_argument("--out", default=".", help="directory for the CSV and PNG files")
     ap.add_argument("--quick", action="store_true", help="three small sizes per family, 5 steps")
@@ -683,8 +819,13 @@ def main(argv=None) -> int:
         args.fit_min = 0.0 if args.quick else 100.0
     if args.threads is None:
         args.threads = td.get_num_threads()
-    if (args.steps < 1 or args.warmup < 0 or args.threads < 1 or args.repeat < 1
-            or (args.h is not None and not args.h > 0)):
+    if (
+        args.steps < 1
+        or args.warmup < 0
+        or args.threads < 1
+        or args.repeat < 1
+        or (args.h is not None and not args.h > 0)
+    ):
         ap.error("--steps, --repeat, --threads and --h must be positive, --warmup >= 0")
     pardiso = pardiso_available()
     solvers = list(args.solvers or [s for s in SOLVERS if s != PARDISO or pardiso])
@@ -692,17 +833,33 @@ def main(argv=None) -> int:
         ap.error("pardiso: pypardiso is not installed (pip install pypardiso)")
     os.makedirs(args.out, exist_ok=True)
     info = td.build_info()
-    print(f"treedyn {td.__version__}: OpenMP {info['openmp']} (max threads {info['max_threads']}), "
-          f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; {args.threads} thread(s); "
-          "Pardiso: " + ("pypardiso " + _pp_version() if pardiso
-                         else "not installed (pip install pypardiso): no Pardiso column"))
-    print(f"{args.steps} timed steps of h = {args.h or 1e-2:g} after {args.warmup} untimed, the minimum of "
-          f"{args.repeat} run(s) (runs over {args.repeat_max:g} s once); PCG tol {args.tol:g}; "
-          f"bridge params {args.bridge_params!r}, umbrella {args.umbrella_params!r}; "
-          f"load average at the start {_load()}")
+    print(
+        f"treedyn {td.__version__}: OpenMP {info['openmp']} (max threads {info['max_threads']}), "
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; {args.threads} thread(s); "
+        "Pardiso: "
+        + ("pypardiso " + _pp_version() if pardiso else "not installed (pip install pypardiso): no Pardiso column")
+    )
+    print(
+        f"{args.steps} timed steps of h = {args.h or 1e-2:g} after {args.warmup} untimed, the minimum of "
+        f"{args.repeat} run(s) (runs over {args.repeat_max:g} s once); PCG tol {args.tol:g}; "
+        f"bridge params {args.bridge_params!r}, umbrella {args.umbrella_params!r}; "
+        f"load average at the start {_load()}"
+    )
     csv_path = os.path.join(args.out, "redmax.csv")
-    rows = sweep(families, sizes, solvers, args.steps, args.warmup, args.threads, args, csv_path, args.max_nv,
-                 progress=not args.no_progress, repeat=args.repeat, repeat_max=args.repeat_max)
+    rows = sweep(
+        families,
+        sizes,
+        solvers,
+        args.steps,
+        args.warmup,
+        args.threads,
+        args,
+        csv_path,
+        args.max_nv,
+        progress=not args.no_progress,
+        repeat=args.repeat,
+        repeat_max=args.repeat_max,
+    )
     print(f"wrote {csv_path}")
     if not rows:
         return 0
@@ -718,6 +875,7 @@ def main(argv=None) -> int:
 def _pp_version() -> str:
     try:
         from importlib.metadata import version
+
         return version("pypardiso")
     except Exception:
         return "?"

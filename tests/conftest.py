@@ -9,13 +9,15 @@ from hypothesis import HealthCheck, settings
 # red CI names a defect in the code, not a lucky draw); "fuzz" is a long random campaign that
 # explores new inputs each time; "dev" a quick look.
 _slow_ok = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
-settings.register_profile("ci", max_examples=60, derandomize=True, deadline=None, print_blob=True, suppress_health_check=_slow_ok)
+settings.register_profile(
+    "ci", max_examples=60, derandomize=True, deadline=None, print_blob=True, suppress_health_check=_slow_ok
+)
 settings.register_profile("dev", max_examples=15, deadline=None, print_blob=True, suppress_health_check=_slow_ok)
 settings.register_profile("fuzz", max_examples=5000, deadline=None, print_blob=True, suppress_health_check=_slow_ok)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-import treedyn as td
-from treedyn.scenes import chain, random_tree
+import treedyn as td  # noqa: E402 (after the hypothesis profiles)
+from treedyn.scenes import chain, random_tree  # noqa: E402
 
 
 def rel_err(a, b) -> float:
@@ -124,12 +126,17 @@ def solution_bound(M, X, scale=None, *, dtype=None, c: float = C_ROUNDING, tol: 
     X = _columns(X)
     s = np.abs(M) @ np.abs(X) if scale is None else _columns(scale)
     delta = rounding_bound(M.shape[0], dtype or _dtype_of(X), c) + iterative_bound(M.shape[0], tol)
-    return 2 * np.abs(np.linalg.inv(M)).sum(axis=1).max() * delta * (
-        np.abs(M).sum(axis=1).max() * np.abs(X).max(axis=0) + np.abs(s).max(axis=0))
+    return (
+        2
+        * np.abs(np.linalg.inv(M)).sum(axis=1).max()
+        * delta
+        * (np.abs(M).sum(axis=1).max() * np.abs(X).max(axis=0) + np.abs(s).max(axis=0))
+    )
 
 
-def assert_same_solution(M, X1, X2, scale=None, *, dtype=None, c: float = C_ROUNDING, tol: float = 0.0,
-                         what: str = "X1 = X2"):
+def assert_same_solution(
+    M, X1, X2, scale=None, *, dtype=None, c: float = C_ROUNDING, tol: float = 0.0, what: str = "X1 = X2"
+):
     """X1 and X2, two backward-stable computed solutions of M X = R, agree within solution_bound."""
     X1, X2 = _columns(X1), _columns(X2)
     bound = solution_bound(M, X2, scale, dtype=dtype or _dtype_of(X1, X2), c=c, tol=tol)
@@ -157,19 +164,25 @@ def dynamics_scale(model, q, v, tau, qdd, f_ext=None, M=None):
     bound, Higham §3.3)."""
     M = td.mass_matrix(model, q) if M is None else M
     zero = np.zeros(model.nv)
-    return (np.abs(M) @ np.abs(qdd) + np.abs(tau) + np.abs(td.bias_forces(model, q, v, f_ext))
-            + np.abs(td.bias_forces(model, q, zero)))
+    return (
+        np.abs(M) @ np.abs(qdd)
+        + np.abs(tau)
+        + np.abs(td.bias_forces(model, q, v, f_ext))
+        + np.abs(td.bias_forces(model, q, zero))
+    )
 
 
-def assert_same_accelerations(model, q, v, tau, a1, a2, f_ext=None, *, dtype=None, c: float = C_ROUNDING,
-                              what: str = "q̈"):
+def assert_same_accelerations(
+    model, q, v, tau, a1, a2, f_ext=None, *, dtype=None, c: float = C_ROUNDING, what: str = "q̈"
+):
     """Two algorithms' q̈ = M⁻¹(τ − b) for the same state: each solves M q̈ = τ − b within δ = c·n·u
     of the magnitudes of the terms (its own M, its own bias force), so they agree within
     2‖M⁻¹‖δ(‖M‖‖q̈‖ + ‖dynamics_scale‖) (assert_same_solution with the bias terms' magnitudes)."""
     M = td.mass_matrix(model, q)
     a2 = np.asarray(a2, dtype=np.float64)
-    assert_same_solution(M, a1, a2, dynamics_scale(model, q, v, tau, a2, f_ext, M), dtype=dtype or _dtype_of(a1, a2),
-                         c=c, what=what)
+    assert_same_solution(
+        M, a1, a2, dynamics_scale(model, q, v, tau, a2, f_ext, M), dtype=dtype or _dtype_of(a1, a2), c=c, what=what
+    )
 
 
 def assert_within_rounding(x, ref, scale, n: int, *, dtype=None, c: float = C_ROUNDING, what: str = "x = ref"):
@@ -182,8 +195,19 @@ def assert_within_rounding(x, ref, scale, n: int, *, dtype=None, c: float = C_RO
     _check(err / s, rounding_bound(n, dtype or _dtype_of(x, ref), c), what)
 
 
-def assert_agrees_with_peer(model, q, v=None, tau=None, M_peer=None, b_peer=None, qdd_peer=None, Minv_peer=None,
-                            qdd=None, Minv=None, what: str = "peer"):
+def assert_agrees_with_peer(
+    model,
+    q,
+    v=None,
+    tau=None,
+    M_peer=None,
+    b_peer=None,
+    qdd_peer=None,
+    Minv_peer=None,
+    qdd=None,
+    Minv=None,
+    what: str = "peer",
+):
     """Treedyn against a peer (Pinocchio, MuJoCo) on one state: two computations of the same M, b,
     q̈ and M⁻¹ from the same model (each parsed from the same numbers, rounded on the way in), each
     within δ = c·n·u of the magnitudes it sums. M: within δ·max|M|; b: within δ·max(|b| + |g|);
@@ -195,8 +219,9 @@ def assert_agrees_with_peer(model, q, v=None, tau=None, M_peer=None, b_peer=None
         assert_within_rounding(M, M_peer, M, n, what=f"M = {what}")
     if b_peer is not None:
         zero = np.zeros(n)
-        assert_within_rounding(td.bias_forces(model, q, v), b_peer, dynamics_scale(model, q, v, zero, zero, M=M), n,
-                               what=f"b = {what}")
+        assert_within_rounding(
+            td.bias_forces(model, q, v), b_peer, dynamics_scale(model, q, v, zero, zero, M=M), n, what=f"b = {what}"
+        )
     if qdd_peer is not None:
         qdd = td.make_solver("aba", model).forward_dynamics(q, v, tau) if qdd is None else qdd
         assert_same_accelerations(model, q, v, tau, qdd, qdd_peer, what=f"q̈ = {what}")
@@ -229,8 +254,11 @@ def pytest_terminal_summary(terminalreporter):
 
 def random_models():
     """Random trees covering every joint kind, chains, and floating bases."""
-    out = [("chain", chain(9)), ("chain-prismatic", chain(6, joint="prismatic")),
-           ("chain-fb", chain(8, floating_base=True))]
+    out = [
+        ("chain", chain(9)),
+        ("chain-prismatic", chain(6, joint="prismatic")),
+        ("chain-fb", chain(8, floating_base=True)),
+    ]
     for seed in range(4):
         out.append((f"tree-all-{seed}", random_tree(14, seed)))
         out.append((f"tree-fb-{seed}", random_tree(12, 100 + seed, floating_base=True)))

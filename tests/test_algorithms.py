@@ -1,13 +1,19 @@
 """RNEA, CRBA, ABA and CRBA + Cholesky (cpp/include/treedyn/algorithms) cross-checked against each
 other on random trees with every joint kind, and against closed-form pendulums."""
+
 import numpy as np
 import pytest
+from conftest import (
+    assert_backward_stable,
+    assert_same_accelerations,
+    assert_within_rounding,
+    dynamics_scale,
+    random_state,
+    rel_err,
+)
 
 import treedyn as td
 from treedyn.scenes import chain
-
-from conftest import (assert_backward_stable, assert_same_accelerations, assert_within_rounding, dynamics_scale,
-                      random_state, rel_err)
 
 
 def test_aba_equals_crba_cholesky_equals_rnea_inverse(model, rng):
@@ -18,8 +24,9 @@ def test_aba_equals_crba_cholesky_equals_rnea_inverse(model, rng):
         assert_same_accelerations(model, q, v, tau, a_chol, a_aba, what="CRBA+Cholesky = ABA")
         # RNEA inverts forward dynamics: τ = RNEA(q, v, FD(q, v, τ)); the residual of ABA's q̈ (its
         # backward error) is within rounding of the terms' magnitudes
-        assert_within_rounding(td.rnea(model, q, v, a_aba), tau, dynamics_scale(model, q, v, tau, a_aba),
-                               model.nv, what="RNEA(ABA(τ)) = τ")
+        assert_within_rounding(
+            td.rnea(model, q, v, a_aba), tau, dynamics_scale(model, q, v, tau, a_aba), model.nv, what="RNEA(ABA(τ)) = τ"
+        )
 
 
 def test_mass_matrix_is_rnea_columns_and_symmetric_positive_definite(model, rng):
@@ -37,8 +44,13 @@ def test_mass_matrix_is_rnea_columns_and_symmetric_positive_definite(model, rng)
 def test_rnea_splits_into_mass_matrix_and_bias(model, rng):
     q, v, a = random_state(model, rng)
     tau = td.rnea(model, q, v, a)
-    assert_within_rounding(tau, td.mass_matrix(model, q) @ a + td.bias_forces(model, q, v),
-                           dynamics_scale(model, q, v, tau, a), model.nv, what="RNEA = M a + b")
+    assert_within_rounding(
+        tau,
+        td.mass_matrix(model, q) @ a + td.bias_forces(model, q, v),
+        dynamics_scale(model, q, v, tau, a),
+        model.nv,
+        what="RNEA = M a + b",
+    )
 
 
 def test_external_forces_agree_between_rnea_and_both_forward_dynamics(model, rng):
@@ -46,8 +58,13 @@ def test_external_forces_agree_between_rnea_and_both_forward_dynamics(model, rng
     f_ext = rng.standard_normal((model.n_bodies, 6))
     for name in ("aba", "crba-cholesky"):
         a = td.make_solver(name, model).forward_dynamics(q, v, tau, f_ext)
-        assert_within_rounding(td.rnea(model, q, v, a, f_ext), tau, dynamics_scale(model, q, v, tau, a, f_ext),
-                               model.nv, what=f"RNEA({name}(τ, f)) = τ")
+        assert_within_rounding(
+            td.rnea(model, q, v, a, f_ext),
+            tau,
+            dynamics_scale(model, q, v, tau, a, f_ext),
+            model.nv,
+            what=f"RNEA({name}(τ, f)) = τ",
+        )
     # the world's row is ignored
     f2 = f_ext.copy()
     f2[0] = 1e3
@@ -78,8 +95,7 @@ def test_float32_kernels_agree_with_float64(rng):
 def _pendulum(m=2.0, l=0.7, I_c=0.01, g=9.81):
     model = td.Model(gravity=(0, 0, -g))
     # hinge about y; the rod hangs along -z in the body frame at q = 0
-    model.add_body("rod", None, td.Revolute((0, 1, 0)),
-                   inertia=td.Inertia(m, (0, 0, -l), np.diag([I_c, I_c, 1e-4])))
+    model.add_body("rod", None, td.Revolute((0, 1, 0)), inertia=td.Inertia(m, (0, 0, -l), np.diag([I_c, I_c, 1e-4])))
     return model
 
 
@@ -92,8 +108,7 @@ def test_single_pendulum_closed_form():
         for name in ("aba", "crba-cholesky"):
             a = td.make_solver(name, model).forward_dynamics([q], [v], [tau])
             assert_same_accelerations(model, [q], [v], [tau], a, [expected], what=f"{name} pendulum")
-        assert_within_rounding(td.mass_matrix(model, [q])[0, 0], Ic + m * l * l, Ic + m * l * l, 1,
-                               what="pendulum M")
+        assert_within_rounding(td.mass_matrix(model, [q])[0, 0], Ic + m * l * l, Ic + m * l * l, 1, what="pendulum M")
 
 
 def test_double_pendulum_closed_form():
@@ -101,30 +116,46 @@ def test_double_pendulum_closed_form():
     m1, m2, l1, l2, g = 1.3, 0.8, 0.9, 0.6, 9.81
     model = td.Model(gravity=(0, 0, -g))
     model.add_body("a", None, td.Revolute((0, 1, 0)), inertia=td.Inertia.point(m1, (0, 0, -l1)))
-    model.add_body("b", "a", td.Revolute((0, 1, 0)), td.Transform(translation=(0, 0, -l1)),
-                   td.Inertia.point(m2, (0, 0, -l2)))
+    model.add_body(
+        "b", "a", td.Revolute((0, 1, 0)), td.Transform(translation=(0, 0, -l1)), td.Inertia.point(m2, (0, 0, -l2))
+    )
     rng = np.random.default_rng(0)
     for _ in range(5):
         q, v, tau = rng.uniform(-3, 3, 2), rng.standard_normal(2), rng.standard_normal(2)
         t1, t2 = q[0], q[0] + q[1]  # absolute angles from the downward vertical
         d = t1 - t2
-        M = np.array([[(m1 + m2) * l1 ** 2 + m2 * l2 ** 2 + 2 * m2 * l1 * l2 * np.cos(q[1]),
-                       m2 * l2 ** 2 + m2 * l1 * l2 * np.cos(q[1])],
-                      [m2 * l2 ** 2 + m2 * l1 * l2 * np.cos(q[1]), m2 * l2 ** 2]])
+        M = np.array(
+            [
+                [
+                    (m1 + m2) * l1**2 + m2 * l2**2 + 2 * m2 * l1 * l2 * np.cos(q[1]),
+                    m2 * l2**2 + m2 * l1 * l2 * np.cos(q[1]),
+                ],
+                [m2 * l2**2 + m2 * l1 * l2 * np.cos(q[1]), m2 * l2**2],
+            ]
+        )
         w1, w2 = v[0], v[0] + v[1]
         # generalized forces from gravity and velocity products (Lagrange), in relative coordinates
-        c1 = -m2 * l1 * l2 * np.sin(q[1]) * (2 * v[0] * v[1] + v[1] ** 2) \
-             + (m1 + m2) * g * l1 * np.sin(t1) + m2 * g * l2 * np.sin(t2)
+        c1 = (
+            -m2 * l1 * l2 * np.sin(q[1]) * (2 * v[0] * v[1] + v[1] ** 2)
+            + (m1 + m2) * g * l1 * np.sin(t1)
+            + m2 * g * l2 * np.sin(t2)
+        )
         c2 = m2 * l1 * l2 * np.sin(q[1]) * v[0] ** 2 + m2 * g * l2 * np.sin(t2)
         expected = np.linalg.solve(M, tau - np.array([c1, c2]))
         # the closed form's terms are the magnitudes both sides round
-        c_terms = np.array([abs(m2 * l1 * l2 * np.sin(q[1]) * (2 * v[0] * v[1] + v[1] ** 2))
-                            + abs((m1 + m2) * g * l1 * np.sin(t1)) + abs(m2 * g * l2 * np.sin(t2)),
-                            abs(m2 * l1 * l2 * np.sin(q[1]) * v[0] ** 2) + abs(m2 * g * l2 * np.sin(t2))])
+        c_terms = np.array(
+            [
+                abs(m2 * l1 * l2 * np.sin(q[1]) * (2 * v[0] * v[1] + v[1] ** 2))
+                + abs((m1 + m2) * g * l1 * np.sin(t1))
+                + abs(m2 * g * l2 * np.sin(t2)),
+                abs(m2 * l1 * l2 * np.sin(q[1]) * v[0] ** 2) + abs(m2 * g * l2 * np.sin(t2)),
+            ]
+        )
         assert_within_rounding(td.mass_matrix(model, q), M, (m1 + m2) * (l1 + l2) ** 2, 2, what="M closed form")
         assert_within_rounding(td.bias_forces(model, q, v), [c1, c2], c_terms, 2, what="b closed form")
-        assert_same_accelerations(model, q, v, tau, td.make_solver("aba", model).forward_dynamics(q, v, tau),
-                                  expected, what="ABA closed form")
+        assert_same_accelerations(
+            model, q, v, tau, td.make_solver("aba", model).forward_dynamics(q, v, tau), expected, what="ABA closed form"
+        )
         del d, w1, w2
 
 
@@ -173,12 +204,18 @@ def test_chain_with_gravity_conserves_total_energy():
         g = td.bias_forces(model, q, zero)  # gravity's generalized force is −g
         a = solver.forward_dynamics(q, v, zero)
         k = [(v, a)]
-        q2 = td.integrate(model, q, v, h / 2); v2 = v + h / 2 * a
-        a2 = solver.forward_dynamics(q2, v2, zero); g2 = td.bias_forces(model, q2, zero)
-        q3 = td.integrate(model, q, v2, h / 2); v3 = v + h / 2 * a2
-        a3 = solver.forward_dynamics(q3, v3, zero); g3 = td.bias_forces(model, q3, zero)
-        q4 = td.integrate(model, q, v3, h); v4 = v + h * a3
-        a4 = solver.forward_dynamics(q4, v4, zero); g4 = td.bias_forces(model, q4, zero)
+        q2 = td.integrate(model, q, v, h / 2)
+        v2 = v + h / 2 * a
+        a2 = solver.forward_dynamics(q2, v2, zero)
+        g2 = td.bias_forces(model, q2, zero)
+        q3 = td.integrate(model, q, v2, h / 2)
+        v3 = v + h / 2 * a2
+        a3 = solver.forward_dynamics(q3, v3, zero)
+        g3 = td.bias_forces(model, q3, zero)
+        q4 = td.integrate(model, q, v3, h)
+        v4 = v + h * a3
+        a4 = solver.forward_dynamics(q4, v4, zero)
+        g4 = td.bias_forces(model, q4, zero)
         # power of gravity −gᵀv integrated with Simpson's rule over the step
         work += h / 6 * (-(g @ v) - 2 * (g2 @ v2) - 2 * (g3 @ v3) - (g4 @ v4))
         q = td.integrate(model, q, (v + 2 * v2 + 2 * v3 + v4) / 6, h)
@@ -197,6 +234,7 @@ def test_aba_memory_is_linear_a_10000_joint_chain_fits_in_tens_of_mb():
     # solver (Pinocchio's Data for a 400-joint chain is about 4 GB on these machines)
     import subprocess
     import sys
+
     code = (
         "import resource, numpy as np, treedyn as td\n"
         "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
@@ -204,7 +242,8 @@ def test_aba_memory_is_linear_a_10000_joint_chain_fits_in_tens_of_mb():
         "s = td.make_solver('aba', m)\n"
         "a = s.forward_dynamics(td.neutral(m), np.zeros(m.nv), np.ones(m.nv))\n"
         "assert np.all(np.isfinite(a))\n"
-        "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024)\n")
+        "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024)\n"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     growth_mb = float(r.stdout.strip())

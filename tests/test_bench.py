@@ -1,5 +1,6 @@
 """python -m benchmarks drumwright (benchmarks/): the branched bodies of
 drumwright2012 §6.1, the CSV, the summary and the operation-count table, on tiny sizes."""
+
 import csv
 import pathlib
 import subprocess
@@ -47,7 +48,9 @@ def test_counts_table_prints_beside_the_paper():
 
 
 def test_command_line_lists_scripts():
-    r = subprocess.run([sys.executable, "-m", "benchmarks", "--list"], capture_output=True, text=True, check=True, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--list"], capture_output=True, text=True, check=True, cwd=ROOT
+    )
     assert "drumwright" in r.stdout
     r = subprocess.run([sys.executable, "-m", "benchmarks", "nope"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "unknown bench script" in r.stderr

@@ -1,5 +1,6 @@
 """python -m benchmarks groups (benchmarks/groups.py): yang-wu-pan Fig. 2 and Fig. 3
 on tiny sizes: the CSV files, their columns, positive times, the PNGs when matplotlib is there."""
+
 import csv
 import importlib.util
 
@@ -22,8 +23,27 @@ def test_registered():
 
 
 def test_quick_run_writes_both_figures(tmp_path):
-    rc = bench.main(["--quick", "--out", str(tmp_path), "--n", "2", "6", "--links", "3", "--B", "1", "5",
-                     "--threads", "1", "2", "--repeat", "1", "--no-progress"])
+    rc = bench.main(
+        [
+            "--quick",
+            "--out",
+            str(tmp_path),
+            "--n",
+            "2",
+            "6",
+            "--links",
+            "3",
+            "--B",
+            "1",
+            "5",
+            "--threads",
+            "1",
+            "2",
+            "--repeat",
+            "1",
+            "--no-progress",
+        ]
+    )
     assert rc == 0
     fig2 = read(tmp_path / "groups_fig2.csv")
     assert set(bench.FIG2_FIELDS) <= set(fig2[0])
@@ -43,8 +63,25 @@ def test_quick_run_writes_both_figures(tmp_path):
 
 def test_without_pinocchio_the_peer_columns_are_empty(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "_pinocchio", lambda: (None, None))
-    rc = bench.main(["--quick", "--fig", "3", "--out", str(tmp_path), "--links", "2", "--B", "3",
-                     "--threads", "1", "--repeat", "1", "--no-plot", "--no-progress"])
+    rc = bench.main(
+        [
+            "--quick",
+            "--fig",
+            "3",
+            "--out",
+            str(tmp_path),
+            "--links",
+            "2",
+            "--B",
+            "3",
+            "--threads",
+            "1",
+            "--repeat",
+            "1",
+            "--no-plot",
+            "--no-progress",
+        ]
+    )
     assert rc == 0
     fig3 = read(tmp_path / "groups_fig3.csv")
     assert {r["method"] for r in fig3} == set(bench.METHODS)

@@ -1,19 +1,19 @@
 """python -m benchmarks redmax (benchmarks/redmax.py): baxter2019 §4's scaling study on
 tiny sizes (the CSV, its columns and values, the summary), and one Pardiso step on the assembled
 matrix against one redmax-direct step."""
+
 import csv
 import importlib.util
 
 import numpy as np
 import pytest
-
-import treedyn as td
-from treedyn import scenes
-from benchmarks import SCRIPTS
-from benchmarks import redmax as bench
-
 from conftest import assert_below, rounding_bound
 from test_redmax import step_bound
+
+import treedyn as td
+from benchmarks import SCRIPTS
+from benchmarks import redmax as bench
+from treedyn import scenes
 
 HAS_PARDISO = bench.pardiso_available()
 HAS_MPL = importlib.util.find_spec("matplotlib") is not None
@@ -30,20 +30,50 @@ def test_registered():
 
 
 def test_quick_run_writes_the_csv(tmp_path):
-    lines = []
-    rc = bench.main(["--quick", "--out", str(tmp_path), "--steps", "2", "--no-progress",
-                     "--scenes", "bridge-rigid", "bridge-flexible", "umbrella", "tree", "tree-square",
-                     "--size", "bridge-rigid=4,8", "--size", "bridge-flexible=3,4", "--size", "umbrella=2,3",
-                     "--size", "tree=2,3", "--size", "tree-square=2,3"])
+    rc = bench.main(
+        [
+            "--quick",
+            "--out",
+            str(tmp_path),
+            "--steps",
+            "2",
+            "--no-progress",
+            "--scenes",
+            "bridge-rigid",
+            "bridge-flexible",
+            "umbrella",
+            "tree",
+            "tree-square",
+            "--size",
+            "bridge-rigid=4,8",
+            "--size",
+            "bridge-flexible=3,4",
+            "--size",
+            "umbrella=2,3",
+            "--size",
+            "tree=2,3",
+            "--size",
+            "tree-square=2,3",
+        ]
+    )
     assert rc == 0
     rows = read(tmp_path / "redmax.csv")
     assert set(bench.FIELDS) == set(rows[0])
     solvers = {bench.PCG, bench.DIRECT} | ({bench.PARDISO} if HAS_PARDISO else set())
     assert {r["solver"] for r in rows} == solvers
     nv = {(r["scene"], int(r["size"])): int(r["nv"]) for r in rows}
-    assert nv == {("bridge-rigid", 4): 4, ("bridge-rigid", 8): 8, ("bridge-flexible", 3): 9,
-                  ("bridge-flexible", 4): 12, ("umbrella", 2): 1 + 32 + 16, ("umbrella", 3): 1 + 48 + 16,
-                  ("tree", 2): 9, ("tree", 3): 21, ("tree-square", 2): 9, ("tree-square", 3): 21}
+    assert nv == {
+        ("bridge-rigid", 4): 4,
+        ("bridge-rigid", 8): 8,
+        ("bridge-flexible", 3): 9,
+        ("bridge-flexible", 4): 12,
+        ("umbrella", 2): 1 + 32 + 16,
+        ("umbrella", 3): 1 + 48 + 16,
+        ("tree", 2): 9,
+        ("tree", 3): 21,
+        ("tree-square", 2): 9,
+        ("tree-square", 3): 21,
+    }
     assert len(rows) == len(nv) * len(solvers)
     for r in rows:
         assert r["failed"] == "0", r
@@ -57,7 +87,7 @@ def test_quick_run_writes_the_csv(tmp_path):
             assert int(r["pcg_max_iterations"]) >= 1 and r["unconverged"] == "0"
         else:
             assert r["pcg_iterations_per_step"] == ""
-        if r["solver"] == bench.PARDISO:   # the assembly of M̃_r is part of Pardiso's step, and timed apart
+        if r["solver"] == bench.PARDISO:  # the assembly of M̃_r is part of Pardiso's step, and timed apart
             assert 0 < float(r["assembly_seconds_per_step"]) < float(r["seconds_per_step"])
         else:
             assert r["assembly_seconds_per_step"] == ""
@@ -71,8 +101,25 @@ def test_quick_run_writes_the_csv(tmp_path):
 
 
 def test_repeats_keep_the_minimum(tmp_path):
-    rc = bench.main(["--out", str(tmp_path), "--steps", "2", "--repeat", "2", "--no-progress", "--no-plot",
-                     "--scenes", "tree", "--size", "tree=2", "--solvers", "redmax-pcg", "redmax-direct"])
+    rc = bench.main(
+        [
+            "--out",
+            str(tmp_path),
+            "--steps",
+            "2",
+            "--repeat",
+            "2",
+            "--no-progress",
+            "--no-plot",
+            "--scenes",
+            "tree",
+            "--size",
+            "tree=2",
+            "--solvers",
+            "redmax-pcg",
+            "redmax-direct",
+        ]
+    )
     assert rc == 0
     rows = read(tmp_path / "redmax.csv")
     assert [r["solver"] for r in rows] == ["redmax-pcg", "redmax-direct"]
@@ -99,11 +146,28 @@ def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
             return dict(iterations=1, solves=1)
 
     make = bench.make_stepper
-    monkeypatch.setattr(bench, "make_stepper",
-                        lambda name, model, *a, **k: Diverging(model) if model.nv == 6 else make(name, model, *a, **k))
+    monkeypatch.setattr(
+        bench,
+        "make_stepper",
+        lambda name, model, *a, **k: Diverging(model) if model.nv == 6 else make(name, model, *a, **k),
+    )
     monkeypatch.setitem(bench.FAMILIES, "bridge-rigid", ("broken", build, [4, 5, 6], [4, 5, 6]))
-    rc = bench.main(["--quick", "--out", str(tmp_path), "--steps", "3", "--no-progress", "--no-plot",
-                     "--scenes", "bridge-rigid", "--solvers", "redmax-pcg", "redmax-direct"])
+    rc = bench.main(
+        [
+            "--quick",
+            "--out",
+            str(tmp_path),
+            "--steps",
+            "3",
+            "--no-progress",
+            "--no-plot",
+            "--scenes",
+            "bridge-rigid",
+            "--solvers",
+            "redmax-pcg",
+            "redmax-direct",
+        ]
+    )
     assert rc == 0
     rows = read(tmp_path / "redmax.csv")
     assert [(r["nv"], r["failed"]) for r in rows] == [("4", "0"), ("4", "0"), ("6", "1"), ("6", "1")]
@@ -114,11 +178,11 @@ def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
 
 def test_fit_and_crossover():
     nv = np.array([10.0, 100.0, 1000.0])
-    s, c, used = bench.fit(nv, 2e-6 * nv ** 1.5, 50)
+    s, c, used = bench.fit(nv, 2e-6 * nv**1.5, 50)
     # a least-squares slope of exact power-law data in log-log: a few roundings of log(1e3) ≈ 7
     assert abs(s - 1.5) <= rounding_bound(2) * 7 and list(used) == [100, 1000]
     assert bench.fit(nv, nv, 5000) is None
-    pcg, direct = 1e-4 * nv, 1e-6 * nv ** 2          # equal at nv = 100
+    pcg, direct = 1e-4 * nv, 1e-6 * nv**2  # equal at nv = 100
     assert bench.crossover(nv, pcg * 2, nv, direct) == "~200"
     assert bench.crossover(nv, pcg / 100, nv, direct) == "<=10"
     assert bench.crossover(nv, pcg * 100, nv, direct) == ">1000"
@@ -126,8 +190,11 @@ def test_fit_and_crossover():
 
 
 @pytest.mark.skipif(not HAS_PARDISO, reason=NO_PARDISO)
-@pytest.mark.parametrize("make", [lambda: scenes.bridge(6, 5), lambda: scenes.umbrella(3),
-                                  lambda: scenes.tree(3, springs="square")], ids=["bridge", "umbrella", "tree"])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: scenes.bridge(6, 5), lambda: scenes.umbrella(3), lambda: scenes.tree(3, springs="square")],
+    ids=["bridge", "umbrella", "tree"],
+)
 def test_a_pardiso_step_equals_a_redmax_direct_step(make):
     scene = make()
     direct = td.make_solver("redmax-direct", scene.model, h=scene.h)
@@ -148,14 +215,30 @@ def test_a_pardiso_step_equals_a_redmax_direct_step(make):
         assert sb["constraint_rows"] == sa["constraint_rows"]
         G = np.abs(direct.terms(a)["G"])
         G_norm = G.sum(axis=1).max() if G.size else 0.0
-        assert_below(sb["position_residual"] - sa["position_residual"],
-                     G_norm * bound_q + rounding_bound(1) * (1 + np.abs(a.q).max()), "position residual")
+        assert_below(
+            sb["position_residual"] - sa["position_residual"],
+            G_norm * bound_q + rounding_bound(1) * (1 + np.abs(a.q).max()),
+            "position residual",
+        )
 
 
 def test_without_pardiso_the_column_is_left_out(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "pardiso_available", lambda: False)
-    rc = bench.main(["--quick", "--out", str(tmp_path), "--steps", "1", "--no-progress", "--no-plot",
-                     "--scenes", "tree", "--size", "tree=2"])
+    rc = bench.main(
+        [
+            "--quick",
+            "--out",
+            str(tmp_path),
+            "--steps",
+            "1",
+            "--no-progress",
+            "--no-plot",
+            "--scenes",
+            "tree",
+            "--size",
+            "tree=2",
+        ]
+    )
     assert rc == 0
     assert {r["solver"] for r in read(tmp_path / "redmax.csv")} == {bench.PCG, bench.DIRECT}
     with pytest.raises(SystemExit):

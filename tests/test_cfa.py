@@ -1,17 +1,16 @@
 """The constraint force algorithm (yang-wu-pan §III, Alg. 1) against ABA, on chains of 1-DoF joints."""
+
 import warnings
 
 import numpy as np
 import pytest
+from conftest import outputs_for_thread_counts, random_state, rel_err
 
 import treedyn as td
 from treedyn.scenes import chain, random_tree
+from treedyn.scenes.random_tree import _rotation, random_inertia
 from treedyn.solvers.builtin import CFASolver
 from treedyn.testing import check_solver
-
-from treedyn.scenes.random_tree import _rotation, random_inertia
-
-from conftest import rel_err, random_state, outputs_for_thread_counts
 
 
 def random_chain(n, seed):
@@ -43,9 +42,13 @@ def alternating_chain():
     """Issue 12's reproducer: 6 links whose masses alternate 1e-3 / 1e3."""
     m = td.Model()
     for i, mass in enumerate([1e-3, 1e3, 1e-3, 1e3, 1e-3, 1e3]):
-        m.add_body(f"b{i}", parent=None if i == 0 else f"b{i-1}", joint=td.Revolute((0, 1, 0) if i % 2 else (1, 0, 0)),
-                   placement=td.Transform(translation=(0.1, 0, 0.3)),
-                   inertia=td.Inertia(mass, (0.05, 0, 0.1), np.eye(3) * 0.05 * mass))
+        m.add_body(
+            f"b{i}",
+            parent=None if i == 0 else f"b{i - 1}",
+            joint=td.Revolute((0, 1, 0) if i % 2 else (1, 0, 0)),
+            placement=td.Transform(translation=(0.1, 0, 0.3)),
+            inertia=td.Inertia(mass, (0.05, 0, 0.1), np.eye(3) * 0.05 * mass),
+        )
     return m
 
 
@@ -57,8 +60,13 @@ def log_uniform_mass_chain(n, seed):
         mass = 10 ** rng.uniform(-3, 3)
         axis = rng.standard_normal(3)
         joint = td.Revolute(axis) if rng.uniform() < 0.8 else td.Prismatic(axis)
-        m.add_body(f"b{i}", parent=None if i == 0 else f"b{i-1}", joint=joint,
-                   placement=td.Transform(_rotation(rng), rng.uniform(-0.5, 0.5, 3)), inertia=random_inertia(rng, (mass, mass)))
+        m.add_body(
+            f"b{i}",
+            parent=None if i == 0 else f"b{i - 1}",
+            joint=joint,
+            placement=td.Transform(_rotation(rng), rng.uniform(-0.5, 0.5, 3)),
+            inertia=random_inertia(rng, (mass, mass)),
+        )
     return m
 
 
@@ -91,8 +99,15 @@ def test_cfa_float32_warns_when_refinement_fails(rng):
         td.make_solver(CFASolver, model, dtype=np.float32).forward_dynamics(q, v, tau)
 
 
-CHAINS = [("chain-1", chain(1)), ("chain-2", chain(2)), ("chain-9", chain(9)), ("chain-prismatic", chain(6, joint="prismatic")),
-          ("random-5", random_chain(5, 1)), ("random-17", random_chain(17, 2)), ("random-100", random_chain(100, 3))]
+CHAINS = [
+    ("chain-1", chain(1)),
+    ("chain-2", chain(2)),
+    ("chain-9", chain(9)),
+    ("chain-prismatic", chain(6, joint="prismatic")),
+    ("random-5", random_chain(5, 1)),
+    ("random-17", random_chain(17, 2)),
+    ("random-100", random_chain(100, 3)),
+]
 
 
 @pytest.mark.parametrize("label,model", CHAINS, ids=[c[0] for c in CHAINS])
@@ -125,7 +140,9 @@ def test_cfa_inverse_inertia(label, model, rng):
     M = td.mass_matrix(model, q)
     R = rng.standard_normal((model.nv, 4))
     n = model.nv
-    assert backward_error(M, cfa.inverse_inertia(q, R), R) <= 8 * n * U64  # was rel_err(M Y, R) < 1e-9: 1.42e-9 elsewhere
+    assert (
+        backward_error(M, cfa.inverse_inertia(q, R), R) <= 8 * n * U64
+    )  # was rel_err(M Y, R) < 1e-9: 1.42e-9 elsewhere
     y = cfa.inverse_inertia(q, R[:, 1])
     assert y.shape == (n,) and backward_error(M, y, R[:, 1]) <= 8 * n * U64
     Minv = cfa.inverse_mass_matrix(q)
@@ -170,7 +187,9 @@ def test_cfa_refuses_a_massless_link():
     """CFA needs every J_i⁻¹ (P = (I−Γ)J⁻¹(I−Γ)ᵀ): a massless link is a clear SingularInertiaError."""
     model, parent = td.Model(), None
     for i in range(3):
-        inertia = td.Inertia(0.0, (0, 0, 0), np.zeros((3, 3))) if i == 1 else td.Inertia(1.0, (0.05, 0, 0), 0.01 * np.eye(3))
+        inertia = (
+            td.Inertia(0.0, (0, 0, 0), np.zeros((3, 3))) if i == 1 else td.Inertia(1.0, (0.05, 0, 0), 0.01 * np.eye(3))
+        )
         parent = model.add_body(f"b{i}", parent, td.Revolute((0, 0, 1)), td.Transform(translation=(0.1, 0, 0)), inertia)
     with pytest.raises(td.SingularInertiaError, match="'b1'"):
         td.make_solver(CFASolver, model)

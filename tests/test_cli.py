@@ -1,8 +1,8 @@
 """The treedyn command (python/treedyn/cli.py)."""
+
 import json
 
 import numpy as np
-
 import pytest
 
 from treedyn.cli import main
@@ -63,9 +63,13 @@ def test_compare_loads_urdf_and_mjcf_files(capsys, tmp_path, name, text):
     assert len(lines) == 2 and all(l.rstrip().endswith("yes") for l in lines)
 
 
-@pytest.mark.parametrize("name,text,peer,module", [
-    ("pendulum.urdf", PENDULUM_URDF, "pinocchio (URDF)", "pinocchio"),
-    ("pendulum.xml", PENDULUM_MJCF, "mujoco (MJCF)", "mujoco")])
+@pytest.mark.parametrize(
+    "name,text,peer,module",
+    [
+        ("pendulum.urdf", PENDULUM_URDF, "pinocchio (URDF)", "pinocchio"),
+        ("pendulum.xml", PENDULUM_MJCF, "mujoco (MJCF)", "mujoco"),
+    ],
+)
 def test_compare_peers_parse_the_file_themselves(capsys, tmp_path, name, text, peer, module):
     pytest.importorskip(module)
     path = tmp_path / name
@@ -107,12 +111,29 @@ def test_compare_reads_a_file_by_its_root_element(capsys, tmp_path):
 @pytest.mark.parametrize("solver", ["redmax-direct", "redmax-pcg"])
 def test_simulate_writes_the_trajectory_and_a_picture(capsys, tmp_path, solver):
     out, png = tmp_path / "bridge.npz", tmp_path / "bridge.png"
-    assert main(["simulate", "bridge:5,3", "--steps", "20", "--every", "5", "--solver", solver,
-                 "--out", str(out), "--plot", str(png)]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                "bridge:5,3",
+                "--steps",
+                "20",
+                "--every",
+                "5",
+                "--solver",
+                solver,
+                "--out",
+                str(out),
+                "--plot",
+                str(png),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "loop-closure residual" in text and "20 steps" in text
     data = np.load(out)
-    assert data["q"].shape == (5, 11) and abs(data["t"][-1] - 0.2) <= 20 * 0.2 * 2 ** -53  # 20 additions of h
+    assert data["q"].shape == (5, 11) and abs(data["t"][-1] - 0.2) <= 20 * 0.2 * 2**-53  # 20 additions of h
     # Baumgarte-stabilised loops: position drift O(h²·|v|²) per step, pulled back at rate 1/h (as in
     # tests/test_scenes_redmax.py); 1e-3 m is that drift's size, not rounding
     assert data["position_residual"].shape == (20,) and np.all(data["position_residual"] < 1e-3)
@@ -137,7 +158,9 @@ def test_compare_takes_the_scene_names_of_simulate_and_compares_like_with_like(c
     assert "10 bodies" in out
     rows = [l for l in out.splitlines() if l.startswith(("redmax-direct ", "redmax-pcg "))]
     assert len(rows) == 2 and all(l.rstrip().endswith("yes") for l in rows)
-    assert [l for l in out.splitlines() if l.startswith("aba ")][0].count("springs, point forces, which this solver leaves out")
+    assert [l for l in out.splitlines() if l.startswith("aba ")][0].count(
+        "springs, point forces, which this solver leaves out"
+    )
 
 
 @pytest.mark.parametrize("command", ["compare", "simulate"])
@@ -145,4 +168,3 @@ def test_an_unknown_name_lists_the_grammar(capsys, command):
     assert main([command, "tre:4"]) == 2
     err = capsys.readouterr().err
     assert "unknown scene 'tre'" in err and "random:N" in err and "tree[:LEVELS" in err
-

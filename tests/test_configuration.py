@@ -1,13 +1,13 @@
 """neutral, random_configuration and integrate (python/treedyn/configuration.py,
 cpp/include/treedyn/model/configuration.hpp)."""
+
 import numpy as np
 import pytest
+from conftest import assert_below, assert_within_rounding, rounding_bound, unit_roundoff
 
 import treedyn as td
 from treedyn.configuration import quaternion_slices
 from treedyn.scenes import random_tree
-
-from conftest import assert_below, assert_within_rounding, rounding_bound, unit_roundoff
 
 
 def test_random_configurations_have_unit_quaternions_and_are_reproducible():
@@ -42,13 +42,17 @@ def test_integrate_derivative_is_the_velocity():
 
     def rot(x):
         x, y, z, w = x
-        return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                         [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                         [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+        return np.array(
+            [
+                [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+            ]
+        )
 
     R0, R1 = rot(q[3:]), rot(q1[3:])
-    lin = R0.T @ (q1[:3] - q[:3]) / dt                 # body-frame linear velocity
-    W = R0.T @ (R1 - R0) / dt                          # body-frame angular velocity, as a skew matrix
+    lin = R0.T @ (q1[:3] - q[:3]) / dt  # body-frame linear velocity
+    W = R0.T @ (R1 - R0) / dt  # body-frame angular velocity, as a skew matrix
     ang = np.array([W[2, 1], W[0, 2], W[1, 0]])
     # a forward difference: truncation ½·dt·|second derivative| ≤ ½·dt·|ω|·(|v| + |ω|), rounding
     # ≈ 4u·(1 + |q|)/dt for the differences of rotations and positions
@@ -65,7 +69,6 @@ def test_integrate_is_additive_for_vector_joints():
 
 
 def test_integrate_and_random_configuration_never_return_inf_or_nan():
-    import pytest
     free = td.Model()
     free.add_body("base", None, td.Free())
     q = td.neutral(free)
@@ -75,7 +78,7 @@ def test_integrate_and_random_configuration_never_return_inf_or_nan():
     with pytest.raises(TypeError, match="dt must be a real number"):
         td.integrate(free, q, np.ones(6), 1j)
     with pytest.raises(ValueError, match="random_configuration: angle must be finite"):
-        td.random_configuration(free, 0, angle=1e308)   # the uniform draw's width 2e308 overflows
+        td.random_configuration(free, 0, angle=1e308)  # the uniform draw's width 2e308 overflows
     with pytest.raises(ValueError, match="random_configuration: distance must be finite"):
         td.random_configuration(free, 0, distance=np.inf)
     assert np.all(np.isfinite(td.random_configuration(free, 0, distance=1e300)))

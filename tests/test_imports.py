@@ -1,6 +1,7 @@
 """The package's import graph flows one way: no module imports, at any depth and from any
 function, a module that imports it back (loaders above the model, CLI and scenes above the
 solvers above the model above the core)."""
+
 import ast
 import pathlib
 
@@ -29,11 +30,10 @@ def _graph() -> dict:
                 base = node.module or ""
                 if node.level:
                     anchor = package.split(".")
-                    anchor = anchor[:len(anchor) - (node.level - 1)]
+                    anchor = anchor[: len(anchor) - (node.level - 1)]
                     base = ".".join(anchor + ([base] if base else []))
                 # "from X import y": the module X.y when y is one, else X itself
-                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base
-                           for a in node.names]
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
             else:
                 continue
             edges |= {t for t in targets if t in modules and t != name}

@@ -1,12 +1,12 @@
 """python/treedyn/inverse.py: td.inverse_mass_matrix and td.contact_inertia (drumwright2012 §6.3)."""
+
 import numpy as np
 import pytest
+from conftest import assert_below, assert_same_solution, rounding_bound, solution_bound
 
 import treedyn as td
 from treedyn.model import Revolute, Transform
 from treedyn.scenes import chain, random_tree
-
-from conftest import assert_below, assert_same_solution, rounding_bound, solution_bound
 
 
 def contact_reference(M, A, B):
@@ -14,8 +14,9 @@ def contact_reference(M, A, B):
     Aᵀ times column j's forward bound (‖a_i‖₁ · solution_bound_j), plus the two products' rounding
     (γ_n |A|ᵀ|M⁻¹B| each, Higham §3.5)."""
     Y = np.linalg.solve(M, B)
-    bound = (np.abs(A).sum(axis=0)[:, None] * solution_bound(M, Y)[None, :]
-             + 2 * rounding_bound(M.shape[0]) * (np.abs(A).T @ np.abs(Y)))
+    bound = np.abs(A).sum(axis=0)[:, None] * solution_bound(M, Y)[None, :] + 2 * rounding_bound(M.shape[0]) * (
+        np.abs(A).T @ np.abs(Y)
+    )
     return A.T @ Y, bound
 
 
@@ -26,8 +27,11 @@ def test_contact_inertia_equals_the_dense_products():
     M = td.mass_matrix(model, q)
     N = rng.standard_normal((model.nv, 4))
     D = rng.standard_normal((model.nv, 8))
-    (NN_ref, NN_tol), (ND_ref, ND_tol), (DD_ref, DD_tol) = (contact_reference(M, N, N), contact_reference(M, N, D),
-                                                            contact_reference(M, D, D))
+    (NN_ref, NN_tol), (ND_ref, ND_tol), (DD_ref, DD_tol) = (
+        contact_reference(M, N, N),
+        contact_reference(M, N, D),
+        contact_reference(M, D, D),
+    )
     for name in ("drumwright", "crba-ltl", "crba-cholesky", "aba"):
         s = td.make_solver(name, model)
         NN = td.contact_inertia(s, q, N)

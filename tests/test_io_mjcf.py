@@ -1,17 +1,17 @@
 """MJCF loading (python/treedyn/io/mjcf.py): bodies, joints, poses, defaults, inertias from geoms,
 errors and warnings; and models from a pendulum to a floating creature with ball joints against
 MuJoCo's own compiler (mj_fullM, mj_forward)."""
+
 import math
 import warnings
 
 import numpy as np
 import pytest
+from conftest import assert_agrees_with_peer, assert_within_rounding
 
 import treedyn as td
 from treedyn.io._common import IgnoredElementWarning
 from treedyn.io._xml import ModelFileError
-
-from conftest import assert_agrees_with_peer, assert_within_rounding
 
 # Values by hand and values parsed from the files: a handful of roundings each, so n = 1 in
 # assert_within_rounding (δ = 64u ≈ 7e-15 relative to the magnitudes summed).
@@ -200,11 +200,12 @@ MODELS = {"pendulum": PENDULUM, "cartpole": CARTPOLE, "arm": ARM, "creature": CR
 
 def load(xml):
     with warnings.catch_warnings():
-        warnings.simplefilter("error")   # these models have nothing to ignore or warn about
+        warnings.simplefilter("error")  # these models have nothing to ignore or warn about
         return td.Model.from_mjcf(xml)
 
 
 # ------------------------------------------------------------------ structure, without MuJoCo
+
 
 def test_pendulum_mass_matrix_and_gravity_torque_by_hand():
     m = load(PENDULUM)
@@ -215,8 +216,13 @@ def test_pendulum_mass_matrix_and_gravity_torque_by_hand():
         I = mass * (L * L + 0.4 * r * r)
         assert_within_rounding(td.mass_matrix(m, qv)[0, 0], I, I, 1, what="pendulum M")
         # about +y, the bob at (L sin q, ., -L cos q) weighs m g: torque g m L sin q resists
-        assert_within_rounding(td.bias_forces(m, qv, np.zeros(1))[0], 9.81 * mass * L * math.sin(q), 9.81 * mass * L, 1,
-                               what="pendulum gravity")
+        assert_within_rounding(
+            td.bias_forces(m, qv, np.zeros(1))[0],
+            9.81 * mass * L * math.sin(q),
+            9.81 * mass * L,
+            1,
+            what="pendulum gravity",
+        )
 
 
 def test_cartpole_mass_matrix_by_hand():
@@ -265,9 +271,9 @@ def test_unnamed_bodies_and_joints_get_mujocos_ids():
 def test_defaults_childclass_and_explicit_attributes():
     m = load(ARM)
     axes = {n: m.joints[m._joint_index[n]].axis for n in m.joint_names}
-    assert_within_rounding(axes["yaw"], [0, 0, 1], 1, 1, what="yaw")                 # main class
-    assert_within_rounding(axes["pitch"], [0, 1, 0], 1, 1, what="pitch")             # explicit
-    assert_within_rounding(axes["roll"], [1, 0, 0], 1, 1, what="roll")               # childclass "wrist"
+    assert_within_rounding(axes["yaw"], [0, 0, 1], 1, 1, what="yaw")  # main class
+    assert_within_rounding(axes["pitch"], [0, 1, 0], 1, 1, what="pitch")  # explicit
+    assert_within_rounding(axes["roll"], [1, 0, 0], 1, 1, what="roll")  # childclass "wrist"
     assert_within_rounding(axes["elbow"], np.array([0, 1, 1]) / math.sqrt(2), 1, 1, what="elbow")
 
 
@@ -277,8 +283,9 @@ def test_hinge_ref_is_the_coordinate_of_the_pose_in_the_file():
     m = load(xml)
     mgl = 9.81 * 1.5 * 0.8
     assert_within_rounding(td.bias_forces(m, np.array([math.radians(30)]), np.zeros(1))[0], 0, mgl, 1, what="ref")
-    assert_within_rounding(td.bias_forces(m, np.zeros(1), np.zeros(1))[0], mgl * math.sin(-math.radians(30)), mgl, 1,
-                           what="ref, q = 0")
+    assert_within_rounding(
+        td.bias_forces(m, np.zeros(1), np.zeros(1))[0], mgl * math.sin(-math.radians(30)), mgl, 1, what="ref, q = 0"
+    )
     slide = CARTPOLE.replace('type="slide" axis="1 0 0"', 'type="slide" axis="0 0 2" ref="0.25"')
     ms = load(slide)
     # the cart is at its file position at q = 0.25: its height then is 0.5, at q = 0 it is 0.25
@@ -301,22 +308,26 @@ def test_inertia_from_geoms_settings():
       <geom type="sphere" size="0.1" pos="0.5 0 0" mass="3" group="4"/>
       </body></worldbody></mujoco>"""
     Mzz = lambda xml: td.mass_matrix(load(xml), np.zeros(1))[0, 0]  # noqa: E731
-    sphere = lambda mass: mass * (0.25 + 0.4 * 0.01)                 # noqa: E731
-    assert_within_rounding(Mzz(base.format("")), 1.0, 1.0, 1, what="auto")                        # <inertial>
-    assert_within_rounding(Mzz(base.format('inertiafromgeom="true"')), sphere(5), sphere(5), 1,
-                           what="geoms")                                                           # groups 0-5
-    assert_within_rounding(Mzz(base.format('inertiafromgeom="true" inertiagrouprange="0 3"')), sphere(2), sphere(2),
-                           1, what="group range")
+    sphere = lambda mass: mass * (0.25 + 0.4 * 0.01)  # noqa: E731
+    assert_within_rounding(Mzz(base.format("")), 1.0, 1.0, 1, what="auto")  # <inertial>
+    assert_within_rounding(
+        Mzz(base.format('inertiafromgeom="true"')), sphere(5), sphere(5), 1, what="geoms"
+    )  # groups 0-5
+    assert_within_rounding(
+        Mzz(base.format('inertiafromgeom="true" inertiagrouprange="0 3"')), sphere(2), sphere(2), 1, what="group range"
+    )
     assert_within_rounding(Mzz(base.format('settotalmass="2"')), 2.0, 2.0, 1, what="settotalmass")  # scaled by 2 / 1
 
 
 def test_include_is_relative_to_the_including_file(tmp_path):
     (tmp_path / "parts").mkdir()
     (tmp_path / "parts" / "leg.xml").write_text(
-        '<mujoco><body name="leg" pos="0 0 -0.2"><joint name="knee"/><geom size="0.05"/></body></mujoco>')
+        '<mujoco><body name="leg" pos="0 0 -0.2"><joint name="knee"/><geom size="0.05"/></body></mujoco>'
+    )
     (tmp_path / "robot.xml").write_text(
         '<mujoco><worldbody><body name="hip"><joint name="hip"/><geom size="0.1"/>'
-        '<include file="parts/leg.xml"/></body></worldbody></mujoco>')
+        '<include file="parts/leg.xml"/></body></worldbody></mujoco>'
+    )
     m = td.Model.from_mjcf(str(tmp_path / "robot.xml"))
     assert m.joint_names == ["hip", "knee"] and m.parents[2] == 1
 
@@ -324,16 +335,20 @@ def test_include_is_relative_to_the_including_file(tmp_path):
 def test_euler_sequences():
     """xyz (moving axes) is R = Rx Ry Rz; XYZ (fixed axes) is R = Rz Ry Rx."""
     from treedyn.io._common import axis_angle_matrix as aa
+
     a = (20.0, -35.0, 50.0)
     Rx, Ry, Rz = (aa(e, math.radians(t)) for e, t in zip(np.eye(3), a))
     for seq, R in (("xyz", Rx @ Ry @ Rz), ("XYZ", Rz @ Ry @ Rx)):
-        xml = (f'<mujoco><compiler eulerseq="{seq}"/><worldbody><body euler="{a[0]} {a[1]} {a[2]}">'
-               '<joint/><geom size="0.1"/></body></worldbody></mujoco>')
+        xml = (
+            f'<mujoco><compiler eulerseq="{seq}"/><worldbody><body euler="{a[0]} {a[1]} {a[2]}">'
+            '<joint/><geom size="0.1"/></body></worldbody></mujoco>'
+        )
         E, r = load(xml)._cpp.placement(1)
         assert_within_rounding(np.asarray(E).T, R, 1, 3, what=seq)  # three rotations composed
 
 
 # ------------------------------------------------------------------ warnings and errors
+
 
 def test_what_is_not_modelled_is_said_once():
     xml = CARTPOLE.replace('type="slide" axis="1 0 0"', 'type="slide" axis="1 0 0" damping="0.1" armature="0.01"')
@@ -352,31 +367,51 @@ def body(inner):
 
 
 ERRORS = {
-    "malformed": ("<mujoco>\n<worldbody>\n<body>\n</worldbody>\n</mujoco>", ["malformed XML", "mismatched tag", "line 4"]),
+    "malformed": (
+        "<mujoco>\n<worldbody>\n<body>\n</worldbody>\n</mujoco>",
+        ["malformed XML", "mismatched tag", "line 4"],
+    ),
     "not-mujoco": ("<robot/>", ["root element is <robot>", "<mujoco>"]),
     "equality": ('<mujoco><worldbody/><equality><weld body1="a"/></equality></mujoco>', ["<equality>", "tree"]),
-    "nested-free": (body('<geom size="0.1"/><body name="c"><freejoint/><geom size="0.1"/></body>'),
-                    ["free joint", "top-level"]),
-    "joint-type": (body('<geom size="0.1"/><body name="c"><joint name="s" type="screw"/><geom size="1"/></body>'),
-                   ["joint 's' has type 'screw'"]),
-    "mesh-inertia": (body('<geom name="shell" type="mesh" mesh="m"/>'),
-                     ["geom shell of body 'b' is a mesh", "give body 'b' an <inertial>"]),
+    "nested-free": (
+        body('<geom size="0.1"/><body name="c"><freejoint/><geom size="0.1"/></body>'),
+        ["free joint", "top-level"],
+    ),
+    "joint-type": (
+        body('<geom size="0.1"/><body name="c"><joint name="s" type="screw"/><geom size="1"/></body>'),
+        ["joint 's' has type 'screw'"],
+    ),
+    "mesh-inertia": (
+        body('<geom name="shell" type="mesh" mesh="m"/>'),
+        ["geom shell of body 'b' is a mesh", "give body 'b' an <inertial>"],
+    ),
     "unknown-class": (body('<geom class="nope" size="0.1"/>'), ["default class 'nope'", "not defined"]),
     "two-orientations": (body('<geom size="0.1" quat="1 0 0 0" euler="0 0 0"/>'), ["more than one orientation"]),
     "composite": (body('<composite type="rope"/>'), ["<composite> is not supported"]),
     "plane": (body('<geom type="plane" size="1 1 1"/>'), ["plane can only be in the world body"]),
     "bad-number": (body('<geom size="0.1 x"/>'), ["size='0.1 x'", "not a list of numbers"]),
-    "world-joint": ('<mujoco><worldbody><joint/></worldbody></mujoco>', ["<joint> in <worldbody>", "the world cannot move"]),
-    "two-inertials": (body('<inertial mass="1" diaginertia="1 1 1"/><inertial mass="1" diaginertia="1 1 1"/>'),
-                      ["more than one <inertial>"]),
-    "inertial-both": (body('<inertial mass="1" diaginertia="1 1 1" fullinertia="1 1 1 0 0 0"/>'),
-                      ["exactly one of diaginertia and fullinertia"]),
+    "world-joint": (
+        "<mujoco><worldbody><joint/></worldbody></mujoco>",
+        ["<joint> in <worldbody>", "the world cannot move"],
+    ),
+    "two-inertials": (
+        body('<inertial mass="1" diaginertia="1 1 1"/><inertial mass="1" diaginertia="1 1 1"/>'),
+        ["more than one <inertial>"],
+    ),
+    "inertial-both": (
+        body('<inertial mass="1" diaginertia="1 1 1" fullinertia="1 1 1 0 0 0"/>'),
+        ["exactly one of diaginertia and fullinertia"],
+    ),
     "include-missing": (body('<include file="nowhere.xml"/>'), ["<include file='nowhere.xml'>", "not found"]),
     "global": ('<mujoco><compiler coordinate="global"/><worldbody/></mujoco>', ["coordinate='global'"]),
-    "zero-axis": (body('<geom size="0.1"/><body name="c"><joint name="z" axis="0 0 0"/><geom size="1"/></body>'),
-                  ["joint 'z' has a zero axis"]),
-    "duplicate-body": ('<mujoco><worldbody><body name="a"/><body name="a"/></worldbody></mujoco>',
-                       ["two bodies are named 'a'"]),
+    "zero-axis": (
+        body('<geom size="0.1"/><body name="c"><joint name="z" axis="0 0 0"/><geom size="1"/></body>'),
+        ["joint 'z' has a zero axis"],
+    ),
+    "duplicate-body": (
+        '<mujoco><worldbody><body name="a"/><body name="a"/></worldbody></mujoco>',
+        ["two bodies are named 'a'"],
+    ),
 }
 
 
@@ -412,15 +447,26 @@ def test_missing_file(tmp_path):
 
 # ------------------------------------------------------------------ against MuJoCo
 
+
 def _check(model, peer, rng, n=4):
     aba = td.make_solver("aba", model)
     for _ in range(n):
         q = td.random_configuration(model, rng)
         v, tau = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
         M_peer = peer.mass_matrix(q)
-        assert_agrees_with_peer(model, q, v, tau, M_peer, peer.bias_forces(q, v), peer.forward_dynamics(q, v, tau),
-                                np.linalg.inv(M_peer), aba.forward_dynamics(q, v, tau),
-                                aba.inverse_inertia(q, np.eye(model.nv)), what="MuJoCo")
+        assert_agrees_with_peer(
+            model,
+            q,
+            v,
+            tau,
+            M_peer,
+            peer.bias_forces(q, v),
+            peer.forward_dynamics(q, v, tau),
+            np.linalg.inv(M_peer),
+            aba.forward_dynamics(q, v, tau),
+            aba.inverse_inertia(q, np.eye(model.nv)),
+            what="MuJoCo",
+        )
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -434,20 +480,29 @@ def test_models_agree_with_mujoco(name):
     _check(model, peer, np.random.default_rng(7))
 
 
-@pytest.mark.parametrize("kind,attrs", [
-    ("sphere", 'size="0.11"'), ("ellipsoid", 'size="0.05 0.08 0.13" quat="0.8 0.3 0.1 0.2"'),
-    ("box", 'size="0.05 0.08 0.13" euler="10 20 30" mass="2.5"'), ("capsule", 'size="0.04 0.15" density="321"'),
-    ("cylinder", 'size="0.04 0.15" xyaxes="0 1 0 -1 0 0"'), ("capsule", 'fromto="0.1 0 0 0.2 0.3 -0.1" size="0.03"'),
-    ("cylinder", 'fromto="0 0 0.2 0 0 -0.2" size="0.03"'), ("box", 'fromto="0 0 0 0.2 0.2 0" size="0.03"'),
-    ("ellipsoid", 'fromto="0 0 0 0 0.2 0" size="0.03"'),
-])
+@pytest.mark.parametrize(
+    "kind,attrs",
+    [
+        ("sphere", 'size="0.11"'),
+        ("ellipsoid", 'size="0.05 0.08 0.13" quat="0.8 0.3 0.1 0.2"'),
+        ("box", 'size="0.05 0.08 0.13" euler="10 20 30" mass="2.5"'),
+        ("capsule", 'size="0.04 0.15" density="321"'),
+        ("cylinder", 'size="0.04 0.15" xyaxes="0 1 0 -1 0 0"'),
+        ("capsule", 'fromto="0.1 0 0 0.2 0.3 -0.1" size="0.03"'),
+        ("cylinder", 'fromto="0 0 0.2 0 0 -0.2" size="0.03"'),
+        ("box", 'fromto="0 0 0 0.2 0.2 0" size="0.03"'),
+        ("ellipsoid", 'fromto="0 0 0 0 0.2 0" size="0.03"'),
+    ],
+)
 def test_geom_inertias_are_mujocos(kind, attrs):
     """The body inertia inferred from one geom equals MuJoCo's compiled (mass, ipos, iquat, inertia)."""
     mujoco = pytest.importorskip("mujoco")
     from treedyn.io._common import quat_to_matrix
 
-    xml = (f'<mujoco><worldbody><body><joint/><geom type="{kind}" pos="0.1 -0.2 0.05" {attrs}/>'
-           '</body></worldbody></mujoco>')
+    xml = (
+        f'<mujoco><worldbody><body><joint/><geom type="{kind}" pos="0.1 -0.2 0.05" {attrs}/>'
+        "</body></worldbody></mujoco>"
+    )
     if "fromto" in attrs:
         xml = xml.replace('pos="0.1 -0.2 0.05" ', "")
     m = load(xml)
@@ -455,8 +510,7 @@ def test_geom_inertias_are_mujocos(kind, attrs):
     R = quat_to_matrix(mj.body_iquat[1])
     mass, c = mj.body_mass[1], mj.body_ipos[1]
     cx = np.array([[0, -c[2], c[1]], [c[2], 0, -c[0]], [-c[1], c[0], 0]])
-    I6 = np.block([[R @ np.diag(mj.body_inertia[1]) @ R.T - mass * cx @ cx, mass * cx],
-                   [-mass * cx, mass * np.eye(3)]])
+    I6 = np.block([[R @ np.diag(mj.body_inertia[1]) @ R.T - mass * cx @ cx, mass * cx], [-mass * cx, mass * np.eye(3)]])
     # MuJoCo's principal axes and moments, turned back: 3x3 products of the geom's inertia
     assert_within_rounding(np.asarray(m._cpp.spatial_inertia(1)), I6, I6, 3, what=f"{kind} inertia")
 
@@ -504,19 +558,26 @@ def random_mjcf(n, seed):
 
     def orient():
         k = rng.integers(6)
-        return ["", f' quat="{f(rng.standard_normal(4))}"', f' euler="{f(rng.uniform(-1, 1, 3) * ang)}"',
-                f' axisangle="{f(rng.standard_normal(3))} {rng.uniform(-3, 3) * ang:.9g}"',
-                f' xyaxes="{f(rng.standard_normal(6))}"', f' zaxis="{f(rng.standard_normal(3))}"'][k]
+        return [
+            "",
+            f' quat="{f(rng.standard_normal(4))}"',
+            f' euler="{f(rng.uniform(-1, 1, 3) * ang)}"',
+            f' axisangle="{f(rng.standard_normal(3))} {rng.uniform(-3, 3) * ang:.9g}"',
+            f' xyaxes="{f(rng.standard_normal(6))}"',
+            f' zaxis="{f(rng.standard_normal(3))}"',
+        ][k]
 
     def geom():
         k = rng.integers(6)
         pos = f' pos="{f(rng.uniform(-0.1, 0.1, 3))}"'
-        return [f'<geom type="sphere" size="{rng.uniform(0.04, 0.1):.4g}"{pos}/>',
-                f'<geom type="box" size="{f(rng.uniform(0.04, 0.1, 3))}"{pos}{orient()}/>',
-                f'<geom type="capsule" fromto="{f(rng.uniform(-0.2, 0.2, 6))}" size="{rng.uniform(0.03, 0.05):.4g}"/>',
-                f'<geom type="cylinder" size="{f(rng.uniform(0.04, 0.1, 2))}" mass="{rng.uniform(0.3, 1):.4g}"{orient()}/>',
-                f'<geom type="ellipsoid" size="{f(rng.uniform(0.04, 0.1, 3))}"{pos}{orient()}/>',
-                f'<geom class="c1"{pos}{orient()}/>'][k]
+        return [
+            f'<geom type="sphere" size="{rng.uniform(0.04, 0.1):.4g}"{pos}/>',
+            f'<geom type="box" size="{f(rng.uniform(0.04, 0.1, 3))}"{pos}{orient()}/>',
+            f'<geom type="capsule" fromto="{f(rng.uniform(-0.2, 0.2, 6))}" size="{rng.uniform(0.03, 0.05):.4g}"/>',
+            f'<geom type="cylinder" size="{f(rng.uniform(0.04, 0.1, 2))}" mass="{rng.uniform(0.3, 1):.4g}"{orient()}/>',
+            f'<geom type="ellipsoid" size="{f(rng.uniform(0.04, 0.1, 3))}"{pos}{orient()}/>',
+            f'<geom class="c1"{pos}{orient()}/>',
+        ][k]
 
     def joints():
         kinds = list(rng.choice(["hinge", "slide", "default", "class"], size=int(rng.integers(0, 3)), replace=False))
@@ -526,18 +587,25 @@ def random_mjcf(n, seed):
         for t in kinds:
             nm = f' name="j{rng.integers(1 << 30)}"' if rng.random() < 0.8 else ""
             pos = f' pos="{f(rng.uniform(-0.1, 0.1, 3))}"'
-            out.append({"ball": f'<joint{nm} type="ball"{pos}/>',
-                        "default": f'<joint{nm}{pos} ref="{rng.uniform(-1, 1) * ang:.6g}"/>',
-                        "class": f'<joint{nm} class="c1" ref="{rng.uniform(-0.3, 0.3):.4g}"/>',
-                        "hinge": f'<joint{nm} type="hinge" axis="{f(rng.standard_normal(3))}"{pos} '
-                                 f'ref="{rng.uniform(-1, 1) * ang:.6g}"/>',
-                        "slide": f'<joint{nm} type="slide" axis="{f(rng.standard_normal(3))}" ref="0.1"/>'}[t])
+            out.append(
+                {
+                    "ball": f'<joint{nm} type="ball"{pos}/>',
+                    "default": f'<joint{nm}{pos} ref="{rng.uniform(-1, 1) * ang:.6g}"/>',
+                    "class": f'<joint{nm} class="c1" ref="{rng.uniform(-0.3, 0.3):.4g}"/>',
+                    "hinge": f'<joint{nm} type="hinge" axis="{f(rng.standard_normal(3))}"{pos} '
+                    f'ref="{rng.uniform(-1, 1) * ang:.6g}"/>',
+                    "slide": f'<joint{nm} type="slide" axis="{f(rng.standard_normal(3))}" ref="0.1"/>',
+                }[t]
+            )
         return out
 
-    lines = [f'<mujoco model="random{seed}"><compiler angle="{"radian" if radian else "degree"}"/>',
-             '<default><joint axis="0 1 0"/><geom density="800"/>'
-             '<default class="c1"><joint type="slide" axis="1 0 0"/><geom type="box" size="0.05 0.06 0.07"/>'
-             '</default></default>', "<worldbody>"]
+    lines = [
+        f'<mujoco model="random{seed}"><compiler angle="{"radian" if radian else "degree"}"/>',
+        '<default><joint axis="0 1 0"/><geom density="800"/>'
+        '<default class="c1"><joint type="slide" axis="1 0 0"/><geom type="box" size="0.05 0.06 0.07"/>'
+        "</default></default>",
+        "<worldbody>",
+    ]
     depth = 0
     for i in range(n):
         while depth and rng.random() < 0.3:
@@ -554,9 +622,11 @@ def random_mjcf(n, seed):
             lines += joints()
         lines += [geom() for _ in range(rng.integers(1, 3))]
         if rng.random() < 0.2:
-            lines.append(f'<inertial pos="{f(rng.uniform(-0.1, 0.1, 3))}" mass="{rng.uniform(0.3, 2):.4g}" '
-                         f'diaginertia="{f(rng.uniform(0.01, 0.02, 3))}"{orient()}/>')
-        if framed:   # a leaf body placed through a frame
+            lines.append(
+                f'<inertial pos="{f(rng.uniform(-0.1, 0.1, 3))}" mass="{rng.uniform(0.3, 2):.4g}" '
+                f'diaginertia="{f(rng.uniform(0.01, 0.02, 3))}"{orient()}/>'
+            )
+        if framed:  # a leaf body placed through a frame
             lines.append("</body></frame>")
         else:
             depth += 1
@@ -591,13 +661,14 @@ def test_armature_and_damping_are_not_modelled_and_the_peer_removes_them():
         model = td.Model.from_mjcf(xml)
     peer = MujocoFromFile(model, xml)
     if hasattr(peer.m, "dof_simplenum"):
-        assert peer.m.dof_simplenum.any()     # MuJoCo treats these bodies as simple
+        assert peer.m.dof_simplenum.any()  # MuJoCo treats these bodies as simple
     _check(model, peer, np.random.default_rng(3))
 
 
 def _mujoco_testdata():
     mujoco = pytest.importorskip("mujoco")
     import os
+
     path = os.path.join(os.path.dirname(mujoco.__file__), "testdata", "model.xml")
     if not os.path.isfile(path):
         pytest.skip("mujoco/testdata/model.xml is not shipped with this MuJoCo")
@@ -617,12 +688,14 @@ def test_mujocos_own_test_model_without_weld_and_mesh_agrees_with_mujoco(tmp_pat
     default classes, fromto boxes and cylinders, several free bodies), minus what treedyn refuses:
     its weld equality and a body whose only geom is a mesh."""
     import re
+
     from treedyn.peers import MujocoFromFile
 
     text = open(_mujoco_testdata()).read()
     text = re.sub(r"<equality>.*?</equality>", "", text, flags=re.S)
-    text = text.replace('<geom type="mesh" mesh="icosahedron" size=".1" rgba="0 0 1 1"/>',
-                        '<geom type="box" size=".1 .1 .1"/>')
+    text = text.replace(
+        '<geom type="mesh" mesh="icosahedron" size=".1" rgba="0 0 1 1"/>', '<geom type="box" size=".1 .1 .1"/>'
+    )
     path = tmp_path / "model.xml"
     path.write_text(text)
     with pytest.warns(IgnoredElementWarning) as w:

@@ -1,18 +1,17 @@
 """URDF loading (python/treedyn/io/urdf.py): structure, inertias, naming, errors, warnings, and
 random trees written as URDF against Pinocchio's own parser."""
-import os
+
 import warnings
 
 import numpy as np
 import pytest
+from conftest import assert_agrees_with_peer, assert_within_rounding
 
 import treedyn as td
 from treedyn.io._common import IgnoredElementWarning, InertiaWarning
 from treedyn.io._tree import MassWarning
 from treedyn.io._xml import ModelFileError
-from treedyn.io.urdf import MissingMeshWarning, load_urdf
-
-from conftest import assert_agrees_with_peer, assert_within_rounding
+from treedyn.io.urdf import MissingMeshWarning
 
 # Values by hand and values parsed from the files: a handful of roundings each, so n = 1 in
 # assert_within_rounding (δ = 64u ≈ 7e-15 relative to the magnitudes summed).
@@ -21,9 +20,11 @@ from conftest import assert_agrees_with_peer, assert_within_rounding
 def inertial(mass, xyz=(0, 0, 0), rpy=(0, 0, 0), diag=(0.01, 0.02, 0.025), off=(0, 0, 0)):
     ixx, iyy, izz = diag
     ixy, ixz, iyz = off
-    return (f'<inertial><origin xyz="{" ".join(map(str, xyz))}" rpy="{" ".join(map(str, rpy))}"/>'
-            f'<mass value="{mass}"/><inertia ixx="{ixx}" ixy="{ixy}" ixz="{ixz}" iyy="{iyy}" iyz="{iyz}" '
-            f'izz="{izz}"/></inertial>')
+    return (
+        f'<inertial><origin xyz="{" ".join(map(str, xyz))}" rpy="{" ".join(map(str, rpy))}"/>'
+        f'<mass value="{mass}"/><inertia ixx="{ixx}" ixy="{ixy}" ixz="{ixz}" iyy="{iyy}" iyz="{iyz}" '
+        f'izz="{izz}"/></inertial>'
+    )
 
 
 def robot(*parts, name="r"):
@@ -36,8 +37,10 @@ def link(name, *inner):
 
 def joint(name, kind, parent, child, xyz=(0, 0, 0), rpy=(0, 0, 0), axis=None, extra=""):
     ax = f'<axis xyz="{" ".join(map(str, axis))}"/>' if axis is not None else ""
-    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
-            f'<origin xyz="{" ".join(map(str, xyz))}" rpy="{" ".join(map(str, rpy))}"/>{ax}{extra}</joint>')
+    return (
+        f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+        f'<origin xyz="{" ".join(map(str, xyz))}" rpy="{" ".join(map(str, rpy))}"/>{ax}{extra}</joint>'
+    )
 
 
 ARM = robot(
@@ -47,17 +50,33 @@ ARM = robot(
     link("l2", inertial(0.8, (0, 0.1, 0))),
     link("l3", inertial(0.3, (0, 0, 0.02))),
     link("wheel", inertial(0.2)),
-    joint("j1", "revolute", "base", "l1", (0, 0, 0.3), (0, 0, 0.5), (0, 0, 2),
-          '<limit lower="-1.5" upper="2" effort="1" velocity="1"/>'),
+    joint(
+        "j1",
+        "revolute",
+        "base",
+        "l1",
+        (0, 0, 0.3),
+        (0, 0, 0.5),
+        (0, 0, 2),
+        '<limit lower="-1.5" upper="2" effort="1" velocity="1"/>',
+    ),
     joint("tool_mount", "fixed", "l1", "tool", (0.2, 0, 0), (0.3, 0, 0)),
     joint("j2", "continuous", "tool", "l2", (0, 0, 0.1), axis=(1, 1, 0)),
-    joint("j3", "prismatic", "l2", "l3", (0, 0.2, 0), axis=(0, 0, 1),
-          extra='<limit lower="0" upper="0.1" effort="1" velocity="1"/>'),
+    joint(
+        "j3",
+        "prismatic",
+        "l2",
+        "l3",
+        (0, 0.2, 0),
+        axis=(0, 0, 1),
+        extra='<limit lower="0" upper="0.1" effort="1" velocity="1"/>',
+    ),
     joint("jw", "continuous", "l1", "wheel", (0, 0.1, 0), axis=(0, 1, 0)),
 )
 
 
 # ------------------------------------------------------------------ structure and naming
+
 
 def test_bodies_joints_and_coordinates_follow_the_tree_depth_first():
     m = td.Model.from_urdf(ARM)
@@ -65,7 +84,7 @@ def test_bodies_joints_and_coordinates_follow_the_tree_depth_first():
     assert m.body_names == ["world", "l1", "l2", "l3", "wheel"]
     assert list(m.parents) == [-1, 0, 1, 2, 1]
     assert m.joint_names == ["j1", "j2", "j3", "jw"]
-    assert (m.nq, m.nv) == (4, 4)   # a continuous joint has one angle coordinate
+    assert (m.nq, m.nv) == (4, 4)  # a continuous joint has one angle coordinate
     assert [m.q_index(n) for n in m.joint_names] == [0, 1, 2, 3]
     assert [m.v_index(n) for n in m.joint_names] == [0, 1, 2, 3]
     assert isinstance(m.joints[1], td.Revolute) and isinstance(m.joints[3], td.Prismatic)
@@ -110,8 +129,11 @@ def test_fixed_joint_folds_inertia_at_the_right_pose():
 
 def test_inertial_frame_rotation_and_offset():
     rpy, xyz, diag = (0.3, -0.2, 0.9), (0.1, -0.05, 0.2), (0.01, 0.02, 0.025)
-    m = td.Model.from_urdf(robot(link("base"), link("a", inertial(1.7, xyz, rpy, diag)),
-                                 joint("j", "revolute", "base", "a", axis=(0, 0, 1))))
+    m = td.Model.from_urdf(
+        robot(
+            link("base"), link("a", inertial(1.7, xyz, rpy, diag)), joint("j", "revolute", "base", "a", axis=(0, 0, 1))
+        )
+    )
     R = td.Transform.from_rpy(rpy).rotation
     Ic = R @ np.diag(diag) @ R.T
     c = np.array(xyz)
@@ -119,8 +141,9 @@ def test_inertial_frame_rotation_and_offset():
     I6 = np.asarray(m._cpp.spatial_inertia(1))
     assert np.array_equal(I6[3:, 3:], 1.7 * np.eye(3))
     # about the body origin: 3-term products of the rotated inertia and the offset
-    assert_within_rounding(I6[:3, :3], Ic - 1.7 * cx @ cx, np.abs(Ic) + 1.7 * np.abs(cx) @ np.abs(cx), 3,
-                           what="rotational block")
+    assert_within_rounding(
+        I6[:3, :3], Ic - 1.7 * cx @ cx, np.abs(Ic) + 1.7 * np.abs(cx) @ np.abs(cx), 3, what="rotational block"
+    )
     assert_within_rounding(I6[:3, 3:], 1.7 * cx, 1.7 * np.abs(cx), 1, what="coupling block")
 
 
@@ -128,7 +151,7 @@ def test_path_and_string_load_the_same(tmp_path):
     p = tmp_path / "arm.urdf"
     p.write_text(ARM)
     a, b = td.Model.from_urdf(str(p)), td.Model.from_urdf(ARM)
-    c = td.Model.from_urdf(p)          # os.PathLike
+    c = td.Model.from_urdf(p)  # os.PathLike
     q = np.array([0.3, -1.0, 0.05, 2.0])
     np.testing.assert_array_equal(td.mass_matrix(a, q), td.mass_matrix(b, q))
     np.testing.assert_array_equal(td.mass_matrix(c, q), td.mass_matrix(b, q))
@@ -144,9 +167,13 @@ def test_floating_base_puts_a_free_joint_at_the_root():
 
 
 def test_floating_base_on_a_root_link_named_world():
-    urdf = robot(link("world"), link("base", inertial(3.0)), link("a", inertial(1.0, (0.1, 0, 0))),
-                 joint("w", "fixed", "world", "base", (0, 0, 0.5)),
-                 joint("j", "revolute", "base", "a", axis=(0, 0, 1)))
+    urdf = robot(
+        link("world"),
+        link("base", inertial(3.0)),
+        link("a", inertial(1.0, (0.1, 0, 0))),
+        joint("w", "fixed", "world", "base", (0, 0, 0.5)),
+        joint("j", "revolute", "base", "a", axis=(0, 0, 1)),
+    )
     fixed = td.Model.from_urdf(urdf)
     assert fixed.body_names == ["world", "a"] and fixed.nv == 1
     m = td.Model.from_urdf(urdf, floating_base=True)
@@ -155,17 +182,24 @@ def test_floating_base_on_a_root_link_named_world():
 
 
 def test_floating_joint_in_the_file():
-    urdf = robot(link("world"), link("base", inertial(3.0)), link("a", inertial(1.0, (0.1, 0, 0))),
-                 joint("float", "floating", "world", "base", (0, 0, 1)),
-                 joint("j", "revolute", "base", "a", axis=(0, 1, 0)))
+    urdf = robot(
+        link("world"),
+        link("base", inertial(3.0)),
+        link("a", inertial(1.0, (0.1, 0, 0))),
+        joint("float", "floating", "world", "base", (0, 0, 1)),
+        joint("j", "revolute", "base", "a", axis=(0, 1, 0)),
+    )
     m = td.Model.from_urdf(urdf)
     assert isinstance(m.joints[1], td.Free) and m.joint_names == ["float", "j"]
     assert (m.nq, m.nv) == (8, 7)
 
 
 def test_planar_joint_is_two_prismatic_and_one_revolute_joint():
-    urdf = robot(link("world"), link("puck", inertial(2.0, (0.1, 0, 0))),
-                 joint("slide", "planar", "world", "puck", (0, 0, 0.2), axis=(0, 0, 1)))
+    urdf = robot(
+        link("world"),
+        link("puck", inertial(2.0, (0.1, 0, 0))),
+        joint("slide", "planar", "world", "puck", (0, 0, 0.2), axis=(0, 0, 1)),
+    )
     m = td.Model.from_urdf(urdf)
     assert m.joint_names == ["slide", "slide#y", "slide#theta"]
     assert m.body_names == ["world", "puck#x", "puck#y", "puck"]
@@ -176,23 +210,28 @@ def test_planar_joint_is_two_prismatic_and_one_revolute_joint():
     th = 0.7
     M = td.mass_matrix(m, np.array([0.3, -0.1, th]))
     c, I = 0.1, 0.025
-    expected = np.array([[2, 0, -2 * c * np.sin(th)], [0, 2, 2 * c * np.cos(th)],
-                         [-2 * c * np.sin(th), 2 * c * np.cos(th), I + 2 * c * c]])
+    expected = np.array(
+        [
+            [2, 0, -2 * c * np.sin(th)],
+            [0, 2, 2 * c * np.cos(th)],
+            [-2 * c * np.sin(th), 2 * c * np.cos(th), I + 2 * c * c],
+        ]
+    )
     assert_within_rounding(M, expected, 2 * (1 + c) ** 2 + I, 1, what="planar M")
 
 
 def test_planar_joint_about_another_axis_moves_in_the_plane_normal_to_it():
-    urdf = robot(link("world"), link("p", inertial(1.0)),
-                 joint("pl", "planar", "world", "p", axis=(1, 0, 0)))
+    urdf = robot(link("world"), link("p", inertial(1.0)), joint("pl", "planar", "world", "p", axis=(1, 0, 0)))
     m = td.Model.from_urdf(urdf)
     a1, a2, n = m.joints[1].axis, m.joints[2].axis, m.joints[3].axis
     assert_within_rounding(n, [1, 0, 0], 1, 1, what="normal")
-    for a, b in ((a1, n), (a2, n), (a1, a2)):   # orthonormal unit vectors: 3-term dot products
+    for a, b in ((a1, n), (a2, n), (a1, a2)):  # orthonormal unit vectors: 3-term dot products
         assert_within_rounding(a @ b, 0, 1, 3, what="orthogonal axes")
     assert_within_rounding(np.cross(a1, a2), n, 1, 2, what="a1 × a2 = n")
 
 
 # ------------------------------------------------------------------ warnings
+
 
 def test_visual_and_collision_are_silent_extensions_warn_once():
     urdf = robot(
@@ -200,7 +239,10 @@ def test_visual_and_collision_are_silent_extensions_warn_once():
         link("a", inertial(1.0), '<collision><geometry><sphere radius="0.1"/></geometry></collision>'),
         joint("j", "revolute", "base", "a", axis=(0, 0, 1)),
         '<transmission name="t"><type>x</type></transmission>',
-        '<gazebo reference="a"/>', '<gazebo/>', '<material name="red"/>')
+        '<gazebo reference="a"/>',
+        "<gazebo/>",
+        '<material name="red"/>',
+    )
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         td.Model.from_urdf(urdf)
@@ -212,17 +254,24 @@ def test_visual_and_collision_are_silent_extensions_warn_once():
 
 def test_physically_inconsistent_inertia_is_kept_with_a_warning():
     # diag(0, 0, 3e-6) violates the triangle inequality (ANYmal's base link has this one)
-    urdf = robot(link("base"), link("a", inertial(1.0, (0.1, 0, 0), diag=(0.0, 0.0, 3e-6))),
-                 joint("j", "revolute", "base", "a", axis=(0, 0, 1)))
+    urdf = robot(
+        link("base"),
+        link("a", inertial(1.0, (0.1, 0, 0), diag=(0.0, 0.0, 3e-6))),
+        joint("j", "revolute", "base", "a", axis=(0, 0, 1)),
+    )
     with pytest.warns(InertiaWarning, match="link 'a'"):
         m = td.Model.from_urdf(urdf)
     assert_within_rounding(td.mass_matrix(m, np.zeros(1))[0, 0], 0.01 + 3e-6, 0.01 + 3e-6, 1, what="kept inertia")
 
 
 def test_a_joint_that_moves_no_mass_warns():
-    urdf = robot(link("base"), link("a", inertial(1.0)), link("tip"),
-                 joint("j", "revolute", "base", "a", axis=(0, 0, 1)),
-                 joint("jt", "revolute", "a", "tip", axis=(0, 0, 1)))
+    urdf = robot(
+        link("base"),
+        link("a", inertial(1.0)),
+        link("tip"),
+        joint("j", "revolute", "base", "a", axis=(0, 0, 1)),
+        joint("jt", "revolute", "a", "tip", axis=(0, 0, 1)),
+    )
     with pytest.warns(MassWarning, match="'jt'"):
         td.Model.from_urdf(urdf)
 
@@ -236,12 +285,15 @@ def test_package_dirs_missing_mesh_warns_found_mesh_does_not(tmp_path):
     (tmp_path / "pkg" / "meshes").mkdir(parents=True)
     (tmp_path / "pkg" / "meshes" / "a.stl").write_text("solid a\nendsolid a\n")
     mesh = '<visual><geometry><mesh filename="package://pkg/meshes/{}.stl"/></geometry></visual>'
-    make = lambda name: robot(link("base"), link("a", inertial(1.0), mesh.format(name)),  # noqa: E731
-                              joint("j", "revolute", "base", "a", axis=(0, 0, 1)))
+    make = lambda name: robot(
+        link("base"),
+        link("a", inertial(1.0), mesh.format(name)),  # noqa: E731
+        joint("j", "revolute", "base", "a", axis=(0, 0, 1)),
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         td.Model.from_urdf(make("a"), package_dirs=str(tmp_path))
-        td.Model.from_urdf(make("missing"))          # no package_dirs: meshes are not looked at
+        td.Model.from_urdf(make("missing"))  # no package_dirs: meshes are not looked at
     with pytest.warns(MissingMeshWarning, match="package://pkg/meshes/missing.stl"):
         m = td.Model.from_urdf(make("missing"), package_dirs=[tmp_path])
     assert m.nv == 1
@@ -253,52 +305,116 @@ ERRORS = {
     "malformed": ('<robot name="r">\n<link name="a">\n</robot>\n', ["malformed XML", "mismatched tag", "line 3"]),
     "not-a-robot": ("<mujoco/>", ["root element is <mujoco>", "<robot>"]),
     "no-links": ('<robot name="r"></robot>', ["no <link>"]),
-    "two-parents": (robot(link("a"), link("b", inertial(1)), link("c", inertial(1)),
-                          joint("j1", "revolute", "a", "b", axis=(0, 0, 1)),
-                          joint("j2", "revolute", "c", "b", axis=(0, 0, 1)),
-                          joint("j3", "revolute", "b", "c", axis=(0, 0, 1))),
-                    ["link 'b' is the child of two joints", "'j1'", "'j2'", "loop"]),
-    "cycle": (robot(link("a", inertial(1)), link("b", inertial(1)),
-                    joint("j1", "revolute", "a", "b", axis=(0, 0, 1)),
-                    joint("j2", "revolute", "b", "a", axis=(0, 0, 1))), ["no root link", "loop"]),
-    "detached-cycle": (robot(link("r"), link("a", inertial(1)), link("b", inertial(1)),
-                             joint("j1", "revolute", "a", "b", axis=(0, 0, 1)),
-                             joint("j2", "revolute", "b", "a", axis=(0, 0, 1))),
-                       ["not connected to the root link 'r'", "loop"]),
+    "two-parents": (
+        robot(
+            link("a"),
+            link("b", inertial(1)),
+            link("c", inertial(1)),
+            joint("j1", "revolute", "a", "b", axis=(0, 0, 1)),
+            joint("j2", "revolute", "c", "b", axis=(0, 0, 1)),
+            joint("j3", "revolute", "b", "c", axis=(0, 0, 1)),
+        ),
+        ["link 'b' is the child of two joints", "'j1'", "'j2'", "loop"],
+    ),
+    "cycle": (
+        robot(
+            link("a", inertial(1)),
+            link("b", inertial(1)),
+            joint("j1", "revolute", "a", "b", axis=(0, 0, 1)),
+            joint("j2", "revolute", "b", "a", axis=(0, 0, 1)),
+        ),
+        ["no root link", "loop"],
+    ),
+    "detached-cycle": (
+        robot(
+            link("r"),
+            link("a", inertial(1)),
+            link("b", inertial(1)),
+            joint("j1", "revolute", "a", "b", axis=(0, 0, 1)),
+            joint("j2", "revolute", "b", "a", axis=(0, 0, 1)),
+        ),
+        ["not connected to the root link 'r'", "loop"],
+    ),
     "two-roots": (robot(link("a"), link("b")), ["2 links are no joint's child", "'a'", "'b'"]),
-    "mimic": (robot(link("a"), link("b", inertial(1)), link("c", inertial(1)),
-                    joint("j1", "revolute", "a", "b", axis=(0, 0, 1)),
-                    joint("j2", "revolute", "a", "c", axis=(0, 0, 1), extra='<mimic joint="j1"/>')),
-              ["joint 'j2'", "<mimic joint='j1'>", "mimic='independent'"]),
-    "unknown-type": (robot(link("a"), link("b", inertial(1)), joint("j", "screw", "a", "b")),
-                     ["joint 'j' has type 'screw'", "revolute, continuous"]),
-    "undefined-link": (robot(link("a"), joint("j", "revolute", "a", "ghost")),
-                       ["joint 'j'", "child link 'ghost' is not defined"]),
+    "mimic": (
+        robot(
+            link("a"),
+            link("b", inertial(1)),
+            link("c", inertial(1)),
+            joint("j1", "revolute", "a", "b", axis=(0, 0, 1)),
+            joint("j2", "revolute", "a", "c", axis=(0, 0, 1), extra='<mimic joint="j1"/>'),
+        ),
+        ["joint 'j2'", "<mimic joint='j1'>", "mimic='independent'"],
+    ),
+    "unknown-type": (
+        robot(link("a"), link("b", inertial(1)), joint("j", "screw", "a", "b")),
+        ["joint 'j' has type 'screw'", "revolute, continuous"],
+    ),
+    "undefined-link": (
+        robot(link("a"), joint("j", "revolute", "a", "ghost")),
+        ["joint 'j'", "child link 'ghost' is not defined"],
+    ),
     "duplicate-link": (robot(link("a"), link("a")), ["two links are named 'a'"]),
-    "duplicate-joint": (robot(link("a"), link("b", inertial(1)), link("c", inertial(1)),
-                              joint("j", "revolute", "a", "b"), joint("j", "revolute", "a", "c")),
-                        ["two joints are named 'j'"]),
-    "xacro": ('<robot xmlns:xacro="http://www.ros.org/wiki/xacro" name="r">\n<xacro:macro name="m"/>\n</robot>',
-              ["xacro", "expand"]),
-    "no-mass": (robot(link("a"), link("b", "<inertial><inertia ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'/>"
-                                           "</inertial>"), joint("j", "revolute", "a", "b")),
-                ["link 'b' <inertial> has no <mass>"]),
-    "bad-number": (robot(link("a"), link("b", inertial("abc")), joint("j", "revolute", "a", "b")),
-                   ["value='abc' is not a list of numbers"]),
-    "bad-origin": (robot(link("a"), link("b", inertial(1)), '<joint name="j" type="revolute"><parent link="a"/>'
-                         '<child link="b"/><origin xyz="1 2"/></joint>'),
-                   ["joint 'j'", "xyz='1 2' must have 3 numbers"]),
-    "negative-mass": (robot(link("a"), link("b", inertial(-1.0)), joint("j", "revolute", "a", "b")),
-                      ["link 'b'", "mass must be finite and >= 0"]),
-    "zero-axis": (robot(link("a"), link("b", inertial(1)), joint("j", "revolute", "a", "b", axis=(0, 0, 0))),
-                  ["joint 'j' has a zero <axis"]),
-    "nested-float": (robot(link("a"), link("b", inertial(1)), link("c", inertial(1)),
-                           joint("j", "revolute", "a", "b"), joint("f", "floating", "b", "c")),
-                     ["'f' is a free (floating) joint between 'b' and 'c'", "only between the world"]),
-    "world-inside": (robot(link("a"), link("world", inertial(1)), joint("j", "revolute", "a", "world")),
-                     ["named 'world'"]),
-    "no-parent": (robot(link("a"), link("b"), '<joint name="j" type="fixed"><child link="b"/></joint>'),
-                  ["joint 'j' has no <parent link=...>"]),
+    "duplicate-joint": (
+        robot(
+            link("a"),
+            link("b", inertial(1)),
+            link("c", inertial(1)),
+            joint("j", "revolute", "a", "b"),
+            joint("j", "revolute", "a", "c"),
+        ),
+        ["two joints are named 'j'"],
+    ),
+    "xacro": (
+        '<robot xmlns:xacro="http://www.ros.org/wiki/xacro" name="r">\n<xacro:macro name="m"/>\n</robot>',
+        ["xacro", "expand"],
+    ),
+    "no-mass": (
+        robot(
+            link("a"),
+            link("b", "<inertial><inertia ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'/></inertial>"),
+            joint("j", "revolute", "a", "b"),
+        ),
+        ["link 'b' <inertial> has no <mass>"],
+    ),
+    "bad-number": (
+        robot(link("a"), link("b", inertial("abc")), joint("j", "revolute", "a", "b")),
+        ["value='abc' is not a list of numbers"],
+    ),
+    "bad-origin": (
+        robot(
+            link("a"),
+            link("b", inertial(1)),
+            '<joint name="j" type="revolute"><parent link="a"/><child link="b"/><origin xyz="1 2"/></joint>',
+        ),
+        ["joint 'j'", "xyz='1 2' must have 3 numbers"],
+    ),
+    "negative-mass": (
+        robot(link("a"), link("b", inertial(-1.0)), joint("j", "revolute", "a", "b")),
+        ["link 'b'", "mass must be finite and >= 0"],
+    ),
+    "zero-axis": (
+        robot(link("a"), link("b", inertial(1)), joint("j", "revolute", "a", "b", axis=(0, 0, 0))),
+        ["joint 'j' has a zero <axis"],
+    ),
+    "nested-float": (
+        robot(
+            link("a"),
+            link("b", inertial(1)),
+            link("c", inertial(1)),
+            joint("j", "revolute", "a", "b"),
+            joint("f", "floating", "b", "c"),
+        ),
+        ["'f' is a free (floating) joint between 'b' and 'c'", "only between the world"],
+    ),
+    "world-inside": (
+        robot(link("a"), link("world", inertial(1)), joint("j", "revolute", "a", "world")),
+        ["named 'world'"],
+    ),
+    "no-parent": (
+        robot(link("a"), link("b"), '<joint name="j" type="fixed"><child link="b"/></joint>'),
+        ["joint 'j' has no <parent link=...>"],
+    ),
 }
 
 
@@ -324,8 +440,13 @@ def test_errors_name_the_problem_the_file_and_the_line(tmp_path, case):
 
 
 def test_error_lines_point_at_the_element():
-    text = robot(link("a"), link("b", inertial(1)), link("c", inertial(1)),
-                 joint("j1", "revolute", "a", "b"), joint("j2", "revolute", "a", "c", extra='<mimic joint="j1"/>'))
+    text = robot(
+        link("a"),
+        link("b", inertial(1)),
+        link("c", inertial(1)),
+        joint("j1", "revolute", "a", "b"),
+        joint("j2", "revolute", "a", "c", extra='<mimic joint="j1"/>'),
+    )
     line = next(i for i, l in enumerate(text.splitlines(), 1) if "j2" in l)
     with pytest.raises(ModelFileError) as e:
         td.Model.from_urdf(text)
@@ -362,36 +483,56 @@ def test_deep_chain_does_not_hit_the_recursion_limit():
 
 # ------------------------------------------------------------------ against Pinocchio's own parser
 
+
 def random_urdf(n, seed, *, fixed=0.2, prismatic=0.15, continuous=0.15, floating_joint=False):
     """A random tree of n links written as URDF: random origins (xyz, rpy), axes in any direction,
     inertias with rotated inertial frames, fixed joints (merged), continuous and prismatic joints,
     links without <inertial>, children listed in a shuffled order."""
     rng = np.random.default_rng(seed)
     f = lambda a: " ".join(f"{x:.9g}" for x in a)  # noqa: E731
-    parents = [None] + [int(rng.integers(max(0, i - 4), i)) if rng.random() < 0.7 else int(rng.integers(0, i))
-                        for i in range(1, n + 1)]
+    parents = [None] + [
+        int(rng.integers(max(0, i - 4), i)) if rng.random() < 0.7 else int(rng.integers(0, i)) for i in range(1, n + 1)
+    ]
     has_child = set(parents[1:])
     links, joints = [link("root", inertial(2.0))], []
     for i in range(1, n + 1):
         p = parents[i]
         if i in has_child and rng.random() < 0.2:
-            links.append(link(f"link{i}"))   # no inertial (not on a leaf: that would be singular)
+            links.append(link(f"link{i}"))  # no inertial (not on a leaf: that would be singular)
         else:
             d = np.sort(rng.uniform(0.01, 0.05, 3))
-            d[2] = min(d[2], d[0] + d[1])   # triangle inequality
-            links.append(link(f"link{i}", inertial(rng.uniform(0.5, 3.0), rng.uniform(-0.1, 0.1, 3),
-                                                   rng.uniform(-np.pi, np.pi, 3), rng.permutation(d))))
+            d[2] = min(d[2], d[0] + d[1])  # triangle inequality
+            links.append(
+                link(
+                    f"link{i}",
+                    inertial(
+                        rng.uniform(0.5, 3.0),
+                        rng.uniform(-0.1, 0.1, 3),
+                        rng.uniform(-np.pi, np.pi, 3),
+                        rng.permutation(d),
+                    ),
+                )
+            )
         u = rng.random()
-        kind = ("fixed" if u < fixed else "prismatic" if u < fixed + prismatic
-                else "continuous" if u < fixed + prismatic + continuous else "revolute")
+        kind = (
+            "fixed"
+            if u < fixed
+            else "prismatic"
+            if u < fixed + prismatic
+            else "continuous"
+            if u < fixed + prismatic + continuous
+            else "revolute"
+        )
         pname = "root" if p == 0 else f"link{p}"
         if floating_joint and i == 1:
             kind, pname = "floating", "root"
-        joints.append(f'<joint name="joint{i}" type="{kind}"><parent link="{pname}"/><child link="link{i}"/>'
-                      f'<origin xyz="{f(rng.uniform(-0.3, 0.3, 3))}" rpy="{f(rng.uniform(-np.pi, np.pi, 3))}"/>'
-                      f'<axis xyz="{f(rng.standard_normal(3))}"/>'
-                      + ('<limit lower="-1" upper="1" effort="1" velocity="1"/>' if kind in ("revolute", "prismatic") else "")
-                      + "</joint>")
+        joints.append(
+            f'<joint name="joint{i}" type="{kind}"><parent link="{pname}"/><child link="link{i}"/>'
+            f'<origin xyz="{f(rng.uniform(-0.3, 0.3, 3))}" rpy="{f(rng.uniform(-np.pi, np.pi, 3))}"/>'
+            f'<axis xyz="{f(rng.standard_normal(3))}"/>'
+            + ('<limit lower="-1" upper="1" effort="1" velocity="1"/>' if kind in ("revolute", "prismatic") else "")
+            + "</joint>"
+        )
     order = rng.permutation(len(joints))
     return robot(*links, *[joints[k] for k in order], name=f"random{seed}")
 
@@ -401,8 +542,16 @@ def _agree(model, peer, rng, n=4):
     for _ in range(n):
         q = td.random_configuration(model, rng)
         v, tau = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
-        assert_agrees_with_peer(model, q, v, tau, peer.mass_matrix(q), peer.bias_forces(q, v),
-                                peer.forward_dynamics(q, v, tau), what="Pinocchio")
+        assert_agrees_with_peer(
+            model,
+            q,
+            v,
+            tau,
+            peer.mass_matrix(q),
+            peer.bias_forces(q, v),
+            peer.forward_dynamics(q, v, tau),
+            what="Pinocchio",
+        )
 
 
 @pytest.mark.parametrize("floating_base", [False, True])
@@ -413,7 +562,7 @@ def test_random_urdf_trees_agree_with_pinocchio(seed, floating_base):
 
     text = random_urdf(25, seed)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")   # a valid tree: no warning at all
+        warnings.simplefilter("error")  # a valid tree: no warning at all
         model = td.Model.from_urdf(text, floating_base=floating_base)
     peer = PinocchioFromFile(model, text, floating_base)
     assert peer.nv_peer == model.nv
@@ -431,14 +580,24 @@ def test_random_urdf_with_floating_joint_in_file_agrees_with_pinocchio():
 
 
 def test_planar_joint_agrees_with_pinocchio_planar():
-    pin = pytest.importorskip("pinocchio")
+    pytest.importorskip("pinocchio")
     from treedyn.peers import PinocchioFromFile
 
-    text = robot(link("world"), link("puck", inertial(2.0, (0.1, 0.05, 0.02), (0.2, 0.1, 0.3))),
-                 link("arm", inertial(0.7, (0.2, 0, 0))),
-                 joint("slide", "planar", "world", "puck", (0.1, 0, 0.2), (0.1, 0.2, 0.3), axis=(0, 0, 1)),
-                 joint("hinge", "revolute", "puck", "arm", (0.1, 0, 0), axis=(0, 1, 1),
-                       extra='<limit lower="-1" upper="1" effort="1" velocity="1"/>'))
+    text = robot(
+        link("world"),
+        link("puck", inertial(2.0, (0.1, 0.05, 0.02), (0.2, 0.1, 0.3))),
+        link("arm", inertial(0.7, (0.2, 0, 0))),
+        joint("slide", "planar", "world", "puck", (0.1, 0, 0.2), (0.1, 0.2, 0.3), axis=(0, 0, 1)),
+        joint(
+            "hinge",
+            "revolute",
+            "puck",
+            "arm",
+            (0.1, 0, 0),
+            axis=(0, 1, 1),
+            extra='<limit lower="-1" upper="1" effort="1" velocity="1"/>',
+        ),
+    )
     model = td.Model.from_urdf(text)
     peer = PinocchioFromFile(model, text)
     assert peer.pm.joints[peer.pm.getJointId("slide")].shortname() == "JointModelPlanar"

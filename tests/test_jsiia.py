@@ -1,19 +1,21 @@
 """JSIIA (yang-wu-pan §II-C): M by scanned column-wise inverse dynamics, against CRBA, ABA and CFA."""
+
 import numpy as np
 import pytest
+from conftest import assert_backward_stable, assert_same_accelerations, outputs_for_thread_counts, random_state
 
 import treedyn as td
 from treedyn.scenes import chain, random_tree
 from treedyn.solvers.builtin import CFASolver, JSIIASolver
 from treedyn.testing import check_solver
 
-from conftest import assert_backward_stable, assert_same_accelerations, random_state, outputs_for_thread_counts
-
-
-CHAINS = [("chain-1", chain(1)), ("chain-9", chain(9)), ("chain-fb", chain(7, floating_base=True)),
-          ("random-1dof-33", random_tree(33, 4, joints=("revolute", "prismatic"), branching=0.0)),
-          ("random-all-12", random_tree(12, 5, joints=("revolute", "prismatic", "universal", "spherical"),
-                                        branching=0.0))]
+CHAINS = [
+    ("chain-1", chain(1)),
+    ("chain-9", chain(9)),
+    ("chain-fb", chain(7, floating_base=True)),
+    ("random-1dof-33", random_tree(33, 4, joints=("revolute", "prismatic"), branching=0.0)),
+    ("random-all-12", random_tree(12, 5, joints=("revolute", "prismatic", "universal", "spherical"), branching=0.0)),
+]
 
 
 @pytest.mark.parametrize("label,model", CHAINS, ids=[c[0] for c in CHAINS])
@@ -21,8 +23,9 @@ def test_jsiia_equals_aba_and_its_mass_matrix_crba(label, model, rng):
     jsiia, aba = td.make_solver(JSIIASolver, model), td.make_solver("aba", model)
     for _ in range(2):
         q, v, tau = random_state(model, rng)
-        assert_same_accelerations(model, q, v, tau, jsiia.forward_dynamics(q, v, tau), aba.forward_dynamics(q, v, tau),
-                                  what="jsiia = aba")
+        assert_same_accelerations(
+            model, q, v, tau, jsiia.forward_dynamics(q, v, tau), aba.forward_dynamics(q, v, tau), what="jsiia = aba"
+        )
     R = rng.standard_normal((model.nv, 3))
     M = td.mass_matrix(model, q)
     assert_backward_stable(M, jsiia.inverse_inertia(q, R), R, what="M Y = R")
@@ -34,8 +37,9 @@ def test_cfa_equals_aba_equals_jsiia_on_random_chains(rng):
         q, v, tau = random_state(model, rng)
         ref = td.make_solver("aba", model).forward_dynamics(q, v, tau)
         for cls in (JSIIASolver, CFASolver):
-            assert_same_accelerations(model, q, v, tau, td.make_solver(cls, model).forward_dynamics(q, v, tau), ref,
-                                      what=f"{cls.name} = aba")
+            assert_same_accelerations(
+                model, q, v, tau, td.make_solver(cls, model).forward_dynamics(q, v, tau), ref, what=f"{cls.name} = aba"
+            )
 
 
 def test_jsiia_same_answer_for_any_thread_count(rng):

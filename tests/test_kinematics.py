@@ -1,11 +1,12 @@
 """Forward kinematics (cpp/include/treedyn/algorithms/kinematics.hpp, td.forward_kinematics):
 against 4x4 homogeneous products composed here from the model's public structure, and against
 the RedMax mapping's world poses (an independent traversal)."""
+
 import numpy as np
 import pytest
+from conftest import assert_within_rounding
 
 import treedyn as td
-from conftest import assert_within_rounding
 from treedyn.scenes import random_tree
 
 
@@ -17,9 +18,13 @@ def _rot(axis, angle):
 
 def _quat(x):
     x, y, z, w = np.asarray(x, float) / np.linalg.norm(x)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def _homogeneous(R, p):
@@ -48,7 +53,7 @@ def _reference(model, q):
     T = [np.eye(4)]
     for i in range(1, model.n_bodies):
         j, k, X = model.joints[i], model.q_indices[i], model.placements[i]
-        T.append(T[model.parents[i]] @ _homogeneous(X.rotation, X.translation) @ _joint_motion(j, q[k:k + j.nq]))
+        T.append(T[model.parents[i]] @ _homogeneous(X.rotation, X.translation) @ _joint_motion(j, q[k : k + j.nq]))
     return np.array([t[:3, :3] for t in T]), np.array([t[:3, 3] for t in T])
 
 
@@ -60,8 +65,13 @@ def test_forward_kinematics_is_the_product_of_the_joint_motions(seed):
         fb.add_body("base", joint=td.Free(), inertia=td.Inertia(2.0, (0, 0, 0), np.eye(3)))
         for i in range(1, model.n_bodies):
             p = model.parents[i]
-            fb.add_body(model.body_names[i], parent="base" if p == 0 else model.body_names[p], joint=model.joints[i],
-                        placement=model.placements[i], inertia=model.inertias[i])
+            fb.add_body(
+                model.body_names[i],
+                parent="base" if p == 0 else model.body_names[p],
+                joint=model.joints[i],
+                placement=model.placements[i],
+                inertia=model.inertias[i],
+            )
         model = fb
     q = td.random_configuration(model, np.random.default_rng(seed))
     R, p = td.forward_kinematics(model, q)

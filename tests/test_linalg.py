@@ -1,12 +1,12 @@
 """treedyn.linalg: odd–even elimination (yang-wu-pan §IV Alg. 2) against dense and banded solves."""
+
 import numpy as np
 import pytest
 import scipy.linalg
+from conftest import assert_backward_stable, assert_same_solution
 
 import treedyn as td
 from treedyn.linalg import solve_block_tridiagonal
-
-from conftest import assert_backward_stable, assert_same_solution
 
 
 def random_block_tridiagonal(n, k, rng, m=None, dtype=np.float64):
@@ -24,10 +24,10 @@ def dense(D, U):
     n, k = D.shape[0], D.shape[1]
     A = np.zeros((n * k, n * k))
     for i in range(n):
-        A[i * k:(i + 1) * k, i * k:(i + 1) * k] = D[i]
+        A[i * k : (i + 1) * k, i * k : (i + 1) * k] = D[i]
     for i in range(n - 1):
-        A[i * k:(i + 1) * k, (i + 1) * k:(i + 2) * k] = U[i]
-        A[(i + 1) * k:(i + 2) * k, i * k:(i + 1) * k] = U[i].T
+        A[i * k : (i + 1) * k, (i + 1) * k : (i + 2) * k] = U[i]
+        A[(i + 1) * k : (i + 2) * k, i * k : (i + 1) * k] = U[i].T
     return A
 
 
@@ -63,7 +63,9 @@ def test_oee_float32(rng):
     X = solve_block_tridiagonal(D, U, R)
     assert X.dtype == np.float32
     # backward error in float32 (δ = 64·60·6e-8 = 2e-4), against the float32 data seen exactly in float64
-    assert_backward_stable(dense(D.astype(float), U.astype(float)), X.reshape(60, 2), R.reshape(60, 2), what="OEE float32")
+    assert_backward_stable(
+        dense(D.astype(float), U.astype(float)), X.reshape(60, 2), R.reshape(60, 2), what="OEE float32"
+    )
 
 
 def test_oee_does_not_modify_inputs(rng):
@@ -132,7 +134,7 @@ def substitute(A, b):
 def dense_bidiagonal(A, n, k):
     L = np.eye(n * k)
     for i in range(1, n):
-        L[i * k:(i + 1) * k, (i - 1) * k:i * k] = -A[i - 1]
+        L[i * k : (i + 1) * k, (i - 1) * k : i * k] = -A[i - 1]
     return L
 
 
@@ -208,5 +210,6 @@ def test_results_that_overflow_are_errors_naming_the_solver():
         solve_block_bidiagonal(A, b)
     with pytest.raises(ValueError, match="^solve_block_bidiagonal overflowed"):
         # float32: 1e30 · 1e30 is beyond 3.4e38
-        solve_block_bidiagonal(np.tile(np.float32(1e30) * np.eye(2, dtype=np.float32), (2, 1, 1)),
-                               np.full((3, 2), 1e30, np.float32))
+        solve_block_bidiagonal(
+            np.tile(np.float32(1e30) * np.eye(2, dtype=np.float32), (2, 1, 1)), np.full((3, 2), 1e30, np.float32)
+        )

@@ -1,13 +1,13 @@
 """Featherstone's branch-induced-sparsity factorisations (cpp/include/treedyn/algorithms/ltl.hpp):
 M = LᵀL and M = LᵀDL with no fill-in outside the tree's pattern, and their back-substitutions."""
+
 import numpy as np
 import pytest
+from conftest import assert_backward_stable, assert_within_rounding
 
 import treedyn as td
 from treedyn import _core
 from treedyn.scenes import chain, random_tree
-
-from conftest import assert_backward_stable, assert_within_rounding
 
 
 def ancestors_or_self(lam, k):
@@ -18,9 +18,16 @@ def ancestors_or_self(lam, k):
     return out
 
 
-@pytest.mark.parametrize("make", [lambda: chain(12), lambda: random_tree(30, 3),
-                                  lambda: random_tree(25, 4, floating_base=True),
-                                  lambda: random_tree(30, 5, branching=0.9)], ids=["chain", "tree", "floating", "bushy"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: chain(12),
+        lambda: random_tree(30, 3),
+        lambda: random_tree(25, 4, floating_base=True),
+        lambda: random_tree(30, 5, branching=0.9),
+    ],
+    ids=["chain", "tree", "floating", "bushy"],
+)
 def test_ltl_and_ltdl_factor_M_within_the_sparsity_pattern(make):
     model = make()
     q = td.random_configuration(model, np.random.default_rng(0))

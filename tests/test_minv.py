@@ -1,20 +1,20 @@
 """drumwright2012's Θ(n²) inverse inertia (cpp/include/treedyn/algorithms/minv.hpp): Alg. 1 and 2
 one column at a time (inverse_inertia) and all columns at once (inverse_mass_matrix), against
 M from CRBA, against the other methods, across thread counts and instruction sets."""
+
 import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from conftest import assert_backward_stable, assert_same_accelerations, assert_same_solution
 
 import treedyn as td
 from treedyn.model import Fixed, Free, Inertia, Model, Revolute, Spherical, Transform, Universal
 from treedyn.scenes import chain, random_tree
 from treedyn.solvers.builtin import CRBALTLSolver, DrumwrightSolver
 from treedyn.testing import check_solver
-
-from conftest import assert_backward_stable, assert_same_accelerations, assert_same_solution
 
 METHODS = ["drumwright", "crba-ltl", "crba-cholesky"]
 
@@ -91,9 +91,21 @@ def test_backward_stable_far_from_the_origin(name, base, distance, dtype):
         return  # the forward bound on q̈, cond(M)·c·n·u, exceeds 1 for the floating chain in float32
     # q̈ with gravity and body-frame external forces (the bias comes from RNEA in link coordinates)
     rng = np.random.default_rng(1)
-    v, tau, f_ext = rng.standard_normal(model.nv), rng.standard_normal(model.nv), rng.standard_normal((model.n_bodies, 6))
-    assert_same_accelerations(model, q, v, tau, s.forward_dynamics(q, v, tau, f_ext),
-                              td.make_solver("aba", model).forward_dynamics(q, v, tau, f_ext), f_ext, what=f"q̈, {what}")
+    v, tau, f_ext = (
+        rng.standard_normal(model.nv),
+        rng.standard_normal(model.nv),
+        rng.standard_normal((model.n_bodies, 6)),
+    )
+    assert_same_accelerations(
+        model,
+        q,
+        v,
+        tau,
+        s.forward_dynamics(q, v, tau, f_ext),
+        td.make_solver("aba", model).forward_dynamics(q, v, tau, f_ext),
+        f_ext,
+        what=f"q̈, {what}",
+    )
 
 
 def test_forest_and_fixed_branch_points():
@@ -111,9 +123,16 @@ def test_forest_and_fixed_branch_points():
             assert np.all(Minv[a, b] == 0) and np.all(Minv[b, a] == 0)
 
 
-@pytest.mark.parametrize("make", [lambda: random_tree(40, 11), lambda: random_tree(30, 12, floating_base=True),
-                                  lambda: random_tree(40, 13, branching=0.9), forest],
-                         ids=["tree", "floating", "bushy", "forest"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: random_tree(40, 11),
+        lambda: random_tree(30, 12, floating_base=True),
+        lambda: random_tree(40, 13, branching=0.9),
+        forest,
+    ],
+    ids=["tree", "floating", "bushy", "forest"],
+)
 def test_the_methods_agree(make):
     model = make()
     q = td.random_configuration(model, np.random.default_rng(2))
@@ -165,16 +184,26 @@ def test_forward_dynamics_with_external_forces_and_batches():
     aba = td.make_solver("aba", model)
     for name in ("drumwright", "crba-ltl"):
         s = td.make_solver(name, model)
-        assert_same_accelerations(model, Q[0], V[0], T[0], s.forward_dynamics(Q[0], V[0], T[0], F[0]),
-                                  aba.forward_dynamics(Q[0], V[0], T[0], F[0]), F[0], what=f"{name} = aba")
+        assert_same_accelerations(
+            model,
+            Q[0],
+            V[0],
+            T[0],
+            s.forward_dynamics(Q[0], V[0], T[0], F[0]),
+            aba.forward_dynamics(Q[0], V[0], T[0], F[0]),
+            F[0],
+            what=f"{name} = aba",
+        )
         batch, ref = s.forward_dynamics(Q, V, T, F), aba.forward_dynamics(Q, V, T, F)
         for b in range(len(Q)):
             assert_same_accelerations(model, Q[b], V[b], T[b], batch[b], ref[b], F[b], what=f"{name} = aba, batch")
 
 
-@pytest.mark.parametrize("make", [lambda: random_tree(300, 6, branching=0.3),
-                                  lambda: random_tree(260, 16, floating_base=True),
-                                  lambda: chain(400)], ids=["tree", "floating", "chain"])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: random_tree(300, 6, branching=0.3), lambda: random_tree(260, 16, floating_base=True), lambda: chain(400)],
+    ids=["tree", "floating", "chain"],
+)
 def test_same_bits_for_any_number_of_threads(make):
     """Columns are split among threads (in chunks taken as threads come free; M⁻¹ uses threads from
     128 columns per thread), each computed by the same operations; the result is right with every
@@ -190,8 +219,11 @@ def test_same_bits_for_any_number_of_threads(make):
         for k in (1, 2, 3):
             td.set_num_threads(k)
             s = td.make_solver("drumwright", model)
-            out[k] = (s.inverse_mass_matrix(q), s.inverse_inertia(q, R),
-                      td.make_solver("crba-ltl", model).inverse_inertia(q, R))
+            out[k] = (
+                s.inverse_mass_matrix(q),
+                s.inverse_inertia(q, R),
+                td.make_solver("crba-ltl", model).inverse_inertia(q, R),
+            )
             # a 400-link chain has cond(M) ~ 1e7, which the backward error does not see
             assert_backward_stable(M, out[k][0], np.eye(model.nv), what=f"M M⁻¹ = 1, {k} threads")
     finally:
@@ -203,13 +235,15 @@ def test_same_bits_for_any_number_of_threads(make):
 
 def test_portable_and_avx2_loops_agree():
     """TREEDYN_MINV_ISA=generic forces the portable column loops; both agree to rounding."""
-    code = ("import numpy as np, treedyn as td\n"
-            "from treedyn.scenes import random_tree\n"
-            "m = random_tree(60, 8, floating_base=True)\n"
-            "q = td.random_configuration(m, np.random.default_rng(0))\n"
-            "np.save('{out}.M.npy', td.mass_matrix(m, q))\n"
-            "np.save('{out}', td.inverse_mass_matrix(m, q))\n"
-            "print(td.build_info()['minv_kernels'])\n")
+    code = (
+        "import numpy as np, treedyn as td\n"
+        "from treedyn.scenes import random_tree\n"
+        "m = random_tree(60, 8, floating_base=True)\n"
+        "q = td.random_configuration(m, np.random.default_rng(0))\n"
+        "np.save('{out}.M.npy', td.mass_matrix(m, q))\n"
+        "np.save('{out}', td.inverse_mass_matrix(m, q))\n"
+        "print(td.build_info()['minv_kernels'])\n"
+    )
     results = {}
     for isa in ("generic", "default"):
         out = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"treedyn-minv-{isa}-{os.getpid()}.npy")
@@ -217,8 +251,9 @@ def test_portable_and_avx2_loops_agree():
         env.pop("TREEDYN_MINV_ISA", None)
         if isa == "generic":
             env["TREEDYN_MINV_ISA"] = "generic"
-        r = subprocess.run([sys.executable, "-c", code.format(out=out)], env=env, capture_output=True, text=True,
-                           check=True)
+        r = subprocess.run(
+            [sys.executable, "-c", code.format(out=out)], env=env, capture_output=True, text=True, check=True
+        )
         results[isa] = (r.stdout.strip(), np.load(out), np.load(out + ".M.npy"))
         os.remove(out)
         os.remove(out + ".M.npy")
@@ -243,8 +278,13 @@ def test_float32():
 def test_singular_models_raise():
     m = Model()
     m.add_body("a", None, Revolute((0, 0, 1)), inertia=Inertia(1.0, (0, 0, 0), np.diag([1e-2, 1e-2, 1e-2])))
-    m.add_body("b", "a", Revolute((0, 0, 1)), Transform(translation=(0, 0, 0.1)),
-               inertia=Inertia(1.0, (0, 0, 0), np.zeros((3, 3))))  # spins about its own axis: no inertia
+    m.add_body(
+        "b",
+        "a",
+        Revolute((0, 0, 1)),
+        Transform(translation=(0, 0, 0.1)),
+        inertia=Inertia(1.0, (0, 0, 0), np.zeros((3, 3))),
+    )  # spins about its own axis: no inertia
     q = np.zeros(2)
     for name in ("drumwright", "crba-ltl"):
         s = td.make_solver(name, m)
@@ -290,8 +330,13 @@ def test_overflow_is_reported_not_returned():
     for scale in (1e-40, 2.8e-39, 3e-39):
         m = Model()
         m.add_body("a", None, Revolute((0, 0, 1)), inertia=Inertia(scale, (0, 0, 0), scale * np.eye(3)))
-        m.add_body("b", "a", Revolute((0, 1, 0)), Transform(translation=(1, 0, 0)),
-                   inertia=Inertia(scale, (0.1, 0, 0), scale * np.eye(3)))
+        m.add_body(
+            "b",
+            "a",
+            Revolute((0, 1, 0)),
+            Transform(translation=(1, 0, 0)),
+            inertia=Inertia(scale, (0.1, 0, 0), scale * np.eye(3)),
+        )
         for name in ("drumwright", "crba-ltl"):
             try:
                 Minv = td.inverse_mass_matrix(m, np.zeros(2), method=name, dtype=np.float32)

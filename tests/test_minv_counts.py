@@ -15,6 +15,7 @@ multiplications and 31% fewer additions. The difference is accounted for exactly
     24 n²; the table's remaining 2 n² we cannot reconstruct from the algorithm as printed.
 treedyn's full M⁻¹ (mInv) computes only the upper triangle and mirrors it: 12.5 n² multiplications.
 """
+
 import numpy as np
 import pytest
 
@@ -48,7 +49,7 @@ def test_alg1_leading_terms_against_table_1(counts):
     assert m2 + 3 + 0.5 == 45 / 2  # the two savings listed in the module docstring
     assert a2 + 3 + 3 == 24
     # the split of Table 1's rows: lines 4-5 on n²/2 pairs, lines 7-10 on n² pairs
-    assert quadratic(counts, "impulse", "m")[0] == 6.0   # 12 per pair with Ŷ ≠ 0 (paper: 13)
+    assert quadratic(counts, "impulse", "m")[0] == 6.0  # 12 per pair with Ŷ ≠ 0 (paper: 13)
     assert quadratic(counts, "velocity", "m")[0] == 13.0  # 13 per pair (paper: 19 with Ŷ ≠ 0, 13 without)
     assert all(counts[n]["mMultInv"][2] == 0 for n in NS)  # no division in the passes
 
@@ -73,9 +74,9 @@ def test_crba_and_factorisations_against_table_2():
     # CRBA in link coordinates: 15 n² (compact X^T f per pair), where Table 2's global frame has 3 n²
     y = [c[n]["crba"][0] for n in (64, 128)]
     # exact counts (integers): the quotient is 15 − c0/16384 for a constant term c0; rel=1e-3: |c0| < 246
-    assert (y[1] - 2 * y[0]) / (128 ** 2 - 2 * 64 ** 2) == pytest.approx(15.0, rel=1e-3)
+    assert (y[1] - 2 * y[0]) / (128**2 - 2 * 64**2) == pytest.approx(15.0, rel=1e-3)
     # Cholesky: n³/6 (Table 2 counts a naive n³/2); LTL of a chain is the same n³/6
     for n in (64, 128):
         # n³/6 + O(n²): the lower-order terms are ~3/n of it (5% at n = 64); 0.25 tells n³/6 from n³/2
-        assert c[n]["cholesky"][0] / n ** 3 == pytest.approx(1 / 6, rel=0.25)
-        assert c[n]["ltl"][0] == pytest.approx(n ** 3 / 6, rel=0.01)
+        assert c[n]["cholesky"][0] / n**3 == pytest.approx(1 / 6, rel=0.25)
+        assert c[n]["ltl"][0] == pytest.approx(n**3 / 6, rel=0.01)

@@ -1,18 +1,23 @@
 """The model builder (python/treedyn/model.py, cpp/include/treedyn/model): structure, names,
 coordinate layout, and clear errors for bad models."""
+
 import numpy as np
 import pytest
+from conftest import assert_within_rounding
 
 import treedyn as td
-
-from conftest import assert_within_rounding
 
 
 def _three_body_model():
     m = td.Model(gravity=(0, 0, -9.81))
     b1 = m.add_body("base", None, td.Free())
-    m.add_body("arm", b1, td.Revolute((0, 0, 1)), td.Transform(translation=(0, 0, 0.1)),
-               td.Inertia(1.0, (0, 0, 0.05), np.diag([1e-2, 1e-2, 5e-3])))
+    m.add_body(
+        "arm",
+        b1,
+        td.Revolute((0, 0, 1)),
+        td.Transform(translation=(0, 0, 0.1)),
+        td.Inertia(1.0, (0, 0, 0.05), np.diag([1e-2, 1e-2, 5e-3])),
+    )
     m.add_body("wrist", "arm", td.Spherical())
     m.add_body("tool", "wrist", td.Fixed())
     m.add_body("leg", "base", td.Universal((1, 0, 0), (0, 1, 0)), joint_name="hip")
@@ -65,19 +70,22 @@ def test_parent_must_exist_and_be_an_ancestor_of_the_last_body():
     assert m.n_bodies == 4  # failed additions leave the model unchanged
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda: td.Inertia(-1.0), "mass"),
-    (lambda: td.Inertia(float("nan")), "mass"),
-    (lambda: td.Inertia(1.0, inertia=np.diag([1.0, 1.0, -0.1])), "positive semi-definite"),
-    (lambda: td.Inertia(1.0, inertia=[[1, 0.5, 0], [0, 1, 0], [0, 0, 1]]), "symmetric"),
-    (lambda: td.Inertia(1.0, inertia=np.diag([1.0, 1.0, 3.0])), "triangle"),
-    (lambda: td.Inertia(1.0, com=(0, np.inf, 0)), "NaN or inf"),
-    (lambda: td.Inertia(1.0, com=(0, 0)), "3 components"),
-    (lambda: td.Revolute((0, 0, 0)), "non-zero"),
-    (lambda: td.Universal((1, 0, 0), (2, 0, 0)), "parallel"),
-    (lambda: td.Transform(rotation=np.diag([1, 1, -1])), "proper rotation"),
-    (lambda: td.Transform(rotation=2 * np.eye(3)), "proper rotation"),
-])
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: td.Inertia(-1.0), "mass"),
+        (lambda: td.Inertia(float("nan")), "mass"),
+        (lambda: td.Inertia(1.0, inertia=np.diag([1.0, 1.0, -0.1])), "positive semi-definite"),
+        (lambda: td.Inertia(1.0, inertia=[[1, 0.5, 0], [0, 1, 0], [0, 0, 1]]), "symmetric"),
+        (lambda: td.Inertia(1.0, inertia=np.diag([1.0, 1.0, 3.0])), "triangle"),
+        (lambda: td.Inertia(1.0, com=(0, np.inf, 0)), "NaN or inf"),
+        (lambda: td.Inertia(1.0, com=(0, 0)), "3 components"),
+        (lambda: td.Revolute((0, 0, 0)), "non-zero"),
+        (lambda: td.Universal((1, 0, 0), (2, 0, 0)), "parallel"),
+        (lambda: td.Transform(rotation=np.diag([1, 1, -1])), "proper rotation"),
+        (lambda: td.Transform(rotation=2 * np.eye(3)), "proper rotation"),
+    ],
+)
 def test_bad_parts_are_refused_with_a_clear_error(make, match):
     with pytest.raises(ValueError, match=match):
         make()
@@ -141,16 +149,20 @@ def test_transforms_and_inertias_compare_by_value():
 
 # ---------------------------------------------------------------- immutable value objects
 
-@pytest.mark.parametrize("make, field", [
-    (lambda: td.Revolute((1, 0, 0)), "axis"),
-    (lambda: td.Prismatic((0, 1, 0)), "axis"),
-    (lambda: td.Universal((1, 0, 0), (0, 1, 0)), "axis1"),
-    (lambda: td.Universal((1, 0, 0), (0, 1, 0)), "axis2"),
-    (lambda: td.Transform(translation=(1, 2, 3)), "translation"),
-    (lambda: td.Transform(), "rotation"),
-    (lambda: td.Inertia(2.0, (0.1, 0, 0)), "com"),
-    (lambda: td.Inertia(2.0), "inertia"),
-])
+
+@pytest.mark.parametrize(
+    "make, field",
+    [
+        (lambda: td.Revolute((1, 0, 0)), "axis"),
+        (lambda: td.Prismatic((0, 1, 0)), "axis"),
+        (lambda: td.Universal((1, 0, 0), (0, 1, 0)), "axis1"),
+        (lambda: td.Universal((1, 0, 0), (0, 1, 0)), "axis2"),
+        (lambda: td.Transform(translation=(1, 2, 3)), "translation"),
+        (lambda: td.Transform(), "rotation"),
+        (lambda: td.Inertia(2.0, (0.1, 0, 0)), "com"),
+        (lambda: td.Inertia(2.0), "inertia"),
+    ],
+)
 def test_joints_transforms_and_inertias_cannot_be_changed(make, field):
     x = make()
     before = getattr(x, field).copy()
@@ -176,8 +188,13 @@ def test_a_joint_mutated_after_creation_cannot_reach_the_solvers():
     with pytest.raises(AttributeError):
         del j.axis
     m = td.Model(gravity=(0, 0, -9.81))
-    m.add_body("a", None, j, placement=td.Transform(translation=(0, 0, 0.1)),
-               inertia=td.Inertia(1.0, (0, 0.2, 0), np.diag([0.1, 0.2, 0.3])))
+    m.add_body(
+        "a",
+        None,
+        j,
+        placement=td.Transform(translation=(0, 0, 0.1)),
+        inertia=td.Inertia(1.0, (0, 0.2, 0), np.diag([0.1, 0.2, 0.3])),
+    )
     q, v, tau = np.array([0.4]), np.array([0.3]), np.array([0.1])
     # one rigid body about a unit axis: q̈ = (τ + g_term) / I_axis with the inertia about the joint axis
     # I = I_xx + m d² = 0.1 + 1·0.2², and the gravity torque about x of the com at (0, 0.2 cos q, 0.2 sin q)
@@ -191,27 +208,36 @@ def test_a_joint_mutated_after_creation_cannot_reach_the_solvers():
 def test_value_objects_copy_what_they_are_given():
     axis, t, com, I = np.array([0.0, 0, 2]), np.array([1.0, 2, 3]), np.array([0.1, 0, 0]), np.diag([1.0, 2, 2])
     j, X, J = td.Revolute(axis), td.Transform(translation=t), td.Inertia(1.0, com, I)
-    axis[:] = 7.0; t[:] = 7.0; com[:] = 7.0; I[:] = 7.0   # noqa: E702 (the user's arrays, changed afterwards)
+    axis[:] = 7.0
+    t[:] = 7.0
+    com[:] = 7.0
+    I[:] = 7.0  # noqa: E702 (the user's arrays, changed afterwards)
     np.testing.assert_array_equal(j.axis, [0, 0, 1])
     np.testing.assert_array_equal(X.translation, [1, 2, 3])
     np.testing.assert_array_equal(J.com, [0.1, 0, 0])
     np.testing.assert_array_equal(J.inertia, np.diag([1.0, 2, 2]))
-    assert np.array_equal(axis, [7, 7, 7])   # and the user's arrays are still theirs to change
+    assert np.array_equal(axis, [7, 7, 7])  # and the user's arrays are still theirs to change
 
 
 def test_joint_equality_hash_repr_copy_and_pickle():
     import copy
     import pickle
-    assert td.Revolute((0, 0, 2)) == td.Revolute((0, 0, 1))          # normalised
-    assert td.Revolute((0, 0, 1)) != td.Prismatic((0, 0, 1))         # same axis, another kind
+
+    assert td.Revolute((0, 0, 2)) == td.Revolute((0, 0, 1))  # normalised
+    assert td.Revolute((0, 0, 1)) != td.Prismatic((0, 0, 1))  # same axis, another kind
     assert td.Revolute((0, 0, 1)) != td.Revolute((0, 1, 0))
     assert td.Spherical() == td.Spherical() and td.Fixed() != td.Free()
     assert len({td.Revolute((1, 0, 0)), td.Revolute((2, 0, 0)), td.Spherical(), td.Spherical()}) == 2
-    assert len({td.Transform(), td.Transform(translation=(-0.0, 0, 0))}) == 1   # -0.0 == 0.0
+    assert len({td.Transform(), td.Transform(translation=(-0.0, 0, 0))}) == 1  # -0.0 == 0.0
     assert repr(td.Universal((1, 0, 0), (0, 1, 0))) == "Universal(axis1=[1.0, 0.0, 0.0], axis2=[0.0, 1.0, 0.0])"
     assert repr(td.Free()) == "Free()"
-    for x in (td.Revolute((1, 2, 3)), td.Universal((1, 0, 0), (0, 0, 1)), td.Free(), td.Transform(translation=(1, 0, 0)),
-              td.Inertia(3.0)):
+    for x in (
+        td.Revolute((1, 2, 3)),
+        td.Universal((1, 0, 0), (0, 0, 1)),
+        td.Free(),
+        td.Transform(translation=(1, 0, 0)),
+        td.Inertia(3.0),
+    ):
         y = pickle.loads(pickle.dumps(x))
         assert y == x and hash(y) == hash(x) and copy.deepcopy(x) == x
 
@@ -229,6 +255,7 @@ def test_model_parts_are_read_only():
 
 
 # ---------------------------------------------------------------- the RedMax terms name the body
+
 
 def test_springs_and_forces_refuse_the_world_and_unknown_names():
     m = td.Model()
@@ -258,7 +285,7 @@ def test_springs_and_forces_refuse_the_world_and_unknown_names():
         m.add_loop_closure("a", "zz", td.Spherical())
     with pytest.raises(TypeError, match="point force must be None, 'world', a body name or index, got 1.5"):
         m.add_point_force(1.5, (0, 0, 0), (1, 0, 0))
-    m.add_spring("world", (0, 0, 1), "a", (0, 0, 0), stiffness=1.0)   # the world anchors a spring
+    m.add_spring("world", (0, 0, 1), "a", (0, 0, 0), stiffness=1.0)  # the world anchors a spring
     assert len(m.springs) == 1 and m.set_joint_spring("a", stiffness=1.0) is None
 
 
@@ -266,10 +293,10 @@ def test_body_poses_never_return_inf():
     m = td.Model()
     m.add_body("a", None, td.Prismatic((1, 0, 0)))
     m.add_body("b", "a", td.Prismatic((1, 0, 0)))
-    R, p = m.body_poses([1e308, 0.5e308])            # 1.5e308: still a double
+    R, p = m.body_poses([1e308, 0.5e308])  # 1.5e308: still a double
     assert p[2, 0] == 1.5e308
     with pytest.raises(ValueError, match="^forward_kinematics overflowed to inf/NaN"):
-        m.body_poses([1e308, 1e308])                 # 2e308 is not
+        m.body_poses([1e308, 1e308])  # 2e308 is not
 
 
 # ----------------------------------------------------------------------------- structure
@@ -300,9 +327,12 @@ def test_the_structural_api_reads_back_what_was_built():
     assert m.frames == {"tool": ("hand", td.Transform(translation=(0, 0, 0.05)))}
     assert td.neutral(m).tolist() == [0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
     text = str(m)
-    assert text.splitlines()[1:] == ["world", "  base  (Free 'base', nq=7, nv=6)",
-                                     "    arm  (Revolute 'shoulder', nq=1, nv=1)",
-                                     "      hand  (Spherical 'hand', nq=4, nv=3)"]
+    assert text.splitlines()[1:] == [
+        "world",
+        "  base  (Free 'base', nq=7, nv=6)",
+        "    arm  (Revolute 'shoulder', nq=1, nv=1)",
+        "      hand  (Spherical 'hand', nq=4, nv=3)",
+    ]
     with pytest.raises(ValueError, match="no body named 'nowhere'"):
         m.add_frame("f", "nowhere")
     with pytest.raises(ValueError, match="already exists"):
@@ -314,8 +344,13 @@ def test_loop_residual_is_zero_when_closed_and_measures_the_gap():
     m.add_body("a", joint=td.Revolute((0, 0, 1)))
     m.add_body("b", parent="a", joint=td.Revolute((0, 0, 1)), placement=td.Transform(translation=(1, 0, 0)))
     assert m.loop_residual().shape == (0,)
-    m.add_loop_closure("b", "world", td.Spherical(), placement_a=td.Transform(translation=(1, 0, 0)),
-                       placement_b=td.Transform(translation=(2, 0, 0)))
+    m.add_loop_closure(
+        "b",
+        "world",
+        td.Spherical(),
+        placement_a=td.Transform(translation=(1, 0, 0)),
+        placement_b=td.Transform(translation=(2, 0, 0)),
+    )
     C = m.loop_residual()
     assert C.shape == (3,) and np.abs(C).max() == 0.0
     q = np.array([0.0, np.pi / 2])  # the tip moves from (2, 0, 0) to (1, 1, 0): a gap of sqrt(2)

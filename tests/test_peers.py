@@ -4,15 +4,15 @@
 The maps are checked against the peers' own notion of velocity: along a path q(t), the peer's
 velocity (pinocchio.difference, mujoco.mj_differentiatePos) must be T(q) v, and d/dt T(q(t)) v
 must be Ṫv. The agreement of the dynamics themselves is in test_io_*.py."""
+
 import numpy as np
 import pytest
-
-import treedyn as td
-from treedyn.io._common import axis_angle_matrix
-
 from conftest import assert_within_rounding
 from test_io_mjcf import CREATURE
 from test_io_urdf import inertial, joint, link, robot
+
+import treedyn as td
+from treedyn.io._common import axis_angle_matrix
 
 H = 1e-6
 
@@ -25,9 +25,13 @@ def test_pinocchio_planar_and_unbounded_velocity_maps():
     pin = pytest.importorskip("pinocchio")
     from treedyn.peers import PinocchioFromFile
 
-    text = robot(link("world"), link("puck", inertial(2.0, (0.1, 0, 0))), link("arm", inertial(1.0, (0.2, 0, 0))),
-                 joint("slide", "planar", "world", "puck", (0, 0, 0.1), axis=(0, 0, 1)),
-                 joint("spin", "continuous", "puck", "arm", (0.1, 0, 0), axis=(0, 1, 1)))
+    text = robot(
+        link("world"),
+        link("puck", inertial(2.0, (0.1, 0, 0))),
+        link("arm", inertial(1.0, (0.2, 0, 0))),
+        joint("slide", "planar", "world", "puck", (0, 0, 0.1), axis=(0, 0, 1)),
+        joint("spin", "continuous", "puck", "arm", (0.1, 0, 0), axis=(0, 1, 1)),
+    )
     model = td.Model.from_urdf(text)
     peer = PinocchioFromFile(model, text)
     kinds = sorted(str(b[0]) for b in peer.blocks)
@@ -41,7 +45,7 @@ def test_pinocchio_planar_and_unbounded_velocity_maps():
         np.testing.assert_allclose(vp, peer.T(q) @ v, rtol=0, atol=1e-6)
         Tdot_v = (peer.T(path(H)) @ v - peer.T(path(-H)) @ v) / (2 * H)
         np.testing.assert_allclose(Tdot_v, peer.Tdot_v(q, v), rtol=0, atol=1e-6)
-        assert np.abs(peer.Tdot_v(q, v)).max() > 1e-3   # the planar joint's map does move
+        assert np.abs(peer.Tdot_v(q, v)).max() > 1e-3  # the planar joint's map does move
 
 
 def test_mujoco_free_and_ball_velocity_maps():
@@ -76,8 +80,8 @@ def test_mujoco_free_joint_pose_is_the_body_pose():
     k = model.q_index("ball_free")
     b = mujoco.mj_name2id(peer.m, mujoco.mjtObj.mjOBJ_BODY, "ball")
     # MuJoCo copies the position and normalises the quaternion: a few roundings (n = 4 terms)
-    assert_within_rounding(d.xpos[b], q[k:k + 3], q[k:k + 3], 1, what="xpos")
-    assert_within_rounding(d.xquat[b], [q[k + 6], *q[k + 3:k + 6]], 1, 4, what="xquat")
+    assert_within_rounding(d.xpos[b], q[k : k + 3], q[k : k + 3], 1, what="xpos")
+    assert_within_rounding(d.xquat[b], [q[k + 6], *q[k + 3 : k + 6]], 1, 4, what="xquat")
 
 
 def test_unknown_joint_name_is_reported():

@@ -1,11 +1,11 @@
 """treedyn.plot: the outlines of the scenes' shapes."""
+
 import numpy as np
 import pytest
+from conftest import assert_within_rounding
 
 import treedyn as td
 from treedyn.plot import _corners, _hull, draw
-
-from conftest import assert_within_rounding
 
 
 def test_box_corners_and_their_hull():

@@ -1,5 +1,6 @@
 """A third-party plugin package (examples/plugin), pip-installed, is found through its entry point
 alone and passes the conformance checks: the whole path a plugin author takes."""
+
 import os
 import subprocess
 import sys
@@ -29,8 +30,9 @@ print("qdd", s.forward_dynamics(np.zeros(5), np.zeros(5), np.ones(5)).shape)
 @pytest.fixture(scope="module")
 def installed_plugin():
     pip = [sys.executable, "-m", "pip"]
-    r = subprocess.run(pip + ["install", "--no-deps", "--no-build-isolation", "--quiet", PLUGIN],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        pip + ["install", "--no-deps", "--no-build-isolation", "--quiet", PLUGIN], capture_output=True, text=True
+    )
     if r.returncode != 0:  # setuptools (a test extra) builds it; say so rather than skip silently
         pytest.fail(f"could not pip-install the example plugin:\n{r.stdout}\n{r.stderr}")
     yield

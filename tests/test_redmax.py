@@ -1,15 +1,24 @@
 """RedMax (baxter2019 §2): the mapping J, J̇, Jᵀ (Alg. 1-3), spring forces and their stiffness
 and damping blocks, the implicit step against a dense solve of eq. (2.13), loop closures, and
 redmax-direct against aba."""
+
 import numpy as np
 import pytest
+from conftest import (
+    assert_backward_stable,
+    assert_below,
+    assert_same_accelerations,
+    assert_same_solution,
+    assert_within_rounding,
+    dynamics_scale,
+    iterative_bound,
+    random_models,
+    rounding_bound,
+    solution_bound,
+)
 
 import treedyn as td
 from treedyn.scenes import chain, random_tree
-
-from conftest import (assert_backward_stable, assert_below, assert_same_accelerations, assert_same_solution,
-                      assert_within_rounding, dynamics_scale, iterative_bound, random_models, rounding_bound,
-                      solution_bound)
 
 
 def skew(a):
@@ -47,9 +56,15 @@ def with_extras(model, rng, n_springs=4, loops=False):
         model.set_body_damping(i, rng.uniform(0.1, 1.0))
     for _ in range(n_springs):
         a, b = rng.choice(N + 1, 2, replace=False)
-        model.add_spring(int(a), rng.standard_normal(3) * 0.2, int(b), rng.standard_normal(3) * 0.2,
-                         stiffness=rng.uniform(10, 100), damping=rng.uniform(0, 2),
-                         rest_length=rng.uniform(0.0, 0.5))
+        model.add_spring(
+            int(a),
+            rng.standard_normal(3) * 0.2,
+            int(b),
+            rng.standard_normal(3) * 0.2,
+            stiffness=rng.uniform(10, 100),
+            damping=rng.uniform(0, 2),
+            rest_length=rng.uniform(0.0, 0.5),
+        )
     model.add_point_force(N, (0.1, 0.0, 0.0), rng.standard_normal(3))
     return model
 
@@ -73,6 +88,7 @@ def state_of(model, rng):
 
 
 # ------------------------------------------------------------------ mapping (Alg. 1-3)
+
 
 def test_traversal_products_equal_filled_jacobian(rmodel, rng):
     sys = rmodel._redmax_system()
@@ -109,6 +125,7 @@ def test_body_twists_match_aba_kinematics(rng):
 
 
 # ------------------------------------------------------------------ springs (eq. (2.39)-(2.41))
+
 
 def spring_potential(s, Ra, pa, Rb, pb):
     l = np.linalg.norm((Rb @ s.point_b + pb) - (Ra @ s.point_a + pa))
@@ -170,8 +187,16 @@ def test_spring_force_is_minus_gradient_and_stiffness_is_its_jacobian(rng, stret
     assert_within_rounding(K, K.T, K, 12, what="K = Kᵀ")
     # Jf by central differences (ε = 1e-5): truncation ≈ 1e-10·k, rounding ≈ u·|w|/ε ≈ 1e-11·k
     assert np.abs(K - (0.5 * (Jf + Jf.T) - dropped)).max() < 1e-6 * max(1.0, np.abs(K).max())
-    hess = np.array([[(V(eps * (E[i] + E[j])) - V(eps * (E[i] - E[j])) - V(eps * (-E[i] + E[j]))
-                       + V(-eps * (E[i] + E[j]))) / (4 * eps**2) for j in range(12)] for i in range(12)])
+    hess = np.array(
+        [
+            [
+                (V(eps * (E[i] + E[j])) - V(eps * (E[i] - E[j])) - V(eps * (-E[i] + E[j])) + V(-eps * (E[i] + E[j])))
+                / (4 * eps**2)
+                for j in range(12)
+            ]
+            for i in range(12)
+        ]
+    )
     # second differences: rounding O(u·|V|/ε²) ≈ 1e-6·k dominates the O(ε²) truncation: 1e-4 relative
     assert np.abs(K + hess + dropped).max() < 1e-4 * max(1.0, np.abs(K).max())
     if stretch > 1:
@@ -193,6 +218,7 @@ def test_spring_force_is_minus_gradient_and_stiffness_is_its_jacobian(rng, stret
 
 # ------------------------------------------------------------------ the step (eq. (2.13)-(2.15), (2.42))
 
+
 def dense_step(terms, state, h):
     J, Jd, M, D, K = terms["J"], terms["Jdot"], terms["M_m"], terms["D_m"], terms["K_m"]
     lhs = J.T @ (M + h * D - h * h * K) @ J + h * terms["D_r"] - h * h * terms["K_r"]
@@ -211,8 +237,11 @@ def step_magnitudes(terms, v, h):
     """The magnitudes summed in eq. (2.13)'s lhs and rhs (|J|ᵀ(|M| + h|D| + h²|K|)|J| + ... ), whose
     rounding bounds that of any evaluation of them (Higham §3.5)."""
     J, Jd, M = np.abs(terms["J"]), np.abs(terms["Jdot"]), np.abs(terms["M_m"])
-    lhs_terms = (J.T @ (M + h * np.abs(terms["D_m"]) + h * h * np.abs(terms["K_m"])) @ J
-                 + h * np.abs(terms["D_r"]) + h * h * np.abs(terms["K_r"]))
+    lhs_terms = (
+        J.T @ (M + h * np.abs(terms["D_m"]) + h * h * np.abs(terms["K_m"])) @ J
+        + h * np.abs(terms["D_r"])
+        + h * h * np.abs(terms["K_r"])
+    )
     rhs_terms = J.T @ M @ J @ np.abs(v) + h * (np.abs(terms["f_r"]) + J.T @ (np.abs(terms["f_m"]) + M @ Jd @ np.abs(v)))
     return lhs_terms, rhs_terms
 
@@ -259,8 +288,9 @@ def test_step_equals_dense_solve_of_eq_2_13(rmodel, rng, ordering):
     # sparse LDLᵀ and LAPACK solve the same system: cond(lhs)·δ apart
     assert_below(state.v - v, bound, "v⁺ = dense solve", size=np.abs(v).max())
     # q ⊕ h v⁺ joint by joint: a few roundings of |q| + h|v|
-    assert_within_rounding(state.q, td.integrate(rmodel, q0, state.v, h), 1 + np.abs(q0).max() + h * np.abs(v).max(),
-                           1, what="q⁺")
+    assert_within_rounding(
+        state.q, td.integrate(rmodel, q0, state.v, h), 1 + np.abs(q0).max() + h * np.abs(v).max(), 1, what="q⁺"
+    )
     assert state.t == h  # 0 + h, exactly
 
 
@@ -277,12 +307,14 @@ def test_without_springs_and_small_h_it_agrees_with_aba(model, rng):
     a = td.make_solver("aba", model)
     r = td.make_solver("redmax-direct", model, h=1e-9)
     q, v, tau = td.random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv)
-    assert_same_accelerations(model, q, v, tau, r.forward_dynamics(q, v, tau), a.forward_dynamics(q, v, tau),
-                              what="redmax-direct = aba")
+    assert_same_accelerations(
+        model, q, v, tau, r.forward_dynamics(q, v, tau), a.forward_dynamics(q, v, tau), what="redmax-direct = aba"
+    )
     R = rng.standard_normal((model.nv, 2))
     # M̃_r = M + h·D_r − h²·K_r with no springs or damping here: M itself (h = 1e-9 changes nothing)
-    assert_same_solution(td.mass_matrix(model, q), r.inverse_inertia(q, R), a.inverse_inertia(q, R),
-                         what="redmax-direct M⁻¹R = aba's")
+    assert_same_solution(
+        td.mass_matrix(model, q), r.inverse_inertia(q, R), a.inverse_inertia(q, R), what="redmax-direct M⁻¹R = aba's"
+    )
 
 
 def test_step_without_extras_is_semi_implicit_euler_of_aba(rng):
@@ -296,8 +328,10 @@ def test_step_without_extras_is_semi_implicit_euler_of_aba(rng):
     # v⁺ − v = h·q̈ from two backward-stable solves (h × their bound), plus the rounding of the sum
     zero = np.zeros(m.nv)
     M = td.mass_matrix(m, q0)
-    bound = (h * solution_bound(M, qdd, dynamics_scale(m, q0, v0, zero, qdd, M=M))
-             + rounding_bound(1) * (np.abs(v0) + h * np.abs(qdd)).max())
+    bound = (
+        h * solution_bound(M, qdd, dynamics_scale(m, q0, v0, zero, qdd, M=M))
+        + rounding_bound(1) * (np.abs(v0) + h * np.abs(qdd)).max()
+    )
     assert_below(state.v - (v0 + h * qdd), bound, "v⁺ = v + h q̈")
 
 
@@ -341,18 +375,26 @@ def test_energy_of_undamped_spring_pendulum_does_not_grow():
 
 # ------------------------------------------------------------------ loop closures
 
+
 def four_bar(kind="hinge"):
     """a planar four-bar linkage: two cranks hinged to the world, a coupler closing the loop"""
     m = td.Model(gravity=(0, -9.81, 0))
     rod = lambda L: td.Inertia.box(1.0, (L, 0.05, 0.05), com=(L / 2, 0, 0))
     Rz = lambda a: so3_exp(np.array([0, 0, a]))
     m.add_body("crank", None, td.Revolute((0, 0, 1)), td.Transform(rotation=Rz(np.pi / 2)), rod(1.0))
-    m.add_body("coupler", "crank", td.Revolute((0, 0, 1)), td.Transform(rotation=Rz(-np.pi / 2), translation=(1, 0, 0)),
-               rod(2.0))
-    m.add_body("rocker", None, td.Revolute((0, 0, 1)), td.Transform(rotation=Rz(np.pi / 2), translation=(2, 0, 0)),
-               rod(1.0))
-    joint = {"hinge": td.Revolute((0, 0, 1)), "ball": td.Spherical(),
-             "universal": td.Universal((0, 0, 1), (1, 0, 0))}[kind]
+    m.add_body(
+        "coupler",
+        "crank",
+        td.Revolute((0, 0, 1)),
+        td.Transform(rotation=Rz(-np.pi / 2), translation=(1, 0, 0)),
+        rod(2.0),
+    )
+    m.add_body(
+        "rocker", None, td.Revolute((0, 0, 1)), td.Transform(rotation=Rz(np.pi / 2), translation=(2, 0, 0)), rod(1.0)
+    )
+    joint = {"hinge": td.Revolute((0, 0, 1)), "ball": td.Spherical(), "universal": td.Universal((0, 0, 1), (1, 0, 0))}[
+        kind
+    ]
     m.add_loop_closure("coupler", "rocker", joint, td.Transform(translation=(2, 0, 0)))
     return m
 
@@ -400,6 +442,7 @@ def test_step_with_loops_equals_dense_kkt_solve(rng):
 
 
 # ------------------------------------------------------------------ bad input
+
 
 def test_bad_input_is_refused_with_names():
     m = chain(3)
@@ -466,6 +509,7 @@ def test_point_force_stiffness_is_its_symmetrised_jacobian(rng):
     df = solver.terms(state)["f_m"] - bare.terms(state)["f_m"]
     # the same rotation and cross product, and the same gravity wrenches subtracted: rounding of those
     f_bare = np.abs(bare.terms(state)["f_m"])
-    assert_within_rounding(df[6:], wrench(np.zeros(6)), (1 + np.abs(x).sum()) * np.abs(F).sum() + f_bare[6:], 1,
-                           what="point force wrench")
+    assert_within_rounding(
+        df[6:], wrench(np.zeros(6)), (1 + np.abs(x).sum()) * np.abs(F).sum() + f_bare[6:], 1, what="point force wrench"
+    )
     assert_within_rounding(df[:6], 0, f_bare[:6], 1, what="no force on body 1")

@@ -1,14 +1,14 @@
 """redmax-pcg (baxter2019 §3): the projected block Jacobi preconditioner (Alg. 4), PCG against
 redmax-direct on every scene, one iteration on the rigid-tower bridge, parallel loop-closure
 solves, sublinear growth of the iterations."""
+
 import numpy as np
 import pytest
+from conftest import assert_below, assert_same_solution, outputs_for_thread_counts, rounding_bound, solution_bound
+from test_redmax import redmax_models, step_bound, with_extras
 
 import treedyn as td
 from treedyn.scenes import chain, random_tree
-
-from conftest import assert_below, assert_same_solution, outputs_for_thread_counts, rounding_bound, solution_bound
-from test_redmax import redmax_models, step_bound, with_extras
 
 
 @pytest.fixture(params=redmax_models(), ids=lambda p: p[0])
@@ -22,8 +22,15 @@ def test_preconditioner_is_the_exact_inverse_without_coupling_springs(rng):
     for name in m.joint_names:
         m.set_joint_spring(name, stiffness=3.0, damping=0.5)
     for i in (3, 7, 11):
-        m.add_spring("world", rng.standard_normal(3), i, rng.standard_normal(3) * 0.1, stiffness=200.0, damping=2.0,
-                     rest_length=0.3)
+        m.add_spring(
+            "world",
+            rng.standard_normal(3),
+            i,
+            rng.standard_normal(3) * 0.1,
+            stiffness=200.0,
+            damping=2.0,
+            rest_length=0.3,
+        )
         m.set_body_damping(i, 0.7)
     m.add_point_force(5, (0.1, 0.2, 0.0), (1.0, -3.0, 2.0))
     pcg = td.make_solver("redmax-pcg", m, h=1e-2)
@@ -65,12 +72,15 @@ def test_pcg_agrees_with_direct(rmodel, rng):
     lhs = direct.terms(a)["lhs"]
     assert_below(a.v - b.v, 5 * solution_bound(lhs, b.v, tol=1e-12), "PCG v = direct v")
     R = rng.standard_normal((rmodel.nv, 2))
-    assert_same_solution(lhs, pcg.inverse_inertia(a.q, R), direct.inverse_inertia(a.q, R), tol=1e-12,
-                         what="PCG M̃⁻¹R = direct")
+    assert_same_solution(
+        lhs, pcg.inverse_inertia(a.q, R), direct.inverse_inertia(a.q, R), tol=1e-12, what="PCG M̃⁻¹R = direct"
+    )
 
 
-@pytest.mark.parametrize("spec", ["bridge-rigid:6", "bridge:5,3", "bridge:5,3,car=car", "umbrella:2", "tree:3",
-                                  "tree:3,springs=square", "chain:6"])
+@pytest.mark.parametrize(
+    "spec",
+    ["bridge-rigid:6", "bridge:5,3", "bridge:5,3,car=car", "umbrella:2", "tree:3", "tree:3,springs=square", "chain:6"],
+)
 def test_pcg_agrees_with_direct_on_the_scenes(spec):
     scene = td.scenes.scene_from_spec(spec)
     tol = 1e-13
@@ -158,6 +168,7 @@ def test_iteration_cap_is_reported_not_hidden(rng):
 def test_redmax_solvers_pass_the_conformance_checks(name):
     from treedyn.solvers.registry import get_solver_class
     from treedyn.testing import check_solver
+
     # forward dynamics of the bare tree agrees with aba on random models, shapes, bad input
     assert check_solver(get_solver_class(name), rtol=None) == 4
 
@@ -173,3 +184,21 @@ def test_a_system_the_solver_cannot_solve_is_a_value_error(name):
         assert str(e)
     else:
         assert np.all(np.isfinite(out))
+
+
+@pytest.mark.parametrize(
+    "options, error",
+    [
+        ({"max_iter": float("inf")}, ValueError),
+        ({"max_iter": 2.5}, ValueError),
+        ({"max_iter": 0}, ValueError),
+        ({"max_iter": True}, ValueError),
+        ({"max_iter": "10"}, TypeError),
+        ({"tol": float("nan")}, ValueError),
+        ({"tol": -1e-8}, ValueError),
+    ],
+)
+def test_bad_options_are_named(options, error):
+    # max_iter = inf used to escape as an OverflowError from int() (found by the fuzz tests)
+    with pytest.raises(error, match=next(iter(options))):
+        td.make_solver("redmax-pcg", td.scenes.chain(3), **options)

@@ -1,4 +1,5 @@
 """The plain model generators (python/treedyn/scenes/chain.py, random_tree.py): their arguments."""
+
 import numpy as np
 import pytest
 

@@ -1,12 +1,12 @@
 """The RedMax scenes (baxter2019 §4, docs/scenes.md): DOF counts, springs, loop rows, the
 initial loop closure, short runs with redmax-direct, and scene_from_spec."""
+
 import numpy as np
 import pytest
+from conftest import assert_within_rounding, rounding_bound
 
 import treedyn as td
 from treedyn.scenes import Scene, bridge, bridge_rigid, scene_from_spec, tree, umbrella
-
-from conftest import assert_within_rounding, rounding_bound
 
 
 def _run(scene, steps):
@@ -68,8 +68,8 @@ def test_umbrella_default_dof():
 def test_tree_counts(levels):
     s = tree(levels)
     m = s.model
-    assert m.nv == 3 * (2 ** levels - 1)
-    assert len(m.springs) == 2 ** levels - 1
+    assert m.nv == 3 * (2**levels - 1)
+    assert len(m.springs) == 2**levels - 1
     assert not m.loop_closures
     assert list(m.gravity) == [0, -980, 0]
 
@@ -78,7 +78,7 @@ def test_tree_counts(levels):
 def test_tree_square_springs(levels, n_springs):
     # the lowest leaves form a 2^⌈L/2⌉ x 2^⌊L/2⌋ grid; springs join grid neighbours
     s = tree(levels, springs="square")
-    assert s.model.nv == 3 * (2 ** levels - 1)
+    assert s.model.nv == 3 * (2**levels - 1)
     assert len(s.model.springs) == n_springs
 
 
@@ -92,7 +92,7 @@ def test_bridge_numbers():
     # sums of a few tens of terms of the scene's metre-sized numbers: within rounding (n = 10 terms)
     assert_within_rounding(s.info["deck_length"], 6 * bl, 6 * bl, 10, what="deck length")
     # closes on anchor R's top, and the published block length would not (by a little)
-    assert_within_rounding(s.info["closing_gap"], 0, 24.0, 10, what="closing gap")   # a 24 m span
+    assert_within_rounding(s.info["closing_gap"], 0, 24.0, 10, what="closing gap")  # a 24 m span
     assert 1e-7 < s.info["closing_gap_published"] < 1e-2
     # densities, sizes, cable stiffness per unit strain
     total = 1e3 * (25 * 0.5 * 1.8 + 2 * 0.5 * 3 * 1.8 + 2 * 0.5 * 10 * 1.8 + 6 * bl * 0.15 * 1.6)
@@ -118,7 +118,7 @@ def test_bridge_at_rest_without_gravity():
 
 def test_bridge_car():
     s = bridge(7, 3, car="heavy")
-    (f, segs, T), = s.model._moving_forces
+    ((f, segs, T),) = s.model._moving_forces
     assert list(f) == [0, -4800 * 500, 0] and T == 5.0 and len(segs) == 7
     assert [s.model.body_names[b] for b, _, _ in segs] == [f"deck{i}" for i in range(7)]
     assert_within_rounding(segs[0][2] - segs[0][1], (s.info["block_length"], 0, 0), 12, 1, what="first segment")
@@ -139,21 +139,34 @@ def test_tree_corner_forces():
 
 def test_centre_damping_is_unit_damping_at_the_centre():
     from treedyn.scenes.redmax import _centre_damping
+
     rng = np.random.default_rng(0)
     c = rng.standard_normal(3)
     D = _centre_damping(c, 2.0)
     for _ in range(3):
         w, v = rng.standard_normal(3), rng.standard_normal(3)
         V = np.concatenate([w, v])
-        assert_within_rounding(V @ D @ V, 2.0 * (w @ w + (v + np.cross(w, c)) @ (v + np.cross(w, c))),
-                               np.abs(V) @ np.abs(D) @ np.abs(V), 6, what="VᵀDV")
+        assert_within_rounding(
+            V @ D @ V,
+            2.0 * (w @ w + (v + np.cross(w, c)) @ (v + np.cross(w, c))),
+            np.abs(V) @ np.abs(D) @ np.abs(V),
+            6,
+            what="VᵀDV",
+        )
     assert_within_rounding(D, D.T, D, 6, what="D = Dᵀ")
     assert np.linalg.eigvalsh(D).min() > 0
 
 
 # ------------------------------------------------------------------ initial closure and runs
-SMALL = [lambda: bridge(5, 3), lambda: bridge(6, 2, params="video", car="car"), lambda: bridge_rigid(6),
-         lambda: umbrella(2), lambda: umbrella(3), lambda: tree(2), lambda: tree(3, springs="square")]
+SMALL = [
+    lambda: bridge(5, 3),
+    lambda: bridge(6, 2, params="video", car="car"),
+    lambda: bridge_rigid(6),
+    lambda: umbrella(2),
+    lambda: umbrella(3),
+    lambda: tree(2),
+    lambda: tree(3, springs="square"),
+]
 IDS = ["bridge", "bridge-video-car", "bridge-rigid", "umbrella2", "umbrella3", "tree", "tree-square"]
 
 
@@ -180,9 +193,11 @@ def test_short_run(make):
     assert_within_rounding(st.t, 50 * s.h, 50 * s.h, 50, what="t")  # 50 additions of h
 
 
-@pytest.mark.parametrize("make", [lambda: bridge_rigid(10), lambda: bridge(5, 3, car="car"),
-                                  lambda: bridge(6, 4, params="video", car="heavy")],
-                         ids=["bridge-rigid-10", "bridge-5-3-car", "bridge-6-4-video-heavy"])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: bridge_rigid(10), lambda: bridge(5, 3, car="car"), lambda: bridge(6, 4, params="video", car="heavy")],
+    ids=["bridge-rigid-10", "bridge-5-3-car", "bridge-6-4-video-heavy"],
+)
 def test_bridge_five_seconds(make):
     s = make()
     assert s.steps == 500
@@ -229,11 +244,23 @@ def test_scene_from_model():
     assert np.all(s.initial_state().q == s2.q)
 
 
-@pytest.mark.parametrize("spec, nv", [
-    ("bridge", 60), ("bridge:5,3", 11), ("bridge:5,3,params=video,car=heavy", 11), ("bridge:5,n_tower=2", 9),
-    ("bridge-rigid:7", 7), ("bridge_rigid:7", 7), ("umbrella:2", 49), ("umbrella:2,params=sim", 49),
-    ("tree:2", 9), ("tree:2,springs=square", 9), ("chain:6", 6), ("Tree:2", 9),
-])
+@pytest.mark.parametrize(
+    "spec, nv",
+    [
+        ("bridge", 60),
+        ("bridge:5,3", 11),
+        ("bridge:5,3,params=video,car=heavy", 11),
+        ("bridge:5,n_tower=2", 9),
+        ("bridge-rigid:7", 7),
+        ("bridge_rigid:7", 7),
+        ("umbrella:2", 49),
+        ("umbrella:2,params=sim", 49),
+        ("tree:2", 9),
+        ("tree:2,springs=square", 9),
+        ("chain:6", 6),
+        ("Tree:2", 9),
+    ],
+)
 def test_scene_from_spec(spec, nv):
     s = scene_from_spec(spec)
     assert isinstance(s, Scene) and s.model.nv == nv
@@ -247,25 +274,28 @@ def test_scene_from_spec_options():
     assert len(scene_from_spec("tree:2,springs=square").model.springs) == 4
 
 
-@pytest.mark.parametrize("spec, match", [
-    ("bridges:5", "unknown scene 'bridges'"),
-    ("bridge:five", "n_deck must be an integer"),
-    ("bridge:5,3.5", "n_tower must be an integer"),
-    ("bridge:5,3,fast", "params"),
-    ("bridge:5,3,sim,car,x", "at most 4"),
-    ("bridge:5,wheels=4", "no parameter 'wheels'"),
-    ("bridge:n_deck=5,3", "positional argument"),
-    ("bridge:5,n_deck=6", "given twice"),
-    ("bridge:5,,3", "empty argument"),
-    ("bridge:2", "n_deck must be >= 3"),
-    ("bridge:5,3,car=truck", "car"),
-    ("bridge-rigid:1", ">= 3"),
-    ("umbrella:1", ">= 2"),
-    ("tree:0", ">= 1"),
-    ("tree:2,springs=ring", "springs"),
-    ("chain:x", "integer"),
-    ("", "non-empty"),
-])
+@pytest.mark.parametrize(
+    "spec, match",
+    [
+        ("bridges:5", "unknown scene 'bridges'"),
+        ("bridge:five", "n_deck must be an integer"),
+        ("bridge:5,3.5", "n_tower must be an integer"),
+        ("bridge:5,3,fast", "params"),
+        ("bridge:5,3,sim,car,x", "at most 4"),
+        ("bridge:5,wheels=4", "no parameter 'wheels'"),
+        ("bridge:n_deck=5,3", "positional argument"),
+        ("bridge:5,n_deck=6", "given twice"),
+        ("bridge:5,,3", "empty argument"),
+        ("bridge:2", "n_deck must be >= 3"),
+        ("bridge:5,3,car=truck", "car"),
+        ("bridge-rigid:1", ">= 3"),
+        ("umbrella:1", ">= 2"),
+        ("tree:0", ">= 1"),
+        ("tree:2,springs=ring", "springs"),
+        ("chain:x", "integer"),
+        ("", "non-empty"),
+    ],
+)
 def test_scene_from_spec_errors(spec, match):
     with pytest.raises(ValueError, match=match):
         scene_from_spec(spec)

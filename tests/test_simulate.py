@@ -1,5 +1,6 @@
 """treedyn.simulate (python/treedyn/simulate.py): orders of accuracy on a problem with a known
 solution, adaptive error control, statistics, and clean failures that never loop forever."""
+
 import warnings
 
 import numpy as np
@@ -62,6 +63,7 @@ def test_quaternion_states_stay_on_the_manifold_and_energy_is_kept():
     r = td.simulate(m, "aba", q0, v0, 1.0, method="dopri5", rtol=1e-9, atol=1e-9)
     assert r.success
     from treedyn.configuration import quaternion_slices
+
     # steps on the manifold: each step's exponential map rounds |quaternion| by a few u; over the
     # run's ≲ 1e3 steps the drift stays ≤ 1e3·4u ≈ 5e-13
     for sl, _ in quaternion_slices(m):
@@ -76,9 +78,10 @@ def test_collapsing_step_fails_with_a_reason_instead_of_looping():
     m = oscillator()
     # a force that jumps infinitely often near t = 0.5 defeats any error control
     jumpy = lambda t, q, v: np.array([1e6 * np.sign(np.sin(1.0 / max(abs(t - 0.5), 1e-300)))])
-    with pytest.warns(td.SimulationWarning, match=r"stopped before t_end = 1: the step size collapsed .* at t = 0\.\d+"):
-        r = td.simulate(m, "aba", [0.0], [0.0], 1.0, method="dopri5", rtol=1e-10, atol=1e-12, tau=jumpy,
-                        min_step=1e-9)
+    with pytest.warns(
+        td.SimulationWarning, match=r"stopped before t_end = 1: the step size collapsed .* at t = 0\.\d+"
+    ):
+        r = td.simulate(m, "aba", [0.0], [0.0], 1.0, method="dopri5", rtol=1e-10, atol=1e-12, tau=jumpy, min_step=1e-9)
     assert not r.success and "collapsed" in r.message
     assert r.t[-1] < 0.5 + 1e-6 and r.n_evals > 0
 
@@ -86,8 +89,9 @@ def test_collapsing_step_fails_with_a_reason_instead_of_looping():
 def test_max_steps_and_failing_dynamics_are_reported():
     m = oscillator()
     with pytest.warns(td.SimulationWarning, match="max_steps = 50 reached"):
-        r = td.simulate(m, "aba", [1.0], [0.0], 100.0, method="dopri5", rtol=1e-10, atol=1e-10, tau=spring,
-                        max_steps=50)
+        r = td.simulate(
+            m, "aba", [1.0], [0.0], 100.0, method="dopri5", rtol=1e-10, atol=1e-10, tau=spring, max_steps=50
+        )
     assert not r.success and "max_steps" in r.message
     # a mass without inertia: the dynamics fail at the first evaluation (SingularInertiaError)
     empty = td.Model(gravity=(0, 0, 0))
@@ -96,7 +100,7 @@ def test_max_steps_and_failing_dynamics_are_reported():
         td.simulate(empty, "aba", [1.0], [0.0], 1.0, method="rk4", dt=0.01, on_failure="raise")
     assert isinstance(e.value.__cause__, td.SingularInertiaError)
     assert not e.value.result.success and e.value.result.t.tolist() == [0.0]
-    r = td.simulate(empty, "aba", [1.0], [0.0], 1.0, method="rk4", dt=0.01, on_failure="return")   # quietly
+    r = td.simulate(empty, "aba", [1.0], [0.0], 1.0, method="rk4", dt=0.01, on_failure="return")  # quietly
     assert not r.success and "SingularInertiaError" in r.message
 
 
@@ -116,8 +120,7 @@ def test_bad_arguments():
 
 def test_statistics_and_record_false():
     m = chain(3)
-    r = td.simulate(m, td.make_solver("aba", m), np.zeros(3), np.zeros(3), 0.5, method="rk4", dt=0.01,
-                    record=False)
+    r = td.simulate(m, td.make_solver("aba", m), np.zeros(3), np.zeros(3), 0.5, method="rk4", dt=0.01, record=False)
     assert r.success and r.q.shape == (2, 3) and r.n_accepted == 50 and r.n_evals == 200
     assert "200 evaluations" in repr(r)
 
@@ -135,8 +138,10 @@ def test_rk4_keeps_fourth_order_on_the_rotation_group():
     def err(dt):
         r = td.simulate(m, "aba", q0, v0, T, method="rk4", dt=dt)
         # compare positions and velocities (the sign of a quaternion is irrelevant)
-        dq = min(np.abs(r.q[-1] - ref.q[-1]).max(), np.abs(np.r_[r.q[-1, :3] - ref.q[-1, :3],
-                                                                    r.q[-1, 3:] + ref.q[-1, 3:]]).max())
+        dq = min(
+            np.abs(r.q[-1] - ref.q[-1]).max(),
+            np.abs(np.r_[r.q[-1, :3] - ref.q[-1, :3], r.q[-1, 3:] + ref.q[-1, 3:]]).max(),
+        )
         return dq + np.abs(r.v[-1] - ref.v[-1]).max()
 
     e1, e2 = err(0.02), err(0.01)
@@ -146,26 +151,30 @@ def test_rk4_keeps_fourth_order_on_the_rotation_group():
 
 # ---------------------------------------------------------------- loud: bad input, user errors, failures
 
-@pytest.mark.parametrize("arg, value, error, match", [
-    ("q0", np.array([1.0 + 2j]), TypeError, "q0 must be a real numeric array, got dtype complex128"),
-    ("v0", np.array([1.0], dtype=object), TypeError, "v0 must be a real numeric array, got dtype object"),
-    ("q0", [np.nan], ValueError, "q0 contains NaN or inf"),
-    ("v0", [[0.0]], ValueError, r"v0 must have shape \(nv,\) = \(1,\), got \(1, 1\)"),
-    ("tau", np.array([1j]), TypeError, "tau must be a real numeric array, got dtype complex128"),
-    ("tau", [1.0, 2.0], ValueError, r"tau must have shape \(nv,\) = \(1,\)"),
-    ("tau", [np.inf], ValueError, "tau contains NaN or inf"),
-    ("tau", "abc", TypeError, "tau must be a real numeric array, got dtype <U3"),
-    ("f_ext", np.zeros((2, 5)), ValueError, r"f_ext must have shape \(n_bodies, 6\) = \(2, 6\)"),
-    ("t_end", 1 + 0j, TypeError, "t_end must be a real number"),
-    ("dt", np.nan, ValueError, "dt must be finite"),
-    ("rtol", "1e-6", TypeError, "rtol must be a real number"),
-])
+
+@pytest.mark.parametrize(
+    "arg, value, error, match",
+    [
+        ("q0", np.array([1.0 + 2j]), TypeError, "q0 must be a real numeric array, got dtype complex128"),
+        ("v0", np.array([1.0], dtype=object), TypeError, "v0 must be a real numeric array, got dtype object"),
+        ("q0", [np.nan], ValueError, "q0 contains NaN or inf"),
+        ("v0", [[0.0]], ValueError, r"v0 must have shape \(nv,\) = \(1,\), got \(1, 1\)"),
+        ("tau", np.array([1j]), TypeError, "tau must be a real numeric array, got dtype complex128"),
+        ("tau", [1.0, 2.0], ValueError, r"tau must have shape \(nv,\) = \(1,\)"),
+        ("tau", [np.inf], ValueError, "tau contains NaN or inf"),
+        ("tau", "abc", TypeError, "tau must be a real numeric array, got dtype <U3"),
+        ("f_ext", np.zeros((2, 5)), ValueError, r"f_ext must have shape \(n_bodies, 6\) = \(2, 6\)"),
+        ("t_end", 1 + 0j, TypeError, "t_end must be a real number"),
+        ("dt", np.nan, ValueError, "dt must be finite"),
+        ("rtol", "1e-6", TypeError, "rtol must be a real number"),
+    ],
+)
 def test_arguments_are_checked_before_the_run_and_named(arg, value, error, match):
     m = oscillator()
     kwargs = dict(q0=[1.0], v0=[0.0], t_end=1.0, method="rk4", dt=0.1)
     kwargs[arg] = value
     with warnings.catch_warnings():
-        warnings.simplefilter("error")   # no ComplexWarning: complex input is refused, never truncated
+        warnings.simplefilter("error")  # no ComplexWarning: complex input is refused, never truncated
         with pytest.raises(error, match=match):
             td.simulate(m, "aba", kwargs.pop("q0"), kwargs.pop("v0"), kwargs.pop("t_end"), **kwargs)
 
@@ -186,7 +195,7 @@ def test_exceptions_of_the_users_tau_propagate_unchanged(method):
     with pytest.raises(ControllerBug, match="the controller failed"):
         td.simulate(m, "aba", [1.0], [0.0], 1.0, method=method, dt=0.01, tau=tau)
 
-    def value_error(t, q, v):   # a ValueError too: it is the user's, not a failure of the dynamics
+    def value_error(t, q, v):  # a ValueError too: it is the user's, not a failure of the dynamics
         raise ValueError("bad gain")
 
     with pytest.raises(ValueError, match="^bad gain$"):
@@ -222,8 +231,10 @@ def test_an_overflow_stops_with_a_warning_naming_the_time(method):
     # q itself at t = 5.99: the run must stop between, saying so, and never return inf/NaN states
     m = oscillator()
     with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)   # numpy's overflow warnings are not the report
-        with pytest.raises(td.SimulationError, match=r"stopped before t_end = 10: the step from t = [345](\.\d+)? overflowed"):
+        warnings.simplefilter("error", RuntimeWarning)  # numpy's overflow warnings are not the report
+        with pytest.raises(
+            td.SimulationError, match=r"stopped before t_end = 10: the step from t = [345](\.\d+)? overflowed"
+        ):
             td.simulate(m, "aba", [0.0], [0.0], 10.0, method=method, dt=0.1, tau=[1e307], on_failure="raise")
     with pytest.warns(td.SimulationWarning, match="overflowed"):
         r = td.simulate(m, "aba", [0.0], [0.0], 10.0, method=method, dt=0.1, tau=[1e307])

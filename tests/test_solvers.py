@@ -1,16 +1,17 @@
 """The Solver interface and registry (python/treedyn/solvers), the C++ engines' input checks,
 batching and threads."""
+
 import multiprocessing
 import os
 import subprocess
 import sys
 import time
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import EntryPoint
 
 import numpy as np
 import pytest
+from conftest import random_state, rel_err
 
 import treedyn as td
 from treedyn.scenes import chain, random_tree
@@ -18,8 +19,6 @@ from treedyn.solvers import registry
 from treedyn.solvers.builtin import ABASolver, CRBACholeskySolver
 from treedyn.solvers.redmax import RedMaxPCGSolver
 from treedyn.testing import check_solver
-
-from conftest import random_state, rel_err
 
 
 @pytest.mark.parametrize("cls", [ABASolver, CRBACholeskySolver])
@@ -71,9 +70,11 @@ def _fake_entry_points(monkeypatch, eps):
 
 
 def test_broken_plugin_warns_and_is_skipped(monkeypatch):
-    eps = [EntryPoint("aba", "treedyn.solvers.builtin:ABASolver", registry.GROUP),
-           EntryPoint("broken", "treedyn_no_such_module:Solver", registry.GROUP),
-           EntryPoint("notasolver", "numpy:ndarray", registry.GROUP)]
+    eps = [
+        EntryPoint("aba", "treedyn.solvers.builtin:ABASolver", registry.GROUP),
+        EntryPoint("broken", "treedyn_no_such_module:Solver", registry.GROUP),
+        EntryPoint("notasolver", "numpy:ndarray", registry.GROUP),
+    ]
     _fake_entry_points(monkeypatch, eps)
     try:
         with pytest.warns(RuntimeWarning) as rec:
@@ -88,8 +89,10 @@ def test_broken_plugin_warns_and_is_skipped(monkeypatch):
 
 
 def test_duplicate_plugin_names_warn_and_the_first_wins(monkeypatch):
-    eps = [EntryPoint("aba", "test_solvers:_Refuses", registry.GROUP),   # a third party, listed first
-           EntryPoint("aba", "treedyn.solvers.builtin:ABASolver", registry.GROUP)]
+    eps = [
+        EntryPoint("aba", "test_solvers:_Refuses", registry.GROUP),  # a third party, listed first
+        EntryPoint("aba", "treedyn.solvers.builtin:ABASolver", registry.GROUP),
+    ]
     _fake_entry_points(monkeypatch, eps)
     try:
         with pytest.warns(RuntimeWarning, match="two solver plugins are named 'aba'"):
@@ -272,9 +275,9 @@ def test_huge_coordinates_are_reported_as_an_overflow_not_a_singular_inertia(nam
         out = s.forward_dynamics(q, z, np.ones(2))
     except ValueError as e:
         assert not isinstance(e, td.SingularInertiaError), str(e)
-        if "q[1] = 1e+300" not in str(e):   # the pivots' check names the coordinate; a result check cannot
+        if "q[1] = 1e+300" not in str(e):  # the pivots' check names the coordinate; a result check cannot
             assert "forward dynamics overflowed to inf/NaN" in str(e)
-    else:   # a solver may also get it right: q̈₁ = τ₁ / (I + m r²) underflows to 0, q̈₂ = τ₂ / m = 1 exactly
+    else:  # a solver may also get it right: q̈₁ = τ₁ / (I + m r²) underflows to 0, q̈₂ = τ₂ / m = 1 exactly
         assert out.tolist() == [0.0, 1.0], out
     # and a model that is singular is still called so
     bad = td.Model()
@@ -288,7 +291,7 @@ def test_float32_overflow_in_a_batch_names_the_item():
     m.add_body("arm", None, td.Revolute((0, 0, 1)))
     m.add_body("slider", "arm", td.Prismatic((1, 0, 0)), placement=td.Transform(translation=(0.1, 0, 0)))
     s = td.make_solver("aba", m, dtype=np.float32)
-    q = np.array([[0.1, 0.2], [0.1, 1e30]])     # m r² = 1e60 overflows float32 (3.4e38)
+    q = np.array([[0.1, 0.2], [0.1, 1e30]])  # m r² = 1e60 overflows float32 (3.4e38)
     with pytest.raises(ValueError, match=r"batch item 1\), whose largest coordinate is q\[1\] = 1e\+30"):
         s.forward_dynamics(q, np.zeros((2, 2)), np.zeros((2, 2)))
     # in float64 1e30 is no overflow: M₁₁ = 1e60
@@ -297,8 +300,17 @@ def test_float32_overflow_in_a_batch_names_the_item():
 
 
 # ------------------------------------------------------------------ empty batches and batches of one
-ALL_BUILTINS = ["aba", "aba-modified", "crba-cholesky", "drumwright", "crba-ltl", "cfa-oee", "jsiia", "redmax-direct",
-                "redmax-pcg"]
+ALL_BUILTINS = [
+    "aba",
+    "aba-modified",
+    "crba-cholesky",
+    "drumwright",
+    "crba-ltl",
+    "cfa-oee",
+    "jsiia",
+    "redmax-direct",
+    "redmax-pcg",
+]
 ENGINES = ALL_BUILTINS[:7]
 
 
@@ -352,11 +364,16 @@ def test_empty_batch_gives_an_empty_result_and_a_batch_of_one_a_row(name):
     assert isinstance(empty, np.ndarray) and empty.shape == (0, model.nv) and empty.dtype == np.float64
     if name in ENGINES:
         f0 = np.zeros((0, model.n_bodies, 6))
-        assert s.forward_dynamics(np.zeros((0, model.nq)), np.zeros((0, model.nv)), np.zeros((0, model.nv)),
-                                  f0).shape == (0, model.nv)
+        assert s.forward_dynamics(
+            np.zeros((0, model.nq)), np.zeros((0, model.nv)), np.zeros((0, model.nv)), f0
+        ).shape == (0, model.nv)
         with pytest.raises(ValueError, match=r"f_ext must have shape \(B, n_bodies, 6\) with B = 0"):
-            s.forward_dynamics(np.zeros((0, model.nq)), np.zeros((0, model.nv)), np.zeros((0, model.nv)),
-                               np.zeros((1, model.n_bodies, 6)))
+            s.forward_dynamics(
+                np.zeros((0, model.nq)),
+                np.zeros((0, model.nv)),
+                np.zeros((0, model.nv)),
+                np.zeros((1, model.n_bodies, 6)),
+            )
     with pytest.raises(ValueError, match="same size"):
         s.forward_dynamics(np.zeros((0, model.nq)), np.zeros((1, model.nv)), np.zeros((1, model.nv)))
     with pytest.raises(ValueError, match="same size"):
@@ -381,8 +398,15 @@ def _threaded_model(name):
         for i in range(1, 41):
             model.set_body_damping(i, 0.2)
         for a, b in ((3, 17), (10, 40), (0, 25)):
-            model.add_spring(a, rng.standard_normal(3) * 0.05, b, rng.standard_normal(3) * 0.05, stiffness=50.0,
-                             damping=1.0, rest_length=0.2)
+            model.add_spring(
+                a,
+                rng.standard_normal(3) * 0.05,
+                b,
+                rng.standard_normal(3) * 0.05,
+                stiffness=50.0,
+                damping=1.0,
+                rest_length=0.2,
+            )
     return model
 
 
@@ -428,15 +452,17 @@ def test_a_solver_shared_by_eight_threads_gives_the_serial_results(name):
 
 def test_redmax_direct_shared_by_threads_does_not_crash():
     # issue 12's reproducer, in a child process so that a crash fails this test, not the run
-    code = ("import numpy as np, treedyn as td\n"
-            "from concurrent.futures import ThreadPoolExecutor\n"
-            "m = td.scenes.chain(40)\n"
-            "s = td.make_solver('redmax-direct', m)\n"
-            "q = td.random_configuration(m, np.random.default_rng(0))\n"
-            "ref = s.inverse_inertia(q, np.eye(40))\n"
-            "with ThreadPoolExecutor(8) as p:\n"
-            "    out = list(p.map(lambda _: s.inverse_inertia(q, np.eye(40)), range(400)))\n"
-            "assert all(np.array_equal(x, ref) for x in out)\n")
+    code = (
+        "import numpy as np, treedyn as td\n"
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "m = td.scenes.chain(40)\n"
+        "s = td.make_solver('redmax-direct', m)\n"
+        "q = td.random_configuration(m, np.random.default_rng(0))\n"
+        "ref = s.inverse_inertia(q, np.eye(40))\n"
+        "with ThreadPoolExecutor(8) as p:\n"
+        "    out = list(p.map(lambda _: s.inverse_inertia(q, np.eye(40)), range(400)))\n"
+        "assert all(np.array_equal(x, ref) for x in out)\n"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"exit code {r.returncode}\n{r.stderr}"
 
@@ -510,11 +536,14 @@ def test_redmax_with_loop_closures_shared_by_threads(name):
     # has dependent rows), with a factor 10 for the few solves a step chains. redmax-direct has no
     # warm start: bit-identical.
     from test_redmax import four_bar
+
     model = four_bar("ball")
     s = td.make_solver(name, model)
     rng = np.random.default_rng(4)
-    starts = [td.State(td.neutral(model) + 0.01 * rng.standard_normal(model.nq), rng.standard_normal(model.nv))
-              for _ in range(THREADS)]
+    starts = [
+        td.State(td.neutral(model) + 0.01 * rng.standard_normal(model.nq), rng.standard_normal(model.nv))
+        for _ in range(THREADS)
+    ]
 
     def steps(state):
         state = state.copy()

@@ -1,11 +1,11 @@
 """The compact spatial algebra (cpp/include/treedyn/spatial): values against 6x6 matrices, and
 operation counts against featherstone-part3's table, measured with the counting scalar."""
+
 import numpy as np
 import pytest
+from conftest import assert_within_rounding
 
 from treedyn import _core
-
-from conftest import assert_within_rounding
 
 # featherstone-part3, "6x6 Matrices Versus Compact Classes": (multiplications, additions)
 FEATHERSTONE_TABLE = {"Xv": (24, 18), "X*f": (24, 18), "X1X2": (33, 24), "Iv": (24, 18), "X^TIX": (52, 56)}
@@ -75,12 +75,17 @@ def test_spatial_operations_match_6x6_algebra(seed):
     # rounding of |X||v| etc. (Higham §3.5); LAPACK's X⁻¹ adds cond(X)·δ (Thm 7.2; cond ~ (1 + |r|)²)
     A1, Ai = np.abs(X1), np.abs(np.linalg.inv(X1)) * np.linalg.cond(X1, np.inf)
     crm = np.block([[_skew(v[:3]), np.zeros((3, 3))], [_skew(v[3:]), _skew(v[:3])]])
-    for key, ref, scale in [("Xv", X1 @ v, A1 @ np.abs(v)), ("X^-1v", np.linalg.solve(X1, v), Ai @ np.abs(v)),
-                            ("X*f", np.linalg.inv(X1).T @ f, Ai.T @ np.abs(f)), ("X^Tf", X1.T @ f, A1.T @ np.abs(f)),
-                            ("X1X2", X1 @ X2, A1 @ np.abs(X2)), ("Iv", I6 @ v, np.abs(I6) @ np.abs(v)),
-                            ("X^TIX", X1.T @ I6 @ X1, A1.T @ np.abs(I6) @ A1),
-                            ("X*IX^-1", np.linalg.inv(X1).T @ I6 @ np.linalg.inv(X1), Ai.T @ np.abs(I6) @ Ai),
-                            ("X^TIAX", X1.T @ IA @ X1, A1.T @ np.abs(IA) @ A1),
-                            ("v x m", crm @ f, np.abs(crm) @ np.abs(f)),          # f used as a motion here
-                            ("v x* f", -crm.T @ f, np.abs(crm.T) @ np.abs(f))]:
+    for key, ref, scale in [
+        ("Xv", X1 @ v, A1 @ np.abs(v)),
+        ("X^-1v", np.linalg.solve(X1, v), Ai @ np.abs(v)),
+        ("X*f", np.linalg.inv(X1).T @ f, Ai.T @ np.abs(f)),
+        ("X^Tf", X1.T @ f, A1.T @ np.abs(f)),
+        ("X1X2", X1 @ X2, A1 @ np.abs(X2)),
+        ("Iv", I6 @ v, np.abs(I6) @ np.abs(v)),
+        ("X^TIX", X1.T @ I6 @ X1, A1.T @ np.abs(I6) @ A1),
+        ("X*IX^-1", np.linalg.inv(X1).T @ I6 @ np.linalg.inv(X1), Ai.T @ np.abs(I6) @ Ai),
+        ("X^TIAX", X1.T @ IA @ X1, A1.T @ np.abs(IA) @ A1),
+        ("v x m", crm @ f, np.abs(crm) @ np.abs(f)),  # f used as a motion here
+        ("v x* f", -crm.T @ f, np.abs(crm.T) @ np.abs(f)),
+    ]:
         assert_within_rounding(out[key], ref, scale, 6, what=key)

@@ -32,13 +32,14 @@ template <class S> py::array_t<S, py::array::c_style> as_real(py::handle obj, co
     a = py::array::ensure(obj);
   } catch (...) {
   }
-  if (!a) throw py::type_error(std::string(name) + " must be a numeric array, got " +
-                               std::string(py::str(py::type::of(obj).attr("__name__"))));
+  if (!a)
+    throw py::type_error(std::string(name) + " must be a numeric array, got " +
+                         std::string(py::str(py::type::of(obj).attr("__name__"))));
   const char kind = a.dtype().kind();
   if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b')
     throw py::type_error(std::string(name) + " must be a real numeric array, got dtype " +
                          std::string(py::str(a.dtype())));
-  return py::array_t<S, py::array::c_style | py::array::forcecast>::ensure(a);
+  return py::array_t < S, py::array::c_style | py::array::forcecast > ::ensure(a);
 }
 
 template <class S> void check_finite(const py::array_t<S, py::array::c_style>& a, const char* name) {
@@ -93,11 +94,13 @@ inline void warn_if_inaccurate(double omega, double limit, const char* what, con
   if (!(omega > limit)) return;
   char num[64];
   std::snprintf(num, sizeof num, "%.2g > %.2g", omega, limit);
-  py::warnings::warn((std::string(what) + ": iterative refinement did not converge (error indicator " + num +
-                      " in " + dtype + "); the result may be inaccurate. The system is too ill-conditioned for this "
-                      "precision (e.g. link masses or inertias many orders of magnitude apart): use float64, or a "
-                      "solver without the constraint-force system such as 'aba'").c_str(),
-                     py::module_::import("treedyn._core").attr("AccuracyWarning"), 2);
+  py::warnings::warn(
+      (std::string(what) + ": iterative refinement did not converge (error indicator " + num + " in " + dtype +
+       "); the result may be inaccurate. The system is too ill-conditioned for this "
+       "precision (e.g. link masses or inertias many orders of magnitude apart): use float64, or a "
+       "solver without the constraint-force system such as 'aba'")
+          .c_str(),
+      py::module_::import("treedyn._core").attr("AccuracyWarning"), 2);
 }
 
 // a vector of length n, or a batch (B, n) when batch_ok; sets B (-1 for a single vector: a batch
@@ -110,8 +113,7 @@ py::array_t<S, py::array::c_style> vector_arg(py::handle obj, const char* name, 
   const bool batch = batch_ok && a.ndim() == 2 && a.shape(1) == n;
   if (!single && !batch)
     throw py::value_error(std::string(name) + " must have shape (" + nname + ",) = (" + std::to_string(n) + ",)" +
-                          (batch_ok ? " or (B, " + std::to_string(n) + ")" : std::string()) + ", got " +
-                          shape_str(a));
+                          (batch_ok ? " or (B, " + std::to_string(n) + ")" : std::string()) + ", got " + shape_str(a));
   check_finite<S>(a, name);
   B = single ? -1 : a.shape(0);
   return a;
@@ -122,14 +124,17 @@ template <class S> void check_quaternions(const Model<S>& model, const S* q, py:
   for (py::ssize_t b = 0; b < count; ++b)
     for (int i = 1; i <= model.N; ++i) {
       int off;
-      if (model.kind[i] == JointKind::Spherical) off = 0;
-      else if (model.kind[i] == JointKind::Free) off = 3;
-      else continue;
+      if (model.kind[i] == JointKind::Spherical)
+        off = 0;
+      else if (model.kind[i] == JointKind::Free)
+        off = 3;
+      else
+        continue;
       const S* x = q + b * model.nq + model.q_index[i] + off;
       const double n2 = double(x[0]) * x[0] + double(x[1]) * x[1] + double(x[2]) * x[2] + double(x[3]) * x[3];
       if (std::abs(std::sqrt(n2) - 1.0) > 1e-3)
-        throw py::value_error(std::string(name) + ": the quaternion of joint '" + model.name[i] +
-                              "' (q[" + std::to_string(model.q_index[i] + off) + ":" +
+        throw py::value_error(std::string(name) + ": the quaternion of joint '" + model.name[i] + "' (q[" +
+                              std::to_string(model.q_index[i] + off) + ":" +
                               std::to_string(model.q_index[i] + off + 4) + "]) has norm " +
                               std::to_string(std::sqrt(n2)) + ", not 1");
     }

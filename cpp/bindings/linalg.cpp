@@ -1,6 +1,6 @@
 // Structured linear solvers of yang-wu-pan (linalg/oee.hpp: block tri-diagonal by odd-even
-// elimination; linalg/scan.hpp: block bi-diagonal by parallel scan), numpy in, numpy out, for float64 and float32. Inputs are checked (dtype, shape,
-// finiteness), never written to; the kernels run with the GIL released.
+// elimination; linalg/scan.hpp: block bi-diagonal by parallel scan), numpy in, numpy out, for float64 and float32.
+// Inputs are checked (dtype, shape, finiteness), never written to; the kernels run with the GIL released.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -15,8 +15,8 @@ using namespace treedyn::py_arrays;
 namespace {
 
 // R of shape (n, k) (m = 1) or (n, k, m)
-template <class S> py::array_t<S, py::array::c_style> rhs_arg(py::handle R, const char* name, py::ssize_t n, py::ssize_t k,
-                                                              const char* expected, int& m) {
+template <class S> py::array_t<S, py::array::c_style> rhs_arg(py::handle R, const char* name, py::ssize_t n,
+                                                              py::ssize_t k, const char* expected, int& m) {
   auto Ra = as_real<S>(R, name);
   const bool ok = (Ra.ndim() == 2 || Ra.ndim() == 3) && Ra.shape(0) == n && Ra.shape(1) == k;
   if (!ok)
@@ -46,13 +46,20 @@ template <class S, int K> S oee_fixed(int n, int k, int m, const S* D, const S* 
 // returns ω, the componentwise backward error after iterative refinement
 template <class S> S oee_dispatch(int n, int k, int m, const S* D, const S* U, const S* R, S* X) {
   switch (k) {
-    case 1: return oee_fixed<S, 1>(n, k, m, D, U, R, X);
-    case 2: return oee_fixed<S, 2>(n, k, m, D, U, R, X);
-    case 3: return oee_fixed<S, 3>(n, k, m, D, U, R, X);
-    case 4: return oee_fixed<S, 4>(n, k, m, D, U, R, X);
-    case 5: return oee_fixed<S, 5>(n, k, m, D, U, R, X);
-    case 6: return oee_fixed<S, 6>(n, k, m, D, U, R, X);
-    default: return oee_fixed<S, Eigen::Dynamic>(n, k, m, D, U, R, X);
+    case 1:
+      return oee_fixed<S, 1>(n, k, m, D, U, R, X);
+    case 2:
+      return oee_fixed<S, 2>(n, k, m, D, U, R, X);
+    case 3:
+      return oee_fixed<S, 3>(n, k, m, D, U, R, X);
+    case 4:
+      return oee_fixed<S, 4>(n, k, m, D, U, R, X);
+    case 5:
+      return oee_fixed<S, 5>(n, k, m, D, U, R, X);
+    case 6:
+      return oee_fixed<S, 6>(n, k, m, D, U, R, X);
+    default:
+      return oee_fixed<S, Eigen::Dynamic>(n, k, m, D, U, R, X);
   }
 }
 
@@ -99,13 +106,26 @@ template <class S> py::array_t<S> solve_block_bidiagonal(py::handle A, py::handl
     py::gil_scoped_release release;
     ScanWorkspace<S> w(int(n), int(k), m);
     switch (k) {  // fixed-size blocks for k <= 6, dynamic ones beyond
-      case 1: scan_solve<S, 1>(w, int(n), int(k), m, Aa.data(), ba.data(), xp); break;
-      case 2: scan_solve<S, 2>(w, int(n), int(k), m, Aa.data(), ba.data(), xp); break;
-      case 3: scan_solve<S, 3>(w, int(n), int(k), m, Aa.data(), ba.data(), xp); break;
-      case 4: scan_solve<S, 4>(w, int(n), int(k), m, Aa.data(), ba.data(), xp); break;
-      case 5: scan_solve<S, 5>(w, int(n), int(k), m, Aa.data(), ba.data(), xp); break;
-      case 6: scan_solve<S, 6>(w, int(n), int(k), m, Aa.data(), ba.data(), xp); break;
-      default: scan_solve<S>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
+      case 1:
+        scan_solve<S, 1>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
+        break;
+      case 2:
+        scan_solve<S, 2>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
+        break;
+      case 3:
+        scan_solve<S, 3>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
+        break;
+      case 4:
+        scan_solve<S, 4>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
+        break;
+      case 5:
+        scan_solve<S, 5>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
+        break;
+      case 6:
+        scan_solve<S, 6>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
+        break;
+      default:
+        scan_solve<S>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
     }
   }
   check_result<S>(x, "solve_block_bidiagonal");

@@ -12,39 +12,50 @@ using namespace treedyn;
 
 void bind_model(py::module_& m) {
   // the layouts, from model/model.hpp: the Python joint and loop-closure classes read them
-  m.def("joint_layouts", [] {
-    py::dict out;
-    for (int k = 0; k < n_joint_kinds; ++k) {
-      const JointLayout& l = joint_layout(static_cast<JointKind>(k));
-      out[l.name] = py::dict(py::arg("kind") = k, py::arg("nq") = l.nq, py::arg("nv") = l.nv,
-                             py::arg("quaternion") = l.quaternion);
-    }
-    return out;
-  }, "{joint kind name: {kind, nq, nv, quaternion (where a unit quaternion starts in the joint's q; -1: none)}}");
-  m.def("loop_layouts", [] {
-    py::dict out;
-    for (int k = 0; k < n_loop_kinds; ++k)
-      out[loop_kind_name(static_cast<LoopKind>(k))] = py::dict(py::arg("kind") = k, py::arg("rows") = loop_rows(static_cast<LoopKind>(k)));
-    return out;
-  }, "{loop-closure kind name: {kind, rows (constraint rows it adds)}}");
-  m.def("neutral", [](const Model<double>& model) {
-    py::array_t<double> q(model.nq);
-    neutral_configuration(model, q.mutable_data());
-    return q;
-  }, "the neutral configuration: every joint at zero, every quaternion the identity (x, y, z, w) = (0, 0, 0, 1)");
+  m.def(
+      "joint_layouts",
+      [] {
+        py::dict out;
+        for (int k = 0; k < n_joint_kinds; ++k) {
+          const JointLayout& l = joint_layout(static_cast<JointKind>(k));
+          out[l.name] = py::dict(py::arg("kind") = k, py::arg("nq") = l.nq, py::arg("nv") = l.nv,
+                                 py::arg("quaternion") = l.quaternion);
+        }
+        return out;
+      },
+      "{joint kind name: {kind, nq, nv, quaternion (where a unit quaternion starts in the joint's q; -1: none)}}");
+  m.def(
+      "loop_layouts",
+      [] {
+        py::dict out;
+        for (int k = 0; k < n_loop_kinds; ++k)
+          out[loop_kind_name(static_cast<LoopKind>(k))] =
+              py::dict(py::arg("kind") = k, py::arg("rows") = loop_rows(static_cast<LoopKind>(k)));
+        return out;
+      },
+      "{loop-closure kind name: {kind, rows (constraint rows it adds)}}");
+  m.def(
+      "neutral",
+      [](const Model<double>& model) {
+        py::array_t<double> q(model.nq);
+        neutral_configuration(model, q.mutable_data());
+        return q;
+      },
+      "the neutral configuration: every joint at zero, every quaternion the identity (x, y, z, w) = (0, 0, 0, 1)");
 
   py::class_<Model<double>>(m, "Model", "Structure-of-arrays model (bodies 1..N, 0 = world); built by treedyn.Model")
       .def(py::init<>())
-      .def("add_body",
-           [](Model<double>& self, const std::string& name, int parent, int kind, const Eigen::Matrix3d& E,
-              const Eigen::Vector3d& r, const Eigen::Vector3d& axis, const Eigen::Vector3d& axis2, double mass,
-              const Eigen::Vector3d& com, const Eigen::Matrix3d& Ic) {
-             if (kind < 0 || kind > 5) throw py::value_error("unknown joint kind " + std::to_string(kind));
-             return self.add_body(name, parent, static_cast<JointKind>(kind), Transform<double>{E, r}, axis, axis2,
-                                  RigidInertia<double>::from_mci(mass, com, Ic));
-           },
-           py::arg("name"), py::arg("parent"), py::arg("kind"), py::arg("E"), py::arg("r"), py::arg("axis"),
-           py::arg("axis2"), py::arg("mass"), py::arg("com"), py::arg("inertia"))
+      .def(
+          "add_body",
+          [](Model<double>& self, const std::string& name, int parent, int kind, const Eigen::Matrix3d& E,
+             const Eigen::Vector3d& r, const Eigen::Vector3d& axis, const Eigen::Vector3d& axis2, double mass,
+             const Eigen::Vector3d& com, const Eigen::Matrix3d& Ic) {
+            if (kind < 0 || kind > 5) throw py::value_error("unknown joint kind " + std::to_string(kind));
+            return self.add_body(name, parent, static_cast<JointKind>(kind), Transform<double>{E, r}, axis, axis2,
+                                 RigidInertia<double>::from_mci(mass, com, Ic));
+          },
+          py::arg("name"), py::arg("parent"), py::arg("kind"), py::arg("E"), py::arg("r"), py::arg("axis"),
+          py::arg("axis2"), py::arg("mass"), py::arg("com"), py::arg("inertia"))
       .def_readonly("N", &Model<double>::N)
       .def_readonly("nq", &Model<double>::nq)
       .def_readonly("nv", &Model<double>::nv)
@@ -58,14 +69,20 @@ void bind_model(py::module_& m) {
       .def_readonly("nq_i", &Model<double>::nq_i)
       .def_readonly("nv_i", &Model<double>::nv_i)
       .def_readonly("name", &Model<double>::name)
-      .def_property_readonly("kind", [](const Model<double>& s) {
-        std::vector<int> k;
-        for (auto x : s.kind) k.push_back(static_cast<int>(x));
-        return k;
-      })
-      .def("spatial_inertia", [](const Model<double>& s, int i) { return Eigen::Matrix<double, 6, 6>(s.I.at(i).matrix()); },
-           "6x6 spatial inertia of body i about its frame origin ([ω; v] order)")
-      .def("placement", [](const Model<double>& s, int i) {
-        return py::make_tuple(Eigen::Matrix3d(s.X_tree.at(i).E), Eigen::Vector3d(s.X_tree.at(i).r));
-      }, "(E, r) of the joint placement of body i");
+      .def_property_readonly("kind",
+                             [](const Model<double>& s) {
+                               std::vector<int> k;
+                               for (auto x : s.kind) k.push_back(static_cast<int>(x));
+                               return k;
+                             })
+      .def(
+          "spatial_inertia",
+          [](const Model<double>& s, int i) { return Eigen::Matrix<double, 6, 6>(s.I.at(i).matrix()); },
+          "6x6 spatial inertia of body i about its frame origin ([ω; v] order)")
+      .def(
+          "placement",
+          [](const Model<double>& s, int i) {
+            return py::make_tuple(Eigen::Matrix3d(s.X_tree.at(i).E), Eigen::Vector3d(s.X_tree.at(i).r));
+          },
+          "(E, r) of the joint placement of body i");
 }

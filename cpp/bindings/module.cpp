@@ -12,7 +12,7 @@ namespace py = pybind11;
 namespace treedyn {
 std::map<std::string, std::pair<long, long>> spatial_op_counts();
 const char* minv_isa();
-}
+}  // namespace treedyn
 void bind_model(py::module_& m);
 void bind_algorithms(py::module_& m);
 void bind_solvers(py::module_& m);
@@ -57,10 +57,13 @@ PYBIND11_MODULE(_core, m) {
   py::warnings::new_warning_type(m, "AccuracyWarning", PyExc_RuntimeWarning);
   m.def("build_info", &build_info, "What this build has: OpenMP, SIMD, Eigen version, scalar types.");
   m.def("get_num_threads", &treedyn::max_threads, "Threads the kernels use for batches and columns.");
-  m.def("set_num_threads", [](int n) {
+  m.def(
+      "set_num_threads",
+      [](int n) {
         if (n < 1) throw py::value_error("the number of threads must be >= 1, got " + std::to_string(n));
         treedyn::set_threads(n);
-      }, py::arg("n"), "Set the number of threads (ignored by a build without OpenMP).");
+      },
+      py::arg("n"), "Set the number of threads (ignored by a build without OpenMP).");
   m.def("_spatial_op_counts", &treedyn::spatial_op_counts,
         "{operation: (multiplications, additions)} of the compact spatial arithmetic.");
   bind_model(m);

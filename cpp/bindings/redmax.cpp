@@ -31,7 +31,8 @@ py::array_t<double, py::array::c_style> v_arg(const Sys& sys, py::handle v, cons
   return vector_arg<double>(v, name, sys.tree.nv, "nv", false, B);
 }
 double h_arg(double h) {
-  if (!(h > 0) || !std::isfinite(h)) throw py::value_error("the time step h must be positive and finite, got " + std::to_string(h));
+  if (!(h > 0) || !std::isfinite(h))
+    throw py::value_error("the time step h must be positive and finite, got " + std::to_string(h));
   return h;
 }
 void body_arg(const Sys& sys, int b, const char* what) {
@@ -65,7 +66,9 @@ py::dict stats_dict(const StepStats<double>& st) {
 // dense maximal matrices (6N x 6N, body i at rows 6(i−1)) of the system at the workspace's poses
 void dense_maximal(const Sys& sys, const redmax::Data<double>& d, double t, MatX& Mm, MatX& Km, MatX& Dm) {
   const int N = sys.tree.N;
-  Mm.setZero(6 * N, 6 * N); Km.setZero(6 * N, 6 * N); Dm.setZero(6 * N, 6 * N);
+  Mm.setZero(6 * N, 6 * N);
+  Km.setZero(6 * N, 6 * N);
+  Dm.setZero(6 * N, 6 * N);
   for (int i = 1; i <= N; ++i) {
     Mm.block<6, 6>(6 * (i - 1), 6 * (i - 1)) = sys.tree.I[i].matrix();
     Dm.block<6, 6>(6 * (i - 1), 6 * (i - 1)) = sys.D_m[i];
@@ -105,220 +108,332 @@ VecX stack(const std::vector<Force<double>>& f, int N) {
 }
 
 template <class Solver, class Cls> void bind_stepper(Cls& cls) {
-  cls
-      .def("step", [](Solver& self, py::handle q, py::handle v, double t, double h) {
-        const Sys& s = self.system();
-        auto qa = q_arg(s, q); auto va = v_arg(s, v, "v"); h_arg(h);
-        py::array_t<double> qo(s.tree.nq), vo(s.tree.nv);
-        StepStats<double> st;
-        {
-          py::gil_scoped_release release;
-          st = self.step(qa.data(), va.data(), t, h, qo.mutable_data(), vo.mutable_data());
-        }
-        check_result<double>(vo, "the RedMax step");
-        check_result<double>(qo, "the RedMax step");
-        return py::make_tuple(qo, vo, stats_dict(st)); }, py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"))
-      .def("inverse_inertia", [](Solver& self, py::handle q, double h, py::handle R) {
-        const Sys& s = self.system();
-        auto qa = q_arg(s, q); h_arg(h);
-        auto Ra = as_real<double>(R, "R");
-        if (!((Ra.ndim() == 1 || Ra.ndim() == 2) && Ra.shape(0) == s.tree.nv))
-          throw py::value_error("R must have shape (nv,) or (nv, m) with nv = " + std::to_string(s.tree.nv) +
-                                ", got " + shape_str(Ra));
-        check_finite<double>(Ra, "R");
-        const int cols = Ra.ndim() == 1 ? 1 : int(Ra.shape(1));
-        MatX Rm = Eigen::Map<const Eigen::Matrix<double, -1, -1, Eigen::RowMajor>>(Ra.data(), s.tree.nv, cols);
-        MatX X;
-        {
-          py::gil_scoped_release release;
-          X = self.inverse_inertia(qa.data(), h, Rm);
-        }
-        py::array_t<double> out = Ra.ndim() == 1 ? py::array_t<double>(py::cast(VecX(X.col(0))))
-                                                 : py::array_t<double>(py::cast(X));
-        check_result<double>(out, "inverse_inertia");
-        return out; }, py::arg("q"), py::arg("h"), py::arg("R"))
-      .def("forward_dynamics", [](Solver& self, py::handle q, py::handle v, py::handle tau, double t) {
-        const Sys& s = self.system();
-        auto qa = q_arg(s, q); auto va = v_arg(s, v, "v"); auto ta = v_arg(s, tau, "tau");
-        VecX x;
-        {
-          py::gil_scoped_release release;
-          x = self.forward_dynamics(qa.data(), va.data(), ta.data(), t);
-        }
-        py::array_t<double> out(py::cast(x));
-        check_result<double>(out, "forward dynamics");
-        return out; }, py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("t") = 0.0);
+  cls.def(
+         "step",
+         [](Solver& self, py::handle q, py::handle v, double t, double h) {
+           const Sys& s = self.system();
+           auto qa = q_arg(s, q);
+           auto va = v_arg(s, v, "v");
+           h_arg(h);
+           py::array_t<double> qo(s.tree.nq), vo(s.tree.nv);
+           StepStats<double> st;
+           {
+             py::gil_scoped_release release;
+             st = self.step(qa.data(), va.data(), t, h, qo.mutable_data(), vo.mutable_data());
+           }
+           check_result<double>(vo, "the RedMax step");
+           check_result<double>(qo, "the RedMax step");
+           return py::make_tuple(qo, vo, stats_dict(st));
+         },
+         py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"))
+      .def(
+          "inverse_inertia",
+          [](Solver& self, py::handle q, double h, py::handle R) {
+            const Sys& s = self.system();
+            auto qa = q_arg(s, q);
+            h_arg(h);
+            auto Ra = as_real<double>(R, "R");
+            if (!((Ra.ndim() == 1 || Ra.ndim() == 2) && Ra.shape(0) == s.tree.nv))
+              throw py::value_error("R must have shape (nv,) or (nv, m) with nv = " + std::to_string(s.tree.nv) +
+                                    ", got " + shape_str(Ra));
+            check_finite<double>(Ra, "R");
+            const int cols = Ra.ndim() == 1 ? 1 : int(Ra.shape(1));
+            MatX Rm = Eigen::Map<const Eigen::Matrix<double, -1, -1, Eigen::RowMajor>>(Ra.data(), s.tree.nv, cols);
+            MatX X;
+            {
+              py::gil_scoped_release release;
+              X = self.inverse_inertia(qa.data(), h, Rm);
+            }
+            py::array_t<double> out =
+                Ra.ndim() == 1 ? py::array_t<double>(py::cast(VecX(X.col(0)))) : py::array_t<double>(py::cast(X));
+            check_result<double>(out, "inverse_inertia");
+            return out;
+          },
+          py::arg("q"), py::arg("h"), py::arg("R"))
+      .def(
+          "forward_dynamics",
+          [](Solver& self, py::handle q, py::handle v, py::handle tau, double t) {
+            const Sys& s = self.system();
+            auto qa = q_arg(s, q);
+            auto va = v_arg(s, v, "v");
+            auto ta = v_arg(s, tau, "tau");
+            VecX x;
+            {
+              py::gil_scoped_release release;
+              x = self.forward_dynamics(qa.data(), va.data(), ta.data(), t);
+            }
+            py::array_t<double> out(py::cast(x));
+            check_result<double>(out, "forward dynamics");
+            return out;
+          },
+          py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("t") = 0.0);
 }
 
 }  // namespace
 
 void bind_redmax(py::module_& m) {
-  py::class_<Sys>(m, "RedMaxSystem", "A tree with springs, forces and loop closures (baxter2019 §2); built by treedyn.Model")
+  py::class_<Sys>(m, "RedMaxSystem",
+                  "A tree with springs, forces and loop closures (baxter2019 §2); built by treedyn.Model")
       .def(py::init<const Model<double>&>())
-      .def_property("k_r", [](const Sys& s) { return s.k_r; }, [](Sys& s, const std::vector<double>& x) {
-        if (int(x.size()) != s.tree.nv) throw py::value_error("k_r must have nv entries");
-        s.k_r = x; })
-      .def_property("d_r", [](const Sys& s) { return s.d_r; }, [](Sys& s, const std::vector<double>& x) {
-        if (int(x.size()) != s.tree.nv) throw py::value_error("d_r must have nv entries");
-        s.d_r = x; })
-      .def_property("q_rest", [](const Sys& s) { return s.q_rest; }, [](Sys& s, const std::vector<double>& x) {
-        if (int(x.size()) != s.tree.nq) throw py::value_error("q_rest must have nq entries");
-        s.q_rest = x; })
+      .def_property(
+          "k_r", [](const Sys& s) { return s.k_r; },
+          [](Sys& s, const std::vector<double>& x) {
+            if (int(x.size()) != s.tree.nv) throw py::value_error("k_r must have nv entries");
+            s.k_r = x;
+          })
+      .def_property(
+          "d_r", [](const Sys& s) { return s.d_r; },
+          [](Sys& s, const std::vector<double>& x) {
+            if (int(x.size()) != s.tree.nv) throw py::value_error("d_r must have nv entries");
+            s.d_r = x;
+          })
+      .def_property(
+          "q_rest", [](const Sys& s) { return s.q_rest; },
+          [](Sys& s, const std::vector<double>& x) {
+            if (int(x.size()) != s.tree.nq) throw py::value_error("q_rest must have nq entries");
+            s.q_rest = x;
+          })
       .def_readwrite("baumgarte", &Sys::baumgarte)
-      .def("set_body_damping", [](Sys& s, int i, const Eigen::Matrix<double, 6, 6>& D) {
-        body_arg(s, i, "body damping"); s.D_m[i] = D; })
-      .def("add_spring", [](Sys& s, int a, const Eigen::Vector3d& xa, int b, const Eigen::Vector3d& xb, double k,
-                            double d, double L) {
-        body_arg(s, a, "spring"); body_arg(s, b, "spring");
-        s.springs.push_back({a, b, xa, xb, k, d, L}); })
-      .def("add_point_force", [](Sys& s, int b, const Eigen::Vector3d& x, const Eigen::Vector3d& f) {
-        body_arg(s, b, "point force"); s.point_forces.push_back({b, x, f}); })
-      .def("add_moving_force", [](Sys& s, const Eigen::Vector3d& f, const std::vector<int>& bodies,
-                                  const std::vector<Eigen::Vector3d>& x0, const std::vector<Eigen::Vector3d>& x1,
-                                  double duration) {
-        for (int b : bodies) body_arg(s, b, "moving force");
-        if (bodies.empty() || x0.size() != bodies.size() || x1.size() != bodies.size())
-          throw py::value_error("moving force: the path needs one (body, start, end) per segment");
-        if (!(duration > 0)) throw py::value_error("moving force: the duration must be positive");
-        s.moving_forces.push_back({f, bodies, x0, x1, duration}); })
-      .def("add_loop", [](Sys& s, int a, const Eigen::Matrix3d& Ra, const Eigen::Vector3d& pa, int b,
-                          const Eigen::Matrix3d& Rb, const Eigen::Vector3d& pb, int kind, const Eigen::Vector3d& axis,
-                          const Eigen::Vector3d& axis2) {
-        body_arg(s, a, "loop closure"); body_arg(s, b, "loop closure");
-        if (kind < 0 || kind > 2) throw py::value_error("loop closure kind must be 0 (ball), 1 (hinge) or 2 (universal)");
-        s.loops.push_back({a, b, Ra, Rb, pa, pb, static_cast<LoopKind>(kind), axis, axis2}); })
+      .def("set_body_damping",
+           [](Sys& s, int i, const Eigen::Matrix<double, 6, 6>& D) {
+             body_arg(s, i, "body damping");
+             s.D_m[i] = D;
+           })
+      .def(
+          "add_spring",
+          [](Sys& s, int a, const Eigen::Vector3d& xa, int b, const Eigen::Vector3d& xb, double k, double d, double L) {
+            body_arg(s, a, "spring");
+            body_arg(s, b, "spring");
+            s.springs.push_back({a, b, xa, xb, k, d, L});
+          })
+      .def("add_point_force",
+           [](Sys& s, int b, const Eigen::Vector3d& x, const Eigen::Vector3d& f) {
+             body_arg(s, b, "point force");
+             s.point_forces.push_back({b, x, f});
+           })
+      .def("add_moving_force",
+           [](Sys& s, const Eigen::Vector3d& f, const std::vector<int>& bodies, const std::vector<Eigen::Vector3d>& x0,
+              const std::vector<Eigen::Vector3d>& x1, double duration) {
+             for (int b : bodies) body_arg(s, b, "moving force");
+             if (bodies.empty() || x0.size() != bodies.size() || x1.size() != bodies.size())
+               throw py::value_error("moving force: the path needs one (body, start, end) per segment");
+             if (!(duration > 0)) throw py::value_error("moving force: the duration must be positive");
+             s.moving_forces.push_back({f, bodies, x0, x1, duration});
+           })
+      .def("add_loop",
+           [](Sys& s, int a, const Eigen::Matrix3d& Ra, const Eigen::Vector3d& pa, int b, const Eigen::Matrix3d& Rb,
+              const Eigen::Vector3d& pb, int kind, const Eigen::Vector3d& axis, const Eigen::Vector3d& axis2) {
+             body_arg(s, a, "loop closure");
+             body_arg(s, b, "loop closure");
+             if (kind < 0 || kind > 2)
+               throw py::value_error("loop closure kind must be 0 (ball), 1 (hinge) or 2 (universal)");
+             s.loops.push_back({a, b, Ra, Rb, pa, pb, static_cast<LoopKind>(kind), axis, axis2});
+           })
       .def_property_readonly("n_loop_rows", &Sys::n_loop_rows)
-      .def("body_poses", [](const Sys& s, py::handle q) {
-        auto qa = q_arg(s, q);
-        const redmax::Data<double> d = kinematics_at(s, qa.data());
-        py::array_t<double> R({s.tree.N + 1, 3, 3}), p({s.tree.N + 1, 3});
-        auto Rm = R.mutable_unchecked<3>(); auto pm = p.mutable_unchecked<2>();
-        for (int i = 0; i <= s.tree.N; ++i)
-          for (int r = 0; r < 3; ++r) {
-            pm(i, r) = d.X0[i].r[r];
-            for (int c = 0; c < 3; ++c) Rm(i, r, c) = d.X0[i].E(c, r);  // R = Eᵀ
-          }
-        check_result<double>(R, "body_poses");
-        check_result<double>(p, "body_poses");
-        return py::make_tuple(R, p); }, py::arg("q"), "world rotation (N+1, 3, 3) and origin (N+1, 3) of every body frame")
-      .def("J_times", [](const Sys& s, py::handle q, py::handle qd, py::handle x) {
-        auto qa = q_arg(s, q); auto qda = v_arg(s, qd, "qd"); auto xa = v_arg(s, x, "x");
-        redmax::Data<double> d = kinematics_at(s, qa.data(), qda.data());
-        Jdot_times(s.tree, d, xa.data(), d.y.data(), d.z.data());
-        VecX Jx(6 * s.tree.N), Jdx(6 * s.tree.N);
-        for (int i = 1; i <= s.tree.N; ++i) { Jx.segment<6>(6 * (i - 1)) = d.y[i].vec(); Jdx.segment<6>(6 * (i - 1)) = d.z[i].vec(); }
-        return py::make_tuple(Jx, Jdx); }, py::arg("q"), py::arg("qd"), py::arg("x"),
-        "(J x, J̇ x) at (q, q̇) by the traversal of Alg. 2, stacked body twists (6N,)")
-      .def("JT_times", [](const Sys& s, py::handle q, py::handle y) {
-        auto qa = q_arg(s, q);
-        auto ya = as_real<double>(y, "y");
-        if (ya.ndim() != 1 || ya.shape(0) != 6 * s.tree.N)
-          throw py::value_error("y must have shape (6N,) = (" + std::to_string(6 * s.tree.N) + ",), got " + shape_str(ya));
-        redmax::Data<double> d = kinematics_at(s, qa.data());
-        std::vector<Force<double>> f(s.tree.N + 1, Force<double>::zero());
-        for (int i = 1; i <= s.tree.N; ++i) f[i] = Force<double>::from(Eigen::Map<const Vec6<double>>(ya.data() + 6 * (i - 1)));
-        VecX x(s.tree.nv);
-        JT_times(s.tree, d, f.data(), x.data(), d.alpha.data());
-        return x; }, py::arg("q"), py::arg("y"), "Jᵀ y by the traversal of Alg. 3")
-      .def("fill_J", [](const Sys& s, py::handle q, py::handle qd) {
-        auto qa = q_arg(s, q); auto qda = v_arg(s, qd, "qd");
-        redmax::Data<double> d = kinematics_at(s, qa.data(), qda.data());
-        MatX J, Jd;
-        fill_J(s.tree, d, J, Jd);
-        return py::make_tuple(J, Jd); }, py::arg("q"), py::arg("qd"), "(J, J̇) filled by Alg. 1, (6N, nv) each")
-      .def("spring_terms", [](const Sys& s, int k, py::handle q) {
-        if (k < 0 || k >= int(s.springs.size())) throw py::index_error("no spring " + std::to_string(k));
-        auto qa = q_arg(s, q);
-        const redmax::Data<double> d = kinematics_at(s, qa.data());
-        const auto st = spring_terms(s.springs[k], d.X0[s.springs[k].a], d.X0[s.springs[k].b]);
-        py::dict out;
-        out["K"] = MatX(st.K); out["D"] = MatX(st.D); out["V"] = st.V; out["length"] = st.l;
-        out["wa"] = VecX(st.wa.vec()); out["wb"] = VecX(st.wb.vec());
-        return out; }, py::arg("k"), py::arg("q"),
-        "spring k at q: wrenches on its bodies, 12x12 stiffness K and damping D, potential V, length")
-      .def("loop_rows", [](const Sys& s, py::handle q) {
-        auto qa = q_arg(s, q);
-        Workspace<double> ws(s);
-        const VecX zero = VecX::Zero(s.tree.nv);
-        kinematics(s.tree, ws.d, qa.data(), zero.data());
-        constraint_rows(s, ws);
-        return py::make_tuple(MatX(ws.Gt.transpose()), loop_errors(ws)); }, py::arg("q"), "(G, C(q)) of the loop closures");
+      .def(
+          "body_poses",
+          [](const Sys& s, py::handle q) {
+            auto qa = q_arg(s, q);
+            const redmax::Data<double> d = kinematics_at(s, qa.data());
+            py::array_t<double> R({s.tree.N + 1, 3, 3}), p({s.tree.N + 1, 3});
+            auto Rm = R.mutable_unchecked<3>();
+            auto pm = p.mutable_unchecked<2>();
+            for (int i = 0; i <= s.tree.N; ++i)
+              for (int r = 0; r < 3; ++r) {
+                pm(i, r) = d.X0[i].r[r];
+                for (int c = 0; c < 3; ++c) Rm(i, r, c) = d.X0[i].E(c, r);  // R = Eᵀ
+              }
+            check_result<double>(R, "body_poses");
+            check_result<double>(p, "body_poses");
+            return py::make_tuple(R, p);
+          },
+          py::arg("q"), "world rotation (N+1, 3, 3) and origin (N+1, 3) of every body frame")
+      .def(
+          "J_times",
+          [](const Sys& s, py::handle q, py::handle qd, py::handle x) {
+            auto qa = q_arg(s, q);
+            auto qda = v_arg(s, qd, "qd");
+            auto xa = v_arg(s, x, "x");
+            redmax::Data<double> d = kinematics_at(s, qa.data(), qda.data());
+            Jdot_times(s.tree, d, xa.data(), d.y.data(), d.z.data());
+            VecX Jx(6 * s.tree.N), Jdx(6 * s.tree.N);
+            for (int i = 1; i <= s.tree.N; ++i) {
+              Jx.segment<6>(6 * (i - 1)) = d.y[i].vec();
+              Jdx.segment<6>(6 * (i - 1)) = d.z[i].vec();
+            }
+            return py::make_tuple(Jx, Jdx);
+          },
+          py::arg("q"), py::arg("qd"), py::arg("x"),
+          "(J x, J̇ x) at (q, q̇) by the traversal of Alg. 2, stacked body twists (6N,)")
+      .def(
+          "JT_times",
+          [](const Sys& s, py::handle q, py::handle y) {
+            auto qa = q_arg(s, q);
+            auto ya = as_real<double>(y, "y");
+            if (ya.ndim() != 1 || ya.shape(0) != 6 * s.tree.N)
+              throw py::value_error("y must have shape (6N,) = (" + std::to_string(6 * s.tree.N) + ",), got " +
+                                    shape_str(ya));
+            redmax::Data<double> d = kinematics_at(s, qa.data());
+            std::vector<Force<double>> f(s.tree.N + 1, Force<double>::zero());
+            for (int i = 1; i <= s.tree.N; ++i)
+              f[i] = Force<double>::from(Eigen::Map<const Vec6<double>>(ya.data() + 6 * (i - 1)));
+            VecX x(s.tree.nv);
+            JT_times(s.tree, d, f.data(), x.data(), d.alpha.data());
+            return x;
+          },
+          py::arg("q"), py::arg("y"), "Jᵀ y by the traversal of Alg. 3")
+      .def(
+          "fill_J",
+          [](const Sys& s, py::handle q, py::handle qd) {
+            auto qa = q_arg(s, q);
+            auto qda = v_arg(s, qd, "qd");
+            redmax::Data<double> d = kinematics_at(s, qa.data(), qda.data());
+            MatX J, Jd;
+            fill_J(s.tree, d, J, Jd);
+            return py::make_tuple(J, Jd);
+          },
+          py::arg("q"), py::arg("qd"), "(J, J̇) filled by Alg. 1, (6N, nv) each")
+      .def(
+          "spring_terms",
+          [](const Sys& s, int k, py::handle q) {
+            if (k < 0 || k >= int(s.springs.size())) throw py::index_error("no spring " + std::to_string(k));
+            auto qa = q_arg(s, q);
+            const redmax::Data<double> d = kinematics_at(s, qa.data());
+            const auto st = spring_terms(s.springs[k], d.X0[s.springs[k].a], d.X0[s.springs[k].b]);
+            py::dict out;
+            out["K"] = MatX(st.K);
+            out["D"] = MatX(st.D);
+            out["V"] = st.V;
+            out["length"] = st.l;
+            out["wa"] = VecX(st.wa.vec());
+            out["wb"] = VecX(st.wb.vec());
+            return out;
+          },
+          py::arg("k"), py::arg("q"),
+          "spring k at q: wrenches on its bodies, 12x12 stiffness K and damping D, potential V, length")
+      .def(
+          "loop_rows",
+          [](const Sys& s, py::handle q) {
+            auto qa = q_arg(s, q);
+            Workspace<double> ws(s);
+            const VecX zero = VecX::Zero(s.tree.nv);
+            kinematics(s.tree, ws.d, qa.data(), zero.data());
+            constraint_rows(s, ws);
+            return py::make_tuple(MatX(ws.Gt.transpose()), loop_errors(ws));
+          },
+          py::arg("q"), "(G, C(q)) of the loop closures");
 
   py::class_<Direct<double>> direct(m, "RedMaxDirect", "redmax-direct: sparse assembly of M̃_r and sparse LDLᵀ");
   bind_stepper<Direct<double>>(direct);
   direct.def(py::init<const Sys&, bool>(), py::arg("system"), py::arg("leaf_to_root") = false)
-      .def("terms", [](Direct<double>& self, py::handle q, py::handle v, double t, double h) {
-        const Sys& s = self.system();
-        auto qa = q_arg(s, q); auto va = v_arg(s, v, "v"); h_arg(h);
-        MatX J, Jd, Mm, Km, Dm, lhs, Gt;
-        VecX fm, fr, rhs, C;
-        {
-          py::gil_scoped_release release;
-          const auto held = self.lock();  // the workspace and the matrix are the solver's
-          Workspace<double>& ws = self.workspace();
-          implicit_terms(s, ws, qa.data(), va.data(), t, h);
-          self.assemble(h);
-          fill_J(s.tree, ws.d, J, Jd);
-          dense_maximal(s, ws.d, t, Mm, Km, Dm);
-          lhs = MatX(self.matrix());
-          if (self.leaf_to_root()) lhs = lhs.reverse().eval();  // back to joint order
-          fm = stack(ws.fm, s.tree.N); fr = ws.fr; rhs = ws.rhs;
-          constraint_rows(s, ws);
-          Gt = ws.Gt;
-          C = loop_errors(ws);
-        }
-        VecX dr = Eigen::Map<const VecX>(s.d_r.data(), s.tree.nv), kr = Eigen::Map<const VecX>(s.k_r.data(), s.tree.nv);
-        py::dict out;
-        out["J"] = J; out["Jdot"] = Jd; out["M_m"] = Mm; out["K_m"] = Km; out["D_m"] = Dm;
-        out["f_m"] = fm; out["f_r"] = fr;
-        out["K_r"] = MatX((-kr).asDiagonal()); out["D_r"] = MatX(dr.asDiagonal());
-        out["rhs"] = rhs;
-        out["lhs"] = lhs;
-        out["G"] = MatX(Gt.transpose()); out["C"] = C;
-        out["baumgarte"] = s.baumgarte < 0 ? 1.0 / h : s.baumgarte;
-        return out; }, py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"),
-        "the terms of eq. (2.13) as dense arrays (for tests and teaching; O(n²) memory)")
-      .def("sparse_system", [](Direct<double>& self, py::handle q, py::handle v, double t, double h) {
-        const Sys& s = self.system();
-        if (self.leaf_to_root()) throw py::value_error("sparse_system needs the solver in joint order (ordering='amd')");
-        auto qa = q_arg(s, q); auto va = v_arg(s, v, "v"); h_arg(h);
-        Eigen::SparseMatrix<double, Eigen::ColMajor, int> M;
-        VecX rhs, C;
-        MatX Gt;
-        {
-          py::gil_scoped_release release;
-          const auto held = self.lock();
-          Workspace<double>& ws = self.workspace();
-          implicit_terms(s, ws, qa.data(), va.data(), t, h);
-          self.assemble(h);
-          constraint_rows(s, ws);
-          M = self.matrix(); rhs = ws.rhs; Gt = ws.Gt; C = loop_errors(ws);
-        }
-        const long nnz = M.nonZeros();
-        py::array_t<double> data(nnz);
-        py::array_t<int> indices(nnz), indptr(M.outerSize() + 1);
-        std::copy(M.valuePtr(), M.valuePtr() + nnz, data.mutable_data());
-        std::copy(M.innerIndexPtr(), M.innerIndexPtr() + nnz, indices.mutable_data());
-        std::copy(M.outerIndexPtr(), M.outerIndexPtr() + M.outerSize() + 1, indptr.mutable_data());
-        py::dict out;
-        out["data"] = data; out["indices"] = indices; out["indptr"] = indptr;
-        out["rhs"] = rhs; out["Gt"] = Gt; out["C"] = C;
-        out["baumgarte"] = s.baumgarte < 0 ? 1.0 / h : s.baumgarte;
-        return out; }, py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"),
-        "M̃_r as CSC arrays (both triangles, joint order) with f̃_r, Gᵀ and C: for an external sparse solver")
-      .def_property_readonly("nonzeros", py::cpp_function(&Direct<double>::nonzeros, py::call_guard<py::gil_scoped_release>()));
+      .def(
+          "terms",
+          [](Direct<double>& self, py::handle q, py::handle v, double t, double h) {
+            const Sys& s = self.system();
+            auto qa = q_arg(s, q);
+            auto va = v_arg(s, v, "v");
+            h_arg(h);
+            MatX J, Jd, Mm, Km, Dm, lhs, Gt;
+            VecX fm, fr, rhs, C;
+            {
+              py::gil_scoped_release release;
+              const auto held = self.lock();  // the workspace and the matrix are the solver's
+              Workspace<double>& ws = self.workspace();
+              implicit_terms(s, ws, qa.data(), va.data(), t, h);
+              self.assemble(h);
+              fill_J(s.tree, ws.d, J, Jd);
+              dense_maximal(s, ws.d, t, Mm, Km, Dm);
+              lhs = MatX(self.matrix());
+              if (self.leaf_to_root()) lhs = lhs.reverse().eval();  // back to joint order
+              fm = stack(ws.fm, s.tree.N);
+              fr = ws.fr;
+              rhs = ws.rhs;
+              constraint_rows(s, ws);
+              Gt = ws.Gt;
+              C = loop_errors(ws);
+            }
+            VecX dr = Eigen::Map<const VecX>(s.d_r.data(), s.tree.nv),
+                 kr = Eigen::Map<const VecX>(s.k_r.data(), s.tree.nv);
+            py::dict out;
+            out["J"] = J;
+            out["Jdot"] = Jd;
+            out["M_m"] = Mm;
+            out["K_m"] = Km;
+            out["D_m"] = Dm;
+            out["f_m"] = fm;
+            out["f_r"] = fr;
+            out["K_r"] = MatX((-kr).asDiagonal());
+            out["D_r"] = MatX(dr.asDiagonal());
+            out["rhs"] = rhs;
+            out["lhs"] = lhs;
+            out["G"] = MatX(Gt.transpose());
+            out["C"] = C;
+            out["baumgarte"] = s.baumgarte < 0 ? 1.0 / h : s.baumgarte;
+            return out;
+          },
+          py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"),
+          "the terms of eq. (2.13) as dense arrays (for tests and teaching; O(n²) memory)")
+      .def(
+          "sparse_system",
+          [](Direct<double>& self, py::handle q, py::handle v, double t, double h) {
+            const Sys& s = self.system();
+            if (self.leaf_to_root())
+              throw py::value_error("sparse_system needs the solver in joint order (ordering='amd')");
+            auto qa = q_arg(s, q);
+            auto va = v_arg(s, v, "v");
+            h_arg(h);
+            Eigen::SparseMatrix<double, Eigen::ColMajor, int> M;
+            VecX rhs, C;
+            MatX Gt;
+            {
+              py::gil_scoped_release release;
+              const auto held = self.lock();
+              Workspace<double>& ws = self.workspace();
+              implicit_terms(s, ws, qa.data(), va.data(), t, h);
+              self.assemble(h);
+              constraint_rows(s, ws);
+              M = self.matrix();
+              rhs = ws.rhs;
+              Gt = ws.Gt;
+              C = loop_errors(ws);
+            }
+            const long nnz = M.nonZeros();
+            py::array_t<double> data(nnz);
+            py::array_t<int> indices(nnz), indptr(M.outerSize() + 1);
+            std::copy(M.valuePtr(), M.valuePtr() + nnz, data.mutable_data());
+            std::copy(M.innerIndexPtr(), M.innerIndexPtr() + nnz, indices.mutable_data());
+            std::copy(M.outerIndexPtr(), M.outerIndexPtr() + M.outerSize() + 1, indptr.mutable_data());
+            py::dict out;
+            out["data"] = data;
+            out["indices"] = indices;
+            out["indptr"] = indptr;
+            out["rhs"] = rhs;
+            out["Gt"] = Gt;
+            out["C"] = C;
+            out["baumgarte"] = s.baumgarte < 0 ? 1.0 / h : s.baumgarte;
+            return out;
+          },
+          py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"),
+          "M̃_r as CSC arrays (both triangles, joint order) with f̃_r, Gᵀ and C: for an external sparse solver")
+      .def_property_readonly("nonzeros",
+                             py::cpp_function(&Direct<double>::nonzeros, py::call_guard<py::gil_scoped_release>()));
 
   py::class_<Pcg<double>> pcg(m, "RedMaxPcg", "redmax-pcg: PCG with the projected block Jacobi preconditioner");
   bind_stepper<Pcg<double>>(pcg);
   pcg.def(py::init([](const Sys& sys, double tol, int max_iter) {
-        if (!(tol > 0 && tol < 1)) throw py::value_error("tol must be in (0, 1), got " + std::to_string(tol));
-        if (max_iter < 1) throw py::value_error("max_iter must be >= 1, got " + std::to_string(max_iter));
-        return new Pcg<double>(sys, tol, max_iter);
-      }), py::arg("system"), py::arg("tol"), py::arg("max_iter"))
-      .def("precondition", [](Pcg<double>& self, py::handle q, double h, const MatX& X) {
-        const Sys& s = self.system();
-        auto qa = q_arg(s, q); h_arg(h);
-        if (X.rows() != s.tree.nv) throw py::value_error("X must have nv rows");
-        return self.precondition(qa.data(), h, X); }, py::arg("q"), py::arg("h"), py::arg("X"),
-        "P⁻¹ X of the projected block Jacobi preconditioner (Alg. 4) at q");
+            if (!(tol > 0 && tol < 1)) throw py::value_error("tol must be in (0, 1), got " + std::to_string(tol));
+            if (max_iter < 1) throw py::value_error("max_iter must be >= 1, got " + std::to_string(max_iter));
+            return new Pcg<double>(sys, tol, max_iter);
+          }),
+          py::arg("system"), py::arg("tol"), py::arg("max_iter"))
+      .def(
+          "precondition",
+          [](Pcg<double>& self, py::handle q, double h, const MatX& X) {
+            const Sys& s = self.system();
+            auto qa = q_arg(s, q);
+            h_arg(h);
+            if (X.rows() != s.tree.nv) throw py::value_error("X must have nv rows");
+            return self.precondition(qa.data(), h, X);
+          },
+          py::arg("q"), py::arg("h"), py::arg("X"), "P⁻¹ X of the projected block Jacobi preconditioner (Alg. 4) at q");
 }

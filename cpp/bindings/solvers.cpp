@@ -33,10 +33,10 @@ template <class S> py::array_t<S> forward_dynamics(Engine<S>& self, py::handle q
     const bool ok = batch ? (fa.ndim() == 3 && fa.shape(0) == B && fa.shape(1) == model.N + 1 && fa.shape(2) == 6)
                           : (fa.ndim() == 2 && fa.shape(0) == model.N + 1 && fa.shape(1) == 6);
     if (!ok)
-      throw py::value_error(std::string("f_ext must have shape ") +
-                            (batch ? "(B, n_bodies, 6) with B = " + std::to_string(B) + " and" : std::string("(n_bodies, 6) with")) +
-                            " n_bodies = " + std::to_string(model.N + 1) + " (row 0, the world, is ignored), got " +
-                            shape_str(fa));
+      throw py::value_error(
+          std::string("f_ext must have shape ") +
+          (batch ? "(B, n_bodies, 6) with B = " + std::to_string(B) + " and" : std::string("(n_bodies, 6) with")) +
+          " n_bodies = " + std::to_string(model.N + 1) + " (row 0, the world, is ignored), got " + shape_str(fa));
     check_finite<S>(fa, "f_ext");
   }
   const S* fp = f_ext.is_none() ? nullptr : fa.data();
@@ -46,8 +46,10 @@ template <class S> py::array_t<S> forward_dynamics(Engine<S>& self, py::handle q
   double omega = 0;
   try {
     py::gil_scoped_release release;
-    if (batch) omega = self.forward_dynamics_batch(int(B), qa.data(), va.data(), ta.data(), fp, o);
-    else omega = self.forward_dynamics(qa.data(), va.data(), ta.data(), fp, o);
+    if (batch)
+      omega = self.forward_dynamics_batch(int(B), qa.data(), va.data(), ta.data(), fp, o);
+    else
+      omega = self.forward_dynamics(qa.data(), va.data(), ta.data(), fp, o);
   } catch (const SingularJoint&) {
     explain_overflow<S>(model, qa.data(), B, "forward dynamics");
     throw;
@@ -80,7 +82,8 @@ template <class S> py::array_t<S> inverse_inertia(Engine<S>& self, py::handle q,
     explain_overflow<S>(model, qa.data(), 1, "inverse_inertia");
     throw;
   }
-  py::array_t<S> out = Ra.ndim() == 1 ? py::array_t<S>(model.nv) : py::array_t<S>({py::ssize_t(model.nv), py::ssize_t(m)});
+  py::array_t<S> out =
+      Ra.ndim() == 1 ? py::array_t<S>(model.nv) : py::array_t<S>({py::ssize_t(model.nv), py::ssize_t(m)});
   Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(out.mutable_data(), model.nv, m) = Y;
   check_result<S>(out, "inverse_inertia");
   warn_if_inaccurate(omega, Engine<S>::accuracy_limit(), "inverse_inertia", dtype_name<S>());

@@ -32,13 +32,34 @@ std::map<std::string, std::pair<long, long>> spatial_op_counts() {
   const Force<C> f{vec(-1, 2, -3), vec(4, -5, 6)};
   const RigidInertia<C> I{C(2.0), vec(0.1, 0.2, 0.3), {C(1.0), C(0.1), C(2.0), C(0.2), C(0.3), C(3.0)}};
   std::map<std::string, std::pair<long, long>> out;
-  out["Xv"] = measure([&] { volatile auto r = X.apply(v).lin[0].x; (void)r; });
-  out["X^-1v"] = measure([&] { volatile auto r = X.inv_apply(v).lin[0].x; (void)r; });
-  out["X*f"] = measure([&] { volatile auto r = X.apply(f).lin[0].x; (void)r; });
-  out["X^Tf"] = measure([&] { volatile auto r = X.inv_apply(f).lin[0].x; (void)r; });
-  out["X1X2"] = measure([&] { volatile auto r = (X * X2).r[0].x; (void)r; });
-  out["Iv"] = measure([&] { volatile auto r = (I * v).lin[0].x; (void)r; });
-  out["X^TIX"] = measure([&] { volatile auto r = X.inv_apply(I).I.xx.x; (void)r; });
+  out["Xv"] = measure([&] {
+    volatile auto r = X.apply(v).lin[0].x;
+    (void)r;
+  });
+  out["X^-1v"] = measure([&] {
+    volatile auto r = X.inv_apply(v).lin[0].x;
+    (void)r;
+  });
+  out["X*f"] = measure([&] {
+    volatile auto r = X.apply(f).lin[0].x;
+    (void)r;
+  });
+  out["X^Tf"] = measure([&] {
+    volatile auto r = X.inv_apply(f).lin[0].x;
+    (void)r;
+  });
+  out["X1X2"] = measure([&] {
+    volatile auto r = (X * X2).r[0].x;
+    (void)r;
+  });
+  out["Iv"] = measure([&] {
+    volatile auto r = (I * v).lin[0].x;
+    (void)r;
+  });
+  out["X^TIX"] = measure([&] {
+    volatile auto r = X.inv_apply(I).I.xx.x;
+    (void)r;
+  });
   return out;
 }
 

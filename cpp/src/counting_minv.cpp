@@ -34,7 +34,8 @@ Model<double> revolute_chain(int n) {
     const Transform<double> placement{E, Vec3<double>(0.1, 0.02, -0.03)};
     const RigidInertia<double> I = RigidInertia<double>::from_mci(
         1.0 + 0.1 * i, Vec3<double>(0.05, 0.01, 0.0), Vec3<double>(0.01, 0.02, 0.015).asDiagonal().toDenseMatrix());
-    model.add_body("link" + std::to_string(i), i - 1, JointKind::Revolute, placement, axes[i % 2], Vec3<double>::Zero(), I);
+    model.add_body("link" + std::to_string(i), i - 1, JointKind::Revolute, placement, axes[i % 2], Vec3<double>::Zero(),
+                   I);
   }
   return model;
 }
@@ -58,8 +59,12 @@ std::map<std::string, Counts> minv_op_counts(int n) {
   std::map<std::string, Counts> out;
 
   MinvData<C> w(model);
-  out["global_frame"] = measure([&] { for (int i = 1; i <= model.N; ++i) minv_global_frame_step(model, w, i, q.data()); });
-  out["articulated"] = measure([&] { for (int i = model.N; i >= 1; --i) minv_articulated_inertia_step(model, w, i); });
+  out["global_frame"] = measure([&] {
+    for (int i = 1; i <= model.N; ++i) minv_global_frame_step(model, w, i, q.data());
+  });
+  out["articulated"] = measure([&] {
+    for (int i = model.N; i >= 1; --i) minv_articulated_inertia_step(model, w, i);
+  });
 
   const int nv = model.nv;
   std::vector<C> R(std::size_t(nv) * nv, C(0.0)), Y(std::size_t(nv) * nv);
@@ -90,7 +95,8 @@ std::map<std::string, Counts> minv_op_counts(int n) {
   out["crba"] = measure([&] { crba(model, data, q.data()); });
   const Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic> M = data.M;
   out["cholesky"] = measure([&] { data.llt.compute(data.M); });
-  Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic> I = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic>::Identity(nv, nv);
+  Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic> I =
+      Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic>::Identity(nv, nv);
   out["cholesky_inverse"] = measure([&] { data.llt.solveInPlace(I); });
   const std::vector<int> lambda = coordinate_parents(model);
   data.M = M;

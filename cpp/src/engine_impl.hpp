@@ -10,9 +10,9 @@
 #include "treedyn/algorithms/aba.hpp"
 #include "treedyn/algorithms/aba_modified.hpp"
 #include "treedyn/algorithms/cfa.hpp"
+#include "treedyn/algorithms/crba_cholesky.hpp"
 #include "treedyn/algorithms/jsiia.hpp"
 #include "treedyn/algorithms/kinematics.hpp"
-#include "treedyn/algorithms/crba_cholesky.hpp"
 #include "treedyn/algorithms/ltl.hpp"
 #include "treedyn/algorithms/minv.hpp"
 #include "treedyn/algorithms/minv_blocked.hpp"
@@ -37,9 +37,7 @@ Engine<S>::Engine(const Model<S>& model, Method method) : model_(model), method_
 }
 template <class S> Engine<S>::~Engine() = default;
 
-template <class S> Data<S>& Engine<S>::workspace(int thread) {
-  return *data_[thread];
-}
+template <class S> Data<S>& Engine<S>::workspace(int thread) { return *data_[thread]; }
 
 template <class S> void Engine<S>::ensure_workspaces(int n) {
   while (static_cast<int>(data_.size()) < n) {
@@ -57,8 +55,10 @@ template <class S> void Engine<S>::factorize(Data<S>& data, const S* q) {
     return;
   }
   crba(model_, data, q);
-  if (method_ == Method::CRBALTL) ltl(data.M.data(), model_.nv, lambda_.data());
-  else ltdl(data.M.data(), model_.nv, lambda_.data());
+  if (method_ == Method::CRBALTL)
+    ltl(data.M.data(), model_.nv, lambda_.data());
+  else
+    ltdl(data.M.data(), model_.nv, lambda_.data());
 }
 
 template <class S> double Engine<S>::accuracy_limit() { return double(oee_backward_error_limit<S>()); }
@@ -67,12 +67,22 @@ template <class S>
 double Engine<S>::run(int t, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
   Data<S>& data = *data_[t];
   switch (method_) {
-    case Method::ABA: aba(model_, data, q, qd, tau, fext, qdd); return 0;
-    case Method::ABAModified: aba_modified(model_, data, q, qd, tau, fext, qdd); return 0;
-    case Method::CRBACholesky: crba_cholesky_forward_dynamics(model_, data, q, qd, tau, fext, qdd); return 0;
-    case Method::CFA: return double(cfa(model_, data, *cfa_[t], q, qd, tau, fext, qdd));
-    case Method::JSIIA: jsiia(model_, data, *jsiia_[t], q, qd, tau, fext, qdd); return 0;
-    default: break;
+    case Method::ABA:
+      aba(model_, data, q, qd, tau, fext, qdd);
+      return 0;
+    case Method::ABAModified:
+      aba_modified(model_, data, q, qd, tau, fext, qdd);
+      return 0;
+    case Method::CRBACholesky:
+      crba_cholesky_forward_dynamics(model_, data, q, qd, tau, fext, qdd);
+      return 0;
+    case Method::CFA:
+      return double(cfa(model_, data, *cfa_[t], q, qd, tau, fext, qdd));
+    case Method::JSIIA:
+      jsiia(model_, data, *jsiia_[t], q, qd, tau, fext, qdd);
+      return 0;
+    default:
+      break;
   }
   // q̈ = M⁻¹(τ − c): the bias c by RNEA, then M⁻¹ applied to one column
   rnea(model_, data, q, qd, static_cast<const S*>(nullptr), fext, data.bias.data());
@@ -81,13 +91,17 @@ double Engine<S>::run(int t, const S* q, const S* qd, const S* tau, const S* fex
     MinvData<S>& w = *minv_[t];
     minv_precompute(model_, w, q);
     data.bias = Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, 1>>(qdd, model_.nv);
-    if (w.floating_base) mMultInvFB(model_, w, w.col, data.bias.data(), qdd);
-    else mMultInv(model_, w, w.col, data.bias.data(), qdd);
+    if (w.floating_base)
+      mMultInvFB(model_, w, w.col, data.bias.data(), qdd);
+    else
+      mMultInv(model_, w, w.col, data.bias.data(), qdd);
     return 0;
   }
   factorize(data, q);
-  if (method_ == Method::CRBALTL) ltl_solve(data.M.data(), model_.nv, lambda_.data(), qdd);
-  else ltdl_solve(data.M.data(), model_.nv, lambda_.data(), qdd);
+  if (method_ == Method::CRBALTL)
+    ltl_solve(data.M.data(), model_.nv, lambda_.data(), qdd);
+  else
+    ltdl_solve(data.M.data(), model_.nv, lambda_.data(), qdd);
   return 0;
 }
 
@@ -111,8 +125,9 @@ double Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S
   parallel_for(nchunks, nthreads, [&](int c, int t) {
     for (int b = int(std::int64_t(B) * c / nchunks); b < int(std::int64_t(B) * (c + 1) / nchunks); ++b) {
       try {
-        omegas[c] = std::max(omegas[c], run(t, q + std::size_t(b) * nq, qd + std::size_t(b) * nv, tau + std::size_t(b) * nv,
-                                            fext ? fext + std::size_t(b) * nf : nullptr, qdd + std::size_t(b) * nv));
+        omegas[c] =
+            std::max(omegas[c], run(t, q + std::size_t(b) * nq, qd + std::size_t(b) * nv, tau + std::size_t(b) * nv,
+                                    fext ? fext + std::size_t(b) * nf : nullptr, qdd + std::size_t(b) * nv));
       } catch (const std::exception& e) {
         if (errors[c].empty()) errors[c] = "batch item " + std::to_string(b) + ": " + e.what();
       }
@@ -132,14 +147,18 @@ template <class S> void Engine<S>::solve_columns(const S* R, int m, S* Y, int nt
     if (method_ == Method::Drumwright) {
       const MinvData<S>& w = *minv_[0];
       auto& col = minv_[t]->col;
-      if (w.floating_base) mMultInvFB(model_, w, col, R + std::size_t(k) * nv, y);
-      else mMultInv(model_, w, col, R + std::size_t(k) * nv, y);
+      if (w.floating_base)
+        mMultInvFB(model_, w, col, R + std::size_t(k) * nv, y);
+      else
+        mMultInv(model_, w, col, R + std::size_t(k) * nv, y);
     } else {
       int from = nv - 1;
       while (from >= 0 && y[from] == S(0)) --from;  // the first substitution starts at the last non-zero
       if (from < 0) return;
-      if (method_ == Method::CRBALTL) ltl_solve(data_[0]->M.data(), nv, lambda_.data(), y, from);
-      else ltdl_solve(data_[0]->M.data(), nv, lambda_.data(), y, from);
+      if (method_ == Method::CRBALTL)
+        ltl_solve(data_[0]->M.data(), nv, lambda_.data(), y, from);
+      else
+        ltdl_solve(data_[0]->M.data(), nv, lambda_.data(), y, from);
     }
   });
 }
@@ -156,11 +175,20 @@ template <class S> double Engine<S>::inverse_inertia(const S* q, const S* R, int
   const int nv = model_.nv;
   if (nv == 0 || m == 0) return 0;  // nothing to solve (and no Eigen solve on an empty map: UB)
   switch (method_) {
-    case Method::ABA: aba_inverse_inertia(model_, workspace(0), q, R, m, Y); return 0;
-    case Method::CFA: return double(cfa_inverse_inertia(model_, workspace(0), *cfa_[0], q, R, m, Y));
-    case Method::ABAModified: aba_modified_inverse_inertia(model_, workspace(0), q, R, m, Y); return 0;
-    case Method::CRBACholesky: crba_cholesky_inverse_inertia(model_, workspace(0), q, R, m, Y); return 0;
-    case Method::JSIIA: jsiia_inverse_inertia(model_, workspace(0), *jsiia_[0], q, R, m, Y); return 0;
+    case Method::ABA:
+      aba_inverse_inertia(model_, workspace(0), q, R, m, Y);
+      return 0;
+    case Method::CFA:
+      return double(cfa_inverse_inertia(model_, workspace(0), *cfa_[0], q, R, m, Y));
+    case Method::ABAModified:
+      aba_modified_inverse_inertia(model_, workspace(0), q, R, m, Y);
+      return 0;
+    case Method::CRBACholesky:
+      crba_cholesky_inverse_inertia(model_, workspace(0), q, R, m, Y);
+      return 0;
+    case Method::JSIIA:
+      jsiia_inverse_inertia(model_, workspace(0), *jsiia_[0], q, R, m, Y);
+      return 0;
     case Method::Drumwright: {
       const int nthreads = column_threads(m, nv);
       ensure_workspaces(nthreads);
@@ -188,8 +216,10 @@ template <class S> void Engine<S>::joint_inertias(const S* q, S* D) {
   // (never reached) as NaN.
   for (int i = 1; i <= model_.N; ++i) data.D[i].setConstant(std::numeric_limits<S>::quiet_NaN());
   try {
-    if (method_ == Method::ABA) aba(model_, data, q, zeros.data(), zeros.data(), static_cast<const S*>(nullptr), qdd.data());
-    else aba_modified(model_, data, q, zeros.data(), zeros.data(), static_cast<const S*>(nullptr), qdd.data());
+    if (method_ == Method::ABA)
+      aba(model_, data, q, zeros.data(), zeros.data(), static_cast<const S*>(nullptr), qdd.data());
+    else
+      aba_modified(model_, data, q, zeros.data(), zeros.data(), static_cast<const S*>(nullptr), qdd.data());
   } catch (const SingularJoint&) {
   }
   for (int i = 1; i <= model_.N; ++i) {
@@ -203,7 +233,8 @@ template <class S> bool Engine<S>::inverse_mass_matrix(const S* q, S* Minv, doub
   const int nv = model_.nv;
   omega = 0;
   if (method_ != Method::Drumwright) {  // the solver's own inverse_inertia applied to 1
-    Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> I = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>::Identity(nv, nv);
+    Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> I =
+        Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>::Identity(nv, nv);
     if (method_ == Method::ABA || method_ == Method::ABAModified || method_ == Method::CFA ||
         method_ == Method::JSIIA) {
       omega = inverse_inertia(q, I.data(), nv, Minv);
@@ -227,8 +258,9 @@ template <class S> bool Engine<S>::inverse_mass_matrix(const S* q, S* Minv, doub
   // than ~50 us and waking a sleeping OpenMP thread (tens of us in a VM) costs what it saves
   const int nthreads = std::max(1, std::min(max_threads(), nv / 128));
   if (!mInv(model_, *minv_[0], *blocked_, Minv, nthreads))
-    throw std::domain_error("inverse_mass_matrix overflowed to inf/NaN: the inputs are too large for this "
-                            "precision, or the model is singular");
+    throw std::domain_error(
+        "inverse_mass_matrix overflowed to inf/NaN: the inputs are too large for this "
+        "precision, or the model is singular");
   return true;
 }
 
@@ -255,11 +287,11 @@ template <class S> void forward_kinematics_once(const Model<S>& m, const S* q, S
     }
 }
 
-#define TREEDYN_INSTANTIATE(S)                                                                     \
-  template class Engine<S>;                                                                        \
-  template void rnea_once<S>(const Model<S>&, const S*, const S*, const S*, const S*, S*);          \
-  template void mass_matrix_once<S>(const Model<S>&, const S*, S*);                                \
-  template void integrate_once<S>(const Model<S>&, const S*, const S*, S, S*);                      \
+#define TREEDYN_INSTANTIATE(S)                                                             \
+  template class Engine<S>;                                                                \
+  template void rnea_once<S>(const Model<S>&, const S*, const S*, const S*, const S*, S*); \
+  template void mass_matrix_once<S>(const Model<S>&, const S*, S*);                        \
+  template void integrate_once<S>(const Model<S>&, const S*, const S*, S, S*);             \
   template void forward_kinematics_once<S>(const Model<S>&, const S*, S*, S*);
 
 }  // namespace treedyn

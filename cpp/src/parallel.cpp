@@ -124,8 +124,6 @@ Pool*& the_pool() {
 
 }  // namespace
 
-void parallel_for(int n, int threads, const std::function<void(int, int)>& body) {
-  the_pool()->run(n, threads, body);
-}
+void parallel_for(int n, int threads, const std::function<void(int, int)>& body) { the_pool()->run(n, threads, body); }
 
 }  // namespace treedyn

@@ -1,22 +1,68 @@
 """treedyn: dynamics of highly articulated rigid-body trees."""
+
+from . import io, linalg, scenes
 from ._core import AccuracyWarning, SingularInertiaError, build_info, get_num_threads, set_num_threads
 from .configuration import integrate, neutral, random_configuration
 from .dynamics import bias_forces, forward_kinematics, mass_matrix, rnea
 from .inverse import contact_inertia, inverse_mass_matrix
-from .simulate import SimulationError, SimulationResult, SimulationWarning, simulate
-from .state import State
-from .model import Fixed, Free, Inertia, Joint, Model, Prismatic, Revolute, Spherical, Transform, Universal, UnknownNameError
-from . import io, linalg, scenes
 from .io import ModelFileError, load_mjcf, load_urdf
+from .model import (
+    Fixed,
+    Free,
+    Inertia,
+    Joint,
+    Model,
+    Prismatic,
+    Revolute,
+    Spherical,
+    Transform,
+    Universal,
+    UnknownNameError,
+)
+from .simulate import SimulationError, SimulationResult, SimulationWarning, simulate
 from .solvers import Solver, available_solvers, make_solver
+from .state import State
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Model", "Transform", "Inertia", "Joint", "Revolute", "Prismatic", "Fixed", "Universal", "Spherical", "Free",
-    "Solver", "available_solvers", "make_solver",
-    "forward_kinematics", "rnea", "bias_forces", "mass_matrix", "inverse_mass_matrix", "contact_inertia", "integrate", "neutral", "random_configuration",
-    "simulate", "SimulationResult", "SimulationWarning", "SimulationError", "State",
-    "set_num_threads", "get_num_threads", "build_info", "SingularInertiaError", "UnknownNameError", "AccuracyWarning", "scenes", "linalg",
-    "io", "load_urdf", "load_mjcf", "ModelFileError",
+    "Model",
+    "Transform",
+    "Inertia",
+    "Joint",
+    "Revolute",
+    "Prismatic",
+    "Fixed",
+    "Universal",
+    "Spherical",
+    "Free",
+    "Solver",
+    "available_solvers",
+    "make_solver",
+    "forward_kinematics",
+    "rnea",
+    "bias_forces",
+    "mass_matrix",
+    "inverse_mass_matrix",
+    "contact_inertia",
+    "integrate",
+    "neutral",
+    "random_configuration",
+    "simulate",
+    "SimulationResult",
+    "SimulationWarning",
+    "SimulationError",
+    "State",
+    "set_num_threads",
+    "get_num_threads",
+    "build_info",
+    "SingularInertiaError",
+    "UnknownNameError",
+    "AccuracyWarning",
+    "scenes",
+    "linalg",
+    "io",
+    "load_urdf",
+    "load_mjcf",
+    "ModelFileError",
 ]

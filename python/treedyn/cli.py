@@ -1,16 +1,17 @@
 """The ``treedyn`` command.
 
-    treedyn solvers                    list the solver plugins
-    treedyn compare chain:100          run every solver that supports the model, check that they
-                                       agree, and print their times
-    treedyn compare robot.urdf --peers the same on a URDF (or MJCF .xml) file, and Pinocchio's (or
-                                       MuJoCo's) own parser and dynamics on that file
-    treedyn simulate bridge:20,20 --steps 500 --out bridge.npz --plot bridge.png
-                                       run a RedMax scene (bridge, bridge-rigid, umbrella, tree,
-                                       chain) with redmax-direct or redmax-pcg, write the
-                                       trajectory and a picture of the final state
-    treedyn info                       what this build has (OpenMP, SIMD, Eigen)
+treedyn solvers                    list the solver plugins
+treedyn compare chain:100          run every solver that supports the model, check that they
+                                   agree, and print their times
+treedyn compare robot.urdf --peers the same on a URDF (or MJCF .xml) file, and Pinocchio's (or
+                                   MuJoCo's) own parser and dynamics on that file
+treedyn simulate bridge:20,20 --steps 500 --out bridge.npz --plot bridge.png
+                                   run a RedMax scene (bridge, bridge-rigid, umbrella, tree,
+                                   chain) with redmax-direct or redmax-pcg, write the
+                                   trajectory and a picture of the final state
+treedyn info                       what this build has (OpenMP, SIMD, Eigen)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,6 +38,7 @@ def _cmd_solvers(args) -> int:
 
 def _cmd_info(args) -> int:
     from . import build_info
+
     print(json.dumps(build_info(), indent=2))
     return 0
 
@@ -51,9 +53,14 @@ def _cmd_compare(args) -> int:
         set_num_threads(args.threads)
     model = from_spec(args.model, floating_base=args.floating_base, mimic=args.mimic)
     if model.nv == 0:
-        raise ValueError(f"model {args.model}: no moving joints (nv = 0), nothing to compare"
-                         + ("; --floating-base makes the root link free" if args.model.lower().endswith(".urdf")
-                            and not args.floating_base else ""))
+        raise ValueError(
+            f"model {args.model}: no moving joints (nv = 0), nothing to compare"
+            + (
+                "; --floating-base makes the root link free"
+                if args.model.lower().endswith(".urdf") and not args.floating_base
+                else ""
+            )
+        )
     rng = np.random.default_rng(args.seed)
     B = args.batch
     if B:
@@ -62,19 +69,29 @@ def _cmd_compare(args) -> int:
     else:
         q = random_configuration(model, rng)
         v, tau = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
-    print(f"model {args.model}: {model.n_bodies - 1} bodies, nq = {model.nq}, nv = {model.nv}"
-          + (f", batch of {B}" if B else ""))
+    print(
+        f"model {args.model}: {model.n_bodies - 1} bodies, nq = {model.nq}, nv = {model.nv}"
+        + (f", batch of {B}" if B else "")
+    )
 
     rows, skipped = [], []  # peer rows: Pinocchio on treedyn's model; with a file, the peer's own parser
     classes = sorted(list_solver_classes().items(), key=lambda kv: kv[0] != "aba")
     from tqdm import tqdm
-    bar = tqdm(classes, desc="solvers", unit="solver", file=sys.stderr,
-               disable=None if not args.progress else False, leave=False)
+
+    bar = tqdm(
+        classes,
+        desc="solvers",
+        unit="solver",
+        file=sys.stderr,
+        disable=None if not args.progress else False,
+        leave=False,
+    )
     reference = None
     terms = model.force_elements  # RedMax terms: only the solvers that model them are compared
     if terms:
-        classes = [(n, c) for n, c in classes if "springs" in c.capabilities] + \
-                  [(n, c) for n, c in classes if "springs" not in c.capabilities]
+        classes = [(n, c) for n, c in classes if "springs" in c.capabilities] + [
+            (n, c) for n, c in classes if "springs" not in c.capabilities
+        ]
     for name, cls in bar:
         bar.set_postfix_str(name)
         reason = cls.supports(model)
@@ -113,8 +130,10 @@ def _cmd_compare(args) -> int:
     for name, reason in skipped:
         print(f"{name:<18}skipped: {reason}")
     ref_name = rows[0][0] if rows else "aba"
-    print(f"times: min and median of {args.repeat} samples per solver; "
-          f"rel. diff: max |q̈ − q̈_{ref_name}| / max(1, max |q̈_{ref_name}|)")
+    print(
+        f"times: min and median of {args.repeat} samples per solver; "
+        f"rel. diff: max |q̈ − q̈_{ref_name}| / max(1, max |q̈_{ref_name}|)"
+    )
     if not ok:
         print(f"error: some solvers disagree beyond rtol = {args.rtol}", file=sys.stderr)
     return 0 if ok else 1
@@ -124,6 +143,7 @@ def _peer_rows(model, q, v, tau, reference, args):
     rows = []
     try:
         import pinocchio as pin
+
         from .peers import to_pinocchio
     except ImportError:
         return rows
@@ -150,6 +170,7 @@ def _file_peer_rows(model, q, v, tau, reference, args):
         return []
     try:
         from . import peers
+
         if kind == "urdf":
             peer, label = peers.PinocchioFromFile(model, args.model, args.floating_base), "pinocchio (URDF)"
         else:
@@ -179,8 +200,14 @@ def _cmd_simulate(args) -> int:
     keys = ("position_residual", "velocity_residual", "iterations", "max_iterations", "unconverged", "seconds")
     stats = {k: [] for k in keys}
     from tqdm import tqdm
-    bar = tqdm(range(args.steps), desc=f"{scene.name} ({scene.model.nv} DOF, {args.solver})", unit="step",
-               disable=None if not args.progress else False, file=sys.stderr)
+
+    bar = tqdm(
+        range(args.steps),
+        desc=f"{scene.name} ({scene.model.nv} DOF, {args.solver})",
+        unit="step",
+        disable=None if not args.progress else False,
+        file=sys.stderr,
+    )
     t0 = time.perf_counter()
     for k in bar:
         st = solver.step(state, h)
@@ -194,29 +221,47 @@ def _cmd_simulate(args) -> int:
             raise ValueError(f"the simulation blew up at step {k + 1} (t = {state.t:g})")
     wall = time.perf_counter() - t0
     res = np.array(stats["position_residual"])
-    print(f"{scene.name}: {scene.model.nv} DOF, {args.steps} steps of h = {h:g} ({state.t:g} s simulated) "
-          f"in {wall:.3f} s with {args.solver}")
+    print(
+        f"{scene.name}: {scene.model.nv} DOF, {args.steps} steps of h = {h:g} ({state.t:g} s simulated) "
+        f"in {wall:.3f} s with {args.solver}"
+    )
     if scene.model.loop_closures:
         print(f"  loop-closure residual: max {res.max():.3e}, final {res[-1]:.3e}")
     if args.solver == "redmax-pcg":
         it = np.array(stats["iterations"])
-        print(f"  PCG iterations per step: mean {it.mean():.1f}, max {it.max()}; "
-              f"unconverged solves {int(np.sum(stats['unconverged']))}")
+        print(
+            f"  PCG iterations per step: mean {it.mean():.1f}, max {it.max()}; "
+            f"unconverged solves {int(np.sum(stats['unconverged']))}"
+        )
     if args.out:
-        np.savez_compressed(args.out, t=np.array(ts), q=np.array(qs), v=np.array(vs), scene=scene.name,
-                            solver=args.solver, h=h, **{k: np.array(v) for k, v in stats.items()})
+        np.savez_compressed(
+            args.out,
+            t=np.array(ts),
+            q=np.array(qs),
+            v=np.array(vs),
+            scene=scene.name,
+            solver=args.solver,
+            h=h,
+            **{k: np.array(v) for k, v in stats.items()},
+        )
         print(f"  trajectory: {args.out} ({len(ts)} states)")
     if args.plot:
         try:
             import matplotlib
+
             matplotlib.use("Agg")
             import matplotlib.pyplot as plt
         except ImportError:
             print("treedyn: matplotlib is not installed: no plot (pip install matplotlib)", file=sys.stderr)
             return 0
         from .plot import draw
-        ax = draw(scene.model, state.q, title=f"{scene.name} at t = {state.t:g} s",
-                  shapes=scene.info.get("shapes") if isinstance(scene.info, dict) else None)
+
+        ax = draw(
+            scene.model,
+            state.q,
+            title=f"{scene.name} at t = {state.t:g} s",
+            shapes=scene.info.get("shapes") if isinstance(scene.info, dict) else None,
+        )
         ax.figure.savefig(args.plot, dpi=120, bbox_inches="tight")
         plt.close(ax.figure)
         print(f"  final state: {args.plot}")
@@ -230,24 +275,37 @@ def main(argv=None) -> int:
     s.add_argument("-v", "--verbose", action="store_true", help="also list capabilities")
     s.set_defaults(func=_cmd_solvers)
     c = sub.add_parser("compare", help="run every solver on a model, check agreement, time them")
-    c.add_argument("model", help="chain:N, chain-fb:N, random:N, random-all:N, a RedMax scene (tree:LEVELS, bridge, ...), or a model file")
+    c.add_argument(
+        "model",
+        help="chain:N, chain-fb:N, random:N, random-all:N, a RedMax scene (tree:LEVELS, bridge, ...), or a model file",
+    )
     c.add_argument("--repeat", type=int, default=7, help="timing samples per solver (default 7)")
     c.add_argument("--batch", type=int, default=0, help="time a batch of B random states")
     c.add_argument("--threads", type=int, default=0, help="OpenMP threads (default: all)")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--rtol", type=float, default=1e-8, help="agreement tolerance (default 1e-8)")
-    c.add_argument("--peers", action="store_true",
-                   help="also time Pinocchio's aba when installed; for a URDF / MJCF file, also run "
-                        "Pinocchio's / MuJoCo's own parser on it and compare")
+    c.add_argument(
+        "--peers",
+        action="store_true",
+        help="also time Pinocchio's aba when installed; for a URDF / MJCF file, also run "
+        "Pinocchio's / MuJoCo's own parser on it and compare",
+    )
     c.add_argument("--floating-base", action="store_true", help="URDF: a free joint at the root link")
-    c.add_argument("--mimic", choices=("error", "independent"), default="error",
-                   help="URDF: a <mimic> joint is an error (default) or an ordinary independent joint")
+    c.add_argument(
+        "--mimic",
+        choices=("error", "independent"),
+        default="error",
+        help="URDF: a <mimic> joint is an error (default) or an ordinary independent joint",
+    )
     # a file is read as URDF or MJCF after its root element (<robot>, <mujoco>)
     c.add_argument("--progress", action="store_true", help="always show the progress bar")
     c.set_defaults(func=_cmd_compare)
     r = sub.add_parser("simulate", help="run a RedMax scene and write its trajectory")
-    r.add_argument("scene", help="bridge[:N_DECK,N_TOWER,params=sim|video,car=car|heavy], bridge-rigid:N, "
-                                 "umbrella:N, tree:LEVELS[,springs=square], chain:N, random:N, ..., or a model file")
+    r.add_argument(
+        "scene",
+        help="bridge[:N_DECK,N_TOWER,params=sim|video,car=car|heavy], bridge-rigid:N, "
+        "umbrella:N, tree:LEVELS[,springs=square], chain:N, random:N, ..., or a model file",
+    )
     r.add_argument("--steps", type=int, default=500, help="time steps (default 500 = 5 s at h = 0.01)")
     r.add_argument("--h", type=float, default=None, help="time step (default: the scene's, 0.01)")
     r.add_argument("--solver", default="redmax-direct", help="redmax-direct (default) or redmax-pcg")
@@ -263,7 +321,8 @@ def main(argv=None) -> int:
     try:
         with warnings.catch_warnings():  # warnings as plain lines while the command runs
             warnings.showwarning = lambda message, category, *rest, **kw: print(
-                f"treedyn: {category.__name__}: {message}", file=sys.stderr)
+                f"treedyn: {category.__name__}: {message}", file=sys.stderr
+            )
             return args.func(args)
     except (ValueError, TypeError, KeyError) as e:
         print(f"treedyn: error: {e}", file=sys.stderr)

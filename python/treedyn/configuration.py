@@ -1,4 +1,5 @@
 """Configurations: the neutral one, random ones, and q ⊕ v dt on the joints' manifolds."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,14 +32,14 @@ def random_configuration(model: Model, rng=None, *, angle=np.pi, distance=1.0) -
     q = np.empty(model.nq)
     for j, k in zip(model.joints, model.q_indices):
         if isinstance(j, (Revolute, Universal)):
-            q[k:k + j.nq] = rng.uniform(-angle, angle, j.nq)
+            q[k : k + j.nq] = rng.uniform(-angle, angle, j.nq)
         elif isinstance(j, Prismatic):
             q[k] = rng.uniform(-distance, distance)
         elif isinstance(j, Spherical):
-            q[k:k + 4] = _random_quaternion(rng)
+            q[k : k + 4] = _random_quaternion(rng)
         elif isinstance(j, Free):
-            q[k:k + 3] = rng.uniform(-distance, distance, 3)
-            q[k + 3:k + 7] = _random_quaternion(rng)
+            q[k : k + 3] = rng.uniform(-distance, distance, 3)
+            q[k + 3 : k + 7] = _random_quaternion(rng)
     return q
 
 

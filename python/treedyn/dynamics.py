@@ -1,4 +1,5 @@
 """One-shot dynamics of a model (each call allocates its own O(N) workspace; solvers keep theirs)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +10,7 @@ from .model import Model
 __all__ = ["forward_kinematics", "rnea", "bias_forces", "mass_matrix"]
 
 
-def _cpp(model) -> "_core.Model":
+def _cpp(model) -> _core.Model:
     if not isinstance(model, Model):
         raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
     return model._cpp

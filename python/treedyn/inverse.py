@@ -6,10 +6,10 @@ gives the contact-space inertia matrices Nᵀ M⁻¹ N, Nᵀ M⁻¹ D and Dᵀ M
 (N, D: the normal and tangent contact Jacobians, transposed: one column per contact direction),
 with one M⁻¹[N D] solve whose columns run in parallel.
 """
+
 from __future__ import annotations
 
 import weakref
-from typing import Optional, Tuple, Union
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from .solvers.registry import make_solver
 __all__ = ["inverse_mass_matrix", "contact_inertia"]
 
 #: solvers made by inverse_mass_matrix(model, ...), kept with the model (its workspace is reused)
-_solvers: "weakref.WeakKeyDictionary[Model, dict]" = weakref.WeakKeyDictionary()
+_solvers: weakref.WeakKeyDictionary[Model, dict] = weakref.WeakKeyDictionary()
 
 
 def _solver_for(model: Model, method: str, dtype) -> Solver:
@@ -34,7 +34,7 @@ def _solver_for(model: Model, method: str, dtype) -> Solver:
     return solver
 
 
-def inverse_mass_matrix(model: Union[Model, Solver], q, method: str = "drumwright", dtype=np.float64) -> np.ndarray:
+def inverse_mass_matrix(model: Model | Solver, q, method: str = "drumwright", dtype=np.float64) -> np.ndarray:
     """The full M(q)⁻¹, (nv, nv), symmetric.
 
     model: a ``treedyn.Model`` (a solver of ``method`` is made once and kept with the model), or a
@@ -67,8 +67,10 @@ def _columns(x, name: str, nv: int) -> np.ndarray:
     if a.ndim == 1:
         a = a[:, None]
     if a.ndim != 2 or a.shape[0] != nv:
-        raise ValueError(f"{name} must have shape (nv, p) = ({nv}, p): one column per contact direction "
-                         f"(the transposed Jacobian), got {np.shape(x)}")
+        raise ValueError(
+            f"{name} must have shape (nv, p) = ({nv}, p): one column per contact direction "
+            f"(the transposed Jacobian), got {np.shape(x)}"
+        )
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} contains NaN or inf")
     # a private float64 C-ordered copy: the products below then take the same BLAS path (the same
@@ -76,7 +78,7 @@ def _columns(x, name: str, nv: int) -> np.ndarray:
     return np.array(a, dtype=np.float64, order="C")
 
 
-def contact_inertia(solver: Solver, q, N, D=None) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def contact_inertia(solver: Solver, q, N, D=None) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Contact-space inertia (drumwright2012 §6.3): Nᵀ M(q)⁻¹ N, or with D the three matrices
     (Nᵀ M⁻¹ N, Nᵀ M⁻¹ D, Dᵀ M⁻¹ D).
 
@@ -93,12 +95,14 @@ def contact_inertia(solver: Solver, q, N, D=None) -> Union[np.ndarray, Tuple[np.
     with np.errstate(over="ignore"):  # float32: an overflow in the conversion is reported below
         R_cast = np.ascontiguousarray(R, dtype=solver.dtype)
     if not np.all(np.isfinite(R_cast)):
-        raise ValueError(f"contact_inertia: {'N' if D is None else 'N or D'} has entries too large for the "
-                         f"solver's dtype {solver.dtype}")
+        raise ValueError(
+            f"contact_inertia: {'N' if D is None else 'N or D'} has entries too large for the "
+            f"solver's dtype {solver.dtype}"
+        )
     W = np.asarray(solver.inverse_inertia(q, R_cast))
     if W.ndim == 1:
         W = W[:, None]
-    with np.errstate(over="ignore", invalid="ignore"):   # an overflow is reported by _finite
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite
         NtWN = N.T @ W[:, :p]
         NtWN = 0.5 * (NtWN + NtWN.T)
         if D is None:

@@ -3,6 +3,7 @@
 - :func:`solve_block_tridiagonal`: odd–even elimination, §IV Alg. 2 (``cpp/include/treedyn/linalg/oee.hpp``).
 - :func:`solve_block_bidiagonal`: parallel scan, §II-B eqs. (3)–(5) (``cpp/include/treedyn/linalg/scan.hpp``).
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -4,17 +4,30 @@ Conventions (see docs/design.md): bodies are numbered 1..N in the order they are
 fixed world; a parent is always added before its children (``parent[i] < i``). Spatial vectors
 are ordered [angular; linear].
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Optional, Sequence, Union
+from typing import Union
 
 import numpy as np
 
 from . import _core
 
-__all__ = ["UnknownNameError", "Transform", "Inertia", "Joint", "Revolute", "Prismatic", "Fixed", "Universal",
-           "Spherical", "Free", "Model"]
+__all__ = [
+    "UnknownNameError",
+    "Transform",
+    "Inertia",
+    "Joint",
+    "Revolute",
+    "Prismatic",
+    "Fixed",
+    "Universal",
+    "Spherical",
+    "Free",
+    "Model",
+]
 
 
 class UnknownNameError(KeyError, ValueError):
@@ -51,9 +64,9 @@ def _mat3(x, what: str) -> np.ndarray:
 
 def _unit(x, what: str) -> np.ndarray:
     a = _vec3(x, what)
-    if np.abs(a).max() < 1e-12 and np.linalg.norm(a) < 1e-12:   # (no norm of huge entries: it overflows)
+    if np.abs(a).max() < 1e-12 and np.linalg.norm(a) < 1e-12:  # (no norm of huge entries: it overflows)
         raise ValueError(f"{what} must be a non-zero direction, got {a}")
-    a = a / np.abs(a).max()   # first to O(1): the norm of (1e300, 1e300, 0) must not overflow
+    a = a / np.abs(a).max()  # first to O(1): the norm of (1e300, 1e300, 0) must not overflow
     return a / np.linalg.norm(a)
 
 
@@ -91,11 +104,11 @@ class Transform:
         object.__setattr__(self, "translation", _frozen(_vec3(self.translation, "Transform translation")))
 
     @staticmethod
-    def identity() -> "Transform":
+    def identity() -> Transform:
         return Transform()
 
     @staticmethod
-    def from_rpy(rpy: Sequence[float] = (0, 0, 0), xyz: Sequence[float] = (0, 0, 0)) -> "Transform":
+    def from_rpy(rpy: Sequence[float] = (0, 0, 0), xyz: Sequence[float] = (0, 0, 0)) -> Transform:
         """URDF's fixed-axis roll, pitch, yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
         r, p, y = _vec3(rpy, "rpy")
         cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
@@ -104,7 +117,7 @@ class Transform:
         Rz = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
         return Transform(Rz @ Ry @ Rx, xyz)
 
-    def __matmul__(self, other: "Transform") -> "Transform":
+    def __matmul__(self, other: Transform) -> Transform:
         if not isinstance(other, Transform):
             return NotImplemented
         # a product of two checked transforms needs no new checks (file loaders compose thousands)
@@ -165,30 +178,33 @@ class Inertia:
     def __eq__(self, other):
         if not isinstance(other, Inertia):
             return NotImplemented
-        return (self.mass == other.mass and np.array_equal(self.com, other.com)
-                and np.array_equal(self.inertia, other.inertia))
+        return (
+            self.mass == other.mass
+            and np.array_equal(self.com, other.com)
+            and np.array_equal(self.inertia, other.inertia)
+        )
 
     def __hash__(self):
         return hash((Inertia, self.mass, _key(self.com, self.inertia)))
 
     @staticmethod
-    def box(mass: float, size: Sequence[float], com=(0, 0, 0)) -> "Inertia":
+    def box(mass: float, size: Sequence[float], com=(0, 0, 0)) -> Inertia:
         x, y, z = _vec3(size, "box size")
         return Inertia(mass, com, np.diag([y * y + z * z, x * x + z * z, x * x + y * y]) * mass / 12.0)
 
     @staticmethod
-    def cylinder(mass: float, radius: float, length: float, com=(0, 0, 0)) -> "Inertia":
+    def cylinder(mass: float, radius: float, length: float, com=(0, 0, 0)) -> Inertia:
         """Solid cylinder with its axis along body z."""
         a = mass * (3 * radius**2 + length**2) / 12.0
         return Inertia(mass, com, np.diag([a, a, 0.5 * mass * radius**2]))
 
     @staticmethod
-    def point(mass: float, com=(0, 0, 0)) -> "Inertia":
+    def point(mass: float, com=(0, 0, 0)) -> Inertia:
         return Inertia(mass, com, np.zeros((3, 3)))
 
 
 _JOINT_LAYOUTS = _core.joint_layouts()  # {name: {kind, nq, nv, quaternion}}: model/model.hpp
-_LOOP_LAYOUTS = _core.loop_layouts()    # {name: {kind, rows}}
+_LOOP_LAYOUTS = _core.loop_layouts()  # {name: {kind, rows}}
 
 
 def _layout(name: str) -> tuple:
@@ -214,8 +230,10 @@ class Joint:
 
     def __setattr__(self, name, value):
         args = ", ".join(self._fields)
-        raise AttributeError(f"{type(self).__name__} joints are immutable: cannot set {name!r}; "
-                             f"make a new joint ({type(self).__name__}({args})) instead")
+        raise AttributeError(
+            f"{type(self).__name__} joints are immutable: cannot set {name!r}; "
+            f"make a new joint ({type(self).__name__}({args})) instead"
+        )
 
     def __delattr__(self, name):
         raise AttributeError(f"{type(self).__name__} joints are immutable: cannot delete {name!r}")
@@ -316,7 +334,7 @@ class Free(Joint):
     kind, nq, nv = _layout("free")
 
 
-ParentRef = Union[None, str, int]
+ParentRef = Union[None, str, int]  # noqa: UP007 (a runtime alias: X | None needs Python 3.10 objects)
 
 
 def _nonneg(x, n: int, what: str) -> np.ndarray:
@@ -333,6 +351,7 @@ def _nonneg(x, n: int, what: str) -> np.ndarray:
 @dataclass(frozen=True)
 class Spring:
     """A point-to-point spring–damper (see Model.add_spring)."""
+
     body_a: int
     point_a: np.ndarray
     body_b: int
@@ -348,11 +367,12 @@ _LOOP_ROWS = {l["kind"]: l["rows"] for l in _LOOP_LAYOUTS.values()}
 @dataclass(frozen=True)
 class LoopClosure:
     """A loop-closing joint (see Model.add_loop_closure)."""
+
     body_a: int
-    placement_a: "Transform"
+    placement_a: Transform
     body_b: int
-    placement_b: "Transform"
-    joint: "Joint"
+    placement_b: Transform
+    joint: Joint
     kind: int
     axis: np.ndarray
     axis2: np.ndarray
@@ -395,12 +415,18 @@ class Model:
         self._point_forces: list[tuple] = []
         self._moving_forces: list[tuple] = []
         self._loops: list[LoopClosure] = []
-        self.baumgarte: Optional[float] = None
+        self.baumgarte: float | None = None
 
     # ----------------------------------------------------------------- building
-    def add_body(self, name: str, parent: ParentRef = None, joint: Optional[Joint] = None,
-                 placement: Optional[Transform] = None, inertia: Optional[Inertia] = None,
-                 joint_name: Optional[str] = None) -> int:
+    def add_body(
+        self,
+        name: str,
+        parent: ParentRef = None,
+        joint: Joint | None = None,
+        placement: Transform | None = None,
+        inertia: Inertia | None = None,
+        joint_name: str | None = None,
+    ) -> int:
         """Add a body hinged to ``parent`` by ``joint``; returns its index (1..N).
 
         parent: None or "world" (the fixed world), a body name, or an index returned by add_body.
@@ -415,8 +441,7 @@ class Model:
         p = self._parent_index(parent, name)
         joint = Revolute() if joint is None else joint
         if not isinstance(joint, Joint):
-            raise TypeError(f"joint of body {name!r} must be a treedyn joint (Revolute(), Free(), ...), "
-                            f"got {joint!r}")
+            raise TypeError(f"joint of body {name!r} must be a treedyn joint (Revolute(), Free(), ...), got {joint!r}")
         if isinstance(joint, Free) and p != 0:
             raise ValueError(f"body {name!r}: a Free joint must connect to the world (floating base)")
         placement = Transform() if placement is None else placement
@@ -429,8 +454,18 @@ class Model:
         if joint.nv and jname in self._joint_index:
             raise ValueError(f"a joint named {jname!r} already exists")
         a1, a2 = joint._axes()
-        i = self._cpp.add_body(name, p, joint.kind, placement.rotation.T, placement.translation, a1, a2,
-                               inertia.mass, inertia.com, inertia.inertia)
+        i = self._cpp.add_body(
+            name,
+            p,
+            joint.kind,
+            placement.rotation.T,
+            placement.translation,
+            a1,
+            a2,
+            inertia.mass,
+            inertia.com,
+            inertia.inertia,
+        )
         self._index[name] = i
         self._joints.append(joint)
         self._joint_names.append(jname)
@@ -440,7 +475,7 @@ class Model:
             self._joint_index[jname] = i
         return i
 
-    def add_frame(self, name: str, body: ParentRef, placement: Optional[Transform] = None) -> None:
+    def add_frame(self, name: str, body: ParentRef, placement: Transform | None = None) -> None:
         """Name a frame fixed to ``body`` (a body name or index; 0/"world"/None: the world) at
         ``placement`` (its pose in the body frame, default identity): a URDF link merged into its
         parent by a fixed joint, an MJCF site. ``model.frames[name] = (body name, placement)``."""
@@ -459,8 +494,10 @@ class Model:
             return 0
         if isinstance(parent, (int, np.integer)) and not isinstance(parent, bool):
             if not 0 <= int(parent) <= self._cpp.N:
-                raise ValueError(f"parent of {child!r}: there is no body {int(parent)} "
-                                 f"(bodies are 0..{self._cpp.N}; add parents before children)")
+                raise ValueError(
+                    f"parent of {child!r}: there is no body {int(parent)} "
+                    f"(bodies are 0..{self._cpp.N}; add parents before children)"
+                )
             return int(parent)
         if isinstance(parent, str):
             if parent not in self._index:
@@ -470,8 +507,7 @@ class Model:
 
     # ----------------------------------------------------------------- files
     @classmethod
-    def from_urdf(cls, path_or_xml, floating_base: bool = False, package_dirs=None, *,
-                  mimic: str = "error") -> "Model":
+    def from_urdf(cls, path_or_xml, floating_base: bool = False, package_dirs=None, *, mimic: str = "error") -> Model:
         """Load a URDF file, or URDF text (a string starting with '<'): treedyn.io.load_urdf.
 
         floating_base: hinge the root link to the world by a free joint named "root_joint".
@@ -481,11 +517,10 @@ class Model:
         Fixed joints are merged into their parent body (``model.frames`` says where each link
         went); joints are numbered depth-first, children in file order: use q_index/v_index.
         """
-        return _FILE_READERS["urdf"](path_or_xml, floating_base=floating_base, package_dirs=package_dirs,
-                                     mimic=mimic)
+        return _FILE_READERS["urdf"](path_or_xml, floating_base=floating_base, package_dirs=package_dirs, mimic=mimic)
 
     @classmethod
-    def from_mjcf(cls, path_or_xml) -> "Model":
+    def from_mjcf(cls, path_or_xml) -> Model:
         """Load an MJCF (MuJoCo XML) file, or MJCF text (a string starting with '<'):
         treedyn.io.load_mjcf (the supported subset and the q/v layout are described there)."""
         return _FILE_READERS["mjcf"](path_or_xml)
@@ -612,7 +647,7 @@ class Model:
             return self._index[body]
         raise TypeError(f"{what} must be None, 'world', a body name or index, got {body!r}")
 
-    def set_joint_spring(self, joint: Union[str, int], stiffness=0.0, damping=0.0, rest=None) -> None:
+    def set_joint_spring(self, joint: str | int, stiffness=0.0, damping=0.0, rest=None) -> None:
         """A spring–damper on a moving joint (K_r, D_r and f_r of eq. (2.13)): the generalized
         force −stiffness (q − rest) − damping q̇, per velocity coordinate.
 
@@ -623,8 +658,7 @@ class Model:
         """
         if isinstance(joint, str):
             if joint not in self._joint_index:
-                what = ("the world has no joint" if joint == "world" else
-                        f"no moving joint is named {joint!r}")
+                what = "the world has no joint" if joint == "world" else f"no moving joint is named {joint!r}"
                 raise ValueError(f"joint spring: {what}; joints are {self.joint_names}")
             i = self._joint_index[joint]
         else:
@@ -664,8 +698,17 @@ class Model:
             raise ValueError("body damping must be symmetric positive semi-definite")
         self._body_damping[i] = 0.5 * (D + D.T)
 
-    def add_spring(self, body_a: ParentRef, point_a, body_b: ParentRef, point_b, stiffness: float,
-                   damping: float = 0.0, rest_length: Optional[float] = None, q=None) -> int:
+    def add_spring(
+        self,
+        body_a: ParentRef,
+        point_a,
+        body_b: ParentRef,
+        point_b,
+        stiffness: float,
+        damping: float = 0.0,
+        rest_length: float | None = None,
+        q=None,
+    ) -> int:
         """A spring–damper between a point of body a and a point of body b (body coordinates):
         force stiffness·(l − rest_length) + damping·l̇ along the line between them (stiffness in
         force per length; the RedMax scenes' k per unit strain is k/L). rest_length: default the
@@ -704,16 +747,27 @@ class Model:
         for k, seg in enumerate(path):
             if len(seg) != 3:
                 raise ValueError(f"moving force: path segment {k} must be (body, start, end), got {seg!r}")
-            segs.append((self._body_ref(seg[0], f"moving force segment {k}"),
-                         _vec3(seg[1], f"moving force segment {k} start"), _vec3(seg[2], f"moving force segment {k} end")))
+            segs.append(
+                (
+                    self._body_ref(seg[0], f"moving force segment {k}"),
+                    _vec3(seg[1], f"moving force segment {k} start"),
+                    _vec3(seg[2], f"moving force segment {k} end"),
+                )
+            )
         T = float(duration)
         if not (np.isfinite(T) and T > 0):
             raise ValueError(f"moving force: duration must be positive, got {duration!r}")
         self._moving_forces.append((f, segs, T))
 
-    def add_loop_closure(self, body_a: ParentRef, body_b: ParentRef, joint: "Joint",
-                         placement_a: Optional[Transform] = None, placement_b: Optional[Transform] = None,
-                         q=None) -> int:
+    def add_loop_closure(
+        self,
+        body_a: ParentRef,
+        body_b: ParentRef,
+        joint: Joint,
+        placement_a: Transform | None = None,
+        placement_b: Transform | None = None,
+        q=None,
+    ) -> int:
         """Close a loop: a joint between a frame on body a and a frame on body b, kept by the
         constraint G q̇ = 0 (baxter2019 §2.2.5), stabilised by Baumgarte (``model.baumgarte``;
         None: 1/h). The constraint rows follow from the joint: Spherical (the frame origins
@@ -726,11 +780,15 @@ class Model:
         a, b = self._body_ref(body_a, "loop closure body_a"), self._body_ref(body_b, "loop closure body_b")
         if a == b:
             raise ValueError("loop closure: body_a and body_b are the same body")
-        kinds = {Spherical: _LOOP_LAYOUTS["ball"]["kind"], Revolute: _LOOP_LAYOUTS["hinge"]["kind"],
-                 Universal: _LOOP_LAYOUTS["universal"]["kind"]}
+        kinds = {
+            Spherical: _LOOP_LAYOUTS["ball"]["kind"],
+            Revolute: _LOOP_LAYOUTS["hinge"]["kind"],
+            Universal: _LOOP_LAYOUTS["universal"]["kind"],
+        }
         if type(joint) not in kinds:
-            raise ValueError(f"loop closure: the joint must be Spherical(), Revolute(axis) or Universal(axis1, axis2), "
-                             f"got {joint!r}")
+            raise ValueError(
+                f"loop closure: the joint must be Spherical(), Revolute(axis) or Universal(axis1, axis2), got {joint!r}"
+            )
         pa = Transform() if placement_a is None else placement_a
         if placement_b is None:
             R, p = self.body_poses(q)
@@ -748,16 +806,22 @@ class Model:
         """The RedMax terms this model carries beyond the tree ("joint springs", "body damping",
         "springs", "point forces", "moving forces", "loop closures"): the solvers with the
         "springs" capability (redmax-*) include them; the tree solvers compute the tree alone."""
-        terms = {"joint springs": self._joint_springs, "body damping": self._body_damping, "springs": self._springs,
-                 "point forces": self._point_forces, "moving forces": self._moving_forces, "loop closures": self._loops}
+        terms = {
+            "joint springs": self._joint_springs,
+            "body damping": self._body_damping,
+            "springs": self._springs,
+            "point forces": self._point_forces,
+            "moving forces": self._moving_forces,
+            "loop closures": self._loops,
+        }
         return [name for name, items in terms.items() if items]
 
     @property
-    def springs(self) -> list["Spring"]:
+    def springs(self) -> list[Spring]:
         return list(self._springs)
 
     @property
-    def loop_closures(self) -> list["LoopClosure"]:
+    def loop_closures(self) -> list[LoopClosure]:
         return list(self._loops)
 
     def body_poses(self, q=None):
@@ -780,7 +844,7 @@ class Model:
         k_r, d_r, q_rest = np.array(sys.k_r), np.array(sys.d_r), np.array(sys.q_rest)
         for i, (k, d, rest) in self._joint_springs.items():
             vi, qi = self._cpp.v_index[i], self._cpp.q_index[i]
-            k_r[vi:vi + len(k)], d_r[vi:vi + len(d)], q_rest[qi:qi + len(rest)] = k, d, rest
+            k_r[vi : vi + len(k)], d_r[vi : vi + len(d)], q_rest[qi : qi + len(rest)] = k, d, rest
         sys.k_r, sys.d_r, sys.q_rest = k_r, d_r, q_rest
         for i, D in self._body_damping.items():
             sys.set_body_damping(i, D)
@@ -791,8 +855,17 @@ class Model:
         for f, segs, T in self._moving_forces:
             sys.add_moving_force(f, [s[0] for s in segs], [s[1] for s in segs], [s[2] for s in segs], T)
         for c in self._loops:
-            sys.add_loop(c.body_a, c.placement_a.rotation, c.placement_a.translation, c.body_b,
-                         c.placement_b.rotation, c.placement_b.translation, c.kind, c.axis, c.axis2)
+            sys.add_loop(
+                c.body_a,
+                c.placement_a.rotation,
+                c.placement_a.translation,
+                c.body_b,
+                c.placement_b.rotation,
+                c.placement_b.translation,
+                c.kind,
+                c.axis,
+                c.axis2,
+            )
         sys.baumgarte = -1.0 if self.baumgarte is None else float(self.baumgarte)
         return sys
 

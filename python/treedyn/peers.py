@@ -12,14 +12,21 @@ differ — Pinocchio's (cos, sin) and planar joints, MuJoCo's quaternion order a
 free-joint velocity — mapped explicitly). ``example_robot_path`` finds a robot of the
 ``example-robot-data`` package.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from .model import Fixed, Free, Model, Prismatic, Revolute, Spherical, Universal
 
-__all__ = ["to_pinocchio", "pinocchio_forces", "PeerCoordinates", "PinocchioFromFile", "MujocoFromFile",
-           "example_robot_path"]
+__all__ = [
+    "to_pinocchio",
+    "pinocchio_forces",
+    "PeerCoordinates",
+    "PinocchioFromFile",
+    "MujocoFromFile",
+    "example_robot_path",
+]
 
 
 def to_pinocchio(model: Model):
@@ -79,6 +86,7 @@ def _build_pinocchio(model: Model):
 # --------------------------------------------------------------------------------------------
 # The same file loaded by the peer itself (an independent check of treedyn.io)
 
+
 class PeerCoordinates:
     """treedyn's coordinates of a model loaded from a file ↔ a peer's coordinates for the same
     file loaded by the peer's own parser.
@@ -98,54 +106,56 @@ class PeerCoordinates:
     def __init__(self, model: Model, nq_peer: int, nv_peer: int, blocks):
         self.model = model
         self.nq_peer, self.nv_peer = nq_peer, nv_peer
-        self.blocks = blocks   # [(kind, iq, iv, pq, pv)]; kind "same" carries (nq, nv)
+        self.blocks = blocks  # [(kind, iq, iv, pq, pv)]; kind "same" carries (nq, nv)
 
     def q(self, q) -> np.ndarray:
         q = np.asarray(q, dtype=float)
         out = np.zeros(self.nq_peer)
-        for kind, iq, iv, pq, pv in self.blocks:
+        for kind, iq, iv, pq, pv in self.blocks:  # noqa: B007 (the blocks' layout, not all used in each map)
             if kind[0] == "same":
-                out[pq:pq + kind[1]] = q[iq:iq + kind[1]]
+                out[pq : pq + kind[1]] = q[iq : iq + kind[1]]
             elif kind == "angle-cs":
-                out[pq:pq + 2] = np.cos(q[iq]), np.sin(q[iq])
+                out[pq : pq + 2] = np.cos(q[iq]), np.sin(q[iq])
             elif kind == "planar":
-                out[pq:pq + 4] = q[iq], q[iq + 1], np.cos(q[iq + 2]), np.sin(q[iq + 2])
+                out[pq : pq + 4] = q[iq], q[iq + 1], np.cos(q[iq + 2]), np.sin(q[iq + 2])
             elif kind == "ball":
-                out[pq:pq + 4] = q[iq + 3], q[iq], q[iq + 1], q[iq + 2]
+                out[pq : pq + 4] = q[iq + 3], q[iq], q[iq + 1], q[iq + 2]
             elif kind == "free-mj":
-                out[pq:pq + 7] = *q[iq:iq + 3], q[iq + 6], q[iq + 3], q[iq + 4], q[iq + 5]
+                out[pq : pq + 7] = *q[iq : iq + 3], q[iq + 6], q[iq + 3], q[iq + 4], q[iq + 5]
         return out
 
     def T(self, q) -> np.ndarray:
         from .io._common import quat_to_matrix
+
         q = np.asarray(q, dtype=float)
         T = np.zeros((self.nv_peer, self.model.nv))
-        for kind, iq, iv, pq, pv in self.blocks:
+        for kind, iq, iv, pq, pv in self.blocks:  # noqa: B007 (the blocks' layout, not all used in each map)
             if kind[0] == "same":
-                T[pv:pv + kind[2], iv:iv + kind[2]] = np.eye(kind[2])
+                T[pv : pv + kind[2], iv : iv + kind[2]] = np.eye(kind[2])
             elif kind in ("angle-cs",):
                 T[pv, iv] = 1.0
             elif kind == "ball":
-                T[pv:pv + 3, iv:iv + 3] = np.eye(3)
+                T[pv : pv + 3, iv : iv + 3] = np.eye(3)
             elif kind == "planar":
                 c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
-                T[pv:pv + 3, iv:iv + 3] = [[c, s, 0], [-s, c, 0], [0, 0, 1]]
+                T[pv : pv + 3, iv : iv + 3] = [[c, s, 0], [-s, c, 0], [0, 0, 1]]
             elif kind == "free-mj":
-                T[pv:pv + 3, iv:iv + 3] = quat_to_matrix(q[iq + 3:iq + 7], wxyz=False)
-                T[pv + 3:pv + 6, iv + 3:iv + 6] = np.eye(3)
+                T[pv : pv + 3, iv : iv + 3] = quat_to_matrix(q[iq + 3 : iq + 7], wxyz=False)
+                T[pv + 3 : pv + 6, iv + 3 : iv + 6] = np.eye(3)
         return T
 
     def Tdot_v(self, q, v) -> np.ndarray:
         from .io._common import quat_to_matrix
+
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         out = np.zeros(self.nv_peer)
-        for kind, iq, iv, pq, pv in self.blocks:
+        for kind, iq, iv, pq, pv in self.blocks:  # noqa: B007 (the blocks' layout, not all used in each map)
             if kind == "planar":
                 c, s, w = np.cos(q[iq + 2]), np.sin(q[iq + 2]), v[iv + 2]
-                out[pv:pv + 2] = w * np.array([[-s, c], [-c, -s]]) @ v[iv:iv + 2]
-            elif kind == "free-mj":   # d/dt (R v) = R (ω × v) + R v̇
-                R = quat_to_matrix(q[iq + 3:iq + 7], wxyz=False)
-                out[pv:pv + 3] = R @ np.cross(v[iv + 3:iv + 6], v[iv:iv + 3])
+                out[pv : pv + 2] = w * np.array([[-s, c], [-c, -s]]) @ v[iv : iv + 2]
+            elif kind == "free-mj":  # d/dt (R v) = R (ω × v) + R v̇
+                R = quat_to_matrix(q[iq + 3 : iq + 7], wxyz=False)
+                out[pv : pv + 3] = R @ np.cross(v[iv + 3 : iv + 6], v[iv : iv + 3])
         return out
 
     # the peer's quantities in treedyn's coordinates
@@ -177,6 +187,7 @@ class PinocchioFromFile(PeerCoordinates):
 
     def __init__(self, model: Model, path_or_xml, floating_base: bool = False):
         import os
+
         import pinocchio as pin
 
         self.pin = pin
@@ -190,7 +201,7 @@ class PinocchioFromFile(PeerCoordinates):
         self.pm, self.pd = pm, pm.createData()
         blocks, used = [], set()
         for i, (j, name) in enumerate(zip(model.joints, model.body_joint_names)):
-            if not j.nv or "#" in name:   # planar sub-joints belong to their planar joint
+            if not j.nv or "#" in name:  # planar sub-joints belong to their planar joint
                 continue
             jid = pm.getJointId(name)
             if jid >= pm.njoints:
@@ -206,8 +217,9 @@ class PinocchioFromFile(PeerCoordinates):
             elif pj.nq == j.nq and pj.nv == j.nv:
                 kind = ("same", j.nq, j.nv)
             else:
-                raise ValueError(f"joint {name!r}: Pinocchio's {short} (nq={pj.nq}, nv={pj.nv}) does not "
-                                 f"match treedyn's {j!r}")
+                raise ValueError(
+                    f"joint {name!r}: Pinocchio's {short} (nq={pj.nq}, nv={pj.nv}) does not match treedyn's {j!r}"
+                )
             blocks.append((kind, iq, iv, pj.idx_q, pj.idx_v))
         missing = [pm.names[k] for k in range(1, pm.njoints) if k not in used]
         if missing:
@@ -237,6 +249,7 @@ class MujocoFromFile(PeerCoordinates):
 
     def __init__(self, model: Model, path_or_xml):
         import os
+
         import mujoco
 
         self.mj = mujoco
@@ -250,11 +263,16 @@ class MujocoFromFile(PeerCoordinates):
         m.jnt_stiffness[:] = 0.0
         m.body_gravcomp[:] = 0.0
         D = mujoco.mjtDisableBit
-        for flag in ("mjDSBL_CONSTRAINT", "mjDSBL_ACTUATION",
-                     "mjDSBL_SPRING", "mjDSBL_DAMPER", "mjDSBL_PASSIVE"):   # by MuJoCo version
+        for flag in (
+            "mjDSBL_CONSTRAINT",
+            "mjDSBL_ACTUATION",
+            "mjDSBL_SPRING",
+            "mjDSBL_DAMPER",
+            "mjDSBL_PASSIVE",
+        ):  # by MuJoCo version
             if hasattr(D, flag):
                 m.opt.disableflags |= int(getattr(D, flag))
-        m.opt.density = m.opt.viscosity = 0.0    # no fluid forces
+        m.opt.density = m.opt.viscosity = 0.0  # no fluid forces
         self.m, self.d = m, mujoco.MjData(m)
         # MuJoCo precomputes the inertia of "simple" bodies (armature included) at compile time:
         # recompute the model's constants after the changes above
@@ -263,6 +281,7 @@ class MujocoFromFile(PeerCoordinates):
         if len(moving) != m.njnt:
             raise ValueError(f"treedyn has {len(moving)} joints, MuJoCo's model {m.njnt}")
         from .model import Free, Spherical
+
         blocks = []
         for k, i in enumerate(moving):
             j, name = model.joints[i], model.body_joint_names[i]
@@ -287,9 +306,9 @@ class MujocoFromFile(PeerCoordinates):
     def _peer_M(self, q):
         self._forward(q, np.zeros(self.nv_peer))
         M = np.zeros((self.nv_peer, self.nv_peer))
-        if hasattr(self.d, "qM"):   # MuJoCo < 3.4: mj_fullM(m, dst, qM)
+        if hasattr(self.d, "qM"):  # MuJoCo < 3.4: mj_fullM(m, dst, qM)
             self.mj.mj_fullM(self.m, M, self.d.qM)
-        else:                       # MuJoCo >= 4: mj_fullM(m, d, dst)
+        else:  # MuJoCo >= 4: mj_fullM(m, d, dst)
             self.mj.mj_fullM(self.m, self.d, M)
         return M
 
@@ -307,6 +326,7 @@ class MujocoFromFile(PeerCoordinates):
         def call():
             d.qpos[:], d.qvel[:], d.qfrc_applied[:] = qp, vp, tau_p
             forward(m, d)
+
         return call
 
 
@@ -319,12 +339,14 @@ def example_robot_path(relative: str) -> str:
     candidates = []
     try:
         import example_robot_data
+
         candidates.append(example_robot_data.getModelPath(relative))
         candidates.append(os.path.join(os.path.dirname(example_robot_data.__file__), "robots"))
-    except Exception:   # not installed, or an older/newer module layout
+    except Exception:  # not installed, or an older/newer module layout
         pass
     try:
         from importlib.metadata import PackageNotFoundError, distribution
+
         dist = distribution("example-robot-data")
         candidates.append(str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots")))
     except PackageNotFoundError:
@@ -333,5 +355,6 @@ def example_robot_path(relative: str) -> str:
         path = os.path.join(folder, relative)
         if os.path.isfile(path):
             return path
-    raise FileNotFoundError(f"{relative!r} not found in example-robot-data (pip install example-robot-data); "
-                            f"looked in {candidates}")
+    raise FileNotFoundError(
+        f"{relative!r} not found in example-robot-data (pip install example-robot-data); looked in {candidates}"
+    )

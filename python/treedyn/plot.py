@@ -1,4 +1,5 @@
 """A picture of a mechanism in one configuration (matplotlib, optional)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -6,8 +7,9 @@ import numpy as np
 __all__ = ["draw"]
 
 
-def draw(model, q, ax=None, *, axes: tuple[int, int] | None = None, title: str | None = None,
-         shapes: dict | None = None):
+def draw(
+    model, q, ax=None, *, axes: tuple[int, int] | None = None, title: str | None = None, shapes: dict | None = None
+):
     """Draw the bodies of ``model`` at ``q`` as segments (a body's frame origin to its children's,
     or to twice its centre of mass for a leaf), springs as thin lines and loop closures as rings,
     projected on two world axes (default: the two along which the mechanism spreads most).
@@ -45,8 +47,7 @@ def draw(model, q, ax=None, *, axes: tuple[int, int] | None = None, title: str |
             hull = _hull(corners[:, [a, b]])
             ax.fill(hull[:, 0], hull[:, 1], facecolor="lightsteelblue", edgecolor="tab:blue", lw=0.6, alpha=0.8)
     for s, e in segments:
-        ax.plot([s[a], e[a]], [s[b], e[b]], "-", color="tab:blue", lw=2 if not shapes else 0.5,
-                solid_capstyle="round")
+        ax.plot([s[a], e[a]], [s[b], e[b]], "-", color="tab:blue", lw=2 if not shapes else 0.5, solid_capstyle="round")
     ax.plot(p[1:, a], p[1:, b], ".", color="k", ms=3)
     for sp in model.springs:
         xa = R[sp.body_a] @ sp.point_a + p[sp.body_a]

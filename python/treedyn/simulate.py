@@ -15,11 +15,12 @@ Methods:
                                solution: the "fourth order Runge-Kutta adaptive step size
                                integrator" of ascher-pai-cloutier1996 Table 1
 """
+
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Union
 
 import numpy as np
 
@@ -42,7 +43,7 @@ class SimulationError(RuntimeError):
     """A simulation stopped before t_end (``on_failure="raise"``); ``result`` holds the trajectory up
     to the last good state, ``__cause__`` the solver's exception when the dynamics failed."""
 
-    def __init__(self, message: str, result: "SimulationResult"):
+    def __init__(self, message: str, result: SimulationResult):
         super().__init__(message)
         self.result = result
 
@@ -72,26 +73,39 @@ class SimulationResult:
 
     def __repr__(self):
         status = "ok" if self.success else f"FAILED ({self.message})"
-        return (f"SimulationResult({self.method}: t_end={self.t[-1]:.6g}, {len(self.t)} states, "
-                f"{self.n_evals} evaluations, {self.n_accepted} accepted / {self.n_rejected} rejected steps, {status})")
+        return (
+            f"SimulationResult({self.method}: t_end={self.t[-1]:.6g}, {len(self.t)} states, "
+            f"{self.n_evals} evaluations, {self.n_accepted} accepted / {self.n_rejected} rejected steps, {status})"
+        )
 
 
 # Butcher tableaux: (c, A, b_propagated, b_error_estimate, order of the error estimate's lower member)
 _DOPRI5 = (
     np.array([0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1, 1]),
-    [[], [1 / 5], [3 / 40, 9 / 40], [44 / 45, -56 / 15, 32 / 9],
-     [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729],
-     [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656],
-     [35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84]],
+    [
+        [],
+        [1 / 5],
+        [3 / 40, 9 / 40],
+        [44 / 45, -56 / 15, 32 / 9],
+        [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729],
+        [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656],
+        [35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84],
+    ],
     np.array([35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0]),
     np.array([5179 / 57600, 0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40]),
     4,
 )
 _RKF45 = (
     np.array([0, 1 / 4, 3 / 8, 12 / 13, 1, 1 / 2]),
-    [[], [1 / 4], [3 / 32, 9 / 32], [1932 / 2197, -7200 / 2197, 7296 / 2197],
-     [439 / 216, -8, 3680 / 513, -845 / 4104], [-8 / 27, 2, -3544 / 2565, 1859 / 4104, -11 / 40]],
-    np.array([25 / 216, 0, 1408 / 2565, 2197 / 4104, -1 / 5, 0]),          # 4th order, propagated
+    [
+        [],
+        [1 / 4],
+        [3 / 32, 9 / 32],
+        [1932 / 2197, -7200 / 2197, 7296 / 2197],
+        [439 / 216, -8, 3680 / 513, -845 / 4104],
+        [-8 / 27, 2, -3544 / 2565, 1859 / 4104, -11 / 40],
+    ],
+    np.array([25 / 216, 0, 1408 / 2565, 2197 / 4104, -1 / 5, 0]),  # 4th order, propagated
     np.array([16 / 135, 0, 6656 / 12825, 28561 / 56430, -9 / 50, 2 / 55]),  # 5th order, for the error
     4,
 )
@@ -125,12 +139,14 @@ def _torque(tau, nv: int) -> Callable:
         zero = np.zeros(nv)
         return lambda t, q, v: zero
     if callable(tau):
+
         def torque(t, q, v):
             out = tau(t, _read_only(q), _read_only(v))
             try:
                 return _real(out, "tau", (nv,), f"(nv,) = ({nv},)")
             except (TypeError, ValueError) as e:
                 raise type(e)(f"the function tau(t, q, v) returned a bad value at t = {t:.6g}: {e}") from None
+
         return torque
     arr = _real(tau, "tau", (nv,), f"(nv,) = ({nv},) (or be a function tau(t, q, v))")
     return lambda t, q, v: arr
@@ -142,9 +158,9 @@ def _position_scale(model: Model, q: np.ndarray) -> np.ndarray:
     out = np.ones(model.nv)
     for j, qi, vi in zip(model.joints, model.q_indices, model.v_indices):
         if isinstance(j, (Revolute, Prismatic, Universal)):
-            out[vi:vi + j.nv] = np.abs(q[qi:qi + j.nq])
+            out[vi : vi + j.nv] = np.abs(q[qi : qi + j.nq])
         elif isinstance(j, Free):
-            out[vi:vi + 3] = np.abs(q[qi:qi + 3])
+            out[vi : vi + 3] = np.abs(q[qi : qi + 3])
     return out
 
 
@@ -153,17 +169,21 @@ def _dexpinv(model: Model, delta: np.ndarray, v: np.ndarray) -> np.ndarray:
     out = v.copy()
     for k, is_free in _lie_blocks(model):
         if is_free:  # se(3): twists (linear, angular); [ξ, ν] = (θ×v + u×ω, θ×ω)
-            u, th = delta[k:k + 3], delta[k + 3:k + 6]
+            u, th = delta[k : k + 3], delta[k + 3 : k + 6]
+
             def ad(x):
                 return np.r_[np.cross(th, x[:3]) + np.cross(u, x[3:]), np.cross(th, x[3:])]
-            x = v[k:k + 6]
-        else:       # so(3): [θ, ω] = θ×ω
-            th = delta[k:k + 3]
+
+            x = v[k : k + 6]
+        else:  # so(3): [θ, ω] = θ×ω
+            th = delta[k : k + 3]
+
             def ad(x):
                 return np.cross(th, x)
-            x = v[k:k + 3]
+
+            x = v[k : k + 3]
         a1 = ad(x)
-        out[k:k + len(x)] = x + 0.5 * a1 + ad(a1) / 12.0
+        out[k : k + len(x)] = x + 0.5 * a1 + ad(a1) / 12.0
     return out
 
 
@@ -173,17 +193,37 @@ def _lie_blocks(model: Model):
     cache = getattr(model, "_lie_blocks_cache", None)
     if cache is None or cache[0] != key:
         from .model import Spherical
-        blocks = [(vi, isinstance(j, Free)) for j, vi in zip(model.joints, model.v_indices)
-                  if isinstance(j, (Spherical, Free))]
+
+        blocks = [
+            (vi, isinstance(j, Free))
+            for j, vi in zip(model.joints, model.v_indices)
+            if isinstance(j, (Spherical, Free))
+        ]
         cache = (key, blocks)
         model._lie_blocks_cache = cache
     return cache[1]
 
 
-def simulate(model: Model, solver, q0, v0, t_end: float, *, method: str = "dopri5", dt: Optional[float] = None,
-             rtol: float = 1e-6, atol: float = 1e-6, tau=None, f_ext=None, max_steps: int = 1_000_000,
-             min_step: Optional[float] = None, record: bool = True, progress: bool = False,
-             error_norm: str = "rms", on_failure: str = "warn") -> SimulationResult:
+def simulate(
+    model: Model,
+    solver,
+    q0,
+    v0,
+    t_end: float,
+    *,
+    method: str = "dopri5",
+    dt: float | None = None,
+    rtol: float = 1e-6,
+    atol: float = 1e-6,
+    tau=None,
+    f_ext=None,
+    max_steps: int = 1_000_000,
+    min_step: float | None = None,
+    record: bool = True,
+    progress: bool = False,
+    error_norm: str = "rms",
+    on_failure: str = "warn",
+) -> SimulationResult:
     """Integrate the model from (q0, v0) over [0, t_end].
 
     solver: a Solver instance or a registered name (made with default options).
@@ -248,28 +288,47 @@ def simulate(model: Model, solver, q0, v0, t_end: float, *, method: str = "dopri
     res = SimulationResult(t=np.array([0.0]), q=q[None].copy(), v=v[None].copy(), method=method)
     ts, qs, vs = [0.0], [q.copy()], [v.copy()]
 
-    user_errstate = np.geterr()   # the user's tau runs under the caller's numpy error settings
+    user_errstate = np.geterr()  # the user's tau runs under the caller's numpy error settings
 
     def accel(t, q, v):
         res.n_evals += 1
         with np.errstate(**user_errstate):
-            tau_t = torque(t, q, v)   # outside _safe: the user's errors are not failures of the dynamics
+            tau_t = torque(t, q, v)  # outside _safe: the user's errors are not failures of the dynamics
         return lambda: np.asarray(solver.forward_dynamics(q, v, tau_t, f_ext), dtype=float)
 
     bar = None
     if progress:
         from tqdm import tqdm
+
         bar = tqdm(total=t_end, unit="s", desc=f"simulate {method}", leave=False)
 
     t = 0.0
     stop = None
     try:
-        with np.errstate(over="ignore", invalid="ignore"):   # overflows are detected and reported as stops
+        with np.errstate(over="ignore", invalid="ignore"):  # overflows are detected and reported as stops
             if method in FIXED:
                 t, q, v = _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs, record, bar)
             else:
-                t, q, v = _run_adaptive(model, _TABLEAUX[method], accel, q, v, t_end, dt, rtol, atol, h_min,
-                                        max_steps, res, ts, qs, vs, record, bar, error_norm)
+                t, q, v = _run_adaptive(
+                    model,
+                    _TABLEAUX[method],
+                    accel,
+                    q,
+                    v,
+                    t_end,
+                    dt,
+                    rtol,
+                    atol,
+                    h_min,
+                    max_steps,
+                    res,
+                    ts,
+                    qs,
+                    vs,
+                    record,
+                    bar,
+                    error_norm,
+                )
     except _Stop as e:
         stop = e
         res.success, res.message = False, str(e)
@@ -285,8 +344,11 @@ def simulate(model: Model, solver, q0, v0, t_end: float, *, method: str = "dopri
         if on_failure == "raise":
             raise SimulationError(message, res) from stop.__cause__
         if on_failure == "warn":
-            warnings.warn(message + " (the result holds the trajectory so far; on_failure='raise' raises instead)",
-                          SimulationWarning, stacklevel=2)
+            warnings.warn(
+                message + " (the result holds the trajectory so far; on_failure='raise' raises instead)",
+                SimulationWarning,
+                stacklevel=2,
+            )
     return res
 
 
@@ -367,8 +429,9 @@ def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs
     return t, q, v
 
 
-def _run_adaptive(model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max_steps, res, ts, qs, vs, record,
-                  bar, error_norm="rms"):
+def _run_adaptive(
+    model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max_steps, res, ts, qs, vs, record, bar, error_norm="rms"
+):
     c, A, b, b_err, p = tableau
     s = len(c)
     fsal = np.allclose(A[-1], b[:-1]) and b[-1] == 0  # Dormand–Prince: the last stage is the next first
@@ -387,7 +450,7 @@ def _run_adaptive(model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max
         state = (t, q, v)
         kq[0], ka[0] = v, a0
         for i in range(1, s):
-            d = h * sum(A[i][j] * kq[j] for j in range(i))   # stage chart coordinate δ_i
+            d = h * sum(A[i][j] * kq[j] for j in range(i))  # stage chart coordinate δ_i
             vi = v + h * sum(A[i][j] * ka[j] for j in range(i))
             ka[i] = _safe(accel, t + c[i] * h, _move(model, q, d, 1.0, t, state), vi, state)
             kq[i] = _dexpinv(model, d, vi)
@@ -400,7 +463,7 @@ def _run_adaptive(model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max
         if scaled.size == 0:  # nothing moves (nv = 0): no error to control
             err = 0.0
         else:
-            err = np.sqrt(np.mean(scaled ** 2)) if error_norm == "rms" else np.abs(scaled).max()
+            err = np.sqrt(np.mean(scaled**2)) if error_norm == "rms" else np.abs(scaled).max()
         steps += 1
         if err <= 1.0:
             t += h
@@ -425,4 +488,4 @@ def _initial_step(v, a, t_end, rtol, atol):
     d0 = np.linalg.norm(v) + 1e-300
     d1 = np.linalg.norm(a) + 1e-300
     tol = atol + rtol * d0
-    return float(min(t_end, max(1e-6 * t_end, 0.01 * min(tol / d1 ** 0.5 if d1 > 0 else t_end, d0 / d1))))
+    return float(min(t_end, max(1e-6 * t_end, 0.01 * min(tol / d1**0.5 if d1 > 0 else t_end, d0 / d1))))

@@ -1,4 +1,5 @@
 """The state a time stepper advances: configuration q, velocity v, time t."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,12 +21,13 @@ class State:
             raise ValueError(f"t must be finite, got {t}")
 
     @classmethod
-    def neutral(cls, model) -> "State":
+    def neutral(cls, model) -> State:
         """The neutral configuration at rest, t = 0."""
         from .configuration import neutral
+
         return cls(neutral(model), np.zeros(model.nv))
 
-    def copy(self) -> "State":
+    def copy(self) -> State:
         return State(self.q, self.v, self.t)
 
     def __repr__(self):

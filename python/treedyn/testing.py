@@ -14,10 +14,10 @@ AssertionError with what went wrong). The checks:
 - bad input (wrong shape, complex dtype, NaN) raises ValueError / TypeError, never a crash or a
   silent NaN.
 """
+
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import Optional, Type
 
 import numpy as np
 
@@ -50,8 +50,9 @@ def _expect_error(kinds, f, what: str):
     except kinds:
         return
     except Exception as e:  # noqa: BLE001 - reporting what was raised instead
-        raise AssertionError(f"{what}: expected {' or '.join(k.__name__ for k in kinds)}, got "
-                             f"{type(e).__name__}: {e}") from e
+        raise AssertionError(
+            f"{what}: expected {' or '.join(k.__name__ for k in kinds)}, got {type(e).__name__}: {e}"
+        ) from e
     raise AssertionError(f"{what}: no exception was raised")
 
 
@@ -79,7 +80,7 @@ def _backward_error(M, X, R, terms=None) -> float:
     return float(np.max(np.abs(M @ X - R).max(axis=0) / np.where(den > 0, den, 1.0)))
 
 
-def check_solver(cls: Type[Solver], rtol: Optional[float] = 1e-8, seed: int = 0, options: Optional[dict] = None) -> int:
+def check_solver(cls: type[Solver], rtol: float | None = 1e-8, seed: int = 0, options: dict | None = None) -> int:
     """Run the conformance checks on solver class ``cls``; returns the number of models checked.
 
     Raises AssertionError on the first failure. ``options`` go to the solver's constructor.
@@ -112,14 +113,16 @@ def check_solver(cls: Type[Solver], rtol: Optional[float] = 1e-8, seed: int = 0,
         qdd = solver.forward_dynamics(q, v, tau)
         for x, c, name in zip((q, v, tau), copies, ("q", "v", "tau")):
             assert np.array_equal(x, c), f"{cls.name} modified its input {name} ({label})"
-        assert isinstance(qdd, np.ndarray) and qdd.shape == (model.nv,), \
+        assert isinstance(qdd, np.ndarray) and qdd.shape == (model.nv,), (
             f"{cls.name}: forward_dynamics returned shape {np.shape(qdd)}, expected ({model.nv},) ({label})"
+        )
         assert np.all(np.isfinite(qdd)), f"{cls.name}: forward_dynamics returned NaN/inf ({label})"
         M = ref_mass(model, q)
         delta = C_ROUNDING * model.nv * float(np.finfo(qdd.dtype if qdd.dtype == np.float32 else np.float64).eps) / 2
         qdd_ref = ref.forward_dynamics(q, v, tau)
         if rtol is None:
             from .dynamics import bias_forces
+
             terms = np.abs(tau) + np.abs(bias_forces(model, q, v)) + np.abs(bias_forces(model, q, 0 * v))
             err, tol = float(np.abs(qdd - qdd_ref).max()), _agreement_bound(M, qdd_ref, terms, delta)
         else:
@@ -135,24 +138,30 @@ def check_solver(cls: Type[Solver], rtol: Optional[float] = 1e-8, seed: int = 0,
             single = np.stack([solver.forward_dynamics(Q[b], V[b], T[b]) for b in range(B)])
             assert _rel(out, single) <= 1e-12, f"{cls.name}: batched and single results differ ({label})"
             empty = solver.forward_dynamics(Q[:0], V[:0], T[:0])
-            assert np.shape(empty) == (0, model.nv), \
+            assert np.shape(empty) == (0, model.nv), (
                 f"{cls.name}: an empty batch gave shape {np.shape(empty)}, expected (0, {model.nv}) ({label})"
+            )
 
         # one instance shared between threads (the base class serializes a plugin's methods)
-        items = [(random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv))
-                 for _ in range(8)]
+        items = [
+            (random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv))
+            for _ in range(8)
+        ]
         serial = [solver.forward_dynamics(*x) for x in items]
         with ThreadPoolExecutor(4) as pool:
             shared = list(pool.map(lambda x: solver.forward_dynamics(*x), items))
-        assert _rel(np.stack(shared), np.stack(serial)) <= 1e-12, \
+        assert _rel(np.stack(shared), np.stack(serial)) <= 1e-12, (
             f"{cls.name}: calls from several threads differ from serial ones ({label})"
+        )
 
         if "inverse_inertia" in cls.capabilities:
             R = rng.standard_normal((model.nv, 4))
             Y = solver.inverse_inertia(q, R)
             assert np.shape(Y) == R.shape, f"{cls.name}: inverse_inertia returned shape {np.shape(Y)}"
             err, tol = (_backward_error(M, Y, R), delta) if rtol is None else (_rel(M @ Y, R), rtol)
-            assert err <= tol, f"{cls.name}: M @ inverse_inertia(q, R) differs from R by {err:.3g} (> {tol:.3g}) ({label})"
+            assert err <= tol, (
+                f"{cls.name}: M @ inverse_inertia(q, R) differs from R by {err:.3g} (> {tol:.3g}) ({label})"
+            )
             y1 = solver.inverse_inertia(q, R[:, 0])
             assert np.shape(y1) == (model.nv,), f"{cls.name}: inverse_inertia of a vector returned {np.shape(y1)}"
 
@@ -162,12 +171,14 @@ def check_solver(cls: Type[Solver], rtol: Optional[float] = 1e-8, seed: int = 0,
         bad = v.copy()
         bad[0] = np.nan
         _expect_error((ValueError,), lambda: solver.forward_dynamics(q, bad, tau), f"{cls.name}: NaN in v")
-        _expect_error((TypeError,), lambda: solver.forward_dynamics(q, v.astype(complex), tau),
-                      f"{cls.name}: complex v")
+        _expect_error(
+            (TypeError,), lambda: solver.forward_dynamics(q, v.astype(complex), tau), f"{cls.name}: complex v"
+        )
     assert checked, f"{cls.name} supports none of the conformance models"
     return checked
 
 
 def ref_mass(model: Model, q) -> np.ndarray:
     from .dynamics import mass_matrix
+
     return mass_matrix(model, q)

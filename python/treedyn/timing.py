@@ -3,10 +3,12 @@ scripts in ``benchmarks/``: samples of a number of calls chosen so that a sample
 ``min_time``, the minimum over the samples (the least disturbed by a noisy machine) and their
 median. ``pause`` sleeps between samples, so that a thread pool that went idle has to wake up
 again (on 2 cores waking an idle OpenMP pool costs milliseconds: timing back to back hides it)."""
+
 from __future__ import annotations
 
 import time
-from typing import Callable, NamedTuple, Optional
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -16,6 +18,7 @@ __all__ = ["Timing", "time_call", "speedup"]
 class Timing(NamedTuple):
     """Seconds per call: ``best`` (the minimum sample), ``median``, ``first`` (the first call
     alone, before any warm-up), ``samples`` taken and ``number`` of calls per sample."""
+
     best: float
     median: float
     first: float
@@ -23,8 +26,14 @@ class Timing(NamedTuple):
     number: int
 
 
-def time_call(f: Callable[[], object], repeat: int = 7, min_time: float = 0.02, pause: float = 0.0,
-              slow: Optional[float] = None, max_number: int = 1 << 20) -> Timing:
+def time_call(
+    f: Callable[[], object],
+    repeat: int = 7,
+    min_time: float = 0.02,
+    pause: float = 0.0,
+    slow: float | None = None,
+    max_number: int = 1 << 20,
+) -> Timing:
     """Time ``f()``: one call alone (``first``), then ``repeat`` samples of ``number`` calls each,
     ``number`` doubled from 1 until a sample lasts ``min_time`` seconds. A first call slower than
     ``slow`` seconds is not repeated (best = median = first)."""
@@ -57,8 +66,9 @@ def time_call(f: Callable[[], object], repeat: int = 7, min_time: float = 0.02, 
     return Timing(float(np.min(samples)), float(np.median(samples)), first, len(samples), number)
 
 
-def speedup(f_peer: Callable[[], object], f_ours: Callable[[], object], repeat: int = 9,
-            min_time: float = 2e-3) -> float:
+def speedup(
+    f_peer: Callable[[], object], f_ours: Callable[[], object], repeat: int = 9, min_time: float = 2e-3
+) -> float:
     """median time of f_peer / median time of f_ours (above 1: ours is faster), from samples that
     alternate between the two so that a drifting load affects both alike; each sample lasts about
     min_time (the number of calls is set from the peer's first calls)."""

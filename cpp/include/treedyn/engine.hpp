@@ -11,7 +11,16 @@
 
 namespace treedyn {
 
-enum class Method : int { ABA = 0, CRBACholesky = 1, Drumwright = 2, CRBALTL = 3, CRBALTDL = 4, ABAModified = 5, CFA = 6, JSIIA = 7 };
+enum class Method : int {
+  ABA = 0,
+  CRBACholesky = 1,
+  Drumwright = 2,
+  CRBALTL = 3,
+  CRBALTDL = 4,
+  ABAModified = 5,
+  CFA = 6,
+  JSIIA = 7
+};
 
 template <class S> struct MinvData;     // algorithms/minv.hpp
 template <class S> struct MinvBlocked;  // algorithms/minv.hpp
@@ -54,11 +63,11 @@ template <class S> class Engine {
   Model<S> model_;
   Method method_;
   std::vector<std::unique_ptr<Data<S>>> data_;
-  std::vector<std::unique_ptr<MinvData<S>>> minv_;  // drumwright: one per thread
-  std::vector<std::unique_ptr<CfaData<S>>> cfa_;    // cfa: one per thread
+  std::vector<std::unique_ptr<MinvData<S>>> minv_;    // drumwright: one per thread
+  std::vector<std::unique_ptr<CfaData<S>>> cfa_;      // cfa: one per thread
   std::vector<std::unique_ptr<JsiiaData<S>>> jsiia_;  // jsiia: one per thread
-  std::unique_ptr<MinvBlocked<S>> blocked_;          // drumwright's full M⁻¹ (made on first use)
-  std::vector<int> lambda_;                          // crba-ltl: λ over coordinates
+  std::unique_ptr<MinvBlocked<S>> blocked_;           // drumwright's full M⁻¹ (made on first use)
+  std::vector<int> lambda_;                           // crba-ltl: λ over coordinates
   std::mutex mutex_;
 };
 

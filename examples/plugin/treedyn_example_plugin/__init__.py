@@ -3,6 +3,7 @@ treedyn.bias_forces, and numpy's dense solve. Slow, simple and correct: a templa
 
 It does not set ``thread_safe = True``: treedyn then serializes the calls on one instance, which
 keeps a copy safe to share between threads whatever state it adds."""
+
 import numpy as np
 
 import treedyn

@@ -6,14 +6,22 @@ a path or the XML text itself (a string starting with '<'). A file that cannot b
 past are reported in one ``IgnoredElementWarning`` per file; physically inconsistent inertias (kept,
 as Pinocchio keeps them) in an ``InertiaWarning``; joints that move no mass in a ``MassWarning``.
 """
+
+from ..model import _FILE_READERS
 from ._common import IgnoredElementWarning, InertiaWarning
 from ._tree import MassWarning
 from ._xml import ModelFileError
 from .mjcf import load_mjcf
 from .urdf import MissingMeshWarning, load_urdf
-from ..model import _FILE_READERS
 
 _FILE_READERS.update(urdf=load_urdf, mjcf=load_mjcf)  # Model.from_urdf / from_mjcf
 
-__all__ = ["load_urdf", "load_mjcf", "ModelFileError", "IgnoredElementWarning", "InertiaWarning",
-           "MissingMeshWarning", "MassWarning"]
+__all__ = [
+    "load_urdf",
+    "load_mjcf",
+    "ModelFileError",
+    "IgnoredElementWarning",
+    "InertiaWarning",
+    "MissingMeshWarning",
+    "MassWarning",
+]

@@ -1,4 +1,5 @@
 """Helpers shared by the URDF and MJCF loaders: numbers from attributes, rotations, warnings."""
+
 from __future__ import annotations
 
 import math
@@ -9,8 +10,20 @@ import numpy as np
 
 from ..model import Inertia
 
-__all__ = ["tiny", "unit", "user_stacklevel", "IgnoredElementWarning", "InertiaWarning", "floats", "quat_to_matrix", "axis_angle_matrix",
-           "z_to_vector", "IgnoredTags", "file_inertia", "warn_inconsistent_inertias"]
+__all__ = [
+    "tiny",
+    "unit",
+    "user_stacklevel",
+    "IgnoredElementWarning",
+    "InertiaWarning",
+    "floats",
+    "quat_to_matrix",
+    "axis_angle_matrix",
+    "z_to_vector",
+    "IgnoredTags",
+    "file_inertia",
+    "warn_inconsistent_inertias",
+]
 
 
 def user_stacklevel() -> int:
@@ -59,9 +72,13 @@ def unchecked_inertia(mass: float, com, inertia) -> Inertia:
 def warn_inconsistent_inertias(source: str, inconsistent: list) -> None:
     if inconsistent:
         shown = ", ".join(inconsistent[:4]) + (", ..." if len(inconsistent) > 4 else "")
-        warnings.warn(f"{source}: {len(inconsistent)} inertia(s) are not physically consistent (not "
-                      f"positive semi-definite, or principal moments violating the triangle inequality): "
-                      f"{shown}; kept as written, as Pinocchio does", InertiaWarning, stacklevel=user_stacklevel())
+        warnings.warn(
+            f"{source}: {len(inconsistent)} inertia(s) are not physically consistent (not "
+            f"positive semi-definite, or principal moments violating the triangle inequality): "
+            f"{shown}; kept as written, as Pinocchio does",
+            InertiaWarning,
+            stacklevel=user_stacklevel(),
+        )
 
 
 def floats(doc, elem, attr: str, n: int | None = None, default=None, what: str = ""):
@@ -78,8 +95,9 @@ def floats(doc, elem, attr: str, n: int | None = None, default=None, what: str =
     except ValueError:
         raise doc.error(f"{label}: attribute {attr}={text!r} is not a list of numbers", elem) from None
     if n is not None and len(vals) != n:
-        raise doc.error(f"{label}: attribute {attr}={text!r} must have {n} number{'s' if n > 1 else ''}, "
-                        f"got {len(vals)}", elem)
+        raise doc.error(
+            f"{label}: attribute {attr}={text!r} must have {n} number{'s' if n > 1 else ''}, got {len(vals)}", elem
+        )
     if not all(math.isfinite(v) for v in vals):
         raise doc.error(f"{label}: attribute {attr}={text!r} contains NaN or inf", elem)
     if n == 1:
@@ -107,11 +125,13 @@ def quat_to_matrix(q, wxyz: bool = True) -> np.ndarray:
         raise ValueError("a quaternion must not be zero")
     q = unit(q)
     w, x, y, z = q if wxyz else (q[3], q[0], q[1], q[2])
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def axis_angle_matrix(axis, angle: float) -> np.ndarray:
@@ -156,10 +176,11 @@ class IgnoredTags:
     def warn(self) -> None:
         parts = []
         if self.counts:
-            parts.append("ignored " + ", ".join(f"<{t}>" + (f" ×{n}" if n > 1 else "")
-                                                for t, n in sorted(self.counts.items()))
-                         + " (no effect on treedyn's dynamics)")
+            parts.append(
+                "ignored "
+                + ", ".join(f"<{t}>" + (f" ×{n}" if n > 1 else "") for t, n in sorted(self.counts.items()))
+                + " (no effect on treedyn's dynamics)"
+            )
         parts += self.notes
         if parts:
-            warnings.warn(f"{self.source}: " + "; ".join(parts), IgnoredElementWarning,
-                          stacklevel=user_stacklevel())
+            warnings.warn(f"{self.source}: " + "; ".join(parts), IgnoredElementWarning, stacklevel=user_stacklevel())

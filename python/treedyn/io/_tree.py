@@ -14,11 +14,11 @@ order. A node hangs from its parent node through zero or more joint ``Step``s:
 URDF; a translation for an MJCF joint whose anchor is not at the body origin, because a treedyn
 body frame sits on its joint).
 """
+
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 
@@ -36,20 +36,20 @@ class MassWarning(UserWarning):
 class Step:
     joint_name: str
     joint: Joint
-    placement: Transform        # joint frame in the previous frame (parent node, or previous step's body)
-    body_name: Optional[str] = None   # name of the body this step moves (None for the last: the node's name)
+    placement: Transform  # joint frame in the previous frame (parent node, or previous step's body)
+    body_name: str | None = None  # name of the body this step moves (None for the last: the node's name)
 
 
 @dataclass
 class Node:
     name: str
-    parent: Optional[str]       # None for the root
+    parent: str | None  # None for the root
     steps: list = field(default_factory=list)
     offset: Transform = field(default_factory=Transform)
-    inertia: Optional[Inertia] = None   # in the node's frame
+    inertia: Inertia | None = None  # in the node's frame
     placement: Transform = field(default_factory=Transform)  # node in parent node, when welded (no steps)
-    line: Optional[int] = None
-    body_name: Optional[str] = None     # name of the node's body when it is not the node's name
+    line: int | None = None
+    body_name: str | None = None  # name of the node's body when it is not the node's name
 
 
 def fold_inertias(parts) -> Inertia:
@@ -76,7 +76,7 @@ def build_model(nodes, gravity, error, source: str) -> Model:
     """
     # node -> (index of the pending body that carries it (0: world), pose of node frame in it)
     carrier: dict[str, tuple[int, Transform]] = {}
-    pending = []   # [name, parent index, joint, placement, joint name, inertia parts, line]
+    pending = []  # [name, parent index, joint, placement, joint name, inertia parts, line]
     for node in nodes:
         if node.parent is None:
             body, pose = 0, Transform()
@@ -98,9 +98,12 @@ def build_model(nodes, gravity, error, source: str) -> Model:
             last = k == len(node.steps) - 1
             name = (node.body_name or node.name) if last else step.body_name
             if isinstance(step.joint, Free) and body != 0:
-                raise error(f"joint {step.joint_name!r} is a free (floating) joint between {node.parent!r} "
-                            f"and {node.name!r}; treedyn supports free joints only between the world and a "
-                            f"body (the floating base)", node.line)
+                raise error(
+                    f"joint {step.joint_name!r} is a free (floating) joint between {node.parent!r} "
+                    f"and {node.name!r}; treedyn supports free joints only between the world and a "
+                    f"body (the floating base)",
+                    node.line,
+                )
             pending.append([name, body, step.joint, placement @ step.placement, step.joint_name, [], node.line])
             body, placement = len(pending), Transform()
         carrier[node.name] = (body, node.offset)
@@ -112,11 +115,9 @@ def build_model(nodes, gravity, error, source: str) -> Model:
     for name, parent, joint, placement, jname, parts, line in pending:
         try:
             inertia = fold_inertias(parts) if parts else zero
-            model.add_body(name, parent=parent, joint=joint, placement=placement, inertia=inertia,
-                           joint_name=jname)
+            model.add_body(name, parent=parent, joint=joint, placement=placement, inertia=inertia, joint_name=jname)
         except (ValueError, TypeError) as e:
             raise error(f"body {name!r} (joint {jname!r}): {e}", line) from None
-    names = model.body_names
     for n, (b, X) in carrier.items():
         model.add_frame(n, b, X)
     _warn_massless(model, source)
@@ -134,6 +135,9 @@ def _warn_massless(model: Model, source: str) -> None:
     empty = [model.body_joint_names[i] for i in range(1, N) if model.joints[i].nv and weight[i] == 0.0]
     if empty:
         shown = ", ".join(repr(n) for n in empty[:5]) + (", ..." if len(empty) > 5 else "")
-        warnings.warn(f"{source}: {len(empty)} joint(s) move nothing with mass or inertia ({shown}): "
-                      f"the mass matrix is singular and forward dynamics will fail", MassWarning,
-                      stacklevel=user_stacklevel())
+        warnings.warn(
+            f"{source}: {len(empty)} joint(s) move nothing with mass or inertia ({shown}): "
+            f"the mass matrix is singular and forward dynamics will fail",
+            MassWarning,
+            stacklevel=user_stacklevel(),
+        )

@@ -5,6 +5,7 @@ only addition is a record of the line where each element starts, so that loaders
 a problem is ("panda.urdf, line 120: joint 'j1' ..."), and a ValueError naming the file instead
 of expat's bare error when the XML is malformed.
 """
+
 from __future__ import annotations
 
 import os
@@ -67,7 +68,7 @@ def _looks_like_xml(text: str) -> bool:
 def _exists(path: str) -> bool:
     try:
         return os.path.exists(path)
-    except (ValueError, OSError):   # a NUL byte, a name too long
+    except (ValueError, OSError):  # a NUL byte, a name too long
         return False
 
 
@@ -96,8 +97,9 @@ def read_xml(path_or_xml, kind: str) -> XMLDocument:
         return parse_xml_text(path_or_xml, text_source, os.getcwd())
     path = path_or_xml
     if not path.strip():
-        raise ModelFileError(f"the {kind} source is {'empty' if not path else 'blank'} (expected a file path "
-                             f"or XML text)", text_source)
+        raise ModelFileError(
+            f"the {kind} source is {'empty' if not path else 'blank'} (expected a file path or XML text)", text_source
+        )
     if not os.path.exists(path):
         raise FileNotFoundError(f"{kind} file not found: {path!r}")
     if os.path.isdir(path):
@@ -119,8 +121,12 @@ def parse_xml_text(data, source: str, base_dir: str) -> XMLDocument:
         except UnicodeEncodeError as e:  # a lone surrogate such as '\ud800'
             line = data.count("\n", 0, e.start) + 1
             column = e.start - (data.rfind("\n", 0, e.start) + 1) + 1
-            raise ModelFileError(f"the text contains {data[e.start]!r} (column {column}), which is not a "
-                                 f"character (a lone surrogate): {e.reason}", source, line) from None
+            raise ModelFileError(
+                f"the text contains {data[e.start]!r} (column {column}), which is not a "
+                f"character (a lone surrogate): {e.reason}",
+                source,
+                line,
+            ) from None
         parser = expat.ParserCreate("utf-8")
     else:
         parser = expat.ParserCreate()
@@ -138,14 +144,17 @@ def parse_xml_text(data, source: str, base_dir: str) -> XMLDocument:
     try:
         parser.Parse(data, True)
     except expat.ExpatError as e:
-        raise ModelFileError(f"malformed XML: {expat.ErrorString(e.code)} (column {e.offset + 1})",
-                             source, e.lineno) from None
+        raise ModelFileError(
+            f"malformed XML: {expat.ErrorString(e.code)} (column {e.offset + 1})", source, e.lineno
+        ) from None
     except LookupError as e:  # encoding="bogus" in the XML declaration
-        raise ModelFileError(f"the XML declaration names an encoding Python does not know: {e}", source,
-                             parser.CurrentLineNumber) from None
+        raise ModelFileError(
+            f"the XML declaration names an encoding Python does not know: {e}", source, parser.CurrentLineNumber
+        ) from None
     except (UnicodeError, ValueError) as e:  # bytes the declared encoding cannot decode; multi-byte codecs
-        raise ModelFileError(f"the text cannot be decoded in its declared encoding: {e}", source,
-                             parser.CurrentLineNumber) from None
+        raise ModelFileError(
+            f"the text cannot be decoded in its declared encoding: {e}", source, parser.CurrentLineNumber
+        ) from None
     root = builder.close()
     if root is None:
         raise ModelFileError("no XML element found", source)

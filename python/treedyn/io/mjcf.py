@@ -47,6 +47,7 @@ cannot compute (mesh, hfield, sdf, or ``shellinertia``) in a body that needs it,
 below the top level, ``compiler coordinate="global"``, ``boundmass``/``boundinertia``/
 ``balanceinertia``/``alignfree``.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,19 +56,32 @@ import os
 import numpy as np
 
 from ..model import Free, Inertia, Model, Prismatic, Revolute, Spherical, Transform
-from ._common import (IgnoredTags, axis_angle_matrix, file_inertia, quat_to_matrix, tiny, unit,
-                      warn_inconsistent_inertias, z_to_vector)
+from ._common import (
+    IgnoredTags,
+    axis_angle_matrix,
+    file_inertia,
+    quat_to_matrix,
+    tiny,
+    unit,
+    warn_inconsistent_inertias,
+    z_to_vector,
+)
 from ._tree import Node, Step, build_model, fold_inertias
 from ._xml import ModelFileError, file_errors, parse_xml_text, read_xml
 
 __all__ = ["load_mjcf"]
 
 _SILENT_SECTIONS = {"asset", "visual", "statistic", "size", "keyframe", "custom", "extension"}
-_WARN_SECTIONS = {"actuator": "actuators", "tendon": "tendons", "sensor": "sensors",
-                  "contact": "contact pairs and exclusions"}
-_ERROR_SECTIONS = {"equality": "equality constraints (loop closures, couplings) cannot be part of a "
-                               "tree model",
-                   "deformable": "deformable bodies (flexes, skins) are not articulated rigid bodies"}
+_WARN_SECTIONS = {
+    "actuator": "actuators",
+    "tendon": "tendons",
+    "sensor": "sensors",
+    "contact": "contact pairs and exclusions",
+}
+_ERROR_SECTIONS = {
+    "equality": "equality constraints (loop closures, couplings) cannot be part of a tree model",
+    "deformable": "deformable bodies (flexes, skins) are not articulated rigid bodies",
+}
 _BODY_ERRORS = {"composite", "flexcomp", "replicate", "attach", "plugin", "skin"}
 _ORIENTATIONS = ("quat", "axisangle", "euler", "xyaxes", "zaxis")
 _GEOM_SOLIDS = ("sphere", "ellipsoid", "box", "capsule", "cylinder")
@@ -87,11 +101,13 @@ class _Reader:
         self.inconsistent: list[str] = []
         self.limits: dict[str, tuple[float, float]] = {}
         self.passive: dict[str, list[str]] = {}
-        self.current = doc.root   # the element being read, for errors the checks did not foresee
+        self.current = doc.root  # the element being read, for errors the checks did not foresee
 
     # ------------------------------------------------------------------ errors
     def err(self, message: str, elem=None) -> ModelFileError:
-        source, line = self.where.get(id(elem), (self.doc.source, None)) if elem is not None else (self.doc.source, None)
+        source, line = (
+            self.where.get(id(elem), (self.doc.source, None)) if elem is not None else (self.doc.source, None)
+        )
         return ModelFileError(message, source, line)
 
     def _locate(self, doc):
@@ -123,21 +139,29 @@ class _Reader:
                 raise self.err(f"<{e.tag}>: {_ERROR_SECTIONS[e.tag]}; treedyn cannot load this model", e)
             if e.tag in _WARN_SECTIONS:
                 if any(isinstance(c.tag, str) for c in e):
-                    self.ignored.note(f"<{e.tag}> ignored: {_WARN_SECTIONS[e.tag]} act through forces, "
-                                      f"which treedyn takes as inputs")
+                    self.ignored.note(
+                        f"<{e.tag}> ignored: {_WARN_SECTIONS[e.tag]} act through forces, which treedyn takes as inputs"
+                    )
             elif e.tag not in _SILENT_SECTIONS:
                 self.ignored.add(e.tag)
         nodes = self._nodes(worldbodies)
         self._total_mass(nodes)
-        model = build_model(nodes, gravity, lambda msg, line: ModelFileError(msg, self.doc.source, line),
-                            self.doc.source)
+        model = build_model(
+            nodes, gravity, lambda msg, line: ModelFileError(msg, self.doc.source, line), self.doc.source
+        )
         model.joint_limits = self.limits
         model.source = self.doc.source
         for attr, joints in self.passive.items():
             shown = ", ".join(repr(j) for j in joints[:4]) + (", ..." if len(joints) > 4 else "")
-            self.ignored.note(f"{attr} of joint(s) {shown} not modelled ("
-                              + ("M differs from MuJoCo's by the armature" if attr == "armature" else
-                                 "a force, which treedyn takes as an input") + ")")
+            self.ignored.note(
+                f"{attr} of joint(s) {shown} not modelled ("
+                + (
+                    "M differs from MuJoCo's by the armature"
+                    if attr == "armature"
+                    else "a force, which treedyn takes as an input"
+                )
+                + ")"
+            )
         self.ignored.warn()
         warn_inconsistent_inertias(self.doc.source, self.inconsistent)
         return model
@@ -146,7 +170,7 @@ class _Reader:
         """Replace each <include file=...> by the children of the included file's root element
         (iteratively: bodies may nest thousands deep). Included elements resolve their own includes
         against their file's folder; ``origin`` remembers it for them."""
-        origin = {}   # id(element) -> (folder, chain of including files) when not the parent's
+        origin = {}  # id(element) -> (folder, chain of including files) when not the parent's
         stack = [(root, base_dir, chain)]
         while stack:
             parent, base, ch = stack.pop()
@@ -198,8 +222,10 @@ class _Reader:
         except (ValueError, IndexError):
             raise self.err(f"<compiler inertiagrouprange={c['inertiagrouprange']!r}>: two integers", elem) from None
         if c.get("coordinate", "local") != "local":
-            raise self.err("<compiler coordinate='global'> is not supported (MuJoCo itself removed it); "
-                           "use local coordinates", elem)
+            raise self.err(
+                "<compiler coordinate='global'> is not supported (MuJoCo itself removed it); use local coordinates",
+                elem,
+            )
         for attr in ("boundmass", "boundinertia"):
             if attr in c and self._vec(elem, attr, 1, c)[0] > 0:
                 raise self.err(f"<compiler {attr}> is not supported: give the bodies their inertias", elem)
@@ -312,7 +338,7 @@ class _Reader:
     def _pose(self, elem, attrs=None) -> Transform:
         a = elem.attrib if attrs is None else attrs
         R = self._rotation(elem, a)
-        U, _, Vt = np.linalg.svd(R)   # re-orthonormalise what the user typed
+        U, _, Vt = np.linalg.svd(R)  # re-orthonormalise what the user typed
         return Transform(U @ Vt, self._vec(elem, "pos", 3, a, (0, 0, 0)))
 
     # ------------------------------------------------------------------ bodies
@@ -338,8 +364,7 @@ class _Reader:
             if childclass not in self.defaults:
                 raise self.err(f"<body childclass={childclass!r}>: no such default class", elem)
             if elem.get("gravcomp") not in (None, "0"):
-                self.ignored.note("body gravcomp not modelled (gravity compensation is a force; forces "
-                                  "are inputs)")
+                self.ignored.note("body gravcomp not modelled (gravity compensation is a force; forces are inputs)")
             contents = self._contents(elem, Transform(), childclass)
             node = Node(name, parent, line=self.where.get(id(elem), (None, None))[1])
             body_pose = X @ self._pose(elem)
@@ -384,10 +409,10 @@ class _Reader:
     def _joints(self, node, body, body_pose, joints, parent):
         """The body's joints as Steps: X0 · J1(q1) · J2(q2) ⋯ as MuJoCo composes them, each hinge and
         ball turning about its anchor p (treedyn's body frame sits on the anchor: offset −p)."""
-        prev = body_pose       # pose of the next joint frame's parent: X0, then the previous anchor frame
+        prev = body_pose  # pose of the next joint frame's parent: X0, then the previous anchor frame
         anchor = np.zeros(3)
         steps = []
-        for k, (_, e, F, cls) in enumerate(joints):   # F: pose of an enclosing <frame> in the body
+        for k, (_, e, F, cls) in enumerate(joints):  # F: pose of an enclosing <frame> in the body
             self.current = e
             self.joint_id += 1
             a = self._attrs(e, cls) if e.tag == "joint" else dict(e.attrib)
@@ -399,15 +424,17 @@ class _Reader:
                 if len(joints) > 1:
                     raise self.err(f"body {node.name!r}: a free joint must be the body's only joint", e)
                 if parent != "world":
-                    raise self.err(f"free joint {name!r} in body {node.name!r}: free joints can only be used "
-                                   f"on top-level bodies (children of the world)", e)
+                    raise self.err(
+                        f"free joint {name!r} in body {node.name!r}: free joints can only be used "
+                        f"on top-level bodies (children of the world)",
+                        e,
+                    )
                 # MuJoCo's free body pose is qpos itself, in world coordinates (body pos/quat only set qpos0)
                 steps.append(Step(name, Free(), Transform(), body_name))
                 anchor = np.zeros(3)
                 continue
             if kind not in ("hinge", "slide", "ball"):
-                raise self.err(f"joint {name!r} has type {kind!r}; MJCF joint types are hinge, slide, ball "
-                               f"and free", e)
+                raise self.err(f"joint {name!r} has type {kind!r}; MJCF joint types are hinge, slide, ball and free", e)
             self._passive(name, a, e)
             p = F.rotation @ self._vec(e, "pos", 3, a, (0, 0, 0)) + F.translation if kind != "slide" else np.zeros(3)
             axis = F.rotation @ self._vec(e, "axis", 3, a, (0, 0, 1))
@@ -417,7 +444,7 @@ class _Reader:
             if kind == "hinge":
                 ref = self._angle(ref)
                 joint = Revolute(axis)
-                pre = Transform(axis_angle_matrix(axis, -ref), np.zeros(3))   # the file's pose is q = ref
+                pre = Transform(axis_angle_matrix(axis, -ref), np.zeros(3))  # the file's pose is q = ref
             elif kind == "slide":
                 joint = Prismatic(axis)
                 pre = Transform(np.eye(3), -ref * unit(axis))
@@ -451,7 +478,7 @@ class _Reader:
             raise self.err(f"body {name!r} has more than one <inertial>", inertials[1][1])
         if inertials and self.fromgeom != "true":
             I = self._inertial(inertials[0][1], name)
-            F = inertials[0][2]    # pose of an enclosing <frame> in the body
+            F = inertials[0][2]  # pose of an enclosing <frame> in the body
             return fold_inertias([(I, F)])
         if self.fromgeom == "false":
             return None
@@ -501,8 +528,11 @@ class _Reader:
         if kind == "plane":
             raise self.err(f"{what}: a plane can only be in the world body (MuJoCo's rule)", g)
         if kind not in _GEOM_SOLIDS:
-            raise self.err(f"{what} is a {kind}: treedyn computes inertias of {', '.join(_GEOM_SOLIDS)} "
-                           f"only; give body {body!r} an <inertial>", g)
+            raise self.err(
+                f"{what} is a {kind}: treedyn computes inertias of {', '.join(_GEOM_SOLIDS)} "
+                f"only; give body {body!r} an <inertial>",
+                g,
+            )
         if a.get("shellinertia", "false") == "true":
             raise self.err(f"{what}: shellinertia is not supported; give body {body!r} an <inertial>", g)
         size = self._vec(g, "size", None, a, (0, 0, 0))
@@ -522,7 +552,7 @@ class _Reader:
                 size = np.array([size[0], size[0], 0.5 * L])
         else:
             pose = self._pose(g, a)
-        V, I_unit = _solid(kind, size)   # volume, and inertia per unit mass about the centre
+        V, I_unit = _solid(kind, size)  # volume, and inertia per unit mass about the centre
         if V <= 0:
             raise self.err(f"{what}: size {a.get('size')!r} gives a {kind} of zero volume", g)
         m = mass if explicit_mass else density * V

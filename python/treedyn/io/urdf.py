@@ -48,17 +48,26 @@ given: every directory in it must exist (FileNotFoundError naming it otherwise),
 cannot be found there (``package://pkg/file`` as ``<dir>/pkg/file``; relative names beside the
 URDF file) are listed in one ``MissingMeshWarning``; the model still loads.
 """
+
 from __future__ import annotations
 
 import os
 import warnings
-from typing import Optional, Sequence, Union
+from collections.abc import Sequence
 
 import numpy as np
 
 from ..model import Free, Inertia, Model, Prismatic, Revolute, Transform
-from ._common import (IgnoredTags, file_inertia, floats, tiny, unit, user_stacklevel,
-                      warn_inconsistent_inertias, z_to_vector)
+from ._common import (
+    IgnoredTags,
+    file_inertia,
+    floats,
+    tiny,
+    unit,
+    user_stacklevel,
+    warn_inconsistent_inertias,
+    z_to_vector,
+)
 from ._tree import Node, Step, build_model
 from ._xml import ModelFileError, file_errors, read_xml
 
@@ -71,14 +80,17 @@ class MissingMeshWarning(UserWarning):
 
 _JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 _LINK_SILENT = {"inertial", "visual", "collision"}
-_JOINT_SILENT = {"origin", "parent", "child", "axis", "limit", "dynamics", "calibration",
-                 "safety_controller", "mimic"}
+_JOINT_SILENT = {"origin", "parent", "child", "axis", "limit", "dynamics", "calibration", "safety_controller", "mimic"}
 _ROBOT_SILENT = {"link", "joint", "material"}
 
 
-def load_urdf(path_or_xml, floating_base: bool = False,
-              package_dirs: Union[None, str, os.PathLike, Sequence] = None,
-              *, mimic: str = "error") -> Model:
+def load_urdf(
+    path_or_xml,
+    floating_base: bool = False,
+    package_dirs: None | str | os.PathLike | Sequence = None,
+    *,
+    mimic: str = "error",
+) -> Model:
     """Load a URDF file (a path) or URDF text (a string starting with '<') as a treedyn Model.
 
     floating_base: hinge the root link to the world with a free joint named "root_joint".
@@ -100,7 +112,7 @@ class _Reader:
         self.mimic = mimic
         self.ignored = IgnoredTags(doc.source)
         self.inconsistent: list[str] = []
-        self.current = doc.root   # the element being read, for errors the checks did not foresee
+        self.current = doc.root  # the element being read, for errors the checks did not foresee
 
     def err(self, message, elem=None) -> ModelFileError:
         return self.doc.error(message, elem)
@@ -123,17 +135,20 @@ class _Reader:
             if elem.tag == "link":
                 name = self._name(elem, "link")
                 if name in links:
-                    raise self.err(f"two links are named {name!r} (lines {doc.line(links[name])} and "
-                                   f"{doc.line(elem)})", elem)
+                    raise self.err(
+                        f"two links are named {name!r} (lines {doc.line(links[name])} and {doc.line(elem)})", elem
+                    )
                 links[name] = elem
             elif elem.tag == "joint":
                 joints.append(elem)
             elif elem.tag not in _ROBOT_SILENT:
                 self.ignored.add(elem.tag)
         if not links:
-            raise self.err("no <link> in <robot>: this is not a robot description"
-                           + (" (is it an unexpanded xacro file?)" if "xacro" in str(robot.attrib) else ""),
-                           robot)
+            raise self.err(
+                "no <link> in <robot>: this is not a robot description"
+                + (" (is it an unexpanded xacro file?)" if "xacro" in str(robot.attrib) else ""),
+                robot,
+            )
         tree, joint_of = self._tree(links, joints)
         root = self._root(links, joint_of)
         nodes, limits = self._nodes(root, links, tree, joint_of)
@@ -152,8 +167,11 @@ class _Reader:
     def _refuse_xacro(self, robot):
         for elem in robot.iter():
             if isinstance(elem.tag, str) and elem.tag.startswith(("xacro:", "{http://www.ros.org/wiki/xacro}")):
-                raise self.err(f"<{elem.tag}> is a xacro macro: expand the file with xacro first "
-                               f"(`xacro robot.urdf.xacro > robot.urdf`)", elem)
+                raise self.err(
+                    f"<{elem.tag}> is a xacro macro: expand the file with xacro first "
+                    f"(`xacro robot.urdf.xacro > robot.urdf`)",
+                    elem,
+                )
 
     def _name(self, elem, what) -> str:
         name = elem.get("name")
@@ -170,17 +188,21 @@ class _Reader:
             self.current = j
             name = self._name(j, "joint")
             if name in names:
-                raise self.err(f"two joints are named {name!r} (lines {self.doc.line(names[name])} and "
-                               f"{self.doc.line(j)})", j)
+                raise self.err(
+                    f"two joints are named {name!r} (lines {self.doc.line(names[name])} and {self.doc.line(j)})", j
+                )
             names[name] = j
             parent, child = self._link_ref(j, "parent", links), self._link_ref(j, "child", links)
             if parent == child:
                 raise self.err(f"joint {name!r} connects link {parent!r} to itself", j)
             if child in joint_of:
                 other = joint_of[child]
-                raise self.err(f"link {child!r} is the child of two joints, {other.get('name')!r} (line "
-                               f"{self.doc.line(other)}) and {name!r}: a kinematic loop, which treedyn "
-                               f"(a tree) cannot represent", j)
+                raise self.err(
+                    f"link {child!r} is the child of two joints, {other.get('name')!r} (line "
+                    f"{self.doc.line(other)}) and {name!r}: a kinematic loop, which treedyn "
+                    f"(a tree) cannot represent",
+                    j,
+                )
             joint_of[child] = j
             children[parent].append(j)
         return children, joint_of
@@ -198,12 +220,13 @@ class _Reader:
     def _root(self, links, joint_of) -> str:
         roots = [n for n in links if n not in joint_of]
         if not roots:
-            raise self.err("every link is the child of a joint, so the joints form a loop: no root link",
-                           self.doc.root)
+            raise self.err("every link is the child of a joint, so the joints form a loop: no root link", self.doc.root)
         if len(roots) > 1:
             shown = ", ".join(repr(r) for r in roots[:6]) + (", ..." if len(roots) > 6 else "")
-            raise self.err(f"{len(roots)} links are no joint's child ({shown}); a URDF must be a single "
-                           f"tree with one root link", self.doc.root)
+            raise self.err(
+                f"{len(roots)} links are no joint's child ({shown}); a URDF must be a single tree with one root link",
+                self.doc.root,
+            )
         return roots[0]
 
     def _nodes(self, root, links, children, joint_of):
@@ -224,8 +247,9 @@ class _Reader:
                         node.body_name = "floating_base"
             else:
                 if link == "world":
-                    raise self.err("a link that is not the root is named 'world', the name treedyn "
-                                   "gives the fixed world", elem)
+                    raise self.err(
+                        "a link that is not the root is named 'world', the name treedyn gives the fixed world", elem
+                    )
                 self.current = joint_of[link]
                 node = self._joint_node(joint_of[link], link, limits)
             self.current = elem
@@ -234,8 +258,10 @@ class _Reader:
             stack.extend(reversed([j.find("child").get("link") for j in children[link]]))
         if len(seen) != len(links):
             lost = [n for n in links if n not in seen]
-            raise self.err(f"links {lost[:6]} are not connected to the root link {root!r}: their joints "
-                           f"form a kinematic loop", links[lost[0]])
+            raise self.err(
+                f"links {lost[:6]} are not connected to the root link {root!r}: their joints form a kinematic loop",
+                links[lost[0]],
+            )
         return nodes, limits
 
     # ------------------------------------------------------------------ elements
@@ -256,14 +282,16 @@ class _Reader:
                 self.ignored.add(e.tag)
         kind = j.get("type")
         if kind not in _JOINT_TYPES:
-            raise self.err(f"joint {name!r} has type {kind!r}; the URDF joint types are "
-                           f"{', '.join(_JOINT_TYPES)}", j)
+            raise self.err(f"joint {name!r} has type {kind!r}; the URDF joint types are {', '.join(_JOINT_TYPES)}", j)
         mimic = j.find("mimic")
         if mimic is not None and self.mimic == "error":
-            raise self.err(f"joint {name!r} has a <mimic joint={mimic.get('joint')!r}> tag: mimic joints "
-                           f"couple coordinates, which treedyn's tree models do not; load with "
-                           f"mimic='independent' (command line: --mimic independent) to make it an ordinary "
-                           f"independent joint", mimic)
+            raise self.err(
+                f"joint {name!r} has a <mimic joint={mimic.get('joint')!r}> tag: mimic joints "
+                f"couple coordinates, which treedyn's tree models do not; load with "
+                f"mimic='independent' (command line: --mimic independent) to make it an ordinary "
+                f"independent joint",
+                mimic,
+            )
         parent = j.find("parent").get("link")
         origin = self._origin(j, what)
         node = Node(child, parent, line=doc.line(j))
@@ -288,12 +316,14 @@ class _Reader:
             node.steps = [Step(name, Prismatic(axis), origin)]
         else:  # planar: motion in the plane normal to axis = prismatic u, prismatic w, revolute axis
             R = z_to_vector(axis)
-            node.steps = [Step(name, Prismatic(R[:, 0]), origin, body_name=f"{child}#x"),
-                          Step(f"{name}#y", Prismatic(R[:, 1]), Transform(), body_name=f"{child}#y"),
-                          Step(f"{name}#theta", Revolute(axis), Transform())]
+            node.steps = [
+                Step(name, Prismatic(R[:, 0]), origin, body_name=f"{child}#x"),
+                Step(f"{name}#y", Prismatic(R[:, 1]), Transform(), body_name=f"{child}#y"),
+                Step(f"{name}#theta", Revolute(axis), Transform()),
+            ]
         return node
 
-    def _inertia(self, link_elem, link) -> Optional[Inertia]:
+    def _inertia(self, link_elem, link) -> Inertia | None:
         for e in link_elem:
             if isinstance(e.tag, str) and e.tag not in _LINK_SILENT:
                 self.ignored.add(e.tag)
@@ -309,12 +339,12 @@ class _Reader:
         i = inertial.find("inertia")
         if i is None:
             raise self.err(f"{what} has no <inertia>", inertial)
-        ixx, ixy, ixz, iyy, iyz, izz = (floats(doc, i, k, 1, None, what + " <inertia>")
-                                        for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
+        ixx, ixy, ixz, iyy, iyz, izz = (
+            floats(doc, i, k, 1, None, what + " <inertia>") for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+        )
         I = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
         try:
-            return file_inertia(mass, X.translation, X.rotation @ I @ X.rotation.T, f"link {link!r}",
-                                self.inconsistent)
+            return file_inertia(mass, X.translation, X.rotation @ I @ X.rotation.T, f"link {link!r}", self.inconsistent)
         except ValueError as e:
             raise self.err(f"{what}: {e}", inertial) from None
 
@@ -325,8 +355,9 @@ class _Reader:
         dirs = [os.fspath(d) for d in package_dirs]
         for d in dirs:
             if not os.path.isdir(d):
-                raise FileNotFoundError(f"{self.doc.source}: package directory not found: {d!r} "
-                                        f"(given in package_dirs to look for meshes)")
+                raise FileNotFoundError(
+                    f"{self.doc.source}: package directory not found: {d!r} (given in package_dirs to look for meshes)"
+                )
         missing = []
         for link in link_elems:
             for mesh in link.iterfind("./*/geometry/mesh"):
@@ -335,16 +366,19 @@ class _Reader:
                     missing.append(fn)
         if missing:
             shown = ", ".join(repr(m) for m in missing[:3]) + (", ..." if len(missing) > 3 else "")
-            warnings.warn(f"{self.doc.source}: {len(missing)} mesh file(s) not found in package_dirs "
-                          f"{dirs} ({shown}); meshes play no part in the dynamics, the model is complete",
-                          MissingMeshWarning, stacklevel=user_stacklevel())
+            warnings.warn(
+                f"{self.doc.source}: {len(missing)} mesh file(s) not found in package_dirs "
+                f"{dirs} ({shown}); meshes play no part in the dynamics, the model is complete",
+                MissingMeshWarning,
+                stacklevel=user_stacklevel(),
+            )
 
     def _find_mesh(self, fn: str, dirs) -> bool:
         if fn.startswith("package://"):
-            rel = fn[len("package://"):]
+            rel = fn[len("package://") :]
             return any(os.path.isfile(os.path.join(d, rel)) for d in dirs)
         if fn.startswith("file://"):
-            return os.path.isfile(fn[len("file://"):])
+            return os.path.isfile(fn[len("file://") :])
         if os.path.isabs(fn):
             return os.path.isfile(fn)
         return any(os.path.isfile(os.path.join(d, fn)) for d in [self.doc.base_dir, *dirs])

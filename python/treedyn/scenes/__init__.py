@@ -1,11 +1,22 @@
 """Ready-made models: serial chains and random trees (plain Models), and the RedMax scenes of
 baxter2019 §4 (bridge, bridge_rigid, umbrella, tree: Scenes with a model, an initial state, h and
 a duration; see docs/scenes.md)."""
+
 from .chain import chain
 from .random_tree import random_tree
-from .scene import Scene
 from .redmax import bridge, bridge_rigid, tree, umbrella
+from .scene import Scene
 from .spec import SPEC_KINDS, from_spec, scene_from_spec
 
-__all__ = ["chain", "random_tree", "from_spec", "Scene", "scene_from_spec", "SPEC_KINDS", "bridge", "bridge_rigid",
-           "umbrella", "tree"]
+__all__ = [
+    "chain",
+    "random_tree",
+    "from_spec",
+    "Scene",
+    "scene_from_spec",
+    "SPEC_KINDS",
+    "bridge",
+    "bridge_rigid",
+    "umbrella",
+    "tree",
+]

@@ -1,4 +1,5 @@
 """A serial chain of identical links."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,8 +16,15 @@ def count(n, message: str) -> int:
     return int(n)
 
 
-def chain(n: int, *, joint: str = "revolute", length: float = 0.1, mass: float = 1.0,
-          floating_base: bool = False, gravity=(0.0, 0.0, -9.81)) -> Model:
+def chain(
+    n: int,
+    *,
+    joint: str = "revolute",
+    length: float = 0.1,
+    mass: float = 1.0,
+    floating_base: bool = False,
+    gravity=(0.0, 0.0, -9.81),
+) -> Model:
     """n links of ``length`` and ``mass`` (uniform rods along x), joined by joints about z
     alternating with joints about y so that the chain is spatial, not planar.
 

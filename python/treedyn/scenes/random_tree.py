@@ -1,10 +1,11 @@
 """Random kinematic trees with random placements, axes and inertias, for cross-checks."""
+
 from __future__ import annotations
 
 import numpy as np
 
-from .chain import count
 from ..model import Fixed, Free, Inertia, Model, Prismatic, Revolute, Spherical, Transform, Universal
+from .chain import count
 
 JOINT_KINDS = ("revolute", "prismatic", "universal", "spherical", "fixed")
 
@@ -23,8 +24,15 @@ def random_inertia(rng, mass_range=(0.5, 2.0)) -> Inertia:
     return Inertia(m, rng.uniform(-0.2, 0.2, 3), R @ np.diag(d) @ R.T)
 
 
-def random_tree(n: int, rng=None, *, joints=JOINT_KINDS, floating_base: bool = False, branching: float = 0.5,
-                gravity=(0.0, 0.0, -9.81)) -> Model:
+def random_tree(
+    n: int,
+    rng=None,
+    *,
+    joints=JOINT_KINDS,
+    floating_base: bool = False,
+    branching: float = 0.5,
+    gravity=(0.0, 0.0, -9.81),
+) -> Model:
     """n bodies in depth-first order; body i's parent is the previous body or, with probability
     ``branching``, one of its few nearest ancestors (0 gives a chain, 1 a bushy tree). Joint kinds are drawn from ``joints``; axes are random directions.
     A fixed joint is never drawn for a leaf-most body so that every joint moves some inertia.
@@ -43,18 +51,22 @@ def random_tree(n: int, rng=None, *, joints=JOINT_KINDS, floating_base: bool = F
             parent = path[-1]
         else:  # branch off one of the last body's few nearest ancestors
             lo = 1 if floating_base else 0
-            choices = path[max(lo, len(path) - 6):]
+            choices = path[max(lo, len(path) - 6) :]
             parent = choices[int(rng.integers(len(choices)))]
-        del path[path.index(parent) + 1:]
+        del path[path.index(parent) + 1 :]
         path.append(i)
         if i == 1 and floating_base:
             joint = Free()
         else:
             kind = joints[int(rng.integers(len(joints)))]
             axis = rng.standard_normal(3)
-            joint = {"revolute": lambda: Revolute(axis), "prismatic": lambda: Prismatic(axis),
-                     "universal": lambda: Universal(*_two_axes(rng)), "spherical": Spherical,
-                     "fixed": Fixed}[kind]()
+            joint = {
+                "revolute": lambda: Revolute(axis),
+                "prismatic": lambda: Prismatic(axis),
+                "universal": lambda: Universal(*_two_axes(rng)),
+                "spherical": Spherical,
+                "fixed": Fixed,
+            }[kind]()
         place = Transform(_rotation(rng), rng.uniform(-0.5, 0.5, 3))
         model.add_body(f"body{i}", parent, joint, place, random_inertia(rng))
     return model

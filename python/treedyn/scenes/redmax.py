@@ -16,6 +16,7 @@ AᵀA with A = [[1, 0], [−[c]×, 1]] the change of reference point to the cent
 distance and force k(l − L)/L + d l̇/L (k per unit strain, so treedyn's stiffness is k/L and its
 damping d/L); Baumgarte factor 1/h (``model.baumgarte = None``) unless a scene says otherwise.
 """
+
 from __future__ import annotations
 
 import math
@@ -66,9 +67,24 @@ class _Builder:
         self.q_init = {}
         self.shapes = {}
 
-    def add(self, name, parent, joint, *, translation=(0, 0, 0), rotation=None, centre=(0, 0, 0),
-            shape="box", size=(1, 1, 1), density=1.0, shape_rotation=None, q0=None,
-            stiffness=0.0, damping=0.0, body_damping=1.0) -> int:
+    def add(
+        self,
+        name,
+        parent,
+        joint,
+        *,
+        translation=(0, 0, 0),
+        rotation=None,
+        centre=(0, 0, 0),
+        shape="box",
+        size=(1, 1, 1),
+        density=1.0,
+        shape_rotation=None,
+        q0=None,
+        stiffness=0.0,
+        damping=0.0,
+        body_damping=1.0,
+    ) -> int:
         centre = np.asarray(centre, dtype=float)
         if shape == "box":
             x, y, z = size
@@ -85,8 +101,12 @@ class _Builder:
         i = self.model.add_body(name, parent, joint, place, Inertia(mass, centre, I))
         self.centre[i] = centre
         self.mass[i] = mass
-        self.shapes[name] = dict(shape=shape, size=tuple(float(v) for v in size), centre=tuple(centre.tolist()),
-                                 axes=(np.eye(3) if shape_rotation is None else shape_rotation).tolist())
+        self.shapes[name] = dict(
+            shape=shape,
+            size=tuple(float(v) for v in size),
+            centre=tuple(centre.tolist()),
+            axes=(np.eye(3) if shape_rotation is None else shape_rotation).tolist(),
+        )
         if joint.nv:
             q0 = np.zeros(joint.nq) if q0 is None else np.atleast_1d(np.asarray(q0, dtype=float))
             self.q_init[i] = q0
@@ -104,7 +124,7 @@ class _Builder:
         q = neutral(self.model)
         for i, qi in self.q_init.items():
             k = self.model.q_indices[i]
-            q[k:k + qi.size] = qi
+            q[k : k + qi.size] = qi
         return q
 
     def spring(self, q0, a, pa, b, pb, k: float, d: float) -> float:
@@ -141,9 +161,15 @@ def _loop_residual(model: Model, q) -> float:
 def _scene(b: _Builder, name: str, info: dict, h=1e-2, duration=5.0) -> Scene:
     m = b.model
     q0 = b.q0()
-    info.update(nq=m.nq, nv=m.nv, n_bodies=m.n_bodies, n_springs=len(m.springs),
-                n_loop_closures=len(m.loop_closures), loop_rows=sum(c.n_rows for c in m.loop_closures),
-                total_mass=float(sum(b.mass.values())))
+    info.update(
+        nq=m.nq,
+        nv=m.nv,
+        n_bodies=m.n_bodies,
+        n_springs=len(m.springs),
+        n_loop_closures=len(m.loop_closures),
+        loop_rows=sum(c.n_rows for c in m.loop_closures),
+        total_mass=float(sum(b.mass.values())),
+    )
     # for drawing: each body's shape ("box" sizes x, y, z; "cylinder" radius, height along the
     # shape's z), its centre and shape axes (columns) in body coordinates
     info["shapes"] = b.shapes
@@ -157,13 +183,15 @@ def _scene(b: _Builder, name: str, info: dict, h=1e-2, duration=5.0) -> Scene:
 #: joint k/d of the deck and the towers, cable k (per unit strain) / d, depth (z size) of the
 #: deck blocks and of the towers, ground and anchors.
 BRIDGE_PARAMS = {
-    "sim": dict(deck_k=1e3, deck_d=1e0, tower_k=9.2e6, tower_d=1e3, cable_k=1e7, cable_d=1e3,
-                deck_depth=2.0, tower_depth=2.0),
-    "video": dict(deck_k=1e8, deck_d=1e4, tower_k=1e8, tower_d=1e3, cable_k=2.5e7, cable_d=1e4,
-                  deck_depth=1.6, tower_depth=1.8),
+    "sim": dict(
+        deck_k=1e3, deck_d=1e0, tower_k=9.2e6, tower_d=1e3, cable_k=1e7, cable_d=1e3, deck_depth=2.0, tower_depth=2.0
+    ),
+    "video": dict(
+        deck_k=1e8, deck_d=1e4, tower_k=1e8, tower_d=1e3, cable_k=2.5e7, cable_d=1e4, deck_depth=1.6, tower_depth=1.8
+    ),
 }
 _CARS = {None: 0.0, "car": 1.0, "heavy": 500.0}
-_DECK_SPAN = 24.0       # anchor to anchor
+_DECK_SPAN = 24.0  # anchor to anchor
 _TOWER_HEIGHT = 10.0
 _N_CABLES = 30
 
@@ -174,7 +202,7 @@ def _arch_angles(n: int) -> np.ndarray:
     angles so that the deck ends at the height it starts. The published code divides by
     (⌊n/2⌋ − 1), zero for n = 3; there we divide by 1, which gives a flat deck."""
     scale = 0.05 * 10 / n
-    na = n // 2                # (int) std::ceil(nbridge / 2) with integer division
+    na = n // 2  # (int) std::ceil(nbridge / 2) with integer division
     denom = max(na - 1, 1)
     c = np.zeros(n + 1)
     total = 0.0
@@ -200,17 +228,31 @@ def _bridge(n_deck: int, *, rigid: bool, P: dict, car_factor: float, name: str, 
     for side, x in (("R", 5.0), ("L", -5.0)):
         if rigid:
             # one fixed 0.5 x 10 x 0.5 block, centre 5 above the ground (loadSimpleBridge)
-            t = b.add(f"tower{side}", ground, Fixed(), translation=(x, _TOWER_HEIGHT / 2, 0),
-                      size=(0.5, _TOWER_HEIGHT, zt), density=density)
+            t = b.add(
+                f"tower{side}",
+                ground,
+                Fixed(),
+                translation=(x, _TOWER_HEIGHT / 2, 0),
+                size=(0.5, _TOWER_HEIGHT, zt),
+                density=density,
+            )
             tops[side] = (t, np.array([0.0, _TOWER_HEIGHT / 2, 0.0]))
         else:
             bt = _TOWER_HEIGHT / n_tower
             parent = ground
             for i in range(n_tower):
-                parent = b.add(f"tower{side}{i}", parent, Revolute((0, 0, 1)),
-                               translation=(x, 0, 0) if i == 0 else (0, bt, 0), centre=(0, bt / 2, 0),
-                               size=(0.5, bt, zt), density=density, q0=0.0,
-                               stiffness=P["tower_k"], damping=P["tower_d"])
+                parent = b.add(
+                    f"tower{side}{i}",
+                    parent,
+                    Revolute((0, 0, 1)),
+                    translation=(x, 0, 0) if i == 0 else (0, bt, 0),
+                    centre=(0, bt / 2, 0),
+                    size=(0.5, bt, zt),
+                    density=density,
+                    q0=0.0,
+                    stiffness=P["tower_k"],
+                    damping=P["tower_d"],
+                )
             tops[side] = (parent, np.array([0.0, bt, 0.0]))
     anchor_l = b.add("anchorL", ground, Fixed(), translation=(-12, 1.5, 0), size=(0.5, 3, zt), density=density)
 
@@ -225,9 +267,18 @@ def _bridge(n_deck: int, *, rigid: bool, P: dict, car_factor: float, name: str, 
     parent = anchor_l
     for i in range(n_deck):
         k, d = (0.0, 0.0) if i == 0 else (P["deck_k"], P["deck_d"])
-        parent = b.add(f"deck{i}", parent, Revolute((0, 0, 1)),
-                       translation=(0, 1.5, 0) if i == 0 else (bl, 0, 0), centre=(bl / 2, 0, 0),
-                       size=(bl, deck_height, zd), density=density, q0=rel[i], stiffness=k, damping=d)
+        parent = b.add(
+            f"deck{i}",
+            parent,
+            Revolute((0, 0, 1)),
+            translation=(0, 1.5, 0) if i == 0 else (bl, 0, 0),
+            centre=(bl / 2, 0, 0),
+            size=(bl, deck_height, zd),
+            density=density,
+            q0=rel[i],
+            stiffness=k,
+            damping=d,
+        )
         deck.append(parent)
     q0 = b.q0()
 
@@ -235,30 +286,42 @@ def _bridge(n_deck: int, *, rigid: bool, P: dict, car_factor: float, name: str, 
     L_deck = bl * n_deck
     rest = []
     for i in range(_N_CABLES):
-        s = (i + 1) * n_deck / (_N_CABLES + 1)      # position in blocks
+        s = (i + 1) * n_deck / (_N_CABLES + 1)  # position in blocks
         j = min(int(math.floor(s)), n_deck - 1)
         tower, top = tops["L"] if i < _N_CABLES // 2 else tops["R"]
-        rest.append(b.spring(q0, deck[j], np.array([(s - j) * bl, 0.0, 0.0]), tower, top,
-                             P["cable_k"], P["cable_d"]))
+        rest.append(b.spring(q0, deck[j], np.array([(s - j) * bl, 0.0, 0.0]), tower, top, P["cable_k"], P["cable_d"]))
 
     # loop closure: the last deck block's right end hinged (z) to the top of anchor R; frame b
     # is given (not computed from q0), so the residual below is the true closing error
-    m.add_loop_closure(deck[-1], anchor_r, Revolute((0, 0, 1)),
-                       placement_a=Transform(translation=(bl, 0, 0)),
-                       placement_b=Transform(translation=(0, 1.5, 0)), q=q0)
+    m.add_loop_closure(
+        deck[-1],
+        anchor_r,
+        Revolute((0, 0, 1)),
+        placement_a=Transform(translation=(bl, 0, 0)),
+        placement_b=Transform(translation=(0, 1.5, 0)),
+        q=q0,
+    )
     end = b.world(q0, deck[-1], (bl, 0, 0))
     end_published = np.array([-12.0, 3.0, 0.0]) + bl_published * np.array([np.sum(np.cos(cum)), np.sum(np.sin(cum)), 0])
 
     if car_factor:
         # the car: 4800 (x 500 heavy) down, at a point crossing the deck in 5 s, block by block
-        m.add_moving_force((0.0, -4800.0 * car_factor, 0.0),
-                           [(blk, (0.0, 0.0, 0.0), (bl, 0.0, 0.0)) for blk in deck], duration=5.0)
-    info.update(block_length=bl, block_length_published=bl_published, deck_length=L_deck,
-                arch_angle_max=float(np.abs(cum).max()),
-                closing_gap=float(np.linalg.norm(end - np.array([12.0, 3.0, 0.0]))),
-                closing_gap_published=float(np.linalg.norm(end_published - np.array([12.0, 3.0, 0.0]))),
-                cable_rest_lengths=(float(min(rest)), float(max(rest))),
-                car_force=4800.0 * car_factor, gravity=(0.0, -9.8, 0.0), density=density, baumgarte="1/h")
+        m.add_moving_force(
+            (0.0, -4800.0 * car_factor, 0.0), [(blk, (0.0, 0.0, 0.0), (bl, 0.0, 0.0)) for blk in deck], duration=5.0
+        )
+    info.update(
+        block_length=bl,
+        block_length_published=bl_published,
+        deck_length=L_deck,
+        arch_angle_max=float(np.abs(cum).max()),
+        closing_gap=float(np.linalg.norm(end - np.array([12.0, 3.0, 0.0]))),
+        closing_gap_published=float(np.linalg.norm(end_published - np.array([12.0, 3.0, 0.0]))),
+        cable_rest_lengths=(float(min(rest)), float(max(rest))),
+        car_force=4800.0 * car_factor,
+        gravity=(0.0, -9.8, 0.0),
+        density=density,
+        baumgarte="1/h",
+    )
     return _scene(b, name, info)
 
 
@@ -372,8 +435,16 @@ def umbrella(n: int = 16, *, params: str = "video") -> Scene:
     m = b.model
     m.baumgarte = 0.0
     rho = 1.0
-    tube = b.add("tube", None, Fixed(), centre=(0, 30, 0), shape="cylinder", size=(0.5, 60.0), density=rho,
-                 shape_rotation=_Z_TO_Y)
+    tube = b.add(
+        "tube",
+        None,
+        Fixed(),
+        centre=(0, 30, 0),
+        shape="cylinder",
+        size=(0.5, 60.0),
+        density=rho,
+        shape_rotation=_Z_TO_Y,
+    )
     h = 50.0 / n
     ribs = []
     for k in range(8):
@@ -382,14 +453,33 @@ def umbrella(n: int = 16, *, params: str = "video") -> Scene:
         chain, parent = [], tube
         for i in range(n):
             kk, dd = (0.0, 0.0) if i == 0 else (1e5, 1.0)
-            parent = b.add(f"rib{k}_{i}", parent, Universal((1, 0, 0), (0, 1, 0)),
-                           rotation=R0 if i == 0 else None, translation=(0, 60, 0) if i == 0 else (0, 0, h),
-                           centre=(0, 0, h / 2), shape="cylinder", size=(0.3, h), density=rho,
-                           q0=(0.0, 0.0), stiffness=kk, damping=dd)
+            parent = b.add(
+                f"rib{k}_{i}",
+                parent,
+                Universal((1, 0, 0), (0, 1, 0)),
+                rotation=R0 if i == 0 else None,
+                translation=(0, 60, 0) if i == 0 else (0, 0, h),
+                centre=(0, 0, h / 2),
+                shape="cylinder",
+                size=(0.3, h),
+                density=rho,
+                q0=(0.0, 0.0),
+                stiffness=kk,
+                damping=dd,
+            )
             chain.append(parent)
         ribs.append(chain)
-    runner = b.add("runner", tube, Prismatic((0, 1, 0)), translation=(0, 10, 0), shape="cylinder",
-                   size=(1.0, 5.0), density=rho, shape_rotation=_Z_TO_Y, q0=0.0)
+    runner = b.add(
+        "runner",
+        tube,
+        Prismatic((0, 1, 0)),
+        translation=(0, 10, 0),
+        shape="cylinder",
+        size=(1.0, 5.0),
+        density=rho,
+        shape_rotation=_Z_TO_Y,
+        q0=0.0,
+    )
     m.add_point_force(runner, (0, 0, 0), (0, 5e3, 0))
 
     q_partial = b.q0()
@@ -410,31 +500,60 @@ def umbrella(n: int = 16, *, params: str = "video") -> Scene:
         parent = runner
         for i in range(ns):
             kk, dd = (0.0, 0.0) if i == 0 else (1e5, 1.0)
-            parent = b.add(f"stretcher{k}_{i}", parent, Universal((1, 0, 0), (0, 1, 0)),
-                           rotation=R0 if i == 0 else None, translation=(0, 0, 0) if i == 0 else (0, 0, hs),
-                           centre=(0, 0, hs / 2), shape="cylinder", size=(0.3, hs), density=rho,
-                           q0=(0.0, 0.0), stiffness=kk, damping=dd)
+            parent = b.add(
+                f"stretcher{k}_{i}",
+                parent,
+                Universal((1, 0, 0), (0, 1, 0)),
+                rotation=R0 if i == 0 else None,
+                translation=(0, 0, 0) if i == 0 else (0, 0, hs),
+                centre=(0, 0, hs / 2),
+                shape="cylinder",
+                size=(0.3, hs),
+                density=rho,
+                q0=(0.0, 0.0),
+                stiffness=kk,
+                damping=dd,
+            )
         ends.append((parent, rib, hs, theta, dx))
     q0 = b.q0()
     Rw, _ = m.body_poses(q0)
     for tip, rib, hs, theta, dx in ends:
-        t = np.array([math.cos(theta), 0.0, -math.sin(theta)])   # normal of the rib's plane
-        Rf = np.column_stack([t, np.cross(dx, t), dx])           # the joint frame, world axes
-        m.add_loop_closure(tip, rib, Universal((1, 0, 0), (0, 1, 0)),
-                           placement_a=Transform(rotation=Rw[tip].T @ Rf, translation=(0, 0, hs)),
-                           placement_b=Transform(rotation=Rw[rib].T @ Rf, translation=b.centre[rib]), q=q0)
+        t = np.array([math.cos(theta), 0.0, -math.sin(theta)])  # normal of the rib's plane
+        Rf = np.column_stack([t, np.cross(dx, t), dx])  # the joint frame, world axes
+        m.add_loop_closure(
+            tip,
+            rib,
+            Universal((1, 0, 0), (0, 1, 0)),
+            placement_a=Transform(rotation=Rw[tip].T @ Rf, translation=(0, 0, hs)),
+            placement_b=Transform(rotation=Rw[rib].T @ Rf, translation=b.centre[rib]),
+            q=q0,
+        )
     kc = _UMBRELLA_CANOPY_K[params]
     for k in range(8):
         for i in range(n):
             a, c = ribs[k][i], ribs[(k + 1) % 8][i]
             b.spring(q0, a, b.centre[a], c, b.centre[c], kc, 1.0)
-    info = dict(scene="umbrella", n=n, params=params, stretcher_bodies=ns, rib_body_length=h,
-                stretcher_body_length=ends[0][2], canopy_k=kc, canopy_d=1.0, joint_k=1e5, joint_d=1.0,
-                runner_force=5e3, gravity=(0.0, 0.0, 0.0), density=rho, baumgarte=0.0)
+    info = dict(
+        scene="umbrella",
+        n=n,
+        params=params,
+        stretcher_bodies=ns,
+        rib_body_length=h,
+        stretcher_body_length=ends[0][2],
+        canopy_k=kc,
+        canopy_d=1.0,
+        joint_k=1e5,
+        joint_d=1.0,
+        runner_force=5e3,
+        gravity=(0.0, 0.0, 0.0),
+        density=rho,
+        baumgarte=0.0,
+    )
     return _scene(b, f"umbrella:{n}" + ("" if params == "video" else f",params={params}"), info)
 
 
 # --------------------------------------------------------------------------- tree
+
 
 def tree(levels: int = 4, springs: str = "siblings") -> Scene:
     """The hanging binary tree (baxter2019 §4.3, Figs. 18–26; published ``loadSimpleTree``, and
@@ -465,25 +584,49 @@ def tree(levels: int = 4, springs: str = "siblings") -> Scene:
     b = _Builder(gravity=(0.0, -980.0, 0.0))
     m = b.model
     rho, k_j, d_j = 1.0, 1e3, 1.0
-    root = b.add("root", None, Fixed(), rotation=_rot((0, 0, 1), math.pi / 2), translation=(0, -1.5, 0),
-                 size=(3.0, 0.5, 0.5), density=rho)
+    root = b.add(
+        "root",
+        None,
+        Fixed(),
+        rotation=_rot((0, 0, 1), math.pi / 2),
+        translation=(0, -1.5, 0),
+        size=(3.0, 0.5, 0.5),
+        density=rho,
+    )
     pairs, last = [], []
 
     def branch(level: int, parent: int, tag: str):
         if level > levels:
             return
         axis = (0, 1, 0) if level % 2 == 0 else (0, 0, 1)
-        attach = (-1.5, 0, 0) if level == 1 else (1.5 * 0.95 ** (level - 1), 0, 0)   # parent's lower end
-        cross = b.add(f"x{tag}", parent, Revolute(axis), translation=b.point(parent, attach),
-                      size=(12 * 0.75 ** (level - 1), 0.5, 0.5), density=rho, q0=math.pi / 2,
-                      stiffness=k_j, damping=d_j)
+        attach = (-1.5, 0, 0) if level == 1 else (1.5 * 0.95 ** (level - 1), 0, 0)  # parent's lower end
+        cross = b.add(
+            f"x{tag}",
+            parent,
+            Revolute(axis),
+            translation=b.point(parent, attach),
+            size=(12 * 0.75 ** (level - 1), 0.5, 0.5),
+            density=rho,
+            q0=math.pi / 2,
+            stiffness=k_j,
+            damping=d_j,
+        )
         angle = math.pi / 2 if level == 1 else 1.5 * math.pi
-        half = 1.5 * 0.95 ** level
+        half = 1.5 * 0.95**level
         leaves = []
         for side, sign in (("0", -1.0), ("1", 1.0)):
-            leaf = b.add(f"l{tag}{side}", cross, Revolute(axis),
-                         translation=(sign * 5.9 * 0.75 ** (level - 1), 0, 0), centre=(half, 0, 0),
-                         size=(2 * half, 0.5, 0.5), density=rho, q0=angle, stiffness=k_j, damping=d_j)
+            leaf = b.add(
+                f"l{tag}{side}",
+                cross,
+                Revolute(axis),
+                translation=(sign * 5.9 * 0.75 ** (level - 1), 0, 0),
+                centre=(half, 0, 0),
+                size=(2 * half, 0.5, 0.5),
+                density=rho,
+                q0=angle,
+                stiffness=k_j,
+                damping=d_j,
+            )
             leaves.append(leaf)
             if level == levels:
                 last.append(leaf)
@@ -524,7 +667,18 @@ def tree(levels: int = 4, springs: str = "siblings") -> Scene:
             leaf = max(last, key=lambda i: sx * centres[i][0] + sz * centres[i][2])
             m.add_point_force(leaf, b.centre[leaf], 10.0 * M * np.array([sx, -1.0, sz]))
             corners.append(m.body_names[leaf])
-    info = dict(scene="tree", levels=levels, springs=springs, joint_k=k_j, joint_d=d_j, spring_k=1e5,
-                spring_d=1.0, corner_leaves=corners, corner_force=10.0 * M, gravity=(0.0, -980.0, 0.0),
-                density=rho, baumgarte="1/h")
+    info = dict(
+        scene="tree",
+        levels=levels,
+        springs=springs,
+        joint_k=k_j,
+        joint_d=d_j,
+        spring_k=1e5,
+        spring_d=1.0,
+        corner_leaves=corners,
+        corner_force=10.0 * M,
+        gravity=(0.0, -980.0, 0.0),
+        density=rho,
+        baumgarte="1/h",
+    )
     return _scene(b, f"tree:{levels}" + ("" if springs == "siblings" else f",springs={springs}"), info)

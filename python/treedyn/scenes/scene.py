@@ -1,8 +1,7 @@
 """A scene: a model with its initial state, time step and duration (the RedMax scenes of
 baxter2019 §4 and docs/scenes.md)."""
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 import numpy as np
 
@@ -26,15 +25,17 @@ class Scene:
     the scene was built with (``scene.state`` itself is the one a stepper advances).
     """
 
-    def __init__(self, model: Model, state: State, *, name: str, h: float = 1e-2, duration: float = 5.0,
-                 info: Optional[dict] = None):
+    def __init__(
+        self, model: Model, state: State, *, name: str, h: float = 1e-2, duration: float = 5.0, info: dict | None = None
+    ):
         if not isinstance(model, Model):
             raise TypeError(f"Scene model must be a treedyn.Model, got {type(model).__name__}")
         if not isinstance(state, State):
             raise TypeError(f"Scene state must be a treedyn.State, got {type(state).__name__}")
         if state.q.size != model.nq or state.v.size != model.nv:
-            raise ValueError(f"Scene state has nq={state.q.size}, nv={state.v.size}; the model has "
-                             f"nq={model.nq}, nv={model.nv}")
+            raise ValueError(
+                f"Scene state has nq={state.q.size}, nv={state.v.size}; the model has nq={model.nq}, nv={model.nv}"
+            )
         h, duration = float(h), float(duration)
         if not (np.isfinite(h) and h > 0):
             raise ValueError(f"Scene h must be positive, got {h}")
@@ -49,11 +50,17 @@ class Scene:
         self._initial = state.copy()
 
     @classmethod
-    def from_model(cls, model: Model, name: str, h: float = 1e-2, duration: float = 5.0) -> "Scene":
+    def from_model(cls, model: Model, name: str, h: float = 1e-2, duration: float = 5.0) -> Scene:
         """A scene of a plain model: neutral configuration, zero velocity, t = 0."""
         state = State(neutral(model), np.zeros(model.nv))
-        return cls(model, state, name=name, h=h, duration=duration,
-                   info={"nq": model.nq, "nv": model.nv, "n_bodies": model.n_bodies})
+        return cls(
+            model,
+            state,
+            name=name,
+            h=h,
+            duration=duration,
+            info={"nq": model.nq, "nv": model.nv, "n_bodies": model.n_bodies},
+        )
 
     def initial_state(self) -> State:
         """A copy of the state the scene started from."""
@@ -69,5 +76,4 @@ class Scene:
         yield self.state
 
     def __repr__(self):
-        return (f"treedyn.scenes.Scene({self.name!r}, nv={self.model.nv}, h={self.h:g}, "
-                f"duration={self.duration:g})")
+        return f"treedyn.scenes.Scene({self.name!r}, nv={self.model.nv}, h={self.h:g}, duration={self.duration:g})"

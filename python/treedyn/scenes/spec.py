@@ -15,6 +15,7 @@ or the path of a URDF / MJCF file.
 Each name means the same model in every command: a scene kind gives its model to ``from_spec``,
 a model kind becomes a scene at rest (neutral configuration, zero velocity) in ``scene_from_spec``.
 """
+
 from __future__ import annotations
 
 import os
@@ -30,10 +31,12 @@ __all__ = ["from_spec", "scene_from_spec", "SPEC_KINDS", "file_kind"]
 
 def _model_kind(build):
     """A model builder taking N, as a scene builder (a scene at rest named after the spec)."""
+
     def scene(n: int, *, _spec: str) -> Scene:
         if n < 1:
             raise ValueError(f"scene spec {_spec!r}: N must be >= 1, got {n}")
         return Scene.from_model(build(n), name=_spec)
+
     return scene
 
 
@@ -50,8 +53,10 @@ _KINDS = {
 }
 SPEC_KINDS = tuple(_KINDS)
 _ALIASES = {"bridge_rigid": "bridge-rigid", "chain_fb": "chain-fb", "random_all": "random-all"}
-_GRAMMAR = ("chain:N, chain-fb:N, random:N, random-all:N, bridge[:N_DECK,N_TOWER,params=,car=], "
-            "bridge-rigid[:N_DECK], umbrella[:N,params=], tree[:LEVELS,springs=], or a .urdf / .xml file")
+_GRAMMAR = (
+    "chain:N, chain-fb:N, random:N, random-all:N, bridge[:N_DECK,N_TOWER,params=,car=], "
+    "bridge-rigid[:N_DECK], umbrella[:N,params=], tree[:LEVELS,springs=], or a .urdf / .xml file"
+)
 
 
 def from_spec(spec: str, *, floating_base: bool = False, mimic: str = "error") -> Model:
@@ -100,8 +105,10 @@ def scene_from_spec(spec: str) -> Scene:
                 if not positional:
                     raise ValueError(f"spec {spec!r}: positional argument {part!r} after a key=value one")
                 if i >= len(names):
-                    raise ValueError(f"spec {spec!r}: {name} takes at most {len(names)} arguments "
-                                     f"({', '.join(names)}), got {len(parts)}")
+                    raise ValueError(
+                        f"spec {spec!r}: {name} takes at most {len(names)} arguments "
+                        f"({', '.join(names)}), got {len(parts)}"
+                    )
                 key, value = names[i], part
             if key in kwargs:
                 raise ValueError(f"spec {spec!r}: parameter {key!r} given twice")
@@ -128,7 +135,7 @@ def _convert(spec: str, key: str, value: str, typ):
 
 
 def file_kind(path: str):
-    """"urdf" or "mjcf" from the file's root element (<robot>, <mujoco>), else from its extension
+    """ "urdf" or "mjcf" from the file's root element (<robot>, <mujoco>), else from its extension
     (.urdf; .xml, .mjcf) when the XML cannot be read (the loader then says why); None otherwise."""
     import xml.etree.ElementTree as ET
 

@@ -1,11 +1,11 @@
 """The Solver interface every forward-dynamics plugin implements."""
+
 from __future__ import annotations
 
 import abc
 import functools
 import threading
 import types
-from typing import Optional
 
 import numpy as np
 
@@ -38,7 +38,7 @@ class Solver(abc.ABC):
             return
         # every public method a subclass defines, inherited ones too (a thread-safe parent's
         # methods may touch state this class adds), takes the instance's lock
-        below = cls.__mro__[:cls.__mro__.index(Solver)]
+        below = cls.__mro__[: cls.__mro__.index(Solver)]
         for attr in {a for klass in below for a in vars(klass) if not a.startswith("_")}:
             f = next(vars(k)[attr] for k in cls.__mro__ if attr in vars(k))  # as stored: staticmethods stay out
             if isinstance(f, types.FunctionType) and not hasattr(f, "_serialized") and f is not vars(Solver).get(attr):
@@ -59,7 +59,7 @@ class Solver(abc.ABC):
         self.dtype = dtype
 
     @classmethod
-    def supports(cls, model) -> Optional[str]:
+    def supports(cls, model) -> str | None:
         """None if this solver can handle ``model``, else the reason it cannot."""
         return None
 
@@ -88,13 +88,18 @@ class Solver(abc.ABC):
                 raise ValueError(f"{name} contains NaN or inf")
             out.append(np.array(a, dtype=self.dtype))  # a copy: the user's array is never touched
         if len({a.shape[:-1] for a in out}) != 1:
-            raise ValueError(f"q, v and tau must all be single vectors or batches of the same size, got shapes "
-                             f"{[a.shape for a in out]}")
+            raise ValueError(
+                f"q, v and tau must all be single vectors or batches of the same size, got shapes "
+                f"{[a.shape for a in out]}"
+            )
         from ..configuration import quaternion_slices
+
         for sl, jname in quaternion_slices(model):
             norm = np.linalg.norm(out[0][..., sl], axis=-1)
             if np.any(np.abs(norm - 1) > 1e-3):
-                raise ValueError(f"q: the quaternion of joint {jname!r} (q[{sl.start}:{sl.stop}]) is not a unit quaternion")
+                raise ValueError(
+                    f"q: the quaternion of joint {jname!r} (q[{sl.start}:{sl.stop}]) is not a unit quaternion"
+                )
         return out[0], out[1], out[2], out[0].ndim == 2
 
     def inverse_inertia(self, q, R) -> np.ndarray:
@@ -112,10 +117,12 @@ class Solver(abc.ABC):
 
 def _serialized(f):
     """f taking the instance's re-entrant lock (made on first use: dict.setdefault is atomic)."""
+
     @functools.wraps(f)
     def method(self, *args, **kwargs):
         lock = self.__dict__.get("_solver_lock") or self.__dict__.setdefault("_solver_lock", threading.RLock())
         with lock:
             return f(self, *args, **kwargs)
+
     method._serialized = True  # never wrapped twice
     return method

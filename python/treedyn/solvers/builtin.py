@@ -1,4 +1,5 @@
 """The built-in solvers: thin shells around the C++ engines."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +7,15 @@ import numpy as np
 from .. import _core
 from .base import Solver
 
-__all__ = ["ABASolver", "ABAModifiedSolver", "CRBACholeskySolver", "DrumwrightSolver", "CRBALTLSolver", "CFASolver", "JSIIASolver"]
+__all__ = [
+    "ABASolver",
+    "ABAModifiedSolver",
+    "CRBACholeskySolver",
+    "DrumwrightSolver",
+    "CRBALTLSolver",
+    "CFASolver",
+    "JSIIASolver",
+]
 
 _ALL = frozenset({"batch", "inverse_inertia", "float32", "floating_base", "branched", "multi_dof", "f_ext"})
 
@@ -80,7 +89,9 @@ class DrumwrightSolver(_EngineSolver):
     """
 
     name = "drumwright"
-    description = "RNEA bias + drumwright2012 Θ(n²) inverse inertia (impulses through articulated inertias, global frame)"
+    description = (
+        "RNEA bias + drumwright2012 Θ(n²) inverse inertia (impulses through articulated inertias, global frame)"
+    )
     _method = 2
 
 
@@ -104,17 +115,22 @@ class CRBALTLSolver(_EngineSolver):
 def _chain_of_1dof_reason(model, name: str):
     """None for an unbranched chain of 1-DoF joints fixed to the world, else why not."""
     from ..model import Free
+
     if any(isinstance(j, Free) for j in model.joints):
         return f"{name} handles fixed-base chains only; this model has a floating base (Free joint)"
     parents = model.parents
     for i in range(1, len(parents)):
         if parents[i] != i - 1:
-            return (f"{name} handles unbranched chains only; body {model.body_names[i]!r} hangs from body "
-                    f"{model.body_names[parents[i]]!r}, not from the body before it (a branched tree)")
+            return (
+                f"{name} handles unbranched chains only; body {model.body_names[i]!r} hangs from body "
+                f"{model.body_names[parents[i]]!r}, not from the body before it (a branched tree)"
+            )
     for i, j in enumerate(model.joints[1:], start=1):
         if j.nv != 1:
-            return (f"{name} handles 1-DoF joints (revolute, prismatic) only; the joint of body "
-                    f"{model.body_names[i]!r} is {type(j).__name__} with {j.nv} degrees of freedom")
+            return (
+                f"{name} handles 1-DoF joints (revolute, prismatic) only; the joint of body "
+                f"{model.body_names[i]!r} is {type(j).__name__} with {j.nv} degrees of freedom"
+            )
     return None
 
 
@@ -149,7 +165,9 @@ class JSIIASolver(_EngineSolver):
     """
 
     name = "jsiia"
-    description = "joint space inertia inversion (Yang, Wu & Pan §II-C): M by scanned inverse dynamics + dense Cholesky, chains"
+    description = (
+        "joint space inertia inversion (Yang, Wu & Pan §II-C): M by scanned inverse dynamics + dense Cholesky, chains"
+    )
     capabilities = frozenset({"batch", "inverse_inertia", "float32", "floating_base", "multi_dof", "f_ext"})
     _method = 7
 
@@ -158,6 +176,8 @@ class JSIIASolver(_EngineSolver):
         parents = model.parents
         for i in range(1, len(parents)):
             if parents[i] != i - 1:
-                return (f"{cls.name} handles unbranched chains only; body {model.body_names[i]!r} hangs from body "
-                        f"{model.body_names[parents[i]]!r}, not from the body before it (a branched tree)")
+                return (
+                    f"{cls.name} handles unbranched chains only; body {model.body_names[i]!r} hangs from body "
+                    f"{model.body_names[parents[i]]!r}, not from the body before it (a branched tree)"
+                )
         return None

@@ -7,6 +7,7 @@ with M̃_r of eq. (2.14) for the solver's time step ``h`` (M_r⁻¹R as h → 0)
 ``forward_dynamics`` is the unconstrained continuous dynamics of the model with its springs,
 dampers and forces explicit (loop closures are not in it): without those it agrees with ``aba``.
 """
+
 from __future__ import annotations
 
 import threading
@@ -21,8 +22,9 @@ __all__ = ["RedMaxDirectSolver", "RedMaxPCGSolver"]
 
 
 class _RedMaxSolver(Solver):
-    capabilities = frozenset({"step", "inverse_inertia", "branched", "multi_dof", "floating_base", "springs",
-                              "loop_closures", "batch"})
+    capabilities = frozenset(
+        {"step", "inverse_inertia", "branched", "multi_dof", "floating_base", "springs", "loop_closures", "batch"}
+    )
     thread_safe = True  # the C++ solvers lock their workspaces (with the GIL released)
 
     def __init__(self, model, dtype=np.float64, h: float = 1e-2, **options):
@@ -68,7 +70,9 @@ class _RedMaxSolver(Solver):
         h = self.h if h is None else _positive(h, "h")
         with self._assembler_lock:  # the assembly lives in the direct solver
             if self._assembler is None:
-                self._assembler = self._impl if isinstance(self._impl, _core.RedMaxDirect) else _core.RedMaxDirect(self._system)
+                self._assembler = (
+                    self._impl if isinstance(self._impl, _core.RedMaxDirect) else _core.RedMaxDirect(self._system)
+                )
         return self._assembler.terms(state.q, state.v, state.t, h)
 
     def constraint_residual(self, q) -> float:
@@ -109,11 +113,18 @@ class RedMaxPCGSolver(_RedMaxSolver):
     name = "redmax-pcg"
     description = "RedMax implicit step (Baxter 2019), PCG with the projected block Jacobi preconditioner"
 
-    def __init__(self, model, dtype=np.float64, h: float = 1e-2, tol: float = 1e-8, max_iter: int | None = None,
-                 **options):
+    def __init__(
+        self, model, dtype=np.float64, h: float = 1e-2, tol: float = 1e-8, max_iter: int | None = None, **options
+    ):
         super().__init__(model, dtype, h, **options)
-        self.tol = float(tol)
-        self.max_iter = int(max(100, 2 * model.nv) if max_iter is None else max_iter)
+        self.tol = _positive(tol, "tol")
+        if max_iter is None:
+            max_iter = max(100, 2 * model.nv)
+        elif isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+            raise (ValueError if isinstance(max_iter, (int, float, np.number)) else TypeError)(
+                f"redmax-pcg: max_iter must be an integer >= 1, got {max_iter!r}"
+            )
+        self.max_iter = int(max_iter)
         self._impl = _core.RedMaxPcg(self._system, self.tol, self.max_iter)
 
 

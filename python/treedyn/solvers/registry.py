@@ -4,12 +4,12 @@ Modelled on xarray's backend entry points: discovery is lazy and cached; a plugi
 import gives a RuntimeWarning naming it and is skipped; when two plugins share a name the first
 wins and a RuntimeWarning says so; :func:`make_solver` also takes a Solver subclass directly.
 """
+
 from __future__ import annotations
 
 import functools
 import warnings
 from importlib.metadata import entry_points
-from typing import Dict, Type, Union
 
 from .base import Solver
 
@@ -25,26 +25,37 @@ def _entry_points():
     return list(eps.get(GROUP, []))  # Python < 3.10
 
 
-@functools.lru_cache(maxsize=None)
-def _solver_classes() -> Dict[str, Type[Solver]]:
-    found: Dict[str, Type[Solver]] = {}
-    origin: Dict[str, str] = {}
+@functools.cache
+def _solver_classes() -> dict[str, type[Solver]]:
+    found: dict[str, type[Solver]] = {}
+    origin: dict[str, str] = {}
     # treedyn's own entry points first, so a third-party plugin cannot shadow a built-in
     eps = sorted(_entry_points(), key=lambda ep: not ep.value.startswith("treedyn."))
     for ep in eps:
         if ep.name in found:
-            warnings.warn(f"treedyn: two solver plugins are named {ep.name!r} ({origin[ep.name]} and "
-                          f"{ep.value}); using the first", RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"treedyn: two solver plugins are named {ep.name!r} ({origin[ep.name]} and "
+                f"{ep.value}); using the first",
+                RuntimeWarning,
+                stacklevel=3,
+            )
             continue
         try:
             cls = ep.load()
         except Exception as e:  # a broken plugin must never break treedyn
-            warnings.warn(f"treedyn: solver plugin {ep.name!r} ({ep.value}) failed to load and is skipped: "
-                          f"{type(e).__name__}: {e}", RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"treedyn: solver plugin {ep.name!r} ({ep.value}) failed to load and is skipped: "
+                f"{type(e).__name__}: {e}",
+                RuntimeWarning,
+                stacklevel=3,
+            )
             continue
         if not (isinstance(cls, type) and issubclass(cls, Solver)):
-            warnings.warn(f"treedyn: solver plugin {ep.name!r} ({ep.value}) is not a treedyn.Solver subclass "
-                          "and is skipped", RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"treedyn: solver plugin {ep.name!r} ({ep.value}) is not a treedyn.Solver subclass and is skipped",
+                RuntimeWarning,
+                stacklevel=3,
+            )
             continue
         found[ep.name] = cls
         origin[ep.name] = ep.value
@@ -56,17 +67,18 @@ def refresh() -> None:
     _solver_classes.cache_clear()
 
 
-def list_solver_classes() -> Dict[str, Type[Solver]]:
+def list_solver_classes() -> dict[str, type[Solver]]:
     return dict(_solver_classes())
 
 
-def available_solvers() -> Dict[str, str]:
+def available_solvers() -> dict[str, str]:
     """{name: description} of every solver plugin that loads, built-ins included."""
-    return {name: (cls.description or (cls.__doc__ or "").strip().split("\n")[0])
-            for name, cls in _solver_classes().items()}
+    return {
+        name: (cls.description or (cls.__doc__ or "").strip().split("\n")[0]) for name, cls in _solver_classes().items()
+    }
 
 
-def get_solver_class(name: str) -> Type[Solver]:
+def get_solver_class(name: str) -> type[Solver]:
     """The Solver subclass registered as ``name`` (e.g. to ask ``.supports(model)`` before making one)."""
     classes = _solver_classes()
     if name not in classes:
@@ -74,7 +86,7 @@ def get_solver_class(name: str) -> Type[Solver]:
     return classes[name]
 
 
-def make_solver(solver: Union[str, Type[Solver]], model, **options) -> Solver:
+def make_solver(solver: str | type[Solver], model, **options) -> Solver:
     """A solver instance for ``model``: ``solver`` is a registered name or a Solver subclass.
 
     Options (e.g. ``dtype=np.float32``) go to the solver's constructor.
@@ -88,6 +100,7 @@ def make_solver(solver: Union[str, Type[Solver]], model, **options) -> Solver:
     else:
         raise TypeError(f"solver must be a name or a Solver subclass, got {solver!r}")
     from ..model import Model
+
     if not isinstance(model, Model):
         raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
     return cls(model, **options)

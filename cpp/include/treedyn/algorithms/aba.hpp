@@ -110,8 +110,8 @@ void aba_backward_bias_step(const Model<S>& model, Data<S>& data, int i, const S
 
 // pass 3 step (root to leaves): a_i = ^iX_λ a_λ + c_i, q̈_i = D_i⁻¹(u_i − U_iᵀ a_i), a_i += S_i q̈_i
 template <class S>
-void aba_forward_acceleration_step(const Model<S>& model, Data<S>& data, int i, const Motion<S>& a0,
-                                   bool with_c, S* qdd) {
+void aba_forward_acceleration_step(const Model<S>& model, Data<S>& data, int i, const Motion<S>& a0, bool with_c,
+                                   S* qdd) {
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
   const Motion<S>* Si = data.S.data() + vi;
   const Force<S>* Ui = data.U.data() + vi;

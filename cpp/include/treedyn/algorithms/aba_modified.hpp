@@ -72,8 +72,7 @@ template <class S> void aba_modified_propagation_step(const Model<S>& model, Dat
 
 // inputs: q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null); output: qdd (nv)
 template <class S>
-void aba_modified(const Model<S>& model, Data<S>& data, const S* q, const S* qd, const S* tau, const S* fext,
-                  S* qdd) {
+void aba_modified(const Model<S>& model, Data<S>& data, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
   aba_forward_pass_1(model, data, q, qd, fext);
   for (int i = 1; i <= model.N; ++i) data.Dtilde[i].setZero(model.nv_i[i], model.nv_i[i]);
   for (int i = model.N; i >= 1; --i) {

@@ -57,27 +57,38 @@ template <class S> struct CfaData {
   using Mat65 = Eigen::Matrix<S, 6, 5>;
   using Vec5 = Eigen::Matrix<S, 5, 1>;
   using Mat5R = Eigen::Matrix<S, 5, 5, Eigen::RowMajor>;
-  int n = 0;                                   // joints (= bodies = nv)
-  std::vector<Mat6<S>> Jinv;                   // N+1: J_i⁻¹ in body coordinates (constant)
-  std::vector<Vec6<S>> Sv;                     // N+1: S_i, a unit vector (constant for 1-DoF joints)
-  std::vector<Mat65> W;                        // N+1: W_i, orthonormal basis of S_i's complement
-  std::vector<Mat5R> Ad, Au;                   // n, n−1: A_ii and A_{i,i+1} (row-major, as oee wants)
-  std::vector<Vec5> Bd, Bu, Bl;                // B_ii, B_{i,i+1}, B_{i+1,i}
-  std::vector<S> Cd, Cu;                       // C_ii, C_{i,i+1}
-  std::vector<Vec5> Rc, Fc;                    // −B τ^δ and F_c, one 5-block per joint
+  int n = 0;                     // joints (= bodies = nv)
+  std::vector<Mat6<S>> Jinv;     // N+1: J_i⁻¹ in body coordinates (constant)
+  std::vector<Vec6<S>> Sv;       // N+1: S_i, a unit vector (constant for 1-DoF joints)
+  std::vector<Mat65> W;          // N+1: W_i, orthonormal basis of S_i's complement
+  std::vector<Mat5R> Ad, Au;     // n, n−1: A_ii and A_{i,i+1} (row-major, as oee wants)
+  std::vector<Vec5> Bd, Bu, Bl;  // B_ii, B_{i,i+1}, B_{i+1,i}
+  std::vector<S> Cd, Cu;         // C_ii, C_{i,i+1}
+  std::vector<Vec5> Rc, Fc;      // −B τ^δ and F_c, one 5-block per joint
   Eigen::Matrix<S, Eigen::Dynamic, 1> tau_delta;
-  OeeWorkspace<S, 5> oee;                      // A's elimination, for 1 (q̈) or m (M⁻¹R) right-hand sides
-  std::vector<S> Rm, Fm;                       // M⁻¹R: −B R and F_c for m columns (n blocks of 5 x m)
-  std::vector<S> Rres, dY;                     // M⁻¹R: the residual R − M Y and the correction (nv x m, column-major)
+  OeeWorkspace<S, 5> oee;   // A's elimination, for 1 (q̈) or m (M⁻¹R) right-hand sides
+  std::vector<S> Rm, Fm;    // M⁻¹R: −B R and F_c for m columns (n blocks of 5 x m)
+  std::vector<S> Rres, dY;  // M⁻¹R: the residual R − M Y and the correction (nv x m, column-major)
 
   static_assert(sizeof(Mat5R) == 25 * sizeof(S) && sizeof(Vec5) == 5 * sizeof(S),
                 "oee_solve reads the blocks as one flat array");
 
   explicit CfaData(const Model<S>& model)
-      : n(model.N), Jinv(model.N + 1, Mat6<S>::Zero()), Sv(model.N + 1, Vec6<S>::Zero()), W(model.N + 1, Mat65::Zero()),
-        Ad(model.N + 1), Au(model.N + 1), Bd(model.N + 1), Bu(model.N + 1),
-        Bl(model.N + 1), Cd(model.N + 1), Cu(model.N + 1), Rc(model.N + 1), Fc(model.N + 1),
-        tau_delta(model.nv), oee(model.N, 5, 1) {
+      : n(model.N),
+        Jinv(model.N + 1, Mat6<S>::Zero()),
+        Sv(model.N + 1, Vec6<S>::Zero()),
+        W(model.N + 1, Mat65::Zero()),
+        Ad(model.N + 1),
+        Au(model.N + 1),
+        Bd(model.N + 1),
+        Bu(model.N + 1),
+        Bl(model.N + 1),
+        Cd(model.N + 1),
+        Cu(model.N + 1),
+        Rc(model.N + 1),
+        Fc(model.N + 1),
+        tau_delta(model.nv),
+        oee(model.N, 5, 1) {
     const std::string why = cfa_unsupported(model);
     if (!why.empty()) throw std::invalid_argument("cfa: " + why);
     std::vector<S> q0(model.nq, S(0));
@@ -101,7 +112,8 @@ template <class S> struct CfaData {
 
 // Alg. 1 lines 1-2: τ^δ = τ − c(q, q̇) − Σ Jᵀ f_ext by RNEA with q̈ = 0 (also leaves ^iX_λ in data)
 template <class S>
-void cfa_bias(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* qd, const S* tau, const S* fext) {
+void cfa_bias(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* qd, const S* tau,
+              const S* fext) {
   rnea(model, data, q, qd, static_cast<const S*>(nullptr), fext, data.bias.data());
   for (int k = 0; k < model.nv; ++k) w.tau_delta[k] = tau[k] - data.bias[k];
 }
@@ -126,10 +138,10 @@ template <class S> void cfa_blocks_step(const Model<S>& model, const Data<S>& da
     const Mat6<S> Piu = -w.Jinv[i] * data.Xup[i + 1].matrix().transpose();
     const auto& Wn = w.W[i + 1];
     const Vec6<S>& Sn = w.Sv[i + 1];
-    w.Au[i].noalias() = Wi.transpose() * Piu * Wn;   // A_{i,i+1} = W_iᵀ P_{i,i+1} W_{i+1}
-    w.Bu[i].noalias() = Wi.transpose() * (Piu * Sn);  // B_{i,i+1} = W_iᵀ P_{i,i+1} S_{i+1}
+    w.Au[i].noalias() = Wi.transpose() * Piu * Wn;                // A_{i,i+1} = W_iᵀ P_{i,i+1} W_{i+1}
+    w.Bu[i].noalias() = Wi.transpose() * (Piu * Sn);              // B_{i,i+1} = W_iᵀ P_{i,i+1} S_{i+1}
     w.Bl[i].noalias() = Wn.transpose() * (Piu.transpose() * Si);  // B_{i+1,i} = W_{i+1}ᵀ P_{i+1,i} S_i
-    w.Cu[i] = Si.dot(Piu * Sn);                       // C_{i,i+1} = S_iᵀ P_{i,i+1} S_{i+1}
+    w.Cu[i] = Si.dot(Piu * Sn);                                   // C_{i,i+1} = S_iᵀ P_{i,i+1} S_{i+1}
   }
 }
 
@@ -169,7 +181,7 @@ template <class S> S refinement_indicator(S dmax, S xmax) {
 // refined constraint-force solve, and refinement_indicator's ρ; about u when both converged.
 template <class S>
 S cfa(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* qd, const S* tau, const S* fext,
-         S* qdd) {
+      S* qdd) {
   const int N = model.N;
   if (N == 0) return S(0);
   cfa_bias(model, data, w, q, qd, tau, fext);
@@ -248,7 +260,8 @@ S cfa_apply_inverse_inertia(const Model<S>& model, CfaData<S>& w, const S* R, in
     auto y = Ymat.row(i - 1);
     if (!accumulate) y.setZero();
     y.noalias() += w.Cd[i] * Rmat.row(i - 1) + w.Bd[i].transpose() * Blk(&w.Fm[size_t(i - 1) * 5 * m], 5, m);
-    if (i > 1) y.noalias() += w.Cu[i - 1] * Rmat.row(i - 2) + w.Bu[i - 1].transpose() * Blk(&w.Fm[size_t(i - 2) * 5 * m], 5, m);
+    if (i > 1)
+      y.noalias() += w.Cu[i - 1] * Rmat.row(i - 2) + w.Bu[i - 1].transpose() * Blk(&w.Fm[size_t(i - 2) * 5 * m], 5, m);
     if (i < N) y.noalias() += w.Cu[i] * Rmat.row(i) + w.Bl[i].transpose() * Blk(&w.Fm[size_t(i) * 5 * m], 5, m);
   }
   return omega;

@@ -12,14 +12,15 @@ template <class S> void factorize_mass_matrix(const Model<S>& model, Data<S>& da
   crba(model, data, q);
   data.llt.compute(data.M);
   if (data.llt.info() != Eigen::Success)
-    throw SingularJoint("the mass matrix M(q) is not positive definite (Cholesky failed): some joint "
-                        "moves bodies without inertia along its motion subspace");
+    throw SingularJoint(
+        "the mass matrix M(q) is not positive definite (Cholesky failed): some joint "
+        "moves bodies without inertia along its motion subspace");
 }
 
 // inputs: q, qd, tau, fext (or null); output: qdd. data must have with_mass_matrix.
 template <class S>
-void crba_cholesky_forward_dynamics(const Model<S>& model, Data<S>& data, const S* q, const S* qd,
-                                    const S* tau, const S* fext, S* qdd) {
+void crba_cholesky_forward_dynamics(const Model<S>& model, Data<S>& data, const S* q, const S* qd, const S* tau,
+                                    const S* fext, S* qdd) {
   rnea(model, data, q, qd, static_cast<const S*>(nullptr), fext, data.bias.data());
   factorize_mass_matrix(model, data, q);
   Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, 1>> out(qdd, model.nv);

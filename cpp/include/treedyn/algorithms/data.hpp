@@ -13,26 +13,35 @@ template <class T> struct Data {  // T: the scalar (S is the motion subspace)
   using VecX = Eigen::Matrix<T, Eigen::Dynamic, 1>;
   using Small = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, 0, 6, 6>;  // no heap
 
-  std::vector<Transform<T>> Xup;             // ^iX_λ(i)
-  std::vector<Motion<T>> v, c, a;            // velocity, velocity-product acceleration, acceleration
-  std::vector<ArticulatedInertia<T>> IA;     // articulated inertia I^A_i
-  std::vector<Force<T>> pA, f;               // bias force p^A_i; RNEA body force f_i
-  std::vector<RigidInertia<T>> Ic;           // composite inertia I^c_i (CRBA)
-  std::vector<Small> D, Dinv;                // D_i = S_iᵀ U_i (the joint-space pivots) and D_i⁻¹
-  std::vector<Small> Dtilde;                 // modified ABA: D̃_i = S_iᵀ M̃_i S_i from the children
-  std::vector<Motion<T>> S;                  // nv: the columns of the motion subspaces S_i
-  std::vector<Force<T>> U;                   // nv: the columns of U_i = I^A_i S_i
-  VecX u, bias;                              // nv
-  MatX M;                                    // nv x nv (only with_mass_matrix)
+  std::vector<Transform<T>> Xup;          // ^iX_λ(i)
+  std::vector<Motion<T>> v, c, a;         // velocity, velocity-product acceleration, acceleration
+  std::vector<ArticulatedInertia<T>> IA;  // articulated inertia I^A_i
+  std::vector<Force<T>> pA, f;            // bias force p^A_i; RNEA body force f_i
+  std::vector<RigidInertia<T>> Ic;        // composite inertia I^c_i (CRBA)
+  std::vector<Small> D, Dinv;             // D_i = S_iᵀ U_i (the joint-space pivots) and D_i⁻¹
+  std::vector<Small> Dtilde;              // modified ABA: D̃_i = S_iᵀ M̃_i S_i from the children
+  std::vector<Motion<T>> S;               // nv: the columns of the motion subspaces S_i
+  std::vector<Force<T>> U;                // nv: the columns of U_i = I^A_i S_i
+  VecX u, bias;                           // nv
+  MatX M;                                 // nv x nv (only with_mass_matrix)
   Eigen::LLT<MatX> llt;
 
   explicit Data(const Model<T>& model, bool with_mass_matrix = false)
-      : Xup(model.N + 1, Transform<T>::identity()), v(model.N + 1, Motion<T>::zero()),
-        c(model.N + 1, Motion<T>::zero()), a(model.N + 1, Motion<T>::zero()),
-        IA(model.N + 1, ArticulatedInertia<T>::zero()), pA(model.N + 1, Force<T>::zero()),
-        f(model.N + 1, Force<T>::zero()), Ic(model.N + 1, RigidInertia<T>::zero()),
-        D(model.N + 1), Dinv(model.N + 1), Dtilde(model.N + 1), S(model.nv, Motion<T>::zero()), U(model.nv, Force<T>::zero()),
-        u(VecX::Zero(model.nv)), bias(VecX::Zero(model.nv)),
+      : Xup(model.N + 1, Transform<T>::identity()),
+        v(model.N + 1, Motion<T>::zero()),
+        c(model.N + 1, Motion<T>::zero()),
+        a(model.N + 1, Motion<T>::zero()),
+        IA(model.N + 1, ArticulatedInertia<T>::zero()),
+        pA(model.N + 1, Force<T>::zero()),
+        f(model.N + 1, Force<T>::zero()),
+        Ic(model.N + 1, RigidInertia<T>::zero()),
+        D(model.N + 1),
+        Dinv(model.N + 1),
+        Dtilde(model.N + 1),
+        S(model.nv, Motion<T>::zero()),
+        U(model.nv, Force<T>::zero()),
+        u(VecX::Zero(model.nv)),
+        bias(VecX::Zero(model.nv)),
         llt(with_mass_matrix ? model.nv : 0) {  // built in place: copying an LLT not yet computed reads its
                                                 // uninitialised info() (UB, found by .ci/sanitize)
     for (int i = 0; i <= model.N; ++i) {

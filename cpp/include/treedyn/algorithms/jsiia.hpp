@@ -32,15 +32,23 @@ template <class S> struct JsiiaData {
   using Mat6R = Eigen::Matrix<S, 6, 6, Eigen::RowMajor>;
   using Block = Eigen::Map<Eigen::Matrix<S, 6, Eigen::Dynamic, Eigen::RowMajor>>;
   int N = 0, nv = 0;
-  std::vector<S> Xf, Xb;     // (N−1) 36: the scans' A blocks, X_i (forward) and X_{i+1}ᵀ (backward)
-  std::vector<S> b, a, F;    // N 6 nv: right-hand sides, accelerations a_i, forces F_i (6 x nv each)
+  std::vector<S> Xf, Xb;   // (N−1) 36: the scans' A blocks, X_i (forward) and X_{i+1}ᵀ (backward)
+  std::vector<S> b, a, F;  // N 6 nv: right-hand sides, accelerations a_i, forces F_i (6 x nv each)
   ScanWorkspace<S> fwd, bwd;
   MatX M;
   Eigen::LLT<MatX> llt;
   explicit JsiiaData(const Model<S>& model)
-      : N(model.N), nv(model.nv), Xf(size_t(std::max(model.N - 1, 0)) * 36), Xb(Xf.size()),
-        b(size_t(model.N) * 6 * model.nv), a(b.size()), F(b.size()), fwd(model.N, 6, model.nv),
-        bwd(model.N, 6, model.nv), M(MatX::Zero(model.nv, model.nv)), llt(model.nv) {
+      : N(model.N),
+        nv(model.nv),
+        Xf(size_t(std::max(model.N - 1, 0)) * 36),
+        Xb(Xf.size()),
+        b(size_t(model.N) * 6 * model.nv),
+        a(b.size()),
+        F(b.size()),
+        fwd(model.N, 6, model.nv),
+        bwd(model.N, 6, model.nv),
+        M(MatX::Zero(model.nv, model.nv)),
+        llt(model.nv) {
     const std::string why = jsiia_unsupported(model);
     if (!why.empty()) throw std::invalid_argument("jsiia: " + why);
   }
@@ -60,7 +68,7 @@ template <class S> void jsiia_mass_matrix(const Model<S>& model, const Data<S>& 
     for (int c = 0; c < model.nv_i[i]; ++c) bi.col(model.v_index[i] + c) = data.S[model.v_index[i] + c].vec();
     if (i > 1) {
       const Mat6<S> X = data.Xup[i].matrix();
-      Eigen::Map<Mat6R>(&w.Xf[size_t(i - 2) * 36]) = X;  // A_{i-2} takes a_{i-1} to a_i
+      Eigen::Map<Mat6R>(&w.Xf[size_t(i - 2) * 36]) = X;              // A_{i-2} takes a_{i-1} to a_i
       Eigen::Map<Mat6R>(&w.Xb[size_t(N - i) * 36]) = X.transpose();  // backward: F_i to F_{i-1}
     }
   }
@@ -79,8 +87,9 @@ template <class S> void jsiia_mass_matrix(const Model<S>& model, const Data<S>& 
 template <class S> void jsiia_factorize(const Model<S>& model, JsiiaData<S>& w) {
   w.llt.compute(w.M);
   if (w.llt.info() != Eigen::Success)
-    throw SingularJoint("jsiia: the mass matrix is not positive definite (a body without inertia along its joint?) in '" +
-                        model.name[model.N] + "''s chain");
+    throw SingularJoint(
+        "jsiia: the mass matrix is not positive definite (a body without inertia along its joint?) in '" +
+        model.name[model.N] + "''s chain");
 }
 
 // inputs: q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null); output: qdd (nv)

@@ -4,9 +4,9 @@
 //   LTL   M = Lᵀ L   (L lower triangular)
 //   LTDL  M = Lᵀ D L (L unit lower triangular)
 // with the back-substitutions that solve M x = b (the same algorithms as RBDA §6.5 and
-// spatial_v2's LTL.m / LTDL.m; loop comments name the paper's H_ij updates). Row k of L is non-zero only in the columns of
-// the ancestors of coordinate k (λ over coordinates: a multi-DoF joint is a chain of coordinates),
-// so no fill-in occurs: O(n d²) to factor, O(n d) per solve, for a tree of depth d.
+// spatial_v2's LTL.m / LTDL.m; loop comments name the paper's H_ij updates). Row k of L is non-zero only in the columns
+// of the ancestors of coordinate k (λ over coordinates: a multi-DoF joint is a chain of coordinates), so no fill-in
+// occurs: O(n d²) to factor, O(n d) per solve, for a tree of depth d.
 //
 // Storage: the n x n matrix of CRBA, column-major, factored in place. Both triangles hold M; the
 // factor is written over the upper triangle read as row-major, i.e. L(k, j) (j ≤ k) is the entry
@@ -44,9 +44,9 @@ template <class S> void ltl(S* H, int n, const int* lambda) {
   auto L = [&](int k, int j) -> S& { return H[std::size_t(k) * n + j]; };
   for (int k = n - 1; k >= 0; --k) {
     if (!(L(k, k) > S(0)) || !std::isfinite(static_cast<double>(L(k, k)))) throw_not_pd<S>(k);
-    L(k, k) = sqrt(L(k, k));                                                   // H_kk = √H_kk
+    L(k, k) = sqrt(L(k, k));                                                     // H_kk = √H_kk
     for (int i = lambda[k]; i >= 0; i = lambda[i]) L(k, i) = L(k, i) / L(k, k);  // H_ki = H_ki / H_kk
-    for (int i = lambda[k]; i >= 0; i = lambda[i]) {                           // H_ij −= H_ki H_kj
+    for (int i = lambda[k]; i >= 0; i = lambda[i]) {                             // H_ij −= H_ki H_kj
       const S Lki = L(k, i);
       for (int j = i; j >= 0; j = lambda[j]) L(i, j) -= Lki * L(k, j);
     }
@@ -59,8 +59,8 @@ template <class S> void ltdl(S* H, int n, const int* lambda) {
   for (int k = n - 1; k >= 0; --k) {
     if (!(L(k, k) > S(0)) || !std::isfinite(static_cast<double>(L(k, k)))) throw_not_pd<S>(k);
     for (int i = lambda[k]; i >= 0; i = lambda[i]) {
-      const S a = L(k, i) / L(k, k);                                           // a = H_ki / H_kk
-      for (int j = i; j >= 0; j = lambda[j]) L(i, j) -= a * L(k, j);           // H_ij −= a H_kj
+      const S a = L(k, i) / L(k, k);                                  // a = H_ki / H_kk
+      for (int j = i; j >= 0; j = lambda[j]) L(i, j) -= a * L(k, j);  // H_ij −= a H_kj
       L(k, i) = a;
     }
   }

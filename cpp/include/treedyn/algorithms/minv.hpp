@@ -39,36 +39,41 @@ template <class S> inline bool is_floating_base(const Model<S>& model) {
 template <class S> struct MinvData {
   using Small = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, 0, 6, 6>;  // no heap
   // structure
-  std::vector<int> joint_of;             // nv: the body whose joint owns each coordinate
-  bool floating_base = false;            // Alg. 2 (mMultInvFB) rather than Alg. 1
-  int first = 1;                         // first joint of the passes: 2 under Alg. 2 (1 is the base)
+  std::vector<int> joint_of;   // nv: the body whose joint owns each coordinate
+  bool floating_base = false;  // Alg. 2 (mMultInvFB) rather than Alg. 1
+  int first = 1;               // first joint of the passes: 2 under Alg. 2 (1 is the base)
   // per configuration, global frame (§5 "Require"; §5.2: computed once)
-  std::vector<Transform<S>> X0;          // ^iX_0: global frame (world axes, origin at i's root) -> body i
-  std::vector<ArticulatedInertia<S>> IA; // Î^A_i (Î^a_i = Î^A_i − Ũ ŝᵀÎ^A after its step, in place)
-  std::vector<Motion<S>> s;              // nv: the columns of ŝ_i
-  std::vector<Force<S>> IAs;             // nv: the columns of Î^A_i ŝ_i
-  std::vector<Force<S>> Ut;              // nv: the columns of Ũ_i = Î^A_i ŝ_i (ŝᵀÎ^A ŝ)⁻¹
-  std::vector<Small> Dinv;               // (ŝ_iᵀÎ^A_i ŝ_i)⁻¹
-  Mat6<S> IA0inv;                        // Alg. 2: Î^A_0⁻¹ (the base's articulated inertia)
+  std::vector<Transform<S>> X0;           // ^iX_0: global frame (world axes, origin at i's root) -> body i
+  std::vector<ArticulatedInertia<S>> IA;  // Î^A_i (Î^a_i = Î^A_i − Ũ ŝᵀÎ^A after its step, in place)
+  std::vector<Motion<S>> s;               // nv: the columns of ŝ_i
+  std::vector<Force<S>> IAs;              // nv: the columns of Î^A_i ŝ_i
+  std::vector<Force<S>> Ut;               // nv: the columns of Ũ_i = Î^A_i ŝ_i (ŝᵀÎ^A ŝ)⁻¹
+  std::vector<Small> Dinv;                // (ŝ_iᵀÎ^A_i ŝ_i)⁻¹
+  Mat6<S> IA0inv;                         // Alg. 2: Î^A_0⁻¹ (the base's articulated inertia)
   // the same per joint, packed for mInv's column loops: ŝ, Î^Aŝ, Ũ (n_i x 6 each, one row per
   // joint column) and (ŝᵀÎ^Aŝ)⁻¹ (n_i x n_i), at 24 n_i + n_i² entries from rows_at[i]
   std::vector<S> rows;
   std::vector<std::size_t> rows_at;
   // per column of R (Alg. 1 lines 2-10); a thread solving columns uses its own
   struct Column {
-    std::vector<Force<S>> Y;             // Ŷ^A_i
-    std::vector<Motion<S>> dv;           // Δv̂_i
-    std::vector<char> busy;              // Ŷ^A_i ≠ 0̂ (an impulse has reached body i)
-    std::vector<S> u;                    // nv: u_i
+    std::vector<Force<S>> Y;    // Ŷ^A_i
+    std::vector<Motion<S>> dv;  // Δv̂_i
+    std::vector<char> busy;     // Ŷ^A_i ≠ 0̂ (an impulse has reached body i)
+    std::vector<S> u;           // nv: u_i
   } col;
 
   explicit MinvData(const Model<S>& model)
-      : joint_of(model.nv), X0(model.N + 1, Transform<S>::identity()),
-        IA(model.N + 1, ArticulatedInertia<S>::zero()), s(model.nv, Motion<S>::zero()),
-        IAs(model.nv, Force<S>::zero()), Ut(model.nv, Force<S>::zero()), Dinv(model.N + 1),
+      : joint_of(model.nv),
+        X0(model.N + 1, Transform<S>::identity()),
+        IA(model.N + 1, ArticulatedInertia<S>::zero()),
+        s(model.nv, Motion<S>::zero()),
+        IAs(model.nv, Force<S>::zero()),
+        Ut(model.nv, Force<S>::zero()),
+        Dinv(model.N + 1),
         IA0inv(Mat6<S>::Identity()),
-        col{std::vector<Force<S>>(model.N + 1, Force<S>::zero()), std::vector<Motion<S>>(model.N + 1, Motion<S>::zero()),
-            std::vector<char>(model.N + 1, 0), std::vector<S>(model.nv, S(0))} {
+        col{std::vector<Force<S>>(model.N + 1, Force<S>::zero()),
+            std::vector<Motion<S>>(model.N + 1, Motion<S>::zero()), std::vector<char>(model.N + 1, 0),
+            std::vector<S>(model.nv, S(0))} {
     for (int i = 1; i <= model.N; ++i)
       for (int a = 0; a < model.nv_i[i]; ++a) joint_of[model.v_index[i] + a] = i;
     for (int i = 0; i <= model.N; ++i) Dinv[i].setZero(model.nv_i[i], model.nv_i[i]);
@@ -105,8 +110,10 @@ template <class S> void minv_joint_step(const Model<S>& model, MinvData<S>& w, i
 //   against 0.01·n·u on a floating 100-link chain.)
 template <class S> void minv_chain_step(const Model<S>& model, MinvData<S>& w, int i) {
   const int p = model.parent[i];
-  if (p > 0) w.X0[i] = compose(w.X0[i], w.X0[p]);  // the full 3x3 product (transform.hpp)
-  else w.X0[i].r.setZero();  // a root: its origin is the global frame's
+  if (p > 0)
+    w.X0[i] = compose(w.X0[i], w.X0[p]);  // the full 3x3 product (transform.hpp)
+  else
+    w.X0[i].r.setZero();  // a root: its origin is the global frame's
 }
 //   world part: ŝ_i and Î_i in the global frame
 template <class S> void minv_world_step(const Model<S>& model, MinvData<S>& w, int i) {
@@ -163,7 +170,8 @@ template <class S> void minv_articulated_inertia_step(const Model<S>& model, Min
 }
 
 template <class S> [[noreturn]] void throw_singular_base(const Model<S>& model) {
-  throw SingularJoint("the floating base '" + model.name[1] + "' has a singular articulated inertia Î^A_0: "
+  throw SingularJoint("the floating base '" + model.name[1] +
+                      "' has a singular articulated inertia Î^A_0: "
                       "the mechanism has no inertia along some direction of the base's motion");
 }
 
@@ -203,10 +211,10 @@ template <class S> inline void base_coordinates(const MinvData<S>& w, const Moti
 template <class S> inline Motion<S> mul6(const Mat6<S>& A, const Force<S>& f) {
   Motion<S> m;
   for (int r = 0; r < 3; ++r) {
-    m.ang[r] = A(r, 0) * f.ang[0] + A(r, 1) * f.ang[1] + A(r, 2) * f.ang[2] + A(r, 3) * f.lin[0] +
-               A(r, 4) * f.lin[1] + A(r, 5) * f.lin[2];
-    m.lin[r] = A(r + 3, 0) * f.ang[0] + A(r + 3, 1) * f.ang[1] + A(r + 3, 2) * f.ang[2] +
-               A(r + 3, 3) * f.lin[0] + A(r + 3, 4) * f.lin[1] + A(r + 3, 5) * f.lin[2];
+    m.ang[r] = A(r, 0) * f.ang[0] + A(r, 1) * f.ang[1] + A(r, 2) * f.ang[2] + A(r, 3) * f.lin[0] + A(r, 4) * f.lin[1] +
+               A(r, 5) * f.lin[2];
+    m.lin[r] = A(r + 3, 0) * f.ang[0] + A(r + 3, 1) * f.ang[1] + A(r + 3, 2) * f.ang[2] + A(r + 3, 3) * f.lin[0] +
+               A(r + 3, 4) * f.lin[1] + A(r + 3, 5) * f.lin[2];
   }
   return m;
 }
@@ -234,8 +242,10 @@ void mMultInv_impulse_step(const Model<S>& model, const MinvData<S>& w, typename
     for (int a = 1; a < ni; ++a) pa += w.Ut[vi + a] * c.u[vi + a];
     if (reached) pa += c.Y[i];
   }
-  if (c.busy[p]) c.Y[p] += pa;
-  else c.Y[p] = pa, c.busy[p] = 1;
+  if (c.busy[p])
+    c.Y[p] += pa;
+  else
+    c.Y[p] = pa, c.busy[p] = 1;
 }
 
 // lines 7-10 at joint i: Δq̂_i = (ŝᵀÎ^Aŝ)⁻¹(u_i − ŝᵀÎ^A Δv̂_λ), Δv̂_i = Δv̂_λ + ŝ_i Δq̂_i
@@ -249,8 +259,7 @@ void mMultInv_velocity_step(const Model<S>& model, const MinvData<S>& w, typenam
     return;
   }
   if (ni == 1) {
-    const S dq = root ? w.Dinv[i](0, 0) * c.u[vi]
-                      : w.Dinv[i](0, 0) * (c.u[vi] - dot(c.dv[p], w.IAs[vi]));
+    const S dq = root ? w.Dinv[i](0, 0) * c.u[vi] : w.Dinv[i](0, 0) * (c.u[vi] - dot(c.dv[p], w.IAs[vi]));
     out[vi] = dq;
     c.dv[i] = root ? w.s[vi] * dq : c.dv[p] + w.s[vi] * dq;
     return;
@@ -282,10 +291,10 @@ void mMultInv(const Model<S>& model, const MinvData<S>& w, typename MinvData<S>:
     for (int k = 0; k < model.nv; ++k) out[k] = S(0);
     return;
   }
-  for (int i = 0; i <= start; ++i) c.busy[i] = 0;                               // lines 2-3
+  for (int i = 0; i <= start; ++i) c.busy[i] = 0;                                           // lines 2-3
   for (int k = model.v_index[start] + model.nv_i[start]; k < model.nv; ++k) c.u[k] = S(0);  // R = 0 beyond start
-  for (int i = start; i >= 1; --i) mMultInv_impulse_step(model, w, c, i, r);        // lines 4-5
-  for (int i = 1; i <= model.N; ++i) mMultInv_velocity_step(model, w, c, i, out);   // lines 6-10
+  for (int i = start; i >= 1; --i) mMultInv_impulse_step(model, w, c, i, r);                // lines 4-5
+  for (int i = 1; i <= model.N; ++i) mMultInv_velocity_step(model, w, c, i, out);           // lines 6-10
 }
 
 // Alg. 2: out = M⁻¹ r for one column r (nv), floating base (body 1 free, carrying the tree)
@@ -296,9 +305,9 @@ void mMultInvFB(const Model<S>& model, const MinvData<S>& w, typename MinvData<S
     for (int k = 0; k < model.nv; ++k) out[k] = S(0);
     return;
   }
-  for (int i = 0; i <= start; ++i) c.busy[i] = 0;                               // lines 2-3
+  for (int i = 0; i <= start; ++i) c.busy[i] = 0;  // lines 2-3
   for (int k = model.v_index[start] + model.nv_i[start]; k < model.nv; ++k) c.u[k] = S(0);
-  for (int i = start; i >= 2; --i) mMultInv_impulse_step(model, w, c, i, r);        // lines 4-5
+  for (int i = start; i >= 2; --i) mMultInv_impulse_step(model, w, c, i, r);  // lines 4-5
   // lines 6-10: Δv̂_0 = Î^A_0⁻¹(ŝ_base⁻ᵀ R_base,k − Ŷ^A_0) (the sign of Ŷ^A is ours: Ŷ^A is the
   // impulse the tree passes to the base); u_k = the base coordinates of Δv̂_0
   Force<S> f = Force<S>::zero();
@@ -308,7 +317,7 @@ void mMultInvFB(const Model<S>& model, const MinvData<S>& w, typename MinvData<S
   if (c.busy[1]) f -= c.Y[1];
   c.dv[1] = mul6(w.IA0inv, f);
   base_coordinates(w, c.dv[1], out);
-  for (int i = 2; i <= model.N; ++i) mMultInv_velocity_step(model, w, c, i, out);   // lines 11-14
+  for (int i = 2; i <= model.N; ++i) mMultInv_velocity_step(model, w, c, i, out);  // lines 11-14
 }
 
 }  // namespace treedyn

@@ -29,32 +29,35 @@
 namespace treedyn {
 
 template <class S> struct MinvBlocked {
-  struct Branch {            // body a with at least two children that own coordinates
+  struct Branch {  // body a with at least two children that own coordinates
     int a;
-    int col0, col1;          // F(:, [col0, col1)) saved at a: every child's range but the last
-    std::size_t offset;      // where in `saved` (6 rows of col1 - col0)
-    std::vector<int> kids;   // those children, in order (the last one included)
+    int col0, col1;         // F(:, [col0, col1)) saved at a: every child's range but the last
+    std::size_t offset;     // where in `saved` (6 rows of col1 - col0)
+    std::vector<int> kids;  // those children, in order (the last one included)
   };
   static constexpr int line = 64 / int(sizeof(S)) > 0 ? 64 / int(sizeof(S)) : 1;  // columns per cache line
   int nv = 0;
-  long ld = 0;               // row stride of F and V: nv rounded up to a cache line
+  long ld = 0;  // row stride of F and V: nv rounded up to a cache line
   // F and V (6 x ld each, rows on cache lines) per thread: a thread only touches its own columns,
   // but columns of two threads in one array would share cache lines at the border, or adjacent
   // lines that the hardware prefetches in pairs, and every joint's step would pass them back and
   // forth between the cores (measured: the second thread ran 2x slower per column)
   std::vector<std::vector<S>> storage;
   std::vector<S> saved;
-  std::vector<S> Y0;           // Alg. 2: Ŷ^A_0, 6 x ld (a chunk's forward pass may run on another thread)
+  std::vector<S> Y0;  // Alg. 2: Ŷ^A_0, 6 x ld (a chunk's forward pass may run on another thread)
   std::vector<Branch> branches;
-  std::vector<int> branch_of;  // body -> index in branches, or -1
-  std::vector<double> weight;  // nv + 1: cumulative work per column (to split columns among threads)
-  std::vector<char> starts;    // nv + 1: a joint's first coordinate (a thread's columns start there)
-  std::vector<char> pairs;     // body p: p and its only child with coordinates c are both 1-DoF
-                               // and p is not a root: their steps can run as one sweep
-  std::vector<int> pair_child; // that c
+  std::vector<int> branch_of;   // body -> index in branches, or -1
+  std::vector<double> weight;   // nv + 1: cumulative work per column (to split columns among threads)
+  std::vector<char> starts;     // nv + 1: a joint's first coordinate (a thread's columns start there)
+  std::vector<char> pairs;      // body p: p and its only child with coordinates c are both 1-DoF
+                                // and p is not a root: their steps can run as one sweep
+  std::vector<int> pair_child;  // that c
 
   explicit MinvBlocked(const Model<S>& model)
-      : nv(model.nv), ld((model.nv + line - 1) / line * line), branch_of(model.N + 1, -1), weight(model.nv + 1, 0.0),
+      : nv(model.nv),
+        ld((model.nv + line - 1) / line * line),
+        branch_of(model.N + 1, -1),
+        weight(model.nv + 1, 0.0),
         starts(model.nv + 1, 0) {
     std::vector<std::vector<int>> kids(model.N + 1);
     for (int i = 1; i <= model.N; ++i)
@@ -122,8 +125,8 @@ inline int ni_slot(int ni) { return ni == 1 ? 0 : ni == 2 ? 1 : ni == 3 ? 2 : 3;
 
 // line 5 at joint i for the columns [c0, c1) of M⁻¹
 template <class S>
-void impulse_step(const MinvKernels<S>& K, const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* F,
-                  int i, S* Minv, int c0, int c1) {
+void impulse_step(const MinvKernels<S>& K, const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* F, int i,
+                  S* Minv, int c0, int c1) {
   const int vi = model.v_index[i], ni = model.nv_i[i], nv = model.nv;
   if (ni == 0) return;
   const int vend = subtree_v_end(model, i);
@@ -146,8 +149,8 @@ void impulse_step(const MinvKernels<S>& K, const Model<S>& model, const MinvData
 
 // lines 8-10 at joint i for the columns [c0, c1)
 template <class S>
-void velocity_step(const MinvKernels<S>& K, const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* V,
-                   int i, S* Minv, int c0, int c1) {
+void velocity_step(const MinvKernels<S>& K, const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* V, int i,
+                   S* Minv, int c0, int c1) {
   const int vi = model.v_index[i], ni = model.nv_i[i], nv = model.nv;
   if (ni == 0) return;
   const int k0 = std::max(vi, c0), k1 = std::min(subtree_v_end(model, i), c1);
@@ -209,8 +212,10 @@ void base_step(const MinvKernels<S>& K, const MinvData<S>& w, MinvBlocked<S>& B,
   S G[36], P[36];  // Î^A_0⁻¹ and ŝ_base⁻¹ = Π⁻¹ ^1X_0, row-major
   for (int c = 0; c < 6; ++c) {
     Motion<S> e = Motion<S>::zero();
-    if (c < 3) e.ang[c] = S(1);
-    else e.lin[c - 3] = S(1);
+    if (c < 3)
+      e.ang[c] = S(1);
+    else
+      e.lin[c - 3] = S(1);
     S col[6];
     base_coordinates(w, e, col);
     for (int r = 0; r < 6; ++r) P[6 * r + c] = col[r], G[6 * r + c] = w.IA0inv(r, c);
@@ -256,7 +261,8 @@ void velocity_pair_step(const MinvKernels<S>& K, const Model<S>& model, const Mi
   S* outp = Minv + std::size_t(vp) * nv;
   if (vp >= c0 && vp < c1) K.velocity[0](Jp, Jp + 6, Jp + 18, V, B.ld, outp, nv, vp, vp + 1, false);  // p's own
   const int k0 = std::max(vc, c0), k1 = std::min(vend, c1);
-  if (k0 < k1) K.velocity_pair(Jp, Jp + 6, Jp[18], Jc, Jc + 6, Jc[18], V, B.ld, outp, Minv + std::size_t(vc) * nv, k0, k1);
+  if (k0 < k1)
+    K.velocity_pair(Jp, Jp + 6, Jp[18], Jc, Jc + 6, Jc[18], V, B.ld, outp, Minv + std::size_t(vc) * nv, k0, k1);
 }
 
 }  // namespace minv_detail
@@ -321,7 +327,7 @@ bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Min
     cross_branch_step(K, model, B, V, 0, Minv, c0, c1);
     const int last = w.joint_of[c1 - 1];
     for (int i = first; i <= last; ++i) {  // rows before v_i + n_i are then complete
-      if (B.pairs[i]) {  // i and its only child in one sweep (i is no branch point)
+      if (B.pairs[i]) {                    // i and its only child in one sweep (i is no branch point)
         const int c = B.pair_child[i];
         velocity_pair_step(K, model, w, B, V, i, c, Minv, c0, c1);
         for (int j = i + 1; j < c; ++j) cross_branch_step(K, model, B, V, j, Minv, c0, c1);  // (fixed leaves)

@@ -39,7 +39,7 @@ template <class S> struct MinvKernels {
   void (*velocity[4])(const S*, const S*, const S*, S*, long, S*, long, int, int, bool);  // velocity_columns
   void (*impulse_pair)(const S*, const S*, const S*, const S*, S*, long, S*, S*, int, int);
   void (*velocity_pair)(const S*, const S*, S, const S*, const S*, S, S*, long, S*, S*, int, int);
-  void (*cross)(const S*, const S*, long, S*, int, int);                 // cross_row
+  void (*cross)(const S*, const S*, long, S*, int, int);  // cross_row
   void (*cross_col)(const S*, long, const S*, S*, long, int);
   void (*base)(const S*, const S*, const S*, S*, long, S*, long, int, int);  // base_columns
   int (*mirror)(S*, long, int, int, int, int);  // mirror_block: non-zero if it read inf / NaN
@@ -88,8 +88,7 @@ void impulse_columns(const S* s, const S* Ut, S* F, long ld, S* out, long nv, in
 //   V(:, k) += ŝ Δq̂                          (Δv̂_i = Δv̂_λ + ŝ Δq̂)
 // root: Δv̂_λ = 0̂ (V is not read). s, U: NI x 6; Di: NI x NI
 template <class S, int NI>
-void velocity_columns(const S* s, const S* U, const S* Di, S* V, long ld, S* out, long nv, int k0, int k1,
-                      bool root) {
+void velocity_columns(const S* s, const S* U, const S* Di, S* V, long ld, S* out, long nv, int k0, int k1, bool root) {
   S* __restrict__ v0 = V;
   S* __restrict__ v1 = V + ld;
   S* __restrict__ v2 = V + 2 * ld;
@@ -146,8 +145,8 @@ void velocity_columns(const S* s, const S* U, const S* Di, S* V, long ld, S* out
 // which halves the traffic of F and V. The arithmetic is the two single-joint steps', in order.
 // backward: joint c, then p (lines 4-5)
 template <class S>
-void impulse_columns_pair(const S* sc, const S* Utc, const S* sp, const S* Utp, S* F, long ld, S* outc, S* outp,
-                          int k0, int k1) {
+void impulse_columns_pair(const S* sc, const S* Utc, const S* sp, const S* Utp, S* F, long ld, S* outc, S* outp, int k0,
+                          int k1) {
   S* __restrict__ f0 = F;
   S* __restrict__ f1 = F + ld;
   S* __restrict__ f2 = F + 2 * ld;
@@ -203,8 +202,7 @@ template <class S> void cross_row(const S* y, const S* V, long ld, S* out, int k
   S* __restrict__ o = out;
   const S y0 = y[0], y1 = y[1], y2 = y[2], y3 = y[3], y4 = y[4], y5 = y[5];
   TREEDYN_COLUMNS_INDEPENDENT
-  for (int k = k0; k < k1; ++k)
-    o[k] = -(y0 * v0[k] + y1 * v1[k] + y2 * v2[k] + y3 * v3[k] + y4 * v4[k] + y5 * v5[k]);
+  for (int k = k0; k < k1; ++k) o[k] = -(y0 * v0[k] + y1 * v1[k] + y2 * v2[k] + y3 * v3[k] + y4 * v4[k] + y5 * v5[k]);
 }
 
 // the same for a block with few columns: column k of the rows [0, count) (M⁻¹(j0 + i, k) for
@@ -225,7 +223,8 @@ template <class S> void cross_col(const S* y, long ylen, const S* v, S* out, lon
 // Alg. 2 lines 6-10 over columns [k0, k1): Δv̂_0 = −G F(:, k) (F holds Ŷ^A_0, or −ŝ⁻ᵀ e_k on the
 // base's own columns), V(:, k) = Δv̂_0, the base's rows of M⁻¹ = P Δv̂_0. G = Î^A_0⁻¹, P = ŝ_base⁻¹
 // (6 x 6, row-major); out points at row 0 of M⁻¹
-template <class S> void base_columns(const S* G, const S* P, const S* F, S* V, long ld, S* out, long nv, int k0, int k1) {
+template <class S> void base_columns(const S* G, const S* P, const S* F, S* V, long ld, S* out, long nv, int k0,
+                                     int k1) {
   TREEDYN_COLUMNS_INDEPENDENT
   for (int k = k0; k < k1; ++k) {
     S x[6], dv[6];
@@ -270,7 +269,8 @@ template <class S> int mirror_block(S* M, long nv, int r0, int r1, int c0, int c
           for (int j = jb; j < je; j += 4) {
             const __m256d a0 = _mm256_loadu_pd(M + j * nv + kk), a1 = _mm256_loadu_pd(M + (j + 1) * nv + kk);
             const __m256d a2 = _mm256_loadu_pd(M + (j + 2) * nv + kk), a3 = _mm256_loadu_pd(M + (j + 3) * nv + kk);
-            nan_acc = _mm256_add_pd(nan_acc, _mm256_mul_pd(_mm256_setzero_pd(), _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3))));
+            nan_acc = _mm256_add_pd(nan_acc, _mm256_mul_pd(_mm256_setzero_pd(), _mm256_add_pd(_mm256_add_pd(a0, a1),
+                                                                                              _mm256_add_pd(a2, a3))));
             const __m256d t0 = _mm256_unpacklo_pd(a0, a1), t1 = _mm256_unpackhi_pd(a0, a1);
             const __m256d t2 = _mm256_unpacklo_pd(a2, a3), t3 = _mm256_unpackhi_pd(a2, a3);
             _mm256_storeu_pd(M + kk * nv + j, _mm256_permute2f128_pd(t0, t2, 0x20));

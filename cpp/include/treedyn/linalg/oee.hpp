@@ -83,7 +83,7 @@ template <class S, int K = Eigen::Dynamic> struct OeeWorkspace {
       for (int s = 1; s < n; s *= 2) first.push_back(first.back() + size_t(n - s));
       Et.assign(first.back() * k * k, S(0));
       Kt.assign(first.back() * k * k, S(0));
-      llt.clear();  // each built in place (reserve: no moves): copying an LLT not yet computed reads its
+      llt.clear();     // each built in place (reserve: no moves): copying an LLT not yet computed reads its
       llt.reserve(n);  // uninitialised info() (UB, found by .ci/sanitize)
       for (int i = 0; i < n; ++i) llt.emplace_back(k);
     }
@@ -126,10 +126,10 @@ template <class S, int K> void factorise_all(OeeWorkspace<S, K>& w, int level) {
     }
   }
   if (bad < n)
-    throw NotPositiveDefinite("odd-even elimination: block D_" + std::to_string(bad) + " is not positive definite at level " +
-                              std::to_string(level) + " (the block tri-diagonal matrix must be symmetric positive definite" +
-                              (std::is_same<S, float>::value ? "; in float32 it may only be too ill-conditioned for the precision)"
-                                                          : ")"));
+    throw NotPositiveDefinite(
+        "odd-even elimination: block D_" + std::to_string(bad) + " is not positive definite at level " +
+        std::to_string(level) + " (the block tri-diagonal matrix must be symmetric positive definite" +
+        (std::is_same<S, float>::value ? "; in float32 it may only be too ill-conditioned for the precision)" : ")"));
 }
 }  // namespace oee_detail
 
@@ -229,7 +229,8 @@ template <class S, int K> S oee_residual(OeeWorkspace<S, K>& w, const S* D, cons
       Eigen::Matrix<S, K, 1> scale = rect<S, K>(R, i, k, m).col(b).cwiseAbs();
       scale.noalias() += Di.cwiseAbs() * Xi.col(b).cwiseAbs();
       if (i + 1 < n) scale.noalias() += sq<S, K>(U, i, k).cwiseAbs() * rect<S, K>(X, i + 1, k, m).col(b).cwiseAbs();
-      if (i > 0) scale.noalias() += sq<S, K>(U, i - 1, k).transpose().cwiseAbs() * rect<S, K>(X, i - 1, k, m).col(b).cwiseAbs();
+      if (i > 0)
+        scale.noalias() += sq<S, K>(U, i - 1, k).transpose().cwiseAbs() * rect<S, K>(X, i - 1, k, m).col(b).cwiseAbs();
       const S ra = r.col(b).cwiseAbs().maxCoeff(), sa = scale.maxCoeff();
       omega = std::max(omega, sa > S(0) ? ra / sa : (ra > S(0) ? std::numeric_limits<S>::infinity() : S(0)));
     }

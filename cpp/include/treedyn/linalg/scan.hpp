@@ -27,9 +27,9 @@ namespace treedyn {
 // per-instance workspace: the tree's nodes (padded length P = 2^⌈log₂ n⌉), allocated once
 template <class S> struct ScanWorkspace {
   int n = 0, k = 0, m = 0, P = 0;
-  std::vector<S> M, t;          // P k², P k m: node i's map x ↦ M x + t
-  std::vector<S> Mtmp, ttmp;    // P k², P k m: the other child's old value in the down-sweep
-  std::vector<char> identity;   // P: node i is the identity map
+  std::vector<S> M, t;         // P k², P k m: node i's map x ↦ M x + t
+  std::vector<S> Mtmp, ttmp;   // P k², P k m: the other child's old value in the down-sweep
+  std::vector<char> identity;  // P: node i is the identity map
   ScanWorkspace() = default;
   ScanWorkspace(int n_, int k_, int m_) { resize(n_, k_, m_); }
   void resize(int n_, int k_, int m_) {
@@ -100,7 +100,7 @@ void scan_solve(ScanWorkspace<S>& w, int n, int k, int m, const S* A, const S* b
       for (int c = 0; c < nodes; ++c) {
         const int i = (c + 1) * 2 * d - 1, l = i - d;
         compose<S, K>(k, m, &w.M[i * kk], &w.t[i * km], w.identity[i], &w.M[l * kk], &w.t[l * km], w.identity[l],
-                   &w.M[i * kk], &w.t[i * km], w.identity[i], sM, st);
+                      &w.M[i * kk], &w.t[i * km], w.identity[i], sM, st);
       }
     }
   }
@@ -126,7 +126,7 @@ void scan_solve(ScanWorkspace<S>& w, int n, int k, int m, const S* A, const S* b
         w.identity[l] = w.identity[i];
         // right child ← (left sum) ∘ prefix
         compose<S, K>(k, m, &w.Mtmp[l * kk], &w.ttmp[l * km], il, &w.M[i * kk], &w.t[i * km], w.identity[i],
-                   &w.M[i * kk], &w.t[i * km], w.identity[i], sM, st);
+                      &w.M[i * kk], &w.t[i * km], w.identity[i], sM, st);
       }
     }
   }

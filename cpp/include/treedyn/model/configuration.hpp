@@ -9,7 +9,9 @@ namespace treedyn {
 
 // quaternion (x, y, z, w) of the rotation by the vector w (angle |w| about w/|w|)
 template <class S> inline Eigen::Matrix<S, 4, 1> quat_exp(const Vec3<S>& w) {
-  using std::cos; using std::sin; using std::sqrt;
+  using std::cos;
+  using std::sin;
+  using std::sqrt;
   const S th = sqrt(dot(w, w));
   const S k = th > S(1e-8) ? sin(th / 2) / th : S(0.5) - th * th / S(48);
   Eigen::Matrix<S, 4, 1> out;
@@ -36,7 +38,9 @@ template <class S> void neutral_configuration(const Model<S>& model, S* q) {
 // qout = q ⊕ v dt. Body-frame velocities: a quaternion moves by right multiplication; a free
 // joint moves along the screw exp(dt [v; ω]) of SE(3), as Pinocchio's integrate does.
 template <class S> void integrate(const Model<S>& model, const S* q, const S* v, S dt, S* qout) {
-  using std::cos; using std::sin; using std::sqrt;
+  using std::cos;
+  using std::sin;
+  using std::sqrt;
   for (int i = 1; i <= model.N; ++i) {
     const S* qi = q + model.q_index[i];
     const S* vi = v + model.v_index[i];
@@ -52,8 +56,13 @@ template <class S> void integrate(const Model<S>& model, const S* q, const S* v,
         const S th = sqrt(dot(w, w));
         // p_delta = V(w) vl, V = 1 + (1 − cos θ)/θ² w× + (θ − sin θ)/θ³ w×²
         S b, c;
-        if (th > S(1e-6)) { b = (S(1) - cos(th)) / (th * th); c = (th - sin(th)) / (th * th * th); }
-        else { b = S(0.5) - th * th / S(24); c = S(1) / S(6) - th * th / S(120); }
+        if (th > S(1e-6)) {
+          b = (S(1) - cos(th)) / (th * th);
+          c = (th - sin(th)) / (th * th * th);
+        } else {
+          b = S(0.5) - th * th / S(24);
+          c = S(1) / S(6) - th * th / S(120);
+        }
         const Vec3<S> wv = cross(w, vl);
         const Vec3<S> dp = vl + wv * b + cross(w, wv) * c;
         const Vec3<S> p = Vec3<S>(qi[0], qi[1], qi[2]) + quat_rotation<S>(qi + 3) * dp;

@@ -15,12 +15,13 @@ namespace treedyn {
 
 // rotation of a frame turned by θ about the unit vector a (Rodrigues)
 template <class S> inline Mat3<S> axis_angle(const Vec3<S>& a, S theta) {
-  using std::cos; using std::sin;
+  using std::cos;
+  using std::sin;
   const S c = cos(theta), s = sin(theta), t = S(1) - c;
   Mat3<S> R;
-  R << t * a[0] * a[0] + c, t * a[0] * a[1] - s * a[2], t * a[0] * a[2] + s * a[1],
-       t * a[0] * a[1] + s * a[2], t * a[1] * a[1] + c, t * a[1] * a[2] - s * a[0],
-       t * a[0] * a[2] - s * a[1], t * a[1] * a[2] + s * a[0], t * a[2] * a[2] + c;
+  R << t * a[0] * a[0] + c, t * a[0] * a[1] - s * a[2], t * a[0] * a[2] + s * a[1], t * a[0] * a[1] + s * a[2],
+      t * a[1] * a[1] + c, t * a[1] * a[2] - s * a[0], t * a[0] * a[2] - s * a[1], t * a[1] * a[2] + s * a[0],
+      t * a[2] * a[2] + c;
   return R;
 }
 // rotation of the quaternion (x, y, z, w); exact for unit quaternions, normalises the others
@@ -28,9 +29,9 @@ template <class S> inline Mat3<S> quat_rotation(const S* q) {
   const S x = q[0], y = q[1], z = q[2], w = q[3];
   const S s = S(2) / (x * x + y * y + z * z + w * w);
   Mat3<S> R;
-  R << S(1) - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w),
-       s * (x * y + z * w), S(1) - s * (x * x + z * z), s * (y * z - x * w),
-       s * (x * z - y * w), s * (y * z + x * w), S(1) - s * (x * x + y * y);
+  R << S(1) - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w), s * (x * y + z * w),
+      S(1) - s * (x * x + z * z), s * (y * z - x * w), s * (x * z - y * w), s * (y * z + x * w),
+      S(1) - s * (x * x + y * y);
   return R;
 }
 
@@ -38,13 +39,18 @@ template <class S> inline Mat3<S> quat_rotation(const S* q) {
 template <class S> inline Transform<S> joint_transform(const Model<S>& model, int i, const S* q) {
   const Vec3<S>& a = model.axis[i];
   switch (model.kind[i]) {
-    case JointKind::Revolute: return {axis_angle<S>(a, q[0]).transpose(), Vec3<S>::Zero()};
-    case JointKind::Prismatic: return {Mat3<S>::Identity(), a * q[0]};
+    case JointKind::Revolute:
+      return {axis_angle<S>(a, q[0]).transpose(), Vec3<S>::Zero()};
+    case JointKind::Prismatic:
+      return {Mat3<S>::Identity(), a * q[0]};
     case JointKind::Universal:
       return {(axis_angle<S>(a, q[0]) * axis_angle<S>(model.axis2[i], q[1])).transpose(), Vec3<S>::Zero()};
-    case JointKind::Spherical: return {quat_rotation<S>(q).transpose(), Vec3<S>::Zero()};
-    case JointKind::Free: return {quat_rotation<S>(q + 3).transpose(), Vec3<S>(q[0], q[1], q[2])};
-    default: return Transform<S>::identity();
+    case JointKind::Spherical:
+      return {quat_rotation<S>(q).transpose(), Vec3<S>::Zero()};
+    case JointKind::Free:
+      return {quat_rotation<S>(q + 3).transpose(), Vec3<S>(q[0], q[1], q[2])};
+    default:
+      return Transform<S>::identity();
   }
 }
 
@@ -53,8 +59,12 @@ template <class S> inline void joint_subspace(const Model<S>& model, int i, cons
   const Vec3<S>& a = model.axis[i];
   const Vec3<S> zero = Vec3<S>::Zero();
   switch (model.kind[i]) {
-    case JointKind::Revolute: Si[0] = {a, zero}; break;
-    case JointKind::Prismatic: Si[0] = {zero, a}; break;
+    case JointKind::Revolute:
+      Si[0] = {a, zero};
+      break;
+    case JointKind::Prismatic:
+      Si[0] = {zero, a};
+      break;
     case JointKind::Universal:
       // ω = R2ᵀ a1 q̇1 + a2 q̇2 in body coordinates
       Si[0] = {axis_angle<S>(model.axis2[i], q[1]).transpose() * a, zero};
@@ -67,7 +77,8 @@ template <class S> inline void joint_subspace(const Model<S>& model, int i, cons
       for (int k = 0; k < 3; ++k) Si[k] = {zero, Vec3<S>::Unit(k)};
       for (int k = 0; k < 3; ++k) Si[3 + k] = {Vec3<S>::Unit(k), zero};
       break;
-    default: break;
+    default:
+      break;
   }
 }
 

@@ -46,20 +46,20 @@ inline int loop_rows(LoopKind k) {
 }
 
 template <class S> struct Model {
-  int N = 0;             // number of bodies, world excluded
-  int nq = 0, nv = 0;    // configuration and velocity dimensions
+  int N = 0;           // number of bodies, world excluded
+  int nq = 0, nv = 0;  // configuration and velocity dimensions
   Vec3<S> gravity = Vec3<S>(S(0), S(0), S(-9.81));
 
   // per body, indexed 0..N (0 = world)
   std::vector<std::string> name;
-  std::vector<int> parent;               // λ(i) < i; parent[0] = -1
+  std::vector<int> parent;  // λ(i) < i; parent[0] = -1
   std::vector<JointKind> kind;
-  std::vector<int> q_index, v_index;     // first coordinate of joint i in q and in v
+  std::vector<int> q_index, v_index;  // first coordinate of joint i in q and in v
   std::vector<int> nq_i, nv_i;
-  std::vector<Transform<S>> X_tree;      // parent frame -> joint frame (the joint's placement)
-  std::vector<Vec3<S>> axis, axis2;      // joint axes in the joint frame (axis2: universal only)
-  std::vector<RigidInertia<S>> I;        // body inertia in body coordinates
-  std::vector<int> last;                 // last body of i's subtree (subtree = i..last[i])
+  std::vector<Transform<S>> X_tree;  // parent frame -> joint frame (the joint's placement)
+  std::vector<Vec3<S>> axis, axis2;  // joint axes in the joint frame (axis2: universal only)
+  std::vector<RigidInertia<S>> I;    // body inertia in body coordinates
+  std::vector<int> last;             // last body of i's subtree (subtree = i..last[i])
 
   Model() { add_world(); }
 
@@ -67,15 +67,19 @@ template <class S> struct Model {
     name = {"world"};
     parent = {-1};
     kind = {JointKind::Fixed};
-    q_index = {0}; v_index = {0}; nq_i = {0}; nv_i = {0};
+    q_index = {0};
+    v_index = {0};
+    nq_i = {0};
+    nv_i = {0};
     X_tree = {Transform<S>::identity()};
-    axis = {Vec3<S>::Zero()}; axis2 = {Vec3<S>::Zero()};
+    axis = {Vec3<S>::Zero()};
+    axis2 = {Vec3<S>::Zero()};
     I = {RigidInertia<S>::zero()};
     last = {0};
   }
 
-  int add_body(const std::string& body_name, int par, JointKind k, const Transform<S>& placement,
-               const Vec3<S>& a1, const Vec3<S>& a2, const RigidInertia<S>& inertia) {
+  int add_body(const std::string& body_name, int par, JointKind k, const Transform<S>& placement, const Vec3<S>& a1,
+               const Vec3<S>& a2, const RigidInertia<S>& inertia) {
     const int i = N + 1;
     if (par < 0 || par >= i)
       throw std::invalid_argument("body '" + body_name + "': parent index " + std::to_string(par) +
@@ -109,18 +113,29 @@ template <class S> struct Model {
 
   template <class T> Model<T> cast() const {
     Model<T> m;
-    m.N = N; m.nq = nq; m.nv = nv;
+    m.N = N;
+    m.nq = nq;
+    m.nv = nv;
     m.gravity = gravity.template cast<T>();
-    m.name = name; m.parent = parent; m.kind = kind; m.q_index = q_index; m.v_index = v_index;
-    m.nq_i = nq_i; m.nv_i = nv_i; m.last = last;
-    m.X_tree.clear(); m.axis.clear(); m.axis2.clear(); m.I.clear();
+    m.name = name;
+    m.parent = parent;
+    m.kind = kind;
+    m.q_index = q_index;
+    m.v_index = v_index;
+    m.nq_i = nq_i;
+    m.nv_i = nv_i;
+    m.last = last;
+    m.X_tree.clear();
+    m.axis.clear();
+    m.axis2.clear();
+    m.I.clear();
     for (int i = 0; i <= N; ++i) {
       m.X_tree.push_back({X_tree[i].E.template cast<T>(), X_tree[i].r.template cast<T>()});
       m.axis.push_back(axis[i].template cast<T>());
       m.axis2.push_back(axis2[i].template cast<T>());
       const auto& Ii = I[i].I;
-      m.I.push_back({T(I[i].m), I[i].h.template cast<T>(),
-                     {T(Ii.xx), T(Ii.yx), T(Ii.yy), T(Ii.zx), T(Ii.zy), T(Ii.zz)}});
+      m.I.push_back(
+          {T(I[i].m), I[i].h.template cast<T>(), {T(Ii.xx), T(Ii.yx), T(Ii.yy), T(Ii.zx), T(Ii.zy), T(Ii.zz)}});
     }
     return m;
   }

@@ -29,7 +29,11 @@ template <class S> class Direct {
   using MatX = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
 
   Direct(const System<S>& sys, bool leaf_to_root)
-      : sys_(sys), ws_(sys), leaf_to_root_(leaf_to_root), Ac_(sys.tree.N + 1), groups_(spring_groups(sys)),
+      : sys_(sys),
+        ws_(sys),
+        leaf_to_root_(leaf_to_root),
+        Ac_(sys.tree.N + 1),
+        groups_(spring_groups(sys)),
         Mt_(sys.tree.nv, sys.tree.nv) {}
 
   const System<S>& system() const { return sys_; }
@@ -44,8 +48,18 @@ template <class S> class Direct {
 
   StepStats<S> step(const S* q, const S* qd, S t, S h, S* qout, S* qdout) {
     const auto held = lock();
-    return redmax::step(sys_, ws_, q, qd, t, h, [&](S hh) { assemble(hh); factor(); },
-                        [&](const auto& B, auto& X) { X = B; solve(X); return 0L; }, qout, qdout);
+    return redmax::step(
+        sys_, ws_, q, qd, t, h,
+        [&](S hh) {
+          assemble(hh);
+          factor();
+        },
+        [&](const auto& B, auto& X) {
+          X = B;
+          solve(X);
+          return 0L;
+        },
+        qout, qdout);
   }
 
   // M̃_r(q)⁻¹ R for step h (q̇ plays no part in M̃_r)
@@ -110,7 +124,7 @@ template <class S> class Direct {
           Force<S> F = Force<S>::zero();
           for (int k : g.second.springs) {
             const int a = sys_.springs[k].a;
-            if (a < al || a > m.last[al]) continue;                           // α is not above a
+            if (a < al || a > m.last[al]) continue;  // α is not above a
             F += Force<S>::from(ws_.C[k].transpose() * d.X0[a].apply(Sa).vec());
           }
           const int ra = index(m.v_index[al] + ka);
@@ -130,8 +144,10 @@ template <class S> class Direct {
   }
 
   void factor() {
-    if (leaf_to_root_) factor_with(natural_);
-    else factor_with(amd_);
+    if (leaf_to_root_)
+      factor_with(natural_);
+    else
+      factor_with(amd_);
   }
 
   // X ← M̃_r⁻¹ X (X: nv x m, in joint order)
@@ -150,13 +166,17 @@ template <class S> class Direct {
   // every assembly: the first one goes through triplets, and records where each entry lands in
   // the compressed matrix; later ones add straight into its values.
   void start_assembly() {
-    if (pos_.empty()) trip_.clear();
-    else std::fill(Mt_.valuePtr(), Mt_.valuePtr() + Mt_.nonZeros(), S(0));
+    if (pos_.empty())
+      trip_.clear();
+    else
+      std::fill(Mt_.valuePtr(), Mt_.valuePtr() + Mt_.nonZeros(), S(0));
     next_ = 0;
   }
   void emit(int row, int col, S val) {
-    if (pos_.empty()) trip_.emplace_back(row, col, val);
-    else Mt_.valuePtr()[pos_[next_++]] += val;
+    if (pos_.empty())
+      trip_.emplace_back(row, col, val);
+    else
+      Mt_.valuePtr()[pos_[next_++]] += val;
   }
   void finish_assembly() {
     if (!pos_.empty()) return;

@@ -50,7 +50,7 @@ SpringTerms<S> spring_terms(const Spring<S>& s, const Transform<S>& X0a, const T
   out.l = l;
   out.V = S(0.5) * s.k * (l - s.L) * (l - s.L);
   Vec3<S> n = Vec3<S>::Zero();
-  Mat3<S> P = Mat3<S>::Identity() * s.k;                               // ∂F_a/∂Δx
+  Mat3<S> P = Mat3<S>::Identity() * s.k;  // ∂F_a/∂Δx
   if (l > S(1e-12)) {
     // k [(1 − L/l)(1 − nnᵀ) + nnᵀ]; a compressed spring (l < L) would have a negative stiffness
     // across its line, which makes M̃_r indefinite: it is dropped (clamped at 0), as implicit
@@ -59,12 +59,12 @@ SpringTerms<S> spring_terms(const Spring<S>& s, const Transform<S>& X0a, const T
     const Mat3<S> nn = n * n.transpose();
     P = s.k * (std::max(S(1) - s.L / l, S(0)) * (Mat3<S>::Identity() - nn) + nn);
   }
-  const Vec3<S> Fa = n * (s.k * (l - s.L));                            // pulls a towards b when stretched
-  out.wa = point_wrench(X0a, s.xa, Fa);                                // eq. (2.39)
+  const Vec3<S> Fa = n * (s.k * (l - s.L));  // pulls a towards b when stretched
+  out.wa = point_wrench(X0a, s.xa, Fa);      // eq. (2.39)
   out.wb = point_wrench(X0b, s.xb, Vec3<S>(-Fa));
-  Eigen::Matrix<S, 3, 12> G;                                           // [δ_a; δ_b] -> Δẋ
+  Eigen::Matrix<S, 3, 12> G;  // [δ_a; δ_b] -> Δẋ
   G << -point_jacobian(X0a, s.xa), point_jacobian(X0b, s.xb);
-  out.K.noalias() = -G.transpose() * P * G;                            // material part of eq. (2.41)
+  out.K.noalias() = -G.transpose() * P * G;  // material part of eq. (2.41)
   // geometric part: ∂(Rᵀ F)/∂ω = [Rᵀ F] (eq. (2.38)) at fixed F, symmetrised
   const Force<S>* w[2] = {&out.wa, &out.wb};
   const Vec3<S>* x[2] = {&s.xa, &s.xb};
@@ -74,7 +74,7 @@ SpringTerms<S> spring_terms(const Spring<S>& s, const Transform<S>& X0a, const T
     out.K.template block<3, 3>(6 * k + 3, 6 * k) += S(0.5) * fx;
     out.K.template block<3, 3>(6 * k, 6 * k + 3) += S(0.5) * fx.transpose();
   }
-  const Eigen::Matrix<S, 12, 1> u = G.transpose() * n;                 // l̇ = uᵀ [φ_a; φ_b]
+  const Eigen::Matrix<S, 12, 1> u = G.transpose() * n;  // l̇ = uᵀ [φ_a; φ_b]
   out.D.noalias() = s.d * u * u.transpose();
   return out;
 }
@@ -104,7 +104,10 @@ template <class S> void joint_spring_forces(const System<S>& sys, const S* q, S*
       const auto r = quat_mul(conj_rest.data(), b);
       Vec3<S> v = r.template head<3>();
       S w = r[3];
-      if (w < S(0)) { v = -v; w = -w; }
+      if (w < S(0)) {
+        v = -v;
+        w = -w;
+      }
       const S sn = v.norm();
       const Vec3<S> theta = sn > S(1e-12) ? Vec3<S>(v * (S(2) * std::atan2(sn, w) / sn)) : Vec3<S>(v * S(2));
       for (int k = 0; k < 3; ++k) fr[vi + k] = -sys.k_r[vi + k] * theta[k];
@@ -125,8 +128,8 @@ template <class S> void maximal_forces(const System<S>& sys, const Data<S>& d, S
   fm[0] = Force<S>::zero();
   for (int i = 1; i <= m.N; ++i) {
     const Force<S> Mphi = m.I[i] * d.phi[i];
-    fm[i] = Force<S>::zero() - cross_force(d.phi[i], Mphi);             // ad(φ)ᵀ M φ, eq. (2.9)
-    const Vec3<S> g = mul(d.X0[i].E, m.gravity);                        // gravity at the centre of mass
+    fm[i] = Force<S>::zero() - cross_force(d.phi[i], Mphi);  // ad(φ)ᵀ M φ, eq. (2.9)
+    const Vec3<S> g = mul(d.X0[i].E, m.gravity);             // gravity at the centre of mass
     fm[i] += Force<S>{cross(m.I[i].h, g), g * m.I[i].m};
     if (damping) fm[i] -= Force<S>::from(sys.D_m[i] * d.phi[i].vec());
   }
@@ -158,8 +161,7 @@ void implicit_blocks(const System<S>& sys, const Data<S>& d, S t, S h, Mat6<S>* 
 // forces) added to f_m, and their blocks h D_s − h² K_s added to the diagonal blocks A of their
 // bodies and written to their coupling blocks C_s = (h D_s − h² K_s)_{ab}.
 template <class S>
-void spring_terms_all(const System<S>& sys, const Data<S>& d, S h, bool damping, Force<S>* fm, Mat6<S>* A,
-                      Mat6<S>* C) {
+void spring_terms_all(const System<S>& sys, const Data<S>& d, S h, bool damping, Force<S>* fm, Mat6<S>* A, Mat6<S>* C) {
   for (size_t k = 0; k < sys.springs.size(); ++k) {
     const Spring<S>& s = sys.springs[k];
     const SpringTerms<S> st = spring_terms(s, d.X0[s.a], d.X0[s.b]);
@@ -187,8 +189,8 @@ void spring_terms_all(const System<S>& sys, const Data<S>& d, S h, bool damping,
 }
 
 // the 6-column "force" matrices of a 6x6 block moved from body i to its parent: ^iX_pᵀ F
-template <class S> inline Eigen::Matrix<S, 6, Eigen::Dynamic, 0, 6, 6>
-to_parent(const Transform<S>& X, const Eigen::Matrix<S, 6, Eigen::Dynamic, 0, 6, 6>& F) {
+template <class S> inline Eigen::Matrix<S, 6, Eigen::Dynamic, 0, 6, 6> to_parent(
+    const Transform<S>& X, const Eigen::Matrix<S, 6, Eigen::Dynamic, 0, 6, 6>& F) {
   Eigen::Matrix<S, 6, Eigen::Dynamic, 0, 6, 6> out(6, F.cols());
   for (int c = 0; c < F.cols(); ++c) out.col(c) = X.inv_apply(Force<S>::from(F.col(c))).vec();
   return out;

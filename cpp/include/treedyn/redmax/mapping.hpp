@@ -15,19 +15,24 @@ namespace treedyn::redmax {
 
 template <class S> struct Data {
   using VecX = Eigen::Matrix<S, Eigen::Dynamic, 1>;
-  std::vector<Transform<S>> Xup;    // N+1: ^iX_p, parent -> body i
-  std::vector<Transform<S>> X0;     // N+1: ^iX_0, world -> body i (E = R_iᵀ, r = p_i)
-  std::vector<Motion<S>> Ssub;      // nv: the columns of S_i (body coordinates)
-  VecX qd;                          // nv: the joint rates J̇ is taken at
-  std::vector<Motion<S>> phi;       // N+1: body twists J q̇
-  std::vector<Motion<S>> Jdqd;      // N+1: J̇ q̇
-  std::vector<Motion<S>> y, z;      // N+1: scratch of the products
-  std::vector<Force<S>> alpha;      // N+1: scratch of Jᵀ (Alg. 3's α)
+  std::vector<Transform<S>> Xup;  // N+1: ^iX_p, parent -> body i
+  std::vector<Transform<S>> X0;   // N+1: ^iX_0, world -> body i (E = R_iᵀ, r = p_i)
+  std::vector<Motion<S>> Ssub;    // nv: the columns of S_i (body coordinates)
+  VecX qd;                        // nv: the joint rates J̇ is taken at
+  std::vector<Motion<S>> phi;     // N+1: body twists J q̇
+  std::vector<Motion<S>> Jdqd;    // N+1: J̇ q̇
+  std::vector<Motion<S>> y, z;    // N+1: scratch of the products
+  std::vector<Force<S>> alpha;    // N+1: scratch of Jᵀ (Alg. 3's α)
 
   explicit Data(const Model<S>& m)
-      : Xup(m.N + 1, Transform<S>::identity()), X0(m.N + 1, Transform<S>::identity()),
-        Ssub(m.nv, Motion<S>::zero()), qd(VecX::Zero(m.nv)), phi(m.N + 1, Motion<S>::zero()),
-        Jdqd(m.N + 1, Motion<S>::zero()), y(m.N + 1, Motion<S>::zero()), z(m.N + 1, Motion<S>::zero()),
+      : Xup(m.N + 1, Transform<S>::identity()),
+        X0(m.N + 1, Transform<S>::identity()),
+        Ssub(m.nv, Motion<S>::zero()),
+        qd(VecX::Zero(m.nv)),
+        phi(m.N + 1, Motion<S>::zero()),
+        Jdqd(m.N + 1, Motion<S>::zero()),
+        y(m.N + 1, Motion<S>::zero()),
+        z(m.N + 1, Motion<S>::zero()),
         alpha(m.N + 1, Force<S>::zero()) {}
 };
 
@@ -35,7 +40,7 @@ template <class S> struct Data {
 template <class S> void J_times(const Model<S>& m, const Data<S>& d, const S* x, Motion<S>* y) {
   y[0] = Motion<S>::zero();
   for (int i = 1; i <= m.N; ++i) {
-    y[i] = d.Xup[i].apply(y[m.parent[i]]);                                      // line 5
+    y[i] = d.Xup[i].apply(y[m.parent[i]]);                                                             // line 5
     if (m.nv_i[i]) y[i] += subspace_times(d.Ssub.data() + m.v_index[i], m.nv_i[i], x + m.v_index[i]);  // line 2
   }
 }
@@ -51,7 +56,7 @@ template <class S> void Jdot_times(const Model<S>& m, const Data<S>& d, const S*
     const int vi = m.v_index[i], n = m.nv_i[i];
     const Motion<S>* Si = d.Ssub.data() + vi;
     const Motion<S> vJ = subspace_times(Si, n, d.qd.data() + vi);
-    y[i] += subspace_times(Si, n, x + vi);                                      // line 2
+    y[i] += subspace_times(Si, n, x + vi);                                           // line 2
     z[i] += joint_subspace_rate(m, i, Si, d.qd.data() + vi, x + vi) - vJ.cross(Xy);  // lines 3, 6
   }
 }
@@ -62,7 +67,7 @@ template <class S> void JT_times(const Model<S>& m, const Data<S>& d, const Forc
   for (int i = m.N; i >= 1; --i) {  // children come after their parent: α_i is complete here
     const Motion<S>* Si = d.Ssub.data() + m.v_index[i];
     for (int k = 0; k < m.nv_i[i]; ++k) x[m.v_index[i] + k] = dot(Si[k], alpha[i]);  // line 7
-    alpha[m.parent[i]] += d.Xup[i].inv_apply(alpha[i]);                             // lines 4, 6
+    alpha[m.parent[i]] += d.Xup[i].inv_apply(alpha[i]);                              // lines 4, 6
   }
 }
 
@@ -98,7 +103,7 @@ template <class S, class Mat> void fill_J(const Model<S>& m, const Data<S>& d, M
         const Motion<S> Jp = Motion<S>::from(J.template block<6, 1>(6 * (p - 1), c));
         const Motion<S> Jdp = Motion<S>::from(Jdot.template block<6, 1>(6 * (p - 1), c));
         const Motion<S> XJ = d.Xup[i].apply(Jp);
-        J.template block<6, 1>(6 * (i - 1), c) = XJ.vec();                           // line 6
+        J.template block<6, 1>(6 * (i - 1), c) = XJ.vec();                                       // line 6
         Jdot.template block<6, 1>(6 * (i - 1), c) = (d.Xup[i].apply(Jdp) - vJ.cross(XJ)).vec();  // line 7
       }
   }

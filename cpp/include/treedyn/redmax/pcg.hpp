@@ -44,13 +44,22 @@ template <class S> class Pcg {
       a.assign(m.N + 1, Blk::Zero(6, c));
       beta.setZero(6, c);
       u.setZero(6, c);
-      R.setZero(m.nv, c); Z.setZero(m.nv, c); P.setZero(m.nv, c); AP.setZero(m.nv, c);
+      R.setZero(m.nv, c);
+      Z.setZero(m.nv, c);
+      P.setZero(m.nv, c);
+      AP.setZero(m.nv, c);
     }
   };
 
   Pcg(const System<S>& sys, S tol, int max_iter)
-      : sys_(sys), ws_(sys), pre_(sys.tree), Ar_(VecX::Zero(sys.tree.nv)), Xm_(sys.tree.N + 1, Mat6<S>::Identity()),
-        Sm_(sys.tree.N + 1, Mat6<S>::Zero()), tol_(tol), max_iter_(max_iter) {
+      : sys_(sys),
+        ws_(sys),
+        pre_(sys.tree),
+        Ar_(VecX::Zero(sys.tree.nv)),
+        Xm_(sys.tree.N + 1, Mat6<S>::Identity()),
+        Sm_(sys.tree.N + 1, Mat6<S>::Zero()),
+        tol_(tol),
+        max_iter_(max_iter) {
     scratch_.emplace_back(new Scratch(sys_.tree));
     block_.emplace_back(new BlockScratch());
   }
@@ -60,8 +69,9 @@ template <class S> class Pcg {
 
   StepStats<S> step(const S* q, const S* qd, S t, S h, S* qout, S* qdout) {
     const std::lock_guard<std::mutex> held(mutex_);
-    StepStats<S> st = redmax::step(sys_, ws_, q, qd, t, h, [&](S hh) { prepare(hh); },
-                                   [&](const auto& B, auto& X) { return solve(B, X); }, qout, qdout);
+    StepStats<S> st = redmax::step(
+        sys_, ws_, q, qd, t, h, [&](S hh) { prepare(hh); }, [&](const auto& B, auto& X) { return solve(B, X); }, qout,
+        qdout);
     st.max_iterations = max_it_;
     st.unconverged = unconverged_;
     return st;
@@ -95,7 +105,8 @@ template <class S> class Pcg {
     prepare(h);
     MatX Y(X.rows(), X.cols());
     Scratch& s = *scratch_[0];
-    for (int c = 0; c < X.cols(); ++c) pre_.apply(sys_.tree, ws_.d, X.col(c).data(), Y.col(c).data(), s.w.data(), s.y.data());
+    for (int c = 0; c < X.cols(); ++c)
+      pre_.apply(sys_.tree, ws_.d, X.col(c).data(), Y.col(c).data(), s.w.data(), s.y.data());
     return Y;
   }
 
@@ -133,7 +144,7 @@ template <class S> class Pcg {
     const Model<S>& m = sys_.tree;
     const int c = static_cast<int>(X.cols());
     s.y[0].setZero(6, c);
-    for (int i = 1; i <= m.N; ++i) {                                   // φ = J X (Alg. 2)
+    for (int i = 1; i <= m.N; ++i) {  // φ = J X (Alg. 2)
       s.y[i].noalias() = Xm_[i].lazyProduct(s.y[m.parent[i]]);
       if (m.nv_i[i]) s.y[i].noalias() += Sm_[i].leftCols(m.nv_i[i]).lazyProduct(X.middleRows(m.v_index[i], m.nv_i[i]));
     }
@@ -145,7 +156,7 @@ template <class S> class Pcg {
       s.w[sp.b].noalias() += ws_.C[k].transpose().lazyProduct(s.y[sp.a]);
     }
     s.w[0].setZero(6, c);
-    for (int i = m.N; i >= 1; --i) {                                   // Jᵀ w (Alg. 3)
+    for (int i = m.N; i >= 1; --i) {  // Jᵀ w (Alg. 3)
       if (m.nv_i[i])
         Y.middleRows(m.v_index[i], m.nv_i[i]).noalias() = Sm_[i].leftCols(m.nv_i[i]).transpose().lazyProduct(s.w[i]);
       s.w[m.parent[i]].noalias() += Xm_[i].transpose().lazyProduct(s.w[i]);
@@ -241,8 +252,9 @@ template <class S> class Pcg {
     long total = 0;
     for (const auto& r : res) {
       if (r.breakdown)
-        throw std::domain_error("redmax-pcg: M̃_r is not positive definite (PCG breakdown); the stiffness may be too "
-                                 "large for the time step");
+        throw std::domain_error(
+            "redmax-pcg: M̃_r is not positive definite (PCG breakdown); the stiffness may be too "
+            "large for the time step");
       total += r.iterations;
       max_it_ = std::max(max_it_, r.iterations);
       unconverged_ += r.converged ? 0 : 1;

@@ -22,52 +22,70 @@ template <class S> class BlockJacobi {
     for (int i = 0; i <= m.N; ++i) Mhat_[i] = A[i];
     for (int i = m.N; i >= 1; --i) {
       const int n = m.nv_i[i], vi = m.v_index[i];
-      Mat6<S> Pi = Mhat_[i];                                        // Π_j = M̂_j for a fixed joint
+      Mat6<S> Pi = Mhat_[i];  // Π_j = M̂_j for a fixed joint
       if (n) {
         Cols Si(6, n);
         for (int k = 0; k < n; ++k) Si.col(k) = d.Ssub[vi + k].vec();
-        const Cols U = Mhat_[i] * Si;                               // M̂_j S_j
-        Small D = Si.transpose() * U;                               // line 6: S_jᵀ M̂_j S_j + A^r_j
+        const Cols U = Mhat_[i] * Si;  // M̂_j S_j
+        Small D = Si.transpose() * U;  // line 6: S_jᵀ M̂_j S_j + A^r_j
         for (int k = 0; k < n; ++k) D(k, k) += Ar[vi + k];
         Eigen::LLT<Small> llt(D);
         if (llt.info() != Eigen::Success)
           throw std::domain_error("redmax-pcg: the preconditioner's pivot at joint '" + m.name[i] +
-                                   "' is not positive definite (stiffness too large for the time step?)");
-        const Small Psi = llt.solve(Small::Identity(n, n));          // Ψ_j
-        Pi.noalias() -= U * Psi * U.transpose();                     // line 7
+                                  "' is not positive definite (stiffness too large for the time step?)");
+        const Small Psi = llt.solve(Small::Identity(n, n));  // Ψ_j
+        Pi.noalias() -= U * Psi * U.transpose();             // line 7
         U_[i].setZero();
         Psi_[i].setZero();
         U_[i].leftCols(n) = U;
         Psi_[i].topLeftCorner(n, n) = Psi;
       }
       const Mat6<S> X = d.Xup[i].matrix();
-      Mhat_[m.parent[i]].noalias() += X.transpose() * Pi * X;       // line 5: Σ_c ^cAdᵀ Π_c ^cAd
+      Mhat_[m.parent[i]].noalias() += X.transpose() * Pi * X;  // line 5: Σ_c ^cAdᵀ Π_c ^cAd
     }
   }
 
   // Alg. 4 lines 11-18: y = P⁻¹ x. Bhat: scratch forces (N+1), a: scratch motions (N+1).
   void apply(const Model<S>& m, const Data<S>& d, const S* x, S* y, Force<S>* Bhat, Motion<S>* a) const {
     for (int i = 0; i <= m.N; ++i) Bhat[i] = Force<S>::zero();
-    for (int i = m.N; i >= 1; --i) {                                // lines 11-14
-      Force<S> beta = Bhat[i];                                      // B̂_j = Σ_c ^cAdᵀ β_c
+    for (int i = m.N; i >= 1; --i) {  // lines 11-14
+      Force<S> beta = Bhat[i];        // B̂_j = Σ_c ^cAdᵀ β_c
       switch (m.nv_i[i]) {
-        case 0: break;
-        case 1: backward<1>(d, m.v_index[i], i, x, Bhat[i], beta); break;
-        case 2: backward<2>(d, m.v_index[i], i, x, Bhat[i], beta); break;
-        case 3: backward<3>(d, m.v_index[i], i, x, Bhat[i], beta); break;
-        default: backward<6>(d, m.v_index[i], i, x, Bhat[i], beta); break;
+        case 0:
+          break;
+        case 1:
+          backward<1>(d, m.v_index[i], i, x, Bhat[i], beta);
+          break;
+        case 2:
+          backward<2>(d, m.v_index[i], i, x, Bhat[i], beta);
+          break;
+        case 3:
+          backward<3>(d, m.v_index[i], i, x, Bhat[i], beta);
+          break;
+        default:
+          backward<6>(d, m.v_index[i], i, x, Bhat[i], beta);
+          break;
       }
       Bhat[m.parent[i]] += d.Xup[i].inv_apply(beta);
     }
     a[0] = Motion<S>::zero();
-    for (int i = 1; i <= m.N; ++i) {                                // lines 15-18
-      a[i] = d.Xup[i].apply(a[m.parent[i]]);                        // ^jAd V̇_p
+    for (int i = 1; i <= m.N; ++i) {          // lines 15-18
+      a[i] = d.Xup[i].apply(a[m.parent[i]]);  // ^jAd V̇_p
       switch (m.nv_i[i]) {
-        case 0: break;
-        case 1: forward<1>(d, m.v_index[i], i, x, Bhat[i], a[i], y); break;
-        case 2: forward<2>(d, m.v_index[i], i, x, Bhat[i], a[i], y); break;
-        case 3: forward<3>(d, m.v_index[i], i, x, Bhat[i], a[i], y); break;
-        default: forward<6>(d, m.v_index[i], i, x, Bhat[i], a[i], y); break;
+        case 0:
+          break;
+        case 1:
+          forward<1>(d, m.v_index[i], i, x, Bhat[i], a[i], y);
+          break;
+        case 2:
+          forward<2>(d, m.v_index[i], i, x, Bhat[i], a[i], y);
+          break;
+        case 3:
+          forward<3>(d, m.v_index[i], i, x, Bhat[i], a[i], y);
+          break;
+        default:
+          forward<6>(d, m.v_index[i], i, x, Bhat[i], a[i], y);
+          break;
       }
     }
   }
@@ -80,7 +98,7 @@ template <class S> class BlockJacobi {
                    MY& Y, std::vector<Blk>& Bh, std::vector<Blk>& a, Blk& beta, Eigen::Matrix<S, -1, -1>& u) const {
     const int c = static_cast<int>(X.cols());
     for (int i = 0; i <= m.N; ++i) Bh[i].setZero(6, c);
-    for (int i = m.N; i >= 1; --i) {                                // lines 11-14
+    for (int i = m.N; i >= 1; --i) {  // lines 11-14
       const int n = m.nv_i[i], vi = m.v_index[i];
       beta = Bh[i];
       if (n) {
@@ -91,14 +109,14 @@ template <class S> class BlockJacobi {
       Bh[m.parent[i]].noalias() += Xm[i].transpose().lazyProduct(beta);
     }
     a[0].setZero(6, c);
-    for (int i = 1; i <= m.N; ++i) {                                // lines 15-18
+    for (int i = 1; i <= m.N; ++i) {  // lines 15-18
       const int n = m.nv_i[i], vi = m.v_index[i];
       a[i].noalias() = Xm[i].lazyProduct(a[m.parent[i]]);
       if (!n) continue;
       u.topRows(n).noalias() = X.middleRows(vi, n) - U_[i].leftCols(n).transpose().lazyProduct(a[i]) -
                                Sm[i].leftCols(n).transpose().lazyProduct(Bh[i]);
       Y.middleRows(vi, n).noalias() = Psi_[i].topLeftCorner(n, n).lazyProduct(u.topRows(n));  // line 16
-      a[i].noalias() += Sm[i].leftCols(n).lazyProduct(Y.middleRows(vi, n));                  // line 17
+      a[i].noalias() += Sm[i].leftCols(n).lazyProduct(Y.middleRows(vi, n));                   // line 17
     }
   }
 

@@ -27,16 +27,21 @@ template <class S> struct Workspace {
   using VecX = Eigen::Matrix<S, Eigen::Dynamic, 1>;
   using MatX = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
   Data<S> d;
-  std::vector<Mat6<S>> A, C;        // eq. (2.14)'s maximal blocks: per body, per spring (coupling)
-  std::vector<Force<S>> fm, w;      // f_m; a scratch body-force vector
+  std::vector<Mat6<S>> A, C;    // eq. (2.14)'s maximal blocks: per body, per spring (coupling)
+  std::vector<Force<S>> fm, w;  // f_m; a scratch body-force vector
   std::vector<LoopRow<S>> rows;
   VecX fr, rhs, v;
-  MatX Gt, Y;                       // nv x l: Gᵀ (a column per row of G), and M̃⁻¹Gᵀ
+  MatX Gt, Y;  // nv x l: Gᵀ (a column per row of G), and M̃⁻¹Gᵀ
 
   explicit Workspace(const System<S>& sys)
-      : d(sys.tree), A(sys.tree.N + 1, Mat6<S>::Zero()), C(sys.springs.size(), Mat6<S>::Zero()),
-        fm(sys.tree.N + 1, Force<S>::zero()), w(sys.tree.N + 1, Force<S>::zero()),
-        rows(sys.n_loop_rows()), fr(VecX::Zero(sys.tree.nv)), rhs(VecX::Zero(sys.tree.nv)),
+      : d(sys.tree),
+        A(sys.tree.N + 1, Mat6<S>::Zero()),
+        C(sys.springs.size(), Mat6<S>::Zero()),
+        fm(sys.tree.N + 1, Force<S>::zero()),
+        w(sys.tree.N + 1, Force<S>::zero()),
+        rows(sys.n_loop_rows()),
+        fr(VecX::Zero(sys.tree.nv)),
+        rhs(VecX::Zero(sys.tree.nv)),
         v(VecX::Zero(sys.tree.nv)),
         Gt(MatX::Zero(sys.tree.nv, sys.n_loop_rows())),
         Y(MatX::Zero(sys.tree.nv, sys.n_loop_rows())) {}
@@ -118,7 +123,11 @@ void dual_solve(const System<S>& sys, Workspace<S>& ws, const S* qd, S h, Solve&
   VecX c = eig.eigenvectors().transpose() * b;
   int rank = 0;
   for (int k = 0; k < l; ++k)
-    if (ev[k] > tol) { c[k] /= ev[k]; ++rank; } else c[k] = S(0);
+    if (ev[k] > tol) {
+      c[k] /= ev[k];
+      ++rank;
+    } else
+      c[k] = S(0);
   st.rank = rank;
   const VecX lambda = eig.eigenvectors() * c;
   ws.v -= ws.Y * lambda;

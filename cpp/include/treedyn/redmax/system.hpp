@@ -64,17 +64,20 @@ template <class S> struct LoopClosure {
 
 template <class S> struct System {
   Model<S> tree;
-  std::vector<S> k_r, d_r;            // nv: joint stiffness and damping per coordinate (K_r = −k_r)
-  std::vector<S> q_rest;              // nq: rest configuration of the joint springs
-  std::vector<Mat6<S>> D_m;           // N+1: body damping, body coordinates
+  std::vector<S> k_r, d_r;   // nv: joint stiffness and damping per coordinate (K_r = −k_r)
+  std::vector<S> q_rest;     // nq: rest configuration of the joint springs
+  std::vector<Mat6<S>> D_m;  // N+1: body damping, body coordinates
   std::vector<Spring<S>> springs;
   std::vector<PointForce<S>> point_forces;
   std::vector<MovingForce<S>> moving_forces;
   std::vector<LoopClosure<S>> loops;
-  S baumgarte = S(-1);                // Baumgarte factor of the loop closures; < 0: 1/h
+  S baumgarte = S(-1);  // Baumgarte factor of the loop closures; < 0: 1/h
 
   explicit System(const Model<S>& model)
-      : tree(model), k_r(model.nv, S(0)), d_r(model.nv, S(0)), q_rest(model.nq, S(0)),
+      : tree(model),
+        k_r(model.nv, S(0)),
+        d_r(model.nv, S(0)),
+        q_rest(model.nq, S(0)),
         D_m(model.N + 1, Mat6<S>::Zero()) {
     neutral_configuration(model, q_rest.data());  // at rest: the neutral configuration
   }

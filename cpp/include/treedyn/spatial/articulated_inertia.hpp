@@ -13,13 +13,13 @@ template <class S> struct ArticulatedInertia {
     return {I.I.full(), skew<S>(I.h), Mat3<S>::Identity() * I.m};
   }
   ArticulatedInertia& operator+=(const ArticulatedInertia& o) {
-    A += o.A; B += o.B; C += o.C;
+    A += o.A;
+    B += o.B;
+    C += o.C;
     return *this;
   }
   // I v = [A ω + B v; Bᵀ ω + C v]
-  Force<S> operator*(const Motion<S>& v) const {
-    return {A * v.ang + B * v.lin, B.transpose() * v.ang + C * v.lin};
-  }
+  Force<S> operator*(const Motion<S>& v) const { return {A * v.ang + B * v.lin, B.transpose() * v.ang + C * v.lin}; }
   // I − U Uᵀ / D for a 1-DoF joint (U a force, D a scalar): Featherstone's I^a = I^A − U D⁻¹ Uᵀ
   void subtract_outer(const Force<S>& U, S Dinv) {
     const Vec3<S> Un = U.ang * Dinv, Uf = U.lin * Dinv;
@@ -41,8 +41,7 @@ template <class S> struct ArticulatedInertia {
     return M;
   }
   static ArticulatedInertia from_matrix(const Mat6<S>& M) {
-    return {M.template topLeftCorner<3, 3>(), M.template topRightCorner<3, 3>(),
-            M.template bottomRightCorner<3, 3>()};
+    return {M.template topLeftCorner<3, 3>(), M.template topRightCorner<3, 3>(), M.template bottomRightCorner<3, 3>()};
   }
 };
 

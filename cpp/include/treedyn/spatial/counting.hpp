@@ -23,10 +23,22 @@ struct Counted {
   // converts silently (an implicit conversion would let arithmetic escape the count)
   explicit operator double() const { return x; }
   Counted operator-() const { return Counted(-x); }
-  friend Counted operator+(Counted a, Counted b) { ++count().a; return a.x + b.x; }
-  friend Counted operator-(Counted a, Counted b) { ++count().a; return a.x - b.x; }
-  friend Counted operator*(Counted a, Counted b) { ++count().m; return a.x * b.x; }
-  friend Counted operator/(Counted a, Counted b) { ++count().d; return a.x / b.x; }
+  friend Counted operator+(Counted a, Counted b) {
+    ++count().a;
+    return a.x + b.x;
+  }
+  friend Counted operator-(Counted a, Counted b) {
+    ++count().a;
+    return a.x - b.x;
+  }
+  friend Counted operator*(Counted a, Counted b) {
+    ++count().m;
+    return a.x * b.x;
+  }
+  friend Counted operator/(Counted a, Counted b) {
+    ++count().d;
+    return a.x / b.x;
+  }
   Counted& operator+=(Counted b) { return *this = *this + b; }
   Counted& operator-=(Counted b) { return *this = *this - b; }
   Counted& operator*=(Counted b) { return *this = *this * b; }
@@ -53,7 +65,14 @@ template <> struct NumTraits<treedyn::Counted> : NumTraits<double> {
   typedef treedyn::Counted Real;
   typedef treedyn::Counted NonInteger;
   typedef treedyn::Counted Nested;
-  enum { IsComplex = 0, IsInteger = 0, IsSigned = 1, RequireInitialization = 1,
-         ReadCost = 1, AddCost = 1, MulCost = 1 };
+  enum {
+    IsComplex = 0,
+    IsInteger = 0,
+    IsSigned = 1,
+    RequireInitialization = 1,
+    ReadCost = 1,
+    AddCost = 1,
+    MulCost = 1
+  };
 };
 }  // namespace Eigen

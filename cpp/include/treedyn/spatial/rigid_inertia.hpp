@@ -19,12 +19,13 @@ template <class S> struct RigidInertia {
     return {m, c * m, Sym3<S>::from(Ic - m * cx * cx)};
   }
   RigidInertia operator+(const RigidInertia& o) const { return {m + o.m, h + o.h, I + o.I}; }
-  RigidInertia& operator+=(const RigidInertia& o) { *this = *this + o; return *this; }
+  RigidInertia& operator+=(const RigidInertia& o) {
+    *this = *this + o;
+    return *this;
+  }
 
   // I v = [Ī ω + h × v; m v − h × ω]: 24m + 18a (featherstone-part3, "Iv")
-  Force<S> operator*(const Motion<S>& v) const {
-    return {I * v.ang + cross(h, v.lin), v.lin * m - cross(h, v.ang)};
-  }
+  Force<S> operator*(const Motion<S>& v) const { return {I * v.ang + cross(h, v.lin), v.lin * m - cross(h, v.ang)}; }
   Mat6<S> matrix() const {
     Mat6<S> M;
     M << I.full(), skew<S>(h), -skew<S>(h), Mat3<S>::Identity() * m;

@@ -15,18 +15,14 @@ template <class S> struct Transform {
   static Transform identity() { return {Mat3<S>::Identity(), Vec3<S>::Zero()}; }
 
   // X v = [E ω; E(v − r × ω)]: 24m + 18a
-  Motion<S> apply(const Motion<S>& m) const {
-    return {mul(E, m.ang), mul(E, Vec3<S>(m.lin - cross(r, m.ang)))};
-  }
+  Motion<S> apply(const Motion<S>& m) const { return {mul(E, m.ang), mul(E, Vec3<S>(m.lin - cross(r, m.ang)))}; }
   // X^{-1} v = [Eᵀω; Eᵀv + r × Eᵀω]: 24m + 18a
   Motion<S> inv_apply(const Motion<S>& m) const {
     const Vec3<S> w = mulT(E, m.ang);
     return {w, mulT(E, m.lin) + cross(r, w)};
   }
   // X* f = [E(n − r × f); E f]: 24m + 18a
-  Force<S> apply(const Force<S>& f) const {
-    return {mul(E, Vec3<S>(f.ang - cross(r, f.lin))), mul(E, f.lin)};
-  }
+  Force<S> apply(const Force<S>& f) const { return {mul(E, Vec3<S>(f.ang - cross(r, f.lin))), mul(E, f.lin)}; }
   // Xᵀ f = [Eᵀn + r × Eᵀf; Eᵀf]: 24m + 18a
   Force<S> inv_apply(const Force<S>& f) const {
     const Vec3<S> fl = mulT(E, f.lin);
@@ -41,8 +37,7 @@ template <class S> struct Transform {
   Transform operator*(const Transform& X2) const {
     Transform X;
     for (int i = 0; i < 2; ++i)
-      for (int j = 0; j < 3; ++j)
-        X.E(i, j) = E(i, 0) * X2.E(0, j) + E(i, 1) * X2.E(1, j) + E(i, 2) * X2.E(2, j);
+      for (int j = 0; j < 3; ++j) X.E(i, j) = E(i, 0) * X2.E(0, j) + E(i, 1) * X2.E(1, j) + E(i, 2) * X2.E(2, j);
     X.E(2, 0) = X.E(0, 1) * X.E(1, 2) - X.E(0, 2) * X.E(1, 1);
     X.E(2, 1) = X.E(0, 2) * X.E(1, 0) - X.E(0, 0) * X.E(1, 2);
     X.E(2, 2) = X.E(0, 0) * X.E(1, 1) - X.E(0, 1) * X.E(1, 0);
@@ -54,37 +49,37 @@ template <class S> struct Transform {
   // Xᵀ I X: a rigid inertia in B-coordinates expressed in A-coordinates. 52m + 52a.
   //   y = Eᵀh, h' = y + m r, Ī_A = EᵀĪE − r×y× − h'×r×  (rotate, then translate by r)
   RigidInertia<S> inv_apply(const RigidInertia<S>& I) const {
-    const Vec3<S> y = mulT(E, I.h);                        // 9m + 6a
-    const Vec3<S> hp = y + r * I.m;                         // 3m + 3a
+    const Vec3<S> y = mulT(E, I.h);  // 9m + 6a
+    const Vec3<S> hp = y + r * I.m;  // 3m + 3a
     // Y = EᵀĪE on the lower triangle, with Ī shifted by s = Ī_zz so that its zz entry vanishes
     // (a multiple of 1 commutes with E), and Y_zz from the trace, which rotation keeps.
     const S s = I.I.zz;
-    const S xx = I.I.xx - s, yy = I.I.yy - s;               // 2a
-    const S e1x = E(0, 0), e1y = E(1, 0), e1z = E(2, 0);    // columns e1, e2, e3 of E
+    const S xx = I.I.xx - s, yy = I.I.yy - s;             // 2a
+    const S e1x = E(0, 0), e1y = E(1, 0), e1z = E(2, 0);  // columns e1, e2, e3 of E
     const S e2x = E(0, 1), e2y = E(1, 1), e2z = E(2, 1);
     const S e3x = E(0, 2), e3y = E(1, 2), e3z = E(2, 2);
-    const S w1x = xx * e1x + I.I.yx * e1y + I.I.zx * e1z;   // w1 = (Ī − s1) e1: 8m + 5a
+    const S w1x = xx * e1x + I.I.yx * e1y + I.I.zx * e1z;  // w1 = (Ī − s1) e1: 8m + 5a
     const S w1y = I.I.yx * e1x + yy * e1y + I.I.zy * e1z;
     const S w1z = I.I.zx * e1x + I.I.zy * e1y;
-    const S w2x = xx * e2x + I.I.yx * e2y + I.I.zx * e2z;   // w2 = (Ī − s1) e2: 8m + 5a
+    const S w2x = xx * e2x + I.I.yx * e2y + I.I.zx * e2z;  // w2 = (Ī − s1) e2: 8m + 5a
     const S w2y = I.I.yx * e2x + yy * e2y + I.I.zy * e2z;
     const S w2z = I.I.zx * e2x + I.I.zy * e2y;
-    const S Y11 = e1x * w1x + e1y * w1y + e1z * w1z;        // 5 dot products: 15m + 10a
+    const S Y11 = e1x * w1x + e1y * w1y + e1z * w1z;  // 5 dot products: 15m + 10a
     const S Y21 = e2x * w1x + e2y * w1y + e2z * w1z;
     const S Y31 = e3x * w1x + e3y * w1y + e3z * w1z;
     const S Y22 = e2x * w2x + e2y * w2y + e2z * w2z;
     const S Y32 = e3x * w2x + e3y * w2y + e3z * w2z;
-    const S Y33 = (xx + yy) - Y11 - Y22;                    // trace: 3a
+    const S Y33 = (xx + yy) - Y11 - Y22;  // trace: 3a
     // − r×y× − h'×r× = −(y rᵀ + r h'ᵀ) + (r·z)1 with z = y + h'; its diagonal is Σ_{k≠i} r_k z_k
-    const Vec3<S> z = y + hp;                               // 3a
+    const Vec3<S> z = y + hp;                                      // 3a
     const S px = r[0] * z[0], py = r[1] * z[1], pz = r[2] * z[2];  // 3m
     RigidInertia<S> out;
     out.m = I.m;
     out.h = hp;
-    out.I.xx = (Y11 + s) + (py + pz);                       // diagonal: 3 x 3a
+    out.I.xx = (Y11 + s) + (py + pz);  // diagonal: 3 x 3a
     out.I.yy = (Y22 + s) + (px + pz);
     out.I.zz = (Y33 + s) + (px + py);
-    out.I.yx = Y21 - (y[1] * r[0] + r[1] * hp[0]);          // off-diagonal: 3 x (2m + 2a)
+    out.I.yx = Y21 - (y[1] * r[0] + r[1] * hp[0]);  // off-diagonal: 3 x (2m + 2a)
     out.I.zx = Y31 - (y[2] * r[0] + r[2] * hp[0]);
     out.I.zy = Y32 - (y[2] * r[1] + r[2] * hp[1]);
     return out;

@@ -16,19 +16,15 @@ template <class S> inline Vec3<S> cross(const Vec3<S>& a, const Vec3<S>& b) {
   return Vec3<S>(a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]);
 }
 // a . b: 3m + 2a
-template <class S> inline S dot(const Vec3<S>& a, const Vec3<S>& b) {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
+template <class S> inline S dot(const Vec3<S>& a, const Vec3<S>& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 // E v: 9m + 6a
 template <class S> inline Vec3<S> mul(const Mat3<S>& E, const Vec3<S>& v) {
-  return Vec3<S>(E(0, 0) * v[0] + E(0, 1) * v[1] + E(0, 2) * v[2],
-                 E(1, 0) * v[0] + E(1, 1) * v[1] + E(1, 2) * v[2],
+  return Vec3<S>(E(0, 0) * v[0] + E(0, 1) * v[1] + E(0, 2) * v[2], E(1, 0) * v[0] + E(1, 1) * v[1] + E(1, 2) * v[2],
                  E(2, 0) * v[0] + E(2, 1) * v[1] + E(2, 2) * v[2]);
 }
 // E^T v: 9m + 6a
 template <class S> inline Vec3<S> mulT(const Mat3<S>& E, const Vec3<S>& v) {
-  return Vec3<S>(E(0, 0) * v[0] + E(1, 0) * v[1] + E(2, 0) * v[2],
-                 E(0, 1) * v[0] + E(1, 1) * v[1] + E(2, 1) * v[2],
+  return Vec3<S>(E(0, 0) * v[0] + E(1, 0) * v[1] + E(2, 0) * v[2], E(0, 1) * v[0] + E(1, 1) * v[1] + E(2, 1) * v[2],
                  E(0, 2) * v[0] + E(1, 2) * v[1] + E(2, 2) * v[2]);
 }
 // the matrix a x (skew-symmetric)
@@ -53,9 +49,7 @@ template <class S> struct Sym3 {
     return Vec3<S>(xx * v[0] + yx * v[1] + zx * v[2], yx * v[0] + yy * v[1] + zy * v[2],
                    zx * v[0] + zy * v[1] + zz * v[2]);
   }
-  Sym3 operator+(const Sym3& o) const {
-    return {xx + o.xx, yx + o.yx, yy + o.yy, zx + o.zx, zy + o.zy, zz + o.zz};
-  }
+  Sym3 operator+(const Sym3& o) const { return {xx + o.xx, yx + o.yx, yy + o.yy, zx + o.zx, zy + o.zy, zz + o.zz}; }
 };
 
 }  // namespace treedyn
