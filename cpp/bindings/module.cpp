@@ -7,6 +7,7 @@
 #include <string>
 
 #include "treedyn/engine.hpp"
+#include "treedyn/parallel.hpp"
 
 namespace py = pybind11;
 namespace treedyn {
