@@ -7,7 +7,6 @@
 #include <string>
 
 #include "treedyn/engine.hpp"
-#include "treedyn/parallel.hpp"
 
 namespace py = pybind11;
 namespace treedyn {

@@ -14,7 +14,7 @@ namespace {
 
 template <class S> const char* dtype_name() { return sizeof(S) == sizeof(float) ? "float32" : "float64"; }
 
-template <class S> py::array_t<S> forward_dynamics(EngineBase<S>& self, py::handle q, py::handle v, py::handle tau,
+template <class S> py::array_t<S> forward_dynamics(Engine<S>& self, py::handle q, py::handle v, py::handle tau,
                                                    py::object f_ext) {
   const Model<S>& model = self.model();
   py::ssize_t Bq, Bv, Bt;
@@ -55,11 +55,11 @@ template <class S> py::array_t<S> forward_dynamics(EngineBase<S>& self, py::hand
     throw;
   }
   check_result<S>(out, "forward dynamics");
-  warn_if_inaccurate(omega, EngineBase<S>::accuracy_limit(), "forward dynamics", dtype_name<S>());
+  warn_if_inaccurate(omega, Engine<S>::accuracy_limit(), "forward dynamics", dtype_name<S>());
   return out;
 }
 
-template <class S> py::array_t<S> inverse_inertia(EngineBase<S>& self, py::handle q, py::handle R) {
+template <class S> py::array_t<S> inverse_inertia(Engine<S>& self, py::handle q, py::handle R) {
   const Model<S>& model = self.model();
   py::ssize_t B;
   auto qa = vector_arg<S>(q, "q", model.nq, "nq", false, B);
@@ -86,11 +86,11 @@ template <class S> py::array_t<S> inverse_inertia(EngineBase<S>& self, py::handl
       Ra.ndim() == 1 ? py::array_t<S>(model.nv) : py::array_t<S>({py::ssize_t(model.nv), py::ssize_t(m)});
   Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(out.mutable_data(), model.nv, m) = Y;
   check_result<S>(out, "inverse_inertia");
-  warn_if_inaccurate(omega, EngineBase<S>::accuracy_limit(), "inverse_inertia", dtype_name<S>());
+  warn_if_inaccurate(omega, Engine<S>::accuracy_limit(), "inverse_inertia", dtype_name<S>());
   return out;
 }
 
-template <class S> py::array_t<S> inverse_mass_matrix(EngineBase<S>& self, py::handle q) {
+template <class S> py::array_t<S> inverse_mass_matrix(Engine<S>& self, py::handle q) {
   const Model<S>& model = self.model();
   py::ssize_t B;
   auto qa = vector_arg<S>(q, "q", model.nq, "nq", false, B);
@@ -107,12 +107,12 @@ template <class S> py::array_t<S> inverse_mass_matrix(EngineBase<S>& self, py::h
     throw;
   }
   if (!checked) check_result<S>(out, "inverse_mass_matrix");
-  warn_if_inaccurate(omega, EngineBase<S>::accuracy_limit(), "inverse_mass_matrix", dtype_name<S>());
+  warn_if_inaccurate(omega, Engine<S>::accuracy_limit(), "inverse_mass_matrix", dtype_name<S>());
   return out;
 }
 
 // the pivots D_i at q, one (nv_i, nv_i) array per moving joint
-template <class S> py::list joint_inertias(EngineBase<S>& self, py::handle q) {
+template <class S> py::list joint_inertias(Engine<S>& self, py::handle q) {
   const Model<S>& model = self.model();
   py::ssize_t B;
   auto qa = vector_arg<S>(q, "q", model.nq, "nq", false, B);
@@ -139,7 +139,7 @@ template <class S> py::list joint_inertias(EngineBase<S>& self, py::handle q) {
 }
 
 // M(q) by CRBA in the engine's precision
-template <class S> py::array_t<S> engine_mass_matrix(EngineBase<S>& self, py::handle q) {
+template <class S> py::array_t<S> engine_mass_matrix(Engine<S>& self, py::handle q) {
   const Model<S>& model = self.model();
   py::ssize_t B;
   auto qa = vector_arg<S>(q, "q", model.nq, "nq", false, B);
@@ -153,10 +153,13 @@ template <class S> py::array_t<S> engine_mass_matrix(EngineBase<S>& self, py::ha
   return M;
 }
 
-// the entry points, once per precision: every solver's engine derives from EngineBase
-template <class S> void bind_engine_base(py::module_& m, const char* name) {
-  py::class_<EngineBase<S>>(m, name,
-                            "What every built-in solver's engine offers (the model, the lock, the entry points)")
+template <class S> void bind_engine(py::module_& m, const char* name) {
+  py::class_<Engine<S>>(m, name)
+      .def(py::init([](const Model<double>& model, int method) {
+             if (method < 0 || method > 7) throw py::value_error("unknown method " + std::to_string(method));
+             return new Engine<S>(model.template cast<S>(), static_cast<Method>(method));
+           }),
+           py::arg("model"), py::arg("method"))
       .def("forward_dynamics", &forward_dynamics<S>, py::arg("q"), py::arg("v"), py::arg("tau"),
            py::arg("f_ext") = py::none())
       .def("inverse_inertia", &inverse_inertia<S>, py::arg("q"), py::arg("R"))
@@ -167,26 +170,9 @@ template <class S> void bind_engine_base(py::module_& m, const char* name) {
            "The full M(q)⁻¹ (nv, nv); drumwright: Alg. 1/2 with R = 1, all columns at once.");
 }
 
-// one bound type per kernel and precision: NAME64 and NAME32, built from a treedyn._core.Model
-template <template <class> class Kernel> void bind_kernel(py::module_& m, const std::string& name, const char* doc) {
-  py::class_<Engine<Kernel, double>, EngineBase<double>>(m, (name + "64").c_str(), doc)
-      .def(py::init([](const Model<double>& model) { return new Engine<Kernel, double>(model); }), py::arg("model"));
-  py::class_<Engine<Kernel, float>, EngineBase<float>>(m, (name + "32").c_str(), doc)
-      .def(py::init([](const Model<double>& model) { return new Engine<Kernel, float>(model.template cast<float>()); }),
-           py::arg("model"));
-}
-
 }  // namespace
 
 void bind_solvers(py::module_& m) {
-  bind_engine_base<double>(m, "EngineBase64");
-  bind_engine_base<float>(m, "EngineBase32");
-  bind_kernel<AbaKernel>(m, "ABA", "aba: the articulated-body algorithm");
-  bind_kernel<AbaModifiedKernel>(m, "ABAModified", "aba-modified: the modified articulated-body algorithm");
-  bind_kernel<CrbaCholeskyKernel>(m, "CRBACholesky", "crba-cholesky: RNEA + CRBA + dense Cholesky");
-  bind_kernel<DrumwrightKernel>(m, "Drumwright", "drumwright: RNEA + drumwright2012's Θ(n²) inverse inertia");
-  bind_kernel<CrbaLtlKernel>(m, "CRBALTL", "crba-ltl: RNEA + CRBA + LᵀL with branch-induced sparsity");
-  bind_kernel<CrbaLtdlKernel>(m, "CRBALTDL", "crba-ltl (ltdl=True): RNEA + CRBA + LᵀDL with branch-induced sparsity");
-  bind_kernel<CfaKernel>(m, "CFA", "cfa-oee: the constraint force algorithm with odd-even elimination");
-  bind_kernel<JsiiaKernel>(m, "JSIIA", "jsiia: the joint space inertia inversion algorithm");
+  bind_engine<double>(m, "Engine64");
+  bind_engine<float>(m, "Engine32");
 }

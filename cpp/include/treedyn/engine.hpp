@@ -1,74 +1,74 @@
-// The C++ side of a solver: a frozen copy of the model, a kernel (one algorithm, solvers/*.hpp),
-// one workspace per thread, and the entry points the bindings call with raw pointers (no Python
-// object ever reaches a kernel). EngineBase is what every solver shares (the model, the lock, the
-// entry points); Engine<Kernel, S> adds one kernel. Declarations only: the engines are defined in
-// src/engine_impl.hpp and instantiated for double and float in src/instantiate_*.cpp, so that the
-// bindings never compile a kernel.
+// The C++ side of a solver: a frozen copy of the model, one workspace per thread, and the
+// entry points the bindings call with raw pointers (no Python object ever reaches a kernel).
+// Declarations only: the kernels are instantiated for double and float in src/instantiate_*.cpp.
 #pragma once
 #include <memory>
 #include <mutex>
-#include <stdexcept>
+#include <vector>
 
-#include "treedyn/model/model.hpp"
+#include "treedyn/algorithms/data.hpp"
+#include "treedyn/parallel.hpp"  // max_threads
 
 namespace treedyn {
 
-// the kernels (one per algorithm, cpp/include/treedyn/solvers/)
-template <class S> struct AbaKernel;                  // solvers/aba.hpp
-template <class S> struct AbaModifiedKernel;          // solvers/aba_modified.hpp
-template <class S> struct CrbaCholeskyKernel;         // solvers/crba_cholesky.hpp
-template <class S> struct DrumwrightKernel;           // solvers/drumwright.hpp
-template <class S, bool LTDL> struct CrbaLtlKernelT;  // solvers/crba_ltl.hpp
-template <class S> using CrbaLtlKernel = CrbaLtlKernelT<S, false>;
-template <class S> using CrbaLtdlKernel = CrbaLtlKernelT<S, true>;
-template <class S> struct CfaKernel;    // solvers/cfa.hpp
-template <class S> struct JsiiaKernel;  // solvers/jsiia.hpp
+enum class Method : int {
+  ABA = 0,
+  CRBACholesky = 1,
+  Drumwright = 2,
+  CRBALTL = 3,
+  CRBALTDL = 4,
+  ABAModified = 5,
+  CFA = 6,
+  JSIIA = 7
+};
 
-template <class S> class EngineBase {
+template <class S> struct MinvData;     // algorithms/minv.hpp
+template <class S> struct MinvBlocked;  // algorithms/minv.hpp
+template <class S> struct CfaData;      // algorithms/cfa.hpp
+template <class S> struct JsiiaData;    // algorithms/jsiia.hpp
+
+template <class S> class Engine {
  public:
-  explicit EngineBase(const Model<S>& model) : model_(model) {}
-  virtual ~EngineBase() = default;
+  Engine(const Model<S>& model, Method method);
+  ~Engine();
   const Model<S>& model() const { return model_; }
+  Method method() const { return method_; }
 
   // forward_dynamics, its batch, inverse_inertia and inverse_mass_matrix return ω: for cfa the
   // error indicator of its iterative refinements (the componentwise backward error of A F_c = −Bτ,
   // or the relative error estimated to be left, cfa.hpp; the worst over a batch or the columns),
-  // 0 for the other kernels. Above accuracy_limit() the result is not vouched for (the bindings warn).
+  // 0 for the other methods. Above accuracy_limit() the result is not vouched for (the bindings warn).
   static double accuracy_limit();
   // q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null) -> qdd (nv)
-  virtual double forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd) = 0;
+  double forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
   // B problems stored one after the other; spread over the threads (parallel.hpp)
-  virtual double forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) = 0;
-  // M(q)⁻¹ R, R and Y nv x m column-major
-  virtual double inverse_inertia(const S* q, const S* R, int m, S* Y) = 0;
+  double forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
+  // M(q)⁻¹ R, R and Y nv x m column-major; the columns are spread over the threads
+  // (never more threads than columns) for drumwright and crba-ltl; cfa solves A F_c = −B R for all
+  // columns at once by OEE (eq. (17)), jsiia a dense Cholesky solve of its scanned M
+  double inverse_inertia(const S* q, const S* R, int m, S* Y);
   // the full M(q)⁻¹, nv x nv (symmetric: row- and column-major alike). Returns true when the
   // kernel has checked that every entry is finite (drumwright: while mirroring the triangle)
-  virtual bool inverse_mass_matrix(const S* q, S* Minv, double& omega) = 0;
+  bool inverse_mass_matrix(const S* q, S* Minv, double& omega);
   // ABA and modified ABA: the joint-space pivots D_i = S_iᵀ I^A_i S_i at q (q̇ = 0), each nv_i x nv_i,
   // column-major, one after the other (Σ nv_i² numbers)
-  virtual void joint_inertias(const S*, S*) {
-    throw std::invalid_argument("joint_inertias: only the ABA solvers form the pivots D_i");
-  }
-
- protected:
-  Model<S> model_;
-  std::mutex mutex_;  // one call at a time per engine (the batch spreads itself over the threads)
-};
-
-// one kernel's engine: per-thread workspaces, batching, locking (src/engine_impl.hpp)
-template <template <class> class Kernel, class S> class Engine final : public EngineBase<S> {
- public:
-  explicit Engine(const Model<S>& model);
-  ~Engine() override;
-  double forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd) override;
-  double forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) override;
-  double inverse_inertia(const S* q, const S* R, int m, S* Y) override;
-  bool inverse_mass_matrix(const S* q, S* Minv, double& omega) override;
-  void joint_inertias(const S* q, S* D) override;
+  void joint_inertias(const S* q, S* D);
 
  private:
-  struct State;  // the kernel and its workspaces
-  std::unique_ptr<State> state_;
+  Data<S>& workspace(int thread);
+  void ensure_workspaces(int n);
+  void factorize(Data<S>& data, const S* q);
+  void solve_columns(const S* R, int m, S* Y, int nthreads);
+  double run(int thread, const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
+  Model<S> model_;
+  Method method_;
+  std::vector<std::unique_ptr<Data<S>>> data_;
+  std::vector<std::unique_ptr<MinvData<S>>> minv_;    // drumwright: one per thread
+  std::vector<std::unique_ptr<CfaData<S>>> cfa_;      // cfa: one per thread
+  std::vector<std::unique_ptr<JsiiaData<S>>> jsiia_;  // jsiia: one per thread
+  std::unique_ptr<MinvBlocked<S>> blocked_;           // drumwright's full M⁻¹ (made on first use)
+  std::vector<int> lambda_;                           // crba-ltl: λ over coordinates
+  std::mutex mutex_;
 };
 
 // one-shot kernels (allocate a workspace per call; for convenience functions, not hot loops)

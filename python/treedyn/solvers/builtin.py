@@ -21,14 +21,14 @@ _ALL = frozenset({"batch", "inverse_inertia", "float32", "floating_base", "branc
 
 
 class _EngineSolver(Solver):
-    _engine_type = ""  # the bound C++ engine: _core.<_engine_type>64 / <_engine_type>32 (cpp/include/treedyn/solvers/)
+    _method = -1
     capabilities = _ALL
     thread_safe = True  # the C++ engine locks its workspaces (with the GIL released)
 
     def __init__(self, model, dtype=np.float64, **options):
         super().__init__(model, dtype, **options)
-        bits = "32" if self.dtype == np.float32 else "64"
-        self._engine = getattr(_core, self._engine_type + bits)(model._cpp)
+        engine = _core.Engine32 if self.dtype == np.float32 else _core.Engine64
+        self._engine = engine(model._cpp, self._method)
 
     def forward_dynamics(self, q, v, tau, f_ext=None):
         return self._engine.forward_dynamics(q, v, tau, f_ext)
@@ -49,7 +49,7 @@ class ABASolver(_EngineSolver):
 
     name = "aba"
     description = "articulated-body algorithm (Featherstone), O(n), link coordinates"
-    _engine_type = "ABA"
+    _method = 0
 
     def joint_inertias(self, q):
         """The pivots D_i = S_iᵀ I^A_i S_i at q, one (nv_i, nv_i) array per moving joint; a pivot
@@ -64,7 +64,7 @@ class ABAModifiedSolver(_EngineSolver):
 
     name = "aba-modified"
     description = "modified articulated-body algorithm (Ascher, Pai & Cloutier 1996, eq. 11): stable pivots"
-    _engine_type = "ABAModified"
+    _method = 5
 
     def joint_inertias(self, q):
         """The pivots D_i = S_iᵀ I^A_i S_i at q, one (nv_i, nv_i) array per moving joint."""
@@ -76,7 +76,7 @@ class CRBACholeskySolver(_EngineSolver):
 
     name = "crba-cholesky"
     description = "RNEA bias + CRBA mass matrix + dense Cholesky (LLᵀ), O(n³)"
-    _engine_type = "CRBACholesky"
+    _method = 1
 
 
 class DrumwrightSolver(_EngineSolver):
@@ -92,7 +92,7 @@ class DrumwrightSolver(_EngineSolver):
     description = (
         "RNEA bias + drumwright2012 Θ(n²) inverse inertia (impulses through articulated inertias, global frame)"
     )
-    _engine_type = "Drumwright"
+    _method = 2
 
 
 class CRBALTLSolver(_EngineSolver):
@@ -102,12 +102,12 @@ class CRBALTLSolver(_EngineSolver):
 
     name = "crba-ltl"
     description = "RNEA bias + CRBA + Featherstone's branch-induced-sparsity LTL factorisation, O(n d²)"
-    _engine_type = "CRBALTL"
+    _method = 3
 
     def __init__(self, model, dtype=np.float64, ltdl: bool = False, **options):
         if not isinstance(ltdl, (bool, np.bool_)):
             raise TypeError(f"ltdl must be True or False, got {ltdl!r}")
-        self._engine_type = "CRBALTDL" if ltdl else "CRBALTL"
+        self._method = 4 if ltdl else 3
         self.ltdl = bool(ltdl)
         super().__init__(model, dtype, **options)
 
@@ -147,7 +147,7 @@ class CFASolver(_EngineSolver):
     name = "cfa-oee"
     description = "constraint force algorithm (Fijany; Yang, Wu & Pan Alg. 1) with odd-even elimination, chains"
     capabilities = frozenset({"batch", "inverse_inertia", "float32", "f_ext"})
-    _engine_type = "CFA"
+    _method = 6
 
     @classmethod
     def supports(cls, model):
@@ -169,7 +169,7 @@ class JSIIASolver(_EngineSolver):
         "joint space inertia inversion (Yang, Wu & Pan §II-C): M by scanned inverse dynamics + dense Cholesky, chains"
     )
     capabilities = frozenset({"batch", "inverse_inertia", "float32", "floating_base", "multi_dof", "f_ext"})
-    _engine_type = "JSIIA"
+    _method = 7
 
     @classmethod
     def supports(cls, model):
