@@ -580,3 +580,36 @@ def test_the_thread_count_is_process_wide():
                 assert pool.submit(td.get_num_threads).result() == (threads if td.build_info()["openmp"] else 1)
     finally:
         td.set_num_threads(before)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"q": np.zeros(3)},
+        {"v": np.full(2, np.nan)},
+        {"tau": np.zeros((4, 2))},
+        {"tau": np.array(["a", "b"])},
+        {"q": np.array([0.0, 0.0, 0.0, 2.0, 0.0])},
+    ],
+)
+def test_plugins_and_built_ins_check_inputs_alike(bad):
+    # Solver.check_inputs (for plugin authors) runs the built-in solvers' own C++ checks
+    m = td.Model()
+    m.add_body("a", joint=td.Revolute())
+    m.add_body("b", parent="a", joint=td.Spherical())
+    args = {"q": td.neutral(m), "v": np.zeros(m.nv), "tau": np.zeros(m.nv)} | bad
+    solver = td.make_solver("aba", m)
+    with pytest.raises((TypeError, ValueError)) as built_in:
+        solver.forward_dynamics(args["q"], args["v"], args["tau"])
+    with pytest.raises(built_in.type) as plugin:
+        solver.check_inputs(args["q"], args["v"], args["tau"])
+    assert str(plugin.value) == str(built_in.value)
+
+
+def test_check_inputs_returns_fresh_arrays_of_the_solver_dtype():
+    m = td.scenes.chain(3)
+    q, v, tau = np.zeros(3), np.zeros(3), np.ones(3)
+    for dtype in (np.float64, np.float32):
+        out = td.make_solver("aba", m, dtype=dtype).check_inputs(q, v, tau)
+        assert [a.dtype for a in out[:3]] == [dtype] * 3 and out[3] is False
+        assert not any(np.shares_memory(a, b) for a, b in zip(out[:3], (q, v, tau)))

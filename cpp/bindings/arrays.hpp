@@ -123,13 +123,8 @@ py::array_t<S, py::array::c_style> vector_arg(py::handle obj, const char* name, 
 template <class S> void check_quaternions(const Model<S>& model, const S* q, py::ssize_t count, const char* name) {
   for (py::ssize_t b = 0; b < count; ++b)
     for (int i = 1; i <= model.N; ++i) {
-      int off;
-      if (model.kind[i] == JointKind::Spherical)
-        off = 0;
-      else if (model.kind[i] == JointKind::Free)
-        off = 3;
-      else
-        continue;
+      const int off = joint_layout(model.kind[i]).quaternion;  // model/model.hpp
+      if (off < 0) continue;
       const S* x = q + b * model.nq + model.q_index[i] + off;
       const double n2 = double(x[0]) * x[0] + double(x[1]) * x[1] + double(x[2]) * x[2] + double(x[3]) * x[3];
       if (std::abs(std::sqrt(n2) - 1.0) > 1e-3)

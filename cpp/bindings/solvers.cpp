@@ -14,19 +14,37 @@ namespace {
 
 template <class S> const char* dtype_name() { return sizeof(S) == sizeof(float) ? "float32" : "float64"; }
 
-template <class S> py::array_t<S> forward_dynamics(Engine<S>& self, py::handle q, py::handle v, py::handle tau,
-                                                   py::object f_ext) {
-  const Model<S>& model = self.model();
+// (q, v, tau) as every solver checks them: real arrays of shape (n,) or (B, n) alike, finite, unit
+// quaternions; returns the batch size (-1: single vectors). Solver.check_inputs calls it too.
+template <class S>
+py::ssize_t state_args(const Model<S>& model, py::handle q, py::handle v, py::handle tau,
+                       py::array_t<S, py::array::c_style>& qa, py::array_t<S, py::array::c_style>& va,
+                       py::array_t<S, py::array::c_style>& ta) {
   py::ssize_t Bq, Bv, Bt;
-  auto qa = vector_arg<S>(q, "q", model.nq, "nq", true, Bq);
-  auto va = vector_arg<S>(v, "v", model.nv, "nv", true, Bv);
-  auto ta = vector_arg<S>(tau, "tau", model.nv, "nv", true, Bt);
+  qa = vector_arg<S>(q, "q", model.nq, "nq", true, Bq);
+  va = vector_arg<S>(v, "v", model.nv, "nv", true, Bv);
+  ta = vector_arg<S>(tau, "tau", model.nv, "nv", true, Bt);
   if (Bq != Bv || Bq != Bt)
     throw py::value_error("q, v and tau must all be single vectors or batches of the same size, got shapes " +
                           shape_str(qa) + ", " + shape_str(va) + ", " + shape_str(ta));
+  check_quaternions(model, qa.data(), Bq >= 0 ? Bq : 1, "q");
+  return Bq;
+}
+
+template <class S> py::tuple check_state(const Model<double>& model, py::handle q, py::handle v, py::handle tau) {
+  py::array_t<S, py::array::c_style> qa, va, ta;
+  const py::ssize_t B = state_args<S>(model.template cast<S>(), q, v, tau, qa, va, ta);
+  // fresh copies: the caller's arrays are never handed back to be written to
+  return py::make_tuple(qa.attr("copy")(), va.attr("copy")(), ta.attr("copy")(), B >= 0);
+}
+
+template <class S> py::array_t<S> forward_dynamics(Engine<S>& self, py::handle q, py::handle v, py::handle tau,
+                                                   py::object f_ext) {
+  const Model<S>& model = self.model();
+  py::array_t<S, py::array::c_style> qa, va, ta;
+  const py::ssize_t Bq = state_args<S>(model, q, v, tau, qa, va, ta);
   const bool batch = Bq >= 0;
   const py::ssize_t B = batch ? Bq : 1;  // items; a batch may be empty
-  check_quaternions(model, qa.data(), B, "q");
   py::array_t<S, py::array::c_style> fa;
   if (!f_ext.is_none()) {
     fa = as_real<S>(f_ext, "f_ext");
@@ -173,6 +191,10 @@ template <class S> void bind_engine(py::module_& m, const char* name) {
 }  // namespace
 
 void bind_solvers(py::module_& m) {
+  m.def("check_state", &check_state<double>, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"),
+        "(q, v, tau, batch) checked as every solver checks them, as fresh float64 arrays");
+  m.def("check_state32", &check_state<float>, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"),
+        "(q, v, tau, batch) checked as every solver checks them, as fresh float32 arrays");
   bind_engine<double>(m, "Engine64");
   bind_engine<float>(m, "Engine32");
 }

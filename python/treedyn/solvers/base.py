@@ -9,6 +9,8 @@ import types
 
 import numpy as np
 
+from .. import _core
+
 __all__ = ["Solver"]
 
 
@@ -75,32 +77,10 @@ class Solver(abc.ABC):
     def check_inputs(self, q, v, tau):
         """For plugin authors: (q, v, tau, batch) as fresh float arrays of ``self.dtype`` after the
         checks every solver owes its users (real dtype, shape (n,) or (B, n), finite values, unit
-        quaternions); raises TypeError / ValueError naming the argument."""
-        model = self.model
-        out = []
-        for x, name, n, nname in ((q, "q", model.nq, "nq"), (v, "v", model.nv, "nv"), (tau, "tau", model.nv, "nv")):
-            a = np.asarray(x)
-            if a.dtype.kind not in "fiub":
-                raise TypeError(f"{name} must be a real numeric array, got dtype {a.dtype}")
-            if not ((a.ndim == 1 and a.shape[0] == n) or (a.ndim == 2 and a.shape[1] == n)):
-                raise ValueError(f"{name} must have shape ({nname},) = ({n},) or (B, {n}), got {a.shape}")
-            if not np.all(np.isfinite(a)):
-                raise ValueError(f"{name} contains NaN or inf")
-            out.append(np.array(a, dtype=self.dtype))  # a copy: the user's array is never touched
-        if len({a.shape[:-1] for a in out}) != 1:
-            raise ValueError(
-                f"q, v and tau must all be single vectors or batches of the same size, got shapes "
-                f"{[a.shape for a in out]}"
-            )
-        from ..configuration import quaternion_slices
-
-        for sl, jname in quaternion_slices(model):
-            norm = np.linalg.norm(out[0][..., sl], axis=-1)
-            if np.any(np.abs(norm - 1) > 1e-3):
-                raise ValueError(
-                    f"q: the quaternion of joint {jname!r} (q[{sl.start}:{sl.stop}]) is not a unit quaternion"
-                )
-        return out[0], out[1], out[2], out[0].ndim == 2
+        quaternions); raises TypeError / ValueError naming the argument. The built-in solvers run
+        the same checks (the same C++ code, cpp/bindings/solvers.cpp), with the same messages."""
+        check = _core.check_state32 if self.dtype == np.float32 else _core.check_state
+        return check(self.model._cpp, q, v, tau)
 
     def inverse_inertia(self, q, R) -> np.ndarray:
         """M(q)⁻¹ R for R of shape (nv,) or (nv, m)."""
