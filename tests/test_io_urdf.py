@@ -103,7 +103,7 @@ def test_merged_links_stay_findable_in_frames():
     assert_within_rounding(X.translation, [0.2, 0, 0], 0.2, 1, what="translation")
     assert_within_rounding(X.rotation, td.Transform.from_rpy((0.3, 0, 0)).rotation, 1, 1, what="rotation")
     # the child of the merged link hangs from l1 with the composed placement
-    E, r = m._cpp.placement(m.body_index("l2"))
+    E, r = m.core.placement(m.body_index("l2"))
     assert_within_rounding(r, [0.2, 0, 0] + X.rotation @ [0, 0, 0.1], 0.3, 1, what="composed placement")
 
 
@@ -138,7 +138,7 @@ def test_inertial_frame_rotation_and_offset():
     Ic = R @ np.diag(diag) @ R.T
     c = np.array(xyz)
     cx = np.array([[0, -c[2], c[1]], [c[2], 0, -c[0]], [-c[1], c[0], 0]])
-    I6 = np.asarray(m._cpp.spatial_inertia(1))
+    I6 = np.asarray(m.core.spatial_inertia(1))
     assert np.array_equal(I6[3:, 3:], 1.7 * np.eye(3))
     # about the body origin: 3-term products of the rotated inertia and the offset
     assert_within_rounding(

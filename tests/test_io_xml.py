@@ -100,13 +100,13 @@ def test_huge_directions_are_normalised_without_overflow():
     big = load_mjcf(body.format('quat="1e300 1e300 0 0"', "1e300 0 1e300"))
     small = load_mjcf(body.format('quat="1 1 0 0"', "1 0 1"))
     # the same rotation and axis up to rounding in the normalisation (a few ulps)
-    np.testing.assert_allclose(big._cpp.placement(1)[0], small._cpp.placement(1)[0], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(big.core.placement(1)[0], small.core.placement(1)[0], rtol=0, atol=1e-15)
     np.testing.assert_allclose(big.joints[1].axis, small.joints[1].axis, rtol=0, atol=1e-15)
     np.testing.assert_allclose(td.Revolute((1e300, 1e300, 0)).axis, [2**-0.5, 2**-0.5, 0], rtol=0, atol=4e-16)
     slide = '<mujoco><worldbody><body><joint type="slide" axis="{}" ref="0.5"/><geom size="0.1"/></body></worldbody></mujoco>'
     big, small = load_mjcf(slide.format("1e300 0 1e300")), load_mjcf(slide.format("1 0 1"))
-    np.testing.assert_allclose(big._cpp.placement(1)[1], small._cpp.placement(1)[1], rtol=0, atol=1e-15)
-    assert np.abs(small._cpp.placement(1)[1]).max() > 0.3  # the ref offset is there (0.5/√2 per axis)
+    np.testing.assert_allclose(big.core.placement(1)[1], small.core.placement(1)[1], rtol=0, atol=1e-15)
+    assert np.abs(small.core.placement(1)[1]).max() > 0.3  # the ref offset is there (0.5/√2 per axis)
     with pytest.raises(ModelFileError, match="xyaxes.*a direction must not be zero"):
         load_mjcf(
             '<mujoco><worldbody><body xyaxes="1 0 0 2 0 0"><joint/><geom size="0.1"/></body></worldbody></mujoco>'

@@ -81,7 +81,7 @@ def test_forward_kinematics_is_the_product_of_the_joint_motions(seed):
     assert_within_rounding(R, R_ref, 1.0, 3 * depth, what="R")
     assert_within_rounding(p, p_ref, np.abs(p_ref).max() + 1.0, 3 * depth, what="p")
     # the RedMax mapping's own traversal gives the same poses
-    R2, p2 = td._core.RedMaxSystem(model._cpp).body_poses(q)
+    R2, p2 = td._core.RedMaxSystem(model.core).body_poses(q)
     assert_within_rounding(R, R2, 1.0, 3 * depth, what="R vs RedMax")
     assert model.body_poses(q)[0].tolist() == R.tolist()
 

@@ -14,7 +14,7 @@ def neutral(model: Model) -> np.ndarray:
     """q with every joint at zero and every quaternion the identity (x, y, z, w) = (0, 0, 0, 1)."""
     if not isinstance(model, Model):
         raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
-    return _core.neutral(model._cpp)
+    return _core.neutral(model.core)
 
 
 def random_configuration(model: Model, rng=None, *, angle=np.pi, distance=1.0) -> np.ndarray:
@@ -65,4 +65,4 @@ def integrate(model: Model, q, v, dt: float) -> np.ndarray:
         raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
     if isinstance(dt, (bool, np.bool_)) or not isinstance(dt, (int, float, np.integer, np.floating)):
         raise TypeError(f"integrate: dt must be a real number, got {type(dt).__name__}")
-    return _core.integrate(model._cpp, q, v, float(dt))
+    return _core.integrate(model.core, q, v, float(dt))

@@ -13,7 +13,7 @@ __all__ = ["forward_kinematics", "rnea", "bias_forces", "mass_matrix"]
 def _cpp(model) -> _core.Model:
     if not isinstance(model, Model):
         raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
-    return model._cpp
+    return model.core
 
 
 def forward_kinematics(model: Model, q):

@@ -596,6 +596,12 @@ class Model:
         return list(self._inertias)
 
     @property
+    def core(self) -> _core.Model:
+        """The C++ model (treedyn._core.Model) the kernels and solver engines run on: the one
+        accessor for code that hands the model to C++; read it, never modify it."""
+        return self._cpp
+
+    @property
     def frames(self) -> dict:
         """Named frames: {name: (body name, pose in that body's frame)} (see add_frame)."""
         return dict(self._frames)
