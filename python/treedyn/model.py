@@ -842,11 +842,28 @@ class Model:
         if not self._loops:
             _core.forward_kinematics(self._cpp, q)  # checks q all the same
             return np.zeros(0)
-        return np.asarray(self._redmax_system().loop_rows(q)[1])
+        return np.asarray(self._loop_system().loop_rows(q)[1])
+
+    def _loop_system(self):
+        """The C++ RedMax system of the tree and its loop closures only (what C(q) needs)."""
+        sys = _core.RedMaxSystem(self._cpp)
+        for c in self._loops:
+            sys.add_loop(
+                c.body_a,
+                c.placement_a.rotation,
+                c.placement_a.translation,
+                c.body_b,
+                c.placement_b.rotation,
+                c.placement_b.translation,
+                c.kind,
+                c.axis,
+                c.axis2,
+            )
+        return sys
 
     def _redmax_system(self):
         """The C++ RedMax system: a frozen copy of the tree with its springs, forces and loops."""
-        sys = _core.RedMaxSystem(self._cpp)
+        sys = self._loop_system()
         k_r, d_r, q_rest = np.array(sys.k_r), np.array(sys.d_r), np.array(sys.q_rest)
         for i, (k, d, rest) in self._joint_springs.items():
             vi, qi = self._cpp.v_index[i], self._cpp.q_index[i]
@@ -860,18 +877,6 @@ class Model:
             sys.add_point_force(i, x, f)
         for f, segs, T in self._moving_forces:
             sys.add_moving_force(f, [s[0] for s in segs], [s[1] for s in segs], [s[2] for s in segs], T)
-        for c in self._loops:
-            sys.add_loop(
-                c.body_a,
-                c.placement_a.rotation,
-                c.placement_a.translation,
-                c.body_b,
-                c.placement_b.rotation,
-                c.placement_b.translation,
-                c.kind,
-                c.axis,
-                c.axis2,
-            )
         sys.baumgarte = -1.0 if self.baumgarte is None else float(self.baumgarte)
         return sys
 
