@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .configuration import integrate
-from .model import Free, Model, Prismatic, Revolute, Universal
+from .model import Free, Model, Prismatic, Revolute, Spherical, Universal
 
 __all__ = ["simulate", "SimulationResult", "SimulationWarning", "SimulationError", "METHODS"]
 
@@ -164,10 +164,11 @@ def _position_scale(model: Model, q: np.ndarray) -> np.ndarray:
     return out
 
 
-def _dexpinv(model: Model, delta: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """dexp⁻¹_δ(v) truncated after the second bracket: v + ½[δ, v] + 1/12 [δ, [δ, v]]."""
+def _dexpinv(blocks, delta: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """dexp⁻¹_δ(v) truncated after the second bracket: v + ½[δ, v] + 1/12 [δ, [δ, v]];
+    blocks: _lie_blocks(model)."""
     out = v.copy()
-    for k, is_free in _lie_blocks(model):
+    for k, is_free in blocks:
         if is_free:  # se(3): twists (linear, angular); [ξ, ν] = (θ×v + u×ω, θ×ω)
             u, th = delta[k : k + 3], delta[k + 3 : k + 6]
 
@@ -188,20 +189,8 @@ def _dexpinv(model: Model, delta: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def _lie_blocks(model: Model):
-    """[(first velocity index, is_free)] of the spherical and free joints, cached on the model."""
-    key = (model.nv, model.n_bodies)
-    cache = getattr(model, "_lie_blocks_cache", None)
-    if cache is None or cache[0] != key:
-        from .model import Spherical
-
-        blocks = [
-            (vi, isinstance(j, Free))
-            for j, vi in zip(model.joints, model.v_indices)
-            if isinstance(j, (Spherical, Free))
-        ]
-        cache = (key, blocks)
-        model._lie_blocks_cache = cache
-    return cache[1]
+    """[(first velocity index, is_free)] of the spherical and free joints."""
+    return [(vi, isinstance(j, Free)) for j, vi in zip(model.joints, model.v_indices) if isinstance(j, (Spherical, Free))]
 
 
 def simulate(
@@ -390,6 +379,7 @@ def _move(model, q, d, h, t, state):
 
 
 def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs, record, bar):
+    blocks = _lie_blocks(model)
     n = int(np.ceil(t_end / dt - 1e-9))
     if n > max_steps:
         raise ValueError(f"t_end / dt = {n} steps exceeds max_steps = {max_steps}")
@@ -408,13 +398,13 @@ def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs
             k1q, k1a = v, _safe(accel, t, q, v, state)
             d2, v2 = h / 2 * k1q, v + h / 2 * k1a
             k2a = _safe(accel, t + h / 2, _move(model, q, d2, 1.0, t, state), v2, state)
-            k2q = _dexpinv(model, d2, v2)
+            k2q = _dexpinv(blocks, d2, v2)
             d3, v3 = h / 2 * k2q, v + h / 2 * k2a
             k3a = _safe(accel, t + h / 2, _move(model, q, d3, 1.0, t, state), v3, state)
-            k3q = _dexpinv(model, d3, v3)
+            k3q = _dexpinv(blocks, d3, v3)
             d4, v4 = h * k3q, v + h * k3a
             k4a = _safe(accel, t + h, _move(model, q, d4, 1.0, t, state), v4, state)
-            k4q = _dexpinv(model, d4, v4)
+            k4q = _dexpinv(blocks, d4, v4)
             q = _move(model, q, (k1q + 2 * k2q + 2 * k3q + k4q) / 6, h, t, state)
             v = v + h / 6 * (k1a + 2 * k2a + 2 * k3a + k4a)
         if not np.all(np.isfinite(v)):
@@ -434,6 +424,7 @@ def _run_adaptive(
 ):
     c, A, b, b_err, p = tableau
     s = len(c)
+    blocks = _lie_blocks(model)
     fsal = np.allclose(A[-1], b[:-1]) and b[-1] == 0  # Dormand–Prince: the last stage is the next first
     t = 0.0
     a0 = _safe(accel, t, q, v, (t, q, v))
@@ -453,7 +444,7 @@ def _run_adaptive(
             d = h * sum(A[i][j] * kq[j] for j in range(i))  # stage chart coordinate δ_i
             vi = v + h * sum(A[i][j] * ka[j] for j in range(i))
             ka[i] = _safe(accel, t + c[i] * h, _move(model, q, d, 1.0, t, state), vi, state)
-            kq[i] = _dexpinv(model, d, vi)
+            kq[i] = _dexpinv(blocks, d, vi)
         q_new, v_new = _move(model, q, b @ kq, h, t, state), v + h * (b @ ka)
         # local error: the two members differ by h Σ (b − b*) k, in chart coordinates
         eq, ev = h * ((b - b_err) @ kq), h * ((b - b_err) @ ka)
