@@ -355,3 +355,10 @@ def test_loop_residual_is_zero_when_closed_and_measures_the_gap():
     assert C.shape == (3,) and np.abs(C).max() == 0.0
     q = np.array([0.0, np.pi / 2])  # the tip moves from (2, 0, 0) to (1, 1, 0): a gap of sqrt(2)
     assert np.linalg.norm(m.loop_residual(q)) == pytest.approx(np.sqrt(2), rel=1e-14)
+
+
+def test_core_is_the_read_only_cpp_model():
+    m = td.scenes.chain(3)
+    assert isinstance(m.core, td._core.Model) and m.core is m.core
+    with pytest.raises(AttributeError):
+        m.core = None
