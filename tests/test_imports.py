@@ -1,85 +1,92 @@
-"""No import cycles inside the treedyn package (module-level and function-level imports alike)."""
+"""The package's import graph flows one way: no module imports, at any depth and from any
+function, a module that imports it back (loaders above the model, CLI and scenes above the
+solvers above the model above the core)."""
 
 import ast
-from pathlib import Path
+import pathlib
 
-PACKAGE = Path(__file__).resolve().parents[1] / "python" / "treedyn"
+import treedyn
+
+ROOT = pathlib.Path(treedyn.__file__).parent
 
 
-def _module_name(path: Path) -> str:
-    parts = ("treedyn",) + path.relative_to(PACKAGE).with_suffix("").parts
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path, name: str, modules: set) -> set:
-    """Every treedyn module `name` imports, wherever the import statement sits."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                base = ".".join(base + ([node.module] if node.module else []))
-            else:
+def _graph() -> dict:
+    modules = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    compiled = {f"treedyn.{p.name.split('.')[0]}" for p in ROOT.glob("*.so")} | {"treedyn._core"}
+    known = set(modules) | compiled
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
-            # `from . import x` may name a submodule
-            targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
-        else:
-            continue
-        for target in targets:
-            while target and target not in modules:
-                target = target.rpartition(".")[0]
-            if target and target != name:
-                found.add(target)
-    return found
-
-
-def import_graph() -> dict:
-    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
-    modules = set(paths)
-    graph = {name: _imports(path, name, modules) for name, path in paths.items()}
-    # importing a package's submodule runs the package first, which is not a dependency edge of
-    # interest: a package's __init__ re-exporting its submodules is the only allowed back edge
-    for name, deps in graph.items():
-        graph[name] = {d for d in deps if not (name.startswith(d + ".") and paths[d].name == "__init__.py")}
+                if node.level:
+                    anchor = package.split(".")
+                    anchor = anchor[: len(anchor) - (node.level - 1)]
+                    base = ".".join(anchor + ([base] if base else []))
+                # "from X import y": the module X.y when y is one, else X itself
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+            else:
+                continue
+            edges |= {t for t in targets if t in modules and t != name}
+        graph[name] = edges
     return graph
 
 
-def find_cycle(graph: dict):
-    WHITE, GREY, BLACK = 0, 1, 2
-    colour = dict.fromkeys(graph, WHITE)
-    stack = []
+def _cycles(graph: dict) -> list:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
 
-    def visit(node):
-        colour[node] = GREY
-        stack.append(node)
-        for dep in sorted(graph[node]):
-            if colour[dep] == GREY:
-                return stack[stack.index(dep):] + [dep]
-            if colour[dep] == WHITE:
-                cycle = visit(dep)
-                if cycle:
-                    return cycle
-        stack.pop()
-        colour[node] = BLACK
-        return None
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
 
-    for node in sorted(graph):
-        if colour[node] == WHITE:
-            cycle = visit(node)
-            if cycle:
-                return cycle
-    return None
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
 
 
-def test_graph_sees_function_level_imports():
-    graph = import_graph()
-    assert "treedyn.model" in graph and graph["treedyn.configuration"]
+def test_the_graph_is_read():
+    g = _graph()
+    assert "treedyn.io.urdf" in g and "treedyn.model" in g["treedyn.io.urdf"]
+    assert "treedyn.scenes.scene" in g["treedyn.scenes.redmax"]
 
 
 def test_no_import_cycles():
-    cycle = find_cycle(import_graph())
-    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+    assert _cycles(_graph()) == []
+
+
+def test_the_model_imports_no_loader_scene_or_solver():
+    g = _graph()
+    assert not {m for m in g["treedyn.model"] if m.startswith(("treedyn.io", "treedyn.scenes", "treedyn.solvers"))}
+    assert "treedyn.configuration" not in g["treedyn.model"]
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
