@@ -190,7 +190,9 @@ def _dexpinv(blocks, delta: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 def _lie_blocks(model: Model):
     """[(first velocity index, is_free)] of the spherical and free joints."""
-    return [(vi, isinstance(j, Free)) for j, vi in zip(model.joints, model.v_indices) if isinstance(j, (Spherical, Free))]
+    return [
+        (vi, isinstance(j, Free)) for j, vi in zip(model.joints, model.v_indices) if isinstance(j, (Spherical, Free))
+    ]
 
 
 def simulate(

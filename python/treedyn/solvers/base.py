@@ -80,7 +80,7 @@ class Solver(abc.ABC):
         quaternions); raises TypeError / ValueError naming the argument. The built-in solvers run
         the same checks (the same C++ code, cpp/bindings/solvers.cpp), with the same messages."""
         check = _core.check_state32 if self.dtype == np.float32 else _core.check_state
-        return check(self.model._cpp, q, v, tau)
+        return check(self.model.core, q, v, tau)
 
     def inverse_inertia(self, q, R) -> np.ndarray:
         """M(q)⁻¹ R for R of shape (nv,) or (nv, m)."""

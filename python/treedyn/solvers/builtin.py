@@ -28,7 +28,7 @@ class _EngineSolver(Solver):
     def __init__(self, model, dtype=np.float64, **options):
         super().__init__(model, dtype, **options)
         engine = _core.Engine32 if self.dtype == np.float32 else _core.Engine64
-        self._engine = engine(model._cpp, self._method)
+        self._engine = engine(model.core, self._method)
 
     def forward_dynamics(self, q, v, tau, f_ext=None):
         return self._engine.forward_dynamics(q, v, tau, f_ext)
