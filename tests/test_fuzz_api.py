@@ -371,7 +371,7 @@ def test_inverse_inertia(smd, m, data):
     if not isinstance(out, Raised) and m:
         for j in range(m):
             col = call(s.inverse_inertia, reference(args[0]), reference(args[1])[:, j])
-            if s.name == "cfa-oee" and not isinstance(col, Raised):
+            if s.name == "cfa-oee" and model.nv and not isinstance(col, Raised):
                 M = td.mass_matrix(model, reference(args[0]))
                 assert_same_solution(M, out[:, j], col, dtype=s.dtype, what=f"cfa-oee column {j}")
             else:
