@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include "arrays.hpp"
+#include "treedyn/engine.hpp"
 #include "treedyn/redmax/direct.hpp"
 #include "treedyn/redmax/pcg.hpp"
 
@@ -107,10 +108,17 @@ VecX stack(const std::vector<Force<double>>& f, int N) {
   return x;
 }
 
-template <class Solver, class Cls> void bind_stepper(Cls& cls) {
+using DirectEngine = KernelEngine<RedMaxDirectKernel<double>, double>;
+using PcgEngine = KernelEngine<RedMaxPcgKernel<double>, double>;
+
+// what both RedMax solvers offer besides the engine's forward_dynamics (batched over the
+// threads): the step, M̃_r⁻¹R for a step h, and the continuous dynamics at a time t. Each works on
+// thread 0's solver, under that solver's own lock.
+template <class Engine, class Cls> void bind_stepper(Cls& cls) {
   cls.def(
          "step",
-         [](Solver& self, py::handle q, py::handle v, double t, double h) {
+         [](Engine& engine, py::handle q, py::handle v, double t, double h) {
+           auto& self = engine.workspace().solver;
            const Sys& s = self.system();
            auto qa = q_arg(s, q);
            auto va = v_arg(s, v, "v");
@@ -128,7 +136,8 @@ template <class Solver, class Cls> void bind_stepper(Cls& cls) {
          py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"))
       .def(
           "inverse_inertia",
-          [](Solver& self, py::handle q, double h, py::handle R) {
+          [](Engine& engine, py::handle q, double h, py::handle R) {
+            auto& self = engine.workspace().solver;
             const Sys& s = self.system();
             auto qa = q_arg(s, q);
             h_arg(h);
@@ -151,22 +160,23 @@ template <class Solver, class Cls> void bind_stepper(Cls& cls) {
           },
           py::arg("q"), py::arg("h"), py::arg("R"))
       .def(
-          "forward_dynamics",
-          [](Solver& self, py::handle q, py::handle v, py::handle tau, double t) {
+          "forward_dynamics_at",
+          [](Engine& engine, py::handle q, py::handle v, py::handle tau, double t) {
+            auto& self = engine.workspace().solver;
             const Sys& s = self.system();
             auto qa = q_arg(s, q);
             auto va = v_arg(s, v, "v");
             auto ta = v_arg(s, tau, "tau");
-            VecX x;
+            py::array_t<double> out(s.tree.nv);
             {
               py::gil_scoped_release release;
-              x = self.forward_dynamics(qa.data(), va.data(), ta.data(), t);
+              self.forward_dynamics(qa.data(), va.data(), ta.data(), t, out.mutable_data());
             }
-            py::array_t<double> out(py::cast(x));
             check_result<double>(out, "forward dynamics");
             return out;
           },
-          py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("t") = 0.0);
+          py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("t"),
+          "the unconstrained continuous dynamics at time t (the engine's forward_dynamics: t = 0, batches)");
 }
 
 }  // namespace
@@ -323,12 +333,16 @@ void bind_redmax(py::module_& m) {
           },
           py::arg("q"), "(G, C(q)) of the loop closures");
 
-  py::class_<Direct<double>> direct(m, "RedMaxDirect", "redmax-direct: sparse assembly of M̃_r and sparse LDLᵀ");
-  bind_stepper<Direct<double>>(direct);
-  direct.def(py::init<const Sys&, bool>(), py::arg("system"), py::arg("leaf_to_root") = false)
+  py::class_<DirectEngine, Engine<double>> direct(m, "RedMaxDirect",
+                                                  "redmax-direct: sparse assembly of M̃_r and sparse LDLᵀ");
+  bind_stepper<DirectEngine>(direct);
+  direct
+      .def(py::init([](const Sys& sys, bool leaf_to_root) { return new DirectEngine(sys.tree, sys, leaf_to_root); }),
+           py::arg("system"), py::arg("leaf_to_root") = false)
       .def(
           "terms",
-          [](Direct<double>& self, py::handle q, py::handle v, double t, double h) {
+          [](DirectEngine& engine, py::handle q, py::handle v, double t, double h) {
+            auto& self = engine.workspace().solver;
             const Sys& s = self.system();
             auto qa = q_arg(s, q);
             auto va = v_arg(s, v, "v");
@@ -375,7 +389,8 @@ void bind_redmax(py::module_& m) {
           "the terms of eq. (2.13) as dense arrays (for tests and teaching; O(n²) memory)")
       .def(
           "sparse_system",
-          [](Direct<double>& self, py::handle q, py::handle v, double t, double h) {
+          [](DirectEngine& engine, py::handle q, py::handle v, double t, double h) {
+            auto& self = engine.workspace().solver;
             const Sys& s = self.system();
             if (self.leaf_to_root())
               throw py::value_error("sparse_system needs the solver in joint order (ordering='amd')");
@@ -415,20 +430,24 @@ void bind_redmax(py::module_& m) {
           },
           py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"),
           "M̃_r as CSC arrays (both triangles, joint order) with f̃_r, Gᵀ and C: for an external sparse solver")
-      .def_property_readonly("nonzeros",
-                             py::cpp_function(&Direct<double>::nonzeros, py::call_guard<py::gil_scoped_release>()));
+      .def_property_readonly("nonzeros", py::cpp_function([](DirectEngine& engine) {
+                               py::gil_scoped_release release;  // the solver's lock may be held by a step
+                               return engine.workspace().solver.nonzeros();
+                             }));
 
-  py::class_<Pcg<double>> pcg(m, "RedMaxPcg", "redmax-pcg: PCG with the projected block Jacobi preconditioner");
-  bind_stepper<Pcg<double>>(pcg);
+  py::class_<PcgEngine, Engine<double>> pcg(m, "RedMaxPcg",
+                                            "redmax-pcg: PCG with the projected block Jacobi preconditioner");
+  bind_stepper<PcgEngine>(pcg);
   pcg.def(py::init([](const Sys& sys, double tol, int max_iter) {
             if (!(tol > 0 && tol < 1)) throw py::value_error("tol must be in (0, 1), got " + std::to_string(tol));
             if (max_iter < 1) throw py::value_error("max_iter must be >= 1, got " + std::to_string(max_iter));
-            return new Pcg<double>(sys, tol, max_iter);
+            return new PcgEngine(sys.tree, sys, tol, max_iter);
           }),
           py::arg("system"), py::arg("tol"), py::arg("max_iter"))
       .def(
           "precondition",
-          [](Pcg<double>& self, py::handle q, double h, const MatX& X) {
+          [](PcgEngine& engine, py::handle q, double h, const MatX& X) {
+            auto& self = engine.workspace().solver;
             const Sys& s = self.system();
             auto qa = q_arg(s, q);
             h_arg(h);

@@ -4,6 +4,13 @@
 #include <pybind11/pybind11.h>
 
 #include "arrays.hpp"
+#include "treedyn/algorithms/aba.hpp"
+#include "treedyn/algorithms/aba_modified.hpp"
+#include "treedyn/algorithms/cfa.hpp"
+#include "treedyn/algorithms/crba_cholesky.hpp"
+#include "treedyn/algorithms/drumwright.hpp"
+#include "treedyn/algorithms/jsiia.hpp"
+#include "treedyn/algorithms/ltl.hpp"
 #include "treedyn/engine.hpp"
 
 namespace py = pybind11;
@@ -130,7 +137,7 @@ template <class S> py::array_t<S> inverse_mass_matrix(Engine<S>& self, py::handl
 }
 
 // the pivots D_i at q, one (nv_i, nv_i) array per moving joint
-template <class S> py::list joint_inertias(Engine<S>& self, py::handle q) {
+template <class K, class S> py::list joint_inertias_py(KernelEngine<K, S>& self, py::handle q) {
   const Model<S>& model = self.model();
   py::ssize_t B;
   auto qa = vector_arg<S>(q, "q", model.nq, "nq", false, B);
@@ -140,7 +147,7 @@ template <class S> py::list joint_inertias(Engine<S>& self, py::handle q) {
   std::vector<S> D(total);
   {
     py::gil_scoped_release release;
-    self.joint_inertias(qa.data(), D.data());
+    joint_inertias(self, qa.data(), D.data());
   }
   py::list out;
   const S* d = D.data();
@@ -171,21 +178,37 @@ template <class S> py::array_t<S> engine_mass_matrix(Engine<S>& self, py::handle
   return M;
 }
 
+// what every solver's engine offers
 template <class S> void bind_engine(py::module_& m, const char* name) {
-  py::class_<Engine<S>>(m, name)
-      .def(py::init([](const Model<double>& model, int method) {
-             if (method < 0 || method > 7) throw py::value_error("unknown method " + std::to_string(method));
-             return new Engine<S>(model.template cast<S>(), static_cast<Method>(method));
-           }),
-           py::arg("model"), py::arg("method"))
+  py::class_<Engine<S>>(m, name, "The C++ side of a built-in solver (one subclass per algorithm)")
       .def("forward_dynamics", &forward_dynamics<S>, py::arg("q"), py::arg("v"), py::arg("tau"),
            py::arg("f_ext") = py::none())
       .def("inverse_inertia", &inverse_inertia<S>, py::arg("q"), py::arg("R"))
-      .def("joint_inertias", &joint_inertias<S>, py::arg("q"),
-           "ABA solvers: the pivots D_i = S_iᵀ I^A_i S_i at q, one (nv_i, nv_i) array per moving joint.")
       .def("mass_matrix", &engine_mass_matrix<S>, py::arg("q"), "M(q) by CRBA in the engine's precision.")
-      .def("inverse_mass_matrix", &inverse_mass_matrix<S>, py::arg("q"),
-           "The full M(q)⁻¹ (nv, nv); drumwright: Alg. 1/2 with R = 1, all columns at once.");
+      .def("inverse_mass_matrix", &inverse_mass_matrix<S>, py::arg("q"), "The full M(q)⁻¹ (nv, nv).");
+}
+
+// one algorithm's engine: `name`64 and `name`32, made from a model and the kernel's options
+template <class K, class S, class... Options>
+py::class_<KernelEngine<K, S>, Engine<S>> bind_kernel(py::module_& m, const std::string& name, const char* doc) {
+  py::class_<KernelEngine<K, S>, Engine<S>> cls(m, (name + (sizeof(S) == sizeof(float) ? "32" : "64")).c_str(), doc);
+  cls.def(py::init([](const Model<double>& model, const Options&... options) {
+    return new KernelEngine<K, S>(model.template cast<S>(), options...);
+  }));
+  return cls;
+}
+
+template <class S> void bind_kernels(py::module_& m) {
+  const char* pivots = "The pivots D_i = S_iᵀ I^A_i S_i at q, one (nv_i, nv_i) array per moving joint.";
+  bind_kernel<AbaKernel<S>, S>(m, "ABA", "aba: Featherstone's articulated-body algorithm")
+      .def("joint_inertias", &joint_inertias_py<AbaKernel<S>, S>, py::arg("q"), pivots);
+  bind_kernel<AbaModifiedKernel<S>, S>(m, "ABAModified", "aba-modified: ascher-pai-cloutier1996 eq. (11)")
+      .def("joint_inertias", &joint_inertias_py<AbaModifiedKernel<S>, S>, py::arg("q"), pivots);
+  bind_kernel<CrbaCholeskyKernel<S>, S>(m, "CRBACholesky", "crba-cholesky: RNEA + CRBA + dense LLᵀ");
+  bind_kernel<DrumwrightKernel<S>, S>(m, "Drumwright", "drumwright: drumwright2012's Θ(n²) inverse inertia");
+  bind_kernel<CrbaLtlKernel<S>, S, bool>(m, "CRBALTL", "crba-ltl: RNEA + CRBA + LᵀL (ltdl: LᵀDL)");
+  bind_kernel<CfaKernel<S>, S>(m, "CFA", "cfa-oee: the constraint force algorithm with odd-even elimination");
+  bind_kernel<JsiiaKernel<S>, S>(m, "JSIIA", "jsiia: joint space inertia inversion by scan");
 }
 
 }  // namespace
@@ -197,4 +220,6 @@ void bind_solvers(py::module_& m) {
         "(q, v, tau, batch) checked as every solver checks them, as fresh float32 arrays");
   bind_engine<double>(m, "Engine64");
   bind_engine<float>(m, "Engine32");
+  bind_kernels<double>(m);
+  bind_kernels<float>(m);
 }

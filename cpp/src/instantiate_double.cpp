@@ -1,6 +1,6 @@
 #include <atomic>
 
-#include "engine_impl.hpp"
+#include "treedyn/engine_impl.hpp"
 
 namespace treedyn {
 TREEDYN_INSTANTIATE(double)

@@ -1,4 +1,4 @@
-#include "engine_impl.hpp"
+#include "treedyn/engine_impl.hpp"
 
 namespace treedyn {
 TREEDYN_INSTANTIATE(float)

@@ -1,6 +1,7 @@
 // The worker pool behind parallel_for (parallel.hpp).
 #include "treedyn/parallel.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -125,5 +126,10 @@ Pool*& the_pool() {
 }  // namespace
 
 void parallel_for(int n, int threads, const std::function<void(int, int)>& body) { the_pool()->run(n, threads, body); }
+
+int column_threads(int m, int n) {
+  if (std::int64_t(m) * n * n < 20000) return 1;
+  return std::max(1, std::min(max_threads(), m));
+}
 
 }  // namespace treedyn

@@ -1,6 +1,13 @@
-// The C++ side of a solver: a frozen copy of the model, one workspace per thread, and the
-// entry points the bindings call with raw pointers (no Python object ever reaches a kernel).
-// Declarations only: the kernels are instantiated for double and float in src/instantiate_*.cpp.
+// The C++ side of a solver. Engine<S> is what every solver shares — a frozen copy of the model,
+// one lock, the batch loop over the threads — and KernelEngine<K, S> puts one algorithm in it:
+// K is a kernel type (solvers/*.hpp, one file per algorithm) with its per-thread Workspace and
+//   double forward_dynamics(model, Workspace&, q, qd, tau, fext, qdd) const;  // returns ω
+//   double inverse_inertia(model, Workspaces<K, S>&, q, R, m, Y) const;      // R, Y column-major
+//   bool inverse_mass_matrix(model, Workspaces<K, S>&, q, Minv, double& ω) const;
+// (ω: cfa's error indicator, 0 elsewhere; inverse_mass_matrix returns true when it has checked
+// every entry finite). Adding a solver = its kernel file, one line in src/instantiate_*.cpp, one
+// binding line. Declarations only here: the engines are instantiated in src/instantiate_*.cpp,
+// so that a binding unit compiles no kernel. No Python object ever reaches a kernel.
 #pragma once
 #include <memory>
 #include <mutex>
@@ -11,65 +18,76 @@
 
 namespace treedyn {
 
-enum class Method : int {
-  ABA = 0,
-  CRBACholesky = 1,
-  Drumwright = 2,
-  CRBALTL = 3,
-  CRBALTDL = 4,
-  ABAModified = 5,
-  CFA = 6,
-  JSIIA = 7
-};
-
-template <class S> struct MinvData;     // algorithms/minv.hpp
-template <class S> struct MinvBlocked;  // algorithms/minv.hpp
-template <class S> struct CfaData;      // algorithms/cfa.hpp
-template <class S> struct JsiiaData;    // algorithms/jsiia.hpp
-
 template <class S> class Engine {
  public:
-  Engine(const Model<S>& model, Method method);
-  ~Engine();
+  explicit Engine(const Model<S>& model) : model_(model) {}
+  virtual ~Engine() = default;
   const Model<S>& model() const { return model_; }
-  Method method() const { return method_; }
 
-  // forward_dynamics, its batch, inverse_inertia and inverse_mass_matrix return ω: for cfa the
-  // error indicator of its iterative refinements (the componentwise backward error of A F_c = −Bτ,
-  // or the relative error estimated to be left, cfa.hpp; the worst over a batch or the columns),
-  // 0 for the other methods. Above accuracy_limit() the result is not vouched for (the bindings warn).
+  // Above accuracy_limit() an ω returned below is not vouched for (the bindings warn)
   static double accuracy_limit();
   // q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null) -> qdd (nv)
   double forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
   // B problems stored one after the other; spread over the threads (parallel.hpp)
   double forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
-  // M(q)⁻¹ R, R and Y nv x m column-major; the columns are spread over the threads
-  // (never more threads than columns) for drumwright and crba-ltl; cfa solves A F_c = −B R for all
-  // columns at once by OEE (eq. (17)), jsiia a dense Cholesky solve of its scanned M
+  // M(q)⁻¹ R, R and Y nv x m column-major
   double inverse_inertia(const S* q, const S* R, int m, S* Y);
-  // the full M(q)⁻¹, nv x nv (symmetric: row- and column-major alike). Returns true when the
-  // kernel has checked that every entry is finite (drumwright: while mirroring the triangle)
+  // the full M(q)⁻¹, nv x nv (symmetric: row- and column-major alike)
   bool inverse_mass_matrix(const S* q, S* Minv, double& omega);
-  // ABA and modified ABA: the joint-space pivots D_i = S_iᵀ I^A_i S_i at q (q̇ = 0), each nv_i x nv_i,
-  // column-major, one after the other (Σ nv_i² numbers)
-  void joint_inertias(const S* q, S* D);
 
- private:
-  Data<S>& workspace(int thread);
-  void ensure_workspaces(int n);
-  void factorize(Data<S>& data, const S* q);
-  void solve_columns(const S* R, int m, S* Y, int nthreads);
-  double run(int thread, const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
+ protected:
+  // the kernel's entry points, called with the lock held; thread t's workspace exists
+  virtual double run(int t, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) = 0;
+  virtual double run_inverse_inertia(const S* q, const S* R, int m, S* Y) = 0;
+  virtual bool run_inverse_mass_matrix(const S* q, S* Minv, double& omega) = 0;
+  virtual void ensure_workspaces(int n) = 0;
   Model<S> model_;
-  Method method_;
-  std::vector<std::unique_ptr<Data<S>>> data_;
-  std::vector<std::unique_ptr<MinvData<S>>> minv_;    // drumwright: one per thread
-  std::vector<std::unique_ptr<CfaData<S>>> cfa_;      // cfa: one per thread
-  std::vector<std::unique_ptr<JsiiaData<S>>> jsiia_;  // jsiia: one per thread
-  std::unique_ptr<MinvBlocked<S>> blocked_;           // drumwright's full M⁻¹ (made on first use)
-  std::vector<int> lambda_;                           // crba-ltl: λ over coordinates
   std::mutex mutex_;
 };
+
+// one workspace per thread, made on first use
+template <class K, class S> class Workspaces {
+ public:
+  using W = typename K::Workspace;
+  Workspaces(const Model<S>& model, const K& kernel) : model_(model), kernel_(kernel) {
+    ensure(1);
+    first_ = ws_[0].get();
+  }
+  W& operator[](int t) { return *ws_[t]; }
+  W& first() const { return *first_; }  // thread 0's: made with the engine, never moves
+  void ensure(int n) {
+    while (static_cast<int>(ws_.size()) < n) ws_.emplace_back(new W(model_, kernel_));
+  }
+
+ private:
+  const Model<S>& model_;
+  const K& kernel_;
+  std::vector<std::unique_ptr<W>> ws_;
+  W* first_;
+};
+
+template <class K, class S> class KernelEngine final : public Engine<S> {
+ public:
+  // the kernel is made from the engine's copy of the model and the options
+  template <class... Options> explicit KernelEngine(const Model<S>& model, const Options&... options);
+  const K& kernel() const { return kernel_; }
+  // thread 0's workspace, for the entry points a kernel adds (which hold lock() around its use,
+  // or, for the RedMax solvers, whose workspace is a whole solver, take that solver's own lock)
+  typename K::Workspace& workspace() const { return ws_.first(); }
+  std::unique_lock<std::mutex> lock() { return std::unique_lock<std::mutex>(this->mutex_); }
+
+ private:
+  double run(int t, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) override;
+  double run_inverse_inertia(const S* q, const S* R, int m, S* Y) override;
+  bool run_inverse_mass_matrix(const S* q, S* Minv, double& omega) override;
+  void ensure_workspaces(int n) override { ws_.ensure(n); }
+  const K kernel_;
+  Workspaces<K, S> ws_;
+};
+
+// ABA solvers: the pivots D_i = S_iᵀ I^A_i S_i at q (q̇ = 0), each nv_i x nv_i, column-major, one
+// after the other (Σ nv_i² numbers)
+template <class K, class S> void joint_inertias(KernelEngine<K, S>& engine, const S* q, S* D);
 
 // one-shot kernels (allocate a workspace per call; for convenience functions, not hot loops)
 template <class S> void rnea_once(const Model<S>& m, const S* q, const S* qd, const S* qdd, const S* fext, S* tau);

@@ -25,4 +25,8 @@ void set_threads(int n);
 // the lowest item) after every item has run.
 void parallel_for(int n, int threads, const std::function<void(int item, int slot)>& body);
 
+// threads for m independent columns of n coordinates: never more than the columns, and one when
+// the whole job is too small to pay for waking the others
+int column_threads(int m, int n);
+
 }  // namespace treedyn

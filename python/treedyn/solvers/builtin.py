@@ -21,14 +21,14 @@ _ALL = frozenset({"batch", "inverse_inertia", "float32", "floating_base", "branc
 
 
 class _EngineSolver(Solver):
-    _method = -1
+    _kernel = ""  # the bound C++ engine: _core.<_kernel>64 / <_kernel>32 (cpp/bindings/solvers.cpp)
     capabilities = _ALL
     thread_safe = True  # the C++ engine locks its workspaces (with the GIL released)
 
-    def __init__(self, model, dtype=np.float64, **options):
+    def __init__(self, model, dtype=np.float64, *kernel_options, **options):
         super().__init__(model, dtype, **options)
-        engine = _core.Engine32 if self.dtype == np.float32 else _core.Engine64
-        self._engine = engine(model.core, self._method)
+        engine = getattr(_core, self._kernel + ("32" if self.dtype == np.float32 else "64"))
+        self._engine = engine(model.core, *kernel_options)
 
     def forward_dynamics(self, q, v, tau, f_ext=None):
         return self._engine.forward_dynamics(q, v, tau, f_ext)
@@ -49,7 +49,7 @@ class ABASolver(_EngineSolver):
 
     name = "aba"
     description = "articulated-body algorithm (Featherstone), O(n), link coordinates"
-    _method = 0
+    _kernel = "ABA"
 
     def joint_inertias(self, q):
         """The pivots D_i = S_iᵀ I^A_i S_i at q, one (nv_i, nv_i) array per moving joint; a pivot
@@ -64,7 +64,7 @@ class ABAModifiedSolver(_EngineSolver):
 
     name = "aba-modified"
     description = "modified articulated-body algorithm (Ascher, Pai & Cloutier 1996, eq. 11): stable pivots"
-    _method = 5
+    _kernel = "ABAModified"
 
     def joint_inertias(self, q):
         """The pivots D_i = S_iᵀ I^A_i S_i at q, one (nv_i, nv_i) array per moving joint."""
@@ -76,7 +76,7 @@ class CRBACholeskySolver(_EngineSolver):
 
     name = "crba-cholesky"
     description = "RNEA bias + CRBA mass matrix + dense Cholesky (LLᵀ), O(n³)"
-    _method = 1
+    _kernel = "CRBACholesky"
 
 
 class DrumwrightSolver(_EngineSolver):
@@ -92,7 +92,7 @@ class DrumwrightSolver(_EngineSolver):
     description = (
         "RNEA bias + drumwright2012 Θ(n²) inverse inertia (impulses through articulated inertias, global frame)"
     )
-    _method = 2
+    _kernel = "Drumwright"
 
 
 class CRBALTLSolver(_EngineSolver):
@@ -102,14 +102,13 @@ class CRBALTLSolver(_EngineSolver):
 
     name = "crba-ltl"
     description = "RNEA bias + CRBA + Featherstone's branch-induced-sparsity LTL factorisation, O(n d²)"
-    _method = 3
+    _kernel = "CRBALTL"
 
     def __init__(self, model, dtype=np.float64, ltdl: bool = False, **options):
         if not isinstance(ltdl, (bool, np.bool_)):
             raise TypeError(f"ltdl must be True or False, got {ltdl!r}")
-        self._method = 4 if ltdl else 3
         self.ltdl = bool(ltdl)
-        super().__init__(model, dtype, **options)
+        super().__init__(model, dtype, self.ltdl, **options)
 
 
 def _chain_of_1dof_reason(model, name: str):
@@ -147,7 +146,7 @@ class CFASolver(_EngineSolver):
     name = "cfa-oee"
     description = "constraint force algorithm (Fijany; Yang, Wu & Pan Alg. 1) with odd-even elimination, chains"
     capabilities = frozenset({"batch", "inverse_inertia", "float32", "f_ext"})
-    _method = 6
+    _kernel = "CFA"
 
     @classmethod
     def supports(cls, model):
@@ -169,7 +168,7 @@ class JSIIASolver(_EngineSolver):
         "joint space inertia inversion (Yang, Wu & Pan §II-C): M by scanned inverse dynamics + dense Cholesky, chains"
     )
     capabilities = frozenset({"batch", "inverse_inertia", "float32", "floating_base", "multi_dof", "f_ext"})
-    _method = 7
+    _kernel = "JSIIA"
 
     @classmethod
     def supports(cls, model):

@@ -51,13 +51,7 @@ class _RedMaxSolver(Solver):
     def forward_dynamics(self, q, v, tau, f_ext=None):
         if f_ext is not None:
             raise NotImplementedError(f"solver {self.name!r}: apply external forces as model point forces")
-        q, v, tau, batch = self.check_inputs(q, v, tau)
-        if not batch:
-            return self._impl.forward_dynamics(q, v, tau)
-        out = np.empty_like(v)  # (B, nv), B may be 0
-        for b in range(q.shape[0]):
-            out[b] = self._impl.forward_dynamics(q[b], v[b], tau[b])
-        return out
+        return self._impl.forward_dynamics(q, v, tau)  # a batch over the threads, as every engine
 
     def inverse_inertia(self, q, R):
         """M̃_r(q)⁻¹ R for this solver's h (eq. (2.14); no velocity enters M̃_r)."""

@@ -2,7 +2,9 @@
 // eq. (7)): q̈ = FD(q, q̇, τ, f_ext) in O(N), in three passes over the tree.
 #pragma once
 #include <cmath>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "treedyn/algorithms/kinematics.hpp"
 
@@ -131,7 +133,8 @@ void aba_forward_acceleration_step(const Model<S>& model, Data<S>& data, int i, 
 
 // inputs: q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null); output: qdd (nv)
 template <class S>
-void aba(const Model<S>& model, Data<S>& data, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
+TREEDYN_ENTRY void aba(const Model<S>& model, Data<S>& data, const S* q, const S* qd, const S* tau, const S* fext,
+                       S* qdd) {
   aba_forward_pass_1(model, data, q, qd, fext);
   // pass 2 (leaves to root); the bias step reads I^A_i before the propagation turns it into I^a_i
   for (int i = model.N; i >= 1; --i) {
@@ -157,7 +160,7 @@ template <class S> void aba_solve_columns(const Model<S>& model, Data<S>& data, 
 // M(q)⁻¹ R for the m columns of R (nv x m, column-major) into Y: the articulated inertias once,
 // then per column the two O(N) passes of ABA with q̇ = 0 and no gravity. O(N m).
 template <class S>
-void aba_inverse_inertia(const Model<S>& model, Data<S>& data, const S* q, const S* R, int m, S* Y) {
+TREEDYN_ENTRY void aba_inverse_inertia(const Model<S>& model, Data<S>& data, const S* q, const S* R, int m, S* Y) {
   kinematics(model, data, q);
   for (int i = 1; i <= model.N; ++i) data.IA[i] = ArticulatedInertia<S>::from(model.I[i]);
   for (int i = model.N; i >= 1; --i) {
@@ -166,5 +169,46 @@ void aba_inverse_inertia(const Model<S>& model, Data<S>& data, const S* q, const
   }
   aba_solve_columns(model, data, R, m, Y);
 }
+
+// The pivots D_i = S_iᵀ I^A_i S_i at q (q̇ = 0) left in data.D by forward dynamics `fd` at rest,
+// each nv_i x nv_i column-major, one after the other. A pivot that is not positive stops the pass
+// there: it is reported as it is, the joints nearer the root (never reached) as NaN.
+template <class S, class FD> void joint_inertias(const Model<S>& model, Data<S>& data, const S* q, S* D, FD fd) {
+  std::vector<S> zeros(std::size_t(model.nv), S(0)), qdd(std::size_t(model.nv));
+  for (int i = 1; i <= model.N; ++i) data.D[i].setConstant(std::numeric_limits<S>::quiet_NaN());
+  try {
+    fd(model, data, q, zeros.data(), zeros.data(), static_cast<const S*>(nullptr), qdd.data());
+  } catch (const SingularJoint&) {
+  }
+  for (int i = 1; i <= model.N; ++i) {
+    const int n = model.nv_i[i];
+    Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>>(D, n, n) = data.D[i];
+    D += n * n;
+  }
+}
+
+// the kernel of solver "aba" (engine.hpp)
+template <class S> struct AbaKernel {
+  struct Workspace {
+    Data<S> data;
+    Workspace(const Model<S>& model, const AbaKernel&) : data(model) {}
+  };
+  static constexpr bool full_inverse = false;  // M⁻¹ = inverse_inertia(1)
+  explicit AbaKernel(const Model<S>&) {}
+  double forward_dynamics(const Model<S>& model, Workspace& w, const S* q, const S* qd, const S* tau, const S* fext,
+                          S* qdd) const {
+    aba(model, w.data, q, qd, tau, fext, qdd);
+    return 0;
+  }
+  template <class Pool>
+  double inverse_inertia(const Model<S>& model, Pool& ws, const S* q, const S* R, int m, S* Y) const {
+    aba_inverse_inertia(model, ws[0].data, q, R, m, Y);
+    return 0;
+  }
+  void joint_inertias(const Model<S>& model, Workspace& w, const S* q, S* D) const {
+    // a lambda, not &aba<S>: an address taken would keep aba out of line in forward_dynamics too
+    treedyn::joint_inertias(model, w.data, q, D, [](auto&&... a) { aba(a...); });
+  }
+};
 
 }  // namespace treedyn

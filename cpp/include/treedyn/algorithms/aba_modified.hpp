@@ -72,7 +72,8 @@ template <class S> void aba_modified_propagation_step(const Model<S>& model, Dat
 
 // inputs: q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null); output: qdd (nv)
 template <class S>
-void aba_modified(const Model<S>& model, Data<S>& data, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
+TREEDYN_ENTRY void aba_modified(const Model<S>& model, Data<S>& data, const S* q, const S* qd, const S* tau,
+                                const S* fext, S* qdd) {
   aba_forward_pass_1(model, data, q, qd, fext);
   for (int i = 1; i <= model.N; ++i) data.Dtilde[i].setZero(model.nv_i[i], model.nv_i[i]);
   for (int i = model.N; i >= 1; --i) {
@@ -86,7 +87,8 @@ void aba_modified(const Model<S>& model, Data<S>& data, const S* q, const S* qd,
 
 // M(q)⁻¹ R (nv x m, column-major) into Y with the modified pivots: as aba_inverse_inertia
 template <class S>
-void aba_modified_inverse_inertia(const Model<S>& model, Data<S>& data, const S* q, const S* R, int m, S* Y) {
+TREEDYN_ENTRY void aba_modified_inverse_inertia(const Model<S>& model, Data<S>& data, const S* q, const S* R, int m,
+                                                S* Y) {
   kinematics(model, data, q);
   for (int i = 1; i <= model.N; ++i) {
     data.IA[i] = ArticulatedInertia<S>::from(model.I[i]);
@@ -98,5 +100,29 @@ void aba_modified_inverse_inertia(const Model<S>& model, Data<S>& data, const S*
   }
   aba_solve_columns(model, data, R, m, Y);
 }
+
+// the kernel of solver "aba-modified" (engine.hpp)
+template <class S> struct AbaModifiedKernel {
+  struct Workspace {
+    Data<S> data;
+    Workspace(const Model<S>& model, const AbaModifiedKernel&) : data(model) {}
+  };
+  static constexpr bool full_inverse = false;  // M⁻¹ = inverse_inertia(1)
+  explicit AbaModifiedKernel(const Model<S>&) {}
+  double forward_dynamics(const Model<S>& model, Workspace& w, const S* q, const S* qd, const S* tau, const S* fext,
+                          S* qdd) const {
+    aba_modified(model, w.data, q, qd, tau, fext, qdd);
+    return 0;
+  }
+  template <class Pool>
+  double inverse_inertia(const Model<S>& model, Pool& ws, const S* q, const S* R, int m, S* Y) const {
+    aba_modified_inverse_inertia(model, ws[0].data, q, R, m, Y);
+    return 0;
+  }
+  void joint_inertias(const Model<S>& model, Workspace& w, const S* q, S* D) const {
+    // a lambda, not &aba_modified<S>: an address taken would keep aba_modified out of line in forward_dynamics too
+    treedyn::joint_inertias(model, w.data, q, D, [](auto&&... a) { aba_modified(a...); });
+  }
+};
 
 }  // namespace treedyn

@@ -180,8 +180,8 @@ template <class S> S refinement_indicator(S dmax, S xmax) {
 // Returns the refinement's error indicator: the larger of ω, the componentwise backward error of the
 // refined constraint-force solve, and refinement_indicator's ρ; about u when both converged.
 template <class S>
-S cfa(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* qd, const S* tau, const S* fext,
-      S* qdd) {
+TREEDYN_ENTRY S cfa(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* qd, const S* tau,
+                    const S* fext, S* qdd) {
   const int N = model.N;
   if (N == 0) return S(0);
   cfa_bias(model, data, w, q, qd, tau, fext);
@@ -273,7 +273,8 @@ S cfa_apply_inverse_inertia(const Model<S>& model, CfaData<S>& w, const S* R, in
 // (cfa_mass_times, O(n) each), Y += (C − BᵀA⁻¹B) R_res. Returns the error indicator as cfa does
 // (the worst over the columns).
 template <class S>
-S cfa_inverse_inertia(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* R, int m, S* Y) {
+TREEDYN_ENTRY S cfa_inverse_inertia(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S* q, const S* R, int m,
+                                    S* Y) {
   const int N = model.N;
   if (N == 0 || m == 0) return S(0);
   kinematics(model, data, q);
@@ -305,5 +306,24 @@ S cfa_inverse_inertia(const Model<S>& model, Data<S>& data, CfaData<S>& w, const
   }
   return omega;
 }
+
+// the kernel of solver "cfa-oee" (engine.hpp); ω is its refinement indicator
+template <class S> struct CfaKernel {
+  struct Workspace {
+    Data<S> data;
+    CfaData<S> cfa;
+    Workspace(const Model<S>& model, const CfaKernel&) : data(model), cfa(model) {}
+  };
+  static constexpr bool full_inverse = false;  // M⁻¹ = inverse_inertia(1)
+  explicit CfaKernel(const Model<S>&) {}
+  double forward_dynamics(const Model<S>& model, Workspace& w, const S* q, const S* qd, const S* tau, const S* fext,
+                          S* qdd) const {
+    return double(cfa(model, w.data, w.cfa, q, qd, tau, fext, qdd));
+  }
+  template <class Pool>
+  double inverse_inertia(const Model<S>& model, Pool& ws, const S* q, const S* R, int m, S* Y) const {
+    return double(cfa_inverse_inertia(model, ws[0].data, ws[0].cfa, q, R, m, Y));
+  }
+};
 
 }  // namespace treedyn

@@ -5,7 +5,7 @@
 namespace treedyn {
 
 // input: q (nq); output: data.M (nv x nv, both triangles)
-template <class S> void crba(const Model<S>& model, Data<S>& data, const S* q) {
+template <class S> TREEDYN_ENTRY void crba(const Model<S>& model, Data<S>& data, const S* q) {
   kinematics(model, data, q);
   for (int i = 1; i <= model.N; ++i) data.Ic[i] = model.I[i];
   Force<S> F[6];

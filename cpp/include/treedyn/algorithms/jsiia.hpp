@@ -94,8 +94,8 @@ template <class S> void jsiia_factorize(const Model<S>& model, JsiiaData<S>& w) 
 
 // inputs: q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null); output: qdd (nv)
 template <class S>
-void jsiia(const Model<S>& model, Data<S>& data, JsiiaData<S>& w, const S* q, const S* qd, const S* tau, const S* fext,
-           S* qdd) {
+TREEDYN_ENTRY void jsiia(const Model<S>& model, Data<S>& data, JsiiaData<S>& w, const S* q, const S* qd, const S* tau,
+                         const S* fext, S* qdd) {
   // τ^bias by RNEA (eq. (7)); it leaves ^iX_λ and S_i in data
   rnea(model, data, q, qd, static_cast<const S*>(nullptr), fext, data.bias.data());
   jsiia_mass_matrix(model, data, w);
@@ -107,7 +107,8 @@ void jsiia(const Model<S>& model, Data<S>& data, JsiiaData<S>& w, const S* q, co
 
 // M(q)⁻¹ R (R and Y nv x m, column-major) by the dense Cholesky factor of the scanned M
 template <class S>
-void jsiia_inverse_inertia(const Model<S>& model, Data<S>& data, JsiiaData<S>& w, const S* q, const S* R, int m, S* Y) {
+TREEDYN_ENTRY void jsiia_inverse_inertia(const Model<S>& model, Data<S>& data, JsiiaData<S>& w, const S* q, const S* R,
+                                         int m, S* Y) {
   kinematics(model, data, q);
   jsiia_mass_matrix(model, data, w);
   jsiia_factorize(model, w);
@@ -115,5 +116,26 @@ void jsiia_inverse_inertia(const Model<S>& model, Data<S>& data, JsiiaData<S>& w
   Ym = Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>>(R, model.nv, m);
   w.llt.solveInPlace(Ym);
 }
+
+// the kernel of solver "jsiia" (engine.hpp)
+template <class S> struct JsiiaKernel {
+  struct Workspace {
+    Data<S> data;
+    JsiiaData<S> jsiia;
+    Workspace(const Model<S>& model, const JsiiaKernel&) : data(model), jsiia(model) {}
+  };
+  static constexpr bool full_inverse = false;  // M⁻¹ = inverse_inertia(1)
+  explicit JsiiaKernel(const Model<S>&) {}
+  double forward_dynamics(const Model<S>& model, Workspace& w, const S* q, const S* qd, const S* tau, const S* fext,
+                          S* qdd) const {
+    jsiia(model, w.data, w.jsiia, q, qd, tau, fext, qdd);
+    return 0;
+  }
+  template <class Pool>
+  double inverse_inertia(const Model<S>& model, Pool& ws, const S* q, const S* R, int m, S* Y) const {
+    jsiia_inverse_inertia(model, ws[0].data, ws[0].jsiia, q, R, m, Y);
+    return 0;
+  }
+};
 
 }  // namespace treedyn

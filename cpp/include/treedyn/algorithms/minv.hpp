@@ -185,7 +185,7 @@ template <class S> void minv_base_inertia_step(const Model<S>& model, MinvData<S
 }
 
 // everything Alg. 1 / 2 "Require": once per configuration, O(N)
-template <class S> void minv_precompute(const Model<S>& model, MinvData<S>& w, const S* q) {
+template <class S> TREEDYN_ENTRY void minv_precompute(const Model<S>& model, MinvData<S>& w, const S* q) {
   // (not shared among threads: the joint and world parts could be, for about 35 us of 1.5 ms at
   // n = 1000, but every barrier costs milliseconds as soon as another process takes a core)
   for (int i = 1; i <= model.N; ++i) minv_global_frame_step(model, w, i, q);
@@ -285,7 +285,8 @@ template <class S> inline int last_impulse_joint(const Model<S>& model, const Mi
 
 // Alg. 1: out = M⁻¹ r for one column r (nv), fixed base
 template <class S>
-void mMultInv(const Model<S>& model, const MinvData<S>& w, typename MinvData<S>::Column& c, const S* r, S* out) {
+TREEDYN_ENTRY void mMultInv(const Model<S>& model, const MinvData<S>& w, typename MinvData<S>::Column& c, const S* r,
+                            S* out) {
   const int start = last_impulse_joint(model, w, r);
   if (start == 0) {
     for (int k = 0; k < model.nv; ++k) out[k] = S(0);
@@ -299,7 +300,8 @@ void mMultInv(const Model<S>& model, const MinvData<S>& w, typename MinvData<S>:
 
 // Alg. 2: out = M⁻¹ r for one column r (nv), floating base (body 1 free, carrying the tree)
 template <class S>
-void mMultInvFB(const Model<S>& model, const MinvData<S>& w, typename MinvData<S>::Column& c, const S* r, S* out) {
+TREEDYN_ENTRY void mMultInvFB(const Model<S>& model, const MinvData<S>& w, typename MinvData<S>::Column& c, const S* r,
+                              S* out) {
   const int start = last_impulse_joint(model, w, r);
   if (start == 0) {
     for (int k = 0; k < model.nv; ++k) out[k] = S(0);

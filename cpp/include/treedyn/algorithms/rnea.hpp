@@ -7,7 +7,8 @@ namespace treedyn {
 
 // inputs: q (nq), qd (nv), qdd (nv or null), fext ((N+1) x 6 or null); output: tau (nv)
 template <class S>
-void rnea(const Model<S>& model, Data<S>& data, const S* q, const S* qd, const S* qdd, const S* fext, S* tau) {
+TREEDYN_ENTRY void rnea(const Model<S>& model, Data<S>& data, const S* q, const S* qd, const S* qdd, const S* fext,
+                        S* tau) {
   // forward pass: v_i = X v_λ + S q̇, a_i = X a_λ + S q̈ + c_J + v_i × S q̇, f_i = I a + v ×* I v − f_ext
   const Motion<S> a0 = gravity_acceleration(model);
   for (int i = 1; i <= model.N; ++i) {
@@ -28,6 +29,13 @@ void rnea(const Model<S>& model, Data<S>& data, const S* q, const S* qd, const S
     for (int k = 0; k < model.nv_i[i]; ++k) tau[vi + k] = dot(data.S[vi + k], data.f[i]);
     if (p > 0) data.f[p] += data.Xup[i].inv_apply(data.f[i]);
   }
+}
+
+// q̈ ← τ − c(q, q̇, f_ext), the bias c by RNEA (left in data.bias): the right-hand side of M q̈ = τ − c
+template <class S>
+void bias_residual(const Model<S>& model, Data<S>& data, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
+  rnea(model, data, q, qd, static_cast<const S*>(nullptr), fext, data.bias.data());
+  for (int k = 0; k < model.nv; ++k) qdd[k] = tau[k] - data.bias[k];
 }
 
 }  // namespace treedyn

@@ -14,7 +14,7 @@
 namespace treedyn {
 
 // rotation of a frame turned by θ about the unit vector a (Rodrigues)
-template <class S> inline Mat3<S> axis_angle(const Vec3<S>& a, S theta) {
+template <class S> TREEDYN_INLINE Mat3<S> axis_angle(const Vec3<S>& a, S theta) {
   using std::cos;
   using std::sin;
   const S c = cos(theta), s = sin(theta), t = S(1) - c;

@@ -88,13 +88,14 @@ template <class S> class Pcg {
     return X;
   }
 
-  VecX forward_dynamics(const S* q, const S* qd, const S* tau, S t) {
+  void forward_dynamics(const S* q, const S* qd, const S* tau, S t, S* qdd) {
     const std::lock_guard<std::mutex> held(mutex_);
-    VecX b(sys_.tree.nv), x = VecX::Zero(sys_.tree.nv);
+    VecX b(sys_.tree.nv);
     explicit_terms(sys_, ws_, q, qd, tau, t, b.data());
     prepare(S(0));  // P = M_r: one iteration
+    Eigen::Map<VecX> x(qdd, sys_.tree.nv);
+    x.setZero();
     solve(b, x);
-    return x;
   }
 
   // P⁻¹ X at q for step h (Alg. 4 alone, for tests: equals M̃_r⁻¹ X without coupling springs)
@@ -275,6 +276,34 @@ template <class S> class Pcg {
   std::vector<std::unique_ptr<Scratch>> scratch_;
   std::vector<std::unique_ptr<BlockScratch>> block_;
   std::mutex mutex_;  // guards everything above that a call writes
+};
+
+// the kernel of solver "redmax-pcg" in the engine (engine.hpp): one Pcg per thread, so that a
+// batch of forward dynamics runs over the threads; step (with its warm starts) uses thread 0's
+template <class S> struct RedMaxPcgKernel {
+  struct Workspace {
+    Pcg<S> solver;
+    Workspace(const Model<S>&, const RedMaxPcgKernel& k) : solver(k.sys, k.tol, k.max_iter) {}
+  };
+  static constexpr bool full_inverse = false;  // M_r⁻¹ = inverse_inertia(1)
+  const System<S> sys;
+  const S tol;
+  const int max_iter;
+  RedMaxPcgKernel(const Model<S>&, const System<S>& system, const S& tolerance, const int& iterations)
+      : sys(system), tol(tolerance), max_iter(iterations) {}
+  // the unconstrained continuous dynamics at t = 0 (fext: the model's point forces instead)
+  double forward_dynamics(const Model<S>&, Workspace& w, const S* q, const S* qd, const S* tau, const S*,
+                          S* qdd) const {
+    w.solver.forward_dynamics(q, qd, tau, S(0), qdd);
+    return 0;
+  }
+  // M_r⁻¹ R (h = 0)
+  template <class Pool>
+  double inverse_inertia(const Model<S>& model, Pool& ws, const S* q, const S* R, int m, S* Y) const {
+    Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>>(Y, model.nv, m) = ws[0].solver.inverse_inertia(
+        q, S(0), Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>>(R, model.nv, m));
+    return 0;
+  }
 };
 
 }  // namespace treedyn::redmax

@@ -15,16 +15,20 @@ template <class S> struct Transform {
   static Transform identity() { return {Mat3<S>::Identity(), Vec3<S>::Zero()}; }
 
   // X v = [E ω; E(v − r × ω)]: 24m + 18a
-  Motion<S> apply(const Motion<S>& m) const { return {mul(E, m.ang), mul(E, Vec3<S>(m.lin - cross(r, m.ang)))}; }
+  TREEDYN_INLINE Motion<S> apply(const Motion<S>& m) const {
+    return {mul(E, m.ang), mul(E, Vec3<S>(m.lin - cross(r, m.ang)))};
+  }
   // X^{-1} v = [Eᵀω; Eᵀv + r × Eᵀω]: 24m + 18a
-  Motion<S> inv_apply(const Motion<S>& m) const {
+  TREEDYN_INLINE Motion<S> inv_apply(const Motion<S>& m) const {
     const Vec3<S> w = mulT(E, m.ang);
     return {w, mulT(E, m.lin) + cross(r, w)};
   }
   // X* f = [E(n − r × f); E f]: 24m + 18a
-  Force<S> apply(const Force<S>& f) const { return {mul(E, Vec3<S>(f.ang - cross(r, f.lin))), mul(E, f.lin)}; }
+  TREEDYN_INLINE Force<S> apply(const Force<S>& f) const {
+    return {mul(E, Vec3<S>(f.ang - cross(r, f.lin))), mul(E, f.lin)};
+  }
   // Xᵀ f = [Eᵀn + r × Eᵀf; Eᵀf]: 24m + 18a
-  Force<S> inv_apply(const Force<S>& f) const {
+  TREEDYN_INLINE Force<S> inv_apply(const Force<S>& f) const {
     const Vec3<S> fl = mulT(E, f.lin);
     return {mulT(E, f.ang) + cross(r, fl), fl};
   }

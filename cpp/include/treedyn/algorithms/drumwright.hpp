@@ -1,0 +1,69 @@
+// The kernel of solver "drumwright" (engine.hpp): drumwright2012's Θ(n²) inverse inertia.
+//   forward dynamics   c by RNEA, then q̈ = M⁻¹(τ − c) by one column of Alg. 1 (fixed base) or
+//                      Alg. 2 (floating base) after the per-q setup (minv.hpp): O(n)
+//   inverse_inertia    M⁻¹R, the per-q setup once, the m columns spread over the threads: O(nm)
+//   inverse_mass_matrix  the full M⁻¹, all columns at once by the blocked passes (minv_blocked.hpp)
+#pragma once
+#include <memory>
+#include <stdexcept>
+
+#include "treedyn/algorithms/minv.hpp"
+#include "treedyn/algorithms/minv_blocked.hpp"
+#include "treedyn/algorithms/rnea.hpp"
+#include "treedyn/parallel.hpp"
+
+namespace treedyn {
+
+template <class S> struct DrumwrightKernel {
+  struct Workspace {
+    Data<S> data;
+    MinvData<S> minv;
+    std::unique_ptr<MinvBlocked<S>> blocked;  // the full M⁻¹'s scratch, made on first use
+    Workspace(const Model<S>& model, const DrumwrightKernel&) : data(model), minv(model) {}
+  };
+  static constexpr bool full_inverse = true;
+  explicit DrumwrightKernel(const Model<S>&) {}
+
+  // one column r -> M⁻¹ r with the setup of `w` and the column scratch `c`
+  static void apply(const Model<S>& model, const MinvData<S>& w, typename MinvData<S>::Column& c, const S* r, S* out) {
+    if (w.floating_base)
+      mMultInvFB(model, w, c, r, out);
+    else
+      mMultInv(model, w, c, r, out);
+  }
+  double forward_dynamics(const Model<S>& model, Workspace& w, const S* q, const S* qd, const S* tau, const S* fext,
+                          S* qdd) const {
+    bias_residual(model, w.data, q, qd, tau, fext, qdd);
+    minv_precompute(model, w.minv, q);
+    w.data.bias = Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, 1>>(qdd, model.nv);
+    apply(model, w.minv, w.minv.col, w.data.bias.data(), qdd);
+    return 0;
+  }
+  template <class Pool>
+  double inverse_inertia(const Model<S>& model, Pool& ws, const S* q, const S* R, int m, S* Y) const {
+    const int nv = model.nv, nthreads = column_threads(m, nv);
+    ws.ensure(nthreads);
+    minv_precompute(model, ws[0].minv, q);
+    parallel_for(m, nthreads, [&](int k, int t) {  // thread 0's setup, thread t's column scratch
+      apply(model, ws[0].minv, ws[t].minv.col, R + std::size_t(k) * nv, Y + std::size_t(k) * nv);
+    });
+    return 0;
+  }
+  template <class Pool> bool inverse_mass_matrix(const Model<S>& model, Pool& ws, const S* q, S* Minv,
+                                                 double& omega) const {
+    Workspace& w = ws[0];
+    minv_precompute(model, w.minv, q);
+    if (!w.blocked) w.blocked.reset(new MinvBlocked<S>(model));
+    // threads split the columns, from 128 columns per thread: below that the kernel takes less
+    // than ~50 us and waking a sleeping thread costs what it saves
+    const int nthreads = std::max(1, std::min(max_threads(), model.nv / 128));
+    if (!mInv(model, w.minv, *w.blocked, Minv, nthreads))
+      throw std::domain_error(
+          "inverse_mass_matrix overflowed to inf/NaN: the inputs are too large for this "
+          "precision, or the model is singular");
+    omega = 0;
+    return true;  // mInv has checked every entry while mirroring the triangle
+  }
+};
+
+}  // namespace treedyn

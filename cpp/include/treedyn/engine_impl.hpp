@@ -1,0 +1,150 @@
+// Definitions behind engine.hpp; included only by the instantiation units.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "treedyn/algorithms/aba.hpp"
+#include "treedyn/algorithms/aba_modified.hpp"
+#include "treedyn/algorithms/cfa.hpp"
+#include "treedyn/algorithms/crba_cholesky.hpp"
+#include "treedyn/algorithms/drumwright.hpp"
+#include "treedyn/algorithms/jsiia.hpp"
+#include "treedyn/algorithms/kinematics.hpp"
+#include "treedyn/algorithms/ltl.hpp"
+#include "treedyn/engine.hpp"
+#include "treedyn/model/configuration.hpp"
+#include "treedyn/parallel.hpp"
+
+namespace treedyn {
+
+template <class S> double Engine<S>::accuracy_limit() { return double(oee_backward_error_limit<S>()); }
+
+template <class S>
+double Engine<S>::forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return run(0, q, qd, tau, fext, qdd);
+}
+
+template <class S>
+double Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const int nthreads = std::max(1, std::min(max_threads(), B));  // never more threads than items
+  ensure_workspaces(nthreads);
+  const int nq = model_.nq, nv = model_.nv, nf = 6 * (model_.N + 1);
+  // chunks of consecutive items, claimed by the threads as they come (parallel.hpp); every item
+  // runs to the end, and the error of the lowest item is the one reported; ω is the worst item's
+  const int nchunks = std::min(B, 8 * nthreads);
+  std::vector<std::string> errors(nchunks);
+  std::vector<double> omegas(nchunks, 0.0);
+  parallel_for(nchunks, nthreads, [&](int c, int t) {
+    for (int b = int(std::int64_t(B) * c / nchunks); b < int(std::int64_t(B) * (c + 1) / nchunks); ++b) {
+      try {
+        omegas[c] =
+            std::max(omegas[c], run(t, q + std::size_t(b) * nq, qd + std::size_t(b) * nv, tau + std::size_t(b) * nv,
+                                    fext ? fext + std::size_t(b) * nf : nullptr, qdd + std::size_t(b) * nv));
+      } catch (const std::exception& e) {
+        if (errors[c].empty()) errors[c] = "batch item " + std::to_string(b) + ": " + e.what();
+      }
+    }
+  });
+  for (const auto& e : errors)
+    if (!e.empty()) throw SingularJoint(e);
+  return nchunks ? *std::max_element(omegas.begin(), omegas.end()) : 0.0;
+}
+
+template <class S> double Engine<S>::inverse_inertia(const S* q, const S* R, int m, S* Y) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (model_.nv == 0 || m == 0) return 0;  // nothing to solve (and no Eigen solve on an empty map: UB)
+  return run_inverse_inertia(q, R, m, Y);
+}
+
+template <class S> bool Engine<S>::inverse_mass_matrix(const S* q, S* Minv, double& omega) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  omega = 0;
+  if (model_.nv == 0) return true;
+  return run_inverse_mass_matrix(q, Minv, omega);
+}
+
+template <class K, class S>
+template <class... Options>
+KernelEngine<K, S>::KernelEngine(const Model<S>& model, const Options&... options)
+    : Engine<S>(model), kernel_(this->model_, options...), ws_(this->model_, kernel_) {}
+
+template <class K, class S>
+double KernelEngine<K, S>::run(int t, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
+  return kernel_.forward_dynamics(this->model_, ws_[t], q, qd, tau, fext, qdd);
+}
+
+template <class K, class S> double KernelEngine<K, S>::run_inverse_inertia(const S* q, const S* R, int m, S* Y) {
+  return kernel_.inverse_inertia(this->model_, ws_, q, R, m, Y);
+}
+
+template <class K, class S> bool KernelEngine<K, S>::run_inverse_mass_matrix(const S* q, S* Minv, double& omega) {
+  if constexpr (K::full_inverse) {
+    return kernel_.inverse_mass_matrix(this->model_, ws_, q, Minv, omega);
+  } else {  // the kernel's own inverse_inertia applied to 1
+    const int nv = this->model_.nv;
+    const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> I =
+        Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>::Identity(nv, nv);
+    omega = kernel_.inverse_inertia(this->model_, ws_, q, I.data(), nv, Minv);
+    return false;
+  }
+}
+
+template <class K, class S> void joint_inertias(KernelEngine<K, S>& engine, const S* q, S* D) {
+  const auto held = engine.lock();
+  engine.kernel().joint_inertias(engine.model(), engine.workspace(), q, D);
+}
+
+template <class S> void rnea_once(const Model<S>& m, const S* q, const S* qd, const S* qdd, const S* fext, S* tau) {
+  Data<S> data(m);
+  rnea(m, data, q, qd, qdd, fext, tau);
+}
+template <class S> void mass_matrix_once(const Model<S>& m, const S* q, S* M) {
+  Data<S> data(m, true);
+  crba(m, data, q);
+  Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(M, m.nv, m.nv) = data.M;
+}
+template <class S> void integrate_once(const Model<S>& m, const S* q, const S* v, S dt, S* qout) {
+  integrate(m, q, v, dt, qout);
+}
+
+template <class S> void forward_kinematics_once(const Model<S>& m, const S* q, S* R, S* p) {
+  std::vector<Transform<S>> X0(std::size_t(m.N) + 1);
+  forward_kinematics(m, q, X0.data());
+  for (int i = 0; i <= m.N; ++i, R += 9, p += 3)
+    for (int r = 0; r < 3; ++r) {
+      p[r] = X0[i].r[r];
+      for (int c = 0; c < 3; ++c) R[3 * r + c] = X0[i].E(c, r);  // R = Eᵀ
+    }
+}
+
+// the engines of the built-in solvers and the one-shot kernels, for the scalar S
+#define TREEDYN_INSTANTIATE(S)                                                             \
+  template class Engine<S>;                                                                \
+  template class KernelEngine<AbaKernel<S>, S>;                                            \
+  template class KernelEngine<AbaModifiedKernel<S>, S>;                                    \
+  template class KernelEngine<CrbaCholeskyKernel<S>, S>;                                   \
+  template class KernelEngine<DrumwrightKernel<S>, S>;                                     \
+  template class KernelEngine<CrbaLtlKernel<S>, S>;                                        \
+  template class KernelEngine<CfaKernel<S>, S>;                                            \
+  template class KernelEngine<JsiiaKernel<S>, S>;                                          \
+  template KernelEngine<AbaKernel<S>, S>::KernelEngine(const Model<S>&);                   \
+  template KernelEngine<AbaModifiedKernel<S>, S>::KernelEngine(const Model<S>&);           \
+  template KernelEngine<CrbaCholeskyKernel<S>, S>::KernelEngine(const Model<S>&);          \
+  template KernelEngine<DrumwrightKernel<S>, S>::KernelEngine(const Model<S>&);            \
+  template KernelEngine<CrbaLtlKernel<S>, S>::KernelEngine(const Model<S>&, const bool&);  \
+  template KernelEngine<CfaKernel<S>, S>::KernelEngine(const Model<S>&);                   \
+  template KernelEngine<JsiiaKernel<S>, S>::KernelEngine(const Model<S>&);                 \
+  template void joint_inertias(KernelEngine<AbaKernel<S>, S>&, const S*, S*);              \
+  template void joint_inertias(KernelEngine<AbaModifiedKernel<S>, S>&, const S*, S*);      \
+  template void rnea_once<S>(const Model<S>&, const S*, const S*, const S*, const S*, S*); \
+  template void mass_matrix_once<S>(const Model<S>&, const S*, S*);                        \
+  template void integrate_once<S>(const Model<S>&, const S*, const S*, S, S*);             \
+  template void forward_kinematics_once<S>(const Model<S>&, const S*, S*, S*);
+
+}  // namespace treedyn
