@@ -15,6 +15,7 @@ const char* minv_isa();
 }  // namespace treedyn
 void bind_model(py::module_& m);
 void bind_algorithms(py::module_& m);
+void bind_kinematics(py::module_& m);
 void bind_solvers(py::module_& m);
 void bind_spatial(py::module_& m);
 void bind_minv(py::module_& m);
@@ -68,6 +69,7 @@ PYBIND11_MODULE(_core, m) {
         "{operation: (multiplications, additions)} of the compact spatial arithmetic.");
   bind_model(m);
   bind_algorithms(m);
+  bind_kinematics(m);
   bind_solvers(m);
   bind_spatial(m);
   bind_minv(m);

@@ -6,6 +6,14 @@ from .configuration import integrate, neutral, random_configuration
 from .dynamics import bias_forces, forward_kinematics, mass_matrix, rnea
 from .inverse import contact_inertia, inverse_mass_matrix
 from .io import ModelFileError, load_mjcf, load_urdf
+from .kinematics import (
+    center_of_mass,
+    frame_bias_acceleration,
+    frame_jacobian,
+    frame_placement,
+    kinetic_energy,
+    potential_energy,
+)
 from .model import (
     Fixed,
     Free,
@@ -40,6 +48,12 @@ __all__ = [
     "available_solvers",
     "make_solver",
     "forward_kinematics",
+    "frame_placement",
+    "frame_jacobian",
+    "frame_bias_acceleration",
+    "center_of_mass",
+    "kinetic_energy",
+    "potential_energy",
     "rnea",
     "bias_forces",
     "mass_matrix",

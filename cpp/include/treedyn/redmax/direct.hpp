@@ -254,28 +254,14 @@ template <class S> class Direct {
 
 // the kernel of solver "redmax-direct" in the engine (engine.hpp): one Direct per thread, so that
 // a batch of forward dynamics runs over the threads; step and the rest use thread 0's
-template <class S> struct RedMaxDirectKernel {
+template <class S> struct RedMaxDirectKernel : KernelOps<S> {
   struct Workspace {
     Direct<S> solver;
     Workspace(const Model<S>&, const RedMaxDirectKernel& k) : solver(k.sys, k.leaf_to_root) {}
   };
-  static constexpr bool full_inverse = false;  // M_r⁻¹ = inverse_inertia(1)
   const System<S> sys;
   const bool leaf_to_root;
   RedMaxDirectKernel(const Model<S>&, const System<S>& system, const bool& ltr) : sys(system), leaf_to_root(ltr) {}
-  // the unconstrained continuous dynamics at t = 0 (fext: the model's point forces instead)
-  double forward_dynamics(const Model<S>&, Workspace& w, const S* q, const S* qd, const S* tau, const S*,
-                          S* qdd) const {
-    w.solver.forward_dynamics(q, qd, tau, S(0), qdd);
-    return 0;
-  }
-  // M_r⁻¹ R (h = 0)
-  template <class Pool>
-  double inverse_inertia(const Model<S>& model, Pool& ws, const S* q, const S* R, int m, S* Y) const {
-    Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>>(Y, model.nv, m) = ws[0].solver.inverse_inertia(
-        q, S(0), Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>>(R, model.nv, m));
-    return 0;
-  }
 };
 
 }  // namespace treedyn::redmax
