@@ -4,6 +4,7 @@ from . import io, linalg, scenes
 from ._core import AccuracyWarning, SingularInertiaError, build_info, get_num_threads, set_num_threads
 from .configuration import integrate, neutral, random_configuration
 from .dynamics import bias_forces, forward_kinematics, mass_matrix, rnea
+from .geometry import Box, Capsule, Plane, Sphere, collide
 from .inverse import contact_inertia, inverse_mass_matrix
 from .io import ModelFileError, load_mjcf, load_urdf
 from .kinematics import (
@@ -48,6 +49,11 @@ __all__ = [
     "available_solvers",
     "make_solver",
     "forward_kinematics",
+    "Sphere",
+    "Capsule",
+    "Box",
+    "Plane",
+    "collide",
     "frame_placement",
     "frame_jacobian",
     "frame_bias_acceleration",

@@ -14,6 +14,7 @@ from typing import Union
 import numpy as np
 
 from . import _core
+from .geometry import SHAPES, Geom
 
 __all__ = [
     "UnknownNameError",
@@ -407,6 +408,7 @@ class Model:
         self._placements: list[Transform] = [Transform()]
         self._inertias: list[Inertia] = [Inertia(mass=0.0, com=(0, 0, 0), inertia=np.zeros((3, 3)))]
         self._frames: dict[str, tuple] = {}
+        self._geoms: list = []  # geometry.Geom, in the order added
         self.gravity = gravity
         # RedMax terms (baxter2019 §2): used by the redmax-* solvers' implicit step
         self._joint_springs: dict[int, tuple] = {}
@@ -600,6 +602,49 @@ class Model:
         """The C++ model (treedyn._core.Model) the kernels and solver engines run on: the one
         accessor for code that hands the model to C++; read it, never modify it."""
         return self._cpp
+
+    def add_geom(
+        self,
+        body: ParentRef,
+        shape,
+        placement: Transform | None = None,
+        friction: float = 1.0,
+        name: str | None = None,
+        contype: int = 1,
+        conaffinity: int = 1,
+    ) -> int:
+        """Fix a collision shape (td.Sphere, Capsule, Box, Plane) to ``body`` (a body name or
+        index; None/0/"world": the world) at ``placement`` (its pose in the body frame); returns
+        its index in ``model.geoms``. ``friction``: Coulomb coefficient (a pair uses the larger);
+        ``contype``/``conaffinity``: MuJoCo's collision bit masks. treedyn.collide finds contacts."""
+        if not isinstance(shape, SHAPES):
+            raise TypeError(f"shape must be one of td.Sphere, Capsule, Box, Plane, got {type(shape).__name__}")
+        b = self._body_ref(body, "geom")
+        placement = Transform() if placement is None else placement
+        if not isinstance(placement, Transform):
+            raise TypeError(f"geom placement must be a treedyn.Transform, got {type(placement).__name__}")
+        try:
+            friction = float(friction)
+        except (TypeError, ValueError):
+            raise TypeError(f"geom friction must be a number, got {friction!r}") from None
+        if not (np.isfinite(friction) and friction >= 0):
+            raise ValueError(f"geom friction must be finite and >= 0, got {friction}")
+        for mask, what in ((contype, "contype"), (conaffinity, "conaffinity")):
+            if isinstance(mask, bool) or not isinstance(mask, (int, np.integer)) or mask < 0:
+                raise TypeError(f"geom {what} must be a non-negative integer bit mask, got {mask!r}")
+        name = f"geom{len(self._geoms)}" if name is None else name
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"geom name must be a non-empty string, got {name!r}")
+        if any(g.name == name for g in self._geoms):
+            raise ValueError(f"a geom named {name!r} already exists")
+        self._geoms.append(Geom(name, b, shape, placement, friction, int(contype), int(conaffinity)))
+        return len(self._geoms) - 1
+
+    @property
+    def geoms(self) -> tuple:
+        """The collision geoms (treedyn.geometry.Geom: name, body index, shape, placement,
+        friction, contype, conaffinity), in the order added."""
+        return tuple(self._geoms)
 
     @property
     def frames(self) -> dict:

@@ -1,0 +1,274 @@
+"""Collision geometry and contact detection (issue 14, item 2).
+
+Shapes are immutable values: :class:`Sphere`, :class:`Capsule` (axis z, ``half_length`` from
+the centre to each cap's centre), :class:`Box` (``half_extents``) and :class:`Plane` (the
+placement's z axis is the normal, the half-space below it solid). ``model.add_geom`` fixes one to
+a body or to the world. :func:`collide` returns the contacts at q: world point (midway between the
+two surfaces), unit normal from the first geom towards the second, and depth (> 0: penetration).
+
+Closed forms for every pair with a plane or a sphere and for capsule–capsule (a box on a plane
+gives its penetrating corners, a capsule its penetrating cap centres, so resting shapes get
+enough points); box–box and box–capsule go to coal (the collision library of the Pinocchio
+packages, `pip install coal`), which returns one point per pair.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Sphere", "Capsule", "Box", "Plane", "Geom", "Contacts", "collide"]
+
+
+def _positive(x, what: str) -> float:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be a number, got {x!r}") from None
+    if not (np.isfinite(x) and x > 0):
+        raise ValueError(f"{what} must be positive and finite, got {x}")
+    return x
+
+
+@dataclass(frozen=True)
+class Sphere:
+    radius: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", _positive(self.radius, "Sphere radius"))
+
+
+@dataclass(frozen=True)
+class Capsule:
+    radius: float
+    half_length: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", _positive(self.radius, "Capsule radius"))
+        object.__setattr__(self, "half_length", _positive(self.half_length, "Capsule half_length"))
+
+
+@dataclass(frozen=True)
+class Box:
+    half_extents: tuple
+
+    def __post_init__(self):
+        h = np.asarray(self.half_extents)
+        if h.shape != (3,):
+            raise ValueError(f"Box half_extents must be 3 numbers, got {self.half_extents!r}")
+        object.__setattr__(self, "half_extents", tuple(_positive(x, "Box half_extents") for x in h))
+
+
+@dataclass(frozen=True)
+class Plane:
+    pass
+
+
+SHAPES = (Sphere, Capsule, Box, Plane)
+
+
+@dataclass(frozen=True)
+class Geom:
+    """A shape fixed to a body (index; 0 is the world) at ``placement`` (a treedyn.Transform in the
+    body's frame). ``contype``/``conaffinity``: MuJoCo's bit masks (a pair collides when
+    ``a.contype & b.conaffinity or b.contype & a.conaffinity``)."""
+
+    name: str
+    body: int
+    shape: object
+    placement: object
+    friction: float = 1.0
+    contype: int = 1
+    conaffinity: int = 1
+
+
+@dataclass(frozen=True)
+class Contacts:
+    """Contacts at one configuration, one row each."""
+
+    geoms: np.ndarray  # (k, 2) geom indices (a, b)
+    bodies: np.ndarray  # (k, 2) their bodies
+    points: np.ndarray  # (k, 3) world points midway between the surfaces
+    normals: np.ndarray  # (k, 3) unit normals from a towards b
+    depths: np.ndarray  # (k,) penetration depths (> 0)
+    friction: np.ndarray  # (k,) the pair's friction coefficient: max of the two (MuJoCo's rule)
+
+    def __len__(self) -> int:
+        return len(self.depths)
+
+
+def collision_pairs(model) -> list[tuple[int, int]]:
+    """The geom pairs that may touch: different bodies, neither the other's parent unless that is
+    the world (as MuJoCo's parent filter), the bit masks compatible, not two planes."""
+    geoms, parents = model.geoms, model.parents
+    out = []
+    for i, a in enumerate(geoms):
+        for j in range(i + 1, len(geoms)):
+            b = geoms[j]
+            if a.body == b.body:
+                continue
+            # a body and its parent (not the world: a robot on its base still touches the ground)
+            if (parents[a.body] == b.body and b.body != 0) or (parents[b.body] == a.body and a.body != 0):
+                continue
+            if not (a.contype & b.conaffinity or b.contype & a.conaffinity):
+                continue
+            if isinstance(a.shape, Plane) and isinstance(b.shape, Plane):
+                continue
+            out.append((i, j))
+    return out
+
+
+# ------------------------------------------------------------------------------ closed forms
+# each returns a list of (point, normal from the first shape to the second, depth) with depth > 0
+
+
+def _sphere_sphere(c1, r1, c2, r2):
+    d = c2 - c1
+    dist = float(np.linalg.norm(d))
+    depth = r1 + r2 - dist
+    if depth <= 0:
+        return []
+    n = d / dist if dist > 1e-12 else np.array([0.0, 0.0, 1.0])
+    return [(c1 + n * (r1 - 0.5 * depth), n, depth)]
+
+
+def _plane_points(p0, n, centres, r):
+    """Spheres of radius r (r = 0: points) at `centres` against the plane (p0, n)."""
+    out = []
+    for c in centres:
+        dist = float(n @ (c - p0))
+        depth = r - dist
+        if depth > 0:
+            out.append((c - n * (0.5 * (r + dist)), n, depth))
+    return out
+
+
+def _segment_point(a, b, x):
+    """The point of segment [a, b] nearest to x."""
+    d = b - a
+    t = np.clip((x - a) @ d / (d @ d), 0.0, 1.0)
+    return a + t * d
+
+
+def _segment_segment(p1, q1, p2, q2):
+    """Nearest points of segments [p1, q1] and [p2, q2] (Ericson, Real-Time Collision Detection §5.1.9)."""
+    d1, d2, r = q1 - p1, q2 - p2, p1 - p2
+    a, e, f = d1 @ d1, d2 @ d2, d2 @ r
+    c, b = d1 @ r, d1 @ d2
+    denom = a * e - b * b
+    s = np.clip((b * f - c * e) / denom, 0.0, 1.0) if denom > 1e-14 * a * e else 0.0
+    t = (b * s + f) / e
+    if t < 0.0:
+        t, s = 0.0, np.clip(-c / a, 0.0, 1.0)
+    elif t > 1.0:
+        t, s = 1.0, np.clip((b - c) / a, 0.0, 1.0)
+    return p1 + s * d1, p2 + t * d2
+
+
+def _box_sphere(R, p, h, c, r):
+    """Box (world rotation R, centre p, half extents h) against a sphere: normal from box to sphere."""
+    x = R.T @ (c - p)
+    inside = np.all(np.abs(x) <= h)
+    if not inside:
+        y = np.clip(x, -h, h)
+        d = x - y
+        dist = float(np.linalg.norm(d))
+        if dist >= r:
+            return []
+        n = R @ (d / dist)
+        depth = r - dist
+        return [(c - n * (r - 0.5 * depth), n, depth)]
+    k = int(np.argmin(h - np.abs(x)))  # the nearest face
+    sgn = 1.0 if x[k] >= 0 else -1.0
+    n = R[:, k] * sgn
+    depth = r + (h[k] - abs(x[k]))
+    return [(c - n * (r - 0.5 * depth), n, depth)]
+
+
+def _capsule_ends(R, p, shape):
+    axis = R[:, 2] * shape.half_length
+    return p - axis, p + axis
+
+
+def _box_corners(R, p, h):
+    signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
+    return p + (signs * h) @ R.T
+
+
+def _coal_pair(sa, Ra, pa, sb, Rb, pb):
+    try:
+        import coal
+    except ImportError as e:  # pragma: no cover - coal comes with the test extras
+        raise ImportError(
+            f"collide: a {type(sa).__name__}–{type(sb).__name__} pair needs coal (pip install coal)"
+        ) from e
+
+    def obj(s):
+        if isinstance(s, Box):
+            return coal.Box(*(2.0 * np.asarray(s.half_extents)))
+        if isinstance(s, Capsule):
+            return coal.Capsule(s.radius, 2.0 * s.half_length)
+        return coal.Sphere(s.radius)
+
+    req, res = coal.CollisionRequest(), coal.CollisionResult()
+    if not coal.collide(obj(sa), coal.Transform3s(Ra, pa), obj(sb), coal.Transform3s(Rb, pb), req, res):
+        return []
+    return [
+        (np.array(c.pos), np.array(c.normal), -float(c.penetration_depth))
+        for c in res.getContacts()
+        if c.penetration_depth < 0
+    ]
+
+
+def _pair(sa, Ra, pa, sb, Rb, pb):
+    """Contacts of shape a (world pose Ra, pa) against shape b, normals from a to b."""
+    if isinstance(sb, Plane) or (isinstance(sa, Sphere) and not isinstance(sb, (Sphere, Plane))):
+        return [(x, -n, d) for x, n, d in _pair(sb, Rb, pb, sa, Ra, pa)]  # b first, normals flipped
+    if isinstance(sa, Plane):
+        n, p0 = Ra[:, 2], pa
+        if isinstance(sb, Sphere):
+            return _plane_points(p0, n, [pb], sb.radius)
+        if isinstance(sb, Capsule):
+            return _plane_points(p0, n, _capsule_ends(Rb, pb, sb), sb.radius)
+        return _plane_points(p0, n, _box_corners(Rb, pb, np.asarray(sb.half_extents)), 0.0)
+    if isinstance(sa, Sphere):  # sb is a sphere
+        return _sphere_sphere(pa, sa.radius, pb, sb.radius)
+    if isinstance(sb, Sphere):
+        if isinstance(sa, Capsule):
+            return _sphere_sphere(_segment_point(*_capsule_ends(Ra, pa, sa), pb), sa.radius, pb, sb.radius)
+        return _box_sphere(Ra, pa, np.asarray(sa.half_extents), pb, sb.radius)
+    if isinstance(sa, Capsule) and isinstance(sb, Capsule):
+        x, y = _segment_segment(*_capsule_ends(Ra, pa, sa), *_capsule_ends(Rb, pb, sb))
+        return _sphere_sphere(x, sa.radius, y, sb.radius)
+    return _coal_pair(sa, Ra, pa, sb, Rb, pb)
+
+
+def collide(model, q) -> Contacts:
+    """The contacts between the model's geoms at q (see the module's docstring)."""
+    from ._core import forward_kinematics
+
+    if not hasattr(model, "geoms") or not hasattr(model, "core"):
+        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
+    R, p = forward_kinematics(model.core, q)
+    geoms = model.geoms
+    pose = []
+    for g in geoms:
+        Rg = R[g.body] @ np.asarray(g.placement.rotation)
+        pose.append((Rg, R[g.body] @ np.asarray(g.placement.translation) + p[g.body]))
+    rows = []
+    for i, j in collision_pairs(model):
+        a, b = geoms[i], geoms[j]
+        for x, n, d in _pair(a.shape, *pose[i], b.shape, *pose[j]):
+            rows.append((i, j, a.body, b.body, x, n, d, max(a.friction, b.friction)))
+    if not rows:
+        z = np.zeros((0, 3))
+        return Contacts(np.zeros((0, 2), int), np.zeros((0, 2), int), z, z.copy(), np.zeros(0), np.zeros(0))
+    return Contacts(
+        geoms=np.array([r[:2] for r in rows], dtype=int),
+        bodies=np.array([r[2:4] for r in rows], dtype=int),
+        points=np.array([r[4] for r in rows], dtype=float),
+        normals=np.array([r[5] for r in rows], dtype=float),
+        depths=np.array([r[6] for r in rows], dtype=float),
+        friction=np.array([r[7] for r in rows], dtype=float),
+    )
