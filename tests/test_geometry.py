@@ -148,3 +148,65 @@ def test_bad_geoms_are_refused():
     with pytest.raises(ValueError, match="already exists"):
         m.add_geom("a", td.Sphere(1), name="s")
     assert len(m.geoms) == 1
+
+
+SCENE = """<mujoco><worldbody>
+  <geom name="ground" type="plane" size="5 5 .1" friction=".6"/>
+  <body name="ball" pos="0 0 .25"><freejoint/><geom type="sphere" size=".3"/></body>
+  <body name="rod" pos="1 0 .1" euler="0 80 0"><freejoint/><geom type="capsule" fromto="0 0 -.3 0 0 .3" size=".12"/></body>
+  <body name="crate" pos="-1 0 .18" euler="0 0 30"><freejoint/><geom type="box" size=".2 .3 .2"/></body>
+  <body name="pair" pos="0 1.5 .5"><freejoint/><geom type="sphere" size=".2" pos=".15 0 0"/>
+    <body name="arm" pos="0 0 0"><joint type="hinge" axis="0 0 1"/><geom type="capsule" fromto="-.1 0 0 -.4 0 0" size=".1"/></body>
+  </body>
+  <body name="other" pos="0.45 1.5 .5"><freejoint/><geom type="sphere" size=".2"/></body>
+</worldbody></mujoco>"""
+
+
+def test_mjcf_geoms_collide_as_in_mujoco():
+    # the same file in MuJoCo: the same pairs, depths (−dist), normals and points (MuJoCo's box–plane
+    # keeps up to 4 corners: the crate's 4 penetrating corners here)
+    mujoco = pytest.importorskip("mujoco")
+    model = td.load_mjcf(SCENE)
+    mm = mujoco.MjModel.from_xml_string(SCENE)
+    md = mujoco.MjData(mm)
+    mujoco.mj_forward(mm, md)
+    # MuJoCo's qpos0 (free bodies start where the file puts them) in treedyn's layout
+    q = td.neutral(model)
+    moving = [i for i in range(1, model.n_bodies) if model.joints[i].nv > 0]
+    assert len(moving) == mm.njnt
+    for j, i in enumerate(moving):
+        a, b = model.q_indices[i], mm.jnt_qposadr[j]
+        if isinstance(model.joints[i], td.Free):
+            q[a : a + 3] = mm.qpos0[b : b + 3]
+            q[a + 3 : a + 7] = np.roll(mm.qpos0[b + 3 : b + 7], -1)  # (w, x, y, z) -> (x, y, z, w)
+        else:
+            q[a] = mm.qpos0[b]
+    ours = td.collide(model, q)
+    theirs = sorted(
+        (tuple(c.geom), -c.dist, tuple(c.frame[:3]), tuple(c.pos)) for c in md.contact[: md.ncon] if c.dist < 0
+    )
+    mine = sorted(
+        (tuple(g), d, tuple(n), tuple(x)) for g, d, n, x in zip(ours.geoms, ours.depths, ours.normals, ours.points)
+    )
+    assert [t[0] for t in mine] == [t[0] for t in theirs]
+    for (g, d, n, x), (_, dr, nr, xr) in zip(mine, theirs):
+        assert abs(d - dr) <= 1e-9, (g, d, dr)  # closed forms on both sides: rounding
+        np.testing.assert_allclose(n, nr, atol=1e-9, err_msg=str(g))
+        np.testing.assert_allclose(x, xr, atol=1e-9, err_msg=str(g))
+    np.testing.assert_array_equal(ours.friction[ours.geoms[:, 0] == 0], 1.0)  # max(0.6, 1)
+
+
+def test_urdf_collision_primitives_become_geoms():
+    urdf = """<robot name="r"><link name="base"><collision><origin xyz="0 0 .1"/><geometry><box size=".2 .4 .6"/></geometry></collision></link>
+    <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+      <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+    <link name="arm"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial>
+      <collision name="tip"><origin xyz=".5 0 0"/><geometry><sphere radius=".1"/></geometry></collision>
+      <collision><geometry><mesh filename="arm.stl"/></geometry></collision></link></robot>"""
+    model = td.load_urdf(urdf)
+    assert [(g.name, g.body, g.shape) for g in model.geoms] == [
+        ("base/collision0", 0, td.Box((0.1, 0.2, 0.3))),
+        ("arm/tip", 1, td.Sphere(0.1)),
+    ]
+    np.testing.assert_array_equal(model.geoms[0].placement.translation, [0, 0, 0.1])
+    np.testing.assert_array_equal(model.geoms[1].placement.translation, [0.5, 0, 0])

@@ -50,6 +50,7 @@ class Node:
     placement: Transform = field(default_factory=Transform)  # node in parent node, when welded (no steps)
     line: int | None = None
     body_name: str | None = None  # name of the node's body when it is not the node's name
+    geoms: list = field(default_factory=list)  # [(shape, pose in the node's frame, add_geom keywords)]
 
 
 def fold_inertias(parts) -> Inertia:
@@ -120,6 +121,13 @@ def build_model(nodes, gravity, error, source: str) -> Model:
             raise error(f"body {name!r} (joint {jname!r}): {e}", line) from None
     for n, (b, X) in carrier.items():
         model.add_frame(n, b, X)
+    for node in nodes:
+        b, X = carrier[node.name]
+        for shape, pose, kw in node.geoms:
+            try:
+                model.add_geom(b, shape, X @ pose, **kw)
+            except (ValueError, TypeError) as e:
+                raise error(f"geom {kw.get('name')!r} of {node.name!r}: {e}", node.line) from None
     _warn_massless(model, source)
     return model
 

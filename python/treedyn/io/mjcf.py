@@ -34,6 +34,11 @@ free joint's linear velocity):
   and v = (linear, angular) velocity in body coordinates, where MuJoCo's qvel has the linear
   velocity in world coordinates (v_linear = Rᵀ qvel[0:3]).
 
+Collision geometry: every sphere, capsule (``fromto`` too), box and plane geom with a non-zero
+``contype`` or ``conaffinity`` becomes a geom of its body (``model.geoms``: ``friction``'s first
+value, ``contype``, ``conaffinity``); cylinders, ellipsoids and meshes are skipped (not collision
+shapes yet).
+
 Not modelled, with one IgnoredElementWarning per file that says so: joint ``damping``,
 ``stiffness``, ``frictionloss`` and ``armature``, body ``gravcomp``, fluid forces (treedyn takes
 forces as inputs and has no rotor inertia, so M differs from MuJoCo's by the armature);
@@ -55,6 +60,7 @@ import os
 
 import numpy as np
 
+from ..geometry import Box, Capsule, Plane, Sphere
 from ..model import Free, Inertia, Model, Prismatic, Revolute, Spherical, Transform
 from ._common import (
     IgnoredTags,
@@ -349,7 +355,9 @@ class _Reader:
         # stack of (body element, parent node name, pose of the body's parent frame in the parent body, class)
         stack = []
         for wb in reversed(worldbodies):
-            for kind, e, X, cls in reversed(self._contents(wb, Transform(), "main", world=True)):
+            contents = self._contents(wb, Transform(), "main", world=True)
+            nodes[0].geoms[:0] = self._collision_geoms(contents, "world")
+            for kind, e, X, cls in reversed(contents):
                 if kind == "body":
                     stack.append((e, "world", X, cls))
         while stack:
@@ -370,6 +378,7 @@ class _Reader:
             body_pose = X @ self._pose(elem)
             self._joints(node, elem, body_pose, [c for c in contents if c[0] == "joint"], parent)
             node.inertia = self._body_inertia(elem, name, contents)
+            node.geoms = self._collision_geoms(contents, name)
             nodes.append(node)
             for kind, e, Xc, c in reversed(contents):
                 if kind == "body":
@@ -557,6 +566,51 @@ class _Reader:
             raise self.err(f"{what}: size {a.get('size')!r} gives a {kind} of zero volume", g)
         m = mass if explicit_mass else density * V
         return (Inertia(m, np.zeros(3), m * I_unit), X @ pose)
+
+    def _collision_geoms(self, contents, body):
+        """The body's sphere, capsule, box and plane geoms that collide (contype or conaffinity
+        non-zero) as (shape, pose in the body frame, add_geom keywords); other types are skipped."""
+        out = []
+        for _, g, X, cls in (c for c in contents if c[0] == "geom"):
+            self.current = g
+            a = self._attrs(g, cls)
+            kind = a.get("type", "sphere")
+            masks = []
+            for key in ("contype", "conaffinity"):
+                x = float(self._vec(g, key, 1, a, (1,))[0])
+                if not (0 <= x < 2**31 and x == int(x)):
+                    raise self.err(f"geom of body {body!r}: {key}={a.get(key)!r} is not a non-negative integer", g)
+                masks.append(int(x))
+            contype, conaffinity = masks
+            if contype == 0 and conaffinity == 0:
+                continue  # visual only
+            if kind not in ("sphere", "capsule", "box", "plane"):
+                continue  # cylinders, ellipsoids, meshes: not collision shapes yet (documented above)
+            size = np.r_[self._vec(g, "size", None, a, (0, 0, 0)), np.zeros(3)][:3]
+            pose = self._pose(g, a)
+            if "fromto" in a and kind in ("capsule", "box"):
+                ft = self._vec(g, "fromto", 6, a)
+                d = ft[3:] - ft[:3]
+                L = float(np.linalg.norm(d))
+                if L < 1e-12:
+                    raise self.err(f"geom of body {body!r}: fromto has zero length", g)
+                pose = Transform(z_to_vector(d), 0.5 * (ft[:3] + ft[3:]))
+                size = np.array([size[0], 0.5 * L, 0.0]) if kind == "capsule" else np.array([size[0], size[0], 0.5 * L])
+            try:
+                shape = {
+                    "sphere": lambda: Sphere(size[0]),
+                    "capsule": lambda: Capsule(size[0], size[1]),
+                    "box": lambda: Box(size),
+                    "plane": lambda: Plane(),
+                }[kind]()
+            except (ValueError, TypeError) as e:
+                raise self.err(f"{kind} geom of body {body!r}: {e}", g) from None
+            kw = {"friction": float(self._vec(g, "friction", None, a, (1.0,))[0]), "contype": contype}
+            kw["conaffinity"] = conaffinity
+            if a.get("name"):
+                kw["name"] = a["name"]
+            out.append((shape, X @ pose, kw))
+        return out
 
     def _total_mass(self, nodes):
         if self.totalmass <= 0:

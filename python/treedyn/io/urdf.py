@@ -38,8 +38,10 @@ Not supported (a ModelFileError naming the tag, the joint and the file): ``<mimi
 ``buildModel`` does by default), kinematic loops (a link that is the child of two joints, joints
 that form a cycle), several root links, unknown joint types, xacro macros.
 
-Ignored: ``<visual>``, ``<collision>`` and ``<material>`` silently (geometry, no part of the
-dynamics); ``<transmission>``, ``<gazebo>`` and any unknown element with one
+Collision geometry: each ``<collision>`` sphere, box and capsule (the common extension,
+``radius`` and ``length``) becomes a geom of its link (``model.geoms``, named ``link/name``);
+meshes and cylinders are skipped (not collision shapes yet). Ignored: ``<visual>`` and
+``<material>`` silently (no part of the dynamics); ``<transmission>``, ``<gazebo>`` and any unknown element with one
 ``IgnoredElementWarning`` per file; joint ``<dynamics>`` (damping and friction are forces, which
 treedyn takes as inputs), ``<calibration>``, ``<safety_controller>``.
 
@@ -57,6 +59,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..geometry import Box, Capsule, Sphere
 from ..model import Free, Inertia, Model, Prismatic, Revolute, Transform
 from ._common import (
     IgnoredTags,
@@ -254,6 +257,7 @@ class _Reader:
                 node = self._joint_node(joint_of[link], link, limits)
             self.current = elem
             node.inertia = self._inertia(elem, link)
+            node.geoms = self._collisions(elem, link)
             nodes.append(node)
             stack.extend(reversed([j.find("child").get("link") for j in children[link]]))
         if len(seen) != len(links):
@@ -322,6 +326,33 @@ class _Reader:
                 Step(f"{name}#theta", Revolute(axis), Transform()),
             ]
         return node
+
+    def _collisions(self, link_elem, link) -> list:
+        """The link's <collision> spheres, boxes and capsules (the common extension: radius,
+        length) as (shape, pose in the link frame, add_geom keywords); meshes and cylinders are
+        skipped."""
+        out = []
+        for k, c in enumerate(link_elem.findall("collision")):
+            what = f"link {link!r} <collision>"
+            g = c.find("geometry")
+            shape = None if g is None else next((e for e in g if isinstance(e.tag, str)), None)
+            if shape is None:
+                raise self.err(f"{what} has no <geometry>", c)
+            try:
+                if shape.tag == "sphere":
+                    geom = Sphere(floats(self.doc, shape, "radius", 1, None, what))
+                elif shape.tag == "box":
+                    geom = Box(0.5 * floats(self.doc, shape, "size", 3, None, what))
+                elif shape.tag == "capsule":
+                    length = floats(self.doc, shape, "length", 1, None, what)
+                    geom = Capsule(floats(self.doc, shape, "radius", 1, None, what), 0.5 * length)
+                else:  # meshes, cylinders: not collision shapes yet (module docstring)
+                    continue
+            except (ValueError, TypeError) as e:
+                raise self.err(f"{what}: {e}", shape) from None
+            name = f"{link}/{c.get('name') or f'collision{k}'}"
+            out.append((geom, self._origin(c, what), {"name": name}))
+        return out
 
     def _inertia(self, link_elem, link) -> Inertia | None:
         for e in link_elem:
