@@ -474,6 +474,30 @@ def test_rnea_bias_forces_mass_matrix(model, data):
         same(out, call(fn, model, *[reference(x) for x in args]))
 
 
+@given(models, st.data(), st.sampled_from(["world", "local", "local_world_aligned"]))
+def test_frames_jacobians_and_centre_of_mass(model, data, ref_frame):
+    q, v, _, value = data.draw(states(model))
+    body = data.draw(st.integers(0, model.n_bodies - 1), label="body")
+    kinds = {x: data.draw(st.sampled_from(LAYOUTS), label=f"layout of {x}") for x in ("q", "v")}
+    given_ = {"q": layout(q, kinds["q"]), "v": layout(v, kinds["v"])}
+    for fn, names, shape in (
+        (lambda m, q: td.frame_jacobian(m, q, body, reference=ref_frame), "q", (6, model.nv)),
+        (lambda m, q, v: td.frame_bias_acceleration(m, q, v, body, reference=ref_frame), "qv", (6,)),
+        (lambda m, q: td.center_of_mass(m, q), "q", (3,)),
+        (lambda m, q: td.center_of_mass(m, q, jacobian=True)[1], "q", (3, model.nv)),
+        (lambda m, q, v: np.array(td.kinetic_energy(m, q, v)), "qv", ()),
+        (lambda m, q: np.array(td.potential_energy(m, q)), "q", ()),
+    ):
+        args = [given_[x] for x in names]
+        out = call(fn, model, *args)
+        used = [kinds[x] for x in names]
+        if expect(out, used, args, other_bad=value is not None and any(k in REFUSED for k in used)):
+            continue
+        if not isinstance(out, Raised):
+            finite_array(out, shape)
+        same(out, call(fn, model, *[reference(x) for x in args]))
+
+
 @given(models, st.data(), st.sampled_from([0.0, 1e-3, -0.5, 1.0, 1e3, 1e300, np.nan, np.inf, 5e-324]))
 def test_integrate(model, data, dt):
     q, v, _, value = data.draw(states(model))
