@@ -2,6 +2,7 @@
 // configuration or a batch (B, nq) looped in C++ with the GIL released.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -82,6 +83,41 @@ void bind_kinematics(py::module_& m) {
       },
       py::arg("model"), py::arg("q"), py::arg("body"), py::arg("rotation"), py::arg("translation"),
       py::arg("reference"));
+  m.def(
+      "contact_jacobian",
+      [](const Model<double>& model, py::handle q, py::handle bodies, py::handle points, py::handle dirs) {
+        py::ssize_t B;
+        Arr qa = vector_arg<double>(q, "q", model.nq, "nq", false, B);
+        check_quaternions(model, qa.data(), 1, "q");
+        auto ba = py::array_t < std::int64_t, py::array::c_style | py::array::forcecast > ::ensure(bodies);
+        Arr pa = as_real<double>(points, "points"), da = as_real<double>(dirs, "directions");
+        if (!ba || ba.ndim() != 2 || ba.shape(1) != 2) throw py::value_error("bodies must be integers of shape (P, 2)");
+        const py::ssize_t P = ba.shape(0);
+        if (pa.ndim() != 2 || pa.shape(0) != P || pa.shape(1) != 3)
+          throw py::value_error("points must have shape (P, 3) = (" + std::to_string(P) + ", 3), got " + shape_str(pa));
+        if (da.ndim() != 3 || da.shape(0) != P || da.shape(2) != 3)
+          throw py::value_error("directions must have shape (P, m, 3) with P = " + std::to_string(P) + ", got " +
+                                shape_str(da));
+        check_finite<double>(pa, "points");
+        check_finite<double>(da, "directions");
+        for (py::ssize_t k = 0; k < 2 * P; ++k)
+          if (ba.data()[k] < 0 || ba.data()[k] > model.N)
+            throw py::value_error("bodies: no body " + std::to_string(ba.data()[k]) + " (bodies are 0.." +
+                                  std::to_string(model.N) + ")");
+        const int m = int(da.shape(1));
+        Arr J({py::ssize_t(model.nv), P * m});
+        {
+          py::gil_scoped_release release;
+          Data<double> data(model);
+          std::vector<Transform<double>> X0(model.N + 1);
+          std::vector<Motion<double>> s0(model.nv);
+          contact_jacobian(model, data, X0, s0, qa.data(), int(P), ba.data(), pa.data(), da.data(), m,
+                           J.mutable_data());
+        }
+        check_result<double>(J, "contact_jacobian");
+        return J;
+      },
+      py::arg("model"), py::arg("q"), py::arg("bodies"), py::arg("points"), py::arg("directions"));
   m.def(
       "frame_bias_acceleration",
       [](const Model<double>& model, py::handle q, py::handle v, int body, py::handle R, py::handle p, int reference) {

@@ -3,6 +3,7 @@
 from . import io, linalg, scenes
 from ._core import AccuracyWarning, SingularInertiaError, build_info, get_num_threads, set_num_threads
 from .configuration import integrate, neutral, random_configuration
+from .contact import ContactSimulator, contact_jacobians
 from .dynamics import bias_forces, forward_kinematics, mass_matrix, rnea
 from .geometry import Box, Capsule, Plane, Sphere, collide
 from .inverse import contact_inertia, inverse_mass_matrix
@@ -54,6 +55,8 @@ __all__ = [
     "Box",
     "Plane",
     "collide",
+    "ContactSimulator",
+    "contact_jacobians",
     "frame_placement",
     "frame_jacobian",
     "frame_bias_acceleration",

@@ -244,23 +244,70 @@ def _pair(sa, Ra, pa, sb, Rb, pb):
     return _coal_pair(sa, Ra, pa, sb, Rb, pb)
 
 
-def collide(model, q) -> Contacts:
-    """The contacts between the model's geoms at q (see the module's docstring)."""
+def collide(model, q, pairs=None) -> Contacts:
+    """The contacts between the model's geoms at q (see the module's docstring). pairs: the geom
+    index pairs to test (default: collision_pairs(model); a stepper computes them once)."""
     from ._core import forward_kinematics
 
     if not hasattr(model, "geoms") or not hasattr(model, "core"):
         raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
     R, p = forward_kinematics(model.core, q)
     geoms = model.geoms
-    pose = []
-    for g in geoms:
-        Rg = R[g.body] @ np.asarray(g.placement.rotation)
-        pose.append((Rg, R[g.body] @ np.asarray(g.placement.translation) + p[g.body]))
-    rows = []
-    for i, j in collision_pairs(model):
+    pairs = collision_pairs(model) if pairs is None else pairs
+    pose = [None] * len(geoms)
+    rows, balls = [], []  # balls: (plane, sphere) pairs, done together below
+
+    def world(i):
+        if pose[i] is None:
+            g = geoms[i]
+            pose[i] = (
+                R[g.body] @ np.asarray(g.placement.rotation),
+                R[g.body] @ np.asarray(g.placement.translation) + p[g.body],
+            )
+        return pose[i]
+
+    for i, j in pairs:
         a, b = geoms[i], geoms[j]
-        for x, n, d in _pair(a.shape, *pose[i], b.shape, *pose[j]):
+        if isinstance(a.shape, Plane) and isinstance(b.shape, Sphere):
+            balls.append((i, j, 1.0))
+            continue
+        if isinstance(b.shape, Plane) and isinstance(a.shape, Sphere):
+            balls.append((j, i, -1.0))
+            continue
+        for x, n, d in _pair(a.shape, *world(i), b.shape, *world(j)):
             rows.append((i, j, a.body, b.body, x, n, d, max(a.friction, b.friction)))
+    out = _rows(rows)
+    if balls:
+        out = _concat(out, _plane_spheres(geoms, R, p, balls))
+    return out
+
+
+def _plane_spheres(geoms, R, p, balls) -> Contacts:
+    """Every (plane, sphere) pair at once; sign −1 when the sphere is the pair's first geom."""
+    plane, ball, sign = (np.array(x) for x in zip(*balls))
+    pb = np.array([geoms[i].body for i in plane])
+    sb = np.array([geoms[j].body for j in ball])
+    n = np.einsum("bij,bj->bi", R[pb], np.array([np.asarray(geoms[i].placement.rotation)[:, 2] for i in plane]))
+    p0 = np.einsum("bij,bj->bi", R[pb], np.array([geoms[i].placement.translation for i in plane])) + p[pb]
+    c = np.einsum("bij,bj->bi", R[sb], np.array([geoms[j].placement.translation for j in ball])) + p[sb]
+    r = np.array([geoms[j].shape.radius for j in ball])
+    dist = np.einsum("bi,bi->b", n, c - p0)
+    depth = r - dist
+    hit = depth > 0
+    first = np.where(sign > 0, plane, ball)[hit]
+    second = np.where(sign > 0, ball, plane)[hit]
+    mu = np.array([max(geoms[i].friction, geoms[j].friction) for i, j in zip(first, second)])
+    return Contacts(
+        geoms=np.stack([first, second], axis=1).astype(int),
+        bodies=np.array([[geoms[i].body, geoms[j].body] for i, j in zip(first, second)], dtype=int).reshape(-1, 2),
+        points=(c - n * (0.5 * (r + dist))[:, None])[hit],
+        normals=(n * sign[:, None])[hit],
+        depths=depth[hit],
+        friction=mu.reshape(-1),
+    )
+
+
+def _rows(rows) -> Contacts:
     if not rows:
         z = np.zeros((0, 3))
         return Contacts(np.zeros((0, 2), int), np.zeros((0, 2), int), z, z.copy(), np.zeros(0), np.zeros(0))
@@ -271,4 +318,18 @@ def collide(model, q) -> Contacts:
         normals=np.array([r[5] for r in rows], dtype=float),
         depths=np.array([r[6] for r in rows], dtype=float),
         friction=np.array([r[7] for r in rows], dtype=float),
+    )
+
+
+def _concat(a: Contacts, b: Contacts) -> Contacts:
+    if not len(a):
+        return b
+    return Contacts(
+        *(
+            np.concatenate([x, y])
+            for x, y in zip(
+                (a.geoms, a.bodies, a.points, a.normals, a.depths, a.friction),
+                (b.geoms, b.bodies, b.points, b.normals, b.depths, b.friction),
+            )
+        )
     )

@@ -5,6 +5,7 @@
 // spatial order [angular; linear]. One pass over the bodies up to the frame's body (parents come
 // before children), then the path from that body to the root: O(N + depth · nv_j).
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "treedyn/algorithms/kinematics.hpp"
@@ -57,6 +58,37 @@ void frame_jacobian(const Model<S>& model, Data<S>& data, std::vector<Transform<
         J[(r + 3) * nv + c] = col.lin[r];
       }
     }
+}
+
+// The contact Jacobians, transposed (what the contact impulses act through): contact i pushes body
+// b_i with a unit force d_ij at the world point p_i and body a_i with −d_ij (j < m directions: the
+// normal and the friction cone's edges). As a wrench at the world origin that force is
+// f = [p × d; d], and the generalized force on coordinate c of joint k is s_c · f, s_c = S_c in world
+// coordinates (^kX_0⁻¹ S_c): summed over the path from b_i to the root, minus the path from a_i.
+// Row c, column i·m + j of J (nv × P·m, row-major): (J_b(p_i) − J_a(p_i))ᵀ d_ij over J's linear rows.
+// O(N + Σ_i m·(depth(a_i) + depth(b_i))) after the pass; s0 holds the nv world columns.
+template <class S>
+void contact_jacobian(const Model<S>& model, Data<S>& data, std::vector<Transform<S>>& X0, std::vector<Motion<S>>& s0,
+                      const S* q, int P, const std::int64_t* bodies, const S* points, const S* dirs, int m, S* J) {
+  const std::size_t cols = std::size_t(P) * m;
+  placements_and_subspaces(model, data, q, model.N, X0.data());
+  for (int k = 1; k <= model.N; ++k)
+    for (int c = model.v_index[k]; c < model.v_index[k] + model.nv_i[k]; ++c) s0[c] = X0[k].inv_apply(data.S[c]);
+  std::fill(J, J + std::size_t(model.nv) * cols, S(0));
+  for (int i = 0; i < P; ++i) {
+    const Vec3<S> p(points[3 * i], points[3 * i + 1], points[3 * i + 2]);
+    for (int j = 0; j < m; ++j) {
+      const S* dij = dirs + 3 * (std::size_t(i) * m + j);
+      const Vec3<S> d(dij[0], dij[1], dij[2]), pxd = cross(p, d);
+      S* col = J + std::size_t(i) * m + j;
+      for (int side = 0; side < 2; ++side) {  // a (−), then b (+)
+        const S sign = side == 0 ? S(-1) : S(1);
+        for (int k = int(bodies[2 * i + side]); k > 0; k = model.parent[k])
+          for (int c = model.v_index[k]; c < model.v_index[k] + model.nv_i[k]; ++c)
+            col[std::size_t(c) * cols] += sign * (dot(s0[c].ang, pxd) + dot(s0[c].lin, d));
+      }
+    }
+  }
 }
 
 // J̇q̇ of the same frame in `ref`: the frame's acceleration at q̈ = 0 without gravity. With v_b, a_b

@@ -1,0 +1,265 @@
+"""Simulation with contact (python/treedyn/contact.py, algorithms/jacobians.hpp contact_jacobian).
+
+The physical checks are the ones a reader does by hand — a box sliding to rest on a plane, a box on
+an incline below and above the friction angle — held to the issue's 2 % / 3 % / 1 mm and, more
+tightly, to what the time discretisation explains: with the semi-implicit step the box's velocity
+drops by exactly μ g h per step in contact, so the stopping time is off by at most the step it
+spends before touching and the step it ends in (2h), the distance by v₀·2h; on the incline the
+acceleration is exact up to the QP's tolerance (eps_abs = 1e-9 m/s per step against a·h ≈ 1.6e-3
+m/s: 6e-7 relative; checked at 10 ε / (a h)).
+"""
+
+import threading
+
+import numpy as np
+import pytest
+
+import treedyn as td
+from treedyn.contact import ContactSimulator, contact_jacobians
+
+G = 9.81
+HALF = (0.1, 0.1, 0.05)
+
+
+def rot_y(theta):
+    c, s = np.cos(theta), np.sin(theta)
+    return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
+
+
+def quat(R):  # (x, y, z, w) of a rotation about y
+    theta = np.arctan2(R[0, 2], R[0, 0])
+    return np.array([0.0, np.sin(theta / 2), 0.0, np.cos(theta / 2)])
+
+
+def box_on_plane(mu, theta=0.0):
+    """A 2 kg box (half extents HALF) resting on a plane tilted by theta about y (downhill = −x
+    of the plane's frame for theta > 0), its bottom face exactly on the plane."""
+    model = td.Model(gravity=(0, 0, -G))
+    b = model.add_body("box", None, joint=td.Free(), inertia=td.Inertia.box(2.0, [2 * x for x in HALF]))
+    model.add_geom(b, td.Box(HALF), friction=mu)
+    R = rot_y(theta)
+    model.add_geom(None, td.Plane(), placement=td.Transform(rotation=R), friction=mu)
+    q = td.neutral(model)
+    q[:3], q[3:7] = R @ np.array([0, 0, HALF[2]]), quat(R)
+    return model, q, R
+
+
+@pytest.mark.parametrize(
+    "integrator, h, v0, mu, azimuth",
+    [
+        ("semi-implicit", 1e-3, 2.0, 0.5, 0.0),
+        ("semi-implicit", 1e-3, 2.0, 0.5, np.radians(30)),  # between the k = 4 cone's edges
+        ("euler", 1e-5, 0.2, 1.0, np.radians(60)),
+    ],
+)
+def test_box_slides_to_rest(integrator, h, v0, mu, azimuth):
+    model, q, _ = box_on_plane(mu)
+    u = np.array([np.cos(azimuth), np.sin(azimuth), 0.0])
+    state = td.State(q, np.r_[v0 * u, 0, 0, 0])
+    t_stop, d_stop = v0 / (mu * G), v0**2 / (2 * mu * G)
+    sim = ContactSimulator(model, h, integrator=integrator, friction_edges=4)
+    traj = sim.run(state, 1.2 * t_stop)
+    speed = np.linalg.norm(traj.v[:, :3], axis=1)
+    stopped = traj.t[np.argmax(speed < 1e-9)]
+    travelled = (traj.q[-1, :3] - q[:3]) @ u
+    assert abs(stopped - t_stop) <= min(0.02 * t_stop, 2 * h + 1e-12)
+    assert abs(travelled - d_stop) <= min(0.02 * d_stop, 2 * v0 * h)
+    # along its initial direction: the cone's edges turn with the slide. Each step's lateral
+    # velocity is off by at most the QP's ε, so after T/h steps the drift is ≤ ε T² / (2h)
+    lateral = traj.q[-1, :2] - q[:2] - travelled * u[:2]
+    T = traj.t[-1]
+    assert np.linalg.norm(lateral) <= sim.qp_tolerance * T * T / (2 * h)
+    assert traj.max_penetration.max() < 1e-3
+    # resting on the plane: the corners touch after one step of fall (two for Euler, whose q moves
+    # with the velocity before the step) and stay in contact: no hopping
+    first = int(np.argmax(traj.n_contacts > 0))
+    assert first <= (1 if integrator == "semi-implicit" else 2)
+    assert np.all(traj.n_contacts[first:] == 4)
+
+
+@pytest.mark.parametrize("degrees", [20.0, 35.0])
+def test_box_on_incline(degrees):
+    mu, h, T = 0.5, 1e-3, 0.5
+    theta = np.radians(degrees)
+    model, q, R = box_on_plane(mu, -theta)  # downhill = +x of the plane's frame
+    sim = ContactSimulator(model, h)
+    traj = sim.run(td.State(q, np.zeros(6)), T)
+    n = R[:, 2]
+    downhill = np.array([0, 0, -G]) - (np.array([0, 0, -G]) @ n) * n
+    downhill /= np.linalg.norm(downhill)
+    s = (traj.q[:, :3] - q[:3]) @ downhill
+    a = G * (np.sin(theta) - mu * np.cos(theta))
+    assert traj.max_penetration.max() < 1e-3
+    if a <= 0:  # tan θ < μ: held. The one step before touching falls freely: g sinθ h² of slide
+        assert abs(s[-1]) < 1e-3
+        assert abs(s[-1]) <= G * h * h + 1e-12
+    else:
+        speed = np.diff(s) / np.diff(traj.t)
+        a_fit = np.polyfit(traj.t[10:-1], speed[10:], 1)[0]
+        assert abs(a_fit / a - 1) <= 0.03
+        assert abs(a_fit / a - 1) <= 10 * sim.qp_tolerance / (a * h)
+
+
+def test_contact_jacobian_is_the_point_jacobians(model, rng):
+    """Column (i, j) = (J_b(p_i) − J_a(p_i))ᵀ d_ij over the linear rows (frame_jacobian at the
+    point, local_world_aligned): the same sums in another order, to rounding of the magnitudes."""
+    from treedyn import _core
+
+    q = td.random_configuration(model, rng)
+    P, m = 5, 3
+    bodies = rng.integers(0, model.n_bodies, size=(P, 2))
+    points, dirs = rng.standard_normal((P, 3)), rng.standard_normal((P, m, 3))
+    J = _core.contact_jacobian(model.core, q, bodies, points, dirs)
+    R, p = _core.forward_kinematics(model.core, q)
+    ref = np.zeros_like(J)
+    for i in range(P):
+        for sign, b in ((-1.0, bodies[i, 0]), (1.0, bodies[i, 1])):
+            if b == 0:
+                continue
+            Jb = td.frame_jacobian(model, q, int(b), point=R[b].T @ (points[i] - p[b]), reference="local_world_aligned")
+            ref[:, i * m : (i + 1) * m] += sign * Jb[3:].T @ dirs[i].T
+    scale = (1 + np.abs(points).max() + np.abs(p).max()) * np.abs(dirs).max() * (model.n_bodies - 1)
+    assert np.abs(J - ref).max() <= 64 * model.nv * np.finfo(float).eps * scale
+
+
+def feet_on_ground(n=6):
+    """A floating chain with a sphere at each link's tip, lying on a plane."""
+    model = td.scenes.chain(n, floating_base=True)
+    for b in range(1, model.n_bodies):
+        model.add_geom(b, td.Sphere(0.02), placement=td.Transform(translation=(0.1, 0, 0)), friction=0.8)
+    model.add_geom(None, td.Plane(), friction=0.8)
+    q = td.neutral(model)
+    q[2] = 0.015  # the tips 5 mm into the ground
+    return model, q
+
+
+@pytest.mark.parametrize("solver", ["aba", "crba-cholesky", "crba-ltl"])
+def test_solvers_give_the_same_step(solver):
+    """M⁻¹[N D] from any solver gives the same step as drumwright's, within step_bound."""
+    model, q = feet_on_ground()
+    rng = np.random.default_rng(3)
+    v = 0.3 * rng.standard_normal(model.nv)
+    eps = 1e-12
+    out = []
+    for name in ("drumwright", solver):
+        state = td.State(q, v)
+        step = ContactSimulator(model, 1e-3, solver=name, qp_tolerance=eps).step(state)
+        assert step.n_contacts == (model.n_bodies - 1)
+        out.append((state.v, step))
+    dv = out[0][0] - out[1][0]
+    M = td.mass_matrix(model, q)
+    assert np.sqrt(dv @ M @ dv) <= step_bound(out[0][1], eps)
+
+
+def test_impulses_push_and_stay_in_the_cone():
+    model, q = feet_on_ground()
+    state = td.State(q, 0.5 * np.random.default_rng(1).standard_normal(model.nv))
+    step = ContactSimulator(model, 1e-3).step(state)
+    n = step.contacts.normals
+    normal = np.einsum("pi,pi->p", step.impulses, n)
+    tangent = np.linalg.norm(step.impulses - normal[:, None] * n, axis=1)
+    tol = 1e-8 * np.abs(step.impulses).max()  # the QP's residuals, in impulse units
+    assert np.all(normal >= -tol)
+    assert np.all(tangent <= step.contacts.friction * normal + tol)
+
+
+def test_energy_does_not_grow_without_penetration():
+    """Inelastic impulses only take kinetic energy away: with nothing to push out (b = 0) the
+    energy after the impulse is at most the free step's."""
+    model, q = feet_on_ground()
+    q[2] = 0.018 + 1e-6  # 1e-6 m deep: below the slop, b = 0
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        v = rng.standard_normal(model.nv)
+        sim = ContactSimulator(model, 1e-4)
+        state = td.State(q, v)
+        a = sim.solver.forward_dynamics(q, v, np.zeros(model.nv))
+        v_free = v + 1e-4 * a
+        sim.step(state)
+        T_free, T_after = td.kinetic_energy(model, q, v_free), td.kinetic_energy(model, q, state.v)
+        assert T_after <= T_free * (1 + 1e-9)
+
+
+def step_bound(step, eps):
+    """‖Δv⁺‖_M between two solutions of the same step's QPs stopped at KKT residuals ε (m/s): the
+    objective ½‖v⁺‖²_M is within ε·(‖z‖₁ + ‖λ‖₁) of its minimum and 1-strongly convex in the
+    M-norm, so each v⁺ is within √(2ε(‖z‖₁ + ‖λ‖₁)) of the optimum; the multipliers λ (impulse
+    units) are bounded like z, and ‖z‖₁ ≤ (1 + μ)·Σ c_N ≤ 2 Σ|impulse| for μ ≤ 1: two QPs, two
+    solutions, 2√(2ε·4·2Σ|impulse|)."""
+    return 2 * np.sqrt(2 * eps * 4 * 2 * np.abs(step.impulses).sum())
+
+
+def test_shared_simulator_between_threads():
+    """One simulator stepped from 4 threads at once gives every thread the serial step. Not bit
+    for bit: ProxQP's (and numpy's) vector kernels sum in an order that depends on the arrays'
+    alignment, so two serial runs differ at the QP's tolerance too; within step_bound."""
+    model, q = feet_on_ground()
+    rng = np.random.default_rng(5)
+    v = [0.3 * rng.standard_normal(model.nv) for _ in range(8)]
+    sim = ContactSimulator(model, 1e-3)
+    M = td.mass_matrix(model, q)
+    serial = []
+    for vi in v:
+        s = td.State(q, vi)
+        serial.append((s, sim.step(s)))
+    results = [[None] * len(v) for _ in range(4)]
+
+    def work(i):
+        for j, vi in enumerate(v):
+            s = td.State(q, vi)
+            sim.step(s)
+            results[i][j] = s
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for row in results:
+        for s, (ref, step) in zip(row, serial):
+            dv = s.v - ref.v
+            assert np.sqrt(dv @ M @ dv) <= step_bound(step, sim.qp_tolerance)
+
+
+def test_contact_jacobians_public():
+    model, q = feet_on_ground()
+    contacts = td.collide(model, q)
+    N, D = contact_jacobians(model, q, contacts, k=6)
+    assert N.shape == (model.nv, len(contacts)) and D.shape == (model.nv, 6 * len(contacts))
+    # the edges of a contact are unit tangents: their Jacobian columns sum to zero over the cone
+    assert np.abs(D.reshape(model.nv, len(contacts), 6).sum(axis=2)).max() <= 1e-12 * np.abs(D).max() * 6
+
+
+def test_bad_input():
+    model, q = feet_on_ground()
+    with pytest.raises(ValueError, match="dt"):
+        ContactSimulator(model, 0.0)
+    with pytest.raises(ValueError, match="integrator"):
+        ContactSimulator(model, 1e-3, integrator="rk4")
+    with pytest.raises(ValueError, match="friction_edges"):
+        ContactSimulator(model, 1e-3, friction_edges=2)
+    with pytest.raises(ValueError, match="unknown solver|no solver|not registered"):
+        ContactSimulator(model, 1e-3, solver="nope")
+    with pytest.raises(TypeError, match="Model"):
+        ContactSimulator("model", 1e-3)
+    sim = ContactSimulator(model, 1e-3)
+    with pytest.raises(TypeError, match="State"):
+        sim.step((q, np.zeros(model.nv)))
+    with pytest.raises(ValueError, match="does not fit"):
+        sim.step(td.State(q[:-1], np.zeros(model.nv)))
+    with pytest.raises(ValueError, match="tau"):
+        sim.step(td.State(q, np.zeros(model.nv)), tau=np.zeros(3))
+    state = td.State(q, np.zeros(model.nv))
+    state.v[0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        sim.step(state)
+    with pytest.raises(ValueError, match="t_end"):
+        sim.run(td.State(q, np.zeros(model.nv)), -1.0)
+    with pytest.raises(ValueError, match="record_every"):
+        sim.run(td.State(q, np.zeros(model.nv)), 0.01, record_every=0)
+    from treedyn import _core
+
+    with pytest.raises(ValueError, match="no body"):
+        _core.contact_jacobian(model.core, q, np.array([[0, 99]]), np.zeros((1, 3)), np.zeros((1, 1, 3)))
+    with pytest.raises(ValueError, match="points"):
+        _core.contact_jacobian(model.core, q, np.array([[0, 1]]), np.zeros((2, 3)), np.zeros((1, 1, 3)))
