@@ -297,20 +297,24 @@ class ContactSimulator:
         # 1. inelastic normal impulses: min ½ c_Nᵀ A c_N + c_Nᵀ Nᵀv*, A c_N + Nᵀv* ≥ b, c_N ≥ 0
         A = G[:P, :P]
         cN, it1 = self._qp(A, g[:P], A, b - g[:P], P, np.full(P, np.inf))
-        # 2. friction: min ½ zᵀ G z + zᵀ [N D]ᵀ v*, Σ_j c_D,ij ≤ μ_i c_N,i, and the normal velocities
-        #    b ≤ Nᵀv⁺ ≤ max(Nᵀv⁺₁, b) with v⁺₁ step 1's: no contact may separate faster than after the
-        #    frictionless impact. Without the upper bound the normal impulses would grow only to
-        #    allow more friction (that dissipates more) and throw the bodies off the ground.
+        # 2. friction: min ½ zᵀ G z + zᵀ [N D]ᵀ v* subject to Nᵀv⁺ ≥ b, Σ_j c_D,ij ≤ μ_i c_N,i and
+        #    Σ_i c_N,i ≤ κ = Σ_i c_N,i of step 1 (Drumwright and Shell's bound: without it the normal
+        #    impulses would grow only to allow more friction, which dissipates more, and throw the
+        #    bodies off the ground). κ is loosened by step 1's tolerance so that step 1's own
+        #    solution stays feasible.
         n = P * (1 + k)
         rows = np.arange(P)
         cone = np.zeros((P, n))
         cone[rows, rows] = mu
         for j in range(k):
             cone[rows, P + rows * k + j] = -1.0
-        C = np.vstack([G[:P], cone])
-        vN1 = A @ cN + g[:P]
-        lower = np.concatenate([b - g[:P], np.zeros(P)])
-        upper = np.concatenate([np.maximum(vN1, b) - g[:P] + self.qp_tolerance, np.full(P, np.inf)])
+        kappa = np.zeros((1, n))
+        kappa[0, :P] = 1.0
+        C = np.vstack([G[:P], cone, kappa])
+        lower = np.concatenate([b - g[:P], np.zeros(P), [-np.inf]])
+        upper = np.concatenate(
+            [np.full(P, np.inf), np.full(P, np.inf), [cN.sum() * (1 + 1e-9) + P * self.qp_tolerance]]
+        )
         z, it2 = self._qp(G, g, C, lower, n, upper)
         return z, it1 + it2
 

@@ -383,7 +383,7 @@ class LoopClosure:
         return _LOOP_ROWS[self.kind]
 
 
-# The file readers behind Model.from_urdf / from_mjcf: treedyn.io registers them on import (the
+# The file readers behind Model.from_urdf / from_mjcf (and the writer of to_mjcf): treedyn.io registers them on import (the
 # loaders depend on the model, never the reverse)
 _FILE_READERS: dict = {}
 
@@ -526,6 +526,11 @@ class Model:
         """Load an MJCF (MuJoCo XML) file, or MJCF text (a string starting with '<'):
         treedyn.io.load_mjcf (the supported subset and the q/v layout are described there)."""
         return _FILE_READERS["mjcf"](path_or_xml)
+
+    def to_mjcf(self, name: str = "treedyn") -> str:
+        """The model as MJCF text, for MuJoCo (treedyn.io.to_mjcf: bodies, joints, inertias, geoms,
+        gravity)."""
+        return _FILE_READERS["to_mjcf"](self, name)
 
     # ----------------------------------------------------------------- queries
     @property

@@ -12,12 +12,14 @@ from ._common import IgnoredElementWarning, InertiaWarning
 from ._tree import MassWarning
 from ._xml import ModelFileError
 from .mjcf import load_mjcf
+from .mjcf_writer import to_mjcf
 from .urdf import MissingMeshWarning, load_urdf
 
-_FILE_READERS.update(urdf=load_urdf, mjcf=load_mjcf)  # Model.from_urdf / from_mjcf
+_FILE_READERS.update(urdf=load_urdf, mjcf=load_mjcf, to_mjcf=to_mjcf)  # Model.from_urdf / from_mjcf / to_mjcf
 
 __all__ = [
     "load_urdf",
+    "to_mjcf",
     "load_mjcf",
     "ModelFileError",
     "IgnoredElementWarning",

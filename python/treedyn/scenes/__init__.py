@@ -2,6 +2,7 @@
 baxter2019 §4 (bridge, bridge_rigid, umbrella, tree: Scenes with a model, an initial state, h and
 a duration; see docs/scenes.md)."""
 
+from .centipede import CentipedeGait, centipede
 from .chain import chain
 from .random_tree import random_tree
 from .redmax import bridge, bridge_rigid, tree, umbrella
@@ -10,6 +11,8 @@ from .spec import SPEC_KINDS, from_spec, scene_from_spec
 
 __all__ = [
     "chain",
+    "centipede",
+    "CentipedeGait",
     "random_tree",
     "from_spec",
     "Scene",

@@ -21,6 +21,8 @@ class Scene:
     built with and derived numbers: block lengths, masses, spring and loop counts, the initial
     loop-closure residual, ...).
 
+    ``tau``: the scene's controller, a function tau(t, q, v) -> (nv,), or None (no actuation).
+
     ``model, state = scene`` unpacks it. ``scene.initial_state()`` is a fresh copy of the state
     the scene was built with (``scene.state`` itself is the one a stepper advances).
     """
@@ -48,6 +50,7 @@ class Scene:
         self.name = str(name)
         self.info = dict(info or {})
         self._initial = state.copy()
+        self.tau = None
 
     @classmethod
     def from_model(cls, model: Model, name: str, h: float = 1e-2, duration: float = 5.0) -> Scene:

@@ -10,6 +10,7 @@ or the path of a URDF / MJCF file.
     bridge-rigid[:N_DECK]
     umbrella[:N,params=sim|video]
     tree[:LEVELS,springs=siblings|square]
+    centipede[:N_SEGMENTS,friction=MU]   drumwright2012's walking centipede, with contact (scenes.centipede)
     path/to/robot.urdf, path/to/model.xml
 
 Each name means the same model in every command: a scene kind gives its model to ``from_spec``,
@@ -22,6 +23,7 @@ import os
 
 from ..model import Model
 from . import redmax
+from .centipede import centipede
 from .chain import chain
 from .random_tree import random_tree
 from .scene import Scene
@@ -48,6 +50,7 @@ _KINDS = {
     "random-all": (_model_kind(lambda n: random_tree(n, 0)), [("n", int)], True),
     "bridge": (redmax.bridge, [("n_deck", int), ("n_tower", int), ("params", str), ("car", str)], False),
     "bridge-rigid": (redmax.bridge_rigid, [("n_deck", int)], False),
+    "centipede": (centipede, [("n_segments", int), ("friction", float)], False),
     "umbrella": (redmax.umbrella, [("n", int), ("params", str)], False),
     "tree": (redmax.tree, [("levels", int), ("springs", str)], False),
 }
@@ -55,7 +58,8 @@ SPEC_KINDS = tuple(_KINDS)
 _ALIASES = {"bridge_rigid": "bridge-rigid", "chain_fb": "chain-fb", "random_all": "random-all"}
 _GRAMMAR = (
     "chain:N, chain-fb:N, random:N, random-all:N, bridge[:N_DECK,N_TOWER,params=,car=], "
-    "bridge-rigid[:N_DECK], umbrella[:N,params=], tree[:LEVELS,springs=], or a .urdf / .xml file"
+    "bridge-rigid[:N_DECK], umbrella[:N,params=], tree[:LEVELS,springs=], centipede[:N_SEGMENTS,friction=], "
+    "or a .urdf / .xml file"
 )
 
 
