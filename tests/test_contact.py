@@ -5,8 +5,8 @@ an incline below and above the friction angle — held to the issue's 2 % / 3 % 
 tightly, to what the time discretisation explains: with the semi-implicit step the box's velocity
 drops by exactly μ g h per step in contact, so the stopping time is off by at most the step it
 spends before touching and the step it ends in (2h), the distance by v₀·2h; on the incline the
-acceleration is exact up to the QP's tolerance (eps_abs = 1e-9 m/s per step against a·h ≈ 1.6e-3
-m/s: 6e-7 relative; checked at 10 ε / (a h)).
+acceleration, once Baumgarte's transient has passed, is exact up to the QP's tolerance (eps_abs = 1e-9
+m/s per step against a·h ≈ 1.6e-3 m/s: 6e-7 relative; checked at 10 ε / (a h)).
 """
 
 import threading
@@ -97,7 +97,12 @@ def test_box_on_incline(degrees):
         speed = np.diff(s) / np.diff(traj.t)
         a_fit = np.polyfit(traj.t[10:-1], speed[10:], 1)[0]
         assert abs(a_fit / a - 1) <= 0.03
-        assert abs(a_fit / a - 1) <= 10 * sim.qp_tolerance / (a * h)
+        # once Baumgarte has pushed out the first step's penetration beyond the slop (its extra
+        # normal impulse adds friction: a transient of time constant `stabilization`, e^-10 of it
+        # left after 10 of them), each step's velocity is off by the QP's ε alone
+        late = traj.t[:-1] >= 10 * sim.stabilization
+        a_late = np.polyfit(traj.t[:-1][late], speed[late], 1)[0]
+        assert abs(a_late / a - 1) <= 10 * sim.qp_tolerance / (a * h)
 
 
 def test_contact_jacobian_is_the_point_jacobians(model, rng):
