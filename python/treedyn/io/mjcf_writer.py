@@ -6,7 +6,10 @@ none, Universal → two hinges (MuJoCo composes a body's joints in order: the se
 the first, as treedyn's). ``<inertial>`` with the full inertia about the centre of mass; geoms
 (sphere, capsule, box, plane) with their friction, contype and conaffinity; gravity in
 ``<option>``. Angles in radians. q and v map as in treedyn.peers (quaternions (w, x, y, z); a free
-joint's linear velocity in world coordinates). treedyn.load_mjcf reads the file back to an
+joint's linear velocity in world coordinates). A free joint's MJCF coordinates are the body's world
+pose (its body's pos/quat, the placement, only set the initial qpos), where treedyn's are relative
+to the placement: q_mjcf = placement ∘ q (the same when the placement is the identity, as for
+scenes.centipede's head). treedyn.load_mjcf reads the file back to an
 equivalent model (a universal joint then becomes two revolute joints with a massless body between).
 """
 
