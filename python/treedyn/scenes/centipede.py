@@ -11,8 +11,10 @@ The paper gives the legs' joints, not the rest; the choices here (docs/scenes.md
 * gait: each leg follows a travelling wave of phase θ = ω t − 2π i / λ (+π on the right): the hip
   swings the leg back and forth about the segment's z axis, ψ = A cos θ, while the knee lifts the
   foot during the forward swing (sin θ > 0), α = lift · max(0, sin θ); the feet push backwards in
-  stance and the centipede walks along +x. PD control tracks it (torques τ = K_p e − K_d ė per
-  joint; a ball joint's error is the rotation vector of R_targetᵀ R).
+  stance and the centipede walks along +x (about 0.25 m/s at the defaults, 6 to 20 segments).
+  PD control tracks it (a ball joint's error is the rotation vector of R_targetᵀ R), with gains
+  scaled by each joint's effective inertia (CentipedeGait), plus a feed-forward that carries the
+  weight on the feet in stance.
 """
 
 from __future__ import annotations
@@ -110,7 +112,7 @@ class CentipedeGait:
     k_p = m ω², k_d = 2 ζ m ω with m = 1/(M⁻¹)_ii the joint's effective inertia at the standing pose
     (the inertia its torque meets with every other joint free). Scaled so, the explicit PD torques
     are stable at h = 1e-3: the eigenvalues of M⁻¹K_d are 2ζω times those of the unit-diagonal
-    D^½M⁻¹D^½ (D = diag(m)), measured ≤ 3.6 for 3 to 30 segments, so h λ_max(M⁻¹K_d) ≈ 0.54 < 2 —
+    D^½M⁻¹D^½ (D = diag(m)), measured ≤ 3.6 for 3 to 30 segments, so h λ_max(M⁻¹K_d) ≈ 0.86 < 2 —
     where gains of one size for all joints were unstable on the light lower legs. A callable, for
     ContactSimulator.run(tau=gait)."""
 
@@ -121,8 +123,8 @@ class CentipedeGait:
         period: float = 0.6,
         wavelength: float = 6.0,
         amplitude: float = 0.35,
-        lift: float = 0.5,
-        omega_n: float = 75.0,
+        lift: float = 0.8,
+        omega_n: float = 120.0,
         damping_ratio: float = 1.0,
     ):
         self.model = model
