@@ -168,3 +168,69 @@ def test_an_unknown_name_lists_the_grammar(capsys, command):
     assert main([command, "tre:4"]) == 2
     err = capsys.readouterr().err
     assert "unknown scene 'tre'" in err and "random:N" in err and "tree[:LEVELS" in err
+
+
+def test_simulate_centipede_runs_with_contact_and_writes_plot_animation_and_trajectory(capsys, tmp_path):
+    png, gif, out = tmp_path / "walk.png", tmp_path / "walk.gif", tmp_path / "walk.npz"
+    args = ["simulate", "centipede:2", "--steps", "20", "--plot", str(png), "--animate", str(gif), "--out", str(out)]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    # the summary: steps, simulated time, wall time and the solver; contacts, penetration, QP; the walk
+    assert "centipede:2: 25 DOF, 20 steps of h = 0.001 (0.02 s simulated) in " in text
+    assert "with drumwright (semi-implicit, contact)" in text
+    assert "contacts per step: mean" in text and "max penetration" in text and "QP iterations per step" in text
+    assert "centre of mass walked" in text and "m along x" in text
+    data = np.load(out)
+    assert data["q"].shape[0] == 21 and data["v"].shape == (21, 25)  # nv = 11 n + 3
+    assert data["n_contacts"].shape == (20,) and np.all(data["n_contacts"] >= 1)  # feet on the ground
+    assert data["com"].shape == (21, 3) and str(data["integrator"]) == "semi-implicit"
+    assert np.all(np.isfinite(data["q"])) and abs(data["t"][-1] - 0.02) <= 20 * 0.02 * 2**-53
+    image = pytest.importorskip("matplotlib.image")
+    assert image.imread(png).ndim == 3
+    from PIL import Image
+
+    with Image.open(gif) as im:
+        assert im.format == "GIF" and im.n_frames == 21  # every recorded state: 21 <= --frames 100
+
+
+def test_simulate_animation_keeps_at_most_frames_and_works_for_redmax_scenes(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    from PIL import Image
+
+    gif = tmp_path / "bridge.gif"
+    assert main(["simulate", "bridge:5,3", "--steps", "12", "--animate", str(gif), "--frames", "5"]) == 0
+    assert "(5 frames of 13 recorded states" in capsys.readouterr().out  # states 0, 3, 6, 9, 12
+    with Image.open(gif) as im:
+        assert im.n_frames == 5
+
+
+def test_simulate_contact_options(capsys, tmp_path):
+    out = tmp_path / "euler.npz"
+    assert main(["simulate", "centipede:1", "--steps", "3", "--integrator", "euler", "--solver", "aba", "--h", "1e-4",
+                 "--every", "2", "--out", str(out)]) == 0  # fmt: skip
+    assert "3 steps of h = 0.0001" in capsys.readouterr().out
+    data = np.load(out)
+    assert str(data["solver"]) == "aba" and str(data["integrator"]) == "euler" and data["t"].shape == (3,)
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["centipede:1", "--steps", "0"], "--steps must be >= 1"),
+        (["centipede:1", "--every", "0"], "--every must be >= 1"),
+        (["centipede:1", "--h", "-1"], "--h must be positive"),
+        (["centipede:1", "--animate", "walk.mp4"], "give a .gif file"),
+        (["centipede:1", "--animate", "walk.gif", "--frames", "1"], "--frames must be >= 2"),
+        (["centipede:1", "--solver", "nosuch"], "unknown solver 'nosuch'"),
+        (["bridge:5,3", "--integrator", "euler"], "--integrator is for scenes with contact"),
+    ],
+)
+def test_simulate_bad_options_are_clear_errors(capsys, args, message):
+    assert main(["simulate", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_simulate_unknown_integrator_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["simulate", "centipede:1", "--integrator", "rk4"])
+    assert e.value.code == 2 and "invalid choice: 'rk4'" in capsys.readouterr().err

@@ -5,7 +5,7 @@ import pytest
 from conftest import assert_within_rounding
 
 import treedyn as td
-from treedyn.plot import _corners, _hull, draw
+from treedyn.plot import _corners, _hull, draw, frame_indices
 
 
 def test_box_corners_and_their_hull():
@@ -33,3 +33,26 @@ def test_draw_a_scene_with_its_shapes(tmp_path):
     assert len(ax.patches) == len(scene.info["shapes"])
     assert len(ax.lines) >= len(scene.model.springs)
     plt.close(ax.figure)
+
+
+def test_draw_shows_the_geoms_and_the_ground_in_a_side_view():
+    plt = pytest.importorskip("matplotlib.pyplot")
+    from matplotlib.patches import Circle
+
+    scene = td.scenes.centipede(2)
+    ax = draw(scene.model, scene.state.q, axes=(0, 2))
+    # one circle per foot (radius 0.02 m, touching z = 0), the ground plane as a line; units on the axes
+    circles = [p for p in ax.patches if isinstance(p, Circle)]
+    assert len(circles) == 4 and all(abs(c.center[1] - c.radius) < 2e-4 for c in circles)
+    assert "plane (ground)" in ax.get_legend_handles_labels()[1]
+    assert ax.get_xlabel() == "x [m]" and ax.get_ylabel() == "z [m]"
+    top = draw(scene.model, scene.state.q, axes=(0, 1))  # seen from above, the plane fills the view: no line
+    assert "plane (ground)" not in top.get_legend_handles_labels()[1]
+    plt.close("all")
+
+
+@pytest.mark.parametrize("n,frames,expected", [(1, 5, [0]), (5, 100, [0, 1, 2, 3, 4]), (13, 5, [0, 3, 6, 9, 12]),
+                                               (12, 5, [0, 3, 6, 9, 11])])  # fmt: skip
+def test_frame_indices_every_kth_and_the_last(n, frames, expected):
+    idx = frame_indices(n, frames)
+    assert list(idx) == expected and len(idx) <= frames

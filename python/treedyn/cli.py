@@ -9,6 +9,15 @@ treedyn simulate bridge:20,20 --steps 500 --out bridge.npz --plot bridge.png
                                    run a RedMax scene (bridge, bridge-rigid, umbrella, tree,
                                    chain) with redmax-direct or redmax-pcg, write the
                                    trajectory and a picture of the final state
+treedyn simulate centipede:50 --plot walk.png --animate walk.gif
+                                   a scene with contact (geoms that can collide, or a gait:
+                                   the centipede) runs through td.ContactSimulator (drumwright's
+                                   inverse inertia, semi-implicit steps of the scene's h, its
+                                   gait as tau) for the scene's duration; prints contacts,
+                                   penetration, QP iterations and how far the centre of mass
+                                   walked; --plot: side and top views of the final state and
+                                   the centre of mass x over time; --animate: a GIF of the run
+                                   (at most --frames frames; any scene, RedMax ones too)
 treedyn info                       what this build has (OpenMP, SIMD, Eigen)
 """
 
@@ -23,6 +32,10 @@ import warnings
 import numpy as np
 
 from .timing import time_call
+
+# the widest a view of a contact scene gets, relative to its height: a long centipede is shown in a
+# window around its centre of mass rather than as a thin line
+MAX_ASPECT = 8.0
 
 
 def _cmd_solvers(args) -> int:
@@ -183,27 +196,61 @@ def _file_peer_rows(model, q, v, tau, reference, args):
     return [(label, best, med, err)]
 
 
+def _has_contact(scene) -> bool:
+    """A scene for the ContactSimulator: a controller (gait) or geoms that can collide."""
+    from .geometry import collision_pairs
+
+    return getattr(scene, "tau", None) is not None or bool(collision_pairs(scene.model))
+
+
 def _cmd_simulate(args) -> int:
-    from . import make_solver, set_num_threads
+    from . import set_num_threads
     from .scenes import scene_from_spec
 
-    if args.steps < 1:
+    if args.steps is not None and args.steps < 1:
         raise ValueError(f"--steps must be >= 1, got {args.steps}")
+    if args.every < 1:
+        raise ValueError(f"--every must be >= 1, got {args.every}")
+    if args.h is not None and not (np.isfinite(args.h) and args.h > 0):
+        raise ValueError(f"--h must be positive, got {args.h}")
+    if args.animate:
+        if not args.animate.lower().endswith(".gif"):
+            raise ValueError(
+                f"--animate writes a GIF (matplotlib's PillowWriter): give a .gif file, got {args.animate!r}"
+            )
+        if args.frames < 2:
+            raise ValueError(f"--frames must be >= 2, got {args.frames}")
+        if not args.fps > 0:
+            raise ValueError(f"--fps must be positive, got {args.fps}")
     if args.threads:
         set_num_threads(args.threads)
     scene = scene_from_spec(args.scene)
+    if _has_contact(scene):
+        return _simulate_contact(scene, args)
+    if args.integrator is not None:
+        raise ValueError(
+            f"--integrator is for scenes with contact; {scene.name} is stepped by the RedMax solvers' implicit step"
+        )
+    return _simulate_redmax(scene, args)
+
+
+def _simulate_redmax(scene, args) -> int:
+    from . import make_solver
+
+    solver_name = args.solver or "redmax-direct"
+    steps = 500 if args.steps is None else args.steps
     h = scene.h if args.h is None else args.h
-    solver = make_solver(args.solver, scene.model, h=h)
+    solver = make_solver(solver_name, scene.model, h=h)
     state = scene.state.copy()
-    every = max(1, args.every)
+    every = args.every
     ts, qs, vs = [state.t], [state.q.copy()], [state.v.copy()]
     keys = ("position_residual", "velocity_residual", "iterations", "max_iterations", "unconverged", "seconds")
     stats = {k: [] for k in keys}
     from tqdm import tqdm
 
     bar = tqdm(
-        range(args.steps),
-        desc=f"{scene.name} ({scene.model.nv} DOF, {args.solver})",
+        range(steps),
+        desc=f"{scene.name} ({scene.model.nv} DOF, {solver_name})",
         unit="step",
         disable=None if not args.progress else False,
         file=sys.stderr,
@@ -213,7 +260,7 @@ def _cmd_simulate(args) -> int:
         st = solver.step(state, h)
         for key in keys:
             stats[key].append(st.get(key, 0))
-        if (k + 1) % every == 0 or k + 1 == args.steps:
+        if (k + 1) % every == 0 or k + 1 == steps:
             ts.append(state.t)
             qs.append(state.q.copy())
             vs.append(state.v.copy())
@@ -222,12 +269,12 @@ def _cmd_simulate(args) -> int:
     wall = time.perf_counter() - t0
     res = np.array(stats["position_residual"])
     print(
-        f"{scene.name}: {scene.model.nv} DOF, {args.steps} steps of h = {h:g} ({state.t:g} s simulated) "
-        f"in {wall:.3f} s with {args.solver}"
+        f"{scene.name}: {scene.model.nv} DOF, {steps} steps of h = {h:g} ({state.t:g} s simulated) "
+        f"in {wall:.3f} s with {solver_name}"
     )
     if scene.model.loop_closures:
         print(f"  loop-closure residual: max {res.max():.3e}, final {res[-1]:.3e}")
-    if args.solver == "redmax-pcg":
+    if solver_name == "redmax-pcg":
         it = np.array(stats["iterations"])
         print(
             f"  PCG iterations per step: mean {it.mean():.1f}, max {it.max()}; "
@@ -240,32 +287,155 @@ def _cmd_simulate(args) -> int:
             q=np.array(qs),
             v=np.array(vs),
             scene=scene.name,
-            solver=args.solver,
+            solver=solver_name,
             h=h,
             **{k: np.array(v) for k, v in stats.items()},
         )
         print(f"  trajectory: {args.out} ({len(ts)} states)")
+    shapes = scene.info.get("shapes") if isinstance(scene.info, dict) else None
+    plt = _pyplot() if args.plot or args.animate else None
+    if plt is None:
+        return 0
     if args.plot:
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            print("treedyn: matplotlib is not installed: no plot (pip install matplotlib)", file=sys.stderr)
-            return 0
         from .plot import draw
 
-        ax = draw(
-            scene.model,
-            state.q,
-            title=f"{scene.name} at t = {state.t:g} s",
-            shapes=scene.info.get("shapes") if isinstance(scene.info, dict) else None,
-        )
+        ax = draw(scene.model, state.q, title=f"{scene.name} at t = {state.t:g} s", shapes=shapes)
         ax.figure.savefig(args.plot, dpi=120, bbox_inches="tight")
         plt.close(ax.figure)
         print(f"  final state: {args.plot}")
+    if args.animate:
+        _animate(scene, args, np.array(ts), np.array(qs), shapes=shapes, views=None, com=False, max_aspect=None)
     return 0
+
+
+def _simulate_contact(scene, args) -> int:
+    """A scene with contact: td.ContactSimulator driven by the scene's tau (its gait), if any."""
+    from .contact import ContactSimulator
+    from .kinematics import center_of_mass
+    from .simulate import SimulationError
+    from .solvers.registry import get_solver_class
+
+    solver_name = args.solver or "drumwright"
+    if "inverse_inertia" not in get_solver_class(solver_name).capabilities:
+        raise ValueError(
+            f"solver {solver_name!r} has no inverse_inertia: the contact impulses need M⁻¹[N D] "
+            "(drumwright, aba, crba-cholesky, crba-ltl, ...)"
+        )
+    integrator = args.integrator or "semi-implicit"
+    h = scene.h if args.h is None else args.h
+    steps = scene.steps if args.steps is None else args.steps
+    model, tau = scene.model, scene.tau
+    sim = ContactSimulator(model, h, solver=solver_name, integrator=integrator)
+    state = scene.state.copy()
+    every = args.every
+    ts, qs, vs = [state.t], [state.q.copy()], [state.v.copy()]
+    stats = []
+    from tqdm import tqdm
+
+    bar = tqdm(
+        range(steps),
+        desc=f"{scene.name} ({model.nv} DOF, {solver_name}, contact)",
+        unit="step",
+        disable=None if not args.progress else False,
+        file=sys.stderr,
+    )
+    t0 = time.perf_counter()
+    for k in bar:
+        try:
+            st = sim.step(state, None if tau is None else tau(state.t, state.q, state.v))
+        except SimulationError as e:
+            raise ValueError(f"the simulation blew up at step {k + 1} (t = {state.t:g}): {e}") from None
+        stats.append(st)
+        if (k + 1) % every == 0 or k + 1 == steps:
+            ts.append(state.t)
+            qs.append(state.q.copy())
+            vs.append(state.v.copy())
+        if k % 50 == 0:
+            bar.set_postfix(contacts=st.n_contacts, depth=f"{st.max_penetration:.1e}", refresh=False)
+    wall = time.perf_counter() - t0
+    t, q = np.array(ts), np.array(qs)
+    n_contacts = np.array([s.n_contacts for s in stats], dtype=int)
+    depth = np.array([s.max_penetration for s in stats])
+    qp_it = np.array([s.qp_iterations for s in stats], dtype=int)
+    seconds = np.array([s.seconds for s in stats])
+    com = np.atleast_2d(center_of_mass(model, q))
+    walked = com[-1, 0] - com[0, 0]
+    print(
+        f"{scene.name}: {model.nv} DOF, {steps} steps of h = {h:g} ({state.t:g} s simulated) "
+        f"in {wall:.3f} s with {solver_name} ({integrator}, contact)"
+    )
+    print(
+        f"  contacts per step: mean {n_contacts.mean():.2f}, max {n_contacts.max()}; "
+        f"max penetration {depth.max():.3e} m; QP iterations per step: mean {qp_it.mean():.1f}, max {qp_it.max()}"
+    )
+    print(
+        f"  centre of mass {'walked' if tau is not None else 'moved'} {walked:+.4g} m along x "
+        f"({walked / max(t[-1] - t[0], 1e-300):+.3g} m/s; x from {com[0, 0]:.4g} to {com[-1, 0]:.4g} m)"
+    )
+    if args.out:
+        np.savez_compressed(
+            args.out,
+            t=t,
+            q=q,
+            v=np.array(vs),
+            com=com,
+            scene=scene.name,
+            solver=solver_name,
+            integrator=integrator,
+            h=h,
+            n_contacts=n_contacts,
+            max_penetration=depth,
+            qp_iterations=qp_it,
+            seconds=seconds,
+        )
+        print(f"  trajectory: {args.out} ({len(ts)} states)")
+    plt = _pyplot() if args.plot or args.animate else None
+    if plt is None:
+        return 0
+    views = ((0, 2), (0, 1))  # side (x–z) and top (x–y): the ground is z = 0, the walk along x
+    if args.plot:
+        from .plot import trajectory_figure
+
+        fig = trajectory_figure(model, t, q, views=views, title=scene.name, com=True, max_aspect=MAX_ASPECT)
+        fig.savefig(args.plot, dpi=120, bbox_inches="tight")
+        plt.close(fig)
+        print(f"  final state and centre of mass: {args.plot}")
+    if args.animate:
+        _animate(scene, args, t, q, shapes=None, views=views, com=True, max_aspect=MAX_ASPECT)
+    return 0
+
+
+def _pyplot():
+    """matplotlib.pyplot on the Agg backend, or None (with a note) when matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("treedyn: matplotlib is not installed: no plot (pip install matplotlib)", file=sys.stderr)
+        return None
+    return plt
+
+
+def _animate(scene, args, t, q, *, shapes, views, com, max_aspect):
+    from .plot import animate
+
+    t0 = time.perf_counter()
+    n = animate(
+        scene.model,
+        t,
+        q,
+        args.animate,
+        views=views,
+        shapes=shapes,
+        title=scene.name,
+        frames=args.frames,
+        fps=args.fps,
+        com=com,
+        max_aspect=max_aspect,
+    )
+    print(f"  animation: {args.animate} ({n} frames of {len(t)} recorded states, {time.perf_counter() - t0:.1f} s)")
 
 
 def main(argv=None) -> int:
@@ -300,18 +470,56 @@ def main(argv=None) -> int:
     # a file is read as URDF or MJCF after its root element (<robot>, <mujoco>)
     c.add_argument("--progress", action="store_true", help="always show the progress bar")
     c.set_defaults(func=_cmd_compare)
-    r = sub.add_parser("simulate", help="run a RedMax scene and write its trajectory")
+    r = sub.add_parser(
+        "simulate",
+        help="run a scene (RedMax, or with contact: the centipede) and write its trajectory",
+        description="A RedMax scene runs with the redmax-* implicit step; a scene with contact (a gait, or "
+        "geoms that can collide) runs through td.ContactSimulator, driven by the scene's tau.",
+    )
     r.add_argument(
         "scene",
         help="bridge[:N_DECK,N_TOWER,params=sim|video,car=car|heavy], bridge-rigid:N, "
-        "umbrella:N, tree:LEVELS[,springs=square], chain:N, random:N, ..., or a model file",
+        "umbrella:N, tree:LEVELS[,springs=square], centipede[:N_SEGMENTS,friction=MU], chain:N, random:N, ..., "
+        "or a model file",
     )
-    r.add_argument("--steps", type=int, default=500, help="time steps (default 500 = 5 s at h = 0.01)")
-    r.add_argument("--h", type=float, default=None, help="time step (default: the scene's, 0.01)")
-    r.add_argument("--solver", default="redmax-direct", help="redmax-direct (default) or redmax-pcg")
+    r.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help="time steps (default: 500 for a RedMax scene; the scene's duration / h with contact, "
+        "2000 for the centipede)",
+    )
+    r.add_argument(
+        "--h", type=float, default=None, help="time step (default: the scene's: 0.01 RedMax, 0.001 centipede)"
+    )
+    r.add_argument(
+        "--solver",
+        default=None,
+        help="RedMax scenes: redmax-direct (default) or redmax-pcg; contact scenes: the solver giving the "
+        "dynamics and M⁻¹[N D], drumwright (default), aba, crba-cholesky, ...",
+    )
+    r.add_argument(
+        "--integrator",
+        choices=("semi-implicit", "euler"),
+        default=None,
+        help="contact scenes: semi-implicit (default) or explicit euler",
+    )
     r.add_argument("--out", default=None, help="write the trajectory to this .npz file")
     r.add_argument("--every", type=int, default=1, help="keep every k-th state in the trajectory")
-    r.add_argument("--plot", default=None, help="draw the final state to this image (matplotlib)")
+    r.add_argument(
+        "--plot",
+        default=None,
+        help="draw the final state to this image (matplotlib); contact scenes: side and top views and "
+        "the centre of mass x over time",
+    )
+    r.add_argument(
+        "--animate",
+        default=None,
+        metavar="FILE.gif",
+        help="write an animation of the kept states to this GIF (matplotlib.animation, PillowWriter)",
+    )
+    r.add_argument("--frames", type=int, default=100, help="at most this many animation frames (default 100)")
+    r.add_argument("--fps", type=float, default=20.0, help="animation frames per second (default 20)")
     r.add_argument("--threads", type=int, default=0, help="OpenMP threads (default: all)")
     r.add_argument("--progress", action="store_true", help="always show the progress bar")
     r.set_defaults(func=_cmd_simulate)

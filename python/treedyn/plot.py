@@ -1,21 +1,32 @@
-"""A picture of a mechanism in one configuration (matplotlib, optional)."""
+"""Pictures of a mechanism (matplotlib, optional): ``draw`` one configuration in one projection;
+``trajectory_figure`` the final state in several views with the centre of mass over time; ``animate``
+a trajectory into a GIF (matplotlib.animation with PillowWriter)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["draw"]
+__all__ = ["draw", "animate", "trajectory_figure", "frame_indices"]
 
 
 def draw(
-    model, q, ax=None, *, axes: tuple[int, int] | None = None, title: str | None = None, shapes: dict | None = None
+    model,
+    q,
+    ax=None,
+    *,
+    axes: tuple[int, int] | None = None,
+    title: str | None = None,
+    shapes: dict | None = None,
+    geoms: bool = True,
 ):
     """Draw the bodies of ``model`` at ``q`` as segments (a body's frame origin to its children's,
     or to twice its centre of mass for a leaf), springs as thin lines and loop closures as rings,
     projected on two world axes (default: the two along which the mechanism spreads most).
     shapes: {body name: {"shape": "box"|"cylinder", "size", "centre", "axes"}} in body coordinates
     (a Scene's ``info["shapes"]``): each is drawn as the outline of its projection.
-    Returns the matplotlib Axes."""
+    geoms: also draw ``model.geoms`` (spheres, capsules and boxes as their projected outlines, a
+    plane as the line where it cuts the view unless the view looks straight at it). The first
+    artist of each kind carries a legend label. Axis labels are in metres. Returns the matplotlib Axes."""
     import matplotlib.pyplot as plt
 
     R, p = model.body_poses(q)
@@ -46,22 +57,295 @@ def draw(
             corners = _corners(shapes[name]) @ R[i].T + p[i]
             hull = _hull(corners[:, [a, b]])
             ax.fill(hull[:, 0], hull[:, 1], facecolor="lightsteelblue", edgecolor="tab:blue", lw=0.6, alpha=0.8)
-    for s, e in segments:
-        ax.plot([s[a], e[a]], [s[b], e[b]], "-", color="tab:blue", lw=2 if not shapes else 0.5, solid_capstyle="round")
-    ax.plot(p[1:, a], p[1:, b], ".", color="k", ms=3)
-    for sp in model.springs:
+    if geoms:
+        _draw_geoms(ax, model, R, p, a, b)
+    for k, (s, e) in enumerate(segments):
+        ax.plot(
+            [s[a], e[a]],
+            [s[b], e[b]],
+            "-",
+            color="tab:blue",
+            lw=2 if not shapes else 0.5,
+            solid_capstyle="round",
+            label="bodies" if k == 0 else None,
+        )
+    ax.plot(p[1:, a], p[1:, b], ".", color="k", ms=3, label="body origins")
+    for k, sp in enumerate(model.springs):
         xa = R[sp.body_a] @ sp.point_a + p[sp.body_a]
         xb = R[sp.body_b] @ sp.point_b + p[sp.body_b]
-        ax.plot([xa[a], xb[a]], [xa[b], xb[b]], "-", color="tab:orange", lw=0.7)
-    for lc in model.loop_closures:
+        ax.plot([xa[a], xb[a]], [xa[b], xb[b]], "-", color="tab:orange", lw=0.7, label="springs" if k == 0 else None)
+    for k, lc in enumerate(model.loop_closures):
         x = R[lc.body_a] @ lc.placement_a.translation + p[lc.body_a]
-        ax.plot([x[a]], [x[b]], "o", mfc="none", color="tab:red", ms=7)
-    ax.set_xlabel("xyz"[a])
-    ax.set_ylabel("xyz"[b])
+        ax.plot([x[a]], [x[b]], "o", mfc="none", color="tab:red", ms=7, label="loop closures" if k == 0 else None)
+    ax.set_xlabel(f"{'xyz'[a]} [m]")
+    ax.set_ylabel(f"{'xyz'[b]} [m]")
     ax.set_aspect("equal", adjustable="datalim")
     if title:
         ax.set_title(title)
     return ax
+
+
+def frame_indices(n: int, frames: int) -> np.ndarray:
+    """Every k-th of n recorded states, k the smallest that keeps at most ``frames`` of them, and
+    always the last one."""
+    if isinstance(frames, bool) or not isinstance(frames, (int, np.integer)) or frames < 2:
+        raise ValueError(f"frames must be an integer >= 2, got {frames!r}")
+    if n < 1:
+        raise ValueError("no states to draw")
+    k = max(1, -(-(n - 1) // (frames - 1)))
+    idx = np.arange(0, n, k)
+    return idx if idx[-1] == n - 1 else np.append(idx, n - 1)
+
+
+def spread_axes(model, qs, shapes: dict | None = None) -> tuple[int, int]:
+    """The two world axes along which the mechanism spreads most over the configurations ``qs``
+    (the projection ``draw`` picks for one configuration, fixed for a whole trajectory)."""
+    lo, hi = _bounds(model, qs, shapes)
+    return tuple(sorted(np.argsort(hi - lo)[-2:]))
+
+
+def trajectory_figure(
+    model,
+    t,
+    q,
+    *,
+    views=((0, 2), (0, 1)),
+    shapes: dict | None = None,
+    title: str = "",
+    com: bool = True,
+    max_aspect: float | None = None,
+):
+    """The final state of a trajectory (t (T,), q (T, nq)) in each view (pairs of world axes,
+    default the side x–z and the top x–y), each view's horizontal extent limited to ``max_aspect``
+    times its height around the centre of mass when given, and with ``com`` the centre of mass x
+    over time below. Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+
+    from .kinematics import center_of_mass
+
+    t, q = np.asarray(t, dtype=float), np.atleast_2d(np.asarray(q, dtype=float))
+    c = np.atleast_2d(center_of_mass(model, q)) if com else None
+    limits, windowed = _view_limits(model, q[-1:], views, shapes, max_aspect, None if c is None else c[-1:])
+    heights = [_panel_height(lim) for lim in limits] + ([2.2] if com else [])
+    fig, axs = plt.subplots(
+        len(heights), 1, figsize=(10, sum(heights) + 1.2), gridspec_kw={"height_ratios": heights}, squeeze=False
+    )
+    axs = axs[:, 0]
+    _draw_views(model, q[-1], axs, views, limits, shapes, None if c is None else c[-1], None)
+    _view_titles(axs, views, windowed, model)
+    _legend(fig, axs[0])
+    if com:
+        ax = axs[-1]
+        ax.plot(t, c[:, 0] - c[0, 0], "-", color="tab:red", label="centre of mass x")
+        ax.set_xlabel("t [s]")
+        ax.set_ylabel("centre of mass x − x₀ [m]")
+        ax.set_title(
+            f"centre of mass: x moved {c[-1, 0] - c[0, 0]:+.4g} m in {t[-1] - t[0]:.4g} s (x₀ = {c[0, 0]:.4g} m)",
+            fontsize=9,
+        )
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"{title} at t = {t[-1]:.4g} s".strip())
+    fig.tight_layout()
+    return fig
+
+
+def animate(
+    model,
+    t,
+    q,
+    path,
+    *,
+    views=None,
+    shapes: dict | None = None,
+    title: str = "",
+    frames: int = 100,
+    fps: float = 20.0,
+    com: bool = False,
+    max_aspect: float | None = None,
+    dpi: int = 80,
+) -> int:
+    """Write an animation of the trajectory (t (T,), q (T, nq)) to ``path`` (a GIF, by
+    matplotlib.animation's PillowWriter): every k-th state, at most ``frames`` frames, each the
+    ``draw`` of the state in every view (pairs of world axes; default the two along which the
+    trajectory spreads most), fixed axes over the whole run, the time in the title. com: mark the
+    centre of mass and its track. max_aspect: as in ``trajectory_figure``. Returns the frame count."""
+    import matplotlib.pyplot as plt
+    from matplotlib.animation import PillowWriter
+
+    from .kinematics import center_of_mass
+
+    t, q = np.asarray(t, dtype=float), np.atleast_2d(np.asarray(q, dtype=float))
+    idx = frame_indices(len(q), frames)
+    if views is None:
+        views = (spread_axes(model, q[idx], shapes),)
+    c = np.atleast_2d(center_of_mass(model, q[idx])) if com else None
+    limits, windowed = _view_limits(model, q[idx], views, shapes, max_aspect, c)
+    heights = [_panel_height(lim) for lim in limits]
+    fig_height = sum(heights) + 1.2
+    fig, axs = plt.subplots(
+        len(views), 1, figsize=(10, fig_height), gridspec_kw={"height_ratios": heights}, squeeze=False
+    )
+    axs = axs[:, 0]
+    fig.suptitle(title)
+    writer = PillowWriter(fps=fps)
+    try:
+        with writer.saving(fig, str(path), dpi):
+            for j, k in enumerate(idx):
+                for ax in axs:  # the artists of the last frame go, the axes (ticks, limits) stay
+                    for artist in [*ax.lines, *ax.patches, *ax.collections]:
+                        artist.remove()
+                track = c[: j + 1] if com else None
+                _draw_views(model, q[k], axs, views, limits, shapes, None if c is None else c[j], track)
+                if j == 0:  # one legend and layout for the whole animation
+                    _view_titles(axs, views, windowed, model)
+                    _legend(fig, axs[0], loc="lower center")
+                    fig.tight_layout(rect=(0, 0.45 / fig_height, 1, 1))
+                fig.suptitle(f"{title}   t = {t[k]:.3f} s".strip())
+                writer.grab_frame()
+    finally:
+        plt.close(fig)
+    return len(idx)
+
+
+def _draw_geoms(ax, model, R, p, a, b):
+    """model.geoms projected on the world axes a, b (see ``draw``)."""
+    from matplotlib.patches import Circle
+
+    from .geometry import Box, Capsule, Plane, Sphere
+
+    labelled = set()
+
+    def label(kind):
+        if kind in labelled:
+            return None
+        labelled.add(kind)
+        return kind
+
+    for g in getattr(model, "geoms", ()):
+        Rg = R[g.body] @ np.asarray(g.placement.rotation)
+        pg = R[g.body] @ np.asarray(g.placement.translation) + p[g.body]
+        s = g.shape
+        if isinstance(s, Plane):
+            n = Rg[:, 2]
+            if abs(n[3 - a - b]) > 1 - 1e-9:  # seen face-on: it fills the view
+                continue
+            ax.axline(
+                (pg[a], pg[b]), (pg[a] - n[b], pg[b] + n[a]), color="saddlebrown", lw=1.5, label=label("plane (ground)")
+            )
+        elif isinstance(s, Sphere):
+            ax.add_patch(
+                Circle(
+                    (pg[a], pg[b]), s.radius, fc="tab:green", ec="darkgreen", lw=0.6, alpha=0.8, label=label("spheres")
+                )
+            )
+        elif isinstance(s, (Capsule, Box)):
+            if isinstance(s, Capsule):
+                ends = np.array([pg - s.half_length * Rg[:, 2], pg + s.half_length * Rg[:, 2]])[:, [a, b]]
+                ang = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+                ring = s.radius * np.stack([np.cos(ang), np.sin(ang)], axis=1)
+                pts = (ends[:, None, :] + ring[None]).reshape(-1, 2)
+                kind = "capsules"
+            else:
+                pts = _corners({"shape": "box", "size": 2 * np.asarray(s.half_extents)}) @ Rg.T + pg
+                pts, kind = pts[:, [a, b]], "boxes"
+            hull = _hull(pts)
+            ax.fill(hull[:, 0], hull[:, 1], fc="tab:green", ec="darkgreen", lw=0.6, alpha=0.6, label=label(kind))
+
+
+def _points(model, q, shapes=None) -> np.ndarray:
+    """World points that bound the drawing at q: body origins, centres of mass (twice, for the
+    leaves' segments), shape corners, geoms' extremes (planes left out)."""
+    from .geometry import Box, Capsule, Sphere
+
+    R, p = model.body_poses(q)
+    n = len(model.parents)
+    pts = [p[1:]] if n > 1 else [np.zeros((1, 3))]
+    for i in range(1, n):
+        pts.append((2 * R[i] @ model.inertias[i].com + p[i])[None])
+    for i, name in enumerate(model.body_names):
+        if shapes and name in shapes:
+            pts.append(_corners(shapes[name]) @ R[i].T + p[i])
+    for g in getattr(model, "geoms", ()):
+        Rg = R[g.body] @ np.asarray(g.placement.rotation)
+        pg = R[g.body] @ np.asarray(g.placement.translation) + p[g.body]
+        s = g.shape
+        if isinstance(s, Sphere):
+            pts.append(pg + s.radius * np.vstack([np.eye(3), -np.eye(3)]))
+        elif isinstance(s, Capsule):
+            for e in (pg - s.half_length * Rg[:, 2], pg + s.half_length * Rg[:, 2]):
+                pts.append(e + s.radius * np.vstack([np.eye(3), -np.eye(3)]))
+        elif isinstance(s, Box):
+            pts.append(_corners({"shape": "box", "size": 2 * np.asarray(s.half_extents)}) @ Rg.T + pg)
+    return np.concatenate(pts)
+
+
+def _bounds(model, qs, shapes=None):
+    lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
+    for q in np.atleast_2d(qs):
+        pts = _points(model, q, shapes)
+        lo, hi = np.minimum(lo, pts.min(axis=0)), np.maximum(hi, pts.max(axis=0))
+    return lo, hi
+
+
+def _view_limits(model, qs, views, shapes, max_aspect, com):
+    """(xlim, ylim) of each view: the bounding box of the drawings over qs with a margin; with
+    max_aspect, each horizontal axis's extent limited to max_aspect times the tallest height of the
+    views it spans (one window for all of them), centred on the centre of mass's mid-range (com:
+    (T, 3)). Returns the limits and whether each view is windowed."""
+    lo, hi = _bounds(model, qs, shapes)
+    pad = 0.05 * max(float(np.max(hi - lo)), 1e-3)
+    if max_aspect is not None:
+        pad = min(pad, 0.15 * max(float(np.min(hi - lo)), 1e-3))
+    lo, hi = lo - pad, hi + pad
+    window = {}
+    if max_aspect is not None:
+        for a, b in views:
+            window[a] = max(window.get(a, 0.0), max_aspect * (hi[b] - lo[b]))
+    limits, windowed = [], []
+    for a, b in views:
+        xl, yl = [lo[a], hi[a]], [lo[b], hi[b]]
+        cut = a in window and xl[1] - xl[0] > window[a]
+        if cut:
+            mid = 0.5 * (com[:, a].min() + com[:, a].max()) if com is not None else 0.5 * (xl[0] + xl[1])
+            xl = [mid - window[a] / 2, mid + window[a] / 2]
+        limits.append((tuple(xl), tuple(yl)))
+        windowed.append(cut)
+    return limits, windowed
+
+
+def _panel_height(limits, width: float = 9.0) -> float:
+    (x0, x1), (y0, y1) = limits
+    return float(np.clip(width * (y1 - y0) / max(x1 - x0, 1e-12), 0.8, 4.0))
+
+
+def _draw_views(model, q, axs, views, limits, shapes, com, track):
+    for ax, view, (xl, yl) in zip(axs, views, limits):
+        draw(model, q, ax=ax, axes=tuple(view), shapes=shapes)
+        a, b = view
+        if track is not None and len(track) > 1:
+            ax.plot(track[:, a], track[:, b], "-", color="tab:red", lw=0.8, alpha=0.6, label="centre of mass track")
+        if com is not None:
+            ax.plot([com[a]], [com[b]], "x", color="tab:red", ms=8, mew=2, label="centre of mass")
+        ax.set_aspect("equal", adjustable="box")
+        ax.set_xlim(*xl)
+        ax.set_ylim(*yl)
+
+
+def _view_titles(axs, views, windowed, model):
+    """A "side view" when the view's vertical axis is up (against gravity), "top view" when it looks
+    down, else the axes' names."""
+    g = np.asarray(getattr(model, "gravity", (0.0, 0.0, -9.81)), dtype=float)
+    up = int(np.argmax(np.abs(g))) if np.count_nonzero(g) == 1 else None
+    for ax, (a, b), cut in zip(axs, views, windowed):
+        name = {b: "side view", 3 - a - b: "top view"}.get(up, f"{'xyz'[a]}–{'xyz'[b]} view")
+        ax.set_title(name + (" (window around the centre of mass)" if cut else ""), fontsize=9, loc="left")
+
+
+def _legend(fig, ax, **where):
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        where = where or {"loc": "upper center", "bbox_to_anchor": (0.5, 0.0)}  # below the figure
+        fig.legend(handles, labels, ncol=min(len(labels), 6), fontsize=8, frameon=False, **where)
 
 
 def _corners(shape: dict) -> np.ndarray:
