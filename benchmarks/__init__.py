@@ -20,6 +20,11 @@ against the installed treedyn: ``python -m benchmarks <name> [options]`` (``--li
   pypardiso is installed) on the same assembled matrix; PCG iterations; fitted slopes and
   crossovers beside the thesis'.
 
+- ``centipede``: drumwright2012 Fig. 4 (§6.3): time per step of the walking centipede (explicit
+  Euler, h = 1e-5, one thread) against its legs, every phase, with the contact-space inertia by
+  drumwright, crba-cholesky and crba-ltl, and MuJoCo's mj_step on the same centipede; fitted
+  slopes, crossovers, the Cholesky / drumwright ratio beside the paper's order of magnitude.
+
 matplotlib is optional: the scripts always write CSV, and PNG when matplotlib is installed.
 """
 
@@ -28,4 +33,5 @@ SCRIPTS = {
     "ascher": "benchmarks.ascher",
     "groups": "benchmarks.groups",
     "redmax": "benchmarks.redmax",
+    "centipede": "benchmarks.centipede",
 }

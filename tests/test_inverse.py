@@ -114,3 +114,50 @@ def test_contact_inertia_and_inverse_mass_matrix_never_return_inf():
         with pytest.raises(ValueError, match=r"^inverse_mass_matrix.* overflowed") as e:
             td.inverse_mass_matrix(p, np.array([0.3, 1e300]), method=method)
         assert not isinstance(e.value, td.SingularInertiaError), (method, str(e.value))
+
+
+def test_contact_product_uses_the_supports_and_equals_the_dense_product(monkeypatch):
+    """inverse._contact_product (the RᵀW of ContactSimulator's contact-space inertia): columns
+    grouped by contact, each nonzero only on the dofs from one or two bodies to the root, as contact
+    directions are; every entry within the bound of Rᵀ M⁻¹ R for a backward-stable M⁻¹R, through
+    the private rows, the shared rows' chunks from either side, and an empty column."""
+    from treedyn import inverse
+
+    model = random_tree(40, 3, floating_base=True)
+    rng = np.random.default_rng(3)
+    q = td.random_configuration(model, rng)
+    M = td.mass_matrix(model, q)
+    parents, vi = model.parents, model.v_indices
+    dofs = [list(range(vi[b], vi[b] + model.joints[b].nv)) for b in range(model.n_bodies)]
+
+    def path(b):
+        out = []
+        while b > 0:
+            out += dofs[b]
+            b = parents[b]
+        return out
+
+    cols, groups = [], []
+    for g in range(25):
+        rows = path(int(rng.integers(1, model.n_bodies)))
+        if g % 5 == 0:  # a contact between two bodies: both paths
+            rows = sorted(set(rows) | set(path(int(rng.integers(1, model.n_bodies)))))
+        for _ in range(int(rng.choice([1, 3, 5]))):
+            c = np.zeros(model.nv)
+            c[rows] = rng.standard_normal(len(rows))
+            cols.append(c)
+            groups.append(g)
+    cols.append(np.zeros(model.nv))  # a column that touches nothing
+    groups.append(25)
+    order = rng.permutation(len(cols))
+    R, groups = np.array(cols).T[:, order], np.array(groups)[order]
+    ref, bound = contact_reference(M, R, R)
+    bound = np.maximum(bound, bound.T) + 1e-300  # an entry may come from its mirror (1e-300: the empty column)
+    W = td.make_solver("drumwright", model).inverse_inertia(q, R)
+    monkeypatch.setattr(inverse, "_DENSE_PRODUCT", 0)
+    for chunk in (7, 1000):
+        G = inverse._contact_product(R, W, groups, chunk=chunk)
+        assert G.shape == ref.shape
+        assert_below(G - ref, bound, f"RᵀW by supports, chunks of {chunk}")
+    monkeypatch.setattr(inverse, "_DENSE_PRODUCT", np.inf)
+    assert np.array_equal(inverse._contact_product(R, W, groups), R.T @ W)

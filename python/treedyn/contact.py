@@ -32,6 +32,7 @@ import numpy as np
 from . import _core
 from .configuration import integrate
 from .geometry import Contacts, collide, collision_pairs
+from .inverse import _contact_product
 from .model import Model
 from .simulate import SimulationError, SimulationResult, SimulationWarning, _torque
 from .solvers import Solver, make_solver
@@ -255,7 +256,7 @@ class ContactSimulator:
             N, D, edges = _directions(model, q, contacts, self.friction_edges, v_free)
             R = np.hstack([N, D])
             W = np.asarray(self.solver.inverse_inertia(q, R))  # M⁻¹ [N D]
-            G = R.T @ W
+            G = _contact_product(R, W, np.r_[np.arange(P), np.repeat(np.arange(P), self.friction_edges)])  # RᵀW
             G = 0.5 * (G + G.T)  # [NᵀM⁻¹N, NᵀM⁻¹D; DᵀM⁻¹N, DᵀM⁻¹D]
             t3 = clock()
             b = np.maximum(contacts.depths - self.slop, 0.0) / max(self.stabilization, h)

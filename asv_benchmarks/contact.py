@@ -1,0 +1,150 @@
+"""Simulation with contact (drumwright2012 §6.3): one ``td.ContactSimulator`` step of the walking
+centipede (``treedyn.scenes.centipede``; explicit Euler at h = 1e-5 as the paper, drumwright's
+contact-space inertia, one thread) at 10 and 50 segments (nv 113 and 553, 20 and 100 feet on the
+ground); and, as tracked ratios in one process, the contact-space inertia by crba-cholesky over
+drumwright's (50 segments) and MuJoCo's mj_step over our step (10 segments).
+``python -m benchmarks centipede`` is the full figure (Fig. 4); these are its regression checks.
+
+Each step benchmark advances one trajectory from the standing state (every foot on the ground):
+one untimed step in ``setup``, then each timed call is one more step with the gait's torques of
+the warmed-up state (fixed: over a few hundred steps of 1e-5 s they barely change); after
+``RESET`` steps the state goes back to the warmed-up snapshot.
+"""
+
+import functools
+
+import numpy as np
+
+import treedyn as td
+from treedyn.contact import _directions
+from treedyn.geometry import collide
+from treedyn.inverse import _contact_product
+from treedyn.scenes import centipede
+from treedyn.timing import speedup
+
+from .common import Threads, make_solver_or_skip
+
+H = 1e-5
+RESET = 200
+
+
+@functools.cache
+def scene(n):
+    """The centipede of n segments, built once per benchmark process (callers step copies)."""
+    return centipede(n)
+
+
+def _warm(n, solver="drumwright"):
+    """(simulator, state after one step, the gait's torques there)."""
+    sc = scene(n)
+    make_solver_or_skip(solver, sc.model)
+    sim = td.ContactSimulator(sc.model, H, solver=solver, integrator="euler")
+    state = sc.initial_state()
+    sim.step(state, sc.tau(state.t, state.q, state.v))
+    return sim, state, sc.tau(state.t, state.q, state.v)
+
+
+class ContactStep(Threads):
+    """``ContactSimulator.step``: collision, ABA's free motion, M⁻¹[N D] by drumwright's Θ(n²)
+    method and [N D]ᵀM⁻¹[N D], the two maximum-dissipation QPs (ProxQP), explicit Euler."""
+
+    params = [10, 50]
+    param_names = ["segments"]
+    timeout = 120
+
+    def setup(self, n):
+        self._set_threads(1)
+        try:
+            self.sim, self.snapshot, self.tau = _warm(n)
+            self.state = self.snapshot.copy()
+            self.k = 0
+        except BaseException:
+            td.set_num_threads(self._threads_before)  # asv does not run teardown when setup fails
+            raise
+
+    def time_step(self, n):
+        """Wall time of one contact step (the gait's torques given)."""
+        self.k += 1
+        if self.k > RESET:
+            self.k = 1
+            self.state = self.snapshot.copy()
+        self.sim.step(self.state, self.tau)
+
+
+class ContactInertiaRatio(Threads):
+    """time of the contact-space inertia (M⁻¹[N D], then [N D]ᵀ times it as ContactSimulator
+    forms it) by crba-cholesky over that by drumwright, at one pose of the 50-segment centipede
+    standing on its 100 feet (m = 500 contact directions)."""
+
+    n = 50
+    repeats = 9
+    timeout = 120
+
+    def setup(self):
+        self._set_threads(1)
+        try:
+            sc = scene(self.n)
+            model, q = sc.model, sc.initial_state().q
+            contacts = collide(model, q)
+            k = 4
+            N, D, _ = _directions(model, q, contacts, k, None)
+            R = np.hstack([N, D])
+            P = len(contacts)
+            groups = np.r_[np.arange(P), np.repeat(np.arange(P), k)]
+            fast = make_solver_or_skip("drumwright", model)
+            dense = make_solver_or_skip("crba-cholesky", model)
+            self.f_dense = lambda: _contact_product(R, dense.inverse_inertia(q, R), groups)
+            self.f_fast = lambda: _contact_product(R, fast.inverse_inertia(q, R), groups)
+            self.f_dense(), self.f_fast()
+        except BaseException:
+            td.set_num_threads(self._threads_before)
+            raise
+
+    def track_contact_inertia_cholesky_over_drumwright(self):
+        """Median time of the contact-space inertia by CRBA + dense Cholesky over that by
+        drumwright's Θ(n²) method, alternating the two, one thread (drumwright2012 §6.3 reports an
+        order of magnitude at 250 segments). Above 1: drumwright is faster."""
+        return speedup(self.f_dense, self.f_fast, self.repeats)
+
+    track_contact_inertia_cholesky_over_drumwright.unit = "ratio"
+
+
+class StepRatioMujoco(Threads):
+    """time of MuJoCo's mj_step over that of our contact step on the same 10-segment centipede
+    (``model.to_mjcf()``; same h and torques; MuJoCo's default solver and soft contacts)."""
+
+    n = 10
+    repeats = 9
+    timeout = 120
+
+    def setup(self):
+        try:
+            import mujoco
+
+            from treedyn.peers import MujocoFromFile
+        except ImportError as e:
+            raise NotImplementedError(f"mujoco peer unavailable: {e}") from e
+        self._set_threads(1)
+        try:
+            sim, state, tau = _warm(self.n)
+            model = scene(self.n).model
+            xml = model.to_mjcf()
+            coords = MujocoFromFile(model, xml)  # the q/τ map (its own model has contacts off)
+            m = mujoco.MjModel.from_xml_string(xml)
+            m.opt.timestep = H
+            d = mujoco.MjData(m)
+            d.qpos[:] = coords.q(state.q)
+            d.qfrc_applied[:] = tau  # the head's (free joint's) entries are 0: no frame change
+            mujoco.mj_step(m, d)
+            self.f_mujoco = lambda: mujoco.mj_step(m, d)
+            self.f_ours = lambda: sim.step(state, tau)
+        except BaseException:
+            td.set_num_threads(self._threads_before)
+            raise
+
+    def track_step_mujoco_over_drumwright(self):
+        """Median time of MuJoCo's mj_step over that of ContactSimulator.step (drumwright, explicit
+        Euler, h = 1e-5), alternating the two, one thread. Above 1: ours is faster."""
+        return speedup(self.f_mujoco, self.f_ours, self.repeats)
+
+    track_step_mujoco_over_drumwright.unit = "ratio"

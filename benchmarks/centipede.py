@@ -1,0 +1,363 @@
+"""drumwright2012 Fig. 4 (§6.3): time per simulation step of a walking centipede against its size.
+
+    python -m benchmarks centipede [--segments 5 10 25 50 100 175 250] [--repeat 5] [--warmup 1]
+                                      [--budget 20] [--fit-min 25] [--out DIR] [--quick] [--no-plot]
+
+The centipede of ``treedyn.scenes.centipede(n)`` (n body segments, 2 legs each: 2n legs, 2n feet
+on the ground, nv = 11n + 3) walks by its gait (``scene.tau``) on the plane. From the scene's
+standing state (every foot touches the ground from the first step) --warmup untimed steps, then
+whole ``td.ContactSimulator`` steps of explicit Euler at h = 1e-5, as the paper's experiment
+(collision, the free motion, the contact-space inertia NᵀM⁻¹N, NᵀM⁻¹D, DᵀM⁻¹D, the two
+maximum-dissipation QPs, the integration), one thread, with the contact-space inertia (M⁻¹[N D]
+and the product with [N D]ᵀ) computed by
+  drumwright      treedyn's Θ(n²) method (drumwright2012 Alg. 1, a column per contact direction)
+  crba-cholesky   CRBA + dense Cholesky (Eigen LLᵀ) and a back-substitution per column
+  crba-ltl        CRBA + Featherstone's LTL with branch-induced sparsity, a back-substitution per column
+(the same solver gives the free motion: ABA for drumwright, CRBA + its factorisation for the
+others), and, as a peer in the same process,
+  mujoco          MuJoCo's ``mj_step`` on the same centipede (``model.to_mjcf()``: same bodies,
+                  inertias, joints, feet and ground), the same h and the same gait torques
+                  (``qfrc_applied``, set untimed before each step); MuJoCo's defaults otherwise
+                  (Newton solver, pyramidal cones of condim 3, soft constraints, its semi-implicit
+                  Euler): the same task, not the same contact model.
+The gait's torques are computed outside the timed step for both. Timing: ``treedyn.timing.
+time_call`` drives the steps (samples of at least 50 ms, a pause between samples, the first call
+left out); each phase of the CSV is its minimum over the timed steps, the total the minimum of the
+whole steps (at least the sum of the phases' minima), total_median_s their median. Each size gets
+at most ~--budget seconds per method (at least 2 timed steps).
+
+Writes drumwright2012_fig4.csv and, with matplotlib, drumwright2012_fig4.png (log-log: the
+contact-space inertia alone; the whole step with MuJoCo's). Prints the log-log slopes (against the
+number of legs, sizes >= --fit-min segments), the crossovers, the ratio of the contact-space
+inertia by dense Cholesky over drumwright at the largest size beside the paper's claim (about an
+order of magnitude), the whole step against MuJoCo's and where the step's time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+
+import numpy as np
+
+import treedyn as td
+from treedyn.scenes import centipede
+
+from ._common import crossover, pyplot, slope, time_call, write_csv
+
+H = 1e-5  # drumwright2012 §6.3: explicit Euler at h = 1e-5
+METHODS = ("drumwright", "crba-cholesky", "crba-ltl")
+PEER = "mujoco"
+PHASES = ("collision", "dynamics", "contact_inertia", "qp", "integrate")
+FIELDS = [
+    "segments",
+    "legs",
+    "nv",
+    "contacts",
+    "method",
+    *(f"{p}_s" for p in PHASES),
+    "total_s",
+    "total_median_s",
+    "steps",
+    "qp_iterations",
+]
+SIZES = [5, 10, 25, 50, 100, 175, 250]
+QUICK_SIZES = [2, 3, 5]
+#: samples of at least this many seconds (time_call's min_time), a pause of PAUSE between them
+MIN_TIME, PAUSE = 0.05, 0.05
+PAPER = "about an order of magnitude faster (drumwright2012 §6.3, Fig. 4)"
+
+
+# ---------------------------------------------------------------------------------------------
+# the timed steps
+
+
+def _timed(step, seconds_of, repeat: int, warmup: int, budget: float) -> list:
+    """warmup untimed steps (at least one: its duration sets the samples), then step() under
+    time_call with at most ~budget seconds of steps (at least 2 timed steps after time_call's first
+    call, which is left out); returns what seconds_of gives for each timed step."""
+    out = []
+
+    def call():
+        out.append(seconds_of(step()))
+
+    for _ in range(max(warmup, 1)):
+        t0 = time.perf_counter()
+        step()
+        per_step = time.perf_counter() - t0
+    repeat = max(2, min(repeat, int(budget / max(per_step, 1e-9))))
+    time_call(call, repeat=repeat, min_time=MIN_TIME, pause=PAUSE)
+    return out[1:]
+
+
+def treedyn_row(scene, method: str, repeat: int, warmup: int, budget: float) -> dict:
+    sim = td.ContactSimulator(scene.model, H, solver=method, integrator="euler")
+    state = scene.initial_state()
+    gait = scene.tau
+
+    def step():
+        return sim.step(state, gait(state.t, state.q, state.v))
+
+    steps = _timed(step, lambda s: s, repeat, warmup, budget)
+    total = np.array([s.seconds for s in steps])
+    n = scene.info["n_segments"]
+    return dict(
+        segments=n,
+        legs=2 * n,
+        nv=scene.model.nv,
+        contacts=steps[-1].n_contacts,
+        method=method,
+        **{f"{p}_s": min(s.phases[p] for s in steps) for p in PHASES},
+        total_s=float(total.min()),
+        total_median_s=float(np.median(total)),
+        steps=len(steps),
+        qp_iterations=max(s.qp_iterations for s in steps),
+    )
+
+
+class MujocoCentipede:
+    """MuJoCo's model of the scene's centipede (``model.to_mjcf()``) at h, started from the scene's
+    state, with treedyn's gait: ``step()`` sets qfrc_applied from the gait (untimed) and returns
+    the seconds of one mj_step. q, v and τ map as in treedyn.peers (quaternions (w, x, y, z) in
+    MuJoCo; the free joint's linear velocity in world coordinates, treedyn's in the body frame)."""
+
+    def __init__(self, scene, h: float = H):
+        import mujoco
+
+        from treedyn.peers import MujocoFromFile
+
+        self.mj = mujoco
+        model, q0, v0 = scene.model, scene.initial_state().q, scene.initial_state().v
+        xml = model.to_mjcf(scene.name.replace(":", "_"))
+        coords = MujocoFromFile(model, xml)  # the q/v map (its own MjModel has contacts off: not stepped)
+        self.m = mujoco.MjModel.from_xml_string(xml)
+        self.m.opt.timestep = h
+        self.d = mujoco.MjData(self.m)
+        qsrc, vsrc = np.zeros(model.nq, dtype=int), np.zeros(model.nv, dtype=int)
+        self.free = []  # (treedyn v index, MuJoCo qpos index of the quaternion) of free joints
+        for kind, iq, iv, pq, pv in coords.blocks:
+            if kind == "ball":  # MuJoCo (w, x, y, z) -> treedyn (x, y, z, w)
+                qsrc[iq : iq + 4] = pq + np.array([1, 2, 3, 0])
+                vsrc[iv : iv + 3] = pv + np.arange(3)
+            elif kind == "free-mj":
+                qsrc[iq : iq + 7] = pq + np.array([0, 1, 2, 4, 5, 6, 3])
+                vsrc[iv : iv + 6] = pv + np.arange(6)
+                self.free.append((iv, pq + 3))
+            else:
+                qsrc[iq : iq + kind[1]] = pq + np.arange(kind[1])
+                vsrc[iv : iv + kind[2]] = pv + np.arange(kind[2])
+        self.qsrc, self.vsrc, self.gait = qsrc, vsrc, scene.tau
+        self.d.qpos[:] = coords.q(q0)
+        if np.any(v0):
+            self.d.qvel[:] = coords.T(q0) @ v0
+        mujoco.mj_forward(self.m, self.d)
+
+    def _rotation(self, a):
+        R = np.empty(9)
+        self.mj.mju_quat2Mat(R, self.d.qpos[a : a + 4])
+        return R.reshape(3, 3)
+
+    def step(self) -> float:
+        d = self.d
+        q, v = d.qpos[self.qsrc], d.qvel[self.vsrc]
+        for iv, a in self.free:  # world linear velocity -> body frame
+            v[iv : iv + 3] = self._rotation(a).T @ v[iv : iv + 3]
+        tau = self.gait(d.time, q, v)
+        frc = np.empty(self.m.nv)
+        frc[self.vsrc] = tau
+        for iv, a in self.free:  # τ_peer = T⁻ᵀ τ: the linear force to world coordinates
+            frc[self.vsrc[iv : iv + 3]] = self._rotation(a) @ tau[iv : iv + 3]
+        d.qfrc_applied[:] = frc
+        t0 = time.perf_counter()
+        self.mj.mj_step(self.m, d)
+        return time.perf_counter() - t0
+
+
+def mujoco_row(scene, repeat: int, warmup: int, budget: float) -> dict | None:
+    try:
+        peer = MujocoCentipede(scene)
+    except ImportError:
+        return None
+    total = np.array(_timed(peer.step, float, repeat, warmup, budget))
+    n = scene.info["n_segments"]
+    return dict(
+        segments=n,
+        legs=2 * n,
+        nv=scene.model.nv,
+        contacts=int(peer.d.ncon),
+        method=PEER,
+        **{f"{p}_s": "" for p in PHASES},
+        total_s=float(total.min()),
+        total_median_s=float(np.median(total)),
+        steps=len(total),
+        qp_iterations="",
+    )
+
+
+def run(sizes, repeat: int = 5, warmup: int = 1, budget: float = 20.0, log=print) -> list[dict]:
+    rows = []
+    before = td.get_num_threads()
+    td.set_num_threads(1)
+    try:
+        for n in sizes:
+            scene = centipede(n)
+            for method in METHODS:
+                rows.append(treedyn_row(scene, method, repeat, warmup, budget))
+            r = mujoco_row(scene, repeat, warmup, budget)
+            if r is not None:
+                rows.append(r)
+            log(
+                f"segments={n:4d} nv={scene.model.nv:5d}  "
+                + "  ".join(
+                    f"{r['method']}: step {r['total_s'] * 1e3:.4g} ms"
+                    + (
+                        f" (contact inertia {r['contact_inertia_s'] * 1e3:.4g}, qp {r['qp_s'] * 1e3:.4g})"
+                        if r["qp_s"] != ""
+                        else ""
+                    )
+                    for r in rows
+                    if r["segments"] == n
+                )
+            )
+    finally:
+        td.set_num_threads(before)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def series(rows, method: str, column: str) -> tuple[np.ndarray, np.ndarray]:
+    pts = sorted((r["legs"], float(r[column])) for r in rows if r["method"] == method and r[column] != "")
+    return np.array([p[0] for p in pts], dtype=float), np.array([p[1] for p in pts])
+
+
+def summarize(rows, fit_min: float = 25.0, log=print) -> dict:
+    out = {}
+    legs_min = 2 * fit_min
+    log(f"\nlog-log slope against the number of legs (sizes >= {fit_min:g} segments; minimum over the steps):")
+    log(f"  {'method':14s} {'contact-space inertia':>22s} {'whole step':>11s} {'QP':>6s}")
+    for method in (*METHODS, PEER):
+        cells = []
+        for column in ("contact_inertia_s", "total_s", "qp_s"):
+            x, t = series(rows, method, column)
+            s = slope(x, t, legs_min) if len(x) else None
+            out[(method, column, "slope")] = s
+            cells.append("—" if s is None else f"{s:.2f}")
+        if any(c != "—" for c in cells):
+            log(f"  {method:14s} {cells[0]:>22s} {cells[1]:>11s} {cells[2]:>6s}")
+    log("\ncrossover (legs from which drumwright stays faster; ~ interpolated, <= at every size, > never):")
+    x1, t1 = series(rows, "drumwright", "contact_inertia_s")
+    for method in METHODS[1:]:
+        x2, t2 = series(rows, method, "contact_inertia_s")
+        c = crossover(list(x1), list(t1), list(x2), list(t2))
+        out[(method, "contact_inertia_s", "crossover")] = c
+        log(f"  contact-space inertia against {method:14s}: {c}")
+    x1, t1 = series(rows, "drumwright", "total_s")
+    for method in (*METHODS[1:], PEER):
+        x2, t2 = series(rows, method, "total_s")
+        if len(x2):
+            c = crossover(list(x1), list(t1), list(x2), list(t2))
+            out[(method, "total_s", "crossover")] = c
+            log(f"  whole step against {method:24s}: {c}")
+    n = max(r["segments"] for r in rows)
+    at = {r["method"]: r for r in rows if r["segments"] == n}
+    d = at["drumwright"]
+    log(f"\nat {n} segments ({2 * n} legs, nv = {d['nv']}, {d['contacts']} contacts), one thread:")
+    for method in METHODS[1:]:
+        ratio = at[method]["contact_inertia_s"] / d["contact_inertia_s"]
+        out[(method, "ratio")] = ratio
+        log(
+            f"  contact-space inertia by {method} / by drumwright: {ratio:.1f}x "
+            f"({at[method]['contact_inertia_s'] * 1e3:.4g} ms / {d['contact_inertia_s'] * 1e3:.4g} ms)"
+            + (f"; the paper: the Θ(n²) method is {PAPER}" if method == "crba-cholesky" else "")
+        )
+    for method in METHODS[1:]:
+        ratio = at[method]["total_s"] / d["total_s"]
+        out[(method, "step_ratio")] = ratio
+        log(f"  whole step with {method} / with drumwright: {ratio:.2f}x")
+    if PEER in at:
+        ratio = d["total_s"] / at[PEER]["total_s"]
+        out[(PEER, "step_ratio")] = ratio
+        log(
+            f"  whole step with drumwright / MuJoCo's mj_step: {ratio:.3g}x "
+            f"({d['total_s'] * 1e3:.4g} ms / {at[PEER]['total_s'] * 1e3:.4g} ms; MuJoCo {at[PEER]['contacts']} contacts)"
+        )
+    share = {p: d[f"{p}_s"] / sum(d[f"{k}_s"] for k in PHASES) for p in PHASES}
+    out["drumwright_shares"] = share
+    log("  drumwright's step: " + ", ".join(f"{p} {100 * s:.1f}%" for p, s in share.items()))
+    return out
+
+
+def plot(rows, out_dir, fit_min: float = 25.0, log=print) -> list[str]:
+    plt = pyplot(log)
+    if plt is None:
+        return []
+    styles = {
+        "drumwright": ("C3", "-.", "o", "drumwright (Θ(n²) M⁻¹)"),
+        "crba-cholesky": ("C0", "-", "s", "CRBA + dense Cholesky"),
+        "crba-ltl": ("C2", "--", "^", "CRBA + LTL (branch-induced sparsity)"),
+        PEER: ("C1", ":", "D", "MuJoCo mj_step"),
+    }
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6))
+    panels = (
+        ("contact_inertia_s", "contact-space inertia NᵀM⁻¹N, NᵀM⁻¹D, DᵀM⁻¹D"),
+        ("total_s", "whole simulation step (h = 1e-5, explicit Euler)"),
+    )
+    for ax, (column, title) in zip(axes, panels):
+        for method, (color, ls, marker, label) in styles.items():
+            x, t = series(rows, method, column)
+            if len(x) == 0:
+                continue
+            s = slope(x, t, 2 * fit_min)
+            ax.loglog(
+                x, t, color=color, ls=ls, marker=marker, ms=4, label=label + ("" if s is None else f" (slope {s:.2f})")
+            )
+        ax.set_xlabel("legs (2 per segment)")
+        ax.set_ylabel("seconds per step, 1 thread")
+        ax.set_title(title, fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle("drumwright2012 Fig. 4 on this machine: the walking centipede", fontsize=11)
+    fig.tight_layout()
+    path = os.path.join(out_dir, "drumwright2012_fig4.png")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return [path]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks centipede", description=__doc__.split("\n")[0])
+    ap.add_argument("--segments", type=int, nargs="+", help=f"centipede sizes (default {SIZES}; --quick {QUICK_SIZES})")
+    ap.add_argument("--repeat", type=int, default=5, help="time_call's samples per point (default 5)")
+    ap.add_argument("--warmup", type=int, default=1, help="untimed steps first (default and at least 1)")
+    ap.add_argument("--budget", type=float, default=20.0, help="~seconds of timed steps per method and size")
+    ap.add_argument("--fit-min", type=float, help="fit slopes on sizes >= this many segments (default 25; --quick 0)")
+    ap.add_argument("--out", default=".", help="directory for the CSV and PNG files")
+    ap.add_argument("--quick", action="store_true", help=f"segments {QUICK_SIZES}, 2 samples")
+    ap.add_argument("--no-plot", action="store_true")
+    args = ap.parse_args(argv)
+    sizes = args.segments or (QUICK_SIZES if args.quick else SIZES)
+    if args.quick:
+        args.repeat = min(args.repeat, 2)
+    if args.fit_min is None:
+        args.fit_min = 0.0 if args.quick else 25.0
+    if any(n < 1 for n in sizes) or args.repeat < 1 or args.warmup < 0:
+        ap.error("--segments and --repeat must be positive, --warmup >= 0")
+    os.makedirs(args.out, exist_ok=True)
+    print(
+        f"treedyn {td.__version__}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+        f"one thread (treedyn and BLAS when run as python -m benchmarks); h = {H:g}, explicit Euler; "
+        f"phases: minimum over the timed steps"
+    )
+    rows = run(sorted(set(sizes)), args.repeat, args.warmup, args.budget)
+    path = os.path.join(args.out, "drumwright2012_fig4.csv")
+    write_csv(path, rows, FIELDS)
+    print(f"\nwrote {path}")
+    summarize(rows, args.fit_min)
+    if not args.no_plot:
+        for p in plot(rows, args.out, args.fit_min):
+            print(f"wrote {p}")
+    return 0
