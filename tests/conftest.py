@@ -230,6 +230,31 @@ def assert_agrees_with_peer(
         assert_same_solution(M, Minv, Minv_peer, what=f"M⁻¹ = {what}")
 
 
+def assert_peer_agrees_at_random_states(model, peer, rng, n: int = 4, what: str = "peer", peer_q=None):
+    """assert_agrees_with_peer at n random states (q from td.random_configuration, v and τ normal):
+    a treedyn.peers.PeerCoordinates' M, b, q̈ and M⁻¹ against ABA's. peer_q(q): the peer's view of
+    the same state when its coordinates differ beyond the PeerCoordinates map (default: q)."""
+    aba = td.make_solver("aba", model)
+    for _ in range(n):
+        q = td.random_configuration(model, rng)
+        v, tau = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+        qp = q if peer_q is None else peer_q(q)
+        M_peer = peer.mass_matrix(qp)
+        assert_agrees_with_peer(
+            model,
+            q,
+            v,
+            tau,
+            M_peer,
+            peer.bias_forces(qp, v),
+            peer.forward_dynamics(qp, v, tau),
+            np.linalg.inv(M_peer),
+            aba.forward_dynamics(q, v, tau),
+            aba.inverse_inertia(q, np.eye(model.nv)),
+            what=what,
+        )
+
+
 def pytest_report_header(config):
     """The BLAS kernel numpy's OpenBLAS runs (OPENBLAS_CORETYPE overrides it) and treedyn's M⁻¹
     loops (TREEDYN_MINV_ISA=generic forces the portable ones): the rounding depends on both."""

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import assert_agrees_with_peer, assert_within_rounding
+from conftest import assert_peer_agrees_at_random_states, assert_within_rounding
 
 import treedyn as td
 from treedyn.io._common import IgnoredElementWarning
@@ -448,27 +448,6 @@ def test_missing_file(tmp_path):
 # ------------------------------------------------------------------ against MuJoCo
 
 
-def _check(model, peer, rng, n=4):
-    aba = td.make_solver("aba", model)
-    for _ in range(n):
-        q = td.random_configuration(model, rng)
-        v, tau = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
-        M_peer = peer.mass_matrix(q)
-        assert_agrees_with_peer(
-            model,
-            q,
-            v,
-            tau,
-            M_peer,
-            peer.bias_forces(q, v),
-            peer.forward_dynamics(q, v, tau),
-            np.linalg.inv(M_peer),
-            aba.forward_dynamics(q, v, tau),
-            aba.inverse_inertia(q, np.eye(model.nv)),
-            what="MuJoCo",
-        )
-
-
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_models_agree_with_mujoco(name):
     pytest.importorskip("mujoco")
@@ -477,7 +456,7 @@ def test_models_agree_with_mujoco(name):
     model = load(MODELS[name])
     peer = MujocoFromFile(model, MODELS[name])
     assert peer.nv_peer == model.nv and peer.m.njnt == len(model.joint_names)
-    _check(model, peer, np.random.default_rng(7))
+    assert_peer_agrees_at_random_states(model, peer, np.random.default_rng(7), what="MuJoCo")
 
 
 @pytest.mark.parametrize(
@@ -533,7 +512,7 @@ def test_joints_and_inertials_inside_frames_agree_with_mujoco():
       </body></worldbody></mujoco>"""
     model = load(xml)
     assert model.joint_names == ["h", "s", "k"]
-    _check(model, MujocoFromFile(model, xml), np.random.default_rng(2))
+    assert_peer_agrees_at_random_states(model, MujocoFromFile(model, xml), np.random.default_rng(2), what="MuJoCo")
 
 
 @pytest.mark.parametrize("seq", ["xyz", "XYZ", "zyx", "ZXZ", "yXy"])
@@ -543,7 +522,7 @@ def test_euler_sequences_agree_with_mujoco(seq):
 
     xml = ARM.replace('eulerseq="zyx"', f'eulerseq="{seq}"')
     model = load(xml)
-    _check(model, MujocoFromFile(model, xml), np.random.default_rng(1), n=2)
+    assert_peer_agrees_at_random_states(model, MujocoFromFile(model, xml), np.random.default_rng(1), n=2, what="MuJoCo")
 
 
 def random_mjcf(n, seed):
@@ -643,7 +622,9 @@ def test_random_mjcf_trees_agree_with_mujoco(seed):
     model = load(xml)
     mj = mujoco.MjModel.from_xml_string(xml)
     assert (mj.nv, mj.njnt) == (model.nv, len(model.joint_names))
-    _check(model, MujocoFromFile(model, xml), np.random.default_rng(seed), n=3)
+    assert_peer_agrees_at_random_states(
+        model, MujocoFromFile(model, xml), np.random.default_rng(seed), n=3, what="MuJoCo"
+    )
 
 
 def test_armature_and_damping_are_not_modelled_and_the_peer_removes_them():
@@ -662,7 +643,7 @@ def test_armature_and_damping_are_not_modelled_and_the_peer_removes_them():
     peer = MujocoFromFile(model, xml)
     if hasattr(peer.m, "dof_simplenum"):
         assert peer.m.dof_simplenum.any()  # MuJoCo treats these bodies as simple
-    _check(model, peer, np.random.default_rng(3))
+    assert_peer_agrees_at_random_states(model, peer, np.random.default_rng(3), what="MuJoCo")
 
 
 def _mujoco_testdata():
@@ -704,4 +685,6 @@ def test_mujocos_own_test_model_without_weld_and_mesh_agrees_with_mujoco(tmp_pat
     for part in ("stiffness", "armature", "damping", "gravcomp", "<tendon>", "<actuator>", "density"):
         assert part in msg, part
     assert model.nv == 43
-    _check(model, MujocoFromFile(model, str(path)), np.random.default_rng(11))
+    assert_peer_agrees_at_random_states(
+        model, MujocoFromFile(model, str(path)), np.random.default_rng(11), what="MuJoCo"
+    )

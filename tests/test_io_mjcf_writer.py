@@ -9,7 +9,7 @@ same physical states, q_mjcf = placement ∘ q for a floating root (`_in_world`)
 
 import numpy as np
 import pytest
-from conftest import assert_agrees_with_peer, assert_within_rounding, dynamics_scale
+from conftest import assert_peer_agrees_at_random_states, assert_within_rounding, dynamics_scale
 
 import treedyn as td
 from treedyn.scenes import centipede, random_tree
@@ -33,25 +33,9 @@ def _agree_with_mujoco(model, rng, n=3):
     from treedyn.peers import MujocoFromFile
 
     peer = MujocoFromFile(model, model.to_mjcf())
-    aba = td.make_solver("aba", model)
-    for _ in range(n):
-        q = td.random_configuration(model, rng)
-        v, tau = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
-        qw = _in_world(model, q)
-        M_peer = peer.mass_matrix(qw)
-        assert_agrees_with_peer(
-            model,
-            q,
-            v,
-            tau,
-            M_peer,
-            peer.bias_forces(qw, v),
-            peer.forward_dynamics(qw, v, tau),
-            np.linalg.inv(M_peer),
-            aba.forward_dynamics(q, v, tau),
-            aba.inverse_inertia(q, np.eye(model.nv)),
-            what="MuJoCo on to_mjcf()",
-        )
+    assert_peer_agrees_at_random_states(
+        model, peer, rng, n, what="MuJoCo on to_mjcf()", peer_q=lambda q: _in_world(model, q)
+    )
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

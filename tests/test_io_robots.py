@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import assert_agrees_with_peer, assert_within_rounding
+from conftest import assert_peer_agrees_at_random_states, assert_within_rounding
 
 import treedyn as td
 
@@ -73,25 +73,7 @@ def test_robot_agrees_with_pinocchio(relative, floating_base, mimic):
     model, peer = load(relative, floating_base, mimic)
     assert (model.nv, model.nq) == (peer.pm.nv, model.nq) and model.nv == peer.nv_peer
     assert sorted(model.joint_names) == sorted(peer.pm.names[1:])
-    rng = np.random.default_rng(2024)
-    aba = td.make_solver("aba", model)
-    for _ in range(5):
-        q = td.random_configuration(model, rng)
-        v, tau = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
-        M_peer = peer.mass_matrix(q)
-        assert_agrees_with_peer(
-            model,
-            q,
-            v,
-            tau,
-            M_peer,
-            peer.bias_forces(q, v),
-            peer.forward_dynamics(q, v, tau),
-            np.linalg.inv(M_peer),
-            aba.forward_dynamics(q, v, tau),
-            aba.inverse_inertia(q, np.eye(model.nv)),
-            what="Pinocchio",
-        )
+    assert_peer_agrees_at_random_states(model, peer, np.random.default_rng(2024), n=5, what="Pinocchio")
 
 
 def test_joint_coordinates_are_found_by_name_not_by_position():
