@@ -203,6 +203,13 @@ def _has_contact(scene) -> bool:
     return getattr(scene, "tau", None) is not None or bool(collision_pairs(scene.model))
 
 
+def _steps_bar(steps: int, desc: str, always: bool):
+    """range(steps) behind a tqdm bar on stderr (shown on a terminal, or always with --progress)."""
+    from tqdm import tqdm
+
+    return tqdm(range(steps), desc=desc, unit="step", disable=None if not always else False, file=sys.stderr)
+
+
 def _cmd_simulate(args) -> int:
     from . import set_num_threads
     from .scenes import scene_from_spec
@@ -246,15 +253,7 @@ def _simulate_redmax(scene, args) -> int:
     ts, qs, vs = [state.t], [state.q.copy()], [state.v.copy()]
     keys = ("position_residual", "velocity_residual", "iterations", "max_iterations", "unconverged", "seconds")
     stats = {k: [] for k in keys}
-    from tqdm import tqdm
-
-    bar = tqdm(
-        range(steps),
-        desc=f"{scene.name} ({scene.model.nv} DOF, {solver_name})",
-        unit="step",
-        disable=None if not args.progress else False,
-        file=sys.stderr,
-    )
+    bar = _steps_bar(steps, f"{scene.name} ({scene.model.nv} DOF, {solver_name})", args.progress)
     t0 = time.perf_counter()
     for k in bar:
         st = solver.step(state, h)
@@ -330,15 +329,7 @@ def _simulate_contact(scene, args) -> int:
     every = args.every
     ts, qs, vs = [state.t], [state.q.copy()], [state.v.copy()]
     stats = []
-    from tqdm import tqdm
-
-    bar = tqdm(
-        range(steps),
-        desc=f"{scene.name} ({model.nv} DOF, {solver_name}, contact)",
-        unit="step",
-        disable=None if not args.progress else False,
-        file=sys.stderr,
-    )
+    bar = _steps_bar(steps, f"{scene.name} ({model.nv} DOF, {solver_name}, contact)", args.progress)
     t0 = time.perf_counter()
     for k in bar:
         try:
