@@ -258,6 +258,10 @@ def test_bad_input():
     state.v[0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         sim.step(state)
+    state = td.State(q, np.zeros(model.nv))
+    with pytest.raises(ValueError, match="ContactSimulator: .*(overflowed|too large)"):
+        sim.step(state, tau=np.full(model.nv, 1e300))
+    assert state.t == 0.0 and np.array_equal(state.q, q)  # the state is left as it was
     with pytest.raises(ValueError, match="t_end"):
         sim.run(td.State(q, np.zeros(model.nv)), -1.0)
     with pytest.raises(ValueError, match="record_every"):

@@ -247,7 +247,13 @@ class ContactSimulator:
         t0 = clock()
         contacts = collide(model, q, pairs=self.pairs())
         t1 = clock()
-        v_free = v + h * np.asarray(self.solver.forward_dynamics(q, v, tau))  # v* (no contact)
+        with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming the cause
+            v_free = v + h * np.asarray(self.solver.forward_dynamics(q, v, tau))  # v* (no contact)
+        if not np.all(np.isfinite(v_free)):
+            raise ValueError(
+                f"ContactSimulator: the velocity without contact, v + h q̈, overflowed at t = {state.t:.6g} "
+                f"(largest |tau| {np.abs(tau).max():.3g}, largest |v| {np.abs(v).max():.3g})"
+            )
         t2 = clock()
         P = len(contacts)
         iterations, t3 = 0, t2
@@ -265,6 +271,11 @@ class ContactSimulator:
             cD = z[P:].reshape(P, self.friction_edges)
             impulses = z[:P, None] * contacts.normals + np.einsum("pk,pki->pi", cD, edges)
         t4 = clock()
+        if not np.all(np.isfinite(v_next)):
+            raise ValueError(
+                f"ContactSimulator: the velocity after the contact impulses overflowed at t = {state.t:.6g} "
+                f"(largest |tau| {np.abs(tau).max():.3g}, largest |v| {np.abs(v).max():.3g})"
+            )
         q_next = integrate(model, q, v_next if self.integrator == "semi-implicit" else v, h)
         if not (np.all(np.isfinite(q_next)) and np.all(np.isfinite(v_next))):
             raise SimulationError(
@@ -323,6 +334,15 @@ class ContactSimulator:
         """min ½ xᵀ H x + gᵀ x subject to lower ≤ C x ≤ upper, x ≥ 0, by ProxQP (dense)."""
         from proxsuite import proxqp
 
+        # squares of the data must stay finite for the solver's residuals (else it iterates on NaN)
+        big = max(
+            np.abs(H).max(initial=0.0), np.abs(g).max(initial=0.0), np.abs(lower[np.isfinite(lower)]).max(initial=0.0)
+        )
+        if not big < 1e150:
+            raise ValueError(
+                f"ContactSimulator: the contact problem's magnitudes ({big:.3g}) are too large for double "
+                "precision: the velocities or forces are out of range"
+            )
         res = proxqp.dense.solve(
             H,
             g,
@@ -347,7 +367,10 @@ class ContactSimulator:
                 SimulationWarning,
                 stacklevel=4,
             )
-        return np.maximum(np.asarray(res.x), 0.0), int(res.info.iter)
+        x = np.asarray(res.x)
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"ContactSimulator: the contact QP gave non-finite impulses ({status.name})")
+        return np.maximum(x, 0.0), int(res.info.iter)
 
 
 def _check_state(state, model):
