@@ -11,7 +11,8 @@ The paper gives the legs' joints, not the rest; the choices here (docs/scenes.md
 * gait: each leg follows a travelling wave of phase θ = ω t − 2π i / λ (+π on the right): the hip
   swings the leg back and forth about the segment's z axis, ψ = A cos θ, while the knee lifts the
   foot during the forward swing (sin θ > 0), α = lift · max(0, sin θ); the feet push backwards in
-  stance and the centipede walks along +x (about 0.25 m/s at the defaults, 6 to 20 segments).
+  stance and the centipede walks along +x (0.15–0.25 m/s averaged over the first
+  2.5 s, 4 to 20 segments).
   PD control tracks it (a ball joint's error is the rotation vector of R_targetᵀ R), with gains
   scaled by each joint's effective inertia (CentipedeGait), plus a feed-forward that carries the
   weight on the feet in stance.
