@@ -13,12 +13,8 @@ the warmed-up state (fixed: over a few hundred steps of 1e-5 s they barely chang
 
 import functools
 
-import numpy as np
-
 import treedyn as td
-from treedyn.contact import _directions
 from treedyn.geometry import collide
-from treedyn.inverse import _contact_product
 from treedyn.scenes import centipede
 from treedyn.timing import speedup
 
@@ -72,9 +68,9 @@ class ContactStep(Threads):
 
 
 class ContactInertiaRatio(Threads):
-    """time of the contact-space inertia (M⁻¹[N D], then [N D]ᵀ times it as ContactSimulator
-    forms it) by crba-cholesky over that by drumwright, at one pose of the 50-segment centipede
-    standing on its 100 feet (m = 500 contact directions)."""
+    """time of the contact-space inertia (ContactSimulator.contact_space_inertia: [N D], M⁻¹[N D]
+    and [N D]ᵀM⁻¹[N D]) by crba-cholesky over that by drumwright, at one pose of the 50-segment
+    centipede standing on its 100 feet (m = 500 contact directions)."""
 
     n = 50
     repeats = 9
@@ -86,15 +82,10 @@ class ContactInertiaRatio(Threads):
             sc = scene(self.n)
             model, q = sc.model, sc.initial_state().q
             contacts = collide(model, q)
-            k = 4
-            N, D, _ = _directions(model, q, contacts, k, None)
-            R = np.hstack([N, D])
-            P = len(contacts)
-            groups = np.r_[np.arange(P), np.repeat(np.arange(P), k)]
-            fast = make_solver_or_skip("drumwright", model)
-            dense = make_solver_or_skip("crba-cholesky", model)
-            self.f_dense = lambda: _contact_product(R, dense.inverse_inertia(q, R), groups)
-            self.f_fast = lambda: _contact_product(R, fast.inverse_inertia(q, R), groups)
+            fast = td.ContactSimulator(model, H, solver=make_solver_or_skip("drumwright", model))
+            dense = td.ContactSimulator(model, H, solver=make_solver_or_skip("crba-cholesky", model))
+            self.f_dense = lambda: dense.contact_space_inertia(q, contacts)
+            self.f_fast = lambda: fast.contact_space_inertia(q, contacts)
             self.f_dense(), self.f_fast()
         except BaseException:
             td.set_num_threads(self._threads_before)

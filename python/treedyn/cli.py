@@ -326,29 +326,15 @@ def _simulate_contact(scene, args) -> int:
     model, tau = scene.model, scene.tau
     sim = ContactSimulator(model, h, solver=solver_name, integrator=integrator)
     state = scene.state.copy()
-    every = args.every
-    ts, qs, vs = [state.t], [state.q.copy()], [state.v.copy()]
-    stats = []
-    bar = _steps_bar(steps, f"{scene.name} ({model.nv} DOF, {solver_name}, contact)", args.progress)
     t0 = time.perf_counter()
-    for k in bar:
-        try:
-            st = sim.step(state, None if tau is None else tau(state.t, state.q, state.v))
-        except SimulationError as e:
-            raise ValueError(f"the simulation blew up at step {k + 1} (t = {state.t:g}): {e}") from None
-        stats.append(st)
-        if (k + 1) % every == 0 or k + 1 == steps:
-            ts.append(state.t)
-            qs.append(state.q.copy())
-            vs.append(state.v.copy())
-        if k % 50 == 0:
-            bar.set_postfix(contacts=st.n_contacts, depth=f"{st.max_penetration:.1e}", refresh=False)
+    try:
+        traj = sim.run(
+            state, state.t + steps * h, tau=tau, record_every=args.every, progress=args.progress or sys.stderr.isatty()
+        )
+    except SimulationError as e:
+        raise ValueError(f"the simulation blew up at t = {state.t:g}: {e}") from None
     wall = time.perf_counter() - t0
-    t, q = np.array(ts), np.array(qs)
-    n_contacts = np.array([s.n_contacts for s in stats], dtype=int)
-    depth = np.array([s.max_penetration for s in stats])
-    qp_it = np.array([s.qp_iterations for s in stats], dtype=int)
-    seconds = np.array([s.seconds for s in stats])
+    t, q, n_contacts, qp_it = traj.t, traj.q, traj.n_contacts, traj.qp_iterations
     com = np.atleast_2d(center_of_mass(model, q))
     walked = com[-1, 0] - com[0, 0]
     print(
@@ -357,7 +343,7 @@ def _simulate_contact(scene, args) -> int:
     )
     print(
         f"  contacts per step: mean {n_contacts.mean():.2f}, max {n_contacts.max()}; "
-        f"max penetration {depth.max():.3e} m; QP iterations per step: mean {qp_it.mean():.1f}, max {qp_it.max()}"
+        f"max penetration {traj.max_penetration.max():.3e} m; QP iterations per step: mean {qp_it.mean():.1f}, max {qp_it.max()}"
     )
     print(
         f"  centre of mass {'walked' if tau is not None else 'moved'} {walked:+.4g} m along x "
@@ -368,18 +354,18 @@ def _simulate_contact(scene, args) -> int:
             args.out,
             t=t,
             q=q,
-            v=np.array(vs),
+            v=traj.v,
             com=com,
             scene=scene.name,
             solver=solver_name,
             integrator=integrator,
             h=h,
             n_contacts=n_contacts,
-            max_penetration=depth,
+            max_penetration=traj.max_penetration,
             qp_iterations=qp_it,
-            seconds=seconds,
+            seconds=traj.seconds,
         )
-        print(f"  trajectory: {args.out} ({len(ts)} states)")
+        print(f"  trajectory: {args.out} ({len(t)} states)")
     plt = _pyplot() if args.plot or args.animate else None
     if plt is None:
         return 0

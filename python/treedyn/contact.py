@@ -259,11 +259,7 @@ class ContactSimulator:
         iterations, t3 = 0, t2
         v_next, impulses = v_free, np.zeros((0, 3))
         if P:
-            N, D, edges = _directions(model, q, contacts, self.friction_edges, v_free)
-            R = np.hstack([N, D])
-            W = np.asarray(self.solver.inverse_inertia(q, R))  # M⁻¹ [N D]
-            G = _contact_product(R, W, np.r_[np.arange(P), np.repeat(np.arange(P), self.friction_edges)])  # RᵀW
-            G = 0.5 * (G + G.T)  # [NᵀM⁻¹N, NᵀM⁻¹D; DᵀM⁻¹N, DᵀM⁻¹D]
+            R, W, G, edges = self.contact_space_inertia(q, contacts, v_free)
             t3 = clock()
             b = np.maximum(contacts.depths - self.slop, 0.0) / max(self.stabilization, h)
             z, iterations = self._impulses(G, R.T @ v_free, b, contacts.friction, P)
@@ -302,6 +298,17 @@ class ContactSimulator:
             impulses=impulses,
         )
 
+    def contact_space_inertia(self, q, contacts: Contacts, v=None):
+        """R = [N D] (nv, P(1 + k)), W = M⁻¹R by the solver's ``inverse_inertia``, the contact-space
+        inertia G = RᵀW = [NᵀM⁻¹N, NᵀM⁻¹D; DᵀM⁻¹N, DᵀM⁻¹D] (drumwright2012 §6.3; exactly symmetric)
+        and the edges' world vectors (P, k, 3). v: the velocity whose slide turns the edges."""
+        P, k = len(contacts), self.friction_edges
+        N, D, edges = _directions(self.model, q, contacts, k, v)
+        R = np.hstack([N, D])
+        W = np.asarray(self.solver.inverse_inertia(q, R))
+        G = _contact_product(R, W, np.r_[np.arange(P), np.repeat(np.arange(P), k)])  # RᵀW over the supports
+        return R, W, 0.5 * (G + G.T), edges
+
     def _impulses(self, G, g, b, mu, P):
         """z = [c_N (P); c_D (P·k)] ≥ 0 in two convex QPs: the inelastic normal impulses first,
         then all of z with the cone bounded by them as well. Returns z and the QPs' iterations."""
@@ -312,8 +319,8 @@ class ContactSimulator:
         # 2. friction: min ½ zᵀ G z + zᵀ [N D]ᵀ v* subject to Nᵀv⁺ ≥ b, Σ_j c_D,ij ≤ μ_i c_N,i and
         #    Σ_i c_N,i ≤ κ = Σ_i c_N,i of step 1 (Drumwright and Shell's bound: without it the normal
         #    impulses would grow only to allow more friction, which dissipates more, and throw the
-        #    bodies off the ground). κ is loosened by step 1's tolerance so that step 1's own
-        #    solution stays feasible.
+        #    bodies off the ground). ProxQP meets each row only to its absolute tolerance ε (in the
+        #    row's units), so κ gets ε per contact of slack: step 1's solution stays feasible.
         n = P * (1 + k)
         rows = np.arange(P)
         cone = np.zeros((P, n))
