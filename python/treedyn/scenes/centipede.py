@@ -91,16 +91,15 @@ def centipede(n_segments: int = 10, friction: float = 1.0) -> Scene:
         parent = seg
     model.add_geom(None, Plane(), friction=friction, name="ground", contype=plane, conaffinity=feet)
     q = _standing(model)
-    scene = Scene(
+    return Scene(
         model,
         State(q, np.zeros(model.nv)),
         name=f"centipede:{n}",
         h=1e-3,
         duration=2.0,
         info={"n_segments": n, "nq": model.nq, "nv": model.nv, "n_bodies": model.n_bodies, "feet": 2 * n},
+        tau=CentipedeGait(model, legs),
     )
-    scene.tau = CentipedeGait(model, legs)
-    return scene
 
 
 class CentipedeGait:
@@ -138,21 +137,22 @@ class CentipedeGait:
         self._knees = np.array([[qi[k], vi[k]] for _, k, _, _ in self.legs])
         self._side = np.array([s for _, _, s, _ in self.legs])
         self._segment = np.array([i for _, _, _, i in self.legs])
-        spine = [b for b in range(1, model.n_bodies) if model.body_names[b].startswith("segment")][1:]
-        self._spine = np.array([[qi[b], vi[b]] for b in spine], dtype=int).reshape(-1, 2)
+        segments = sorted({int(model.parents[h]) for h, _, _, _ in self.legs})  # the hips' parents
+        self._spine = np.array([[qi[b], vi[b]] for b in segments[1:]], dtype=int).reshape(-1, 2)  # not the head
+        q0 = _standing(model)
         # effective inertias at the standing pose: 1/(M⁻¹)_ii, the inertia a joint's torque meets
         # with every other joint free (the floating head included)
         from ..inverse import inverse_mass_matrix
 
-        m_eff = 1.0 / np.diag(inverse_mass_matrix(model, _standing(model)))
+        m_eff = 1.0 / np.diag(inverse_mass_matrix(model, q0))
         self.kp = m_eff * omega_n**2
+        self.kd = 2.0 * damping_ratio * omega_n * m_eff
         # weight support (feed-forward): at the standing pose q₀ the torques that hold the body still
         # with the weight W shared by the feet in stance, τ = g(q₀) − J_zᵀ f, g = rnea(q₀, 0, 0) and
         # J_z the feet's vertical Jacobians; without it the PD alone would sag under the weight
         from .. import _core
         from ..dynamics import rnea
 
-        q0 = _standing(model)
         self._gravity = rnea(model, q0, np.zeros(model.nv), np.zeros(model.nv))
         R, p = _core.forward_kinematics(model.core, q0)
         knees = np.array([k for _, k, _, _ in self.legs])
@@ -161,11 +161,14 @@ class CentipedeGait:
         up = np.tile([[[0.0, 0.0, 1.0]]], (len(knees), 1, 1))
         self._lift_jacobian = _core.contact_jacobian(model.core, q0, pairs, feet, up)  # (nv, legs)
         self.weight = -float(model.gravity[2]) * sum(I.mass for I in model.inertias)
-        self.kd = 2.0 * damping_ratio * omega_n * m_eff
+
+    def _phase(self, t: float) -> np.ndarray:
+        """θ = ω t − 2π i / λ of every leg (+π on the right side)."""
+        return self.omega * t - 2 * np.pi * self._segment / self.wavelength + np.where(self._side > 0, 0.0, np.pi)
 
     def targets(self, t: float):
         """Hip swing ψ and knee lift α of every leg at time t (left legs first per segment)."""
-        theta = self.omega * t - 2 * np.pi * self._segment / self.wavelength + np.where(self._side > 0, 0.0, np.pi)
+        theta = self._phase(t)
         ramp = min(1.0, t / self.period)
         psi = ramp * self.amplitude * np.cos(theta) * self._side
         alpha = ramp * self.lift * np.maximum(0.0, np.sin(theta)) * self._side
@@ -174,8 +177,7 @@ class CentipedeGait:
     def support(self, t: float) -> np.ndarray:
         """The vertical force (N) each foot is planned to carry at time t: the weight shared by the
         feet in stance (those the gait does not lift)."""
-        theta = self.omega * t - 2 * np.pi * self._segment / self.wavelength + np.where(self._side > 0, 0.0, np.pi)
-        stance = (np.sin(theta) <= 0.0) | (t <= 0.0)
+        stance = (np.sin(self._phase(t)) <= 0.0) | (t <= 0.0)
         return np.where(stance, self.weight / max(1, stance.sum()), 0.0)
 
     def __call__(self, t, q, v) -> np.ndarray:

@@ -28,7 +28,15 @@ class Scene:
     """
 
     def __init__(
-        self, model: Model, state: State, *, name: str, h: float = 1e-2, duration: float = 5.0, info: dict | None = None
+        self,
+        model: Model,
+        state: State,
+        *,
+        name: str,
+        h: float = 1e-2,
+        duration: float = 5.0,
+        info: dict | None = None,
+        tau=None,
     ):
         if not isinstance(model, Model):
             raise TypeError(f"Scene model must be a treedyn.Model, got {type(model).__name__}")
@@ -49,8 +57,10 @@ class Scene:
         self.duration = duration
         self.name = str(name)
         self.info = dict(info or {})
+        if tau is not None and not callable(tau):
+            raise TypeError(f"Scene tau must be a function tau(t, q, v) or None, got {type(tau).__name__}")
         self._initial = state.copy()
-        self.tau = None
+        self.tau = tau
 
     @classmethod
     def from_model(cls, model: Model, name: str, h: float = 1e-2, duration: float = 5.0) -> Scene:
