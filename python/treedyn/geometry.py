@@ -244,6 +244,12 @@ def _pair(sa, Ra, pa, sb, Rb, pb):
     return _coal_pair(sa, Ra, pa, sb, Rb, pb)
 
 
+def geom_pose(geom, R, p) -> tuple[np.ndarray, np.ndarray]:
+    """The world rotation and position of a geom, from the bodies' world poses (R, p) at q."""
+    Rb, X = R[geom.body], geom.placement
+    return Rb @ np.asarray(X.rotation), Rb @ np.asarray(X.translation) + p[geom.body]
+
+
 def collide(model, q, pairs=None) -> Contacts:
     """The contacts between the model's geoms at q (see the module's docstring). pairs: the geom
     index pairs to test (default: collision_pairs(model); a stepper computes them once)."""
@@ -259,11 +265,7 @@ def collide(model, q, pairs=None) -> Contacts:
 
     def world(i):
         if pose[i] is None:
-            g = geoms[i]
-            pose[i] = (
-                R[g.body] @ np.asarray(g.placement.rotation),
-                R[g.body] @ np.asarray(g.placement.translation) + p[g.body],
-            )
+            pose[i] = geom_pose(geoms[i], R, p)
         return pose[i]
 
     for i, j in pairs:

@@ -211,7 +211,7 @@ def _draw_geoms(ax, model, R, p, a, b):
     """model.geoms projected on the world axes a, b (see ``draw``)."""
     from matplotlib.patches import Circle
 
-    from .geometry import Box, Capsule, Plane, Sphere
+    from .geometry import Box, Capsule, Plane, Sphere, geom_pose
 
     labelled = set()
 
@@ -222,8 +222,7 @@ def _draw_geoms(ax, model, R, p, a, b):
         return kind
 
     for g in getattr(model, "geoms", ()):
-        Rg = R[g.body] @ np.asarray(g.placement.rotation)
-        pg = R[g.body] @ np.asarray(g.placement.translation) + p[g.body]
+        Rg, pg = geom_pose(g, R, p)
         s = g.shape
         if isinstance(s, Plane):
             n = Rg[:, 2]
@@ -255,7 +254,7 @@ def _draw_geoms(ax, model, R, p, a, b):
 def _points(model, q, shapes=None) -> np.ndarray:
     """World points that bound the drawing at q: body origins, centres of mass (twice, for the
     leaves' segments), shape corners, geoms' extremes (planes left out)."""
-    from .geometry import Box, Capsule, Sphere
+    from .geometry import Box, Capsule, Sphere, geom_pose
 
     R, p = model.body_poses(q)
     n = len(model.parents)
@@ -266,8 +265,7 @@ def _points(model, q, shapes=None) -> np.ndarray:
         if shapes and name in shapes:
             pts.append(_corners(shapes[name]) @ R[i].T + p[i])
     for g in getattr(model, "geoms", ()):
-        Rg = R[g.body] @ np.asarray(g.placement.rotation)
-        pg = R[g.body] @ np.asarray(g.placement.translation) + p[g.body]
+        Rg, pg = geom_pose(g, R, p)
         s = g.shape
         if isinstance(s, Sphere):
             pts.append(pg + s.radius * np.vstack([np.eye(3), -np.eye(3)]))
