@@ -125,7 +125,7 @@ class StepRatioMujoco(Threads):
             m.opt.timestep = H
             d = mujoco.MjData(m)
             d.qpos[:] = coords.q(state.q)
-            d.qfrc_applied[:] = tau  # the head's (free joint's) entries are 0: no frame change
+            d.qfrc_applied[:] = coords.apply_T(state.q, tau)  # τ_peer = T⁻ᵀτ = Tτ (orthogonal blocks)
             mujoco.mj_step(m, d)
             self.f_mujoco = lambda: mujoco.mj_step(m, d)
             self.f_ours = lambda: sim.step(state, tau)

@@ -138,8 +138,8 @@ def treedyn_row(scene, method: str, repeat: int, warmup: int, budget: float) -> 
 class MujocoCentipede:
     """MuJoCo's model of the scene's centipede (``model.to_mjcf()``) at h, started from the scene's
     state, with treedyn's gait: ``step()`` sets qfrc_applied from the gait (untimed) and returns
-    the seconds of one mj_step. q, v and τ map as in treedyn.peers (quaternions (w, x, y, z) in
-    MuJoCo; the free joint's linear velocity in world coordinates, treedyn's in the body frame)."""
+    the seconds of one mj_step. q, v and τ map by treedyn.peers' block maps (PeerCoordinates:
+    ``from_peer`` for the state, τ_peer = T τ for the torques)."""
 
     def __init__(self, scene, h: float = H):
         import mujoco
@@ -147,47 +147,21 @@ class MujocoCentipede:
         from treedyn.peers import MujocoFromFile
 
         self.mj = mujoco
-        model, q0, v0 = scene.model, scene.initial_state().q, scene.initial_state().v
+        model, state = scene.model, scene.initial_state()
         xml = model.to_mjcf(scene.name.replace(":", "_"))
-        coords = MujocoFromFile(model, xml)  # the q/v map (its own MjModel has contacts off: not stepped)
+        self.coords = MujocoFromFile(model, xml)  # the maps (its own MjModel has contacts off: not stepped)
         self.m = mujoco.MjModel.from_xml_string(xml)
         self.m.opt.timestep = h
         self.d = mujoco.MjData(self.m)
-        qsrc, vsrc = np.zeros(model.nq, dtype=int), np.zeros(model.nv, dtype=int)
-        self.free = []  # (treedyn v index, MuJoCo qpos index of the quaternion) of free joints
-        for kind, iq, iv, pq, pv in coords.blocks:
-            if kind == "ball":  # MuJoCo (w, x, y, z) -> treedyn (x, y, z, w)
-                qsrc[iq : iq + 4] = pq + np.array([1, 2, 3, 0])
-                vsrc[iv : iv + 3] = pv + np.arange(3)
-            elif kind == "free-mj":
-                qsrc[iq : iq + 7] = pq + np.array([0, 1, 2, 4, 5, 6, 3])
-                vsrc[iv : iv + 6] = pv + np.arange(6)
-                self.free.append((iv, pq + 3))
-            else:
-                qsrc[iq : iq + kind[1]] = pq + np.arange(kind[1])
-                vsrc[iv : iv + kind[2]] = pv + np.arange(kind[2])
-        self.qsrc, self.vsrc, self.gait = qsrc, vsrc, scene.tau
-        self.d.qpos[:] = coords.q(q0)
-        if np.any(v0):
-            self.d.qvel[:] = coords.T(q0) @ v0
+        self.gait = scene.tau
+        self.d.qpos[:] = self.coords.q(state.q)
+        self.d.qvel[:] = self.coords.apply_T(state.q, state.v)
         mujoco.mj_forward(self.m, self.d)
-
-    def _rotation(self, a):
-        R = np.empty(9)
-        self.mj.mju_quat2Mat(R, self.d.qpos[a : a + 4])
-        return R.reshape(3, 3)
 
     def step(self) -> float:
         d = self.d
-        q, v = d.qpos[self.qsrc], d.qvel[self.vsrc]
-        for iv, a in self.free:  # world linear velocity -> body frame
-            v[iv : iv + 3] = self._rotation(a).T @ v[iv : iv + 3]
-        tau = self.gait(d.time, q, v)
-        frc = np.empty(self.m.nv)
-        frc[self.vsrc] = tau
-        for iv, a in self.free:  # τ_peer = T⁻ᵀ τ: the linear force to world coordinates
-            frc[self.vsrc[iv : iv + 3]] = self._rotation(a) @ tau[iv : iv + 3]
-        d.qfrc_applied[:] = frc
+        q, v = self.coords.from_peer(d.qpos, d.qvel)
+        d.qfrc_applied[:] = self.coords.apply_T(q, self.gait(d.time, q, v))  # τ_peer = T⁻ᵀτ = Tτ
         t0 = time.perf_counter()
         self.mj.mj_step(self.m, d)
         return time.perf_counter() - t0

@@ -113,3 +113,41 @@ def test_axis_angle_matrix_is_a_rotation_about_the_axis():
     assert_within_rounding(R @ R.T, np.eye(3), np.abs(R) @ np.abs(R.T), 3, what="R Rᵀ = 1")
     assert_within_rounding(R @ a, a, np.abs(R) @ np.abs(a), 3, what="R a = a")
     assert_within_rounding(np.trace(R), 1 + 2 * np.cos(0.7), 3, 3, what="trace")
+
+
+def _check_block_maps(model, peer, rng):
+    """apply_T is T(q) x (Tᵀ x with transpose) without forming T — the same products, to rounding
+    of |T||x| — and from_peer inverts q and v_peer = T v (angles come back modulo 2π, so q is
+    compared through the peer's own coordinates)."""
+    for _ in range(3):
+        q, v = td.random_configuration(model, rng), rng.standard_normal(model.nv)
+        T = peer.T(q)
+        assert_within_rounding(peer.apply_T(q, v), T @ v, np.abs(T) @ np.abs(v), 3, what="T v")
+        w = rng.standard_normal(peer.nv_peer)
+        assert_within_rounding(peer.apply_T(q, w, transpose=True), T.T @ w, np.abs(T.T) @ np.abs(w), 3, what="Tᵀ w")
+        q_back, v_back = peer.from_peer(peer.q(q), T @ v)
+        assert_within_rounding(peer.q(q_back), peer.q(q), peer.q(q), 8, what="q")
+        assert_within_rounding(v_back, v, np.abs(T.T) @ np.abs(T) @ np.abs(v), 3, what="v")
+
+
+def test_block_maps_pinocchio_planar_and_unbounded():
+    pytest.importorskip("pinocchio")
+    from treedyn.peers import PinocchioFromFile
+
+    text = robot(
+        link("world"),
+        link("puck", inertial(2.0, (0.1, 0, 0))),
+        link("arm", inertial(1.0, (0.2, 0, 0))),
+        joint("slide", "planar", "world", "puck", (0, 0, 0.1), axis=(0, 0, 1)),
+        joint("spin", "continuous", "puck", "arm", (0.1, 0, 0), axis=(0, 1, 1)),
+    )
+    model = td.Model.from_urdf(text)
+    _check_block_maps(model, PinocchioFromFile(model, text), np.random.default_rng(8))
+
+
+def test_block_maps_mujoco_free_and_ball():
+    pytest.importorskip("mujoco")
+    from treedyn.peers import MujocoFromFile
+
+    model = td.Model.from_mjcf(CREATURE)
+    _check_block_maps(model, MujocoFromFile(model, CREATURE), np.random.default_rng(9))

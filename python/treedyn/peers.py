@@ -158,6 +158,48 @@ class PeerCoordinates:
                 out[pv : pv + 3] = R @ np.cross(v[iv + 3 : iv + 6], v[iv : iv + 3])
         return out
 
+    def apply_T(self, q, x, transpose: bool = False) -> np.ndarray:
+        """T(q) x (or T(q)ᵀ x) block by block, in O(n) without forming T. Every block of T is
+        orthogonal (identities and rotations), so Tᵀ = T⁻¹ and a generalized force maps as
+        τ_peer = T⁻ᵀ τ = T τ."""
+        from .io._common import quat_to_matrix
+
+        q, x = np.asarray(q, dtype=float), np.asarray(x, dtype=float)
+        src, dst = (self.model.nv, self.nv_peer) if not transpose else (self.nv_peer, self.model.nv)
+        if x.shape != (src,):
+            raise ValueError(f"apply_T: x must have shape ({src},), got {x.shape}")
+        out = np.zeros(dst)
+        for kind, iq, iv, pq, pv in self.blocks:  # noqa: B007 (the blocks' layout, not all used in each map)
+            n = kind[2] if kind[0] == "same" else {"angle-cs": 1, "planar": 3, "ball": 3, "free-mj": 6}[kind]
+            a, b = (iv, pv) if not transpose else (pv, iv)
+            block = x[a : a + n].copy()
+            if kind == "planar":
+                c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
+                Rz = np.array([[c, s], [-s, c]])
+                block[:2] = (Rz if not transpose else Rz.T) @ block[:2]
+            elif kind == "free-mj":
+                R = quat_to_matrix(q[iq + 3 : iq + 7], wxyz=False)
+                block[:3] = (R if not transpose else R.T) @ block[:3]
+            out[b : b + n] = block
+        return out
+
+    def from_peer(self, q_peer, v_peer) -> tuple[np.ndarray, np.ndarray]:
+        """treedyn's (q, v) of the peer's state: the inverse of ``q`` and of v_peer = T(q) v."""
+        qp = np.asarray(q_peer, dtype=float)
+        q = np.zeros(self.model.nq)
+        for kind, iq, iv, pq, pv in self.blocks:  # noqa: B007 (the blocks' layout, not all used in each map)
+            if kind[0] == "same":
+                q[iq : iq + kind[1]] = qp[pq : pq + kind[1]]
+            elif kind == "angle-cs":
+                q[iq] = np.arctan2(qp[pq + 1], qp[pq])
+            elif kind == "planar":
+                q[iq : iq + 3] = qp[pq], qp[pq + 1], np.arctan2(qp[pq + 3], qp[pq + 2])
+            elif kind == "ball":
+                q[iq : iq + 4] = qp[pq + 1], qp[pq + 2], qp[pq + 3], qp[pq]
+            elif kind == "free-mj":
+                q[iq : iq + 7] = *qp[pq : pq + 3], qp[pq + 4], qp[pq + 5], qp[pq + 6], qp[pq + 3]
+        return q, self.apply_T(q, v_peer, transpose=True)
+
     # the peer's quantities in treedyn's coordinates
     def mass_matrix(self, q) -> np.ndarray:
         T = self.T(q)
