@@ -15,6 +15,14 @@ import treedyn as td
 from treedyn.io._common import axis_angle_matrix
 
 H = 1e-6
+# a planar joint and an unbounded revolute: the two joints whose coordinates Pinocchio parametrises otherwise
+PLANAR_AND_UNBOUNDED = robot(
+    link("world"),
+    link("puck", inertial(2.0, (0.1, 0, 0))),
+    link("arm", inertial(1.0, (0.2, 0, 0))),
+    joint("slide", "planar", "world", "puck", (0, 0, 0.1), axis=(0, 0, 1)),
+    joint("spin", "continuous", "puck", "arm", (0.1, 0, 0), axis=(0, 1, 1)),
+)
 
 
 def _path(model, q, v):
@@ -25,13 +33,7 @@ def test_pinocchio_planar_and_unbounded_velocity_maps():
     pin = pytest.importorskip("pinocchio")
     from treedyn.peers import PinocchioFromFile
 
-    text = robot(
-        link("world"),
-        link("puck", inertial(2.0, (0.1, 0, 0))),
-        link("arm", inertial(1.0, (0.2, 0, 0))),
-        joint("slide", "planar", "world", "puck", (0, 0, 0.1), axis=(0, 0, 1)),
-        joint("spin", "continuous", "puck", "arm", (0.1, 0, 0), axis=(0, 1, 1)),
-    )
+    text = PLANAR_AND_UNBOUNDED
     model = td.Model.from_urdf(text)
     peer = PinocchioFromFile(model, text)
     kinds = sorted(str(b[0]) for b in peer.blocks)
@@ -134,13 +136,7 @@ def test_block_maps_pinocchio_planar_and_unbounded():
     pytest.importorskip("pinocchio")
     from treedyn.peers import PinocchioFromFile
 
-    text = robot(
-        link("world"),
-        link("puck", inertial(2.0, (0.1, 0, 0))),
-        link("arm", inertial(1.0, (0.2, 0, 0))),
-        joint("slide", "planar", "world", "puck", (0, 0, 0.1), axis=(0, 0, 1)),
-        joint("spin", "continuous", "puck", "arm", (0.1, 0, 0), axis=(0, 1, 1)),
-    )
+    text = PLANAR_AND_UNBOUNDED
     model = td.Model.from_urdf(text)
     _check_block_maps(model, PinocchioFromFile(model, text), np.random.default_rng(8))
 
