@@ -309,7 +309,7 @@ def test_joint_layouts_come_from_the_core():
     assert [n for n, l in layouts.items() if l["quaternion"] >= 0] == ["spherical", "free"]
     assert layouts["free"]["nq"] - layouts["free"]["quaternion"] == 4
     rows = {n: l["rows"] for n, l in td._core.loop_layouts().items()}
-    assert rows == {"ball": 3, "hinge": 5, "universal": 4}
+    assert rows == {"ball": 3, "hinge": 5, "universal": 4, "weld": 6}
 
 
 def test_the_structural_api_reads_back_what_was_built():

@@ -392,14 +392,21 @@ def four_bar(kind="hinge"):
     m.add_body(
         "rocker", None, td.Revolute((0, 0, 1)), td.Transform(rotation=Rz(np.pi / 2), translation=(2, 0, 0)), rod(1.0)
     )
-    joint = {"hinge": td.Revolute((0, 0, 1)), "ball": td.Spherical(), "universal": td.Universal((0, 0, 1), (1, 0, 0))}[
-        kind
-    ]
-    m.add_loop_closure("coupler", "rocker", joint, td.Transform(translation=(2, 0, 0)))
+    joints = {
+        "hinge": td.Revolute((0, 0, 1)),
+        "ball": td.Spherical(),
+        "universal": td.Universal((0, 0, 1), (1, 0, 0)),
+        "weld": td.Fixed(),
+    }
+    if kind == "coupling":  # the two cranks turn together (a parallelogram), the coupler follows
+        m.add_loop_closure("coupler", "rocker", td.Spherical(), td.Transform(translation=(2, 0, 0)))
+        m.add_coupling("rocker", "crank")
+    else:
+        m.add_loop_closure("coupler", "rocker", joints[kind], td.Transform(translation=(2, 0, 0)))
     return m
 
 
-@pytest.mark.parametrize("kind,rows", [("hinge", 5), ("ball", 3), ("universal", 4)])
+@pytest.mark.parametrize("kind,rows", [("hinge", 5), ("ball", 3), ("universal", 4), ("weld", 6), ("coupling", 4)])
 def test_loop_closure_rows_are_the_derivative_of_the_error(kind, rows, rng):
     m = four_bar(kind)
     sys = m._redmax_system()
@@ -412,7 +419,7 @@ def test_loop_closure_rows_are_the_derivative_of_the_error(kind, rows, rng):
     assert np.abs(G @ v - dC).max() < 1e-7
 
 
-@pytest.mark.parametrize("kind", ["hinge", "ball", "universal"])
+@pytest.mark.parametrize("kind", ["hinge", "ball", "universal", "coupling"])
 def test_planar_four_bar_keeps_its_loop_closed(kind):
     m = four_bar(kind)
     solver = td.make_solver("redmax-direct", m)

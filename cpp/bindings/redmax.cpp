@@ -235,10 +235,41 @@ void bind_redmax(py::module_& m) {
               const Eigen::Vector3d& pb, int kind, const Eigen::Vector3d& axis, const Eigen::Vector3d& axis2) {
              body_arg(s, a, "loop closure");
              body_arg(s, b, "loop closure");
-             if (kind < 0 || kind > 2)
-               throw py::value_error("loop closure kind must be 0 (ball), 1 (hinge) or 2 (universal)");
+             if (kind < 0 || kind >= n_loop_kinds)
+               throw py::value_error("loop closure kind must be 0 (ball), 1 (hinge), 2 (universal) or 3 (weld)");
              s.loops.push_back({a, b, Ra, Rb, pa, pb, static_cast<LoopKind>(kind), axis, axis2});
            })
+      .def(
+          "add_coupling",
+          [](Sys& s, const std::vector<int>& follower, const std::vector<double>& c1, const std::vector<int>& leader,
+             const std::vector<double>& c2, const std::vector<double>& polycoef, double y0, double x0) {
+            redmax::Coupling<double> c;
+            auto terms = [&](const std::vector<int>& joints, const std::vector<double>& coef, std::vector<int>& qi,
+                             std::vector<int>& vi, std::vector<double>& ci) {
+              if (joints.size() != coef.size()) throw py::value_error("coupling: one coefficient per joint");
+              for (size_t k = 0; k < joints.size(); ++k) {
+                const int j = joints[k];
+                body_arg(s, j, "coupling");
+                const JointKind kind = s.tree.kind[j];
+                if (kind != JointKind::Revolute && kind != JointKind::Prismatic)
+                  throw py::value_error("coupling: joint " + s.tree.name[j] + " is " + joint_kind_name(kind) +
+                                        "; couplings join revolute and prismatic coordinates");
+                qi.push_back(s.tree.q_index[j]);
+                vi.push_back(s.tree.v_index[j]);
+                ci.push_back(coef[k]);
+              }
+            };
+            terms(follower, c1, c.q1, c.v1, c.c1);
+            terms(leader, c2, c.q2, c.v2, c.c2);
+            if (c.q1.empty()) throw py::value_error("coupling: the follower has no joint");
+            if (polycoef.size() > 5) throw py::value_error("coupling: at most 5 polynomial coefficients (quartic)");
+            for (int k = 0; k < 5; ++k) c.a[k] = k < static_cast<int>(polycoef.size()) ? polycoef[k] : 0.0;
+            c.y0 = y0;
+            c.x0 = x0;
+            s.couplings.push_back(c);
+          },
+          py::arg("follower"), py::arg("follower_coef"), py::arg("leader"), py::arg("leader_coef"), py::arg("polycoef"),
+          py::arg("y0"), py::arg("x0"), "L₁(q) − y0 = p(L₂(q) − x0) for the bodies' 1-DoF joints (redmax/system.hpp)")
       .def_property_readonly("n_loop_rows", &Sys::n_loop_rows)
       .def(
           "body_poses",
@@ -331,7 +362,29 @@ void bind_redmax(py::module_& m) {
             constraint_rows(s, ws);
             return py::make_tuple(MatX(ws.Gt.transpose()), loop_errors(ws));
           },
-          py::arg("q"), "(G, C(q)) of the loop closures");
+          py::arg("q"), "(G, C(q)) of the constraints (loop closures, then couplings)")
+      .def(
+          "constraint_terms",
+          [](const Sys& s, py::handle q, py::handle v) {
+            auto qa = q_arg(s, q);
+            auto va = v_arg(s, v, "v");
+            const int l = s.n_loop_rows();
+            MatX G(l, s.tree.nv);
+            VecX C(l), Gdqd(l);
+            {
+              py::gil_scoped_release release;
+              Workspace<double> ws(s);
+              kinematics(s.tree, ws.d, qa.data(), va.data());
+              constraint_rows(s, ws);
+              G = ws.Gt.transpose();
+              for (int r = 0; r < l; ++r) {
+                C[r] = ws.rows[r].C;
+                Gdqd[r] = ws.rows[r].Gdqd;
+              }
+            }
+            return py::make_tuple(G, C, Gdqd);
+          },
+          py::arg("q"), py::arg("v"), "(G, C(q), Ġ(q, v) v) of the constraints (loop closures, then couplings)");
 
   py::class_<DirectEngine, Engine<double>> direct(m, "RedMaxDirect",
                                                   "redmax-direct: sparse assembly of M̃_r and sparse LDLᵀ");

@@ -1,8 +1,9 @@
 """treedyn: dynamics of highly articulated rigid-body trees."""
 
-from . import io, linalg, scenes
+from . import constraints, io, linalg, scenes
 from ._core import AccuracyWarning, SingularInertiaError, build_info, get_num_threads, set_num_threads
 from .configuration import integrate, neutral, random_configuration
+from .constraints import constrained_forward_dynamics
 from .contact import ContactSimulator, contact_jacobians
 from .dynamics import bias_forces, forward_kinematics, mass_matrix, rnea
 from .geometry import Box, Capsule, Plane, Sphere, collide
@@ -72,6 +73,8 @@ __all__ = [
     "neutral",
     "random_configuration",
     "simulate",
+    "constrained_forward_dynamics",
+    "constraints",
     "SimulationResult",
     "SimulationWarning",
     "SimulationError",

@@ -377,10 +377,26 @@ class LoopClosure:
     kind: int
     axis: np.ndarray
     axis2: np.ndarray
+    active: bool = True
 
     @property
     def n_rows(self) -> int:
         return _LOOP_ROWS[self.kind]
+
+
+@dataclass(frozen=True)
+class Coupling:
+    """A coupling of joint coordinates (see Model.add_coupling): L_f(q) − y0 = p(L_l(q) − x0) with
+    p(x) = Σ_k polycoef[k] x^k and L(q) = Σ coef·q over (joint index, coef) pairs."""
+
+    follower: tuple
+    leader: tuple
+    polycoef: tuple
+    y0: float
+    x0: float
+    active: bool = True
+
+    n_rows = 1
 
 
 # The file readers behind Model.from_urdf / from_mjcf (and the writer of to_mjcf): treedyn.io registers them on import (the
@@ -417,7 +433,11 @@ class Model:
         self._point_forces: list[tuple] = []
         self._moving_forces: list[tuple] = []
         self._loops: list[LoopClosure] = []
+        self._couplings: list[Coupling] = []
+        self._constraints_cache = None  # (key, the C++ system of the active constraints)
         self.baumgarte: float | None = None
+        # the configuration the file describes (MJCF's qpos0); None: the neutral configuration
+        self.reference_configuration: np.ndarray | None = None
 
     # ----------------------------------------------------------------- building
     def add_body(
@@ -823,15 +843,22 @@ class Model:
         placement_a: Transform | None = None,
         placement_b: Transform | None = None,
         q=None,
+        active: bool = True,
     ) -> int:
         """Close a loop: a joint between a frame on body a and a frame on body b, kept by the
-        constraint G q̇ = 0 (baxter2019 §2.2.5), stabilised by Baumgarte (``model.baumgarte``;
-        None: 1/h). The constraint rows follow from the joint: Spherical (the frame origins
-        coincide: 3 rows), Revolute(axis) (and the axis, given in the frames' coordinates, stays
-        common: 5 rows), Universal(axis1, axis2) (and axis1 of frame a keeps its angle to axis2 of
-        frame b: 4 rows). placement_a / placement_b: the frame in body a / b coordinates (default
-        identity / the frame that coincides with frame a at configuration q, default neutral).
+        constraint C(q) = 0. The constraint rows follow from the joint: Spherical (the frame origins
+        coincide: 3 rows; MJCF's connect), Revolute(axis) (and the axis, given in the frames'
+        coordinates, stays common: 5 rows), Universal(axis1, axis2) (and axis1 of frame a keeps its
+        angle to axis2 of frame b: 4 rows), Fixed() (and the frames keep their orientation: 6 rows;
+        MJCF's weld). placement_a / placement_b: the frame in body a / b coordinates (default
+        identity / the frame that coincides with frame a at configuration q, default the model's
+        reference configuration). An inactive closure is kept in the model but not enforced.
         Returns the loop's index.
+
+        One definition, two formulations: the redmax-* solvers keep it at the velocity level in
+        their implicit step (G q̇ = −βC, baxter2019 §2.2.5, β = ``model.baumgarte``, None: 1/h);
+        ``td.simulate``, ``td.ContactSimulator`` and ``td.constrained_forward_dynamics`` keep it
+        at the acceleration level with any solver (treedyn.constraints).
         """
         a, b = self._body_ref(body_a, "loop closure body_a"), self._body_ref(body_b, "loop closure body_b")
         if a == b:
@@ -840,22 +867,84 @@ class Model:
             Spherical: _LOOP_LAYOUTS["ball"]["kind"],
             Revolute: _LOOP_LAYOUTS["hinge"]["kind"],
             Universal: _LOOP_LAYOUTS["universal"]["kind"],
+            Fixed: _LOOP_LAYOUTS["weld"]["kind"],
         }
         if type(joint) not in kinds:
             raise ValueError(
-                f"loop closure: the joint must be Spherical(), Revolute(axis) or Universal(axis1, axis2), got {joint!r}"
+                "loop closure: the joint must be Spherical(), Revolute(axis), Universal(axis1, axis2) or Fixed(), "
+                f"got {joint!r}"
             )
         pa = Transform() if placement_a is None else placement_a
         if placement_b is None:
-            R, p = self.body_poses(q)
+            R, p = self.body_poses(self.reference_configuration if q is None else q)
             world_R, world_p = R[a] @ pa.rotation, R[a] @ pa.translation + p[a]
             placement_b = Transform(rotation=R[b].T @ world_R, translation=R[b].T @ (world_p - p[b]))
         for t, nm in ((pa, "placement_a"), (placement_b, "placement_b")):
             if not isinstance(t, Transform):
                 raise TypeError(f"loop closure {nm} must be a treedyn.Transform, got {type(t).__name__}")
         a1, a2 = joint._axes()
-        self._loops.append(LoopClosure(a, pa, b, placement_b, joint, kinds[type(joint)], a1, a2))
+        self._loops.append(LoopClosure(a, pa, b, placement_b, joint, kinds[type(joint)], a1, a2, bool(active)))
         return len(self._loops) - 1
+
+    def add_coupling(self, follower, leader=None, polycoef=(0.0, 1.0), reference=None, active: bool = True) -> int:
+        """Couple joint coordinates: L_f(q) − y0 = p(L_l(q) − x0), p(x) = a0 + a1 x + … + a4 x⁴
+        (``polycoef`` = (a0, a1, ...), at most 5), one constraint row kept like a loop closure.
+
+        follower / leader: a joint (name or body index) of one coordinate (revolute or prismatic),
+        or a dict {joint: coefficient} for a fixed linear combination Σ c·q (a MuJoCo fixed
+        tendon). leader None: L_f(q) = y0 + a0. (x0, y0) = (L_l, L_f) at the configuration
+        ``reference`` (default zeros: then a URDF mimic joint q_f = m·q_l + o is polycoef (o, m);
+        MJCF's joint and tendon equalities pass qpos0). An inactive coupling is kept but not
+        enforced. Returns the coupling's index."""
+
+        def terms(x, what):
+            items = x.items() if isinstance(x, dict) else [(x, 1.0)]
+            out = []
+            for j, c in items:
+                i = j if isinstance(j, (int, np.integer)) and not isinstance(j, bool) else self._joint_body(j)
+                if not 0 < i < self.n_bodies or type(self._joints[i]) not in (Revolute, Prismatic):
+                    kind = type(self._joints[i]).__name__ if 0 <= i < self.n_bodies else "no such joint"
+                    raise ValueError(f"coupling {what}: {j!r} is {kind}; couplings join revolute and prismatic joints")
+                c = float(c)
+                if not np.isfinite(c):
+                    raise ValueError(f"coupling {what}: the coefficient of {j!r} is {c}")
+                out.append((int(i), c))
+            return tuple(out)
+
+        f = terms(follower, "follower")
+        if not f:
+            raise ValueError("coupling: the follower has no joint")
+        lead = () if leader is None else terms(leader, "leader")
+        a = np.array(polycoef, dtype=float).reshape(-1)
+        if not 1 <= a.size <= 5 or not np.all(np.isfinite(a)):
+            raise ValueError(f"coupling: polycoef must be 1 to 5 finite numbers (a0 .. a4), got {polycoef!r}")
+        y0 = x0 = 0.0
+        if reference is not None:
+            q = np.asarray(reference, dtype=float)
+            _core.forward_kinematics(self._cpp, q)  # checks its shape and values
+            qi = self._cpp.q_index
+            y0 = sum(c * q[qi[i]] for i, c in f)
+            x0 = sum(c * q[qi[i]] for i, c in lead)
+        self._couplings.append(Coupling(f, lead, tuple(a), float(y0), float(x0), bool(active)))
+        return len(self._couplings) - 1
+
+    @property
+    def couplings(self) -> list[Coupling]:
+        return list(self._couplings)
+
+    @property
+    def n_constraint_rows(self) -> int:
+        """The rows of C(q) that are enforced: the active loop closures' and couplings'."""
+        return sum(c.n_rows for c in self._loops + self._couplings if c.active)
+
+    def constraint_residual(self, q=None) -> float:
+        """max |C(q)| over the active loop closures and couplings at q (default: the reference
+        configuration); 0.0 without constraints."""
+        q = self._reference_q() if q is None else q
+        _core.forward_kinematics(self._cpp, q)  # checks q
+        if not self.n_constraint_rows:
+            return 0.0
+        return float(np.abs(self._constraint_system().loop_rows(q)[1]).max())
 
     @property
     def force_elements(self) -> list[str]:
@@ -869,6 +958,7 @@ class Model:
             "point forces": self._point_forces,
             "moving forces": self._moving_forces,
             "loop closures": self._loops,
+            "couplings": self._couplings,
         }
         return [name for name, items in terms.items() if items]
 
@@ -886,29 +976,53 @@ class Model:
         return _core.forward_kinematics(self._cpp, _core.neutral(self._cpp) if q is None else q)
 
     def loop_residual(self, q=None) -> np.ndarray:
-        """C(q), the residuals of the loop closures at q (default neutral), their rows one after
-        the other (LoopClosure.n_rows each; zero when every loop is closed). Empty without loops."""
-        q = _core.neutral(self._cpp) if q is None else q
-        if not self._loops:
+        """C(q), the residuals of the active loop closures and then couplings at q (default: the
+        reference configuration), their rows one after the other (n_rows each; zero when every
+        constraint holds). Empty without constraints."""
+        q = self._reference_q() if q is None else q
+        if not self.n_constraint_rows:
             _core.forward_kinematics(self._cpp, q)  # checks q all the same
             return np.zeros(0)
-        return np.asarray(self._loop_system().loop_rows(q)[1])
+        return np.asarray(self._constraint_system().loop_rows(q)[1])
+
+    def _reference_q(self) -> np.ndarray:
+        return _core.neutral(self._cpp) if self.reference_configuration is None else self.reference_configuration
+
+    def _constraint_system(self):
+        """The C++ RedMax system of the tree and its active constraints only (what C(q), G and
+        Ġq̇ need), made once and remade when bodies or constraints change."""
+        key = (self.n_bodies, tuple(map(id, self._loops)), tuple(map(id, self._couplings)))
+        if self._constraints_cache is None or self._constraints_cache[0] != key:
+            self._constraints_cache = (key, self._loop_system())
+        return self._constraints_cache[1]
 
     def _loop_system(self):
-        """The C++ RedMax system of the tree and its loop closures only (what C(q) needs)."""
+        """A new C++ RedMax system of the tree and its active loop closures and couplings."""
         sys = _core.RedMaxSystem(self._cpp)
         for c in self._loops:
-            sys.add_loop(
-                c.body_a,
-                c.placement_a.rotation,
-                c.placement_a.translation,
-                c.body_b,
-                c.placement_b.rotation,
-                c.placement_b.translation,
-                c.kind,
-                c.axis,
-                c.axis2,
-            )
+            if c.active:
+                sys.add_loop(
+                    c.body_a,
+                    c.placement_a.rotation,
+                    c.placement_a.translation,
+                    c.body_b,
+                    c.placement_b.rotation,
+                    c.placement_b.translation,
+                    c.kind,
+                    c.axis,
+                    c.axis2,
+                )
+        for c in self._couplings:
+            if c.active:
+                sys.add_coupling(
+                    [i for i, _ in c.follower],
+                    [x for _, x in c.follower],
+                    [i for i, _ in c.leader],
+                    [x for _, x in c.leader],
+                    list(c.polycoef),
+                    c.y0,
+                    c.x0,
+                )
         return sys
 
     def _redmax_system(self):

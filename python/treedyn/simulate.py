@@ -214,6 +214,8 @@ def simulate(
     progress: bool = False,
     error_norm: str = "rms",
     on_failure: str = "warn",
+    stabilization: float | None = 0.02,
+    project: bool = False,
 ) -> SimulationResult:
     """Integrate the model from (q0, v0) over [0, t_end].
 
@@ -237,6 +239,10 @@ def simulate(
     progress: show a progress bar over simulated time.
     error_norm: how the adaptive methods measure the scaled local error over q and v: "rms" (the
     root mean square, as SciPy's solve_ivp) or "max" (the largest component).
+    Constraints: the model's active loop closures and couplings (MJCF equalities, URDF mimic
+    joints) are kept with the solver's ``inverse_inertia`` (td.constrained_forward_dynamics):
+    stabilization is Baumgarte's time constant (s; None: none) and project=True moves q and v back
+    onto C(q) = 0, G v = 0 after every accepted step (treedyn.constraints.project_positions).
     """
     from .solvers.base import Solver
     from .solvers.registry import make_solver
@@ -274,6 +280,27 @@ def simulate(
     if f_ext is not None:
         f_ext = _real(f_ext, "f_ext", (model.n_bodies, 6), f"(n_bodies, 6) = ({model.n_bodies}, 6)")
     torque = _torque(tau, model.nv)
+    forward = solver.forward_dynamics
+    after_step = None
+    if model.n_constraint_rows:
+        from .constraints import _gain, constrained_forward_dynamics, project_positions, project_velocities
+
+        _gain(stabilization)  # checked before the run
+        if type(solver).inverse_inertia is Solver.inverse_inertia:
+            raise ValueError(
+                f"the model has {model.n_constraint_rows} constraint rows (loop closures, couplings) and solver "
+                f"{solver.name!r} has no inverse_inertia to keep them: use another solver (e.g. 'drumwright')"
+            )
+
+        def forward(q, v, tau, f_ext):
+            return constrained_forward_dynamics(solver, q, v, tau, f_ext, stabilization)
+
+        if project:
+
+            def after_step(q, v):
+                q = project_positions(solver, q)
+                return q, project_velocities(solver, q, v)
+
     h_min = min_step if min_step is not None else 1e-12 * max(1.0, t_end)
 
     res = SimulationResult(t=np.array([0.0]), q=q[None].copy(), v=v[None].copy(), method=method)
@@ -285,7 +312,7 @@ def simulate(
         res.n_evals += 1
         with np.errstate(**user_errstate):
             tau_t = torque(t, q, v)  # outside _safe: the user's errors are not failures of the dynamics
-        return lambda: np.asarray(solver.forward_dynamics(q, v, tau_t, f_ext), dtype=float)
+        return lambda: np.asarray(forward(q, v, tau_t, f_ext), dtype=float)
 
     bar = None
     if progress:
@@ -298,7 +325,9 @@ def simulate(
     try:
         with np.errstate(over="ignore", invalid="ignore"):  # overflows are detected and reported as stops
             if method in FIXED:
-                t, q, v = _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs, record, bar)
+                t, q, v = _run_fixed(
+                    model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs, record, bar, after_step
+                )
             else:
                 t, q, v = _run_adaptive(
                     model,
@@ -319,6 +348,7 @@ def simulate(
                     record,
                     bar,
                     error_norm,
+                    after_step,
                 )
     except _Stop as e:
         stop = e
@@ -380,7 +410,15 @@ def _move(model, q, d, h, t, state):
         raise _Stop(f"the step from t = {t:.6g} overflowed: {e}", state) from e
 
 
-def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs, record, bar):
+def _project(after_step, q, v, t, state):
+    """after_step(q, v) (the constraint projection), its failure a clean stop."""
+    try:
+        return after_step(q, v)
+    except ValueError as e:
+        raise _Stop(f"the constraint projection failed at t = {t:.6g}: {e}", state) from e
+
+
+def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs, record, bar, after_step=None):
     blocks = _lie_blocks(model)
     n = int(np.ceil(t_end / dt - 1e-9))
     if n > max_steps:
@@ -411,6 +449,8 @@ def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs
             v = v + h / 6 * (k1a + 2 * k2a + 2 * k3a + k4a)
         if not np.all(np.isfinite(v)):
             raise _Stop(f"the step from t = {t:.6g} overflowed: the velocities are inf/NaN", state)
+        if after_step is not None:
+            q, v = _project(after_step, q, v, t, state)
         t = (k + 1) * dt if k + 1 < n else t_end
         res.n_accepted += 1
         res.min_step = min(res.min_step, h)
@@ -422,7 +462,25 @@ def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs
 
 
 def _run_adaptive(
-    model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max_steps, res, ts, qs, vs, record, bar, error_norm="rms"
+    model,
+    tableau,
+    accel,
+    q,
+    v,
+    t_end,
+    dt,
+    rtol,
+    atol,
+    h_min,
+    max_steps,
+    res,
+    ts,
+    qs,
+    vs,
+    record,
+    bar,
+    error_norm="rms",
+    after_step=None,
 ):
     c, A, b, b_err, p = tableau
     s = len(c)
@@ -463,7 +521,9 @@ def _run_adaptive(
             res.n_accepted += 1
             res.min_step = min(res.min_step, h)
             q, v = q_new, v_new
-            a0 = ka[-1].copy() if fsal else _safe(accel, t, q, v, (t, q, v))
+            if after_step is not None:  # the projection moves the state: the last stage is not the next first
+                q, v = _project(after_step, q, v, t, state)
+            a0 = ka[-1].copy() if fsal and after_step is None else _safe(accel, t, q, v, (t, q, v))
             if record:
                 ts.append(t), qs.append(q.copy()), vs.append(v.copy())
             if bar is not None:

@@ -33,15 +33,16 @@ inline const char* joint_kind_name(JointKind k) { return joint_layout(k).name; }
 // The rows of G follow from the joint's kind:
 //   ball: the origins coincide (3 rows);
 //   hinge: and the frame-a axis `axis` stays parallel to the same axis of frame b (+2 rows);
-//   universal: and axis1 (of frame a) keeps its angle to axis2 (of frame b) (+1 row).
-enum class LoopKind : int { Ball = 0, Hinge = 1, Universal = 2 };
-constexpr int n_loop_kinds = 3;
+//   universal: and axis1 (of frame a) keeps its angle to axis2 (of frame b) (+1 row);
+//   weld: and the two frames keep their orientation (+3 rows: MJCF's weld equality).
+enum class LoopKind : int { Ball = 0, Hinge = 1, Universal = 2, Weld = 3 };
+constexpr int n_loop_kinds = 4;
 inline const char* loop_kind_name(LoopKind k) {
-  static const char* names[] = {"ball", "hinge", "universal"};
+  static const char* names[] = {"ball", "hinge", "universal", "weld"};
   return names[static_cast<int>(k)];
 }
 inline int loop_rows(LoopKind k) {
-  static const int rows[] = {3, 5, 4};
+  static const int rows[] = {3, 5, 4, 6};
   return rows[static_cast<int>(k)];
 }
 

@@ -18,6 +18,7 @@ template <class S> struct Data {
   std::vector<Transform<S>> Xup;  // N+1: ^iX_p, parent -> body i
   std::vector<Transform<S>> X0;   // N+1: ^iX_0, world -> body i (E = R_iᵀ, r = p_i)
   std::vector<Motion<S>> Ssub;    // nv: the columns of S_i (body coordinates)
+  VecX q;                         // nq: the configuration of the poses
   VecX qd;                        // nv: the joint rates J̇ is taken at
   std::vector<Motion<S>> phi;     // N+1: body twists J q̇
   std::vector<Motion<S>> Jdqd;    // N+1: J̇ q̇
@@ -28,6 +29,7 @@ template <class S> struct Data {
       : Xup(m.N + 1, Transform<S>::identity()),
         X0(m.N + 1, Transform<S>::identity()),
         Ssub(m.nv, Motion<S>::zero()),
+        q(VecX::Zero(m.nq)),
         qd(VecX::Zero(m.nv)),
         phi(m.N + 1, Motion<S>::zero()),
         Jdqd(m.N + 1, Motion<S>::zero()),
@@ -79,6 +81,7 @@ template <class S> void kinematics(const Model<S>& m, Data<S>& d, const S* q, co
     d.Xup[i] = joint_transform(m, i, qi) * m.X_tree[i];
     d.X0[i] = compose(d.Xup[i], d.X0[m.parent[i]]);  // (world poses: the full 3x3 product)
   }
+  for (int k = 0; k < m.nq; ++k) d.q[k] = q[k];
   for (int k = 0; k < m.nv; ++k) d.qd[k] = qd[k];
   Jdot_times(m, d, d.qd.data(), d.phi.data(), d.Jdqd.data());
 }

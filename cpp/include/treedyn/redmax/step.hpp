@@ -77,19 +77,31 @@ void explicit_terms(const System<S>& sys, Workspace<S>& ws, const S* q, const S*
   for (int k = 0; k < m.nv; ++k) x[k] += tau[k] + ws.fr[k] - sys.d_r[k] * qd[k];
 }
 
-// The loop-closure rows at the current poses: Gᵀ (nv x l) through Jᵀ, and C in `ws.rows`
-template <class S> void constraint_rows(const System<S>& sys, Workspace<S>& ws) {
+// The constraint rows at the current poses and rates (C, Ġq̇) in `ws.rows`, loop closures first, then
+// the couplings; with `jacobian`, Gᵀ (nv x l) too, a loop row's column through Jᵀ.
+template <class S> void constraint_rows(const System<S>& sys, Workspace<S>& ws, bool jacobian = true) {
   const Model<S>& m = sys.tree;
   int r = 0;
   for (const auto& c : sys.loops) {
     loop_closure_rows(c, ws.d, &ws.rows[r]);
-    for (int k = 0; k < loop_rows(c.kind); ++k, ++r) {
+    for (int k = 0; k < loop_rows(c.kind) && jacobian; ++k) {
       std::fill(ws.w.begin(), ws.w.end(), Force<S>::zero());
-      ws.w[c.a] += ws.rows[r].wa;
-      ws.w[c.b] += ws.rows[r].wb;
+      ws.w[c.a] += ws.rows[r + k].wa;
+      ws.w[c.b] += ws.rows[r + k].wb;
       ws.w[0] = Force<S>::zero();
-      JT_times(m, ws.d, ws.w.data(), ws.Gt.col(r).data(), ws.d.alpha.data());
+      JT_times(m, ws.d, ws.w.data(), ws.Gt.col(r + k).data(), ws.d.alpha.data());
     }
+    r += loop_rows(c.kind);
+  }
+  for (const auto& c : sys.couplings) {
+    const S dp = coupling_row(c, ws.d, ws.rows[r]);
+    if (jacobian) {
+      auto g = ws.Gt.col(r);
+      g.setZero();
+      for (size_t k = 0; k < c.v1.size(); ++k) g[c.v1[k]] += c.c1[k];
+      for (size_t k = 0; k < c.v2.size(); ++k) g[c.v2[k]] -= dp * c.c2[k];
+    }
+    ++r;
   }
 }
 
@@ -139,16 +151,13 @@ void dual_solve(const System<S>& sys, Workspace<S>& ws, const S* qd, S h, Solve&
   st.velocity_residual = res.cwiseAbs().maxCoeff();
 }
 
-// the loop-closure position error max |C(q)| at configuration q (recomputes the kinematics)
+// the constraints' position error max |C(q)| at configuration q (recomputes the kinematics)
 template <class S> S position_residual(const System<S>& sys, Workspace<S>& ws, const S* q, const S* qd) {
   if (ws.rows.empty()) return S(0);
   kinematics(sys.tree, ws.d, q, qd);
+  constraint_rows(sys, ws, false);
   S r = S(0);
-  int k = 0;
-  for (const auto& c : sys.loops) {
-    loop_closure_rows(c, ws.d, &ws.rows[k]);
-    for (int j = 0; j < loop_rows(c.kind); ++j, ++k) r = std::max(r, std::abs(ws.rows[k].C));
-  }
+  for (const auto& row : ws.rows) r = std::max(r, std::abs(row.C));
   return r;
 }
 

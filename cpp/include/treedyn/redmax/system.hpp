@@ -62,6 +62,18 @@ template <class S> struct LoopClosure {
   Vec3<S> axis, axis2;  // hinge: axis (both frames); universal: axis in frame a, axis2 in frame b
 };
 
+// A coupling of joint coordinates (one row; MJCF's joint and fixed-tendon equalities, URDF's
+// mimic): L₁(q) − y₀ = p(L₂(q) − x₀), p(x) = a₀ + a₁x + … + a₄x⁴, where each L(q) = Σ c_k q_k is a
+// fixed linear combination of 1-DoF coordinates (a joint: one term; a fixed tendon: several).
+// Without a leader (L₂ empty) it holds L₁(q) = y₀ + a₀. For 1-DoF joints q̇ = v, so
+//   C = L₁(q) − y₀ − p(x),  G = [c₁ at v₁] − p'(x)[c₂ at v₂],  Ġ q̇ = −p''(x) (L₂(q̇))².
+template <class S> struct Coupling {
+  std::vector<int> q1, v1, q2, v2;  // follower and leader terms: coordinate indices in q and v
+  std::vector<S> c1, c2;            // their coefficients
+  S y0 = S(0), x0 = S(0);
+  S a[5] = {S(0), S(1), S(0), S(0), S(0)};
+};
+
 template <class S> struct System {
   Model<S> tree;
   std::vector<S> k_r, d_r;   // nv: joint stiffness and damping per coordinate (K_r = −k_r)
@@ -71,6 +83,7 @@ template <class S> struct System {
   std::vector<PointForce<S>> point_forces;
   std::vector<MovingForce<S>> moving_forces;
   std::vector<LoopClosure<S>> loops;
+  std::vector<Coupling<S>> couplings;
   S baumgarte = S(-1);  // Baumgarte factor of the loop closures; < 0: 1/h
 
   explicit System(const Model<S>& model)
@@ -85,7 +98,7 @@ template <class S> struct System {
   int n_loop_rows() const {
     int l = 0;
     for (const auto& c : loops) l += loop_rows(c.kind);
-    return l;
+    return l + static_cast<int>(couplings.size());
   }
 };
 

@@ -1,0 +1,178 @@
+"""treedyn.constraints: loop closures and couplings at the acceleration level with any solver,
+against dense KKT solves of the same constraints and against finite differences of C(q)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import assert_below, assert_same_solution, rounding_bound
+
+import treedyn as td
+from treedyn.constraints import constraint_terms, project_positions, project_velocities
+from treedyn.scenes import random_tree
+
+SOLVERS = ["aba", "drumwright", "crba-cholesky", "crba-ltl", "aba-modified"]
+
+
+def closed_tree(seed: int, floating_base: bool = False) -> td.Model:
+    """A random tree (every joint kind) with a ball closure, a weld and a quadratic coupling,
+    each holding at the neutral configuration."""
+    m = random_tree(16, seed, floating_base=floating_base)
+    n = m.n_bodies - 1
+    m.add_loop_closure(n // 3, n, td.Spherical(), placement_a=td.Transform(translation=(0.1, -0.05, 0.2)))
+    m.add_loop_closure(n // 2, n - 1, td.Fixed(), placement_a=td.Transform.from_rpy((0.3, -0.2, 0.1), (0, 0.1, 0)))
+    scalar = [i for i in range(1, m.n_bodies) if type(m.joints[i]) in (td.Revolute, td.Prismatic)]
+    m.add_coupling(scalar[-1], scalar[0], polycoef=(0.0, 0.5, -0.3), reference=td.neutral(m))
+    return m
+
+
+MODELS = {f"tree-{s}": (s, False) for s in (1, 2)} | {"tree-fb": (3, True)}
+
+
+@pytest.fixture(params=sorted(MODELS))
+def closed(request):
+    return closed_tree(*MODELS[request.param])
+
+
+def test_rows_hold_at_the_reference_and_count(closed):
+    assert closed.n_constraint_rows == 3 + 6 + 1
+    assert closed.constraint_residual() <= rounding_bound(closed.nv) * 10  # a few metres of pose, rounded
+    G, C, _ = constraint_terms(closed, td.neutral(closed), np.zeros(closed.nv))
+    assert G.shape == (10, closed.nv) and np.linalg.matrix_rank(G) == 10
+
+
+def test_jacobian_and_bias_are_the_derivatives_of_c(closed, rng):
+    """G v = d/dt C(q ⊕ t v) and Ġ v = d²/dt² C(q ⊕ t v) at t = 0 (v constant on the curve: q̈ = 0)."""
+    q, v = td.random_configuration(closed, rng), rng.standard_normal(closed.nv)
+    G, C, Gdv = constraint_terms(closed, q, v)
+    e = 1e-4
+
+    def at(t):
+        return closed.loop_residual(td.integrate(closed, q, v, t))
+
+    d1 = (at(e) - at(-e)) / (2 * e)
+    d2 = (at(e) - 2 * C + at(-e)) / e**2
+    # central differences: truncation e²/6·|C⁽³⁾| and e²/12·|C⁽⁴⁾| (|C⁽ᵏ⁾| ≲ |v|ᵏ·L ≈ 10²-10³ for
+    # |v| ≈ 3, L ≈ 1 m), rounding 2u|C|/e and 4u|C|/e² (|C| ≲ 10): 1e-5 and 1e-5 + 4e-7
+    assert_below(G @ v - d1, 1e-4, "G v = Ċ", size=np.abs(d1).max())
+    assert_below(Gdv - d2, 1e-4, "Ġ v = C̈", size=np.abs(d2).max())
+
+
+def kkt(model, q, v, tau):
+    """The dense KKT system [M −Gᵀ; G 0] [q̈; λ] = [τ − c; −Ġq̇] and its solution."""
+    G, _, Gdv = constraint_terms(model, q, v)
+    M, c = td.mass_matrix(model, q), td.bias_forces(model, q, v)
+    m = len(Gdv)
+    K = np.block([[M, -G.T], [G, np.zeros((m, m))]])
+    rhs = np.r_[tau - c, -Gdv]
+    return K, np.linalg.solve(K, rhs), rhs
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_accelerations_solve_the_kkt_system(closed, solver, rng):
+    s = td.make_solver(solver, closed)
+    for _ in range(3):
+        q, v, tau = td.random_configuration(closed, rng), rng.standard_normal(closed.nv), rng.standard_normal(closed.nv)
+        qdd, lam = td.constrained_forward_dynamics(s, q, v, tau, stabilization=None, return_multipliers=True)
+        K, x, rhs = kkt(closed, q, v, tau)
+        # both solve K x = rhs backward stably (the Delassus route: M⁻¹ by a stable recursion, then
+        # the Schur complement; c covers the two solves in a row): the forward bound of conftest
+        assert_same_solution(K, np.r_[qdd, lam], x, scale=np.abs(K) @ np.abs(x) + np.abs(rhs), what=f"{solver} = KKT")
+
+
+def test_redundant_rows_give_the_minimum_norm_multipliers():
+    """A planar four-bar closed by a hinge (5 rows, 2 independent) moves as with a ball (3 rows,
+    one of them identically zero), and G q̈ = −Ġ q̇ holds for all five."""
+    ms = {}
+    for kind, joint in (("hinge", td.Revolute((0, 1, 0))), ("ball", td.Spherical())):
+        m = td.Model()
+        m.add_body("crank", None, td.Revolute((0, 1, 0)), inertia=td.Inertia.box(1.0, (0.02, 0.02, 0.1), (0, 0, 0.05)))
+        m.add_body(
+            "coupler",
+            "crank",
+            td.Revolute((0, 1, 0)),
+            td.Transform(translation=(0, 0, 0.1)),
+            td.Inertia.box(1.0, (0.4, 0.02, 0.1), (0.2, 0, 0.05)),
+        )
+        m.add_body(
+            "rocker",
+            "coupler",
+            td.Revolute((0, 1, 0)),
+            td.Transform(translation=(0.4, 0, 0.1)),
+            td.Inertia.box(1.0, (0.02, 0.02, 0.2), (0, 0, -0.1)),
+        )
+        m.add_loop_closure("rocker", "world", joint, td.Transform(translation=(0, 0, -0.2)))
+        ms[kind] = m
+    s = {k: td.make_solver("drumwright", m) for k, m in ms.items()}
+    q = np.zeros(3)
+    v = project_velocities(s["ball"], q, np.array([2.0, 0.0, 0.0]))
+    tau = np.array([0.3, -0.1, 0.2])
+    a_h = td.constrained_forward_dynamics(s["hinge"], q, v, tau, stabilization=None)
+    a_b = td.constrained_forward_dynamics(s["ball"], q, v, tau, stabilization=None)
+    G, _, Gdv = constraint_terms(ms["hinge"], q, v)
+    assert np.linalg.matrix_rank(G) == 2
+    scale = np.abs(a_b).max() + np.abs(v).max() ** 2
+    assert_below(a_h - a_b, rounding_bound(8) * scale * 1e2, "hinge = ball closure", size=np.abs(a_b).max())
+    assert_below(G @ a_h + Gdv, rounding_bound(8) * scale * 1e2, "G q̈ = −Ġ q̇ (all five rows)")
+
+
+def test_without_constraints_it_is_the_solvers_forward_dynamics(rng):
+    m = random_tree(8, 5)
+    s = td.make_solver("aba", m)
+    q, v, tau = td.random_configuration(m, rng), rng.standard_normal(m.nv), rng.standard_normal(m.nv)
+    assert np.array_equal(td.constrained_forward_dynamics(s, q, v, tau), s.forward_dynamics(q, v, tau))
+
+
+def test_baumgarte_drives_the_error_like_a_critically_damped_spring(closed, rng):
+    """With stabilization T: C̈ + 2Ċ/T + C/T² = 0 holds for the computed q̈ (C̈ = G q̈ + Ġ q̇)."""
+    s = td.make_solver("drumwright", closed)
+    q, v, tau = td.random_configuration(closed, rng), rng.standard_normal(closed.nv), rng.standard_normal(closed.nv)
+    T = 0.05
+    qdd = td.constrained_forward_dynamics(s, q, v, tau, stabilization=T)
+    G, C, Gdv = constraint_terms(closed, q, v)
+    lhs = G @ qdd + Gdv + 2 / T * (G @ v) + C / T**2
+    size = np.abs(C).max() / T**2 + np.abs(Gdv).max()
+    assert_below(lhs, rounding_bound(closed.nv) * 1e3 * size, "the Baumgarte law", size=size)
+
+
+def test_projection_lands_on_the_manifold(closed, rng):
+    s = td.make_solver("drumwright", closed)
+    q0 = td.neutral(closed)
+    q = td.integrate(closed, q0, 0.05 * rng.standard_normal(closed.nv), 1.0)  # 5 cm / 3° away
+    qp = project_positions(s, q, tol=1e-11)
+    assert closed.constraint_residual(qp) <= 1e-11
+    assert closed.constraint_residual(q) > 1e-4  # it had something to do
+    v = project_velocities(s, qp, rng.standard_normal(closed.nv))
+    G, _, _ = constraint_terms(closed, qp, v)
+    assert_below(G @ v, rounding_bound(closed.nv) * 1e2 * np.abs(G).max() * np.abs(v).max(), "G v = 0")
+
+
+def test_couplings_are_checked():
+    m = random_tree(6, 2, joints=("revolute",))
+    with pytest.raises(ValueError, match="polycoef"):
+        m.add_coupling(1, 2, polycoef=(0, 1, 0, 0, 0, 0))
+    with pytest.raises(ValueError, match="polycoef"):
+        m.add_coupling(1, 2, polycoef=(0, np.nan))
+    with pytest.raises(ValueError, match="couplings join revolute and prismatic"):
+        m.add_coupling(0, 2)
+    with pytest.raises(td.UnknownNameError):
+        m.add_coupling("nope", 2)
+    ms = random_tree(4, 2, joints=("spherical",))
+    with pytest.raises(ValueError, match="Spherical"):
+        ms.add_coupling(1, 2)
+    with pytest.raises(ValueError, match="one state"):
+        td.constrained_forward_dynamics(
+            td.make_solver("aba", m), np.zeros((2, m.nq)), np.zeros((2, m.nv)), np.zeros((2, m.nv))
+        )
+    with pytest.raises(ValueError, match="time constant"):
+        td.constrained_forward_dynamics(
+            td.make_solver("aba", m), np.zeros(m.nq), np.zeros(m.nv), np.zeros(m.nv), stabilization=-1.0
+        )
+
+
+def test_inactive_constraints_are_kept_but_not_enforced():
+    m = random_tree(6, 2, joints=("revolute",))
+    m.add_coupling(1, 2, active=False)
+    m.add_loop_closure(2, 5, td.Spherical(), active=False)
+    assert len(m.couplings) == 1 and len(m.loop_closures) == 1
+    assert m.n_constraint_rows == 0 and m.constraint_residual(np.ones(m.nq)) == 0.0
