@@ -92,9 +92,10 @@ def test_compare_file_errors_are_clear(capsys, tmp_path):
     assert "no moving joints (nv = 0)" in capsys.readouterr().err
     mimic = tmp_path / "mimic.urdf"
     mimic.write_text(PENDULUM_URDF.replace('<axis xyz="1 1 0"/>', '<axis xyz="1 1 0"/><mimic joint="j1"/>'))
-    assert main(["compare", str(mimic), "--repeat", "2"]) == 2
+    assert main(["compare", str(mimic), "--repeat", "2", "--mimic", "error"]) == 2
     assert "--mimic independent" in capsys.readouterr().err
     assert main(["compare", str(mimic), "--repeat", "2", "--mimic", "independent"]) == 0
+    assert main(["compare", str(mimic), "--repeat", "2"]) == 0  # coupled, the default
 
 
 def test_compare_reads_a_file_by_its_root_element(capsys, tmp_path):

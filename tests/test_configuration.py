@@ -82,3 +82,39 @@ def test_integrate_and_random_configuration_never_return_inf_or_nan():
     with pytest.raises(ValueError, match="random_configuration: distance must be finite"):
         td.random_configuration(free, 0, distance=np.inf)
     assert np.all(np.isfinite(td.random_configuration(free, 0, distance=1e300)))
+
+
+def test_random_configuration_draws_limited_coordinates_inside_their_limits():
+    """Both bounds finite: uniform in [lower, upper] (its mean and spread those of the uniform
+    law); one side unbounded: in the part of [-angle, angle] (or [-distance, distance]) on the
+    limit's side, or the interval of that width from the bound when the default one misses it.
+    Unlimited coordinates take the draws they take without limits (one draw per coordinate)."""
+    m = td.scenes.chain(6)
+    m.set_joint_limits("link1", -0.3, 0.1)
+    m.set_joint_limits("link2", lower=0.5)  # [0.5, π]
+    m.set_joint_limits("link3", upper=-4.0)  # [-4 - 2π, -4]: [-π, π] misses it
+    m.set_joint_limits("link4", -1e308, 1e308)  # finite, but wider than the largest double
+    m.set_joint_limits("link5", 0.2, 0.2)  # locked
+    free = td.scenes.chain(6)
+    n = 4000
+    rng, rng_free = np.random.default_rng(7), np.random.default_rng(7)
+    Q = np.array([td.random_configuration(m, rng) for _ in range(n)])
+    Q_free = np.array([td.random_configuration(free, rng_free) for _ in range(n)])
+    lo, hi = m.lower_position_limit, m.upper_position_limit
+    assert np.all(Q >= lo) and np.all(Q <= hi) and np.all(np.isfinite(Q))
+    np.testing.assert_array_equal(Q[:, 5], Q_free[:, 5])  # link6 is unlimited: the same draws
+    expected = {0: (-0.3, 0.1), 1: (0.5, np.pi), 2: (-4.0 - 2 * np.pi, -4.0), 3: (-1e308, 1e308)}
+    for k, (a, b) in expected.items():
+        # the mean of n uniform draws is within 5 standard deviations (b − a)/√(12 n) of (a + b)/2
+        # (a 6e-7 chance of a false alarm; the seed is fixed); the extremes come within 1 % of the ends
+        # (each misses with probability 0.99ⁿ = 3e-18)
+        x = Q[:, k] / 1e308 if k == 3 else Q[:, k]
+        a, b = (a / 1e308, b / 1e308) if k == 3 else (a, b)
+        assert abs(x.mean() - (a + b) / 2) <= 5 * (b - a) / np.sqrt(12 * n), k
+        assert x.min() <= a + 0.01 * (b - a) and x.max() >= b - 0.01 * (b - a), k
+    assert np.all(Q[:, 4] == 0.2)
+    # angle= and distance= still set the unbounded side's width
+    p = td.scenes.chain(2, joint="prismatic")
+    p.set_joint_limits("link1", lower=0.0)
+    x = np.array([td.random_configuration(p, s, distance=0.5)[0] for s in range(200)])
+    assert np.all((0.0 <= x) & (x <= 0.5))

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import assert_peer_agrees_at_random_states, assert_within_rounding
+from conftest import assert_peer_agrees_at_random_states, assert_same_solution, assert_within_rounding
 
 import treedyn as td
 
@@ -21,7 +21,8 @@ ROBOTS = [
         "panda_description/urdf/panda.urdf",
         False,
         "independent",
-        "7-DoF arm, prismatic fingers with an unaligned axis, a <mimic> joint made independent",
+        "7-DoF arm, prismatic fingers with an unaligned axis, a <mimic> joint made independent (M and b "
+        "are the same coupled or not: the coupling is a constraint)",
     ),
     ("xarm7", "xarm_description/urdf/xarm7.urdf", False, "error", "7-DoF arm, root link 'world'"),
     ("ur5", "ur_description/urdf/ur5_robot.urdf", False, "error", "6-DoF arm, fixed tool frames"),
@@ -101,9 +102,97 @@ def test_continuous_joints_map_to_cos_sin():
             assert_within_rounding(qp[j.idx_q : j.idx_q + 2], [np.cos(th), np.sin(th)], 1, 1, what=name)
 
 
-def test_panda_mimic_is_an_error_by_default():
+def test_panda_mimic_is_an_error_on_request():
     from treedyn.io._xml import ModelFileError
 
     path = robot_path("panda_description/urdf/panda.urdf")
     with pytest.raises(ModelFileError, match=r"panda\.urdf, line \d+: joint 'panda_finger_joint2' has a <mimic"):
-        td.Model.from_urdf(path)
+        td.Model.from_urdf(path, mimic="error")
+
+
+MIMIC_ROBOTS = [
+    ("panda", "panda_description/urdf/panda.urdf", False),
+    ("baxter", "baxter_description/urdf/baxter.urdf", False),
+    ("pr2", "pr2_description/urdf/pr2.urdf", False),
+    ("tiago-pro", "tiago_pro_description/robots/tiago_pro.urdf", False),
+]
+
+
+@pytest.mark.parametrize(
+    "relative,rows",
+    [
+        ("talos_data/robots/talos_reduced.urdf", 0),
+        ("talos_data/robots/talos_full_v2.urdf", 12),
+        ("romeo_description/urdf/romeo.urdf", 22),  # massless finger links: no dynamics, only loading
+    ],
+)
+def test_humanoids_with_grippers_load_by_default_and_keep_their_couplings(relative, rows):
+    """Talos' reduced model has <mimic> only on fixed joints (nothing to couple); its full model and
+    Romeo couple their gripper and hand joints, some to leaders later in the file (Pinocchio 3's
+    mimic joints refuse these files: "the parent joint of the mimic joint is not in the kinematic
+    tree"; a constraint row does not care about the order)."""
+    path = robot_path(relative)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = td.Model.from_urdf(path, floating_base=True)
+    assert model.n_constraint_rows == rows
+    if "talos_full" not in relative:
+        return
+    solver = td.make_solver("drumwright", model)
+    rng = np.random.default_rng(3)
+    q = td.constraints.project_positions(solver, td.random_configuration(model, rng))
+    v = td.constraints.project_velocities(solver, q, rng.standard_normal(model.nv))
+    qdd = td.constrained_forward_dynamics(solver, q, v, rng.standard_normal(model.nv), stabilization=None)
+    G, _, Gdv = td.constraints.constraint_terms(model, q, v)
+    assert model.constraint_residual(q) <= 1e-10
+    # G q̈ = −Ġq̇ (= 0: the couplings are linear) to the rounding of the Delassus solve
+    assert_within_rounding(G @ qdd, -Gdv, np.abs(G).max() * np.abs(qdd).max(), model.nv, what="G q̈ = 0")
+
+
+@pytest.mark.parametrize("relative,floating_base", [r[1:] for r in MIMIC_ROBOTS], ids=[r[0] for r in MIMIC_ROBOTS])
+def test_mimic_couplings_agree_with_pinocchios_mimic_joints(relative, floating_base):
+    """Loaded by default, each <mimic> joint is a coupling row; Pinocchio's mimic joints have no
+    coordinate of their own (v = S v_r). The coupled dynamics are Pinocchio's reduced ones:
+    SᵀMS = M_r, Sᵀb = b_r, and the constrained q̈ = S M_r⁻¹ Sᵀ(τ − b)."""
+    path = robot_path(relative)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = td.Model.from_urdf(path, floating_base=floating_base)
+    assert model.couplings and all(len(c.follower) == len(c.leader) == 1 for c in model.couplings)
+    args = (pin.JointModelFreeFlyer(),) if floating_base else ()
+    try:
+        pm = pin.buildModelFromUrdf(path, *args, mimic=True)
+    except TypeError:
+        pytest.skip("this Pinocchio has no mimic joints")
+    pm.gravity = pin.Motion(np.r_[model.gravity, 0.0, 0.0, 0.0])
+    pd = pm.createData()
+    names = model.body_joint_names
+    follows = {c.follower[0][0]: (c.leader[0][0], c.polycoef) for c in model.couplings}
+    assert pm.nv == model.nv - len(follows)
+    rng = np.random.default_rng(5)
+    S = np.zeros((model.nv, pm.nv))
+    q = td.random_configuration(model, rng)
+    q_r = np.zeros(pm.nq)
+    for i, j in enumerate(model.joints):
+        if j.nv and i not in follows:
+            pj = pm.joints[pm.getJointId(names[i])]
+            assert pj.nv == j.nv and pj.nq in (j.nq, j.nq + 1)
+            S[model.v_indices[i] : model.v_indices[i] + j.nv, pj.idx_v : pj.idx_v + j.nv] = np.eye(j.nv)
+            x = q[model.q_indices[i] : model.q_indices[i] + j.nq]
+            q_r[pj.idx_q : pj.idx_q + pj.nq] = x if pj.nq == j.nq else (np.cos(x[0]), np.sin(x[0]))  # continuous
+    for f, (l, (offset, mult)) in follows.items():  # q_f = multiplier·q_l + offset
+        S[model.v_indices[f]] = mult * S[model.v_indices[l]]
+        q[model.q_indices[f]] = mult * q[model.q_indices[l]] + offset
+    assert model.constraint_residual(q) <= 1e-15
+    v_r, tau = rng.standard_normal(pm.nv), rng.standard_normal(model.nv)
+    v = S @ v_r
+    M, b = td.mass_matrix(model, q), td.bias_forces(model, q, v)
+    M_r = pin.crba(pm, pd, q_r)
+    M_r = np.triu(M_r) + np.triu(M_r, 1).T
+    b_r = pin.rnea(pm, pd, q_r, v_r, np.zeros(pm.nv))
+    assert_within_rounding(S.T @ M @ S, M_r, np.abs(M_r).max(), model.nv, what="SᵀMS = M_r")
+    assert_within_rounding(S.T @ b, b_r, np.abs(S.T) @ np.abs(b) + np.abs(b_r), model.nv, what="Sᵀb = b_r")
+    qdd = td.constrained_forward_dynamics(td.make_solver("drumwright", model), q, v, tau)
+    qdd_r = np.linalg.lstsq(S, qdd, rcond=None)[0]
+    assert_within_rounding(S @ qdd_r, qdd, np.abs(qdd).max(), model.nv, what="q̈ = S q̈_r")
+    assert_same_solution(M_r, qdd_r, np.linalg.solve(M_r, S.T @ tau - b_r), what="q̈_r = Pinocchio's reduced q̈")

@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import assert_agrees_with_peer, assert_within_rounding
+from conftest import assert_agrees_with_peer, assert_below, assert_within_rounding, rounding_bound
 
 import treedyn as td
 from treedyn.io._common import IgnoredElementWarning, InertiaWarning
@@ -342,9 +342,9 @@ ERRORS = {
             link("b", inertial(1)),
             link("c", inertial(1)),
             joint("j1", "revolute", "a", "b", axis=(0, 0, 1)),
-            joint("j2", "revolute", "a", "c", axis=(0, 0, 1), extra='<mimic joint="j1"/>'),
+            joint("j2", "revolute", "a", "c", axis=(0, 0, 1), extra='<mimic joint="nope"/>'),
         ),
-        ["joint 'j2'", "<mimic joint='j1'>", "mimic='independent'"],
+        ["joint 'j2' <mimic>", "'nope'", "mimic='independent'"],
     ),
     "unknown-type": (
         robot(link("a"), link("b", inertial(1)), joint("j", "screw", "a", "b")),
@@ -449,7 +449,7 @@ def test_error_lines_point_at_the_element():
     )
     line = next(i for i, l in enumerate(text.splitlines(), 1) if "j2" in l)
     with pytest.raises(ModelFileError) as e:
-        td.Model.from_urdf(text)
+        td.Model.from_urdf(text, mimic="error")
     assert e.value.line == line and f"line {line}:" in str(e.value)
 
 
@@ -465,6 +465,51 @@ def test_missing_file_and_bad_arguments(tmp_path):
         td.Model.from_urdf(42)
     with pytest.raises(ValueError, match="mimic must be"):
         td.Model.from_urdf(ARM, mimic="maybe")
+
+
+def mimic_robot(kind="revolute", multiplier=None, offset=None):
+    attrs = "".join(f' {k}="{v}"' for k, v in (("multiplier", multiplier), ("offset", offset)) if v is not None)
+    return robot(
+        link("a"),
+        link("b", inertial(1, (0.1, 0, 0))),
+        link("c", inertial(2, (0, 0.2, 0))),
+        link("d", inertial(0.5)),
+        joint("j1", kind, "a", "b", axis=(0, 0, 1)),
+        joint("j2", kind, "a", "c", (0.3, 0, 0), axis=(0, 1, 1), extra=f'<mimic joint="j1"{attrs}/>'),
+        joint("j3", "fixed", "c", "d", (0, 0, 0.1), extra='<mimic joint="j1"/>'),
+    )
+
+
+@pytest.mark.parametrize("kind", ["revolute", "prismatic", "continuous"])
+def test_mimic_couples_the_joint_to_its_leader_by_default(kind):
+    m = td.Model.from_urdf(mimic_robot(kind, multiplier=-1.5, offset=0.25))
+    assert m.joint_names == ["j1", "j2"] and m.nv == 2  # the fixed joint's tag had nothing to couple
+    (c,) = m.couplings
+    assert c.follower == ((2, 1.0),) and c.leader == ((1, 1.0),) and c.polycoef == (0.25, -1.5)
+    q = np.zeros(m.nq)
+    q[m.q_index("j1")], q[m.q_index("j2")] = 0.4, 0.25 - 1.5 * 0.4
+    assert m.constraint_residual(q) == 0.0
+    q[m.q_index("j2")] += 1e-3
+    assert m.constraint_residual(q) == pytest.approx(1e-3, rel=1e-12)
+    # defaults: multiplier 1, offset 0
+    assert td.Model.from_urdf(mimic_robot(kind)).couplings[0].polycoef == (0.0, 1.0)
+
+
+def test_a_mimic_joint_tracks_its_leader_in_simulation():
+    """A linear coupling is a linear invariant of q and v: the Runge–Kutta methods keep it to
+    rounding (each stage's G q̈ = 0 exactly), the Baumgarte term only corrects rounding."""
+    m = td.Model.from_urdf(mimic_robot("revolute", multiplier=-1.5, offset=0.25))
+    m.gravity = (0, -9.81, 0)
+    q0 = np.array([0.0, 0.25])
+    r = td.simulate(m, "drumwright", q0, np.zeros(2), 5.0, tau=np.array([0.3, 0.0]))
+    err = np.abs(r.q[:, 1] - (0.25 - 1.5 * r.q[:, 0])).max()
+    assert err < 1e-6 and np.ptp(r.q[:, 0]) > 0.1  # it moved, and the follower followed
+    assert_below(err, 1e3 * rounding_bound(2) * (1 + np.abs(r.q).max()), "mimic tracking (rounding)")
+
+
+def test_mimic_error_refuses():
+    with pytest.raises(ModelFileError, match="j2.*<mimic joint='j1'>.*mimic='couple'"):
+        td.Model.from_urdf(mimic_robot(), mimic="error")
 
 
 def test_mimic_independent_makes_an_ordinary_joint():

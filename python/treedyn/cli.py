@@ -440,9 +440,10 @@ def main(argv=None) -> int:
     c.add_argument("--floating-base", action="store_true", help="URDF: a free joint at the root link")
     c.add_argument(
         "--mimic",
-        choices=("error", "independent"),
-        default="error",
-        help="URDF: a <mimic> joint is an error (default) or an ordinary independent joint",
+        choices=("couple", "independent", "error"),
+        default="couple",
+        help="URDF: a <mimic> joint follows its leader (couple, the default: a constraint kept by simulate), "
+        "is an ordinary independent joint, or is an error",
     )
     # a file is read as URDF or MJCF after its root element (<robot>, <mujoco>)
     c.add_argument("--progress", action="store_true", help="always show the progress bar")

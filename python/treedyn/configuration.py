@@ -19,7 +19,11 @@ def neutral(model: Model) -> np.ndarray:
 
 def random_configuration(model: Model, rng=None, *, angle=np.pi, distance=1.0) -> np.ndarray:
     """A random q: angles uniform in [-angle, angle], displacements and floating-base positions
-    uniform in [-distance, distance], quaternions uniform on SO(3)."""
+    uniform in [-distance, distance], quaternions uniform on SO(3). A limited coordinate
+    (model.set_joint_limits) is uniform inside its limits: in [lower, upper] when both are
+    finite; with one side unbounded, in the part of [-angle, angle] (or [-distance, distance])
+    within the limit, or, when none of it is, in the interval of that width from the bound
+    inwards. The same draws from rng as without limits, one per coordinate."""
     if not isinstance(model, Model):
         raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
     for name, x in (("angle", angle), ("distance", distance)):
@@ -30,8 +34,11 @@ def random_configuration(model: Model, rng=None, *, angle=np.pi, distance=1.0) -
             raise ValueError(f"random_configuration: {name} must be finite, >= 0 and <= 1e300, got {x}")
     rng = np.random.default_rng(rng)
     q = np.empty(model.nq)
+    lower, upper = model.lower_position_limit, model.upper_position_limit
     for j, k in zip(model.joints, model.q_indices):
-        if isinstance(j, (Revolute, Universal)):
+        if isinstance(j, (Revolute, Prismatic)) and (lower[k] > -np.inf or upper[k] < np.inf):
+            q[k] = _uniform_within(rng, lower[k], upper[k], angle if isinstance(j, Revolute) else distance)
+        elif isinstance(j, (Revolute, Universal)):
             q[k : k + j.nq] = rng.uniform(-angle, angle, j.nq)
         elif isinstance(j, Prismatic):
             q[k] = rng.uniform(-distance, distance)
@@ -51,6 +58,18 @@ def quaternion_slices(model: Model):
         if s >= 0:
             out.append((slice(k + s, k + s + 4), name))
     return out
+
+
+def _uniform_within(rng, lower: float, upper: float, width: float) -> float:
+    """One uniform draw in [lower, upper] if both are finite, else in [lower, upper] ∩ [-width,
+    width] (see random_configuration), computed from the midpoint and half-width so that a span
+    wider than the largest double (limits of ±1e308) does not overflow, and clipped to the limits
+    against the rounding of mid + half·u."""
+    lo, hi = (lower, upper) if np.isfinite(lower) and np.isfinite(upper) else (max(lower, -width), min(upper, width))
+    if lo > hi:  # the default interval misses the limits: take its width from the finite bound
+        lo, hi = (lower, min(upper, lower + 2 * width)) if lower > width else (max(lower, upper - 2 * width), upper)
+    mid, half = 0.5 * lo + 0.5 * hi, 0.5 * hi - 0.5 * lo
+    return float(np.clip(mid + half * rng.uniform(-1.0, 1.0), lower, upper))
 
 
 def _random_quaternion(rng) -> np.ndarray:

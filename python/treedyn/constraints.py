@@ -28,7 +28,13 @@ import numpy as np
 from .configuration import integrate
 from .solvers.base import Solver
 
-__all__ = ["constraint_terms", "constrained_forward_dynamics", "project_positions", "project_velocities"]
+__all__ = [
+    "constraint_terms",
+    "constrained_forward_dynamics",
+    "constrained_inverse_inertia",
+    "project_positions",
+    "project_velocities",
+]
 
 #: the relative size below which an eigenvalue of the scaled Delassus matrix is a redundant row:
 #: its entries carry rounding of about nv·u relative, so genuine rows stay far above this
@@ -42,7 +48,7 @@ def constraint_terms(model, q, v):
 
 
 def _delassus_solve(Y, G, rhs):
-    """λ = A⁺ rhs with A = G Y, its redundant directions dropped (see the module)."""
+    """λ = A⁺ rhs with A = G Y, its redundant directions dropped (see the module); rhs (m,) or (m, k)."""
     A = G @ Y
     A = 0.5 * (A + A.T)
     d = np.sqrt(np.clip(np.diag(A), 0.0, None))
@@ -50,8 +56,11 @@ def _delassus_solve(Y, G, rhs):
     s = np.where(live, 1.0 / np.where(live, d, 1.0), 0.0)
     w, V = np.linalg.eigh(A * s[:, None] * s[None, :])
     keep = w > _RANK_TOLERANCE * max(w.max(initial=0.0), 0.0)
-    c = V[:, keep].T @ (s * rhs)
-    return s * (V[:, keep] @ (c / w[keep])), int(keep.sum())
+    rhs = np.asarray(rhs, dtype=float)
+    sr = s.reshape((-1,) + (1,) * (rhs.ndim - 1))
+    c = V[:, keep].T @ (sr * rhs)
+    w_keep = w[keep].reshape((-1,) + (1,) * (rhs.ndim - 1))
+    return sr * (V[:, keep] @ (c / w_keep)), int(keep.sum())
 
 
 def _gain(stabilization):
@@ -65,13 +74,17 @@ def _gain(stabilization):
 
 
 def constrained_forward_dynamics(
-    solver: Solver, q, v, tau, f_ext=None, stabilization: float | None = 0.02, return_multipliers: bool = False
+    solver: Solver, q, v, tau, f_ext=None, stabilization: float | None = 0.1, return_multipliers: bool = False
 ):
     """q̈ of the model's tree under its active loop closures and couplings (see the module).
 
     solver: any solver with ``inverse_inertia`` (drumwright's Θ(nm) M⁻¹Gᵀ by default elsewhere);
     its ``forward_dynamics`` gives the unconstrained q̈₀. stabilization: Baumgarte's time constant
     1/α (s; critically damped, as MuJoCo's solref time constant); None: none, G q̈ = −Ġq̇ only.
+    The default, 0.1 s, keeps the error's mode (rate α) inside an explicit Runge–Kutta method's
+    stability region (h·α ≲ 1) at the steps an adaptive integrator takes on robots; a stiffer
+    time constant forces the step down (0.02 s made Dormand–Prince's steps of 0.06 s amplify
+    rounding in a linear coupling from 1e-16 to 2e-9).
     Returns q̈ (nv,), or (q̈, λ) with return_multipliers (Gᵀλ: the constraint's generalized force,
     λ in constraint_terms' row order). Without constraints it is the solver's forward dynamics."""
     if not isinstance(solver, Solver):
@@ -91,6 +104,21 @@ def constrained_forward_dynamics(
     return (qdd, lam) if return_multipliers else qdd
 
 
+def constrained_inverse_inertia(solver: Solver, q, R) -> np.ndarray:
+    """M_c⁻¹ R = (M⁻¹ − Y A⁺ Yᵀ) R, the response to impulses R (nv, m) of the tree under its
+    constraints: the velocity change M⁻¹R minus the part the constraint impulses take back
+    (G M_c⁻¹ = 0). The contact simulator's contact-space inertia is Rᵀ M_c⁻¹ R."""
+    model = solver.model
+    R = np.asarray(R, dtype=float)
+    W = np.asarray(solver.inverse_inertia(q, R), dtype=float).reshape(R.shape)
+    if not model.n_constraint_rows:
+        return W
+    G, _, _ = constraint_terms(model, q, np.zeros(model.nv))
+    Y = np.asarray(solver.inverse_inertia(q, np.ascontiguousarray(G.T)), dtype=float).reshape(model.nv, -1)
+    lam, _ = _delassus_solve(Y, G, G @ W.reshape(model.nv, -1))
+    return (W.reshape(model.nv, -1) - Y @ lam).reshape(R.shape)
+
+
 def project_velocities(solver: Solver, q, v) -> np.ndarray:
     """v − Y A⁺ G v: the velocity nearest to v in the kinetic-energy metric with G v = 0."""
     model = solver.model
@@ -104,23 +132,29 @@ def project_velocities(solver: Solver, q, v) -> np.ndarray:
 
 
 def project_positions(solver: Solver, q, tol: float = 1e-10, max_iterations: int = 20) -> np.ndarray:
-    """q moved onto C(q) = 0 by Gauss–Newton with M-weighted minimum-norm steps (see the module)
-    until max |C| ≤ tol; returns the new q (q is not modified). Raises ValueError naming the
+    """q moved onto C(q) = 0 by Gauss–Newton with M-weighted minimum-norm steps (see the module),
+    halved while they do not reduce max |C|, until max |C| ≤ tol; returns the new q (q is not modified). Raises ValueError naming the
     residual when it does not get there (a configuration too far from the constraint manifold)."""
     model = solver.model
     q = np.array(q, dtype=float)
     if not model.n_constraint_rows:
         return q
     zero = np.zeros(model.nv)
-    r = np.inf
+    G, C, _ = constraint_terms(model, q, zero)
     for _ in range(max_iterations):
-        G, C, _ = constraint_terms(model, q, zero)
         r = np.abs(C).max()
         if r <= tol:
             return q
         Y = np.asarray(solver.inverse_inertia(q, np.ascontiguousarray(G.T)), dtype=float).reshape(model.nv, -1)
         lam, _ = _delassus_solve(Y, G, C)
-        q = integrate(model, q, -(Y @ lam), 1.0)
+        step = -(Y @ lam)
+        for _halving in range(30):  # backtracking: a full step far from the manifold can overshoot
+            q_new = integrate(model, q, step, 1.0)
+            G_new, C_new, _ = constraint_terms(model, q_new, zero)
+            if np.abs(C_new).max() < r:
+                break
+            step = 0.5 * step
+        q, G, C = q_new, G_new, C_new
     G, C, _ = constraint_terms(model, q, zero)
     if np.abs(C).max() <= tol:
         return q

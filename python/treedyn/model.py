@@ -425,6 +425,7 @@ class Model:
         self._inertias: list[Inertia] = [Inertia(mass=0.0, com=(0, 0, 0), inertia=np.zeros((3, 3)))]
         self._frames: dict[str, tuple] = {}
         self._geoms: list = []  # geometry.Geom, in the order added
+        self._joint_limits: dict[int, tuple[float, float]] = {}  # body index -> (lower, upper), see set_joint_limits
         self.gravity = gravity
         # RedMax terms (baxter2019 §2): used by the redmax-* solvers' implicit step
         self._joint_springs: dict[int, tuple] = {}
@@ -529,13 +530,14 @@ class Model:
 
     # ----------------------------------------------------------------- files
     @classmethod
-    def from_urdf(cls, path_or_xml, floating_base: bool = False, package_dirs=None, *, mimic: str = "error") -> Model:
+    def from_urdf(cls, path_or_xml, floating_base: bool = False, package_dirs=None, *, mimic: str = "couple") -> Model:
         """Load a URDF file, or URDF text (a string starting with '<'): treedyn.io.load_urdf.
 
         floating_base: hinge the root link to the world by a free joint named "root_joint".
         package_dirs: where ``package://`` meshes live (only checked, with a warning for missing
             ones, when given: meshes play no part in the dynamics).
-        mimic: "error" (a <mimic> joint is an error) or "independent" (an ordinary joint).
+        mimic: "couple" (a <mimic> joint follows its leader: a coupling constraint),
+        "independent" (an ordinary joint) or "error" (a <mimic> joint is an error).
         Fixed joints are merged into their parent body (``model.frames`` says where each link
         went); joints are numbered depth-first, children in file order: use q_index/v_index.
         """
@@ -758,6 +760,90 @@ class Model:
         if rest.shape != (jt.nq,) or not np.all(np.isfinite(rest)):
             raise ValueError(f"joint spring: rest must be {jt.nq} finite joint coordinates, got {rest}")
         self._joint_springs[i] = (k, d, rest)
+
+    # --- joint limits: model data like the springs; td.ContactSimulator keeps them as unilateral
+    #     constraints with the contacts, td.random_configuration draws inside them
+    def set_joint_limits(self, joint: str | int, lower=-np.inf, upper=np.inf) -> None:
+        """Position limits lower ≤ q ≤ upper on a revolute (radians) or prismatic (metres) joint.
+
+        joint: its name or its body's index. lower, upper: real numbers, lower ≤ upper (equal:
+        the joint is locked); -inf / +inf leaves that side free, and both infinite removes the
+        joint's limits. Setting them again replaces them.
+
+        Refused, with the reason: the world and fixed joints (no coordinate); universal joints
+        (two angles, which would need a pair each: model the joint as two revolute joints, as
+        ``to_mjcf`` writes it, to limit them); spherical and free joints (a quaternion: a bound
+        on its components is no bound on the rotation, and a cone on the rotation angle, MJCF's
+        ball ``range``, is not a box on q).
+
+        ``td.ContactSimulator`` keeps the limits as unilateral constraints solved with the
+        contacts; ``td.random_configuration`` draws inside them. ``joint_limits``,
+        ``lower_position_limit`` and ``upper_position_limit`` read them back.
+        """
+        what = "joint limits"
+        if isinstance(joint, str):
+            if joint not in self._joint_index:
+                found = "the world has no joint" if joint == "world" else f"no moving joint is named {joint!r}"
+                raise UnknownNameError(f"{what}: {found}; joints are {self.joint_names}")
+            i = self._joint_index[joint]
+        else:
+            i = self._body_ref(joint, what)
+        if i == 0:
+            raise ValueError(f"{what}: body 0 is the world, which has no joint")
+        jt, name = self._joints[i], self._joint_names[i]
+        if not isinstance(jt, (Revolute, Prismatic)):
+            why = {
+                Fixed: "is fixed (no coordinate to limit)",
+                Universal: "is universal: its two angles would need a pair of limits each (model it as two "
+                "revolute joints to limit them)",
+                Spherical: "is spherical: its coordinates are a quaternion, whose components bound no rotation",
+                Free: "is free: its coordinates include a quaternion, whose components bound no rotation",
+            }[type(jt)]
+            raise ValueError(
+                f"{what}: joint {name or self.body_names[i]!r} {why}; limits are for revolute and prismatic joints"
+            )
+        bounds = []
+        for x, side in ((lower, "lower"), (upper, "upper")):
+            if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+                raise TypeError(f"{what} of {name!r}: {side} must be a real number, got {x!r}")
+            if np.isnan(x):
+                raise ValueError(f"{what} of {name!r}: {side} is NaN")
+            bounds.append(float(x))
+        lo, hi = bounds
+        if not lo <= hi or lo == np.inf or hi == -np.inf:
+            raise ValueError(
+                f"{what} of {name!r}: need lower <= upper, lower < +inf and upper > -inf, got ({lo}, {hi})"
+            )
+        if lo == -np.inf and hi == np.inf:
+            self._joint_limits.pop(i, None)
+        else:
+            self._joint_limits[i] = (lo, hi)
+
+    @property
+    def joint_limits(self) -> dict:
+        """{joint name: (lower, upper)} of the limited joints, in coordinate order (a copy: change
+        them with set_joint_limits); a side without a bound is -inf or +inf."""
+        return {self._joint_names[i]: self._joint_limits[i] for i in sorted(self._joint_limits)}
+
+    @property
+    def lower_position_limit(self) -> np.ndarray:
+        """(nq,) the lower limit of each coordinate of q, -inf where there is none (quaternions and
+        free joints included): Pinocchio's ``lowerPositionLimit``, but unlimited is -inf rather
+        than the largest double. A read-only copy: set limits with set_joint_limits."""
+        return self._position_limits(0, -np.inf)
+
+    @property
+    def upper_position_limit(self) -> np.ndarray:
+        """(nq,) the upper limit of each coordinate of q, +inf where there is none (see
+        lower_position_limit)."""
+        return self._position_limits(1, np.inf)
+
+    def _position_limits(self, side: int, unlimited: float) -> np.ndarray:
+        out = np.full(self.nq, unlimited)
+        for i, bounds in self._joint_limits.items():
+            out[self._cpp.q_index[i]] = bounds[side]
+        out.flags.writeable = False
+        return out
 
     def set_body_damping(self, body: ParentRef, damping) -> None:
         """Viscous damping of a body's twist (D_m of eq. (2.13), body coordinates, [ω; v]):

@@ -214,8 +214,8 @@ def simulate(
     progress: bool = False,
     error_norm: str = "rms",
     on_failure: str = "warn",
-    stabilization: float | None = 0.02,
-    project: bool = False,
+    stabilization: float | None = 0.1,
+    project: bool = True,
 ) -> SimulationResult:
     """Integrate the model from (q0, v0) over [0, t_end].
 
@@ -241,8 +241,10 @@ def simulate(
     root mean square, as SciPy's solve_ivp) or "max" (the largest component).
     Constraints: the model's active loop closures and couplings (MJCF equalities, URDF mimic
     joints) are kept with the solver's ``inverse_inertia`` (td.constrained_forward_dynamics):
-    stabilization is Baumgarte's time constant (s; None: none) and project=True moves q and v back
-    onto C(q) = 0, G v = 0 after every accepted step (treedyn.constraints.project_positions).
+    stabilization is Baumgarte's time constant (s, default 0.1; None: none) and project (default
+    True) moves q and v back onto C(q) = 0 (to 1e-10), G v = 0 after every accepted step
+    (treedyn.constraints.project_positions: Gauss–Newton, M-weighted; about 20% more time on a
+    four-bar); project=False leaves the drift to Baumgarte alone (|C| ~ the integrator's error).
     """
     from .solvers.base import Solver
     from .solvers.registry import make_solver

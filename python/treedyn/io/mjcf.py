@@ -5,16 +5,28 @@ What is read:
 * ``<worldbody>`` and nested ``<body>`` (``name``, ``pos``, and one of ``quat`` (w, x, y, z),
   ``axisangle``, ``euler``, ``xyaxes``, ``zaxis``; ``childclass``), ``<frame>`` (a pose and a
   childclass for what it holds), ``<include file>``;
-* ``<joint>`` of type hinge, slide, ball and free (``pos``, ``axis``, ``ref``, ``range``),
-  ``<freejoint>``; several joints in one body compose in order, as in MuJoCo;
+* ``<joint>`` of type hinge, slide, ball and free (``pos``, ``axis``, ``ref``, ``range`` and
+  ``limited``: hinge and slide limits by MuJoCo's rules, ``model.set_joint_limits``, in radians and
+  metres), ``<freejoint>``; several joints in one body compose in order, as in MuJoCo;
 * ``<inertial>`` (``mass``, ``pos``, orientation, ``diaginertia`` or ``fullinertia``); without it
   (``inertiafromgeom="auto"``, the default) the inertia of the body's ``<geom>``s of type sphere,
-  ellipsoid, box, capsule and cylinder (``size`` or ``fromto``, ``pos``, orientation, ``density``
-  (default 1000) or ``mass``, ``group`` within ``inertiagrouprange``);
+  ellipsoid, box, capsule, cylinder (``size`` or ``fromto``) and mesh (``pos``, orientation,
+  ``density`` (default 1000) or ``mass``, ``group`` within ``inertiagrouprange``; ``shellinertia``
+  for the primitives: the mass on the surface, as MuJoCo computes it);
+* ``<asset><mesh>`` for those mesh geoms (``treedyn.io.mesh``): an STL (binary or ASCII), OBJ or
+  MSH ``file`` (``content_type``; relative to the main file's folder through ``<compiler meshdir>``
+  or ``assetdir``, also when the mesh is declared in an ``<include>``d file) or inline ``vertex``/
+  ``face``; ``scale``, ``refpos``, ``refquat``; ``inertia`` legacy (MuJoCo's default), exact,
+  convex or shell; ``class`` and ``<default><mesh>``. A mesh is read only when a body's inertia
+  needs it;
 * ``<default>`` classes (nested, inherited) for joint and geom attributes;
-* ``<compiler angle eulerseq inertiafromgeom inertiagrouprange settotalmass>`` (``angle`` is
+* ``<compiler angle autolimits eulerseq inertiafromgeom inertiagrouprange settotalmass>`` (``angle`` is
   "degree" by default, as in MuJoCo: it applies to euler, axisangle and hinge ref/range);
 * ``<option gravity>`` (default 0 0 -9.81) and ``<option><flag gravity="disable"/>``.
+* ``<equality>`` connect, weld, joint and tendon (fixed tendons, ``<tendon><fixed>``), ``active``,
+  as the model's hard constraints (``Model.add_loop_closure``, ``Model.add_coupling``; the rules:
+  ``treedyn.io.mjcf_equality``), with MuJoCo's qpos0 kept as ``model.reference_configuration``;
+  ``solref``/``solimp`` are noted as not used (treedyn's constraints are hard).
 
 How bodies and coordinates map (so that q and v are MuJoCo's, up to the quaternion order and the
 free joint's linear velocity):
@@ -37,19 +49,23 @@ free joint's linear velocity):
 Collision geometry: every sphere, capsule (``fromto`` too), box and plane geom with a non-zero
 ``contype`` or ``conaffinity`` becomes a geom of its body (``model.geoms``: ``friction``'s first
 value, ``contype``, ``conaffinity``); cylinders, ellipsoids and meshes are skipped (not collision
-shapes yet).
+shapes yet: a mesh geom adds only its mass and inertia).
 
 Not modelled, with one IgnoredElementWarning per file that says so: joint ``damping``,
 ``stiffness``, ``frictionloss`` and ``armature``, body ``gravcomp``, fluid forces (treedyn takes
 forces as inputs and has no rotor inertia, so M differs from MuJoCo's by the armature);
 ``<actuator>``, ``<tendon>``, ``<sensor>``, ``<contact>`` (forces are inputs). Silently ignored:
-``<asset>``, ``<visual>``, ``<statistic>``, ``<size>``, ``<keyframe>``, ``<custom>``,
-``<extension>``, sites, cameras, lights, joint ranges (kept in ``model.joint_limits``).
+``<asset>`` but its meshes, ``<visual>``, ``<statistic>``, ``<size>``, ``<keyframe>``, ``<custom>``,
+``<extension>``, sites, cameras, lights. A ball joint's range is noted as not modelled.
 
-Errors (ModelFileError naming the element, file and line): ``<equality>`` (loop closures and
-couplings), flexes, composites, ``<replicate>``, ``<attach>``, a geom whose inertia treedyn
-cannot compute (mesh, hfield, sdf, or ``shellinertia``) in a body that needs it, a free joint
-below the top level, ``compiler coordinate="global"``, ``boundmass``/``boundinertia``/
+Errors (ModelFileError naming the element, file and line): flex equalities and tendon equalities
+on spatial tendons, flexes, composites, ``<replicate>``, ``<attach>``, a geom whose inertia treedyn
+cannot compute (hfield, sdf, a primitive fitted to a mesh, ``shellinertia`` on a mesh (MuJoCo's
+error too), a mesh made by ``builtin`` or a plugin, ``maxhullvert`` with ``inertia="convex"``) in a
+body that needs it; a mesh file that is missing or unreadable, and the meshes MuJoCo refuses (fewer
+than 4 vertices, all in one plane, a negative or too small volume, faces not consistently oriented
+for ``inertia="exact"``), each naming the mesh, its file and the line of its ``<mesh>``; a free
+joint below the top level, ``compiler coordinate="global"``, ``boundmass``/``boundinertia``/
 ``balanceinertia``/``alignfree``.
 """
 
@@ -74,6 +90,8 @@ from ._common import (
 )
 from ._tree import Node, Step, build_model, fold_inertias
 from ._xml import ModelFileError, file_errors, parse_xml_text, read_xml
+from .mesh import MESH_INERTIA, MeshError, inline_mesh, mass_properties, place_vertices, read_mesh_file
+from .mjcf_equality import add_equalities, fixed_tendons, reference_configuration, site_poses
 
 __all__ = ["load_mjcf"]
 
@@ -85,7 +103,6 @@ _WARN_SECTIONS = {
     "contact": "contact pairs and exclusions",
 }
 _ERROR_SECTIONS = {
-    "equality": "equality constraints (loop closures, couplings) cannot be part of a tree model",
     "deformable": "deformable bodies (flexes, skins) are not articulated rigid bodies",
 }
 _BODY_ERRORS = {"composite", "flexcomp", "replicate", "attach", "plugin", "skin"}
@@ -107,6 +124,8 @@ class _Reader:
         self.inconsistent: list[str] = []
         self.limits: dict[str, tuple[float, float]] = {}
         self.passive: dict[str, list[str]] = {}
+        self.qpos0: dict = {}  # joint name -> MuJoCo's qpos0: hinge/slide ref, a free body's pose
+        self.body_names: dict[int, str] = {}  # id(<body> element) -> its name (given or made)
         self.current = doc.root  # the element being read, for errors the checks did not foresee
 
     # ------------------------------------------------------------------ errors
@@ -135,13 +154,14 @@ class _Reader:
         self._compiler(root)
         gravity = self._gravity(root)
         self.defaults = self._defaults(root)
+        self.meshes = self._mesh_assets(root)
         worldbodies = [e for e in root if e.tag == "worldbody"]
         for e in root:
             if not isinstance(e.tag, str) or e.tag in ("worldbody", "default", "compiler", "option", "include"):
                 continue
+            if e.tag == "equality":
+                continue  # read once the tree is built (mjcf_equality)
             if e.tag in _ERROR_SECTIONS:
-                if e.tag == "equality" and not any(isinstance(c.tag, str) for c in e):
-                    continue
                 raise self.err(f"<{e.tag}>: {_ERROR_SECTIONS[e.tag]}; treedyn cannot load this model", e)
             if e.tag in _WARN_SECTIONS:
                 if any(isinstance(c.tag, str) for c in e):
@@ -155,8 +175,12 @@ class _Reader:
         model = build_model(
             nodes, gravity, lambda msg, line: ModelFileError(msg, self.doc.source, line), self.doc.source
         )
-        model.joint_limits = self.limits
+        for name, (lower, upper) in self.limits.items():
+            model.set_joint_limits(name, lower, upper)
         model.source = self.doc.source
+        model.reference_configuration = reference_configuration(model, self.qpos0)
+        self.tendons, self.sites = fixed_tendons(self, root), site_poses(self, root)
+        add_equalities(self, model, [e for e in root if e.tag == "equality"], model.reference_configuration)
         for attr, joints in self.passive.items():
             shown = ", ".join(repr(j) for j in joints[:4]) + (", ..." if len(joints) > 4 else "")
             self.ignored.note(
@@ -239,6 +263,12 @@ class _Reader:
             if c.get(attr, "false") == "true":
                 raise self.err(f"<compiler {attr}='true'> is not supported", elem)
         self.totalmass = float(self._vec(elem, "settotalmass", 1, c, (-1.0,))[0])
+        self.autolimits = c.get("autolimits", "true")  # MuJoCo's default since 2.2.2
+        if self.autolimits not in ("true", "false"):
+            raise self.err(f"<compiler autolimits={self.autolimits!r}>: must be 'true' or 'false'", elem)
+        # mesh files: meshdir, else assetdir, relative to the main file's folder (MuJoCo's rule; an
+        # <include>d file's meshes too)
+        self.meshdir = c.get("meshdir", c.get("assetdir", ""))
 
     def _gravity(self, root):
         g = np.array([0.0, 0.0, -9.81])
@@ -368,6 +398,7 @@ class _Reader:
             if name in names:
                 raise self.err(f"two bodies are named {name!r}", elem)
             names.add(name)
+            self.body_names[id(elem)] = name
             childclass = elem.get("childclass", cls)
             if childclass not in self.defaults:
                 raise self.err(f"<body childclass={childclass!r}>: no such default class", elem)
@@ -440,6 +471,7 @@ class _Reader:
                     )
                 # MuJoCo's free body pose is qpos itself, in world coordinates (body pos/quat only set qpos0)
                 steps.append(Step(name, Free(), Transform(), body_name))
+                self.qpos0[name] = body_pose
                 anchor = np.zeros(3)
                 continue
             if kind not in ("hinge", "slide", "ball"):
@@ -450,6 +482,8 @@ class _Reader:
             if kind != "ball" and tiny(axis):
                 raise self.err(f"joint {name!r} has a zero axis", e)
             ref = float(self._vec(e, "ref", 1, a, (0,))[0]) if kind != "ball" else 0.0
+            if kind != "ball":
+                self.qpos0[name] = self._angle(ref) if kind == "hinge" else ref
             if kind == "hinge":
                 ref = self._angle(ref)
                 joint = Revolute(axis)
@@ -459,11 +493,7 @@ class _Reader:
                 pre = Transform(np.eye(3), -ref * unit(axis))
             else:
                 joint, pre = Spherical(), Transform()
-            if "range" in a and kind != "ball" and a.get("limited", "auto") != "false":
-                lo, hi = self._vec(e, "range", 2, a)
-                if kind == "hinge":
-                    lo, hi = self._angle(lo), self._angle(hi)
-                self.limits[name] = (float(lo), float(hi))
+            self._range(name, kind, a, e)
             placement = prev @ Transform(np.eye(3), p - anchor) @ pre
             steps.append(Step(name, joint, placement, body_name))
             prev, anchor = Transform(), p
@@ -472,6 +502,38 @@ class _Reader:
             node.offset = Transform(np.eye(3), -anchor)
         else:
             node.placement = body_pose
+
+    def _range(self, name, kind, a, e):
+        """The joint's limits into self.limits, by MuJoCo's rules (mjCJoint::Compile): limited="true"
+        limits, "false" does not, and "auto" (the default) limits when range[0] < range[1] — an error
+        if the range is given (not "0 0") while <compiler autolimits="false">. A limited joint needs
+        range[0] < range[1]. Hinge ranges are in <compiler angle> units (degrees by default) and
+        stored in radians, slide ranges in metres. A ball's range (a cone on its rotation angle) is
+        not modelled."""
+        limited = a.get("limited", "auto")
+        if limited not in ("auto", "true", "false"):
+            raise self.err(f"joint {name!r}: limited={limited!r} must be 'true', 'false' or 'auto'", e)
+        lo, hi = self._vec(e, "range", 2, a, (0.0, 0.0))
+        if limited == "auto" and (lo != 0 or hi != 0) and self.autolimits == "false":
+            raise self.err(
+                f"joint {name!r} has a range but no limited attribute while <compiler autolimits='false'>: "
+                "give limited='true' or 'false' (MuJoCo refuses it too)",
+                e,
+            )
+        if not (limited == "true" or (limited == "auto" and lo < hi)):
+            return
+        if kind == "ball":
+            self.ignored.note(f"ball joint {name!r}: its range (a cone on the rotation angle) is not modelled")
+            return
+        if not lo < hi:
+            raise self.err(
+                f"joint {name!r} is limited with range {a['range'] if 'range' in a else '0 0'!r}: "
+                "range[0] must be smaller than range[1]",
+                e,
+            )
+        if kind == "hinge":
+            lo, hi = self._angle(lo), self._angle(hi)
+        self.limits[name] = (float(lo), float(hi))
 
     def _passive(self, name, a, e):
         for attr in ("damping", "stiffness", "frictionloss", "armature"):
@@ -536,14 +598,22 @@ class _Reader:
             return None
         if kind == "plane":
             raise self.err(f"{what}: a plane can only be in the world body (MuJoCo's rule)", g)
+        shell = a.get("shellinertia", "false") == "true"
+        if kind == "mesh":
+            if shell:  # MuJoCo's rule: "for mesh geoms, inertia should be specified in the mesh asset"
+                raise self.err(f"{what}: shellinertia does not apply to a mesh; set inertia='shell' on its <mesh>", g)
+            p = self._mesh(g, a, what)  # per unit density, in the mesh's coordinates = the geom's
+            m = mass if explicit_mass else density * p.measure
+            inertia = file_inertia(m, p.com, (m / p.measure) * p.inertia, what, self.inconsistent)
+            return (inertia, X @ self._pose(g, a))
         if kind not in _GEOM_SOLIDS:
             raise self.err(
-                f"{what} is a {kind}: treedyn computes inertias of {', '.join(_GEOM_SOLIDS)} "
+                f"{what} is a {kind}: treedyn computes inertias of {', '.join(_GEOM_SOLIDS)} and mesh "
                 f"only; give body {body!r} an <inertial>",
                 g,
             )
-        if a.get("shellinertia", "false") == "true":
-            raise self.err(f"{what}: shellinertia is not supported; give body {body!r} an <inertial>", g)
+        if "mesh" in a:  # MuJoCo fits the primitive to the mesh (fitscale, fitaabb)
+            raise self.err(f"{what}: a {kind} fitted to mesh {a['mesh']!r} is not supported; give it a size", g)
         size = self._vec(g, "size", None, a, (0, 0, 0))
         size = np.r_[size, np.zeros(3)][:3]
         if "fromto" in a:
@@ -561,11 +631,70 @@ class _Reader:
                 size = np.array([size[0], size[0], 0.5 * L])
         else:
             pose = self._pose(g, a)
-        V, I_unit = _solid(kind, size)  # volume, and inertia per unit mass about the centre
+        V, I_unit = (_shell if shell else _solid)(kind, size)  # volume (area), inertia per unit mass
         if V <= 0:
             raise self.err(f"{what}: size {a.get('size')!r} gives a {kind} of zero volume", g)
         m = mass if explicit_mass else density * V
         return (Inertia(m, np.zeros(3), m * I_unit), X @ pose)
+
+    # ------------------------------------------------------------------ meshes
+    def _mesh_assets(self, root):
+        """{name: (<mesh> element, its attributes over its default class)} of <asset><mesh>; a mesh
+        without a name is named after its file without folder and extension (MuJoCo's rule)."""
+        out = {}
+        for sec in (e for e in root if e.tag == "asset"):
+            for e in (e for e in sec if e.tag == "mesh"):
+                self.current = e
+                a = self._attrs(e, "main")
+                name = a.get("name") or os.path.splitext(os.path.basename(a.get("file", "")))[0]
+                if not name:
+                    raise self.err("a <mesh> needs a name or a file", e)
+                if name in out:
+                    raise self.err(f"two meshes are named {name!r}", e)
+                if "file" in a and not os.path.isfile(self._mesh_path(a["file"])):  # MuJoCo's error too
+                    raise self.err(f"mesh {name!r}: file {a['file']!r} not found ({self._mesh_path(a['file'])})", e)
+                out[name] = (e, a)
+        self.mesh_properties = {}  # name -> MassProperties, read when a body's inertia needs it
+        return out
+
+    def _mesh_path(self, fn):
+        return fn if os.path.isabs(fn) else os.path.join(self.doc.base_dir, self.meshdir, fn)
+
+    def _mesh(self, g, a, what):
+        """The mass properties (per unit density) of the mesh a geom refers to, read once."""
+        name = a.get("mesh")
+        if name not in self.meshes:
+            raise self.err(f"{what}: " + (f"no <mesh name={name!r}> in <asset>" if name else "no mesh attribute"), g)
+        if name not in self.mesh_properties:
+            e, m = self.meshes[name]
+            self.current = e
+            where = f"mesh {name!r}" + (f" (file {m['file']!r})" if "file" in m else "")
+            try:
+                self.mesh_properties[name] = self._read_mesh(e, m, where)
+            except MeshError as ex:
+                raise self.err(f"{where}: {ex}", e) from None
+        return self.mesh_properties[name]
+
+    def _read_mesh(self, e, m, where):
+        mode = m.get("inertia", "legacy")  # MuJoCo's default, still legacy in 4.0
+        if mode not in MESH_INERTIA:
+            raise self.err(f"{where}: inertia={mode!r} must be one of {', '.join(MESH_INERTIA)}", e)
+        for attr in ("builtin", "plugin"):
+            if attr in m:
+                raise self.err(f"{where}: a mesh made by {attr}= is not supported; give it a file or vertices", e)
+        if mode == "convex" and m.get("maxhullvert", "-1").strip() != "-1":
+            raise self.err(f"{where}: maxhullvert with inertia='convex' is not supported", e)
+        if "file" in m:
+            if "vertex" in m:
+                raise self.err(f"{where}: give either a file or vertex, not both", e)
+            V, F = read_mesh_file(self._mesh_path(m["file"]), m.get("content_type"))
+        elif "vertex" in m:
+            V, F = inline_mesh(self._vec(e, "vertex", None, m), self._vec(e, "face", None, m, ()))
+        else:
+            raise self.err(f"{where}: a mesh needs a file or vertex", e)
+        R = quat_to_matrix(self._vec(e, "refquat", 4, m, (1, 0, 0, 0)))
+        scale, refpos = self._vec(e, "scale", 3, m, (1, 1, 1)), self._vec(e, "refpos", 3, m, (0, 0, 0))
+        return mass_properties(*place_vertices(V, F, scale, refpos, R), mode)
 
     def _collision_geoms(self, contents, body):
         """The body's sphere, capsule, box and plane geoms that collide (contype or conaffinity
@@ -623,6 +752,52 @@ class _Reader:
             if n.inertia is not None:
                 I = n.inertia
                 n.inertia = file_inertia(I.mass * s, I.com, I.inertia * s, f"body {n.name!r}", [])
+
+
+_ELLIPSOID_SHELL = 1e-6  # MuJoCo's thickness for an ellipsoid's shell inertia (measured)
+
+
+def _shell(kind, size):
+    """(area, inertia about the centre per unit mass) of a MuJoCo geom with shellinertia="true":
+    the mass spread evenly over its surface (a cylinder's end discs included). An ellipsoid's area
+    is Thomsen's approximation 4π((aᵖbᵖ + aᵖcᵖ + bᵖcᵖ)/3)^(1/p), p = 1.6075, and its inertia per
+    unit mass that of the solid ellipsoid (a + t, b + t, c + t) minus (a, b, c), t = 1e-6 (in the
+    model's length unit), both as in MuJoCo 4.0 (measured: tests/test_io_mesh.py; the difference
+    cancels all but ~t/a of the digits, in MuJoCo as here)."""
+    if kind == "sphere":
+        r = size[0]
+        return 4.0 * math.pi * r * r, np.eye(3) * (2.0 / 3.0) * r * r
+    if kind == "ellipsoid":
+        a, b, c = size
+        p = 1.6075
+        area = 4.0 * math.pi * (((a * b) ** p + (a * c) ** p + (b * c) ** p) / 3.0) ** (1.0 / p)
+        t = _ELLIPSOID_SHELL  # a shell of this thickness outside the surface
+        outer, inner = np.array([a, b, c]) + t, np.array([a, b, c])
+        volume = np.prod(outer) - np.prod(inner)  # ∝ the shell's volume (4π/3 cancels)
+        I = [np.prod(e) * (e[j] ** 2 + e[k] ** 2) for e in (outer, inner) for j, k in ((1, 2), (0, 2), (0, 1))]
+        return area, np.diag(np.subtract(I[:3], I[3:])) / (5.0 * volume)
+    if kind == "box":  # the pair of faces normal to axis k lies at ±size[k]
+        s2 = np.asarray(size, dtype=float) ** 2
+        A = 8.0 * np.array([size[1] * size[2], size[0] * size[2], size[0] * size[1]])  # both faces of a pair
+        I = np.zeros(3)
+        for k in range(3):
+            for i in range(3):
+                j = 3 - i - k  # for i ≠ k: the third axis
+                I[i] += A[k] * ((s2.sum() - s2[k]) / 3.0 if i == k else s2[k] + s2[j] / 3.0)
+        return A.sum(), np.diag(I) / A.sum()
+    r, h = size[0], size[1]
+    side = 4.0 * math.pi * r * h  # the lateral surface, length 2h
+    if kind == "cylinder":
+        disc = math.pi * r * r
+        area = side + 2.0 * disc
+        ixx = side * (r * r / 2.0 + h * h / 3.0) + 2.0 * disc * (r * r / 4.0 + h * h)
+        return area, np.diag([ixx, ixx, side * r * r + disc * r * r]) / area
+    # capsule: two hemispherical shells (centroid r/2 from the flat face, 2/3 m r² about the
+    # sphere's centre), their centres at ±h
+    caps = 4.0 * math.pi * r * r
+    area = side + caps
+    ixx = side * (r * r / 2.0 + h * h / 3.0) + caps * (2.0 / 3.0 * r * r + h * h + h * r)
+    return area, np.diag([ixx, ixx, side * r * r + caps * 2.0 / 3.0 * r * r]) / area
 
 
 def _solid(kind, size):

@@ -4,7 +4,7 @@ What is read: ``<link>`` with ``<inertial>`` (``<origin xyz rpy>``, ``<mass>``, 
 ``<inertia>`` tensor about the centre of mass in the inertial frame); ``<joint>`` of type
 revolute, continuous, prismatic, fixed, floating and planar, with ``<origin xyz rpy>``,
 ``<parent>``, ``<child>``, ``<axis>`` (any non-zero direction, normalised) and ``<limit>``
-(kept in ``model.joint_limits``).
+(revolute and prismatic ``lower``/``upper``: ``model.set_joint_limits``).
 
 How the tree becomes a Model (the same choices as Pinocchio's ``buildModel``, so nq, nv and M(q)
 agree with it):
@@ -33,9 +33,16 @@ q ordering: bodies, hence joints, are numbered depth-first from the root, each l
 the order their joints appear in the file (the floating base first). Pinocchio may order joints
 differently; use ``model.q_index(name)`` / ``model.v_index(name)`` rather than positions.
 
-Not supported (a ModelFileError naming the tag, the joint and the file): ``<mimic>`` (unless
-``mimic="independent"``, which makes the mimic joint an ordinary independent joint, as Pinocchio's
-``buildModel`` does by default), kinematic loops (a link that is the child of two joints, joints
+``<mimic joint multiplier offset>``: by default (``mimic="couple"``) the joint follows its leader
+exactly, q = multiplier·q_leader + offset, as one constraint row of the model
+(``Model.add_coupling``) that ``td.simulate``, ``td.ContactSimulator`` and
+``td.constrained_forward_dynamics`` keep; the mimic joint keeps its own coordinate, so the tree,
+its solvers and its q layout are those of the robot without the tag (a ``<mimic>`` on a fixed
+joint has nothing to couple and is ignored, as Pinocchio does). ``mimic="independent"``
+makes it an ordinary independent joint (Pinocchio's ``buildModel`` without ``mimic=True``);
+``mimic="error"`` refuses the file.
+
+Not supported (a ModelFileError naming the tag, the joint and the file): kinematic loops (a link that is the child of two joints, joints
 that form a cycle), several root links, unknown joint types, xacro macros.
 
 Collision geometry: each ``<collision>`` sphere, box and capsule (the common extension,
@@ -87,23 +94,27 @@ _JOINT_SILENT = {"origin", "parent", "child", "axis", "limit", "dynamics", "cali
 _ROBOT_SILENT = {"link", "joint", "material"}
 
 
+MIMIC = ("couple", "independent", "error")
+
+
 def load_urdf(
     path_or_xml,
     floating_base: bool = False,
     package_dirs: None | str | os.PathLike | Sequence = None,
     *,
-    mimic: str = "error",
+    mimic: str = "couple",
 ) -> Model:
     """Load a URDF file (a path) or URDF text (a string starting with '<') as a treedyn Model.
 
     floating_base: hinge the root link to the world with a free joint named "root_joint".
     package_dirs: directories where ``package://`` meshes are looked for (only to warn about
         missing ones; meshes play no part in the dynamics).
-    mimic: "error" (default): a ``<mimic>`` joint is an error; "independent": it becomes an
-        ordinary independent joint (Pinocchio's default).
+    mimic: "couple" (default): a ``<mimic>`` joint follows its leader exactly (a coupling
+        constraint, see the module); "independent": it becomes an ordinary independent joint;
+        "error": a ``<mimic>`` joint is an error.
     """
-    if mimic not in ("error", "independent"):
-        raise ValueError(f"mimic must be 'error' or 'independent', got {mimic!r}")
+    if mimic not in MIMIC:
+        raise ValueError(f"mimic must be one of {', '.join(map(repr, MIMIC))}, got {mimic!r}")
     doc = read_xml(path_or_xml, "URDF")
     return _Reader(doc, bool(floating_base), mimic).build(package_dirs)
 
@@ -113,6 +124,7 @@ class _Reader:
         self.doc = doc
         self.floating_base = floating_base
         self.mimic = mimic
+        self.mimics: list = []  # (joint, its <mimic> element) to couple once the tree is built
         self.ignored = IgnoredTags(doc.source)
         self.inconsistent: list[str] = []
         self.current = doc.root  # the element being read, for errors the checks did not foresee
@@ -158,11 +170,32 @@ class _Reader:
         if package_dirs is not None:
             self._check_meshes(links.values(), package_dirs)
         model = build_model(nodes, (0.0, 0.0, -9.81), self._err_line, doc.source)
-        model.joint_limits = limits
+        for name, (lower, upper) in limits.items():
+            model.set_joint_limits(name, lower, upper)
         model.source = doc.source
+        for j, mimic in self.mimics:
+            self._couple(model, j, mimic)
         self.ignored.warn()
         warn_inconsistent_inertias(doc.source, self.inconsistent)
         return model
+
+    def _couple(self, model, j, mimic):
+        """joint j = multiplier·leader + offset (URDF's <mimic>), a coupling row of the model."""
+        name, leader = j.get("name"), mimic.get("joint")
+        what = f"joint {name!r} <mimic>"
+        if leader is None:
+            raise self.err(f"{what} has no joint attribute (the joint it follows)", mimic)
+        if leader not in model.joint_names:
+            raise self.err(
+                f"{what}: no moving joint named {leader!r} to follow (load with mimic='independent' to ignore the tag)",
+                mimic,
+            )
+        multiplier = floats(self.doc, mimic, "multiplier", 1, 1.0, what)
+        offset = floats(self.doc, mimic, "offset", 1, 0.0, what)
+        try:
+            model.add_coupling(name, leader, polycoef=(offset, multiplier))
+        except ValueError as e:
+            raise self.err(f"{what}: {e}", mimic) from None
 
     def _err_line(self, message, line):
         return ModelFileError(message, self.doc.source, line)
@@ -290,12 +323,13 @@ class _Reader:
         mimic = j.find("mimic")
         if mimic is not None and self.mimic == "error":
             raise self.err(
-                f"joint {name!r} has a <mimic joint={mimic.get('joint')!r}> tag: mimic joints "
-                f"couple coordinates, which treedyn's tree models do not; load with "
-                f"mimic='independent' (command line: --mimic independent) to make it an ordinary "
-                f"independent joint",
+                f"joint {name!r} has a <mimic joint={mimic.get('joint')!r}> tag, refused with mimic='error'; "
+                f"load with mimic='couple' (the default: it follows its leader) or mimic='independent' "
+                f"(command line: --mimic independent) to make it an ordinary independent joint",
                 mimic,
             )
+        if mimic is not None and self.mimic == "couple" and kind != "fixed":  # a fixed joint has nothing to couple
+            self.mimics.append((j, mimic))
         parent = j.find("parent").get("link")
         origin = self._origin(j, what)
         node = Node(child, parent, line=doc.line(j))
@@ -314,6 +348,12 @@ class _Reader:
             lim = j.find("limit")
             if lim is not None and (lim.get("lower") is not None or lim.get("upper") is not None):
                 limits[name] = (floats(doc, lim, "lower", 1, 0.0, what), floats(doc, lim, "upper", 1, 0.0, what))
+                if not limits[name][0] <= limits[name][1]:
+                    raise self.err(
+                        f"joint {name!r}: <limit lower={lim.get('lower')!r} upper={lim.get('upper')!r}> "
+                        "has lower > upper",
+                        lim,
+                    )
         if kind in ("revolute", "continuous"):
             node.steps = [Step(name, Revolute(axis), origin)]
         elif kind == "prismatic":

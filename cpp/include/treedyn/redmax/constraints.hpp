@@ -6,11 +6,13 @@
 //   point rows:  C = e_kᵀ (x_B − x_A), k = x, y, z (world axes)
 //   hinge rows:  C = (R_A u)ᵀ(R_B a), C = (R_A w)ᵀ(R_B a), with u, w ⟂ a fixed in frame A
 //   universal:   C = (R_A a1)ᵀ(R_B a2) − a1ᵀa2
-//   weld rows:   C = (R_A e_y)ᵀ(R_B e_z), (R_A e_z)ᵀ(R_B e_x), (R_A e_x)ᵀ(R_B e_y): −θ to first order
-//                for frames that differ by a small rotation θ
+//   weld rows:   C = the vector part of the quaternion of R_Aᵀ R_B (w ≥ 0): θ/2 to first order for
+//                frames that differ by a small rotation θ (in frame A)
 // Rows that vanish identically (a planar mechanism's out-of-plane rows) are kept: the dual
 // solve drops them by rank (see step.hpp).
 #pragma once
+#include <Eigen/Geometry>
+
 #include "treedyn/redmax/forces.hpp"
 
 namespace treedyn::redmax {
@@ -74,7 +76,27 @@ template <class S> void loop_closure_rows(const LoopClosure<S>& c, const Data<S>
   } else if (c.kind == LoopKind::Universal) {
     angular(rows[3], Vec3<S>(RA * c.axis), Vec3<S>(RB * c.axis2), dot(c.axis, c.axis2));
   } else if (c.kind == LoopKind::Weld) {
-    for (int k = 0; k < 3; ++k) angular(rows[3 + k], Vec3<S>(RA.col((k + 1) % 3)), Vec3<S>(RB.col((k + 2) % 3)), S(0));
+    // C = v, the vector part of the unit quaternion (w, v) of R = R_Aᵀ R_B with w ≥ 0: sin(θ/2)·axis,
+    // zero only where the frames agree (three dot products of axes also vanish at 120° turns).
+    // With ω = R_Aᵀ(ω_B − ω_A) (frame A): v̇ = ½(w ω + ω × v), ẇ = −½ v·ω, so Ċ_k = (R_A u_k)·(ω_B − ω_A)
+    // with u_k = ½(w e_k + v × e_k), and C̈_k = (ω_A × R_A u_k + R_A u̇_k)·(ω_B − ω_A) + R_A u_k·(ω̇_B − ω̇_A).
+    Eigen::Quaternion<S> qe(Mat3<S>(RA.transpose() * RB));
+    if (qe.w() < S(0)) qe.coeffs() = -qe.coeffs();
+    const S w = qe.w();
+    const Vec3<S> v = qe.vec(), dw = wB - wA, da = aB - aA;
+    const Vec3<S> om = RA.transpose() * dw;
+    const S wdot = -S(0.5) * dot(v, om);
+    const Vec3<S> vdot = S(0.5) * (w * om + cross(om, v));
+    for (int k = 0; k < 3; ++k) {
+      const Vec3<S> e = Vec3<S>::Unit(k);
+      const Vec3<S> m = RA * Vec3<S>(S(0.5) * (w * e + cross(v, e)));
+      const Vec3<S> dm = cross(wA, m) + RA * Vec3<S>(S(0.5) * (wdot * e + cross(vdot, e)));
+      LoopRow<S>& row = rows[3 + k];
+      row.wa = {mul(Xa.E, Vec3<S>(-m)), Vec3<S>::Zero()};
+      row.wb = {mul(Xb.E, m), Vec3<S>::Zero()};
+      row.C = v[k];
+      row.Gdqd = dot(dm, dw) + dot(m, da);
+    }
   }
 }
 

@@ -1,0 +1,214 @@
+"""MJCF's ``<equality>`` as treedyn constraints (Model.add_loop_closure, Model.add_coupling).
+
+The rules are MuJoCo's XML reference's (``<equality>``), checked against MuJoCo's own constraint
+residuals (efc_pos) in tests/test_io_mjcf_equality.py:
+
+* ``connect``: body1's point ``anchor`` (body1 coordinates) and body2's point that coincides with it
+  at qpos0 stay together (a spherical loop closure, 3 rows); with ``site1``/``site2``, the two
+  sites' origins.
+* ``weld``: body2's frame, moved to its point ``anchor`` (body2 coordinates), keeps the pose
+  ``relpose`` (position, quaternion w x y z) in body1's frame, or the pose it has at qpos0 when the
+  quaternion part is all zeros (the default); with ``site1``/``site2``, the two sites' frames
+  coincide (6 rows). ``torquescale`` only weighs MuJoCo's soft rows: a hard weld is the same
+  whatever it is. (The three position rows are MuJoCo's; the three orientation rows differ from
+  its quaternion rows away from the constraint but vanish with them.)
+* ``joint``: joint1's coordinate y and joint2's x keep y − y0 = p(x − x0) with p's coefficients
+  ``polycoef`` and (x0, y0) the coordinates at qpos0; without joint2, y = y0 + a0 (1 row).
+* ``tendon``: the same for the lengths of fixed tendons (``<tendon><fixed>``: Σ coef·q).
+* ``active="false"``: kept in the model, not enforced. ``solref``/``solimp``: the parameters of
+  MuJoCo's soft constraints; treedyn's are hard, so they are not used (one warning says so).
+* ``flex`` equalities and spatial tendons in a tendon equality: ModelFileError.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..configuration import neutral
+from ..model import Fixed, Spherical, Transform
+from ._common import quat_to_matrix
+
+__all__ = ["add_equalities", "fixed_tendons", "reference_configuration", "site_poses"]
+
+_KINDS = ("connect", "weld", "joint", "tendon")
+
+
+def reference_configuration(model, qpos0: dict) -> np.ndarray:
+    """MuJoCo's qpos0 in treedyn's coordinates: {joint name: hinge/slide ref, or a free body's
+    world pose (Transform)}; every other coordinate at its neutral value."""
+    q = np.array(neutral(model), dtype=float)
+    for name, value in qpos0.items():
+        i = model.q_index(name)
+        if isinstance(value, Transform):
+            q[i : i + 3] = value.translation
+            q[i + 3 : i + 7] = _quat_xyzw(value.rotation)
+        else:
+            q[i] = value
+    return q
+
+
+def _quat_xyzw(R) -> np.ndarray:
+    """The unit quaternion (x, y, z, w) of rotation R (Shepperd's method: the largest pivot)."""
+    t = np.trace(R)
+    k = int(np.argmax([t, R[0, 0], R[1, 1], R[2, 2]]))
+    if k == 0:
+        w = 0.5 * np.sqrt(1 + t)
+        x, y, z = (R[2, 1] - R[1, 2]) / (4 * w), (R[0, 2] - R[2, 0]) / (4 * w), (R[1, 0] - R[0, 1]) / (4 * w)
+    else:
+        i, j, l = k - 1, k % 3, (k + 1) % 3
+        v = np.zeros(3)
+        v[i] = 0.5 * np.sqrt(1 + R[i, i] - R[j, j] - R[l, l])
+        w = (R[l, j] - R[j, l]) / (4 * v[i])
+        v[j] = (R[j, i] + R[i, j]) / (4 * v[i])
+        v[l] = (R[l, i] + R[i, l]) / (4 * v[i])
+        x, y, z = v
+    qt = np.array([x, y, z, w])
+    return qt / np.linalg.norm(qt)
+
+
+def add_equalities(reader, model, sections, q0: np.ndarray) -> None:
+    """Add every ``<equality>`` child of ``sections`` to ``model``. reader: the MJCF reader (its
+    err, defaults, sites and tendons); q0: qpos0 in treedyn coordinates."""
+    soft = False
+    for sec in sections:
+        for e in sec:
+            if not isinstance(e.tag, str):
+                continue
+            reader.current = e
+            a = _attrs(reader, e)
+            soft |= "solref" in a or "solimp" in a
+            if e.tag not in _KINDS:
+                what = "flex equalities (deformable bodies)" if e.tag == "flex" else f"<{e.tag}>"
+                raise reader.err(f"<equality><{e.tag}>: {what} are not supported by treedyn", e)
+            active = a.get("active", "true") == "true"
+            if a.get("active", "true") not in ("true", "false"):
+                raise reader.err(f"<{e.tag} active={a['active']!r}>: must be true or false", e)
+            if e.tag in ("connect", "weld"):
+                _loop(reader, model, e, a, q0, active)
+            else:
+                _coupling(reader, model, e, a, q0, active)
+    if soft:
+        reader.ignored.note(
+            "<equality> solref/solimp not used: they tune MuJoCo's soft constraints, and treedyn's are hard"
+        )
+
+
+def _attrs(reader, e) -> dict:
+    """An equality element's attributes over its class's <default><equality> ones."""
+    name = e.get("class", "main")
+    if name not in reader.defaults:
+        raise reader.err(f"<{e.tag}> uses default class {name!r}, which is not defined", e)
+    a = dict(reader.defaults[name].get("equality", {}))
+    a.update(e.attrib)
+    return a
+
+
+def _frame(reader, model, e, name: str, what: str):
+    """(treedyn body index, pose in it) of MuJoCo body ``name`` (its frame) or of a site."""
+    frames = model.frames
+    if what == "site":
+        if name not in reader.sites:
+            raise reader.err(f"<{e.tag}>: no site named {name!r}", e)
+        body, pose = reader.sites[name]
+    else:
+        body, pose = name, Transform()
+    if body not in frames:
+        raise reader.err(f"<{e.tag}>: no body named {body!r}", e)
+    b, X = frames[body]
+    return model.body_index(b), X @ pose
+
+
+def _loop(reader, model, e, a, q0, active):
+    if "site1" in a or "site2" in a:
+        if not ("site1" in a and "site2" in a):
+            raise reader.err(f"<{e.tag}>: give both site1 and site2 (or body1 and body2)", e)
+        ia, Xa = _frame(reader, model, e, a["site1"], "site")
+        ib, Xb = _frame(reader, model, e, a["site2"], "site")
+        if e.tag == "connect":
+            Xa, Xb = Transform(translation=Xa.translation), Transform(translation=Xb.translation)
+    else:
+        if "body1" not in a:
+            raise reader.err(f"<{e.tag}> has no body1 (or site1/site2)", e)
+        ia, Xa = _frame(reader, model, e, a["body1"], "body")
+        ib, Xb = _frame(reader, model, e, a.get("body2", "world"), "body")
+        if e.tag == "connect":
+            Xa = Xa @ Transform(translation=reader._vec(e, "anchor", 3, a))
+            Xb = None  # the point of body2 that coincides with the anchor at qpos0
+        else:  # body2's point `anchor` is at relpose's position in body1, with relpose's orientation
+            Xb = Xb @ Transform(translation=reader._vec(e, "anchor", 3, a, (0, 0, 0)))
+            rel = reader._vec(e, "relpose", 7, a, (0, 1, 0, 0, 0, 0, 0))
+            if np.all(rel[3:] == 0):  # where that frame of body2 is at qpos0
+                R, p = model.body_poses(q0)
+                Ra, pa = R[ia] @ Xa.rotation, R[ia] @ Xa.translation + p[ia]
+                Rb, pb = R[ib] @ Xb.rotation, R[ib] @ Xb.translation + p[ib]
+                Xa = Xa @ Transform(Ra.T @ Rb, Ra.T @ (pb - pa))
+            else:
+                Xa = Xa @ Transform(quat_to_matrix(rel[3:] / np.linalg.norm(rel[3:])), rel[:3])
+    if ia == ib:
+        raise reader.err(f"<{e.tag}>: both sides are on the same body", e)
+    joint = Spherical() if e.tag == "connect" else Fixed()
+    try:
+        model.add_loop_closure(ia, ib, joint, placement_a=Xa, placement_b=Xb, q=q0, active=active)
+    except ValueError as ex:
+        raise reader.err(f"<{e.tag}>: {ex}", e) from None
+
+
+def _coupling(reader, model, e, a, q0, active):
+    n = "joint" if e.tag == "joint" else "tendon"
+    if f"{n}1" not in a:
+        raise reader.err(f"<{e.tag}> has no {n}1", e)
+    poly = reader._vec(e, "polycoef", 5, a, (0, 1, 0, 0, 0))
+
+    def terms(name):
+        if n == "joint":
+            if name not in model.joint_names:
+                raise reader.err(f"<joint>: no joint named {name!r}", e)
+            return {name: 1.0}
+        if name not in reader.tendons:
+            raise reader.err(f"<tendon>: no fixed tendon named {name!r}", e)
+        t = reader.tendons[name]
+        if t is None:
+            raise reader.err(f"<tendon>: tendon {name!r} is spatial; treedyn couples fixed tendons only", e)
+        return t
+
+    leader = terms(a[f"{n}2"]) if f"{n}2" in a else None
+    try:
+        model.add_coupling(terms(a[f"{n}1"]), leader, poly, reference=q0, active=active)
+    except ValueError as ex:
+        raise reader.err(f"<{e.tag}>: {ex}", e) from None
+
+
+def fixed_tendons(reader, root) -> dict:
+    """{tendon name: {joint name: coef} for a fixed tendon, None for a spatial one}."""
+    out = {}
+    for sec in [s for s in root if s.tag == "tendon"]:
+        for t in sec:
+            if t.tag not in ("fixed", "spatial") or not t.get("name"):
+                continue
+            if t.tag == "spatial":
+                out[t.get("name")] = None
+                continue
+            terms = {}
+            for j in t:
+                if j.tag == "joint":
+                    terms[j.get("joint")] = terms.get(j.get("joint"), 0.0) + float(reader._vec(j, "coef", 1)[0])
+            out[t.get("name")] = terms
+    return out
+
+
+def site_poses(reader, root) -> dict:
+    """{site name: (MuJoCo body name, the site's pose in that body's frame)}, through <frame>s."""
+    out = {}
+
+    def walk(elem, body, X):
+        for e in elem:
+            if e.tag == "frame":
+                walk(e, body, X @ reader._pose(e))
+            elif e.tag == "site" and e.get("name"):
+                out[e.get("name")] = (body, X @ reader._pose(e))
+            elif e.tag == "body":
+                walk(e, reader.body_names.get(id(e), e.get("name")), Transform())
+
+    for wb in [e for e in root if e.tag == "worldbody"]:
+        walk(wb, "world", Transform())
+    return out

@@ -1,0 +1,101 @@
+"""Every MJCF model shipped in the wheels of gymnasium (gymnasium/envs/mujoco/assets/*.xml) and
+dm_control (dm_control/suite/*.xml, the dog's STL meshes included) loads in treedyn and agrees with
+MuJoCo's own compiler on M(q) and the bias forces (and q̈, M⁻¹) at random states.
+
+dm_control pins an older MuJoCo, so neither package is installed: a session fixture downloads the
+two wheels once (``pip download --no-deps``) into ~/.cache/treedyn/public-mjcf ($XDG_CACHE_HOME, or
+$TREEDYN_PUBLIC_MJCF to put it elsewhere), unpacks their models there and reuses them on later runs.
+Without a network (pip cannot download) the tests skip and say so.
+"""
+
+import os
+import subprocess
+import sys
+import warnings
+import zipfile
+
+import numpy as np
+import pytest
+from conftest import assert_peer_agrees_at_random_states
+
+import treedyn as td
+
+mujoco = pytest.importorskip("mujoco")
+
+# the releases whose models are listed below (pinned: a new release cannot change the set silently)
+WHEELS = {"gymnasium": "1.4.0", "dm_control": "1.0.50"}
+MODEL_DIRS = {"gymnasium": "gymnasium/envs/mujoco/assets/", "dm_control": "dm_control/suite/"}
+GYMNASIUM = [
+    "ant", "half_cheetah", "hopper", "humanoid", "humanoidstandup", "inverted_double_pendulum",
+    "inverted_pendulum", "point", "pusher", "pusher_v5", "reacher", "swimmer", "walker2d", "walker2d_v5",
+]  # fmt: skip
+DM_CONTROL = [
+    "acrobot", "ball_in_cup", "cartpole", "cheetah", "dog", "finger", "fish", "hopper", "humanoid",
+    "humanoid_CMU", "lqr", "manipulator", "pendulum", "point_mass", "quadruped", "reacher", "stacker",
+    "swimmer", "walker",
+]  # fmt: skip
+MODELS = [("gymnasium", m) for m in GYMNASIUM] + [("dm_control", m) for m in DM_CONTROL]
+DOWNLOAD_TIMEOUT = 600  # seconds: the dm_control wheel is ~56 MB
+
+
+def _cache_dir():
+    if os.environ.get("TREEDYN_PUBLIC_MJCF"):
+        return os.environ["TREEDYN_PUBLIC_MJCF"]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "treedyn", "public-mjcf")
+
+
+def _unpacked(cache, package, version):
+    """The folder holding the package's models, unpacked from its wheel (downloaded if absent)."""
+    target = os.path.join(cache, f"{package}-{version}")
+    done = os.path.join(target, ".unpacked")
+    if os.path.isfile(done):
+        return target
+    wheel = os.path.join(cache, f"{package}-{version}-py3-none-any.whl")
+    if not os.path.isfile(wheel):
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
+        cmd += [f"{package}=={version}", "-d", cache, "--disable-pip-version-check", "--quiet"]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=DOWNLOAD_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            pytest.skip(f"pip download {package}=={version} took over {DOWNLOAD_TIMEOUT} s (no network?)")
+        if r.returncode != 0 or not os.path.isfile(wheel):
+            tail = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["no output"]
+            pytest.skip(f"cannot download the {package}=={version} wheel (no network?): {tail[0]}")
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(target, [n for n in z.namelist() if n.startswith(MODEL_DIRS[package])])
+    open(done, "w").close()
+    return target
+
+
+@pytest.fixture(scope="session")
+def public_models():
+    """{package: folder of its models}, downloaded and unpacked once."""
+    cache = _cache_dir()
+    os.makedirs(cache, exist_ok=True)
+    return {p: os.path.join(_unpacked(cache, p, v), MODEL_DIRS[p]) for p, v in WHEELS.items()}
+
+
+def test_every_shipped_model_is_checked(public_models):
+    for package, names in (("gymnasium", GYMNASIUM), ("dm_control", DM_CONTROL)):
+        shipped = sorted(f[:-4] for f in os.listdir(public_models[package]) if f.endswith(".xml"))
+        assert shipped == sorted(names), package
+
+
+@pytest.mark.parametrize("package,name", MODELS, ids=[f"{p}-{m}" for p, m in MODELS])
+def test_public_model_agrees_with_mujoco(public_models, package, name, tmp_path, monkeypatch):
+    """Loads (what treedyn does not model only warns) and agrees with MuJoCo at random states
+    within the rounding bounds of tests/conftest.py (M within c·n·u of |M|, b of its terms' sizes)."""
+    from treedyn.peers import MujocoFromFile
+
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes its warnings (settotalmass) to ./MUJOCO_LOG.TXT
+
+    path = os.path.join(public_models[package], f"{name}.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # IgnoredElementWarning: actuators, tendons, damping, ...
+        model = td.Model.from_mjcf(path)
+    peer = MujocoFromFile(model, path)
+    assert peer.nv_peer == model.nv and peer.m.njnt == len(model.joint_names)
+    if model.nv == 0:  # lqr.xml: a template whose moving bodies dm_control adds in Python
+        return
+    assert_peer_agrees_at_random_states(model, peer, np.random.default_rng(len(name)), n=2, what=f"MuJoCo ({name})")
