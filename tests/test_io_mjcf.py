@@ -682,6 +682,4 @@ def test_mujocos_own_test_model_agrees_with_mujoco():
         assert part in msg, part
     assert model.nv == 43 and model.n_constraint_rows == 6  # the weld
     assert model.constraint_residual() <= 1e-12  # it holds at qpos0, as MuJoCo defines it
-    assert_peer_agrees_at_random_states(
-        model, MujocoFromFile(model, path), np.random.default_rng(11), what="MuJoCo"
-    )
+    assert_peer_agrees_at_random_states(model, MujocoFromFile(model, path), np.random.default_rng(11), what="MuJoCo")
