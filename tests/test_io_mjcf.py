@@ -3,6 +3,7 @@ errors and warnings; and models from a pendulum to a floating creature with ball
 MuJoCo's own compiler (mj_fullM, mj_forward)."""
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -299,6 +300,35 @@ def test_gravity_option_and_flag():
     off = PENDULUM.replace("<worldbody>", '<option><flag gravity="disable"/></option><worldbody>')
     assert list(load(off).gravity) == [0, 0, 0]
     assert list(load(PENDULUM).gravity) == [0, 0, -9.81]
+
+
+@pytest.mark.parametrize(
+    "compiler",
+    [
+        'boundmass="0.5"',
+        'boundinertia="0.02"',
+        'balanceinertia="true"',
+        'boundmass="0.3" boundinertia="0.001" balanceinertia="true"',
+    ],
+)
+def test_mass_and_inertia_bounds_are_mujocos(compiler):
+    """<compiler boundmass boundinertia balanceinertia>: on a tiny sphere off its joint, a light
+    thin rod and an inertial that breaks the triangle inequality, as MuJoCo's compiler applies them."""
+    pytest.importorskip("mujoco")
+    from treedyn.peers import MujocoFromFile
+
+    diag = "0.001 0.001 0.005" if "balance" in compiler else "0.001 0.002 0.0025"  # MuJoCo refuses A + B < C
+    xml = f"""<mujoco><compiler {compiler}/><worldbody>
+      <body name="a"><joint type="hinge" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.005"/>
+        <body name="b" pos="0.4 0 0"><joint type="hinge" axis="1 0 0"/><geom size="0.003" pos="0 0.01 0"/>
+          <body name="c" pos="0 0.1 0"><joint type="hinge" axis="0 0 1"/>
+            <inertial pos="0.1 0 0" mass="0.2" diaginertia="{diag}" euler="10 20 30"/></body>
+        </body></body></worldbody></mujoco>"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the unbalanced inertial, when it is kept
+        model = td.Model.from_mjcf(xml)
+    peer = MujocoFromFile(model, xml)
+    assert_peer_agrees_at_random_states(model, peer, np.random.default_rng(5), what="MuJoCo")
 
 
 def test_inertia_from_geoms_settings():
@@ -683,3 +713,61 @@ def test_mujocos_own_test_model_agrees_with_mujoco():
     assert model.nv == 43 and model.n_constraint_rows == 6  # the weld
     assert model.constraint_residual() <= 1e-12  # it holds at qpos0, as MuJoCo defines it
     assert_peer_agrees_at_random_states(model, MujocoFromFile(model, path), np.random.default_rng(11), what="MuJoCo")
+
+
+# (compiler, joint attributes) -> the limits MuJoCo's compiler gives (mjCJoint::Compile): "auto"
+# (the default) limits when range[0] < range[1], hinge ranges in <compiler angle> units, slide in
+# metres; an error message part when it refuses the file; None when the joint is not limited
+LIMIT_CASES = [
+    ("", 'type="hinge" range="-30 60"', (-math.pi / 6, math.pi / 3)),  # degrees by default
+    ('angle="radian"', 'type="hinge" range="-0.5 0.6"', (-0.5, 0.6)),
+    ("", 'type="slide" range="-0.1 0.2"', (-0.1, 0.2)),  # a length: never converted
+    ("", 'type="hinge" range="1 -1"', None),  # auto and range[0] > range[1]: silently unlimited
+    ("", 'type="hinge" range="0 0"', None),  # "0 0" is no range
+    ("", 'type="hinge" limited="false" range="-10 10"', None),
+    ('autolimits="false"', 'type="hinge" limited="true" range="-10 10"', (-math.pi / 18, math.pi / 18)),
+    ('autolimits="false"', 'type="hinge"', None),
+    ('autolimits="false"', 'type="hinge" range="-10 10"', "has a range but no limited attribute"),
+    ("", 'type="hinge" limited="true" range="10 -10"', "range[0] must be smaller than range[1]"),
+    ("", 'type="hinge" limited="true"', "range '0 0': range[0] must be smaller"),
+    ("", 'type="hinge" limited="yes" range="0 1"', "limited='yes' must be 'true', 'false' or 'auto'"),
+    ('autolimits="no"', 'type="hinge"', "autolimits='no'"),
+]
+
+
+@pytest.mark.parametrize("compiler, attrs, expected", LIMIT_CASES)
+def test_joint_limits_follow_mujocos_limited_and_autolimits_rules(compiler, attrs, expected):
+    xml = (
+        f'<mujoco><compiler {compiler}/><worldbody><body><joint name="j" {attrs}/><geom size="0.1"/>'
+        "</body></worldbody></mujoco>"
+    )
+    mujoco = None
+    try:
+        import mujoco
+    except ImportError:
+        pass
+    if isinstance(expected, str):
+        with pytest.raises(ModelFileError, match=re.escape(expected)):
+            td.Model.from_mjcf(xml)
+        if mujoco is not None:  # MuJoCo refuses it too
+            with pytest.raises(ValueError):
+                mujoco.MjModel.from_xml_string(xml)
+        return
+    model = load(xml)
+    got = model.joint_limits.get("j")
+    if expected is None:
+        assert got is None
+    else:
+        assert_within_rounding(got, expected, 1, 1, what="limits in radians or metres")  # one product by π/180
+    if mujoco is not None:
+        m = mujoco.MjModel.from_xml_string(xml)
+        assert bool(m.jnt_limited[0]) == (got is not None)
+        if got is not None:
+            assert_within_rounding(got, m.jnt_range[0], 1, 1, what="MuJoCo's jnt_range")
+
+
+def test_a_ball_joints_range_is_said_not_to_be_modelled():
+    xml = '<mujoco><worldbody><body><joint name="b" type="ball" range="0 45"/><geom size="0.1"/></body></worldbody></mujoco>'
+    with pytest.warns(IgnoredElementWarning, match="ball joint 'b': its range .* is not modelled"):
+        model = td.Model.from_mjcf(xml)
+    assert model.joint_limits == {}

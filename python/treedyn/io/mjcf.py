@@ -20,7 +20,8 @@ What is read:
   convex or shell; ``class`` and ``<default><mesh>``. A mesh is read only when a body's inertia
   needs it;
 * ``<default>`` classes (nested, inherited) for joint and geom attributes;
-* ``<compiler angle autolimits eulerseq inertiafromgeom inertiagrouprange settotalmass>`` (``angle`` is
+* ``<compiler angle autolimits eulerseq inertiafromgeom inertiagrouprange settotalmass boundmass
+  boundinertia balanceinertia>`` (``angle`` is
   "degree" by default, as in MuJoCo: it applies to euler, axisangle and hinge ref/range);
 * ``<option gravity>`` (default 0 0 -9.81) and ``<option><flag gravity="disable"/>``.
 * ``<equality>`` connect, weld, joint and tendon (fixed tendons, ``<tendon><fixed>``), ``active``,
@@ -65,8 +66,7 @@ error too), a mesh made by ``builtin`` or a plugin, ``maxhullvert`` with ``inert
 body that needs it; a mesh file that is missing or unreadable, and the meshes MuJoCo refuses (fewer
 than 4 vertices, all in one plane, a negative or too small volume, faces not consistently oriented
 for ``inertia="exact"``), each naming the mesh, its file and the line of its ``<mesh>``; a free
-joint below the top level, ``compiler coordinate="global"``, ``boundmass``/``boundinertia``/
-``balanceinertia``/``alignfree``.
+joint below the top level, ``compiler coordinate="global"``, ``alignfree``.
 """
 
 from __future__ import annotations
@@ -84,6 +84,7 @@ from ._common import (
     file_inertia,
     quat_to_matrix,
     tiny,
+    unchecked_inertia,
     unit,
     warn_inconsistent_inertias,
     z_to_vector,
@@ -256,12 +257,13 @@ class _Reader:
                 "<compiler coordinate='global'> is not supported (MuJoCo itself removed it); use local coordinates",
                 elem,
             )
-        for attr in ("boundmass", "boundinertia"):
-            if attr in c and self._vec(elem, attr, 1, c)[0] > 0:
-                raise self.err(f"<compiler {attr}> is not supported: give the bodies their inertias", elem)
-        for attr in ("balanceinertia", "alignfree"):
-            if c.get(attr, "false") == "true":
-                raise self.err(f"<compiler {attr}='true'> is not supported", elem)
+        # lower bounds on each body's mass and principal moments, and the fix of moments that break the
+        # triangle inequality (their mean), as MuJoCo applies them to every body but the world
+        self.boundmass = float(self._vec(elem, "boundmass", 1, c, (0.0,))[0])
+        self.boundinertia = float(self._vec(elem, "boundinertia", 1, c, (0.0,))[0])
+        self.balanceinertia = c.get("balanceinertia", "false") == "true"
+        if c.get("alignfree", "false") == "true":
+            raise self.err("<compiler alignfree='true'> is not supported", elem)
         self.totalmass = float(self._vec(elem, "settotalmass", 1, c, (-1.0,))[0])
         self.autolimits = c.get("autolimits", "true")  # MuJoCo's default since 2.2.2
         if self.autolimits not in ("true", "false"):
@@ -544,6 +546,18 @@ class _Reader:
 
     # ------------------------------------------------------------------ inertia
     def _body_inertia(self, body, name, contents):
+        I = self._file_body_inertia(body, name, contents)
+        if not (self.boundmass > 0 or self.boundinertia > 0 or self.balanceinertia):
+            return I
+        if I is None:
+            I = Inertia(0.0, np.zeros(3), np.zeros((3, 3)))
+        d, V = np.linalg.eigh(I.inertia)  # principal moments about the centre of mass
+        d = np.maximum(d, self.boundinertia)
+        if self.balanceinertia and d[0] + d[1] < d[2]:
+            d[:] = d.mean()
+        return unchecked_inertia(max(I.mass, self.boundmass), I.com, (V * d) @ V.T)
+
+    def _file_body_inertia(self, body, name, contents):
         inertials = [c for c in contents if c[0] == "inertial"]
         if len(inertials) > 1:
             raise self.err(f"body {name!r} has more than one <inertial>", inertials[1][1])
