@@ -12,6 +12,7 @@ import pytest
 from conftest import assert_peer_agrees_at_random_states, assert_within_rounding, dynamics_scale
 
 import treedyn as td
+from treedyn.io._common import IgnoredElementWarning
 from treedyn.scenes import centipede, random_tree
 
 
@@ -88,3 +89,34 @@ def test_geoms_carry_over():
 def test_rejects_non_models():
     with pytest.raises(TypeError, match="treedyn.Model"):
         td.io.to_mjcf("not a model")
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_constraints_carry_over(seed):
+    """Ball and weld closures as connect and weld between sites, a quadratic coupling about a
+    non-zero reference re-expanded about qpos0 = 0, a tendon coupling, an inactive one: read back,
+    the constraints have the same residuals at random configurations."""
+    from test_constraints import closed_tree
+
+    m = closed_tree(seed)
+    scalar = [i for i in range(1, m.n_bodies) if type(m.joints[i]) in (td.Revolute, td.Prismatic)]
+    q_ref = td.random_configuration(m, np.random.default_rng(seed))
+    m.add_coupling({scalar[1]: 2.0, scalar[2]: -0.5}, {scalar[3]: 1.0}, polycoef=(0.1, 0.3, 0.2), reference=q_ref)
+    m.add_coupling(scalar[4], None, polycoef=(0.25,), active=False)
+    with pytest.warns(IgnoredElementWarning, match="fixed tendon named by an <equality> is kept"):
+        back = td.Model.from_mjcf(m.to_mjcf())
+    assert back.n_constraint_rows == m.n_constraint_rows == 11
+    assert [c.active for c in back.couplings] == [True, True, False]
+    rng = np.random.default_rng(seed)
+    for _ in range(3):
+        q = td.random_configuration(m, rng)
+        C = m.loop_residual(q)
+        # the quadratic's coefficients re-expanded about 0: rounding of |x0|²·|a| on top of the poses'
+        assert_within_rounding(back.loop_residual(q), C, 1 + np.abs(q).max() ** 2, m.nv, what="C(q) after to_mjcf")
+
+
+def test_hinge_closures_have_no_mjcf_equivalent():
+    m = random_tree(6, 2, joints=("revolute",))
+    m.add_loop_closure(2, 5, td.Revolute((0, 0, 1)))
+    with pytest.raises(ValueError, match="loop closure 0 is a Revolute joint.*connect"):
+        m.to_mjcf()

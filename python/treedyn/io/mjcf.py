@@ -99,7 +99,7 @@ __all__ = ["load_mjcf"]
 _SILENT_SECTIONS = {"asset", "visual", "statistic", "size", "keyframe", "custom", "extension"}
 _WARN_SECTIONS = {
     "actuator": "actuators",
-    "tendon": "tendons",
+    "tendon": "tendons' springs, dampers and limits (a fixed tendon named by an <equality> is kept)",
     "sensor": "sensors",
     "contact": "contact pairs and exclusions",
 }

@@ -11,6 +11,13 @@ pose (its body's pos/quat, the placement, only set the initial qpos), where tree
 to the placement: q_mjcf = placement ∘ q (the same when the placement is the identity, as for
 scenes.centipede's head). treedyn.load_mjcf reads the file back to an
 equivalent model (a universal joint then becomes two revolute joints with a massless body between).
+
+Constraints: a Spherical loop closure becomes ``<equality><connect>`` and a Fixed one ``<weld>``,
+each between two sites at the closure's frames (``loop<k>_a``, ``loop<k>_b``); a coupling of two
+joints becomes ``<equality><joint>``, of linear combinations ``<tendon><fixed>`` and
+``<equality><tendon>``, its polynomial re-expanded about MuJoCo's qpos0 (every hinge and slide at
+0); inactive ones ``active="false"``. Hinge and universal closures have no MJCF equivalent: a
+ValueError says so.
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 
 from ..geometry import Box, Capsule, Plane, Sphere
+from math import comb
+
 from ..model import Fixed, Free, Model, Prismatic, Revolute, Spherical, Universal
 
 __all__ = ["to_mjcf"]
@@ -92,6 +101,45 @@ def _geom(g) -> str:
     )
 
 
+def _sites_and_equalities(model: Model):
+    """({body: [site lines]}, [<tendon> lines], [<equality> lines]) of the model's constraints."""
+    sites, tendons, equalities = {}, [], []
+    for k, c in enumerate(model.loop_closures):
+        if not isinstance(c.joint, (Spherical, Fixed)):
+            raise ValueError(
+                f"to_mjcf: loop closure {k} is a {type(c.joint).__name__} joint; MJCF's equalities are connect "
+                "(Spherical) and weld (Fixed)"
+            )
+        for side, body, X in (("a", c.body_a, c.placement_a), ("b", c.body_b, c.placement_b)):
+            sites.setdefault(body, []).append(f'<site name="loop{k}_{side}" {_pose(X)}/>')
+        tag = "connect" if isinstance(c.joint, Spherical) else "weld"
+        active = "" if c.active else ' active="false"'
+        equalities.append(f'<{tag} site1="loop{k}_a" site2="loop{k}_b"{active}/>')
+    jn = [j or b for j, b in zip(model.body_joint_names, model.body_names)]
+    for k, c in enumerate(model.couplings):
+        # y − y0 = p(x − x0) about qpos0 = 0: y = b(x) with b_j = [j = 0]·y0 + Σ_i a_i C(i, j) (−x0)^(i−j)
+        a = list(c.polycoef) + [0.0] * (5 - len(c.polycoef))
+        b = [sum(a[i] * comb(i, j) * (-c.x0) ** (i - j) for i in range(j, 5)) for j in range(5)]
+        b[0] += c.y0
+        if not c.leader:
+            b = [c.y0 + a[0], 0.0, 0.0, 0.0, 0.0]
+        active = "" if c.active else ' active="false"'
+        simple = all(len(t) <= 1 and all(x == 1.0 for _, x in t) for t in (c.follower, c.leader))
+        if simple:
+            lead = f" joint2={quoteattr(jn[c.leader[0][0]])}" if c.leader else ""
+            equalities.append(f'<joint joint1={quoteattr(jn[c.follower[0][0]])}{lead} polycoef="{_num(b)}"{active}/>')
+            continue
+        names = []
+        for side, terms in (("f", c.follower), ("l", c.leader)):
+            if terms:
+                names.append(f"coupling{k}_{side}")
+                parts = "".join(f"<joint joint={quoteattr(jn[i])} coef={quoteattr(repr(x))}/>" for i, x in terms)
+                tendons.append(f'<fixed name="{names[-1]}">{parts}</fixed>')
+        lead = f' tendon2="{names[1]}"' if len(names) > 1 else ""
+        equalities.append(f'<tendon tendon1="{names[0]}"{lead} polycoef="{_num(b)}"{active}/>')
+    return sites, tendons, equalities
+
+
 def to_mjcf(model: Model, name: str = "treedyn") -> str:
     """The model as MJCF text (see the module's docstring)."""
     if not isinstance(model, Model):
@@ -112,6 +160,8 @@ def to_mjcf(model: Model, name: str = "treedyn") -> str:
         "  <worldbody>",
     ]
     lines += ["    " + _geom(g) for g in geoms.get(0, [])]
+    sites, tendons, equalities = _sites_and_equalities(model)
+    lines += ["    " + x for x in sites.get(0, [])]
 
     def body(i: int, indent: str):
         lines.append(f"{indent}<body name={quoteattr(names[i])} {_pose(placements[i])}>")
@@ -123,11 +173,16 @@ def to_mjcf(model: Model, name: str = "treedyn") -> str:
             lines.append(f'{inner}<inertial pos="{_num(I.com)}" mass="{float(I.mass)!r}" fullinertia="{_num(full)}"/>')
         lines.extend(inner + x for x in _joint(joints[i], jnames[i] or names[i]))
         lines.extend(inner + _geom(g) for g in geoms.get(i, []))
+        lines.extend(inner + x for x in sites.get(i, []))
         for c in children.get(i, []):
             body(c, inner)
         lines.append(f"{indent}</body>")
 
     for c in children.get(0, []):
         body(c, "    ")
-    lines += ["  </worldbody>", "</mujoco>", ""]
+    lines.append("  </worldbody>")
+    for tag, items in (("tendon", tendons), ("equality", equalities)):
+        if items:
+            lines += [f"  <{tag}>"] + ["    " + x for x in items] + [f"  </{tag}>"]
+    lines += ["</mujoco>", ""]
     return "\n".join(lines)
