@@ -22,13 +22,12 @@ ValueError says so.
 
 from __future__ import annotations
 
+from math import comb
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
 from ..geometry import Box, Capsule, Plane, Sphere
-from math import comb
-
 from ..model import Fixed, Free, Model, Prismatic, Revolute, Spherical, Universal
 
 __all__ = ["to_mjcf"]
