@@ -176,3 +176,47 @@ def test_inactive_constraints_are_kept_but_not_enforced():
     m.add_loop_closure(2, 5, td.Spherical(), active=False)
     assert len(m.couplings) == 1 and len(m.loop_closures) == 1
     assert m.n_constraint_rows == 0 and m.constraint_residual(np.ones(m.nq)) == 0.0
+
+
+@pytest.mark.parametrize("floating_base", [False, True])
+def test_loop_closures_agree_with_pinocchios_constraint_dynamics(floating_base, rng):
+    """Pinocchio's constraintDynamics with 3D (ball) and 6D (weld) rigid constraints between two
+    bodies, on the same tree (treedyn.peers.to_pinocchio), at states on the constraints."""
+    pin = pytest.importorskip("pinocchio")
+    from conftest import solution_bound
+
+    from treedyn.peers import to_pinocchio
+
+    m = random_tree(12, 4, floating_base=floating_base, joints=("revolute", "spherical", "prismatic"))
+    q_ref = td.random_configuration(m, np.random.default_rng(9))
+    n = m.n_bodies - 1
+    m.add_loop_closure(3, n, td.Spherical(), td.Transform(translation=(0.05, 0.1, -0.1)), q=q_ref)
+    m.add_loop_closure(5, n - 2, td.Fixed(), td.Transform.from_rpy((0.2, 0.1, -0.3), (0.1, 0, 0)), q=q_ref)
+    pm = to_pinocchio(m)
+    pd = pm.createData()
+    kinds = {td.Spherical: pin.ContactType.CONTACT_3D, td.Fixed: pin.ContactType.CONTACT_6D}
+    se3 = lambda X: pin.SE3(X.rotation, X.translation)
+    cms = pin.StdVec_RigidConstraintModel(
+        [
+            pin.RigidConstraintModel(
+                kinds[type(c.joint)], pm, c.body_a, se3(c.placement_a), c.body_b, se3(c.placement_b), pin.LOCAL
+            )
+            for c in m.loop_closures
+        ]
+    )
+    cds = pin.StdVec_RigidConstraintData([c.createData() for c in cms])
+    pin.initConstraintDynamics(pm, pd, cms, cds)
+    accuracy = 1e-13
+    prox = pin.ProximalSettings(accuracy, 1e-12, 50)
+    s = td.make_solver("drumwright", m)
+    for _ in range(3):
+        q = project_positions(s, td.integrate(m, q_ref, 0.05 * rng.standard_normal(m.nv), 1.0), tol=1e-13)
+        v = project_velocities(s, q, rng.standard_normal(m.nv))
+        tau = rng.standard_normal(m.nv)
+        theirs = pin.constraintDynamics(pm, pd, q, v, tau, cms, cds, prox)
+        ours = td.constrained_forward_dynamics(s, q, v, tau, stabilization=None)
+        K, x, rhs = kkt(m, q, v, tau)
+        # two solutions of the KKT system: ours backward stable, Pinocchio's to its proximal
+        # accuracy (an iterative solve stopped at that residual)
+        bound = solution_bound(K, x, np.abs(K) @ np.abs(x) + np.abs(rhs), tol=accuracy)
+        assert_below(ours - theirs, bound, "Pinocchio's constraintDynamics", size=np.abs(ours).max())

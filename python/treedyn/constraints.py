@@ -16,9 +16,11 @@ dropped: λ is the minimum-norm solution and Gᵀλ, all that the motion needs, 
 eigenvalues are compared after a Jacobi scaling (A_ii = 1), so that point rows (metres) and
 angular rows (no unit) are judged alike.
 
-Position projection (optional, after a step): Gauss–Newton on C(q) = 0 with the M-weighted
-minimum-norm correction δ = −Y A⁺ C, q ← q ⊕ δ, the same correction a constraint impulse would
-give; velocities are projected by v ← v − Y A⁺ G v.
+Position projection (after a step): Gauss–Newton on C(q) = 0 with the minimum-norm correction
+δ = −Gᵀ(GGᵀ)⁺C, q ← q ⊕ δ, halved while it does not reduce max |C| (the M-weighted correction
+−Y A⁺ C, an impulse's, moves the light distal links by radians on a long chain and diverges far
+from the manifold); velocities by v ← v − Y A⁺ G v, the nearest velocity in the kinetic-energy
+metric (what a constraint impulse gives).
 """
 
 from __future__ import annotations
@@ -132,8 +134,8 @@ def project_velocities(solver: Solver, q, v) -> np.ndarray:
 
 
 def project_positions(solver: Solver, q, tol: float = 1e-10, max_iterations: int = 20) -> np.ndarray:
-    """q moved onto C(q) = 0 by Gauss–Newton with M-weighted minimum-norm steps (see the module),
-    halved while they do not reduce max |C|, until max |C| ≤ tol; returns the new q (q is not modified). Raises ValueError naming the
+    """q moved onto C(q) = 0 by Gauss–Newton with minimum-norm steps (see the module), halved
+    while they do not reduce max |C|, until max |C| ≤ tol; returns the new q (q is not modified). Raises ValueError naming the
     residual when it does not get there (a configuration too far from the constraint manifold)."""
     model = solver.model
     q = np.array(q, dtype=float)
@@ -145,9 +147,8 @@ def project_positions(solver: Solver, q, tol: float = 1e-10, max_iterations: int
         r = np.abs(C).max()
         if r <= tol:
             return q
-        Y = np.asarray(solver.inverse_inertia(q, np.ascontiguousarray(G.T)), dtype=float).reshape(model.nv, -1)
-        lam, _ = _delassus_solve(Y, G, C)
-        step = -(Y @ lam)
+        lam, _ = _delassus_solve(G.T, G, C)
+        step = -(G.T @ lam)  # the smallest δ (in joint coordinates) with G δ = −C
         for _halving in range(30):  # backtracking: a full step far from the manifold can overshoot
             q_new = integrate(model, q, step, 1.0)
             G_new, C_new, _ = constraint_terms(model, q_new, zero)
