@@ -272,3 +272,198 @@ def test_bad_input():
         _core.contact_jacobian(model.core, q, np.array([[0, 99]]), np.zeros((1, 3)), np.zeros((1, 1, 3)))
     with pytest.raises(ValueError, match="points"):
         _core.contact_jacobian(model.core, q, np.array([[0, 1]]), np.zeros((2, 3)), np.zeros((1, 1, 3)))
+
+
+# ------------------------------------------------------------------ joint limits (issue 15, item 4)
+# What a limit may leave, per the module's derivation: each step meets its row s v⁺ ≥ b to the QP's
+# ε (rad/s or m/s), so q moves at most h·ε past where the target puts it; a violation within the
+# slop is left alone (b = 0), so it can grow by h·ε a step up to the slop, beyond which Baumgarte
+# pushes it out. Over a run of T seconds: violation ≤ slop + T·ε, plus the rounding of q + h v⁺
+# (a few u·|q| per step). The issue's tolerance is 1e-3 rad.
+
+
+def limit_violation(q, lower, upper):
+    return float(np.max(np.maximum(lower - q, q - upper)))
+
+
+def violation_bound(sim, T, q_max):
+    return sim.slop + T * sim.qp_tolerance + (T / sim.dt) * 4 * np.finfo(float).eps * q_max
+
+
+def pendulum(joint="revolute", gravity=G):
+    """One link of 1 kg hinged at the world (about y) or sliding (along x), its centre of mass
+    0.5 m out along x: one coordinate, M a scalar (0.27 kg·m² or 1 kg)."""
+    m = td.Model(gravity=(0, 0, -gravity))
+    j = td.Revolute((0, 1, 0)) if joint == "revolute" else td.Prismatic((1, 0, 0))
+    m.add_body("arm", None, joint=j, inertia=td.Inertia(1.0, (0.5, 0, 0), np.diag([0.01, 0.02, 0.02])))
+    return m
+
+
+@pytest.mark.parametrize("integrator", ["semi-implicit", "euler"])
+@pytest.mark.parametrize("joint", ["revolute", "prismatic"])
+def test_limits_hold_a_chain_under_saturating_torque(joint, integrator):
+    """A 3-link chain pushed by 200 N·m (N) alternating joint to joint, reversed at t = 1 s: free,
+    the torques drive a joint past the limits by more than their whole range within 0.2 s (checked:
+    it would spin); limited to [-0.4, 0.25], every joint rides to its stops and holds there, 2 s at
+    h = 1e-3."""
+    h, T, lower, upper = 1e-3, 2.0, -0.4, 0.25
+
+    def tau(t, q, v):
+        return 200.0 * np.array([1.0, -1.0, 1.0]) * (1.0 if t < 1.0 else -1.0)
+
+    free, state = (
+        ContactSimulator(td.scenes.chain(3, joint=joint), h, integrator=integrator),
+        td.State(np.zeros(3), np.zeros(3)),
+    )
+    while limit_violation(state.q, lower, upper) <= upper - lower and state.t < 0.2:
+        free.step(state, tau(state.t, state.q, state.v))
+    assert limit_violation(state.q, lower, upper) > upper - lower
+    model = td.scenes.chain(3, joint=joint)
+    for name in model.joint_names:
+        model.set_joint_limits(name, lower, upper)
+    sim = ContactSimulator(model, h, integrator=integrator)
+    traj = sim.run(td.State(np.zeros(3), np.zeros(3)), T, tau=tau)
+    worst = limit_violation(traj.q, lower, upper)
+    assert worst <= 1e-3  # the issue's criterion
+    assert worst <= violation_bound(sim, T, 0.4)
+    # the joints sat on their stops (all three bounds in the problem) and both sides were reached
+    assert traj.n_limits.max() == 3
+    assert np.isclose(traj.q.min(), lower, atol=violation_bound(sim, T, 0.4))
+    assert np.isclose(traj.q.max(), upper, atol=violation_bound(sim, T, 0.4))
+
+
+def test_limits_hold_while_the_feet_touch_the_ground():
+    """The centipede (2 segments) walking by its gait, its four knees limited to ±0.3 rad and
+    driven by an extra ±5 N·m (a 0.05 kg lower leg: 1e4 rad/s², it would spin) that reverses at
+    1 s: the knees' limits and the feet's contacts are solved in the same QPs, many steps having
+    both; every knee stays within the limits, the feet out of the ground."""
+    scene = td.scenes.centipede(2)
+    model = scene.model
+    knees = [n for n in model.joint_names if isinstance(model.joints[model.body_index(n)], td.Revolute)]
+    assert len(knees) == 4
+    for k in knees:
+        model.set_joint_limits(k, -0.3, 0.3)
+    vi, qi = [model.v_index(k) for k in knees], [model.q_index(k) for k in knees]
+    push = 5.0 * np.array([1.0, -1.0, 1.0, -1.0])
+
+    def tau(t, q, v):
+        out = np.array(scene.tau(t, q, v), dtype=float)
+        out[vi] += push if t < 1.0 else -push
+        return out
+
+    sim = ContactSimulator(model, 1e-3)
+    T = 2.0
+    traj = sim.run(scene.initial_state(), T, tau=tau)
+    worst = limit_violation(traj.q[:, qi], -0.3, 0.3)
+    assert worst <= 1e-3
+    assert worst <= violation_bound(sim, T, 0.3)
+    both = (traj.n_contacts > 0) & (traj.n_limits > 0)
+    assert both.sum() > 100  # limits and contacts together in many steps' QPs
+    assert traj.max_penetration.max() < 1e-2 and traj.success
+
+
+@pytest.mark.parametrize("integrator", ["semi-implicit", "euler"])
+@pytest.mark.parametrize("joint", ["revolute", "prismatic"])
+def test_a_joint_hitting_its_stop_gets_the_hand_derived_impulse(joint, integrator):
+    """One joint, no gravity, pushed by τ towards its upper bound u from q = u − d at speed v₀.
+    The row is −v⁺ ≥ −d̂/h with d̂ = u − q̂ (q̂ = q, or q + h v₀ for Euler); it binds, so v⁺ = d̂/h
+    exactly and the impulse is M (v⁺ − v*), M the scalar inertia, v* = v₀ + h τ/M: the joint
+    lands on its bound at the end of the step (of the next one for Euler)."""
+    model = pendulum(joint, gravity=0.0)
+    upper, d, tau, h = 0.7, 0.01, 30.0, 1e-3
+    v0 = 20.0 if integrator == "semi-implicit" else 5.0  # q̂ inside the bound, v* beyond d̂/h
+    model.set_joint_limits("arm", -0.5, upper)
+    sim = ContactSimulator(model, h, integrator=integrator)
+    state = td.State(np.array([upper - d]), np.array([v0]))
+    M = td.mass_matrix(model, state.q)[0, 0]  # 0.27 kg·m² (0.02 + 1·0.5²) or 1 kg
+    v_star = v0 + h * tau / M
+    gap = d - (h * v0 if integrator == "euler" else 0.0)
+    step = sim.step(state, tau=np.array([tau]))
+    target = gap / h
+    assert step.n_limits == 1 and step.n_contacts == 0 and v_star > target
+    # the row is met to ProxQP's ε (velocity units): v⁺ within ε of the target, the impulse within M ε
+    assert abs(state.v[0] - target) <= sim.qp_tolerance
+    assert abs(step.limit_impulse[0] - M * (target - v_star)) <= M * sim.qp_tolerance
+    landed = state.q[0] + (h * state.v[0] if integrator == "euler" else 0.0)
+    assert abs(landed - upper) <= h * sim.qp_tolerance + 4 * np.finfo(float).eps
+
+
+def test_a_limit_in_the_problem_but_not_reached_does_nothing():
+    """A joint within the slop of its lower bound (so its row is in the problem) moving towards it
+    at a speed that covers half the gap in the step: the row is not binding, and the limit's term
+    −c_L b_L in the objective leaves it so — no impulse, v⁺ = v* (minimising the kinetic energy
+    alone would stop the joint dead, v⁺ = 0, short of its bound)."""
+    model = pendulum(gravity=0.0)
+    sim = ContactSimulator(model, 1e-3)
+    model.set_joint_limits("arm", lower=0.0)
+    gap = 0.5 * sim.slop
+    v0 = -0.5 * gap / sim.dt
+    state = td.State(np.array([gap]), np.array([v0]))
+    step = sim.step(state)
+    assert step.n_limits == 1
+    M = td.mass_matrix(model, np.array([gap]))[0, 0]
+    assert abs(state.v[0] - v0) <= sim.qp_tolerance  # v* = v₀: no force, no gravity
+    assert abs(step.limit_impulse[0]) <= M * sim.qp_tolerance
+
+
+def test_a_joint_resting_on_its_stop_stays_and_leaves_when_the_torque_reverses():
+    """The pendulum horizontal (q = 0), gravity turning it towards +q (m g l = 4.9 N·m about y),
+    its upper limit at 0: it rests on the stop for 1 s — each step's row is −v⁺ ≥ 0, met to ε, so
+    q drifts by at most h ε a step, far inside the slop: no jitter. Then τ = −2 m g l: it leaves at
+    once, the limit pushing no more, and follows the motion of the same pendulum without limit."""
+    model = pendulum()
+    model.set_joint_limits("arm", -1.0, 0.0)
+    sim = ContactSimulator(model, 1e-3)
+    held = sim.run(td.State(np.zeros(1), np.zeros(1)), 1.0)
+    assert np.abs(held.q).max() <= 1.0 * sim.qp_tolerance  # T ε over T = 1 s (measured: 2e-15)
+    assert np.abs(held.q).max() <= sim.slop and np.abs(held.v).max() <= sim.qp_tolerance
+    assert np.all(held.n_limits == 1)
+    mgl = 1.0 * G * 0.5
+    state = td.State(held.q[-1], held.v[-1])
+    step = sim.step(state, tau=np.array([-2 * mgl]))
+    assert step.limit_impulse[0] == 0.0 or abs(step.limit_impulse[0]) <= sim.qp_tolerance
+    assert state.v[0] < 0
+    free, state_free = ContactSimulator(pendulum(), 1e-3), td.State(held.q[-1], held.v[-1])
+    free.step(state_free, tau=np.array([-2 * mgl]))
+    # the first step's velocity differs from the unlimited one's by the QP's ε at most (a row in
+    # the problem, not binding); after it no row is: the same arithmetic, so over the 0.2 s swing
+    # (≈ 0.2 rad) the angles differ by at most T ε
+    for _ in range(200):
+        sim.step(state, tau=np.array([-2 * mgl]))
+        free.step(state_free, tau=np.array([-2 * mgl]))
+        assert abs(state.q[0] - state_free.q[0]) <= 0.2 * sim.qp_tolerance + 1e-15
+    assert state.q[0] < -0.1 and state.q[0] > -1.0
+
+
+def test_a_locked_joint_stays_put():
+    """lower = upper: both bounds' rows, opposed; the joint does not move under gravity and an
+    initial velocity (the pair's G block is singular; the objective stays bounded: see _impulses)."""
+    model = pendulum()
+    model.set_joint_limits("arm", 0.1, 0.1)
+    sim = ContactSimulator(model, 1e-3)
+    traj = sim.run(td.State(np.array([0.1]), np.array([3.0])), 0.5)
+    assert np.all(traj.n_limits[1:] == 2)
+    assert np.abs(traj.q[1:, 0] - 0.1).max() <= violation_bound(sim, 0.5, 0.1)
+
+
+def test_a_contact_that_drives_a_joint_past_a_bound_left_out_brings_it_in():
+    """Two links hinged about y, the forearm's tip sphere on the ground, the upper arm swinging
+    down at 2 rad/s, the elbow at rest 1e-4 rad from its lower bound: the free motion leaves the
+    elbow where it is (its bound is out of reach, beyond the slop), but the contact stops the tip
+    and folds the elbow at ≈ 2 rad/s, 2e-3 rad in a step. The bound is added after the first solve
+    and the step solved again: the elbow lands on it."""
+    model = td.Model(gravity=(0, 0, 0))
+    rod = td.Inertia.box(1.0, (0.5, 0.05, 0.05), com=(0.25, 0, 0))
+    upper_arm = model.add_body("upper", None, joint=td.Revolute((0, 1, 0)), inertia=rod)
+    fore = model.add_body(
+        "fore", upper_arm, joint=td.Revolute((0, 1, 0)), placement=td.Transform(translation=(0.5, 0, 0)), inertia=rod
+    )
+    model.add_geom(fore, td.Sphere(0.05), placement=td.Transform(translation=(0.5, 0, 0)))
+    model.add_geom(None, td.Plane(), placement=td.Transform(translation=(0, 0, -0.05 + 1e-6)))  # 1 µm deep
+    model.set_joint_limits("fore", -1e-4, 1.0)
+    sim = ContactSimulator(model, 1e-3)
+    state = td.State(np.zeros(2), np.array([2.0, 0.0]))
+    assert not sim._within_reach(sim.limit_gaps(state.q, state.v, sim.dt), state.v, sim.dt).any()
+    step = sim.step(state)
+    assert step.n_contacts == 1 and step.n_limits == 1 and step.limit_impulse[1] > 0
+    assert state.q[1] >= -1e-4 - sim.dt * sim.qp_tolerance

@@ -415,6 +415,12 @@ ERRORS = {
         robot(link("a"), link("b"), '<joint name="j" type="fixed"><child link="b"/></joint>'),
         ["joint 'j' has no <parent link=...>"],
     ),
+    "limit-reversed": (
+        robot(
+            link("a"), link("b", inertial(1)), joint("j", "revolute", "a", "b", extra='<limit lower="1" upper="-1"/>')
+        ),
+        ["joint 'j': <limit lower='1' upper='-1'> has lower > upper"],
+    ),
 }
 
 

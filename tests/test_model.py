@@ -362,3 +362,74 @@ def test_core_is_the_read_only_cpp_model():
     assert isinstance(m.core, td._core.Model) and m.core is m.core
     with pytest.raises(AttributeError):
         m.core = None
+
+
+# ---------------------------------------------------------------- joint limits
+
+
+def limited_model():
+    """free base, a revolute, a prismatic, a fixed, a universal and a spherical joint."""
+    m = td.Model()
+    m.add_body("base", None, td.Free())
+    m.add_body("hinge", "base", td.Revolute((0, 0, 1)))
+    m.add_body("slider", "hinge", td.Prismatic((1, 0, 0)))
+    m.add_body("weld", "slider", td.Fixed())
+    m.add_body("cross", "weld", td.Universal())
+    m.add_body("ball", "cross", td.Spherical())
+    return m
+
+
+def test_joint_limits_read_back_as_a_dict_and_as_pinocchio_arrays():
+    m = limited_model()
+    assert m.joint_limits == {}
+    assert np.all(m.lower_position_limit == -np.inf) and np.all(m.upper_position_limit == np.inf)
+    m.set_joint_limits("slider", 0.0, 0.3)
+    m.set_joint_limits(2, -1, 2)  # by body index (an int is taken as a real number, in radians)
+    assert m.joint_limits == {"hinge": (-1.0, 2.0), "slider": (0.0, 0.3)}  # in coordinate order
+    assert all(type(x) is float for lim in m.joint_limits.values() for x in lim)
+    lo, hi = m.lower_position_limit, m.upper_position_limit
+    assert lo.shape == hi.shape == (m.nq,)
+    k, s = m.q_index("hinge"), m.q_index("slider")
+    assert (lo[k], hi[k], lo[s], hi[s]) == (-1.0, 2.0, 0.0, 0.3)
+    others = np.ones(m.nq, bool)
+    others[[k, s]] = False
+    assert np.all(lo[others] == -np.inf) and np.all(hi[others] == np.inf)  # quaternions included
+    with pytest.raises(ValueError, match="read-only"):
+        lo[k] = 0.0
+    m.joint_limits["hinge"] = (0.0, 0.0)  # a copy: the model keeps its own
+    assert m.joint_limits["hinge"] == (-1.0, 2.0)
+    m.set_joint_limits("hinge", upper=0.5)  # set again: replaced, the lower side now unbounded
+    assert m.joint_limits["hinge"] == (-np.inf, 0.5)
+    m.set_joint_limits("slider", 0.1, 0.1)  # equal bounds lock the joint
+    m.set_joint_limits("hinge")  # both sides unbounded: no limits any more
+    assert m.joint_limits == {"slider": (0.1, 0.1)}
+
+
+@pytest.mark.parametrize(
+    "joint, lower, upper, error, match",
+    [
+        ("nope", 0, 1, td.UnknownNameError, r"joint limits: no moving joint is named 'nope'; joints are \['base',"),
+        ("world", 0, 1, ValueError, "joint limits: the world has no joint"),
+        (0, 0, 1, ValueError, "joint limits: body 0 is the world, which has no joint"),
+        (9, 0, 1, ValueError, r"joint limits: there is no body 9 \(bodies are 0..6\)"),
+        (1.0, 0, 1, TypeError, "joint limits must be None, 'world', a body name or index"),
+        ("base", 0, 1, ValueError, "joint 'base' is free: its coordinates include a quaternion"),
+        (4, 0, 1, ValueError, "joint 'weld' is fixed"),
+        ("cross", 0, 1, ValueError, "joint 'cross' is universal: its two angles would need a pair of limits each"),
+        ("ball", 0, 1, ValueError, "joint 'ball' is spherical: its coordinates are a quaternion"),
+        ("hinge", 1, 0, ValueError, r"joint limits of 'hinge': need lower <= upper.*got \(1.0, 0.0\)"),
+        ("hinge", np.nan, 0, ValueError, "joint limits of 'hinge': lower is NaN"),
+        ("hinge", 0, np.inf * 0, ValueError, "joint limits of 'hinge': upper is NaN"),
+        ("hinge", np.inf, np.inf, ValueError, "lower < \\+inf"),
+        ("hinge", -np.inf, -np.inf, ValueError, "upper > -inf"),
+        ("hinge", True, 1, TypeError, "joint limits of 'hinge': lower must be a real number, got True"),
+        ("hinge", 0, "1", TypeError, "joint limits of 'hinge': upper must be a real number, got '1'"),
+        ("hinge", 0, [1.0], TypeError, "upper must be a real number"),
+    ],
+)
+def test_joint_limits_refuse_bad_joints_and_bounds_saying_why(joint, lower, upper, error, match):
+    m = limited_model()
+    m.set_joint_limits("slider", 0.0, 0.3)
+    with pytest.raises(error, match=match):
+        m.set_joint_limits(joint, lower, upper)
+    assert m.joint_limits == {"slider": (0.0, 0.3)}  # a refused call changes nothing

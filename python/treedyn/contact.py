@@ -20,12 +20,35 @@ the motion whatever k; at rest the basis is fixed. Inelastic: the normal velocit
 impulse is b, not a rebound. b = max(depth − slop, 0) / max(stabilization, h) (Baumgarte with a
 time constant): penetration is removed over ``stabilization`` seconds, not in one step, so the
 correction does not throw bodies off the ground.
+
+Joint limits (model.set_joint_limits) are unilateral constraints solved in the same QPs. A bound
+on coordinate i adds a column s·e_i to the normal block, R = [N L D] (s = +1 for a lower bound,
+−1 for an upper one; no friction edges), with impulse c_L ≥ 0 and the row
+
+    s v⁺_i ≥ b_L,   b_L = −d/h                                 if d ≥ 0 (not violated)
+                    b_L = max(−d − slop, 0)/max(stabilization, h)  if d < 0 (violated: Baumgarte)
+
+where d = s(q̂_i − bound) is the gap (positive inside) and q̂ the position the step moves with v⁺
+(q_k for the semi-implicit step, q_k + h v_k for explicit Euler, whose q_{k+1} is already fixed
+by v_k). q̂ + h v⁺ then never crosses the bound: an approaching joint arrives on it within the
+step, at most. The objective gets −c_Lᵀ b_L, the work of the limit impulses against their targets:
+minimising ½‖v⁺‖²_M alone would stop an approaching joint dead (v⁺_i = 0, short of the bound)
+whenever its row is in the problem; with the term a limit pushes only when v⁺ would fall below
+its target, and then exactly to it (1 DoF: v⁺ = b_L, c_L = M (b_L − v*)).
+
+Which bounds enter: the step crosses a bound iff d + h s v⁺_i < 0. Before the solve v⁺ is known
+only as the free motion's v*, so the bounds with d ≤ h·max(−s v*_i, 0) + slop enter (reached
+within the step by the free motion, or within the slop of the bound: a joint resting on its stop
+keeps its row). The slop is read in the coordinate's unit (m or rad). Contacts can push a joint
+further than v* says: a bound left out that v⁺ would cross by more than the slop is added after
+the solve, and the step solved again (each bound at most once).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -38,7 +61,7 @@ from .simulate import SimulationError, SimulationResult, SimulationWarning, _tor
 from .solvers import Solver, make_solver
 from .state import State
 
-__all__ = ["ContactSimulator", "ContactStep", "ContactTrajectory", "contact_jacobians", "friction_basis"]
+__all__ = ["ContactSimulator", "ContactStep", "ContactTrajectory", "LimitRows", "contact_jacobians", "friction_basis"]
 
 INTEGRATORS = ("semi-implicit", "euler")
 
@@ -94,7 +117,9 @@ class ContactStep:
     """What one step did: contacts found at its start, their deepest penetration (m), the QPs'
     iterations, wall-clock seconds, the seconds of each phase (collision, dynamics,
     contact_inertia, qp, integrate), the contacts (td.geometry.Contacts) and the impulse of each on
-    its second body, (P, 3) world N·s (the first body gets the opposite)."""
+    its second body, (P, 3) world N·s (the first body gets the opposite); the number of joint-limit
+    bounds in the step's problem (those within reach, see the module) and the limits' generalized
+    impulse (nv,) (N·m·s on a revolute coordinate, N·s on a prismatic one; zero elsewhere)."""
 
     n_contacts: int
     max_penetration: float
@@ -103,17 +128,35 @@ class ContactStep:
     phases: dict = field(default_factory=dict)
     contacts: Contacts | None = None
     impulses: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    n_limits: int = 0
+    limit_impulse: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+class LimitRows(NamedTuple):
+    """Joint-limit bounds, one per entry: the coordinate's index in v, the row's direction s (+1: a
+    lower bound, −1: an upper one) and the gap d = s(q̂ − bound) (positive inside; see the module)."""
+
+    index: np.ndarray
+    sign: np.ndarray
+    gap: np.ndarray
+
+    def __len__(self):
+        return len(self.index)
+
+    def take(self, mask) -> LimitRows:
+        return LimitRows(self.index[mask], self.sign[mask], self.gap[mask])
 
 
 @dataclass
 class ContactTrajectory(SimulationResult):
     """A SimulationResult (t, q, v every record_every steps) with per-step n_contacts,
-    max_penetration, qp_iterations and seconds."""
+    max_penetration, qp_iterations, seconds and n_limits."""
 
     n_contacts: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
     max_penetration: np.ndarray = field(default_factory=lambda: np.zeros(0))
     qp_iterations: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
     seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    n_limits: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
 
 
 class ContactSimulator:
@@ -124,8 +167,9 @@ class ContactSimulator:
     integrator: "semi-implicit" (default; q moves with the velocity after the impulses, stable at
     h = 1e-3) or "euler" (explicit: q moves with the velocity before the step, as drumwright2012's
     experiment at h = 1e-5). friction_edges: k of the linearised cone. stabilization: Baumgarte's
-    time constant (s); slop: the penetration left alone (m). qp_tolerance: ProxQP's eps_abs, in
-    velocity units (m/s, rad/s).
+    time constant (s); slop: the penetration left alone (m; for a joint limit, the violation left
+    alone, in the coordinate's unit). qp_tolerance: ProxQP's eps_abs, in velocity units (m/s,
+    rad/s). The model's joint limits are kept with the contacts (see the module).
     """
 
     def __init__(
@@ -163,6 +207,8 @@ class ContactSimulator:
         self.max_qp_iterations = int(max_qp_iterations)
         self._pairs_for = None
         self._pairs = []
+        self._limits_for = None
+        self._limits = None
 
     def __repr__(self):
         return (
@@ -234,6 +280,7 @@ class ContactSimulator:
             max_penetration=np.array([s.max_penetration for s in stats]),
             qp_iterations=np.array([s.qp_iterations for s in stats], dtype=int),
             seconds=np.array([s.seconds for s in stats]),
+            n_limits=np.array([s.n_limits for s in stats], dtype=int),
         )
         if not success:
             raise SimulationError(message, out)
@@ -258,14 +305,27 @@ class ContactSimulator:
         P = len(contacts)
         iterations, t3 = 0, t2
         v_next, impulses = v_free, np.zeros((0, 3))
-        if P:
-            R, W, G, edges = self.contact_space_inertia(q, contacts, v_free)
-            t3 = clock()
-            b = np.maximum(contacts.depths - self.slop, 0.0) / max(self.stabilization, h)
-            z, iterations = self._impulses(G, R.T @ v_free, b, contacts.friction, P)
-            v_next = v_free + W @ z
-            cD = z[P:].reshape(P, self.friction_edges)
+        bounds = self.limit_gaps(q, v, h)
+        near = self._within_reach(bounds, v_free, h)
+        limit_impulse = np.zeros(model.nv)
+        if P or near.any():
+            while True:
+                limits = bounds.take(near)
+                R, W, G, edges = self.contact_space_inertia(q, contacts, v_free, limits)
+                t3 = clock()
+                b_contacts = np.maximum(contacts.depths - self.slop, 0.0) / max(self.stabilization, h)
+                b = np.r_[b_contacts, self._targets(limits, h)]
+                z, it = self._impulses(G, R.T @ v_free, b, contacts.friction, P, len(limits))
+                iterations += it
+                v_next = v_free + W @ z
+                missed = ~near & (bounds.gap + h * bounds.sign * v_next[bounds.index] < -self.slop)
+                if not missed.any():
+                    break
+                near |= missed  # a contact pushed a joint past a bound left out: solve again with it
+            L = len(limits)
+            cD = z[P + L :].reshape(P, self.friction_edges)
             impulses = z[:P, None] * contacts.normals + np.einsum("pk,pki->pi", cD, edges)
+            np.add.at(limit_impulse, limits.index, limits.sign * z[P : P + L])
         t4 = clock()
         if not np.all(np.isfinite(v_next)):
             raise ValueError(
@@ -296,45 +356,102 @@ class ContactSimulator:
             },
             contacts=contacts,
             impulses=impulses,
+            n_limits=int(near.sum()),
+            limit_impulse=limit_impulse,
         )
 
-    def contact_space_inertia(self, q, contacts: Contacts, v=None):
-        """R = [N D] (nv, P(1 + k)), W = M⁻¹R by the solver's ``inverse_inertia``, the contact-space
-        inertia G = RᵀW = [NᵀM⁻¹N, NᵀM⁻¹D; DᵀM⁻¹N, DᵀM⁻¹D] (drumwright2012 §6.3; exactly symmetric)
-        and the edges' world vectors (P, k, 3). v: the velocity whose slide turns the edges."""
+    def contact_space_inertia(self, q, contacts: Contacts, v=None, limits: LimitRows | None = None):
+        """R = [N L D] (nv, P(1 + k) + nL), W = M⁻¹R by the solver's ``inverse_inertia``, the
+        contact-space inertia G = RᵀW = [NᵀM⁻¹N, NᵀM⁻¹D; DᵀM⁻¹N, DᵀM⁻¹D] (drumwright2012 §6.3;
+        exactly symmetric) with the joint limits' rows and columns, and the edges' world vectors
+        (P, k, 3). v: the velocity whose slide turns the edges. limits: the bounds in the problem
+        (LimitRows; default none): L's column r is sign_r·e_(index_r), so M⁻¹L is made of columns
+        of M⁻¹, taken in the same ``inverse_inertia`` call as M⁻¹[N D]."""
         P, k = len(contacts), self.friction_edges
         N, D, edges = _directions(self.model, q, contacts, k, v)
-        R = np.hstack([N, D])
+        nL = 0 if limits is None else len(limits)
+        L = np.zeros((self.model.nv, nL))
+        if nL:
+            L[limits.index, np.arange(nL)] = limits.sign
+        R = np.hstack([N, L, D])
         W = np.asarray(self.solver.inverse_inertia(q, R))
-        G = _contact_product(R, W, np.r_[np.arange(P), np.repeat(np.arange(P), k)])  # RᵀW over the supports
+        # RᵀW over the supports: a limit's column is its own group (one nonzero row)
+        G = _contact_product(R, W, np.r_[np.arange(P), P + np.arange(nL), np.repeat(np.arange(P), k)])
         return R, W, 0.5 * (G + G.T), edges
 
-    def _impulses(self, G, g, b, mu, P):
-        """z = [c_N (P); c_D (P·k)] ≥ 0 in two convex QPs: the inelastic normal impulses first,
-        then all of z with the cone bounded by them as well. Returns z and the QPs' iterations."""
-        k = self.friction_edges
-        # 1. inelastic normal impulses: min ½ c_Nᵀ A c_N + c_Nᵀ Nᵀv*, A c_N + Nᵀv* ≥ b, c_N ≥ 0
-        A = G[:P, :P]
-        cN, it1 = self._qp(A, g[:P], A, b - g[:P], P, np.full(P, np.inf))
-        # 2. friction: min ½ zᵀ G z + zᵀ [N D]ᵀ v* subject to Nᵀv⁺ ≥ b, Σ_j c_D,ij ≤ μ_i c_N,i and
-        #    Σ_i c_N,i ≤ κ = Σ_i c_N,i of step 1 (Drumwright and Shell's bound: without it the normal
-        #    impulses would grow only to allow more friction, which dissipates more, and throw the
-        #    bodies off the ground). ProxQP meets each row only to its absolute tolerance ε (in the
-        #    row's units), so κ gets ε per contact of slack: step 1's solution stays feasible.
-        n = P * (1 + k)
+    # --- joint limits (see the module): the bounds, which enter, their targets ----------------------
+    def limit_gaps(self, q, v, h: float) -> LimitRows:
+        """Every finite bound of the model's joint limits with its gap d = s(q̂ − bound) at the start
+        of a step of length h from (q, v): q̂ = q (semi-implicit) or q + h v (explicit Euler)."""
+        qi, vi, lower, upper = self._limit_table()
+        x = q[qi] + (h * v[vi] if self.integrator == "euler" else 0.0)
+        index, sign = np.r_[vi, vi], np.r_[np.ones(len(vi)), -np.ones(len(vi))]
+        with np.errstate(invalid="ignore"):
+            gap = np.r_[x - lower, upper - x]  # an infinite bound has an infinite gap: never in reach
+        keep = np.isfinite(gap)
+        return LimitRows(index[keep], sign[keep], gap[keep])
+
+    def _limit_table(self):
+        """(q index, v index, lower, upper) of the limited coordinates, cached until the limits change."""
+        limits = self.model.joint_limits
+        if self._limits_for != limits:
+            m = self.model
+            qi = np.array([m.q_index(n) for n in limits], dtype=int)
+            vi = np.array([m.v_index(n) for n in limits], dtype=int)
+            lo = np.array([lo for lo, _ in limits.values()], dtype=float)
+            hi = np.array([hi for _, hi in limits.values()], dtype=float)
+            self._limits, self._limits_for = (qi, vi, lo, hi), limits
+        return self._limits
+
+    def _within_reach(self, bounds: LimitRows, v_free, h: float) -> np.ndarray:
+        """The bounds the step can reach: d ≤ h·max(−s v*_i, 0) + slop (the free motion crosses a bound
+        iff d + h s v*_i < 0; the slop keeps a joint resting on its stop in the problem)."""
+        return bounds.gap <= h * np.maximum(-bounds.sign * v_free[bounds.index], 0.0) + self.slop
+
+    def _targets(self, limits: LimitRows, h: float) -> np.ndarray:
+        """b_L: s v⁺_i ≥ −d/h inside (q̂ + h v⁺ stays on its side), the Baumgarte push-out
+        max(−d − slop, 0)/max(stabilization, h) of a violation (d < 0), as for a contact's depth."""
+        d = limits.gap
+        return np.where(d >= 0, -d / h, np.maximum(-d - self.slop, 0.0) / max(self.stabilization, h))
+
+    def _impulses(self, G, g, b, mu, P, nL=0):
+        """z = [c_N (P); c_L (nL); c_D (P·k)] ≥ 0 in two convex QPs: the inelastic normal (and
+        limit) impulses first, then all of z with the cone bounded by them as well. b: the targets
+        of the P + nL rows of the normal block [N L]. Returns z and the QPs' iterations."""
+        k, m = self.friction_edges, P + nL
+        # the limit rows' objective term −c_Lᵀ b_L (see the module): g − w with w = [0; b_L; 0]
+        w = np.zeros(len(g))
+        w[P:m] = b[P:]
+        # 1. inelastic normal impulses: min ½ c_Nᵀ A c_N + c_Nᵀ ([N L]ᵀv* − w), A c_N + [N L]ᵀv* ≥ b,
+        #    c_N ≥ 0 (the contacts' and the limits' together)
+        A = G[:m, :m]
+        cN, it1 = self._qp(A, g[:m] - w[:m], A, b - g[:m], m, np.full(m, np.inf))
+        if P == 0:  # limits alone: no friction, step 2 would be step 1 again
+            return cN, it1
+        # 2. friction: min ½ zᵀ G z + zᵀ ([N L D]ᵀ v* − w) subject to [N L]ᵀv⁺ ≥ b, Σ_j c_D,ij ≤
+        #    μ_i c_N,i and Σ_i c_N,i ≤ κ = Σ_i c_N,i of step 1 (Drumwright and Shell's bound: without
+        #    it the normal impulses would grow only to allow more friction, which dissipates more, and
+        #    throw the bodies off the ground). ProxQP meets each row only to its absolute tolerance ε
+        #    (in the row's units), so κ gets ε per contact of slack: step 1's solution stays feasible.
+        #    κ bounds the contacts' impulses alone: a limit has no friction, so its impulse buys none
+        #    (where it lets the contacts push harder, their sum is still held by κ), it is in N·m·s
+        #    on a revolute joint where c_N is in N·s (a sum of the two has no unit), and friction
+        #    that turns a joint against its stop needs a larger limit impulse than step 1's, which
+        #    κ over all rows would take from the contacts.
+        n = m + P * k
         rows = np.arange(P)
         cone = np.zeros((P, n))
         cone[rows, rows] = mu
         for j in range(k):
-            cone[rows, P + rows * k + j] = -1.0
+            cone[rows, m + rows * k + j] = -1.0
         kappa = np.zeros((1, n))
         kappa[0, :P] = 1.0
-        C = np.vstack([G[:P], cone, kappa])
-        lower = np.concatenate([b - g[:P], np.zeros(P), [-np.inf]])
+        C = np.vstack([G[:m], cone, kappa])
+        lower = np.concatenate([b - g[:m], np.zeros(P), [-np.inf]])
         upper = np.concatenate(
-            [np.full(P, np.inf), np.full(P, np.inf), [cN.sum() * (1 + 1e-9) + P * self.qp_tolerance]]
+            [np.full(m, np.inf), np.full(P, np.inf), [cN[:P].sum() * (1 + 1e-9) + P * self.qp_tolerance]]
         )
-        z, it2 = self._qp(G, g, C, lower, n, upper)
+        z, it2 = self._qp(G, g - w, C, lower, n, upper)
         return z, it1 + it2
 
     def _qp(self, H, g, C, lower, n, upper):

@@ -199,16 +199,14 @@ def fixed_tendons(reader, root) -> dict:
 def site_poses(reader, root) -> dict:
     """{site name: (MuJoCo body name, the site's pose in that body's frame)}, through <frame>s."""
     out = {}
-
-    def walk(elem, body, X):
-        for e in elem:
+    stack = [(wb, "world", Transform()) for wb in reversed([e for e in root if e.tag == "worldbody"])]
+    while stack:  # iterative: a chain of thousands of nested bodies loads
+        elem, body, X = stack.pop()
+        for e in reversed(list(elem)):
             if e.tag == "frame":
-                walk(e, body, X @ reader._pose(e))
+                stack.append((e, body, X @ reader._pose(e)))
             elif e.tag == "site" and e.get("name"):
                 out[e.get("name")] = (body, X @ reader._pose(e))
             elif e.tag == "body":
-                walk(e, reader.body_names.get(id(e), e.get("name")), Transform())
-
-    for wb in [e for e in root if e.tag == "worldbody"]:
-        walk(wb, "world", Transform())
+                stack.append((e, reader.body_names.get(id(e), e.get("name")), Transform()))
     return out
