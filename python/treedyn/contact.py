@@ -42,6 +42,11 @@ within the step by the free motion, or within the slop of the bound: a joint res
 keeps its row). The slop is read in the coordinate's unit (m or rad). Contacts can push a joint
 further than v* says: a bound left out that v⁺ would cross by more than the slop is added after
 the solve, and the step solved again (each bound at most once).
+
+The model's bilateral constraints (loop closures, couplings: treedyn.constraints) hold throughout:
+the free motion is the constrained one (Baumgarte with the same time constant, ``stabilization``)
+and M⁻¹ becomes M_c⁻¹ = M⁻¹ − Y (G Y)⁺ Yᵀ (Y = M⁻¹Gᵀ): the contact-space inertia is that of the
+constrained mechanism, and the impulses leave G v unchanged (G M_c⁻¹ = 0).
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ import numpy as np
 
 from . import _core
 from .configuration import integrate
+from .constraints import constrained_forward_dynamics, constrained_inverse_inertia
 from .geometry import Contacts, collide, collision_pairs
 from .inverse import _contact_product
 from .model import Model
@@ -295,7 +301,7 @@ class ContactSimulator:
         contacts = collide(model, q, pairs=self.pairs())
         t1 = clock()
         with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming the cause
-            v_free = v + h * np.asarray(self.solver.forward_dynamics(q, v, tau))  # v* (no contact)
+            v_free = v + h * self._free_acceleration(q, v, tau)  # v* (no contact)
         if not np.all(np.isfinite(v_free)):
             raise ValueError(
                 f"ContactSimulator: the velocity without contact, v + h q̈, overflowed at t = {state.t:.6g} "
@@ -360,6 +366,20 @@ class ContactSimulator:
             limit_impulse=limit_impulse,
         )
 
+    # --- the model's bilateral constraints (loop closures, couplings: treedyn.constraints) ----------
+    def _free_acceleration(self, q, v, tau) -> np.ndarray:
+        """q̈ without contact: the solver's, or under the model's constraints (Baumgarte with the
+        contacts' time constant, ``stabilization``)."""
+        if self.model.n_constraint_rows:
+            return constrained_forward_dynamics(self.solver, q, v, tau, stabilization=self.stabilization)
+        return np.asarray(self.solver.forward_dynamics(q, v, tau))
+
+    def _inverse_inertia(self, q, R) -> np.ndarray:
+        """M⁻¹R, or M_c⁻¹R under the model's constraints: the impulses then keep G v (G M_c⁻¹ = 0)."""
+        if self.model.n_constraint_rows:
+            return constrained_inverse_inertia(self.solver, q, R)
+        return np.asarray(self.solver.inverse_inertia(q, R))
+
     def contact_space_inertia(self, q, contacts: Contacts, v=None, limits: LimitRows | None = None):
         """R = [N L D] (nv, P(1 + k) + nL), W = M⁻¹R by the solver's ``inverse_inertia``, the
         contact-space inertia G = RᵀW = [NᵀM⁻¹N, NᵀM⁻¹D; DᵀM⁻¹N, DᵀM⁻¹D] (drumwright2012 §6.3;
@@ -374,7 +394,7 @@ class ContactSimulator:
         if nL:
             L[limits.index, np.arange(nL)] = limits.sign
         R = np.hstack([N, L, D])
-        W = np.asarray(self.solver.inverse_inertia(q, R))
+        W = self._inverse_inertia(q, R)
         # RᵀW over the supports: a limit's column is its own group (one nonzero row)
         G = _contact_product(R, W, np.r_[np.arange(P), P + np.arange(nL), np.repeat(np.arange(P), k)])
         return R, W, 0.5 * (G + G.T), edges
