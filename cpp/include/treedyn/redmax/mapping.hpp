@@ -73,6 +73,15 @@ template <class S> void JT_times(const Model<S>& m, const Data<S>& d, const Forc
   }
 }
 
+// x += Jᵀ y for a single body force y on body i: Alg. 3 along i's path to the root only, O(depth)
+template <class S> void JT_path(const Model<S>& m, const Data<S>& d, int i, Force<S> y, S* x) {
+  for (; i >= 1; i = m.parent[i]) {
+    const Motion<S>* Si = d.Ssub.data() + m.v_index[i];
+    for (int k = 0; k < m.nv_i[i]; ++k) x[m.v_index[i] + k] += dot(Si[k], y);  // line 7
+    y = d.Xup[i].inv_apply(y);                                                 // lines 4, 6
+  }
+}
+
 // The joint pass: ^iX_p, S_i and the world poses at q; then φ = J q̇ and J̇ q̇ at q̇.
 template <class S> void kinematics(const Model<S>& m, Data<S>& d, const S* q, const S* qd) {
   for (int i = 1; i <= m.N; ++i) {

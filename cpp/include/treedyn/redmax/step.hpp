@@ -84,12 +84,11 @@ template <class S> void constraint_rows(const System<S>& sys, Workspace<S>& ws, 
   int r = 0;
   for (const auto& c : sys.loops) {
     loop_closure_rows(c, ws.d, &ws.rows[r]);
-    for (int k = 0; k < loop_rows(c.kind) && jacobian; ++k) {
-      std::fill(ws.w.begin(), ws.w.end(), Force<S>::zero());
-      ws.w[c.a] += ws.rows[r + k].wa;
-      ws.w[c.b] += ws.rows[r + k].wb;
-      ws.w[0] = Force<S>::zero();
-      JT_times(m, ws.d, ws.w.data(), ws.Gt.col(r + k).data(), ws.d.alpha.data());
+    for (int k = 0; k < loop_rows(c.kind) && jacobian; ++k) {  // Jᵀ of the row's two wrenches (Alg. 3)
+      auto g = ws.Gt.col(r + k);
+      g.setZero();
+      JT_path(m, ws.d, c.a, ws.rows[r + k].wa, g.data());
+      JT_path(m, ws.d, c.b, ws.rows[r + k].wb, g.data());
     }
     r += loop_rows(c.kind);
   }
