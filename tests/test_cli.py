@@ -214,6 +214,24 @@ def test_simulate_contact_options(capsys, tmp_path):
     assert str(data["solver"]) == "aba" and str(data["integrator"]) == "euler" and data["t"].shape == (3,)
 
 
+def test_simulate_reports_the_constraints_of_a_file(capsys, tmp_path):
+    """An MJCF four-bar closed by <equality connect>, its crank resting on the lower end of its
+    range: the report gives the rows, the largest |C| over the run and the limits in the problem."""
+    path = tmp_path / "four_bar.xml"
+    path.write_text("""<mujoco><worldbody>
+      <body name="crank"><joint name="j1" axis="0 1 0" range="0 20"/><geom type="capsule" fromto="0 0 0 0 0 0.1" size="0.01"/>
+        <body name="coupler" pos="0 0 0.1"><joint name="j2" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0.4 0 0.1" size="0.01"/>
+          <body name="rocker" pos="0.4 0 0.1"><joint name="j3" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 -0.2" size="0.01"/>
+    </body></body></body></worldbody>
+    <equality><connect body1="rocker" body2="world" anchor="0 0 -0.2"/></equality></mujoco>""")
+    assert main(["simulate", str(path), "--steps", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "constraints (loop closures, couplings): 3 rows, max |C(q)|" in out
+    worst = float(out.split("max |C(q)| ")[1].split()[0])
+    assert worst < 1e-6  # Baumgarte (0.02 s) at h = 0.01 from rest: rounding and O(h²) drift
+    assert "joint limits in the problem per step" in out
+
+
 @pytest.mark.parametrize(
     "args,message",
     [

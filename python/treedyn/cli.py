@@ -349,6 +349,11 @@ def _simulate_contact(scene, args) -> int:
         f"  centre of mass {'walked' if tau is not None else 'moved'} {walked:+.4g} m along x "
         f"({walked / max(t[-1] - t[0], 1e-300):+.3g} m/s; x from {com[0, 0]:.4g} to {com[-1, 0]:.4g} m)"
     )
+    if model.n_constraint_rows:
+        worst = max(model.constraint_residual(x) for x in q)
+        print(f"  constraints (loop closures, couplings): {model.n_constraint_rows} rows, max |C(q)| {worst:.3e}")
+    if traj.n_limits.any():
+        print(f"  joint limits in the problem per step: mean {traj.n_limits.mean():.2f}, max {traj.n_limits.max()}")
     if args.out:
         np.savez_compressed(
             args.out,
