@@ -220,3 +220,29 @@ def test_loop_closures_agree_with_pinocchios_constraint_dynamics(floating_base, 
         # accuracy (an iterative solve stopped at that residual)
         bound = solution_bound(K, x, np.abs(K) @ np.abs(x) + np.abs(rhs), tol=accuracy)
         assert_below(ours - theirs, bound, "Pinocchio's constraintDynamics", size=np.abs(ours).max())
+
+
+def test_bad_polycoef_and_reference_are_named():
+    m = random_tree(6, 2, joints=("revolute",))
+    with pytest.raises(ValueError, match="polycoef must be"):
+        m.add_coupling(1, 2, polycoef=("a", "b"))
+    with pytest.raises(ValueError, match="reference must be a configuration"):
+        m.add_coupling(1, 2, reference=np.zeros(m.nq + 1))
+    assert not m.couplings
+
+
+def test_a_solver_shared_by_threads_gives_the_serial_results(closed, rng):
+    """constraint_terms releases the GIL on the model's cached constraint system: four threads on
+    one solver and one model give exactly the serial accelerations."""
+    import concurrent.futures
+
+    s = td.make_solver("drumwright", closed)
+    states = [
+        (td.random_configuration(closed, rng), rng.standard_normal(closed.nv), rng.standard_normal(closed.nv))
+        for _ in range(16)
+    ]
+    serial = [td.constrained_forward_dynamics(s, *x) for x in states]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        shared = list(pool.map(lambda x: td.constrained_forward_dynamics(s, *x), states * 4))
+    for k, a in enumerate(shared):
+        assert np.array_equal(a, serial[k % len(states)])

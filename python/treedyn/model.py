@@ -1001,13 +1001,19 @@ class Model:
         if not f:
             raise ValueError("coupling: the follower has no joint")
         lead = () if leader is None else terms(leader, "leader")
-        a = np.array(polycoef, dtype=float).reshape(-1)
+        try:
+            a = np.array(polycoef, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            a = np.array([np.nan])
         if not 1 <= a.size <= 5 or not np.all(np.isfinite(a)):
             raise ValueError(f"coupling: polycoef must be 1 to 5 finite numbers (a0 .. a4), got {polycoef!r}")
         y0 = x0 = 0.0
         if reference is not None:
-            q = np.asarray(reference, dtype=float)
-            _core.forward_kinematics(self._cpp, q)  # checks its shape and values
+            try:
+                q = np.asarray(reference, dtype=float)
+                _core.forward_kinematics(self._cpp, q)  # checks its shape and values
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"coupling: reference must be a configuration (nq = {self.nq},): {e}") from None
             qi = self._cpp.q_index
             y0 = sum(c * q[qi[i]] for i, c in f)
             x0 = sum(c * q[qi[i]] for i, c in lead)
