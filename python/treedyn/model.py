@@ -1040,9 +1040,11 @@ class Model:
 
     @property
     def force_elements(self) -> list[str]:
-        """The RedMax terms this model carries beyond the tree ("joint springs", "body damping",
-        "springs", "point forces", "moving forces", "loop closures"): the solvers with the
-        "springs" capability (redmax-*) include them; the tree solvers compute the tree alone."""
+        """The terms this model carries beyond the tree ("joint springs", "body damping", "springs",
+        "point forces", "moving forces", "loop closures", "couplings"): the solvers with the
+        "springs" capability (redmax-*) include them in their step; every solver's
+        forward_dynamics computes the tree alone (loop closures and couplings are kept by
+        td.constrained_forward_dynamics, td.simulate and td.ContactSimulator)."""
         terms = {
             "joint springs": self._joint_springs,
             "body damping": self._body_damping,
