@@ -120,3 +120,22 @@ def test_hinge_closures_have_no_mjcf_equivalent():
     m.add_loop_closure(2, 5, td.Revolute((0, 0, 1)))
     with pytest.raises(ValueError, match="loop closure 0 is a Revolute joint.*connect"):
         m.to_mjcf()
+
+
+def test_matrix_to_quat_inverts_quat_to_matrix():
+    """io._common.matrix_to_quat (the writer's orientations, the MJCF reader's free-body qpos0):
+    both orders, near the identity and near half turns (Shepperd's other pivots)."""
+    from scipy.spatial.transform import Rotation
+
+    from treedyn.io._common import matrix_to_quat, quat_to_matrix
+
+    Rs = list(Rotation.random(50, random_state=2).as_matrix()) + [
+        np.diag([1.0, -1, -1]),
+        np.diag([-1.0, 1, -1]),
+        np.eye(3),
+    ]
+    for R in Rs:
+        for wxyz in (True, False):
+            q = matrix_to_quat(R, wxyz)
+            assert abs(np.linalg.norm(q) - 1) <= 4e-16
+            assert_within_rounding(quat_to_matrix(q, wxyz), R, 1.0, 3, what="R(q(R)) = R")

@@ -134,6 +134,27 @@ def quat_to_matrix(q, wxyz: bool = True) -> np.ndarray:
     )
 
 
+def matrix_to_quat(R, wxyz: bool = True) -> np.ndarray:
+    """The unit quaternion of rotation matrix R, (w, x, y, z) or (x, y, z, w) (Shepperd's method:
+    the largest of the four squares first, for accuracy); the inverse of quat_to_matrix."""
+    R = np.asarray(R, dtype=float)
+    t = np.trace(R)
+    k = int(np.argmax([t, R[0, 0], R[1, 1], R[2, 2]]))
+    q = np.zeros(4)  # (w, x, y, z)
+    if k == 0:
+        s = 2.0 * np.sqrt(1.0 + t)
+        q[:] = 0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s
+    else:
+        i, j, m = k - 1, k % 3, (k + 1) % 3
+        s = 2.0 * np.sqrt(1.0 + R[i, i] - R[j, j] - R[m, m])
+        q[0] = (R[m, j] - R[j, m]) / s
+        q[1 + i] = 0.25 * s
+        q[1 + j] = (R[j, i] + R[i, j]) / s
+        q[1 + m] = (R[m, i] + R[i, m]) / s
+    q /= np.linalg.norm(q)
+    return q if wxyz else np.r_[q[1:], q[0]]
+
+
 def axis_angle_matrix(axis, angle: float) -> np.ndarray:
     """Rodrigues' rotation by ``angle`` about the (normalised) ``axis``."""
     a = np.asarray(axis, dtype=float)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..configuration import neutral
 from ..model import Fixed, Spherical, Transform
-from ._common import quat_to_matrix
+from ._common import matrix_to_quat, quat_to_matrix
 
 __all__ = ["add_equalities", "fixed_tendons", "reference_configuration", "site_poses"]
 
@@ -41,29 +41,10 @@ def reference_configuration(model, qpos0: dict) -> np.ndarray:
         i = model.q_index(name)
         if isinstance(value, Transform):
             q[i : i + 3] = value.translation
-            q[i + 3 : i + 7] = _quat_xyzw(value.rotation)
+            q[i + 3 : i + 7] = matrix_to_quat(value.rotation, wxyz=False)
         else:
             q[i] = value
     return q
-
-
-def _quat_xyzw(R) -> np.ndarray:
-    """The unit quaternion (x, y, z, w) of rotation R (Shepperd's method: the largest pivot)."""
-    t = np.trace(R)
-    k = int(np.argmax([t, R[0, 0], R[1, 1], R[2, 2]]))
-    if k == 0:
-        w = 0.5 * np.sqrt(1 + t)
-        x, y, z = (R[2, 1] - R[1, 2]) / (4 * w), (R[0, 2] - R[2, 0]) / (4 * w), (R[1, 0] - R[0, 1]) / (4 * w)
-    else:
-        i, j, l = k - 1, k % 3, (k + 1) % 3
-        v = np.zeros(3)
-        v[i] = 0.5 * np.sqrt(1 + R[i, i] - R[j, j] - R[l, l])
-        w = (R[l, j] - R[j, l]) / (4 * v[i])
-        v[j] = (R[j, i] + R[i, j]) / (4 * v[i])
-        v[l] = (R[l, i] + R[i, l]) / (4 * v[i])
-        x, y, z = v
-    qt = np.array([x, y, z, w])
-    return qt / np.linalg.norm(qt)
 
 
 def add_equalities(reader, model, sections, q0: np.ndarray) -> None:

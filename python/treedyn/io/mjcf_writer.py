@@ -29,6 +29,7 @@ import numpy as np
 
 from ..geometry import Box, Capsule, Plane, Sphere
 from ..model import Fixed, Free, Model, Prismatic, Revolute, Spherical, Universal
+from ._common import matrix_to_quat
 
 __all__ = ["to_mjcf"]
 
@@ -37,29 +38,8 @@ def _num(x) -> str:
     return " ".join(repr(float(v)) for v in np.ravel(x))
 
 
-def _quat_wxyz(R) -> np.ndarray:
-    """A unit quaternion (w, x, y, z) of the rotation matrix R (Shepperd's method: the largest of
-    the four squares first, for accuracy)."""
-    R = np.asarray(R, dtype=float)
-    t = np.trace(R)
-    k = int(np.argmax([t, R[0, 0], R[1, 1], R[2, 2]]))
-    if k == 0:
-        s = 2.0 * np.sqrt(1.0 + t)
-        q = [0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s]
-    else:
-        i, j, m = k - 1, k % 3, (k + 1) % 3
-        s = 2.0 * np.sqrt(1.0 + R[i, i] - R[j, j] - R[m, m])
-        q = np.zeros(4)
-        q[0] = (R[m, j] - R[j, m]) / s
-        q[1 + i] = 0.25 * s
-        q[1 + j] = (R[j, i] + R[i, j]) / s
-        q[1 + m] = (R[m, i] + R[i, m]) / s
-    q = np.asarray(q)
-    return q / np.linalg.norm(q)
-
-
 def _pose(T) -> str:
-    return f'pos="{_num(T.translation)}" quat="{_num(_quat_wxyz(T.rotation))}"'
+    return f'pos="{_num(T.translation)}" quat="{_num(matrix_to_quat(T.rotation))}"'
 
 
 def _joint(joint, name: str) -> list[str]:
