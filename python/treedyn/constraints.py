@@ -69,14 +69,14 @@ def _delassus_solve(Y, G, rhs):
         if np.diag(L).min(initial=1.0) ** 2 > _RANK_TOLERANCE:
             lam = np.zeros_like(rhs)
             lam[live] = cho_solve((L, True), (sr * rhs)[live])
-            return sr * lam, int(live.sum())
+            return sr * lam
     except np.linalg.LinAlgError:  # not positive definite: a dependent row
         pass
     w, V = np.linalg.eigh(As)
     keep = w > _RANK_TOLERANCE * max(w.max(initial=0.0), 0.0)
     c = V[:, keep].T @ (sr * rhs)
     w_keep = w[keep].reshape((-1,) + (1,) * (rhs.ndim - 1))
-    return sr * (V[:, keep] @ (c / w_keep)), int(keep.sum())
+    return sr * (V[:, keep] @ (c / w_keep))
 
 
 def _gain(stabilization):
@@ -115,7 +115,7 @@ def constrained_forward_dynamics(
     G, C, Gdqd = constraint_terms(model, q, v)
     Y = np.asarray(solver.inverse_inertia(q, np.ascontiguousarray(G.T)), dtype=float).reshape(model.nv, -1)
     gamma = -Gdqd - 2.0 * alpha * (G @ v) - alpha**2 * C
-    lam, _ = _delassus_solve(Y, G, gamma - G @ qdd0)
+    lam = _delassus_solve(Y, G, gamma - G @ qdd0)
     qdd = qdd0 + Y @ lam
     return (qdd, lam) if return_multipliers else qdd
 
@@ -131,7 +131,7 @@ def constrained_inverse_inertia(solver: Solver, q, R) -> np.ndarray:
         return W
     G, _, _ = constraint_terms(model, q, np.zeros(model.nv))
     Y = np.asarray(solver.inverse_inertia(q, np.ascontiguousarray(G.T)), dtype=float).reshape(model.nv, -1)
-    lam, _ = _delassus_solve(Y, G, G @ W.reshape(model.nv, -1))
+    lam = _delassus_solve(Y, G, G @ W.reshape(model.nv, -1))
     return (W.reshape(model.nv, -1) - Y @ lam).reshape(R.shape)
 
 
@@ -143,14 +143,16 @@ def project_velocities(solver: Solver, q, v) -> np.ndarray:
         return v.copy()
     G, _, _ = constraint_terms(model, q, np.zeros(model.nv))
     Y = np.asarray(solver.inverse_inertia(q, np.ascontiguousarray(G.T)), dtype=float).reshape(model.nv, -1)
-    lam, _ = _delassus_solve(Y, G, G @ v)
+    lam = _delassus_solve(Y, G, G @ v)
     return v - Y @ lam
 
 
 def project_positions(solver: Solver, q, tol: float = 1e-10, max_iterations: int = 20) -> np.ndarray:
     """q moved onto C(q) = 0 by Gauss–Newton with minimum-norm steps (see the module), halved
-    while they do not reduce max |C|, until max |C| ≤ tol; returns the new q (q is not modified). Raises ValueError naming the
-    residual when it does not get there (a configuration too far from the constraint manifold)."""
+    while they do not reduce max |C|, until max |C| ≤ tol; returns the new q (q is not modified).
+    The steps need only G (the solver gives the model; it is taken for symmetry with
+    project_velocities, which needs M⁻¹). Raises ValueError naming the residual when it does not
+    get there (a configuration too far from the constraint manifold)."""
     model = solver.model
     q = np.array(q, dtype=float)
     if not model.n_constraint_rows:
@@ -161,8 +163,7 @@ def project_positions(solver: Solver, q, tol: float = 1e-10, max_iterations: int
         r = np.abs(C).max()
         if r <= tol:
             return q
-        lam, _ = _delassus_solve(G.T, G, C)
-        step = -(G.T @ lam)  # the smallest δ (in joint coordinates) with G δ = −C
+        step = -(G.T @ _delassus_solve(G.T, G, C))  # the smallest δ (in joint coordinates) with G δ = −C
         for _halving in range(30):  # backtracking: a full step far from the manifold can overshoot
             q_new = integrate(model, q, step, 1.0)
             G_new, C_new, _ = constraint_terms(model, q_new, zero)
@@ -170,7 +171,6 @@ def project_positions(solver: Solver, q, tol: float = 1e-10, max_iterations: int
                 break
             step = 0.5 * step
         q, G, C = q_new, G_new, C_new
-    G, C, _ = constraint_terms(model, q, zero)
     if np.abs(C).max() <= tol:
         return q
     raise ValueError(

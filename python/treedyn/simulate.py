@@ -243,8 +243,8 @@ def simulate(
     joints) are kept with the solver's ``inverse_inertia`` (td.constrained_forward_dynamics):
     stabilization is Baumgarte's time constant (s, default 0.1; None: none) and project (default
     True) moves q and v back onto C(q) = 0 (to 1e-10), G v = 0 after every accepted step
-    (treedyn.constraints.project_positions: Gauss–Newton, M-weighted; about 20% more time on a
-    four-bar); project=False leaves the drift to Baumgarte alone (|C| ~ the integrator's error).
+    (treedyn.constraints.project_positions: Gauss–Newton with minimum-norm steps; about 20% more
+    time on a four-bar); project=False leaves the drift to Baumgarte alone (|C| ~ the integrator's error).
     """
     from .solvers.base import Solver
     from .solvers.registry import make_solver
@@ -306,7 +306,6 @@ def simulate(
     h_min = min_step if min_step is not None else 1e-12 * max(1.0, t_end)
 
     res = SimulationResult(t=np.array([0.0]), q=q[None].copy(), v=v[None].copy(), method=method)
-    ts, qs, vs = [0.0], [q.copy()], [v.copy()]
 
     user_errstate = np.geterr()  # the user's tau runs under the caller's numpy error settings
 
@@ -321,36 +320,18 @@ def simulate(
         from tqdm import tqdm
 
         bar = tqdm(total=t_end, unit="s", desc=f"simulate {method}", leave=False)
+    log = _Log(res, q, v, record, bar, after_step)
 
     t = 0.0
     stop = None
     try:
         with np.errstate(over="ignore", invalid="ignore"):  # overflows are detected and reported as stops
             if method in FIXED:
-                t, q, v = _run_fixed(
-                    model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs, record, bar, after_step
-                )
+                t, q, v = _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, log)
             else:
+                tableau = _TABLEAUX[method]
                 t, q, v = _run_adaptive(
-                    model,
-                    _TABLEAUX[method],
-                    accel,
-                    q,
-                    v,
-                    t_end,
-                    dt,
-                    rtol,
-                    atol,
-                    h_min,
-                    max_steps,
-                    res,
-                    ts,
-                    qs,
-                    vs,
-                    record,
-                    bar,
-                    error_norm,
-                    after_step,
+                    model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max_steps, log, error_norm
                 )
     except _Stop as e:
         stop = e
@@ -359,9 +340,7 @@ def simulate(
     finally:
         if bar is not None:
             bar.close()
-    if not record or ts[-1] != t:
-        ts.append(t), qs.append(q.copy()), vs.append(v.copy())
-    res.t, res.q, res.v = np.array(ts), np.array(qs), np.array(vs)
+    log.finish(t, q, v)
     if stop is not None:
         message = f"simulate stopped before t_end = {t_end:.6g}: {res.message}"
         if on_failure == "raise":
@@ -412,15 +391,37 @@ def _move(model, q, d, h, t, state):
         raise _Stop(f"the step from t = {t:.6g} overflowed: {e}", state) from e
 
 
-def _project(after_step, q, v, t, state):
-    """after_step(q, v) (the constraint projection), its failure a clean stop."""
-    try:
-        return after_step(q, v)
-    except ValueError as e:
-        raise _Stop(f"the constraint projection failed at t = {t:.6g}: {e}", state) from e
+class _Log:
+    """What both integration loops do with an accepted step: the constraint projection
+    (after_step, its failure a clean stop), the counts in res, the states kept (every accepted
+    one with record, else the first and last) and the progress bar."""
+
+    def __init__(self, res, q, v, record, bar, after_step):
+        self.res, self.record, self.bar, self.after_step = res, record, bar, after_step
+        self.ts, self.qs, self.vs = [0.0], [q.copy()], [v.copy()]
+
+    def accept(self, t, q, v, h, state):
+        """The state that ends an accepted step of length h (projected when asked): (q, v)."""
+        if self.after_step is not None:
+            try:
+                q, v = self.after_step(q, v)
+            except ValueError as e:
+                raise _Stop(f"the constraint projection failed at t = {t:.6g}: {e}", state) from e
+        self.res.n_accepted += 1
+        self.res.min_step = min(self.res.min_step, h)
+        if self.record:
+            self.ts.append(t), self.qs.append(q.copy()), self.vs.append(v.copy())
+        if self.bar is not None:
+            self.bar.update(h)
+        return q, v
+
+    def finish(self, t, q, v):
+        if not self.record or self.ts[-1] != t:
+            self.ts.append(t), self.qs.append(q.copy()), self.vs.append(v.copy())
+        self.res.t, self.res.q, self.res.v = np.array(self.ts), np.array(self.qs), np.array(self.vs)
 
 
-def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs, record, bar, after_step=None):
+def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, log):
     blocks = _lie_blocks(model)
     n = int(np.ceil(t_end / dt - 1e-9))
     if n > max_steps:
@@ -451,39 +452,12 @@ def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, res, ts, qs, vs
             v = v + h / 6 * (k1a + 2 * k2a + 2 * k3a + k4a)
         if not np.all(np.isfinite(v)):
             raise _Stop(f"the step from t = {t:.6g} overflowed: the velocities are inf/NaN", state)
-        if after_step is not None:
-            q, v = _project(after_step, q, v, t, state)
         t = (k + 1) * dt if k + 1 < n else t_end
-        res.n_accepted += 1
-        res.min_step = min(res.min_step, h)
-        if record:
-            ts.append(t), qs.append(q.copy()), vs.append(v.copy())
-        if bar is not None:
-            bar.update(h)
+        q, v = log.accept(t, q, v, h, state)
     return t, q, v
 
 
-def _run_adaptive(
-    model,
-    tableau,
-    accel,
-    q,
-    v,
-    t_end,
-    dt,
-    rtol,
-    atol,
-    h_min,
-    max_steps,
-    res,
-    ts,
-    qs,
-    vs,
-    record,
-    bar,
-    error_norm="rms",
-    after_step=None,
-):
+def _run_adaptive(model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max_steps, log, error_norm="rms"):
     c, A, b, b_err, p = tableau
     s = len(c)
     blocks = _lie_blocks(model)
@@ -520,18 +494,11 @@ def _run_adaptive(
         steps += 1
         if err <= 1.0:
             t += h
-            res.n_accepted += 1
-            res.min_step = min(res.min_step, h)
-            q, v = q_new, v_new
-            if after_step is not None:  # the projection moves the state: the last stage is not the next first
-                q, v = _project(after_step, q, v, t, state)
-            a0 = ka[-1].copy() if fsal and after_step is None else _safe(accel, t, q, v, (t, q, v))
-            if record:
-                ts.append(t), qs.append(q.copy()), vs.append(v.copy())
-            if bar is not None:
-                bar.update(h)
+            q, v = log.accept(t, q_new, v_new, h, state)
+            # a projection moves the state: the last stage is then not the next first
+            a0 = ka[-1].copy() if fsal and log.after_step is None else _safe(accel, t, q, v, (t, q, v))
         else:
-            res.n_rejected += 1
+            log.res.n_rejected += 1
         # the usual controller: safety 0.9, growth within [0.2, 5]
         factor = 5.0 if err == 0 else min(5.0, max(0.2, 0.9 * err ** (-1.0 / (p + 1))))
         h *= factor if err <= 1.0 else min(1.0, factor)
