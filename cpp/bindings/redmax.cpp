@@ -96,7 +96,7 @@ void dense_maximal(const Sys& sys, const redmax::Data<double>& d, double t, MatX
 }
 
 // the loop-closure errors C of the workspace's rows
-VecX loop_errors(const Workspace<double>& ws) {
+VecX loop_errors(const ConstraintWorkspace<double>& ws) {
   VecX C(ws.rows.size());
   for (size_t r = 0; r < ws.rows.size(); ++r) C[r] = ws.rows[r].C;
   return C;
@@ -356,7 +356,7 @@ void bind_redmax(py::module_& m) {
           "loop_rows",
           [](const Sys& s, py::handle q) {
             auto qa = q_arg(s, q);
-            Workspace<double> ws(s);
+            ConstraintWorkspace<double> ws(s);
             const VecX zero = VecX::Zero(s.tree.nv);
             kinematics(s.tree, ws.d, qa.data(), zero.data());
             constraint_rows(s, ws);
@@ -373,7 +373,7 @@ void bind_redmax(py::module_& m) {
             VecX C(l), Gdqd(l);
             {
               py::gil_scoped_release release;
-              Workspace<double> ws(s);
+              ConstraintWorkspace<double> ws(s);
               kinematics(s.tree, ws.d, qa.data(), va.data());
               constraint_rows(s, ws);
               G = ws.Gt.transpose();

@@ -23,27 +23,36 @@ template <class S> struct StepStats {
   double seconds = 0;
 };
 
-template <class S> struct Workspace {
-  using VecX = Eigen::Matrix<S, Eigen::Dynamic, 1>;
+// What the constraint rows need (constraint_rows, position_residual): the kinematics, the rows
+// and Gᵀ — all that treedyn.constraints asks of a system at each evaluation
+template <class S> struct ConstraintWorkspace {
   using MatX = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
   Data<S> d;
+  std::vector<LoopRow<S>> rows;
+  MatX Gt;  // nv x l: Gᵀ (a column per row of G)
+
+  explicit ConstraintWorkspace(const System<S>& sys)
+      : d(sys.tree), rows(sys.n_loop_rows()), Gt(MatX::Zero(sys.tree.nv, sys.n_loop_rows())) {}
+};
+
+// ... and what the step needs besides
+template <class S> struct Workspace : ConstraintWorkspace<S> {
+  using VecX = Eigen::Matrix<S, Eigen::Dynamic, 1>;
+  using MatX = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
   std::vector<Mat6<S>> A, C;    // eq. (2.14)'s maximal blocks: per body, per spring (coupling)
   std::vector<Force<S>> fm, w;  // f_m; a scratch body-force vector
-  std::vector<LoopRow<S>> rows;
   VecX fr, rhs, v;
-  MatX Gt, Y;  // nv x l: Gᵀ (a column per row of G), and M̃⁻¹Gᵀ
+  MatX Y;  // nv x l: M̃⁻¹Gᵀ
 
   explicit Workspace(const System<S>& sys)
-      : d(sys.tree),
+      : ConstraintWorkspace<S>(sys),
         A(sys.tree.N + 1, Mat6<S>::Zero()),
         C(sys.springs.size(), Mat6<S>::Zero()),
         fm(sys.tree.N + 1, Force<S>::zero()),
         w(sys.tree.N + 1, Force<S>::zero()),
-        rows(sys.n_loop_rows()),
         fr(VecX::Zero(sys.tree.nv)),
         rhs(VecX::Zero(sys.tree.nv)),
         v(VecX::Zero(sys.tree.nv)),
-        Gt(MatX::Zero(sys.tree.nv, sys.n_loop_rows())),
         Y(MatX::Zero(sys.tree.nv, sys.n_loop_rows())) {}
 };
 
@@ -79,7 +88,7 @@ void explicit_terms(const System<S>& sys, Workspace<S>& ws, const S* q, const S*
 
 // The constraint rows at the current poses and rates (C, Ġq̇) in `ws.rows`, loop closures first, then
 // the couplings; with `jacobian`, Gᵀ (nv x l) too, a loop row's column through Jᵀ.
-template <class S> void constraint_rows(const System<S>& sys, Workspace<S>& ws, bool jacobian = true) {
+template <class S> void constraint_rows(const System<S>& sys, ConstraintWorkspace<S>& ws, bool jacobian = true) {
   const Model<S>& m = sys.tree;
   int r = 0;
   for (const auto& c : sys.loops) {
@@ -151,7 +160,7 @@ void dual_solve(const System<S>& sys, Workspace<S>& ws, const S* qd, S h, Solve&
 }
 
 // the constraints' position error max |C(q)| at configuration q (recomputes the kinematics)
-template <class S> S position_residual(const System<S>& sys, Workspace<S>& ws, const S* q, const S* qd) {
+template <class S> S position_residual(const System<S>& sys, ConstraintWorkspace<S>& ws, const S* q, const S* qd) {
   if (ws.rows.empty()) return S(0);
   kinematics(sys.tree, ws.d, q, qd);
   constraint_rows(sys, ws, false);
