@@ -21,6 +21,7 @@ void bind_spatial(py::module_& m);
 void bind_minv(py::module_& m);
 void bind_linalg(py::module_& m);
 void bind_redmax(py::module_& m);
+void bind_codegen(py::module_& m);
 
 static py::dict build_info() {
   py::dict d;
@@ -75,4 +76,5 @@ PYBIND11_MODULE(_core, m) {
   bind_minv(m);
   bind_linalg(m);
   bind_redmax(m);
+  bind_codegen(m);
 }

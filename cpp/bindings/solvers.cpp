@@ -2,6 +2,7 @@
 // converted once to the engine's scalar; the kernels run with the GIL released.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include "arrays.hpp"
 #include "treedyn/algorithms/aba.hpp"
@@ -200,7 +201,8 @@ py::class_<KernelEngine<K, S>, Engine<S>> bind_kernel(py::module_& m, const std:
 
 template <class S> void bind_kernels(py::module_& m) {
   const char* pivots = "The pivots D_i = S_iᵀ I^A_i S_i at q, one (nv_i, nv_i) array per moving joint.";
-  bind_kernel<AbaKernel<S>, S>(m, "ABA", "aba: Featherstone's articulated-body algorithm")
+  bind_kernel<AbaKernel<S>, S, std::string>(
+      m, "ABA", "aba: Featherstone's articulated-body algorithm (with a generated kernel's library, or \"\")")
       .def("joint_inertias", &joint_inertias_py<AbaKernel<S>, S>, py::arg("q"), pivots);
   bind_kernel<AbaModifiedKernel<S>, S>(m, "ABAModified", "aba-modified: ascher-pai-cloutier1996 eq. (11)")
       .def("joint_inertias", &joint_inertias_py<AbaModifiedKernel<S>, S>, py::arg("q"), pivots);

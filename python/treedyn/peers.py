@@ -66,9 +66,9 @@ def _build_pinocchio(model: Model):
             carrier[i] = (pj, place)
             continue
         if isinstance(j, Revolute):
-            jm = pin.JointModelRevoluteUnaligned(j.axis)
+            jm = _aligned(pin, "Revolute", j.axis)
         elif isinstance(j, Prismatic):
-            jm = pin.JointModelPrismaticUnaligned(j.axis)
+            jm = _aligned(pin, "Prismatic", j.axis)
         elif isinstance(j, Spherical):
             jm = pin.JointModelSpherical()
         elif isinstance(j, Free):
@@ -81,6 +81,15 @@ def _build_pinocchio(model: Model):
         pm.appendBodyToJoint(jid, inertia, pin.SE3.Identity())
         carrier[i] = (jid, pin.SE3.Identity())
     return pm, carrier
+
+
+def _aligned(pin, kind, axis):
+    """Pinocchio's joint about a coordinate axis (RX, RY, RZ, PX, ...) when ``axis`` is one, as its
+    URDF parser chooses (its fastest joints), else the unaligned joint."""
+    for k, name in enumerate("XYZ"):
+        if np.array_equal(axis, np.eye(3)[k]):
+            return getattr(pin, f"JointModel{kind[0]}{name}")()
+    return getattr(pin, f"JointModel{kind}Unaligned")(axis)
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 #pragma once
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "treedyn/algorithms/data.hpp"
@@ -38,6 +39,11 @@ template <class S> class Engine {
  protected:
   // the kernel's entry points, called with the lock held; thread t's workspace exists
   virtual double run(int t, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) = 0;
+  // items b0..b1-1 of a batch on thread t (every item runs; the first error is kept in `error`):
+  // one by one, unless the kernel has a block path (the generated ABA's lanes)
+  virtual double run_items(int t, int b0, int b1, const S* q, const S* qd, const S* tau, const S* fext, S* qdd,
+                           std::string& error);
+  double run_item(int t, int b, const S* q, const S* qd, const S* tau, const S* fext, S* qdd, std::string& error);
   virtual double run_inverse_inertia(const S* q, const S* R, int m, S* Y) = 0;
   virtual bool run_inverse_mass_matrix(const S* q, S* Minv, double& omega) = 0;
   virtual void ensure_workspaces(int n) = 0;
@@ -78,6 +84,8 @@ template <class K, class S> class KernelEngine final : public Engine<S> {
 
  private:
   double run(int t, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) override;
+  double run_items(int t, int b0, int b1, const S* q, const S* qd, const S* tau, const S* fext, S* qdd,
+                   std::string& error) override;
   double run_inverse_inertia(const S* q, const S* R, int m, S* Y) override;
   bool run_inverse_mass_matrix(const S* q, S* Minv, double& omega) override;
   void ensure_workspaces(int n) override { ws_.ensure(n); }

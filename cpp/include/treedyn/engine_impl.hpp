@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "treedyn/algorithms/aba.hpp"
 #include "treedyn/algorithms/aba_modified.hpp"
@@ -34,26 +35,39 @@ double Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S
   std::lock_guard<std::mutex> lock(mutex_);
   const int nthreads = std::max(1, std::min(max_threads(), B));  // never more threads than items
   ensure_workspaces(nthreads);
-  const int nq = model_.nq, nv = model_.nv, nf = 6 * (model_.N + 1);
   // chunks of consecutive items, claimed by the threads as they come (parallel.hpp); every item
   // runs to the end, and the error of the lowest item is the one reported; ω is the worst item's
   const int nchunks = std::min(B, 8 * nthreads);
   std::vector<std::string> errors(nchunks);
   std::vector<double> omegas(nchunks, 0.0);
   parallel_for(nchunks, nthreads, [&](int c, int t) {
-    for (int b = int(std::int64_t(B) * c / nchunks); b < int(std::int64_t(B) * (c + 1) / nchunks); ++b) {
-      try {
-        omegas[c] =
-            std::max(omegas[c], run(t, q + std::size_t(b) * nq, qd + std::size_t(b) * nv, tau + std::size_t(b) * nv,
-                                    fext ? fext + std::size_t(b) * nf : nullptr, qdd + std::size_t(b) * nv));
-      } catch (const std::exception& e) {
-        if (errors[c].empty()) errors[c] = "batch item " + std::to_string(b) + ": " + e.what();
-      }
-    }
+    omegas[c] = run_items(t, int(std::int64_t(B) * c / nchunks), int(std::int64_t(B) * (c + 1) / nchunks), q, qd, tau,
+                          fext, qdd, errors[c]);
   });
   for (const auto& e : errors)
     if (!e.empty()) throw SingularJoint(e);
   return nchunks ? *std::max_element(omegas.begin(), omegas.end()) : 0.0;
+}
+
+template <class S>
+double Engine<S>::run_item(int t, int b, const S* q, const S* qd, const S* tau, const S* fext, S* qdd,
+                           std::string& error) {
+  const int nq = model_.nq, nv = model_.nv, nf = 6 * (model_.N + 1);
+  try {
+    return run(t, q + std::size_t(b) * nq, qd + std::size_t(b) * nv, tau + std::size_t(b) * nv,
+               fext ? fext + std::size_t(b) * nf : nullptr, qdd + std::size_t(b) * nv);
+  } catch (const std::exception& e) {
+    if (error.empty()) error = "batch item " + std::to_string(b) + ": " + e.what();
+    return 0;
+  }
+}
+
+template <class S>
+double Engine<S>::run_items(int t, int b0, int b1, const S* q, const S* qd, const S* tau, const S* fext, S* qdd,
+                            std::string& error) {
+  double omega = 0;
+  for (int b = b0; b < b1; ++b) omega = std::max(omega, run_item(t, b, q, qd, tau, fext, qdd, error));
+  return omega;
 }
 
 template <class S> double Engine<S>::inverse_inertia(const S* q, const S* R, int m, S* Y) {
@@ -77,6 +91,33 @@ KernelEngine<K, S>::KernelEngine(const Model<S>& model, const Options&... option
 template <class K, class S>
 double KernelEngine<K, S>::run(int t, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
   return kernel_.forward_dynamics(this->model_, ws_[t], q, qd, tau, fext, qdd);
+}
+
+// a kernel with a block path (forward_dynamics_block) runs blocks of up to K::block items, then
+// redoes one by one the items it flags
+template <class K, class S, class = void> struct has_block_path : std::false_type {};
+template <class K, class S>
+struct has_block_path<K, S, std::void_t<decltype(&K::forward_dynamics_block)>> : std::true_type {};
+
+template <class K, class S>
+double KernelEngine<K, S>::run_items(int t, int b0, int b1, const S* q, const S* qd, const S* tau, const S* fext,
+                                     S* qdd, std::string& error) {
+  if constexpr (has_block_path<K, S>::value) {
+    const int nq = this->model_.nq, nv = this->model_.nv;
+    double omega = 0;
+    unsigned char bad[K::block];
+    for (int c0 = b0; c0 < b1; c0 += K::block) {
+      const int count = std::min(K::block, b1 - c0);
+      if (!kernel_.forward_dynamics_block(this->model_, ws_[t], count, q + std::size_t(c0) * nq,
+                                          qd + std::size_t(c0) * nv, tau + std::size_t(c0) * nv, fext,
+                                          qdd + std::size_t(c0) * nv, bad))
+        return Engine<S>::run_items(t, b0, b1, q, qd, tau, fext, qdd, error);
+      for (int b = 0; b < count; ++b)
+        if (bad[b]) omega = std::max(omega, this->run_item(t, c0 + b, q, qd, tau, fext, qdd, error));
+    }
+    return omega;
+  }
+  return Engine<S>::run_items(t, b0, b1, q, qd, tau, fext, qdd, error);
 }
 
 template <class K, class S> double KernelEngine<K, S>::run_inverse_inertia(const S* q, const S* R, int m, S* Y) {
@@ -134,6 +175,7 @@ template <class S> void forward_kinematics_once(const Model<S>& m, const S* q, S
   template class KernelEngine<CfaKernel<S>, S>;                                            \
   template class KernelEngine<JsiiaKernel<S>, S>;                                          \
   template KernelEngine<AbaKernel<S>, S>::KernelEngine(const Model<S>&);                   \
+  template KernelEngine<AbaKernel<S>, S>::KernelEngine(const Model<S>&, const std::string&);  \
   template KernelEngine<AbaModifiedKernel<S>, S>::KernelEngine(const Model<S>&);           \
   template KernelEngine<CrbaCholeskyKernel<S>, S>::KernelEngine(const Model<S>&);          \
   template KernelEngine<DrumwrightKernel<S>, S>::KernelEngine(const Model<S>&);            \

@@ -45,11 +45,29 @@ class _EngineSolver(Solver):
 
 
 class ABASolver(_EngineSolver):
-    """Featherstone's articulated-body algorithm in link coordinates, O(N)."""
+    """Featherstone's articulated-body algorithm in link coordinates, O(N).
+
+    ``specialise=True``: featherstone-part3's symbolic simplification — ABA written out as C++
+    for this model (its zeros, ±1s and axis-aligned joints folded away), compiled with the
+    system compiler on first use and cached (treedyn.codegen); batches then run several robots
+    per vector register. Results equal the generic kernel's up to rounding (the same operations,
+    minus those on constants); calls with ``f_ext``, and any the generated code flags, run the
+    generic kernel. Without a compiler it warns (treedyn.codegen.CodegenWarning) and runs the
+    generic kernel.
+    """
 
     name = "aba"
     description = "articulated-body algorithm (Featherstone), O(n), link coordinates"
     _kernel = "ABA"
+
+    def __init__(self, model, dtype=np.float64, specialise: bool = False, **options):
+        library = None
+        if specialise:
+            from ..codegen import compiled_aba
+
+            library = compiled_aba(model, dtype)
+        self.specialised = library is not None
+        super().__init__(model, dtype, library or "", **options)
 
     def joint_inertias(self, q):
         """The pivots D_i = S_iᵀ I^A_i S_i at q, one (nv_i, nv_i) array per moving joint; a pivot

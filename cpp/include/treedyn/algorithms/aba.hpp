@@ -2,11 +2,14 @@
 // eq. (7)): q̈ = FD(q, q̇, τ, f_ext) in O(N), in three passes over the tree.
 #pragma once
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "treedyn/algorithms/kinematics.hpp"
+#include "treedyn/codegen/generated.hpp"
 
 namespace treedyn {
 
@@ -35,20 +38,45 @@ template <class S> [[noreturn]] void throw_singular(const Model<S>& model, int i
 // D_i⁻¹ from a joint-space pivot D_i, positive definite, or the joint is singular: SingularJoint
 // names it. ABA's S_iᵀ I^A_i S_i, the modified ABA's eq. (11) and drumwright2012's ŝᵀÎ^Aŝ
 // (minv.hpp) alike. One DoF: 1/D
-template <class S> inline S invert_pivot(const Model<S>& model, int i, const S& D) {
+template <class S> inline void check_pivot(const Model<S>& model, int i, const S& D) {
   if (!(D > S(0)) || !std::isfinite(static_cast<double>(D))) throw_singular(model, i);
+}
+template <class S> inline S invert_pivot(const Model<S>& model, int i, const S& D) {
+  check_pivot(model, i, D);
   return S(1) / D;
 }
-// n_i DoF (n_i x n_i): by LLᵀ when n_i > 1
+// n_i DoF (n_i x n_i): by LLᵀ when n_i > 1, written out (Eigen's LLT also estimates the matrix
+// norm, comparisons that would become guards of the generated code, codegen/traced.hpp)
 template <class S, class Mat> void invert_pivot(const Model<S>& model, int i, const Mat& D, Mat& Dinv) {
   const int ni = model.nv_i[i];
   if (ni == 1) {
     Dinv(0, 0) = invert_pivot(model, i, S(D(0, 0)));
   } else if (ni > 1) {
-    Eigen::LLT<Mat> llt(D);
-    if (llt.info() != Eigen::Success) throw_singular(model, i);
-    Dinv.setIdentity(ni, ni);
-    llt.solveInPlace(Dinv);
+    using std::sqrt;
+    Mat L = D;  // D = L Lᵀ, column by column (the lower triangle)
+    for (int k = 0; k < ni; ++k) {
+      S d = L(k, k);
+      for (int j = 0; j < k; ++j) d -= L(k, j) * L(k, j);
+      check_pivot(model, i, d);  // d > 0 and finite, or SingularJoint
+      L(k, k) = sqrt(d);
+      for (int r = k + 1; r < ni; ++r) {
+        S x = L(r, k);
+        for (int j = 0; j < k; ++j) x -= L(r, j) * L(k, j);
+        L(r, k) = x / L(k, k);
+      }
+    }
+    for (int c = 0; c < ni; ++c) {  // column c of D⁻¹: L y = e_c, then Lᵀ x = y
+      for (int r = 0; r < ni; ++r) {
+        S y = r == c ? S(1) : S(0);
+        for (int j = 0; j < r; ++j) y -= L(r, j) * Dinv(j, c);
+        Dinv(r, c) = y / L(r, r);
+      }
+      for (int r = ni - 1; r >= 0; --r) {
+        S x = Dinv(r, c);
+        for (int j = r + 1; j < ni; ++j) x -= L(j, r) * Dinv(j, c);
+        Dinv(r, c) = x / L(r, r);
+      }
+    }
   }
 }
 
@@ -187,18 +215,51 @@ template <class S, class FD> void joint_inertias(const Model<S>& model, Data<S>&
   }
 }
 
-// the kernel of solver "aba" (engine.hpp)
+// the kernel of solver "aba" (engine.hpp); with a library generated for the model (its path,
+// codegen/generated.hpp: featherstone-part3's symbolic simplification), calls without f_ext run
+// the generated code, and the generic passes above only redo what it flags (a guard failed, a
+// result not finite), so that errors are the generic kernel's
 template <class S> struct AbaKernel {
   struct Workspace {
     Data<S> data;
-    Workspace(const Model<S>& model, const AbaKernel&) : data(model) {}
+    std::vector<S> scratch;                          // the generated code's, one robot
+    std::unique_ptr<S[], void (*)(void*)> lanes{nullptr, std::free};  // and W robots, 64-byte aligned
+    Workspace(const Model<S>& model, const AbaKernel& k) : data(model) {
+      if (!k.generated) return;
+      scratch.resize(std::size_t(k.generated->scratch()));
+      const std::size_t bytes = std::size_t(k.generated->scratch()) * k.generated->lanes() * sizeof(S);
+      lanes.reset(static_cast<S*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+      if (!lanes) throw std::bad_alloc();
+    }
   };
   static constexpr bool full_inverse = false;  // M⁻¹ = inverse_inertia(1)
-  explicit AbaKernel(const Model<S>&) {}
+  static constexpr int block = 256;            // robots per call of the generated batch code
+  std::shared_ptr<const GeneratedAba<S>> generated;
+
+  explicit AbaKernel(const Model<S>& model, const std::string& library = "") {
+    if (!library.empty()) generated = std::make_shared<const GeneratedAba<S>>(library, model);
+  }
+  static bool all_finite(const S* x, int n) {
+    for (int k = 0; k < n; ++k)
+      if (!std::isfinite(static_cast<double>(x[k]))) return false;
+    return true;
+  }
   double forward_dynamics(const Model<S>& model, Workspace& w, const S* q, const S* qd, const S* tau, const S* fext,
                           S* qdd) const {
+    if (generated && !fext && generated->forward_dynamics(q, qd, tau, qdd, w.scratch.data()) == 0 &&
+        all_finite(qdd, model.nv))
+      return 0;
     aba(model, w.data, q, qd, tau, fext, qdd);
     return 0;
+  }
+  // robots b = 0..count-1 (at most `block`) by the generated code, W at a time; bad[b] = 1 for
+  // the robots to redo one by one. False (nothing done) without generated code or with f_ext.
+  bool forward_dynamics_block(const Model<S>& model, Workspace& w, int count, const S* q, const S* qd, const S* tau,
+                              const S* fext, S* qdd, unsigned char* bad) const {
+    if (!generated || fext) return false;
+    generated->forward_dynamics_batch(count, q, qd, tau, qdd, bad, w.lanes.get());
+    for (int b = 0; b < count; ++b) bad[b] = bad[b] || !all_finite(qdd + std::size_t(b) * model.nv, model.nv);
+    return true;
   }
   template <class Pool>
   double inverse_inertia(const Model<S>& model, Pool& ws, const S* q, const S* R, int m, S* Y) const {

@@ -22,7 +22,7 @@ template <class T> struct Data {  // T: the scalar (S is the motion subspace)
   using VecX = Eigen::Matrix<T, Eigen::Dynamic, 1>;
   using Small = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, 0, 6, 6>;  // no heap
 
-  std::vector<Transform<T>> Xup;          // ^iX_λ(i)
+  std::vector<typename ParentTransform<T>::type> Xup;  // ^iX_λ(i)
   std::vector<Motion<T>> v, c, a;         // velocity, velocity-product acceleration, acceleration
   std::vector<ArticulatedInertia<T>> IA;  // articulated inertia I^A_i
   std::vector<Force<T>> pA, f;            // bias force p^A_i; RNEA body force f_i
@@ -36,7 +36,7 @@ template <class T> struct Data {  // T: the scalar (S is the motion subspace)
   Eigen::LLT<MatX> llt;
 
   explicit Data(const Model<T>& model, bool with_mass_matrix = false)
-      : Xup(model.N + 1, Transform<T>::identity()),
+      : Xup(model.N + 1, ParentTransform<T>::make(Transform<T>::identity(), Transform<T>::identity())),
         v(model.N + 1, Motion<T>::zero()),
         c(model.N + 1, Motion<T>::zero()),
         a(model.N + 1, Motion<T>::zero()),

@@ -7,7 +7,7 @@ namespace treedyn {
 template <class S> inline void kinematics_step(const Model<S>& model, Data<S>& data, int i, const S* q) {
   const S* qi = q + model.q_index[i];
   joint_subspace(model, i, qi, data.S.data() + model.v_index[i]);
-  data.Xup[i] = joint_transform(model, i, qi) * model.X_tree[i];
+  data.Xup[i] = ParentTransform<S>::make(joint_transform(model, i, qi), model.X_tree[i]);
 }
 
 template <class S> void kinematics(const Model<S>& model, Data<S>& data, const S* q) {

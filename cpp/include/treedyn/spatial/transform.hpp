@@ -111,6 +111,13 @@ template <class S> struct Transform {
   }
 };
 
+// ^iX_λ = X_J(q) X_T as the kernels keep it (Data::Xup): multiplied out, 33m once, after which
+// every use is one transform. Traced scalars keep the two factors instead (codegen/traced.hpp).
+template <class S> struct ParentTransform {
+  using type = Transform<S>;
+  static type make(const Transform<S>& XJ, const Transform<S>& XT) { return XJ * XT; }
+};
+
 // X1 X2 with all nine entries of E1 E2 multiplied out (36m + 27a), for chains of products such as
 // the world poses ^iX_0 = ^iX_λ ^λX_0 down a branch. operator*'s 33m product takes the third row
 // as the cross product of the first two, which is exact for rotations but, chained down a long
