@@ -433,3 +433,100 @@ def test_joint_limits_refuse_bad_joints_and_bounds_saying_why(joint, lower, uppe
     with pytest.raises(error, match=match):
         m.set_joint_limits(joint, lower, upper)
     assert m.joint_limits == {"slider": (0.0, 0.3)}  # a refused call changes nothing
+
+
+# ---------------------------------------------------------------- inertias given as parameters
+
+
+def test_inertia_parameters_and_the_centre_of_mass_form_describe_the_same_body():
+    m, c, Ic = 2.0, np.array([0.1, -0.2, 0.3]), np.array([[0.3, 0.01, 0.0], [0.01, 0.2, 0.02], [0.0, 0.02, 0.25]])
+    I = td.Inertia(m, c, Ic)
+    I_O = Ic + m * ((c @ c) * np.eye(3) - np.outer(c, c))  # parallel axes
+    assert_within_rounding(I.first_moment, m * c, m * np.abs(c), 1, what="h = m c")
+    assert_within_rounding(I.inertia_origin, I_O, np.abs(I_O), 3, what="Ī_O")
+    P = td.Inertia.from_parameters(m, m * c, I_O)
+    assert P.has_com and P.check is False
+    assert_within_rounding(P.com, c, np.abs(c), 1, what="c = h / m")
+    assert_within_rounding(P.inertia, Ic, np.abs(I_O), 3, what="I_c")
+    # the C++ model keeps the parameters as given, exactly
+    model = td.Model()
+    model.add_body("a", None, td.Revolute(), inertia=P)
+    X = np.asarray(model.core.spatial_inertia(1))
+    np.testing.assert_array_equal(X[:3, :3], P.inertia_origin)
+    assert X[3, 3] == m and np.array_equal([X[2, 4], X[0, 5], X[1, 3]], P.first_moment)
+    assert model.inertias[1] is P
+
+
+def test_a_massless_inertia_with_a_first_moment_has_no_centre_of_mass():
+    P = td.Inertia.from_parameters(0.0, (0.0, 0.0, 0.3), np.diag([0.1, -0.1, 0.0]))  # not a rigid body's
+    assert not P.has_com and P.mass == 0.0
+    np.testing.assert_array_equal(P.first_moment, (0, 0, 0.3))
+    for what in ("com", "inertia"):
+        with pytest.raises(ValueError, match="no centre of mass; read first_moment and inertia_origin"):
+            getattr(P, what)
+    Z = td.Inertia.from_parameters(0.0, np.zeros(3), np.diag([0.1, 0.1, 0.0]))  # mass 0, h = 0: c at the origin
+    np.testing.assert_array_equal(Z.com, np.zeros(3))
+    np.testing.assert_array_equal(Z.inertia, np.diag([0.1, 0.1, 0.0]))
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        ((-1.0, np.zeros(3), np.eye(3)), "mass"),
+        ((1.0, (0, np.nan, 0), np.eye(3)), "NaN or inf"),
+        ((1.0, (0, 0), np.eye(3)), "3 components"),
+        ((1.0, np.zeros(3), [[1, 0.5, 0], [0, 1, 0], [0, 0, 1]]), "symmetric"),
+        ((1.0, np.zeros(3), np.eye(2)), "3x3"),
+    ],
+)
+def test_inertia_parameters_must_be_finite_symmetric_with_a_mass_of_at_least_zero(args, match):
+    with pytest.raises(ValueError, match=match):
+        td.Inertia.from_parameters(*args)
+
+
+def test_inertia_parameters_are_an_immutable_value():
+    import copy
+    import pickle
+
+    def make():
+        return td.Inertia.from_parameters(0.0, (0.1, 0, 0), np.diag([1.0, 2.0, 3.0]))
+
+    P = make()
+    assert P == make() and hash(P) == hash(make()) and P != td.Inertia.from_parameters(0.0, (0.2, 0, 0), np.eye(3))
+    assert P != td.Inertia(1.0)  # the other form: never equal
+    with pytest.raises(AttributeError, match="first_moment"):
+        P.first_moment = np.zeros(3)
+    with pytest.raises(AttributeError, match="mass"):
+        P.mass = 2.0
+    with pytest.raises(ValueError, match="read-only"):
+        P.inertia_origin[0, 0] = 5.0
+    y = pickle.loads(pickle.dumps(P))
+    assert y == P and copy.deepcopy(P) == P
+    assert repr(P).startswith("Inertia.from_parameters(mass=0.0, first_moment=array([0.1, 0. , 0. ])")
+    assert pickle.loads(pickle.dumps(td.Inertia(2.0, check=False))).check is False
+
+
+def test_with_inertias_copies_the_model_with_other_inertias():
+    m = td.Model(gravity=(0, 1, 0))
+    m.add_body("a", None, td.Revolute((0, 0, 1)), joint_name="ja")
+    m.add_body("b", "a", td.Spherical(), td.Transform(translation=(0, 0, 0.5)))
+    m.add_frame("tip", "b", td.Transform(translation=(0.1, 0, 0)))
+    m.set_joint_limits("ja", -1.0, 1.0)
+    new = [m.inertias[0], td.Inertia(3.0), td.Inertia.from_parameters(0.0, (0, 0, 0.1), np.zeros((3, 3)))]
+    c = m.with_inertias(new)
+    assert c.inertias == new and m.inertias[1] == td.Inertia()
+    assert (c.body_names, c.joints, c.placements, c.frames, c.joint_limits, c.body_joint_names) == (
+        m.body_names,
+        m.joints,
+        m.placements,
+        m.frames,
+        m.joint_limits,
+        m.body_joint_names,
+    )
+    np.testing.assert_array_equal(c.gravity, m.gravity)
+    with pytest.raises(ValueError, match="need 3 inertias"):
+        m.with_inertias(new[1:])
+    with pytest.raises(ValueError, match="world's and must be zero"):
+        m.with_inertias([td.Inertia(1.0), *new[1:]])
+    with pytest.raises(TypeError, match="treedyn.Inertia"):
+        m.with_inertias([new[0], new[1], "x"])

@@ -35,6 +35,15 @@ def test_draw_a_scene_with_its_shapes(tmp_path):
     plt.close(ax.figure)
 
 
+def test_draw_a_simplified_model_whose_bodies_have_no_centre_of_mass():
+    plt = pytest.importorskip("matplotlib.pyplot")
+    model = td.simplify(td.scenes.random_tree(6, 4, joints=("revolute", "spherical")))
+    assert any(not I.has_com for I in model.inertias)  # mass 0, first moment ≠ 0: drawn at the origin
+    ax = draw(model, td.neutral(model))
+    assert np.isfinite(ax.dataLim.get_points()).all()
+    plt.close(ax.figure)
+
+
 def test_draw_shows_the_geoms_and_the_ground_in_a_side_view():
     plt = pytest.importorskip("matplotlib.pyplot")
     from matplotlib.patches import Circle

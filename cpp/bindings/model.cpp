@@ -56,6 +56,21 @@ void bind_model(py::module_& m) {
           },
           py::arg("name"), py::arg("parent"), py::arg("kind"), py::arg("E"), py::arg("r"), py::arg("axis"),
           py::arg("axis2"), py::arg("mass"), py::arg("com"), py::arg("inertia"))
+      .def(
+          "add_body_parameters",
+          [](Model<double>& self, const std::string& name, int parent, int kind, const Eigen::Matrix3d& E,
+             const Eigen::Vector3d& r, const Eigen::Vector3d& axis, const Eigen::Vector3d& axis2, double m,
+             const Eigen::Vector3d& h, const Eigen::Matrix3d& I_O) {
+            if (kind < 0 || kind > 5) throw py::value_error("unknown joint kind " + std::to_string(kind));
+            // rbi(m, h, Ī) as given, no conversion: a body of a simplified model (treedyn.simplify) may have
+            // m = 0 with h ≠ 0, which has no centre of mass
+            return self.add_body(name, parent, static_cast<JointKind>(kind), Transform<double>{E, r}, axis, axis2,
+                                 RigidInertia<double>{m, h, Sym3<double>::from(I_O)});
+          },
+          py::arg("name"), py::arg("parent"), py::arg("kind"), py::arg("E"), py::arg("r"), py::arg("axis"),
+          py::arg("axis2"), py::arg("m"), py::arg("h"), py::arg("I_O"),
+          "add_body with the inertia as featherstone-part3's parameters (mass m, first moment h = m c, rotational "
+          "inertia Ī about the body frame's origin), kept exactly")
       .def_readonly("N", &Model<double>::N)
       .def_readonly("nq", &Model<double>::nq)
       .def_readonly("nv", &Model<double>::nv)

@@ -30,6 +30,7 @@ from .model import (
     Universal,
     UnknownNameError,
 )
+from .simplify import inertia_parameter_count, simplify
 from .simulate import SimulationError, SimulationResult, SimulationWarning, simulate
 from .solvers import Solver, available_solvers, make_solver
 from .state import State
@@ -73,6 +74,8 @@ __all__ = [
     "neutral",
     "random_configuration",
     "simulate",
+    "simplify",
+    "inertia_parameter_count",
     "constrained_forward_dynamics",
     "constraints",
     "SimulationResult",

@@ -100,7 +100,9 @@ def frame_bias_acceleration(model: Model, q, v, frame, point=None, reference: st
 def center_of_mass(model: Model, q, jacobian: bool = False):
     """The centre of mass (3,) in world coordinates — (B, 3) for q of shape (B, nq) — and with
     ``jacobian=True`` also its Jacobian (3, nv) (or (B, 3, nv)): ċ = J_c q̇. Of the bodies that
-    can move: bodies welded to the world (a fixed arm's base) are left out, as in Pinocchio."""
+    can move: bodies welded to the world (a fixed arm's base) are left out, as in Pinocchio. Mass 0
+    with a first moment (a simplified model whose moving mass went to the world, td.simplify) has
+    none: ValueError."""
     if not isinstance(jacobian, (bool, np.bool_)):
         raise TypeError(f"jacobian must be True or False, got {jacobian!r}")
     return _core.center_of_mass(_cpp(model), q, bool(jacobian))
@@ -113,5 +115,6 @@ def kinetic_energy(model: Model, q, v) -> float:
 
 def potential_energy(model: Model, q) -> float:
     """−Σ m_i g · c_i over the world centres of mass of the bodies that can move (model.gravity;
-    zero at the world origin)."""
+    zero at the world origin), summed as −g · Σ (m_i p_i + R_i h_i) over their first moments, so
+    also for the massless bodies of a simplified model (td.simplify)."""
     return _core.potential_energy(_cpp(model), q)

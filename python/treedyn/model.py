@@ -7,6 +7,7 @@ are ordered [angular; linear].
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Union
@@ -136,57 +137,151 @@ class Transform:
         return hash((Transform, _key(self.rotation, self.translation)))
 
 
-@dataclass(frozen=True, eq=False)
-class Inertia:
-    """Mass, centre of mass (body frame) and rotational inertia about the centre of mass in body
-    axes (URDF's and Pinocchio's convention). Must be physically valid: mass >= 0 and the
-    rotational inertia symmetric positive semi-definite with the triangle inequality.
+def _symmetric(x, what: str) -> np.ndarray:
+    """A finite 3x3 matrix that is symmetric to rounding, made exactly symmetric."""
+    I = _mat3(x, what)
+    if np.abs(I - I.T).max() > 1e-9 * max(1.0, np.abs(I).max()):
+        raise ValueError(f"{what} must be symmetric, got\n{I}")
+    return 0.5 * (I + I.T)
 
-    ``check=False`` keeps a rotational inertia that fails the physical checks (positive
+
+def _cross_squared(c: np.ndarray) -> np.ndarray:
+    """|c|²1 − c cᵀ = −c×c×: the rotational inertia about the origin of a unit point mass at c."""
+    return (c @ c) * np.eye(3) - np.outer(c, c)
+
+
+class Inertia:
+    """A body's inertia, in one of two forms, each kept exactly as given:
+
+    ``Inertia(mass, com, inertia)``: mass, centre of mass (body frame) and rotational inertia about
+    the centre of mass in body axes (URDF's and Pinocchio's convention). Must be physically valid:
+    mass >= 0 and the rotational inertia symmetric positive semi-definite with the triangle
+    inequality. ``check=False`` keeps a rotational inertia that fails the physical checks (positive
     semi-definiteness, triangle inequality) as given — some real robot descriptions have such
     inertias and other tools keep them; shapes, finiteness, a mass >= 0 and symmetry are still
-    required. A solver then raises SingularInertiaError if the mass matrix is not positive
-    definite.
+    required.
 
-    An immutable value: its arrays are read-only copies of what was passed; equal inertias
-    compare and hash equal."""
+    ``Inertia.from_parameters(mass, first_moment, inertia_origin)``: the inertia parameters (m,
+    h = m c, Ī about the body frame's origin), featherstone-part3's rbi(m, h, Ī) and the form the
+    C++ model keeps. Only shapes, finiteness, m >= 0 and symmetry are checked: the bodies of a
+    simplified model (``td.simplify``) are pieces of a valid tree, not rigid bodies of their own —
+    non-physical, and often m = 0 with h ≠ 0, which has no centre of mass.
 
-    mass: float = 1.0
-    com: np.ndarray = field(default_factory=lambda: np.zeros(3))
-    inertia: np.ndarray = field(default_factory=lambda: np.eye(3))
-    check: bool = field(default=True, repr=False, kw_only=True)
+    Either form has ``mass``, ``first_moment`` and ``inertia_origin``; ``com`` and ``inertia``
+    (about the centre of mass) raise ValueError when m = 0 and h ≠ 0. A solver raises
+    SingularInertiaError if the mass matrix of the whole tree is not positive definite.
 
-    def __post_init__(self):
-        m = float(self.mass)
-        if not np.isfinite(m) or m < 0:
-            raise ValueError(f"Inertia mass must be finite and >= 0, got {self.mass}")
-        c = _vec3(self.com, "Inertia com")
-        I = _mat3(self.inertia, "Inertia inertia")
+    An immutable value: its arrays are read-only copies of what was passed; inertias given in the
+    same form with equal values compare and hash equal."""
+
+    __slots__ = ("mass", "check", "_given", "_a", "_b")  # _given: "mci" (_a, _b = c, I_c) or "parameters" (h, Ī_O)
+
+    def __init__(self, mass: float = 1.0, com=(0.0, 0.0, 0.0), inertia=None, *, check: bool = True):
+        m = _mass(mass)
+        c = _vec3(com, "Inertia com")
+        I = _symmetric(np.eye(3) if inertia is None else inertia, "Inertia inertia")
         scale = max(1.0, np.abs(I).max())
-        if np.abs(I - I.T).max() > 1e-9 * scale:
-            raise ValueError(f"Inertia inertia must be symmetric, got\n{I}")
-        I = 0.5 * (I + I.T)
         ev = np.linalg.eigvalsh(I)
-        tol = 1e-12 * scale
-        if self.check and ev.min() < -tol:
+        if check and ev.min() < -1e-12 * scale:
             raise ValueError(f"Inertia inertia is not positive semi-definite (eigenvalues {ev})")
-        if self.check and ev[0] + ev[1] < ev[2] - 1e-9 * scale:
+        if check and ev[0] + ev[1] < ev[2] - 1e-9 * scale:
             raise ValueError(f"Inertia inertia violates the triangle inequality of principal moments {ev}")
-        object.__setattr__(self, "mass", m)
-        object.__setattr__(self, "com", _frozen(c))
-        object.__setattr__(self, "inertia", _frozen(I))
+        self._init(m, bool(check), "mci", c, I)
+
+    @classmethod
+    def from_parameters(cls, mass: float, first_moment, inertia_origin) -> Inertia:
+        """The inertia with mass m, first moment h = m c (body frame) and rotational inertia Ī about
+        the body frame's origin (body axes), kept exactly; not checked for physical consistency (see
+        the class docstring)."""
+        x = object.__new__(cls)
+        h = _vec3(first_moment, "Inertia first_moment")
+        x._init(_mass(mass), False, "parameters", h, _symmetric(inertia_origin, "Inertia inertia_origin"))
+        return x
+
+    def _init(self, m: float, check: bool, given: str, a: np.ndarray, b: np.ndarray) -> None:
+        for name, value in (("mass", m), ("check", check), ("_given", given), ("_a", _frozen(a)), ("_b", _frozen(b))):
+            object.__setattr__(self, name, value)
+
+    # --- the two forms; rbi(m, h, Ī) with Ī = I_c + m(|c|²1 − ccᵀ) (featherstone-part3, "Iv")
+    @property
+    def first_moment(self) -> np.ndarray:
+        """h = m c, the first moment of mass about the body frame's origin (body frame)."""
+        return self._a if self._given == "parameters" else _frozen(self.mass * self._a)
+
+    @property
+    def inertia_origin(self) -> np.ndarray:
+        """Ī, the rotational inertia about the body frame's origin (body axes)."""
+        if self._given == "parameters":
+            return self._b
+        return _frozen(self._b + self.mass * _cross_squared(self._a))
+
+    @property
+    def has_com(self) -> bool:
+        """False for m = 0 with h ≠ 0 (a piece of a simplified model): no centre of mass."""
+        return self.mass > 0 or not np.any(self.first_moment)
+
+    def _no_com(self, what: str):
+        h = self.first_moment.tolist()
+        return ValueError(
+            f"Inertia.{what}: this inertia has mass 0 and first moment h = {h} ≠ 0 (a body of a simplified model, "
+            "td.simplify): it has no centre of mass; read first_moment and inertia_origin instead"
+        )
+
+    @property
+    def com(self) -> np.ndarray:
+        """The centre of mass c = h / m (body frame); the origin when m = 0 and h = 0."""
+        if self._given == "mci":
+            return self._a
+        if self.mass > 0:
+            return _frozen(self._a / self.mass)
+        if np.any(self._a):
+            raise self._no_com("com")
+        return _frozen(np.zeros(3))
+
+    @property
+    def inertia(self) -> np.ndarray:
+        """The rotational inertia about the centre of mass, I_c = Ī − m(|c|²1 − ccᵀ) (body axes)."""
+        if self._given == "mci":
+            return self._b
+        if not self.has_com:
+            raise self._no_com("inertia")
+        return _frozen(self._b - self.mass * _cross_squared(self.com))
+
+    # --- an immutable value
+    def __setattr__(self, name, value):
+        raise AttributeError(f"Inertia is immutable: cannot set {name!r}; make a new Inertia instead")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"Inertia is immutable: cannot delete {name!r}")
 
     def __eq__(self, other):
         if not isinstance(other, Inertia):
             return NotImplemented
         return (
-            self.mass == other.mass
-            and np.array_equal(self.com, other.com)
-            and np.array_equal(self.inertia, other.inertia)
+            self._given == other._given
+            and self.mass == other.mass
+            and np.array_equal(self._a, other._a)
+            and np.array_equal(self._b, other._b)
         )
 
     def __hash__(self):
-        return hash((Inertia, self.mass, _key(self.com, self.inertia)))
+        return hash((Inertia, self._given, self.mass, _key(self._a, self._b)))
+
+    def __reduce__(self):
+        if self._given == "parameters":
+            return Inertia.from_parameters, (self.mass, self._a, self._b)
+        return _unpickle_inertia, (self.mass, self._a, self._b, self.check)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __repr__(self):
+        if self._given == "parameters":
+            return f"Inertia.from_parameters(mass={self.mass!r}, first_moment={self._a!r}, inertia_origin={self._b!r})"
+        return f"Inertia(mass={self.mass!r}, com={self._a!r}, inertia={self._b!r})"
 
     @staticmethod
     def box(mass: float, size: Sequence[float], com=(0, 0, 0)) -> Inertia:
@@ -202,6 +297,17 @@ class Inertia:
     @staticmethod
     def point(mass: float, com=(0, 0, 0)) -> Inertia:
         return Inertia(mass, com, np.zeros((3, 3)))
+
+
+def _mass(mass) -> float:
+    m = float(mass)
+    if not np.isfinite(m) or m < 0:
+        raise ValueError(f"Inertia mass must be finite and >= 0, got {mass}")
+    return m
+
+
+def _unpickle_inertia(mass, com, inertia, check):
+    return Inertia(mass, com, inertia, check=check)
 
 
 _JOINT_LAYOUTS = _core.joint_layouts()  # {name: {kind, nq, nv, quaternion}}: model/model.hpp
@@ -477,7 +583,9 @@ class Model:
         if joint.nv and jname in self._joint_index:
             raise ValueError(f"a joint named {jname!r} already exists")
         a1, a2 = joint._axes()
-        i = self._cpp.add_body(
+        # each form of the inertia goes to C++ as given: (m, c, I_c) converted there as always, (m, h, Ī_O) as is
+        add = self._cpp.add_body_parameters if inertia._given == "parameters" else self._cpp.add_body
+        i = add(
             name,
             p,
             joint.kind,
@@ -486,8 +594,8 @@ class Model:
             a1,
             a2,
             inertia.mass,
-            inertia.com,
-            inertia.inertia,
+            inertia._a,
+            inertia._b,
         )
         self._index[name] = i
         self._joints.append(joint)
@@ -623,6 +731,39 @@ class Model:
     def inertias(self) -> list[Inertia]:
         """Each body's inertia (body 0, the world: zero)."""
         return list(self._inertias)
+
+    def with_inertias(self, inertias: Sequence[Inertia]) -> Model:
+        """A new model like this one — bodies, names, joints, placements, frames, geoms, joint limits,
+        springs, damping, forces, loop closures, couplings, gravity, reference configuration — but
+        with body i's inertia ``inertias[i]`` (one per body, the world's first: it must be zero, the
+        world does not move). This model is not changed. ``td.simplify`` builds its model so."""
+        inertias = list(inertias)
+        if len(inertias) != self.n_bodies:
+            raise ValueError(f"with_inertias: need {self.n_bodies} inertias (the world's first), got {len(inertias)}")
+        for i, I in enumerate(inertias):
+            if not isinstance(I, Inertia):
+                raise TypeError(f"with_inertias: inertias[{i}] must be a treedyn.Inertia, got {type(I).__name__}")
+        w = inertias[0]
+        if w.mass or np.any(w.first_moment) or np.any(w.inertia_origin):
+            raise ValueError("with_inertias: inertias[0] is the world's and must be zero")
+        out = Model(self.gravity)
+        parents = self.parents
+        for i in range(1, self.n_bodies):
+            out.add_body(
+                self.body_names[i],
+                int(parents[i]),
+                self._joints[i],
+                self._placements[i],
+                inertias[i],
+                self._joint_names[i],
+            )
+        # everything else as it is here, whatever it is (attributes added later and by the file
+        # readers, such as ``source``, included): deep copies, nothing shared with this model
+        rebuilt = {"_cpp", "_joints", "_joint_names", "_index", "_joint_index", "_placements", "_inertias"}
+        for k, v in self.__dict__.items():
+            if k not in rebuilt:
+                out.__dict__[k] = None if k == "_constraints_cache" else copy.deepcopy(v)
+        return out
 
     @property
     def core(self) -> _core.Model:

@@ -47,6 +47,25 @@ def pinocchio_forces(model: Model, f_ext):
     return out
 
 
+def _pinocchio_inertia(pin, inertia, body: str):
+    """pin.Inertia of a treedyn.Inertia. Pinocchio keeps (m, c, I_c): an inertia given as parameters
+    (m, h, Ī_O; a simplified model's, td.simplify) goes through its dynamic parameters when m > 0 (which
+    it does not check for physical consistency); m = 0 with h ≠ 0 has no centre of mass and no
+    Pinocchio inertia (its dynamic parameters divide h by m): refused."""
+    if inertia._given != "parameters":
+        return pin.Inertia(inertia.mass, inertia.com, inertia.inertia)
+    m, h, I = inertia.mass, inertia.first_moment, inertia.inertia_origin
+    if m == 0 and np.any(h):
+        raise ValueError(
+            f"to_pinocchio: body {body!r} has mass 0 and first moment h = {h.tolist()} ≠ 0 (a simplified model, "
+            "td.simplify): Pinocchio keeps (mass, centre of mass, inertia) and cannot hold it; use the model before "
+            "simplifying"
+        )
+    # Pinocchio's order: m, h, then Ī_O's xx, xy, yy, xz, yz, zz (InertiaTpl::FromDynamicParameters)
+    v = np.array([m, *h, I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]])
+    return pin.Inertia.FromDynamicParameters(v) if m > 0 else pin.Inertia(0.0, np.zeros(3), I)
+
+
 def _build_pinocchio(model: Model):
     import pinocchio as pin
 
@@ -60,7 +79,7 @@ def _build_pinocchio(model: Model):
         place = pin.SE3(placements[i].rotation, placements[i].translation)
         pj, pose = carrier[parents[i]]
         place = pose * place
-        inertia = pin.Inertia(inertias[i].mass, inertias[i].com, inertias[i].inertia)
+        inertia = _pinocchio_inertia(pin, inertias[i], model.body_names[i])
         if isinstance(j, Fixed):
             pm.appendBodyToJoint(pj, inertia, place)
             carrier[i] = (pj, place)

@@ -34,7 +34,7 @@ def draw(
     n = len(parents)
     com = np.zeros((n, 3))
     for i in range(1, n):
-        com[i] = R[i] @ model.inertias[i].com + p[i]
+        com[i] = R[i] @ _com(model.inertias[i]) + p[i]
     segments = []
     has_child = np.zeros(n, dtype=bool)
     for i in range(1, n):
@@ -83,6 +83,12 @@ def draw(
     if title:
         ax.set_title(title)
     return ax
+
+
+def _com(inertia) -> np.ndarray:
+    """Where a body's centre of mass is drawn: its origin when it has none (mass 0 with a first
+    moment: a simplified model's body, td.simplify)."""
+    return inertia.com if inertia.has_com else np.zeros(3)
 
 
 def frame_indices(n: int, frames: int) -> np.ndarray:
@@ -260,7 +266,7 @@ def _points(model, q, shapes=None) -> np.ndarray:
     n = len(model.parents)
     pts = [p[1:]] if n > 1 else [np.zeros((1, 3))]
     for i in range(1, n):
-        pts.append((2 * R[i] @ model.inertias[i].com + p[i])[None])
+        pts.append((2 * R[i] @ _com(model.inertias[i]) + p[i])[None])
     for i, name in enumerate(model.body_names):
         if shapes and name in shapes:
             pts.append(_corners(shapes[name]) @ R[i].T + p[i])

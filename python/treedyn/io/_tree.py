@@ -137,7 +137,7 @@ def _warn_massless(model: Model, source: str) -> None:
     N, parents = model.n_bodies, model.parents
     weight = np.zeros(N)
     for i, inertia in enumerate(model.inertias[1:], start=1):
-        weight[i] = max(abs(inertia.mass), np.abs(inertia.inertia).max())
+        weight[i] = max(abs(inertia.mass), np.abs(inertia.inertia_origin).max())
     for i in range(N - 1, 0, -1):
         weight[parents[i]] += weight[i]
     empty = [model.body_joint_names[i] for i in range(1, N) if model.joints[i].nv and weight[i] == 0.0]

@@ -28,10 +28,27 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 
 from ..geometry import Box, Capsule, Plane, Sphere
-from ..model import Fixed, Free, Model, Prismatic, Revolute, Spherical, Universal
+from ..model import Fixed, Free, Inertia, Model, Prismatic, Revolute, Spherical, Universal
 from ._common import matrix_to_quat
 
 __all__ = ["to_mjcf"]
+
+
+def _writable_inertia(I: Inertia, body: str) -> Inertia:
+    """The inertia as <inertial> says it: mass, centre of mass, a rotational inertia about it. One given as
+    parameters (m, h, Ī_O; a simplified model's, td.simplify) that is not a rigid body's cannot be written:
+    refused, rather than written as something else."""
+    if I._given != "parameters":
+        return I
+    try:
+        if I.mass == 0 and (np.any(I.first_moment) or np.any(I.inertia_origin)):
+            raise ValueError("mass 0 with a nonzero first moment or rotational inertia")
+        return Inertia(I.mass, I.com, I.inertia)
+    except ValueError as e:
+        raise ValueError(
+            f"to_mjcf: the inertia of body {body!r}, given as parameters (m, h, Ī_O), is no rigid body's ({e}); "
+            "MJCF's <inertial> cannot say it (a simplified model, td.simplify: write the model before simplifying)"
+        ) from None
 
 
 def _num(x) -> str:
@@ -145,7 +162,7 @@ def to_mjcf(model: Model, name: str = "treedyn") -> str:
     def body(i: int, indent: str):
         lines.append(f"{indent}<body name={quoteattr(names[i])} {_pose(placements[i])}>")
         inner = indent + "  "
-        I = inertias[i]
+        I = _writable_inertia(inertias[i], names[i])
         if I.mass > 0:
             J = np.asarray(I.inertia)
             full = [J[0, 0], J[1, 1], J[2, 2], J[0, 1], J[0, 2], J[1, 2]]

@@ -6,6 +6,7 @@
 // before children), then the path from that body to the root: O(N + depth · nv_j).
 #pragma once
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "treedyn/algorithms/kinematics.hpp"
@@ -124,16 +125,14 @@ Motion<S> frame_bias_acceleration(const Model<S>& model, Data<S>& data, std::vec
   }
 }
 
-// The centre of mass c (world) of the bodies that can move and, if Jc is not null, its Jacobian
-// (3 x nv, row-major): with the subtree sums m_j = Σ m_i and h_j = Σ m_i c_i (world) over the bodies
-// the joint carries, the column of S_jk = [ω; v_O] (world) is (m_j v_O + ω × h_j) / M. Bodies welded
-// to the world (no moving joint on their path) are left out, as Pinocchio leaves out the
-// universe's bodies: a fixed arm's base does not move its centre of mass. Returns their mass M.
+// Over the bodies that can move, the subtree sums m_j = Σ m_i and h_j = Σ (m_i p_i + R_i h_i) (world first
+// moments) of every body j, from the placements X0. Bodies welded to the world (no moving joint on their path) are
+// left out, as Pinocchio leaves out the universe's bodies: a fixed arm's base does not move its centre of mass.
 template <class S>
-S center_of_mass(const Model<S>& model, Data<S>& data, std::vector<Transform<S>>& X0, const S* q, S* c, S* Jc) {
-  placements_and_subspaces(model, data, q, model.N, X0.data());
-  std::vector<S> msub(model.N + 1, S(0));
-  std::vector<Vec3<S>> hsub(model.N + 1, Vec3<S>::Zero());
+void moving_mass(const Model<S>& model, const std::vector<Transform<S>>& X0, std::vector<S>& msub,
+                 std::vector<Vec3<S>>& hsub) {
+  msub.assign(model.N + 1, S(0));
+  hsub.assign(model.N + 1, Vec3<S>::Zero());
   std::vector<char> moves(model.N + 1, 0);  // a moving joint on the path to the world
   for (int i = 1; i <= model.N; ++i) moves[i] = moves[model.parent[i]] || model.nv_i[i] > 0;
   for (int i = model.N; i >= 1; --i) {  // children first
@@ -145,7 +144,25 @@ S center_of_mass(const Model<S>& model, Data<S>& data, std::vector<Transform<S>>
     msub[model.parent[i]] += msub[i];
     hsub[model.parent[i]] += hsub[i];
   }
+}
+
+// The centre of mass c (world) of the bodies that can move and, if Jc is not null, its Jacobian
+// (3 x nv, row-major): with the subtree sums m_j and h_j of moving_mass, the column of S_jk = [ω; v_O]
+// (world) is (m_j v_O + ω × h_j) / M. Returns their mass M (c = 0 when M = 0 and h = 0). Mass 0 with a
+// first moment h ≠ 0 — a simplified model (treedyn.simplify) whose mass went to the world — has no
+// centre of mass: std::domain_error.
+template <class S>
+S center_of_mass(const Model<S>& model, Data<S>& data, std::vector<Transform<S>>& X0, const S* q, S* c, S* Jc) {
+  placements_and_subspaces(model, data, q, model.N, X0.data());
+  std::vector<S> msub;
+  std::vector<Vec3<S>> hsub;
+  moving_mass(model, X0, msub, hsub);
   const S M = msub[0];
+  if (!(M > S(0)) && hsub[0] != Vec3<S>::Zero())
+    throw std::domain_error(
+        "center_of_mass: the bodies that move have mass 0 but a first moment h ≠ 0 (a simplified model, "
+        "treedyn.simplify, whose mass went to the world): there is no centre of mass; use the model before "
+        "simplifying");
   const Vec3<S> com = M > S(0) ? Vec3<S>(hsub[0] / M) : Vec3<S>::Zero();
   for (int r = 0; r < 3; ++r) c[r] = com[r];
   if (!Jc) return M;
@@ -175,11 +192,14 @@ template <class S> S kinetic_energy(const Model<S>& model, Data<S>& data, const 
   return T / S(2);
 }
 
-// −Σ m_i g · c_i over the bodies that can move (world centres of mass; zero at the world origin)
+// −g · Σ (m_i p_i + R_i h_i) = −Σ m_i g · c_i over the bodies that can move (world; zero at the world origin):
+// from the first moments, which a simplified model's massless bodies have without a centre of mass
 template <class S> S potential_energy(const Model<S>& model, Data<S>& data, std::vector<Transform<S>>& X0, const S* q) {
-  Vec3<S> c;
-  const S M = center_of_mass(model, data, X0, q, c.data(), static_cast<S*>(nullptr));
-  return -M * dot(model.gravity, c);
+  placements_and_subspaces(model, data, q, model.N, X0.data());
+  std::vector<S> msub;
+  std::vector<Vec3<S>> hsub;
+  moving_mass(model, X0, msub, hsub);
+  return -dot(model.gravity, hsub[0]);
 }
 
 }  // namespace treedyn
