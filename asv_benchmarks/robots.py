@@ -2,7 +2,7 @@
 Pinocchio's ``aba`` / ``computeMinverse`` on the same URDF (parsed by Pinocchio itself) measured
 in the same run, with the ratio of the two.
 
-Robots: UR5 (6-DoF arm, fixed base), Solo12 (quadruped, floating base, nv = 18), Talos (humanoid,
+Robots: UR5 (6-DoF arm, fixed base), Panda (7-DoF arm and two fingers, fixed base), Solo12 (quadruped, floating base, nv = 18), Talos (humanoid,
 floating base, nv = 38). Everything is skipped (NotImplementedError in setup) when
 example-robot-data, or pinocchio for the peer benchmarks, is not installed.
 """
@@ -20,6 +20,7 @@ from .common import SOLVERS, declares, make_solver_or_skip, warm_up_or_skip
 #: name: (path in example-robot-data's robots folder, floating base, mimic joints)
 ROBOTS = {
     "ur5": ("ur_description/urdf/ur5_robot.urdf", False, "error"),
+    "panda": ("panda_description/urdf/panda.urdf", False, "independent"),
     "solo12": ("solo_description/robots/solo12.urdf", True, "error"),
     "talos": ("talos_data/robots/talos_reduced.urdf", True, "independent"),
 }

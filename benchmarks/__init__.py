@@ -25,6 +25,12 @@ against the installed treedyn: ``python -m benchmarks <name> [options]`` (``--li
   drumwright, crba-cholesky and crba-ltl, and MuJoCo's mj_step on the same centipede; fitted
   slopes, crossovers, the Cholesky / drumwright ratio beside the paper's order of magnitude.
 
+- ``speed``: featherstone-part3's model simplification and symbolic simplification against
+  Pinocchio in the same run: pinocchio.aba / treedyn's "aba" (generic, specialise=True, and on
+  td.simplify's model) on a 100-joint chain, UR5, Panda, Solo12 and Talos with operation counts;
+  pin.abaInParallel / batched "aba" on 2 threads (4096 x 7, 256 x 200; float64 and float32); the
+  2-thread speedup of the full M⁻¹ at n = 1000.
+
 matplotlib is optional: the scripts always write CSV, and PNG when matplotlib is installed.
 """
 
@@ -34,4 +40,5 @@ SCRIPTS = {
     "groups": "benchmarks.groups",
     "redmax": "benchmarks.redmax",
     "centipede": "benchmarks.centipede",
+    "speed": "benchmarks.speed",
 }

@@ -142,4 +142,3 @@ def compiled_aba(model, dtype=np.float64) -> str | None:
             return None
         os.replace(lib, out)  # atomic: concurrent builders of the same kernel all end with one file
     return str(out)
-

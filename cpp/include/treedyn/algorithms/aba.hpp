@@ -222,7 +222,7 @@ template <class S, class FD> void joint_inertias(const Model<S>& model, Data<S>&
 template <class S> struct AbaKernel {
   struct Workspace {
     Data<S> data;
-    std::vector<S> scratch;                          // the generated code's, one robot
+    std::vector<S> scratch;                                           // the generated code's, one robot
     std::unique_ptr<S[], void (*)(void*)> lanes{nullptr, std::free};  // and W robots, 64-byte aligned
     Workspace(const Model<S>& model, const AbaKernel& k) : data(model) {
       if (!k.generated) return;

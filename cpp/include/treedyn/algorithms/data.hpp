@@ -23,16 +23,16 @@ template <class T> struct Data {  // T: the scalar (S is the motion subspace)
   using Small = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, 0, 6, 6>;  // no heap
 
   std::vector<typename ParentTransform<T>::type> Xup;  // ^iX_λ(i)
-  std::vector<Motion<T>> v, c, a;         // velocity, velocity-product acceleration, acceleration
-  std::vector<ArticulatedInertia<T>> IA;  // articulated inertia I^A_i
-  std::vector<Force<T>> pA, f;            // bias force p^A_i; RNEA body force f_i
-  std::vector<RigidInertia<T>> Ic;        // composite inertia I^c_i (CRBA)
-  std::vector<Small> D, Dinv;             // D_i = S_iᵀ U_i (the joint-space pivots) and D_i⁻¹
-  std::vector<Small> Dtilde;              // modified ABA: D̃_i = S_iᵀ M̃_i S_i from the children
-  std::vector<Motion<T>> S;               // nv: the columns of the motion subspaces S_i
-  std::vector<Force<T>> U;                // nv: the columns of U_i = I^A_i S_i
-  VecX u, bias;                           // nv
-  MatX M;                                 // nv x nv (only with_mass_matrix)
+  std::vector<Motion<T>> v, c, a;                      // velocity, velocity-product acceleration, acceleration
+  std::vector<ArticulatedInertia<T>> IA;               // articulated inertia I^A_i
+  std::vector<Force<T>> pA, f;                         // bias force p^A_i; RNEA body force f_i
+  std::vector<RigidInertia<T>> Ic;                     // composite inertia I^c_i (CRBA)
+  std::vector<Small> D, Dinv;                          // D_i = S_iᵀ U_i (the joint-space pivots) and D_i⁻¹
+  std::vector<Small> Dtilde;                           // modified ABA: D̃_i = S_iᵀ M̃_i S_i from the children
+  std::vector<Motion<T>> S;                            // nv: the columns of the motion subspaces S_i
+  std::vector<Force<T>> U;                             // nv: the columns of U_i = I^A_i S_i
+  VecX u, bias;                                        // nv
+  MatX M;                                              // nv x nv (only with_mass_matrix)
   Eigen::LLT<MatX> llt;
 
   explicit Data(const Model<T>& model, bool with_mass_matrix = false)

@@ -34,9 +34,8 @@ inline std::string emit_literal(double c, bool single) {
 // the scratch array w (sized `*scratch` values). Inputs are named by `input_name` (an input index
 // → an expression such as "q[3]"), read where used; outputs are assigned to out_names[k].
 template <class InputName>
-std::string emit_segments(const Tape& tape, const std::vector<int>& outputs,
-                          const std::vector<std::string>& out_names, bool single, InputName input_name,
-                          int segment, EmittedCounts& counts, int* scratch) {
+std::string emit_segments(const Tape& tape, const std::vector<int>& outputs, const std::vector<std::string>& out_names,
+                          bool single, InputName input_name, int segment, EmittedCounts& counts, int* scratch) {
   const int n = int(tape.nodes.size());
   auto is_stmt = [&](int k) {
     const TraceOp op = tape.nodes[std::size_t(k)].op;
@@ -69,7 +68,7 @@ std::string emit_segments(const Tape& tape, const std::vector<int>& outputs,
   }
   nseg = std::max(nseg, 1);
   std::vector<std::vector<int>> outs_of(static_cast<std::size_t>(n));  // outputs assigned where their value is made
-  std::vector<int> late_outputs;                           // outputs that are constants or inputs
+  std::vector<int> late_outputs;                                       // outputs that are constants or inputs
   for (std::size_t j = 0; j < outputs.size(); ++j) {
     if (is_stmt(outputs[j])) {
       outs_of[std::size_t(outputs[j])].push_back(int(j));
@@ -85,8 +84,9 @@ std::string emit_segments(const Tape& tape, const std::vector<int>& outputs,
   *scratch = nslots;
 
   const char* head = "template <class T, class M>\nstatic __attribute__((noinline)) void seg";
-  const char* args = "(const T* __restrict q, const T* __restrict qd, const T* __restrict tau, T* __restrict qdd, "
-                     "T* __restrict w, M& ok) {\n";
+  const char* args =
+      "(const T* __restrict q, const T* __restrict qd, const T* __restrict tau, T* __restrict qdd, "
+      "T* __restrict w, M& ok) {\n";
   std::string s;
   s.reserve(std::size_t(n) * 40);
   std::vector<int> loaded(std::size_t(n), -1);  // the segment that has read w[slot] into a local
@@ -115,22 +115,42 @@ std::string emit_segments(const Tape& tape, const std::vector<int>& outputs,
       const std::string a = ref(x.a), b = ref(x.b);
       const char* op = x.op == TraceOp::Less ? " < " : " <= ";
       const char* flipped = x.op == TraceOp::Less ? " <= " : " < ";  // ¬(a < b) as b <= a: false for NaN
-      s += expected[std::size_t(k)] ? "  ok = ok & (" + a + op + b + ");\n" : "  ok = ok & (" + b + flipped + a + ");\n";
+      s +=
+          expected[std::size_t(k)] ? "  ok = ok & (" + a + op + b + ");\n" : "  ok = ok & (" + b + flipped + a + ");\n";
       ++counts.guards;
       continue;
     }
     std::string e;
     switch (x.op) {
-      case TraceOp::Add: e = ref(x.a) + " + " + ref(x.b), ++counts.a; break;
-      case TraceOp::Sub: e = ref(x.a) + " - " + ref(x.b), ++counts.a; break;
-      case TraceOp::Mul: e = ref(x.a) + " * " + ref(x.b), ++counts.m; break;
-      case TraceOp::Div: e = ref(x.a) + " / " + ref(x.b), ++counts.d; break;
-      case TraceOp::Neg: e = "-" + ref(x.a); break;
-      case TraceOp::Sqrt: e = "td_sqrt(" + ref(x.a) + ")", ++counts.sqrt; break;
-      case TraceOp::Sin: e = "td_sin(" + ref(x.a) + ")", ++counts.trig; break;
-      case TraceOp::Cos: e = "td_cos(" + ref(x.a) + ")", ++counts.trig; break;
-      case TraceOp::Abs: e = "td_abs(" + ref(x.a) + ")"; break;
-      default: break;
+      case TraceOp::Add:
+        e = ref(x.a) + " + " + ref(x.b), ++counts.a;
+        break;
+      case TraceOp::Sub:
+        e = ref(x.a) + " - " + ref(x.b), ++counts.a;
+        break;
+      case TraceOp::Mul:
+        e = ref(x.a) + " * " + ref(x.b), ++counts.m;
+        break;
+      case TraceOp::Div:
+        e = ref(x.a) + " / " + ref(x.b), ++counts.d;
+        break;
+      case TraceOp::Neg:
+        e = "-" + ref(x.a);
+        break;
+      case TraceOp::Sqrt:
+        e = "td_sqrt(" + ref(x.a) + ")", ++counts.sqrt;
+        break;
+      case TraceOp::Sin:
+        e = "td_sin(" + ref(x.a) + ")", ++counts.trig;
+        break;
+      case TraceOp::Cos:
+        e = "td_cos(" + ref(x.a) + ")", ++counts.trig;
+        break;
+      case TraceOp::Abs:
+        e = "td_abs(" + ref(x.a) + ")";
+        break;
+      default:
+        break;
     }
     s += "  const T " + name + " = " + e + ";\n";
     if (slot[std::size_t(k)] >= 0) s += "  w[" + std::to_string(slot[std::size_t(k)]) + "] = " + name + ";\n";
@@ -138,7 +158,8 @@ std::string emit_segments(const Tape& tape, const std::vector<int>& outputs,
   }
   if (current < 0) s += head + std::string("0") + args;  // nothing but constants and inputs
   for (int j : late_outputs) s += "  " + out_names[std::size_t(j)] + " = " + ref(outputs[std::size_t(j)]) + ";\n";
-  s += "}\n\ntemplate <class T, class M>\ninline void body(const T* q, const T* qd, const T* tau, T* qdd, T* w, M& ok) {\n";
+  s += "}\n\ntemplate <class T, class M>\ninline void body(const T* q, const T* qd, const T* tau, T* qdd, T* w, M& ok) "
+       "{\n";
   for (int g = 0; g < nseg; ++g) s += "  seg" + std::to_string(g) + "<T, M>(q, qd, tau, qdd, w, ok);\n";
   return s + "}\n";
 }

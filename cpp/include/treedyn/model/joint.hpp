@@ -13,15 +13,18 @@
 
 namespace treedyn {
 
-// rotation of a frame turned by θ about the unit vector a (Rodrigues)
+// rotation of a frame turned by θ about the unit vector a (Rodrigues: R = a aᵀ + c(1 − a aᵀ) + s a×),
+// with the products of a's components formed first: for a coordinate axis they are 0 and 1, and
+// the generated code (codegen/traced.hpp) keeps only c and s — the diagonal entry along the axis
+// is exactly 1, where (1 − c) + c would not be
 template <class S> TREEDYN_INLINE Mat3<S> axis_angle(const Vec3<S>& a, S theta) {
   using std::cos;
   using std::sin;
   const S c = cos(theta), s = sin(theta), t = S(1) - c;
+  const S xx = a[0] * a[0], yy = a[1] * a[1], zz = a[2] * a[2], xy = a[0] * a[1], xz = a[0] * a[2], yz = a[1] * a[2];
   Mat3<S> R;
-  R << t * a[0] * a[0] + c, t * a[0] * a[1] - s * a[2], t * a[0] * a[2] + s * a[1], t * a[0] * a[1] + s * a[2],
-      t * a[1] * a[1] + c, t * a[1] * a[2] - s * a[0], t * a[0] * a[2] - s * a[1], t * a[1] * a[2] + s * a[0],
-      t * a[2] * a[2] + c;
+  R << xx + c * (S(1) - xx), t * xy - s * a[2], t * xz + s * a[1], t * xy + s * a[2], yy + c * (S(1) - yy),
+      t * yz - s * a[0], t * xz - s * a[1], t * yz + s * a[0], zz + c * (S(1) - zz);
   return R;
 }
 // rotation of the quaternion (x, y, z, w); exact for unit quaternions, normalises the others
