@@ -196,7 +196,8 @@ def test_the_source_folds_the_models_constants():
     # the leaf's pivot is its own inertia about its axis, a constant checked when traced; the
     # root's depends on the leaf's angle: one guard
     assert counts["guards"] == 1
-    # sin and cos of each joint angle at most once (common subexpressions); the root's rotation
-    # about z leaves gravity, along z, unchanged: one of its two is never needed
-    assert counts["sines_cosines"] == 3
+    # sin and cos of the second joint's angle, once each (common subexpressions); the first
+    # turns the whole chain about the vertical, which changes nothing: its angle never enters
+    assert counts["sines_cosines"] == 2
+    assert "q[0]" not in src
     assert "0x1p+0 *" not in src and "* 0x0p+0" not in src  # no product by 1 or 0 is left

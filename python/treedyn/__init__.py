@@ -1,6 +1,6 @@
 """treedyn: dynamics of highly articulated rigid-body trees."""
 
-from . import constraints, io, linalg, scenes
+from . import codegen, constraints, io, linalg, scenes
 from ._core import AccuracyWarning, SingularInertiaError, build_info, get_num_threads, set_num_threads
 from .configuration import integrate, neutral, random_configuration
 from .constraints import constrained_forward_dynamics
