@@ -77,6 +77,7 @@ __all__ = [
     "simplify",
     "inertia_parameter_count",
     "constrained_forward_dynamics",
+    "codegen",
     "constraints",
     "SimulationResult",
     "SimulationWarning",
