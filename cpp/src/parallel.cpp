@@ -20,12 +20,6 @@ thread_local bool in_job = false;  // this thread is running an item
 
 constexpr int kSpinMicroseconds = 50;  // how long an idle worker polls for the next job before sleeping
 
-inline void pause() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
 class Pool {
  public:
   using Body = std::function<void(int, int)>;
@@ -83,7 +77,8 @@ class Pool {
       // the worker awake), then sleep until the next job
       lk.unlock();
       const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicroseconds);
-      while (generation_.load(std::memory_order_relaxed) == seen && std::chrono::steady_clock::now() < until) pause();
+      while (generation_.load(std::memory_order_relaxed) == seen && std::chrono::steady_clock::now() < until)
+        spin_pause();
       lk.lock();
       wake_.wait(lk, [&] { return generation_.load() != seen; });
       seen = generation_.load();

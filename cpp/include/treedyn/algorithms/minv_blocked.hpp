@@ -19,7 +19,9 @@
 // the forward pass completes rows. Columns are independent, so threads split them.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "treedyn/algorithms/minv.hpp"
@@ -48,6 +50,8 @@ template <class S> struct MinvBlocked {
   std::vector<Branch> branches;
   std::vector<int> branch_of;   // body -> index in branches, or -1
   std::vector<double> weight;   // nv + 1: cumulative work per column (to split columns among threads)
+  std::vector<double> bweight;  // nv + 1: the same, of the backward pass (lines 4-5) alone
+  std::vector<double> fweight;  // nv + 1: the same, of the forward pass (lines 7-10, mirroring)
   std::vector<char> starts;     // nv + 1: a joint's first coordinate (a thread's columns start there)
   std::vector<char> pairs;      // body p: p and its only child with coordinates c are both 1-DoF
                                 // and p is not a root: their steps can run as one sweep
@@ -58,6 +62,8 @@ template <class S> struct MinvBlocked {
         ld((model.nv + line - 1) / line * line),
         branch_of(model.N + 1, -1),
         weight(model.nv + 1, 0.0),
+        bweight(model.nv + 1, 0.0),
+        fweight(model.nv + 1, 0.0),
         starts(model.nv + 1, 0) {
     std::vector<std::vector<int>> kids(model.N + 1);
     for (int i = 1; i <= model.N; ++i)
@@ -89,6 +95,8 @@ template <class S> struct MinvBlocked {
       for (int a = 0; a < model.nv_i[i]; ++a) {
         const int k = model.v_index[i] + a;
         weight[k + 1] = weight[k] + 4.0 * anc[i] + double(k + 1 - anc[i]) + double(k);
+        bweight[k + 1] = bweight[k] + 2.0 * anc[i];
+        fweight[k + 1] = weight[k + 1] - bweight[k + 1];
       }
     }
     starts[model.nv] = 1;
@@ -104,12 +112,21 @@ template <class S> struct MinvBlocked {
   }
   S* row(S* X, int r) const { return X + std::size_t(r) * ld; }
   // columns [bound[t], bound[t+1]) of chunk t: equal work, on cache lines, never splitting a joint
-  std::vector<int> split(int nthreads) const {
-    std::vector<int> bound(nthreads + 1, nv);
+  std::vector<int> split(int nthreads, bool forward_only = false) const {
+    return split_at(forward_only ? fweight : weight, nthreads, [&](int t) { return double(t) / nthreads; });
+  }
+  // chunks of the backward pass while the setup runs (mInv_at): chunk t of the work share
+  // (t + 1) / (1 + ... + n), small chunks at the low columns, which the threads take last
+  std::vector<int> split_backward(int nchunks) const {
+    return split_at(bweight, nchunks, [&](int t) { return double(t) * (t + 1) / (double(nchunks) * (nchunks + 1)); });
+  }
+  // bound[t] where the cumulative work `cum` reaches share(t) of its total
+  template <class Share> std::vector<int> split_at(const std::vector<double>& cum, int nchunks, Share share) const {
+    std::vector<int> bound(nchunks + 1, nv);
     bound[0] = 0;
-    for (int t = 1, k = 0; t < nthreads; ++t) {
-      const double target = weight[nv] * t / nthreads;
-      while (k < nv && weight[k + 1] <= target) ++k;
+    for (int t = 1, k = 0; t < nchunks; ++t) {
+      const double target = cum[nv] * share(t);
+      while (k < nv && cum[k + 1] <= target) ++k;
       int b = (k + line / 2) / line * line;
       if (b < bound[t - 1]) b = bound[t - 1];
       while (b < nv && !starts[b]) ++b;
@@ -267,22 +284,69 @@ void velocity_pair_step(const MinvKernels<S>& K, const Model<S>& model, const Mi
 
 }  // namespace minv_detail
 
+// The per-configuration setup (minv_precompute) run as an item of the backward pass (mInv_at):
+// its leaves-to-root sweep (eq. (7)) visits the joints in the order the backward pass does (lines
+// 4-5, leaves to root), so a chunk of columns can follow it joint by joint. `ready` is the lowest
+// joint whose quantities (ŝ, Î^Aŝ, Ũ, (ŝᵀÎ^Aŝ)⁻¹ and their packed rows) are final.
+template <class S> struct MinvSetup {
+  MinvData<S>& w;
+  const S* q;
+  std::atomic<int> ready;
+  std::atomic<bool> failed{false};
+  MinvSetup(const Model<S>& model, MinvData<S>& w_, const S* q_) : w(w_), q(q_), ready(model.N + 1) {}
+  void run(const Model<S>& model) {
+    try {
+      for (int i = 1; i <= model.N; ++i) minv_global_frame_step(model, w, i, q);
+      for (int i = model.N; i >= w.first; --i) {
+        minv_articulated_inertia_step(model, w, i);
+        ready.store(i, std::memory_order_release);
+      }
+      if (w.floating_base) minv_base_inertia_step(model, w);  // (read by the forward pass only)
+    } catch (...) {
+      failed.store(true, std::memory_order_release);
+      throw;
+    }
+  }
+  // wait until joint i is ready (false: the setup threw, and parallel_for rethrows it). The
+  // setup's item is claimed first, so whoever runs it is running: this never waits for a thread
+  // that has not started; run serially, the setup is complete before any chunk starts.
+  bool wait(int i) const {
+    for (int spins = 0; ready.load(std::memory_order_acquire) > i; ++spins) {
+      if (failed.load(std::memory_order_acquire)) return false;
+      if (spins < 4096)
+        spin_pause();
+      else
+        std::this_thread::yield();  // (the setup's thread was descheduled)
+    }
+    return true;
+  }
+};
+
 // the full M⁻¹ (nv x nv, row-major; symmetric, so also column-major) for the configuration that
 // minv_precompute saw; `nthreads` threads split the columns (same bits for any number of threads).
-// Returns false if an entry overflowed to inf / NaN.
+// Returns false if an entry overflowed to inf / NaN. With `setup` (mInv_at), the setup runs as
+// the first item of the backward pass.
 template <class S>
-bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Minv, int nthreads) {
+bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Minv, int nthreads,
+          MinvSetup<S>* setup = nullptr) {
   using namespace minv_detail;
   const MinvKernels<S>& K = minv_kernels<S>();
   const int nv = model.nv, first = w.first;
-  if (nv == 0) return true;
+  if (nv == 0) {
+    if (setup) setup->run(model);
+    return true;
+  }
   nthreads = std::max(1, std::min(nthreads, nv));
   // chunks of columns of equal work, taken by the threads as they come free in each pass (any
   // thread may take any chunk: a thread's F and V serve whatever columns it works on). One chunk
   // per thread: two per thread balance a core slowed by something else better, but cost ~5% on
-  // a quiet machine (more borders, shorter sweeps)
+  // a quiet machine (more borders, shorter sweeps). With the setup in the backward pass: 2 chunks
+  // per thread, highest columns first (they follow the setup from the leaves), then smaller and
+  // smaller ones that balance what the setup's thread has not done.
   const int nchunks = nthreads;
-  const std::vector<int> bound = B.split(nchunks);
+  const std::vector<int> bound = B.split(nchunks, setup != nullptr);  // (the forward pass's, with a setup)
+  const int nback = setup ? 2 * nthreads : nchunks;
+  const std::vector<int> bback = setup ? B.split_backward(nback) : bound;
   std::vector<S*> Fs(nthreads);
   for (int t = 0; t < nthreads; ++t) Fs[t] = B.F_of(t);
   std::vector<char> nonfinite(nthreads, 0);
@@ -295,10 +359,12 @@ bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Min
       save_branch(B, F, i, c0, c1);
       const int p = model.parent[i];
       if (p >= first && B.pairs[p] && B.pair_child[p] == i) {  // i and its parent in one sweep
+        if (setup && !setup->wait(p)) return;
         impulse_pair_step(K, model, w, B, F, p, i, Minv, c0, c1);
         i = p;
         continue;
       }
+      if (setup && !setup->wait(i)) return;
       impulse_step(K, model, w, B, F, i, Minv, c0, c1);
     }
     if (w.floating_base) {
@@ -340,12 +406,33 @@ bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Min
     }
     mirror_to(nv, true);
   };
-  parallel_for(nchunks, nthreads, [&](int c, int t) { backward(t, bound[c], bound[c + 1]); });
+  if (setup)  // item 0: the setup; item 1 + c: the chunk nback - 1 - c (from the highest columns)
+    parallel_for(1 + nback, nthreads, [&](int c, int t) {
+      if (c == 0)
+        setup->run(model);
+      else
+        backward(t, bback[nback - c], bback[nback - c + 1]);
+    });
+  else
+    parallel_for(nchunks, nthreads, [&](int c, int t) { backward(t, bound[c], bound[c + 1]); });
   // (every saved Ŷ^A is complete when the first pass returns)
   parallel_for(nchunks, nthreads, [&](int c, int t) { forward(t, bound[c], bound[c + 1]); });
   for (char bad : nonfinite)
     if (bad) return false;
   return true;
+}
+
+// the full M⁻¹ at q: minv_precompute and mInv, with the setup overlapped with the backward pass
+// on more than one thread (the same operations on the same data: the same bits as minv_precompute
+// followed by mInv on one thread)
+template <class S>
+bool mInv_at(const Model<S>& model, MinvData<S>& w, MinvBlocked<S>& B, const S* q, S* Minv, int nthreads) {
+  if (nthreads <= 1 || model.nv <= 1) {
+    minv_precompute(model, w, q);
+    return mInv(model, w, B, Minv, 1);
+  }
+  MinvSetup<S> setup(model, w, q);
+  return mInv(model, w, B, Minv, nthreads, &setup);
 }
 
 }  // namespace treedyn
