@@ -47,7 +47,15 @@ class Pool {
     wake_.notify_all();
     claim(body, n, 0);
     std::unique_lock<std::mutex> lk(m_);
-    body_ = nullptr;  // a worker that comes now finds no job
+    body_ = nullptr;  // a worker that comes now finds no job: running_ can only fall from here
+    if (running_ > 0) {
+      // the items still in progress run on workers that have started: poll briefly for their end
+      // (a next parallel_for, say the second pass of M⁻¹, then starts at once), then sleep
+      lk.unlock();
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicroseconds);
+      while (running_.load(std::memory_order_acquire) > 0 && std::chrono::steady_clock::now() < until) spin_pause();
+      lk.lock();
+    }
     done_.wait(lk, [this] { return running_ == 0; });
     if (error_) std::rethrow_exception(error_);
   }
@@ -98,7 +106,8 @@ class Pool {
   std::condition_variable wake_, done_;
   int workers_ = 0;
   const Body* body_ = nullptr;
-  int n_ = 0, slots_ = 0, running_ = 0;
+  int n_ = 0, slots_ = 0;
+  std::atomic<int> running_{0};               // written under m_; polled by the caller without it
   std::atomic<std::uint64_t> generation_{0};  // written under m_; read by spinning workers without it
   std::atomic<int> next_{0};
   std::mutex error_mutex_;
