@@ -1,13 +1,18 @@
 """M(q)⁻¹ and M(q)⁻¹R (drumwright2012): the full inverse and products with m = 6 and 60 columns,
-over n, for each method that provides them, with 1 and 2 threads; Pinocchio's computeMinverse and
-our speedup over it in the same process.
+over n, for each method that provides them, with 1 and 2 threads; the full inverse at n = 1000 into
+out= and what a second thread gains there; Pinocchio's computeMinverse and our speedup over it in
+the same process.
 
 Models are revolute chains (``treedyn.scenes.chain``, the conservative case: depth n). A method
 whose single call takes more than ~1 s is skipped (crba-ltl's O(n² d) M⁻¹ at n = 1000).
 """
 
+import time
+
 import numpy as np
 
+import treedyn as td
+from treedyn.scenes import random_tree
 from treedyn.timing import speedup
 
 from .common import Threads, chain_model, inputs, make_solver_or_skip, warm_up_or_skip
@@ -59,6 +64,69 @@ class InverseInertiaProduct(Threads):
     def time_inverse_inertia(self, n, m, threads, method):
         """Wall time of one M⁻¹R, R of shape (n, m), with `threads` threads."""
         self.solver.inverse_inertia(self.q, self.R)
+
+
+class InverseMassMatrixOut(Threads):
+    """``solver.inverse_mass_matrix(q, out=out)``: the full M⁻¹ of a 1000-joint chain written into
+    an array kept between calls (no fresh 8 MB result to allocate and page-fault per call)."""
+
+    params = [1, 2]
+    param_names = ["threads"]
+
+    def setup(self, threads):
+        model = chain_model(1000)
+        self.solver = make_solver_or_skip("drumwright", model)
+        self.q, _, _ = inputs(model)
+        self.out = np.empty((model.nv, model.nv))
+        self._set_threads(threads)
+        self.solver.inverse_mass_matrix(self.q, out=self.out)
+
+    def time_inverse_mass_matrix_out(self, threads):
+        """Wall time of one full M⁻¹ (1000 x 1000) into out=, with `threads` threads."""
+        self.solver.inverse_mass_matrix(self.q, out=self.out)
+
+
+class InverseMassMatrixTwoThreads:
+    """time(1 thread) / time(2 threads) of the full M⁻¹ at n = 1000 with out= (issue 16 asks ≥ 1.6),
+    on a chain (depth 1000: the per-configuration setup is one leaves-to-root sweep) and on a
+    random tree; calls made ``PAUSE`` s apart (an idle worker must not cost its wake-up) or back to
+    back. Medians of ``CALLS`` calls per thread count, the two counts alternating."""
+
+    params = (["chain", "random tree"], ["after pause", "back to back"])
+    param_names = ["model", "calls"]
+    PAUSE = 0.05
+    CALLS = 31
+
+    def setup(self, model, calls):
+        m = chain_model(1000) if model == "chain" else random_tree(1000, 0)
+        solver = make_solver_or_skip("drumwright", m)
+        q, _, _ = inputs(m)
+        out = np.empty((m.nv, m.nv))
+        self.f = lambda: solver.inverse_mass_matrix(q, out=out)
+        self._before = td.get_num_threads()
+        for k in (1, 2):
+            td.set_num_threads(k)
+            self.f()
+
+    def teardown(self, *args):
+        td.set_num_threads(self._before)
+
+    def track_two_thread_speedup(self, model, calls):
+        """median time on 1 thread / median time on 2 threads (above 1: the second thread pays)."""
+        times = {1: [], 2: []}
+        for _ in range(self.CALLS):
+            for k in (1, 2):
+                td.set_num_threads(k)
+                if calls == "after pause":
+                    time.sleep(self.PAUSE)
+                else:
+                    self.f()  # the previous call on the other thread count is not this one's warm-up
+                t0 = time.perf_counter()
+                self.f()
+                times[k].append(time.perf_counter() - t0)
+        return float(np.median(times[1]) / np.median(times[2]))
+
+    track_two_thread_speedup.unit = "ratio"
 
 
 def _pinocchio_or_skip():

@@ -221,6 +221,7 @@ def test_same_bits_for_any_number_of_threads(make):
             s = td.make_solver("drumwright", model)
             out[k] = (
                 s.inverse_mass_matrix(q),
+                s.inverse_mass_matrix(q, out=np.empty((model.nv, model.nv))),  # the setup beside the columns
                 s.inverse_inertia(q, R),
                 td.make_solver("crba-ltl", model).inverse_inertia(q, R),
             )
@@ -228,9 +229,59 @@ def test_same_bits_for_any_number_of_threads(make):
             assert_backward_stable(M, out[k][0], np.eye(model.nv), what=f"M M⁻¹ = 1, {k} threads")
     finally:
         td.set_num_threads(before)
+    assert np.array_equal(out[1][0], out[1][1])
     for k in (2, 3):
         for a, b in zip(out[1], out[k]):
             assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("make", [lambda: chain(1000), lambda: random_tree(1000, 0)], ids=["chain", "tree"])
+def test_full_inverse_at_1000_has_the_same_bits_on_1_and_2_threads(make):
+    """On 2 threads the per-configuration setup (minv_precompute) runs as an item of the first
+    column pass, the chunks following its leaves-to-root sweep (mInv_at): the same operations on
+    the same data as the serial setup followed by the passes."""
+    model = make()
+    q = td.random_configuration(model, np.random.default_rng(2))
+    s = td.make_solver("drumwright", model)
+    before = td.get_num_threads()
+    try:
+        td.set_num_threads(1)
+        one = s.inverse_mass_matrix(q)
+        td.set_num_threads(2)
+        out = np.empty_like(one)
+        for _ in range(3):  # the worker joins at different points of the setup
+            assert np.array_equal(s.inverse_mass_matrix(q, out=out), one)
+    finally:
+        td.set_num_threads(before)
+    assert_backward_stable(td.mass_matrix(model, q), one, np.eye(model.nv), what="M M⁻¹ = 1")
+
+
+def test_a_singular_joint_found_by_the_threaded_setup_raises():
+    """The setup throws while the chunks that follow it wait for its joints: they stop, and the
+    error reaches the caller (no hang), on any number of threads."""
+    m = Model()
+    parent = None
+    for i in range(300):
+        m.add_body(
+            f"b{i}",
+            parent,
+            Revolute((0, 0, 1) if i % 2 else (1, 0, 0)),
+            Transform(translation=(0, 0, 0.1)),
+            inertia=Inertia(1.0, (0, 0, 0.05), np.diag([1e-2, 1e-2, 1e-2])),
+        )
+        parent = f"b{i}"
+    m.add_body("spin", parent, Revolute((0, 0, 1)), inertia=Inertia(1.0, (0, 0, 0), np.zeros((3, 3))))
+    q = np.zeros(m.nq)
+    before = td.get_num_threads()
+    try:
+        for k in (1, 2, 3):
+            td.set_num_threads(k)
+            s = td.make_solver("drumwright", m)
+            for _ in range(3):
+                with pytest.raises(td.SingularInertiaError):
+                    s.inverse_mass_matrix(q, out=np.empty((m.nv, m.nv)))
+    finally:
+        td.set_num_threads(before)
 
 
 def test_portable_and_avx2_loops_agree():

@@ -629,3 +629,127 @@ def test_check_inputs_returns_fresh_arrays_of_the_solver_dtype():
         out = td.make_solver("aba", m, dtype=dtype).check_inputs(q, v, tau)
         assert [a.dtype for a in out[:3]] == [dtype] * 3 and out[3] is False
         assert not any(np.shares_memory(a, b) for a, b in zip(out[:3], (q, v, tau)))
+
+
+# ------------------------------------------------------------------ out=
+def _out_calls(s, model, rng):
+    """(name, call(out), expected shape) for every method that takes out=: forward dynamics single
+    and batched, M⁻¹R for one and several columns, the full M⁻¹."""
+    q, v, tau = random_state(model, rng)
+    B = 5
+    Q = np.stack([td.random_configuration(model, rng) for _ in range(B)])
+    V, T = rng.standard_normal((B, model.nv)), rng.standard_normal((B, model.nv))
+    r, R = rng.standard_normal(model.nv), rng.standard_normal((model.nv, 3))
+    return [
+        ("forward_dynamics", lambda out=None: s.forward_dynamics(q, v, tau, out=out), (model.nv,)),
+        ("forward_dynamics batch", lambda out=None: s.forward_dynamics(Q, V, T, out=out), (B, model.nv)),
+        ("inverse_inertia vector", lambda out=None: s.inverse_inertia(q, r, out=out), (model.nv,)),
+        ("inverse_inertia", lambda out=None: s.inverse_inertia(q, R, out=out), (model.nv, 3)),
+        ("inverse_mass_matrix", lambda out=None: s.inverse_mass_matrix(q, out=out), (model.nv, model.nv)),
+    ]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", ALL_BUILTINS + ["plugin"])
+def test_out_receives_the_same_values_and_is_returned(name, dtype):
+    # the same operations write into out as into a fresh array: the same bits
+    if dtype == np.float32 and (name == "plugin" or name.startswith("redmax")):
+        pytest.skip("float64 only")
+    model = random_tree(9, 2) if name not in ("cfa-oee", "jsiia") else chain(9)
+    s = _Stateful(model) if name == "plugin" else td.make_solver(name, model, dtype=dtype)
+    for what, call, shape in _out_calls(s, model, np.random.default_rng(8)):
+        expected = call()
+        out = np.full(shape, np.nan, dtype=dtype)
+        got = call(out)
+        assert got is out, what
+        np.testing.assert_array_equal(out, expected, err_msg=what)
+
+
+@pytest.mark.parametrize("name", ["aba", "drumwright", "redmax-direct", "plugin"])
+def test_a_bad_out_is_refused_with_an_error_naming_out(name):
+    model = chain(6)
+    s = _solver_for(name, model)
+    for what, call, shape in _out_calls(s, model, np.random.default_rng(9)):
+        big = np.zeros((2 * shape[0],) + shape[1:])
+        readonly = np.zeros(shape)
+        readonly.flags.writeable = False
+        bad = [
+            (TypeError, "dtype float64", np.zeros(shape, dtype=np.float32)),
+            (TypeError, "dtype float64", np.zeros(shape, dtype=np.int64)),
+            (TypeError, "numpy.ndarray", np.zeros(shape).tolist()),
+            (ValueError, "shape", np.zeros(shape[:-1] + (shape[-1] + 1,))),
+            (ValueError, "shape", np.zeros((1,) + shape)),
+            (ValueError, "C-contiguous", big[::2]),
+            (ValueError, "writeable", readonly),
+        ]
+        for error, match, out in bad:
+            with pytest.raises(error, match=f"out must .*{match}"):
+                call(out)
+        assert not big.any() and not readonly.any(), what  # nothing written before the checks
+
+
+def test_out_must_not_share_memory_with_an_input():
+    model = chain(6)
+    nv = model.nv
+    for name in ("drumwright", "redmax-pcg", "plugin"):
+        s = _solver_for(name, model)
+        q, v, tau = random_state(model, np.random.default_rng(4))
+        buf = np.concatenate([tau, np.zeros(nv)])
+        tau_view, out = buf[:nv], buf[nv - 1 : 2 * nv - 1]  # overlapping by one entry
+        with pytest.raises(ValueError, match="out must not share memory with the input tau"):
+            s.forward_dynamics(q, v, tau_view, out=out)
+        np.testing.assert_array_equal(buf[:nv], tau)  # the input is untouched
+        R = np.random.default_rng(5).standard_normal((nv, nv))
+        with pytest.raises(ValueError, match="out must not share memory with the input R"):
+            s.inverse_inertia(q, R, out=R)
+        qq = np.zeros((nv, nv))
+        qq[0, :] = q
+        with pytest.raises(ValueError, match="out must not share memory with the input q"):
+            s.inverse_mass_matrix(qq[0], out=qq)
+        with pytest.raises(ValueError, match="out must not share memory with the input v"):
+            s.forward_dynamics(q, v, tau, out=v)
+        # disjoint halves of one buffer do not alias
+        s.forward_dynamics(q, v, buf[:nv], out=buf[nv:])
+        np.testing.assert_array_equal(buf[nv:], s.forward_dynamics(q, v, tau))
+
+
+def test_a_plugin_declaring_out_is_not_wrapped():
+    class _OwnOut(_Stateful):
+        name = "test-own-out"
+
+        def inverse_inertia(self, q, R, *, out=None):
+            self.check_out(out, np.shape(R), q=q, R=R)
+            out[...] = 7.0
+            return out
+
+    s = _OwnOut(chain(3))
+    out = np.zeros(3)
+    assert s.inverse_inertia(np.zeros(3), np.ones(3), out=out) is out and (out == 7).all()
+    assert "out" in __import__("inspect").signature(_Stateful.forward_dynamics).parameters  # the fallback's
+
+
+def test_threads_sharing_a_solver_each_with_its_own_out():
+    # drumwright's M⁻¹ at 300 columns runs on 2 threads inside; every call writes only its own out
+    model = chain(300)
+    s = td.make_solver("drumwright", model)
+    rng = np.random.default_rng(12)
+    states = [random_state(model, rng) for _ in range(THREADS)]
+    before = td.get_num_threads()
+    try:
+        td.set_num_threads(2)
+        serial = [(s.inverse_mass_matrix(q), s.forward_dynamics(q, v, tau)) for q, v, tau in states]
+        outs = [(np.empty((model.nv, model.nv)), np.empty(model.nv)) for _ in range(THREADS)]
+
+        def work(t):
+            q, v, tau = states[t]
+            for _ in range(3):
+                assert s.inverse_mass_matrix(q, out=outs[t][0]) is outs[t][0]
+                assert s.forward_dynamics(q, v, tau, out=outs[t][1]) is outs[t][1]
+
+        with ThreadPoolExecutor(THREADS) as pool:
+            list(pool.map(work, range(THREADS)))
+    finally:
+        td.set_num_threads(before)
+    for t in range(THREADS):
+        np.testing.assert_array_equal(outs[t][0], serial[t][0])
+        np.testing.assert_array_equal(outs[t][1], serial[t][1])

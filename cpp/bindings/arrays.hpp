@@ -8,7 +8,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "treedyn/engine.hpp"
@@ -56,6 +58,63 @@ template <class S> void check_result(const py::array_t<S>& a, const char* what) 
     if (!std::isfinite(static_cast<double>(p[k])))
       throw py::value_error(std::string(what) + " overflowed to inf/NaN (at flat index " + std::to_string(k) +
                             "): the inputs are too large for this precision, or the model is singular");
+}
+
+// the same for a result written into the caller's array (out=)
+template <class S> void check_result(const S* p, py::ssize_t size, const char* what) {
+  for (py::ssize_t k = 0; k < size; ++k)
+    if (!std::isfinite(static_cast<double>(p[k])))
+      throw py::value_error(std::string(what) + " overflowed to inf/NaN (at flat index " + std::to_string(k) +
+                            "): the inputs are too large for this precision, or the model is singular");
+}
+
+// the bytes [lo, hi) an array's elements may occupy (numpy's may_share_memory bounds); lo = hi
+// for an empty array
+inline void byte_bounds(const py::array& a, const char*& lo, const char*& hi) {
+  lo = hi = static_cast<const char*>(a.data());
+  if (a.size() == 0) return;
+  for (py::ssize_t k = 0; k < a.ndim(); ++k) {
+    const py::ssize_t step = a.strides(k) * (a.shape(k) - 1);
+    (step < 0 ? lo : hi) += step;
+  }
+  hi += a.itemsize();
+}
+
+// out=: the caller's array that receives a result of shape `shape`, written in place and returned
+// (no fresh allocation, no page faults on every call). It must be a numpy array of exactly the
+// solver's dtype and that shape, C-contiguous and writeable, and share no memory with the inputs
+// (`inputs`: name and object; objects that are not arrays cannot alias it). Errors name `out`.
+template <class S>
+py::array_t<S, py::array::c_style> out_arg(py::handle out, const std::vector<py::ssize_t>& shape,
+                                           std::initializer_list<std::pair<const char*, py::handle>> inputs) {
+  if (!py::isinstance<py::array>(out))
+    throw py::type_error("out must be a numpy.ndarray, got " +
+                         std::string(py::str(py::type::of(out).attr("__name__"))));
+  const auto a = py::reinterpret_borrow<py::array>(out);
+  if (!a.dtype().equal(py::dtype::of<S>()))
+    throw py::type_error(std::string("out must have dtype ") + (sizeof(S) == sizeof(float) ? "float32" : "float64") +
+                         " (the solver's), got " + std::string(py::str(a.dtype())));
+  bool same = a.ndim() == py::ssize_t(shape.size());
+  for (std::size_t k = 0; same && k < shape.size(); ++k) same = a.shape(k) == shape[k];
+  if (!same) {
+    std::string want = "(";
+    for (std::size_t k = 0; k < shape.size(); ++k) want += (k ? ", " : "") + std::to_string(shape[k]);
+    throw py::value_error("out must have shape " + want + (shape.size() == 1 ? ",)" : ")") + " (the result's), got " +
+                          shape_str(a));
+  }
+  if (!(a.flags() & py::array::c_style)) throw py::value_error("out must be C-contiguous");
+  if (!a.writeable()) throw py::value_error("out must be writeable");
+  const char *lo, *hi;
+  byte_bounds(a, lo, hi);
+  for (const auto& [name, obj] : inputs) {
+    if (lo == hi || !py::isinstance<py::array>(obj)) continue;
+    const char *ilo, *ihi;
+    byte_bounds(py::reinterpret_borrow<py::array>(obj), ilo, ihi);
+    if (ilo < hi && lo < ihi)
+      throw py::value_error(std::string("out must not share memory with the input ") + name +
+                            " (it is written while the inputs are read)");
+  }
+  return py::reinterpret_borrow<py::array_t<S, py::array::c_style>>(out);
 }
 
 inline std::string number(double x) {

@@ -136,7 +136,7 @@ template <class Engine, class Cls> void bind_stepper(Cls& cls) {
          py::arg("q"), py::arg("v"), py::arg("t"), py::arg("h"))
       .def(
           "inverse_inertia",
-          [](Engine& engine, py::handle q, double h, py::handle R) {
+          [](Engine& engine, py::handle q, double h, py::handle R, py::object out_obj) {
             auto& self = engine.workspace().solver;
             const Sys& s = self.system();
             auto qa = q_arg(s, q);
@@ -147,18 +147,23 @@ template <class Engine, class Cls> void bind_stepper(Cls& cls) {
                                     ", got " + shape_str(Ra));
             check_finite<double>(Ra, "R");
             const int cols = Ra.ndim() == 1 ? 1 : int(Ra.shape(1));
+            const std::vector<py::ssize_t> shape = Ra.ndim() == 1
+                                                       ? std::vector<py::ssize_t>{py::ssize_t(s.tree.nv)}
+                                                       : std::vector<py::ssize_t>{py::ssize_t(s.tree.nv), cols};
+            py::array_t<double, py::array::c_style> out = out_obj.is_none()
+                                                              ? py::array_t<double, py::array::c_style>(shape)
+                                                              : out_arg<double>(out_obj, shape, {{"q", q}, {"R", R}});
             MatX Rm = Eigen::Map<const Eigen::Matrix<double, -1, -1, Eigen::RowMajor>>(Ra.data(), s.tree.nv, cols);
-            MatX X;
+            double* o = out.mutable_data();
             {
               py::gil_scoped_release release;
-              X = self.inverse_inertia(qa.data(), h, Rm);
+              const MatX X = self.inverse_inertia(qa.data(), h, Rm);  // (the solve's own result)
+              Eigen::Map<Eigen::Matrix<double, -1, -1, Eigen::RowMajor>>(o, s.tree.nv, cols) = X;
             }
-            py::array_t<double> out =
-                Ra.ndim() == 1 ? py::array_t<double>(py::cast(VecX(X.col(0)))) : py::array_t<double>(py::cast(X));
-            check_result<double>(out, "inverse_inertia");
-            return out;
+            check_result<double>(o, out.size(), "inverse_inertia");
+            return py::object(std::move(out));
           },
-          py::arg("q"), py::arg("h"), py::arg("R"))
+          py::arg("q"), py::arg("h"), py::arg("R"), py::kw_only(), py::arg("out") = py::none())
       .def(
           "forward_dynamics_at",
           [](Engine& engine, py::handle q, py::handle v, py::handle tau, double t) {

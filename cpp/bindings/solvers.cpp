@@ -46,8 +46,8 @@ template <class S> py::tuple check_state(const Model<double>& model, py::handle 
   return py::make_tuple(qa.attr("copy")(), va.attr("copy")(), ta.attr("copy")(), B >= 0);
 }
 
-template <class S> py::array_t<S> forward_dynamics(Engine<S>& self, py::handle q, py::handle v, py::handle tau,
-                                                   py::object f_ext) {
+template <class S> py::object forward_dynamics(Engine<S>& self, py::handle q, py::handle v, py::handle tau,
+                                               py::object f_ext, py::object out_obj) {
   const Model<S>& model = self.model();
   py::array_t<S, py::array::c_style> qa, va, ta;
   const py::ssize_t Bq = state_args<S>(model, q, v, tau, qa, va, ta);
@@ -66,9 +66,13 @@ template <class S> py::array_t<S> forward_dynamics(Engine<S>& self, py::handle q
     check_finite<S>(fa, "f_ext");
   }
   const S* fp = f_ext.is_none() ? nullptr : fa.data();
-  py::array_t<S> out = batch ? py::array_t<S>({B, py::ssize_t(model.nv)}) : py::array_t<S>(model.nv);
+  const std::vector<py::ssize_t> shape =
+      batch ? std::vector<py::ssize_t>{B, py::ssize_t(model.nv)} : std::vector<py::ssize_t>{py::ssize_t(model.nv)};
+  py::array_t<S, py::array::c_style> out =
+      out_obj.is_none() ? py::array_t<S, py::array::c_style>(shape)
+                        : out_arg<S>(out_obj, shape, {{"q", q}, {"v", v}, {"tau", tau}, {"f_ext", f_ext}});
   S* o = out.mutable_data();
-  if (B == 0) return out;  // an empty batch: (0, nv)
+  if (B == 0) return std::move(out);  // an empty batch: (0, nv)
   double omega = 0;
   try {
     py::gil_scoped_release release;
@@ -80,12 +84,12 @@ template <class S> py::array_t<S> forward_dynamics(Engine<S>& self, py::handle q
     explain_overflow<S>(model, qa.data(), B, "forward dynamics");
     throw;
   }
-  check_result<S>(out, "forward dynamics");
+  check_result<S>(o, out.size(), "forward dynamics");
   warn_if_inaccurate(omega, Engine<S>::accuracy_limit(), "forward dynamics", dtype_name<S>());
-  return out;
+  return std::move(out);
 }
 
-template <class S> py::array_t<S> inverse_inertia(Engine<S>& self, py::handle q, py::handle R) {
+template <class S> py::object inverse_inertia(Engine<S>& self, py::handle q, py::handle R, py::object out_obj) {
   const Model<S>& model = self.model();
   py::ssize_t B;
   auto qa = vector_arg<S>(q, "q", model.nq, "nq", false, B);
@@ -96,32 +100,41 @@ template <class S> py::array_t<S> inverse_inertia(Engine<S>& self, py::handle q,
                           shape_str(Ra));
   check_finite<S>(Ra, "R");
   const int m = Ra.ndim() == 1 ? 1 : int(Ra.shape(1));
-  // the kernel works on columns: copy R to column-major, and return a row-major (C) array
-  Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> Rc =
-      Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(Ra.data(), model.nv, m);
-  Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> Y(model.nv, m);
+  const std::vector<py::ssize_t> shape = Ra.ndim() == 1 ? std::vector<py::ssize_t>{py::ssize_t(model.nv)}
+                                                        : std::vector<py::ssize_t>{py::ssize_t(model.nv), m};
+  py::array_t<S, py::array::c_style> out =
+      out_obj.is_none() ? py::array_t<S, py::array::c_style>(shape) : out_arg<S>(out_obj, shape, {{"q", q}, {"R", R}});
+  S* o = out.mutable_data();
+  // the kernel works on columns (column-major R and Y): one column is its own row-major array; more
+  // are copied to column-major and the result back to row-major (C)
+  using ColMajor = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
+  ColMajor Rc, Y;
+  if (m > 1) {
+    Rc = Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(Ra.data(), model.nv, m);
+    Y.resize(model.nv, m);
+  }
   double omega = 0;
   try {
     py::gil_scoped_release release;
-    omega = self.inverse_inertia(qa.data(), Rc.data(), m, Y.data());
+    omega = self.inverse_inertia(qa.data(), m > 1 ? Rc.data() : Ra.data(), m, m > 1 ? Y.data() : o);
+    if (m > 1) Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(o, model.nv, m) = Y;
   } catch (const SingularJoint&) {
     explain_overflow<S>(model, qa.data(), 1, "inverse_inertia");
     throw;
   }
-  py::array_t<S> out =
-      Ra.ndim() == 1 ? py::array_t<S>(model.nv) : py::array_t<S>({py::ssize_t(model.nv), py::ssize_t(m)});
-  Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(out.mutable_data(), model.nv, m) = Y;
-  check_result<S>(out, "inverse_inertia");
+  check_result<S>(o, out.size(), "inverse_inertia");
   warn_if_inaccurate(omega, Engine<S>::accuracy_limit(), "inverse_inertia", dtype_name<S>());
-  return out;
+  return std::move(out);
 }
 
-template <class S> py::array_t<S> inverse_mass_matrix(Engine<S>& self, py::handle q) {
+template <class S> py::object inverse_mass_matrix(Engine<S>& self, py::handle q, py::object out_obj) {
   const Model<S>& model = self.model();
   py::ssize_t B;
   auto qa = vector_arg<S>(q, "q", model.nq, "nq", false, B);
   check_quaternions(model, qa.data(), 1, "q");
-  py::array_t<S> out({py::ssize_t(model.nv), py::ssize_t(model.nv)});
+  const std::vector<py::ssize_t> shape{py::ssize_t(model.nv), py::ssize_t(model.nv)};
+  py::array_t<S, py::array::c_style> out =
+      out_obj.is_none() ? py::array_t<S, py::array::c_style>(shape) : out_arg<S>(out_obj, shape, {{"q", q}});
   S* o = out.mutable_data();
   bool checked;
   double omega = 0;
@@ -132,9 +145,9 @@ template <class S> py::array_t<S> inverse_mass_matrix(Engine<S>& self, py::handl
     explain_overflow<S>(model, qa.data(), 1, "inverse_mass_matrix");
     throw;
   }
-  if (!checked) check_result<S>(out, "inverse_mass_matrix");
+  if (!checked) check_result<S>(o, out.size(), "inverse_mass_matrix");
   warn_if_inaccurate(omega, Engine<S>::accuracy_limit(), "inverse_mass_matrix", dtype_name<S>());
-  return out;
+  return std::move(out);
 }
 
 // the pivots D_i at q, one (nv_i, nv_i) array per moving joint
@@ -183,10 +196,12 @@ template <class S> py::array_t<S> engine_mass_matrix(Engine<S>& self, py::handle
 template <class S> void bind_engine(py::module_& m, const char* name) {
   py::class_<Engine<S>>(m, name, "The C++ side of a built-in solver (one subclass per algorithm)")
       .def("forward_dynamics", &forward_dynamics<S>, py::arg("q"), py::arg("v"), py::arg("tau"),
-           py::arg("f_ext") = py::none())
-      .def("inverse_inertia", &inverse_inertia<S>, py::arg("q"), py::arg("R"))
+           py::arg("f_ext") = py::none(), py::kw_only(), py::arg("out") = py::none())
+      .def("inverse_inertia", &inverse_inertia<S>, py::arg("q"), py::arg("R"), py::kw_only(),
+           py::arg("out") = py::none())
       .def("mass_matrix", &engine_mass_matrix<S>, py::arg("q"), "M(q) by CRBA in the engine's precision.")
-      .def("inverse_mass_matrix", &inverse_mass_matrix<S>, py::arg("q"), "The full M(q)⁻¹ (nv, nv).");
+      .def("inverse_mass_matrix", &inverse_mass_matrix<S>, py::arg("q"), py::kw_only(), py::arg("out") = py::none(),
+           "The full M(q)⁻¹ (nv, nv), into out if given (checked by out_arg: bindings/arrays.hpp).");
 }
 
 // one algorithm's engine: `name`64 and `name`32, made from a model and the kernel's options

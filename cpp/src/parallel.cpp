@@ -20,12 +20,6 @@ thread_local bool in_job = false;  // this thread is running an item
 
 constexpr int kSpinMicroseconds = 50;  // how long an idle worker polls for the next job before sleeping
 
-inline void pause() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
 class Pool {
  public:
   using Body = std::function<void(int, int)>;
@@ -53,7 +47,15 @@ class Pool {
     wake_.notify_all();
     claim(body, n, 0);
     std::unique_lock<std::mutex> lk(m_);
-    body_ = nullptr;  // a worker that comes now finds no job
+    body_ = nullptr;  // a worker that comes now finds no job: running_ can only fall from here
+    if (running_ > 0) {
+      // the items still in progress run on workers that have started: poll briefly for their end
+      // (a next parallel_for, say the second pass of M⁻¹, then starts at once), then sleep
+      lk.unlock();
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicroseconds);
+      while (running_.load(std::memory_order_acquire) > 0 && std::chrono::steady_clock::now() < until) spin_pause();
+      lk.lock();
+    }
     done_.wait(lk, [this] { return running_ == 0; });
     if (error_) std::rethrow_exception(error_);
   }
@@ -83,7 +85,8 @@ class Pool {
       // the worker awake), then sleep until the next job
       lk.unlock();
       const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicroseconds);
-      while (generation_.load(std::memory_order_relaxed) == seen && std::chrono::steady_clock::now() < until) pause();
+      while (generation_.load(std::memory_order_relaxed) == seen && std::chrono::steady_clock::now() < until)
+        spin_pause();
       lk.lock();
       wake_.wait(lk, [&] { return generation_.load() != seen; });
       seen = generation_.load();
@@ -103,7 +106,8 @@ class Pool {
   std::condition_variable wake_, done_;
   int workers_ = 0;
   const Body* body_ = nullptr;
-  int n_ = 0, slots_ = 0, running_ = 0;
+  int n_ = 0, slots_ = 0;
+  std::atomic<int> running_{0};               // written under m_; polled by the caller without it
   std::atomic<std::uint64_t> generation_{0};  // written under m_; read by spinning workers without it
   std::atomic<int> next_{0};
   std::mutex error_mutex_;

@@ -25,6 +25,13 @@ void set_threads(int n);
 // the lowest item) after every item has run.
 void parallel_for(int n, int threads, const std::function<void(int item, int slot)>& body);
 
+// one step of a short busy wait (the x86 `pause`: tells the core it spins)
+inline void spin_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 // threads for m independent columns of n coordinates: never more than the columns, and one when
 // the whole job is too small to pay for waking the others
 int column_threads(int m, int n);

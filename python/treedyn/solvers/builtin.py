@@ -30,14 +30,15 @@ class _EngineSolver(Solver):
         engine = getattr(_core, self._kernel + ("32" if self.dtype == np.float32 else "64"))
         self._engine = engine(model.core, *kernel_options)
 
-    def forward_dynamics(self, q, v, tau, f_ext=None):
-        return self._engine.forward_dynamics(q, v, tau, f_ext)
+    # out= is checked and written to in C++ (cpp/bindings/arrays.hpp, out_arg)
+    def forward_dynamics(self, q, v, tau, f_ext=None, *, out=None):
+        return self._engine.forward_dynamics(q, v, tau, f_ext, out=out)
 
-    def inverse_inertia(self, q, R):
-        return self._engine.inverse_inertia(q, R)
+    def inverse_inertia(self, q, R, *, out=None):
+        return self._engine.inverse_inertia(q, R, out=out)
 
-    def inverse_mass_matrix(self, q):
-        return self._engine.inverse_mass_matrix(q)
+    def inverse_mass_matrix(self, q, *, out=None):
+        return self._engine.inverse_mass_matrix(q, out=out)
 
     def mass_matrix(self, q):
         """M(q) by CRBA, computed in this solver's precision (``dtype``)."""

@@ -48,14 +48,15 @@ class _RedMaxSolver(Solver):
         state.q, state.v, state.t = q, v, state.t + h
         return stats
 
-    def forward_dynamics(self, q, v, tau, f_ext=None):
+    def forward_dynamics(self, q, v, tau, f_ext=None, *, out=None):
         if f_ext is not None:
             raise NotImplementedError(f"solver {self.name!r}: apply external forces as model point forces")
-        return self._impl.forward_dynamics(q, v, tau)  # a batch over the threads, as every engine
+        return self._impl.forward_dynamics(q, v, tau, out=out)  # a batch over the threads, as every engine
 
-    def inverse_inertia(self, q, R):
-        """M̃_r(q)⁻¹ R for this solver's h (eq. (2.14); no velocity enters M̃_r)."""
-        return self._impl.inverse_inertia(q, self.h, R)
+    def inverse_inertia(self, q, R, *, out=None):
+        """M̃_r(q)⁻¹ R for this solver's h (eq. (2.14); no velocity enters M̃_r). With ``out``, the
+        result is copied into it (the sparse solve makes its own)."""
+        return self._impl.inverse_inertia(q, self.h, R, out=out)
 
     def terms(self, state: State, h: float | None = None) -> dict:
         """The terms of eq. (2.13) at ``state`` as dense arrays — J, Jdot, M_m, D_m, K_m, f_m,

@@ -2,7 +2,8 @@
 //   forward dynamics   c by RNEA, then q̈ = M⁻¹(τ − c) by one column of Alg. 1 (fixed base) or
 //                      Alg. 2 (floating base) after the per-q setup (minv.hpp): O(n)
 //   inverse_inertia    M⁻¹R, the per-q setup once, the m columns spread over the threads: O(nm)
-//   inverse_mass_matrix  the full M⁻¹, all columns at once by the blocked passes (minv_blocked.hpp)
+//   inverse_mass_matrix  the full M⁻¹, all columns at once by the blocked passes, the per-q setup
+//                      overlapped with the first of them (minv_blocked.hpp, mInv_at)
 #pragma once
 #include <memory>
 #include <stdexcept>
@@ -52,12 +53,12 @@ template <class S> struct DrumwrightKernel {
   template <class Pool> bool inverse_mass_matrix(const Model<S>& model, Pool& ws, const S* q, S* Minv,
                                                  double& omega) const {
     Workspace& w = ws[0];
-    minv_precompute(model, w.minv, q);
     if (!w.blocked) w.blocked.reset(new MinvBlocked<S>(model));
     // threads split the columns, from 128 columns per thread: below that the kernel takes less
-    // than ~50 us and waking a sleeping thread costs what it saves
+    // than ~50 us and waking a sleeping thread costs what it saves; the per-q setup runs beside
+    // the first columns (mInv_at)
     const int nthreads = std::max(1, std::min(max_threads(), model.nv / 128));
-    if (!mInv(model, w.minv, *w.blocked, Minv, nthreads))
+    if (!mInv_at(model, w.minv, *w.blocked, q, Minv, nthreads))
       throw std::domain_error(
           "inverse_mass_matrix overflowed to inf/NaN: the inputs are too large for this "
           "precision, or the model is singular");

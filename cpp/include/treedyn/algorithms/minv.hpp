@@ -187,7 +187,8 @@ template <class S> void minv_base_inertia_step(const Model<S>& model, MinvData<S
 // everything Alg. 1 / 2 "Require": once per configuration, O(N)
 template <class S> TREEDYN_ENTRY void minv_precompute(const Model<S>& model, MinvData<S>& w, const S* q) {
   // (not shared among threads: the joint and world parts could be, for about 35 us of 1.5 ms at
-  // n = 1000, but every barrier costs milliseconds as soon as another process takes a core)
+  // n = 1000, but every barrier costs milliseconds as soon as another process takes a core. The
+  // full M⁻¹ runs this beside its first column pass instead: mInv_at, minv_blocked.hpp)
   for (int i = 1; i <= model.N; ++i) minv_global_frame_step(model, w, i, q);
   for (int i = model.N; i >= w.first; --i) minv_articulated_inertia_step(model, w, i);
   if (w.floating_base) minv_base_inertia_step(model, w);

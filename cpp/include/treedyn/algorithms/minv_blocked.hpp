@@ -19,7 +19,9 @@
 // the forward pass completes rows. Columns are independent, so threads split them.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "treedyn/algorithms/minv.hpp"
@@ -48,6 +50,8 @@ template <class S> struct MinvBlocked {
   std::vector<Branch> branches;
   std::vector<int> branch_of;   // body -> index in branches, or -1
   std::vector<double> weight;   // nv + 1: cumulative work per column (to split columns among threads)
+  std::vector<double> bweight;  // nv + 1: the same, of the backward pass (lines 4-5) alone
+  std::vector<double> fweight;  // nv + 1: the same, of the forward pass (lines 7-10, mirroring)
   std::vector<char> starts;     // nv + 1: a joint's first coordinate (a thread's columns start there)
   std::vector<char> pairs;      // body p: p and its only child with coordinates c are both 1-DoF
                                 // and p is not a root: their steps can run as one sweep
@@ -58,6 +62,8 @@ template <class S> struct MinvBlocked {
         ld((model.nv + line - 1) / line * line),
         branch_of(model.N + 1, -1),
         weight(model.nv + 1, 0.0),
+        bweight(model.nv + 1, 0.0),
+        fweight(model.nv + 1, 0.0),
         starts(model.nv + 1, 0) {
     std::vector<std::vector<int>> kids(model.N + 1);
     for (int i = 1; i <= model.N; ++i)
@@ -89,6 +95,8 @@ template <class S> struct MinvBlocked {
       for (int a = 0; a < model.nv_i[i]; ++a) {
         const int k = model.v_index[i] + a;
         weight[k + 1] = weight[k] + 4.0 * anc[i] + double(k + 1 - anc[i]) + double(k);
+        bweight[k + 1] = bweight[k] + 2.0 * anc[i];
+        fweight[k + 1] = weight[k + 1] - bweight[k + 1];
       }
     }
     starts[model.nv] = 1;
@@ -104,12 +112,29 @@ template <class S> struct MinvBlocked {
   }
   S* row(S* X, int r) const { return X + std::size_t(r) * ld; }
   // columns [bound[t], bound[t+1]) of chunk t: equal work, on cache lines, never splitting a joint
-  std::vector<int> split(int nthreads) const {
-    std::vector<int> bound(nthreads + 1, nv);
+  std::vector<int> split(int nthreads, bool forward_only = false) const {
+    return split_at(forward_only ? fweight : weight, nthreads, [&](int t) { return double(t) / nthreads; });
+  }
+  // the next chunk [c0, c1) of the backward pass below column c1, taken from the top down while
+  // the setup runs (mInv_at): about `frac` of the work left in [0, c1) but at least `least` of the
+  // whole, starting on a cache line and at a joint's first coordinate; c0 = 0 takes the rest
+  int chunk_below(int c1, double frac, double least) const {
+    const double left = bweight[c1], take = std::max(left * frac, bweight[nv] * least);
+    if (take >= left) return 0;
+    const int k = int(std::lower_bound(bweight.begin(), bweight.begin() + c1 + 1, left - take) - bweight.begin());
+    int b = (k + line / 2) / line * line;
+    while (b < c1 && !starts[b]) ++b;
+    if (b >= c1)
+      for (b = std::min(k, c1 - 1); b > 0 && !starts[b];) --b;
+    return b;
+  }
+  // bound[t] where the cumulative work `cum` reaches share(t) of its total
+  template <class Share> std::vector<int> split_at(const std::vector<double>& cum, int nchunks, Share share) const {
+    std::vector<int> bound(nchunks + 1, nv);
     bound[0] = 0;
-    for (int t = 1, k = 0; t < nthreads; ++t) {
-      const double target = weight[nv] * t / nthreads;
-      while (k < nv && weight[k + 1] <= target) ++k;
+    for (int t = 1, k = 0; t < nchunks; ++t) {
+      const double target = cum[nv] * share(t);
+      while (k < nv && cum[k + 1] <= target) ++k;
       int b = (k + line / 2) / line * line;
       if (b < bound[t - 1]) b = bound[t - 1];
       while (b < nv && !starts[b]) ++b;
@@ -267,22 +292,71 @@ void velocity_pair_step(const MinvKernels<S>& K, const Model<S>& model, const Mi
 
 }  // namespace minv_detail
 
+// The per-configuration setup (minv_precompute) run as an item of the backward pass (mInv_at):
+// its leaves-to-root sweep (eq. (7)) visits the joints in the order the backward pass does (lines
+// 4-5, leaves to root), so a chunk of columns can follow it joint by joint. `ready` is a joint
+// from which on the quantities (ŝ, Î^Aŝ, Ũ, (ŝᵀÎ^Aŝ)⁻¹ and their packed rows) are final; it is
+// published every `stride` joints, so that its cache line does not pass between the cores at
+// every joint (measured: the setup ran 1.4x slower when a waiting chunk polled a per-joint index).
+template <class S> struct MinvSetup {
+  static constexpr int stride = 16;
+  MinvData<S>& w;
+  const S* q;
+  alignas(64) std::atomic<int> ready;
+  std::atomic<bool> failed{false};
+  MinvSetup(const Model<S>& model, MinvData<S>& w_, const S* q_) : w(w_), q(q_), ready(model.N + 1) {}
+  void run(const Model<S>& model) {
+    try {
+      for (int i = 1; i <= model.N; ++i) minv_global_frame_step(model, w, i, q);
+      for (int i = model.N; i >= w.first; --i) {
+        minv_articulated_inertia_step(model, w, i);
+        if (i % stride == 0 || i == w.first) ready.store(i, std::memory_order_release);
+      }
+      if (w.floating_base) minv_base_inertia_step(model, w);  // (read by the forward pass only)
+    } catch (...) {
+      failed.store(true, std::memory_order_release);
+      throw;
+    }
+  }
+  // wait until joint i is ready (false: the setup threw, and parallel_for rethrows it). The
+  // setup's item is claimed first, so whoever runs it is running: this never waits for a thread
+  // that has not started; run serially, the setup is complete before any chunk starts.
+  // `known`: the caller's last look at `ready` (it reads the shared index only when it catches up)
+  bool wait(int i, int& known) const {
+    if (i >= known) return true;
+    for (int spins = 0; (known = ready.load(std::memory_order_acquire)) > i; ++spins) {
+      if (failed.load(std::memory_order_acquire)) return false;
+      if (spins < 1024)
+        for (int k = 0; k < 16; ++k) spin_pause();  // ~1000 cycles between looks
+      else
+        std::this_thread::yield();  // (the setup's thread was descheduled)
+    }
+    return true;
+  }
+};
+
 // the full M⁻¹ (nv x nv, row-major; symmetric, so also column-major) for the configuration that
 // minv_precompute saw; `nthreads` threads split the columns (same bits for any number of threads).
-// Returns false if an entry overflowed to inf / NaN.
+// Returns false if an entry overflowed to inf / NaN. With `setup` (mInv_at), the setup runs as
+// the first item of the backward pass.
 template <class S>
-bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Minv, int nthreads) {
+bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Minv, int nthreads,
+          MinvSetup<S>* setup = nullptr) {
   using namespace minv_detail;
   const MinvKernels<S>& K = minv_kernels<S>();
   const int nv = model.nv, first = w.first;
-  if (nv == 0) return true;
+  if (nv == 0) {
+    if (setup) setup->run(model);
+    return true;
+  }
   nthreads = std::max(1, std::min(nthreads, nv));
   // chunks of columns of equal work, taken by the threads as they come free in each pass (any
   // thread may take any chunk: a thread's F and V serve whatever columns it works on). One chunk
   // per thread: two per thread balance a core slowed by something else better, but cost ~5% on
-  // a quiet machine (more borders, shorter sweeps)
+  // a quiet machine (more borders, shorter sweeps). With the setup in the backward pass, that pass
+  // takes guided chunks (take_chunks below).
   const int nchunks = nthreads;
-  const std::vector<int> bound = B.split(nchunks);
+  const std::vector<int> bound = B.split(nchunks, setup != nullptr);  // (the forward pass's, with a setup)
   std::vector<S*> Fs(nthreads);
   for (int t = 0; t < nthreads; ++t) Fs[t] = B.F_of(t);
   std::vector<char> nonfinite(nthreads, 0);
@@ -290,15 +364,18 @@ bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Min
   const auto backward = [&](int t, int c0, int c1) {
     if (c0 >= c1) return;
     S* F = Fs[t];
+    int known = model.N + 1;  // the setup's joints from `known` on are ready (MinvSetup::wait)
     for (int r = 0; r < 6; ++r) std::fill(B.row(F, r) + c0, B.row(F, r) + c1, S(0));
     for (int i = w.joint_of[c1 - 1]; i >= first; --i) {  // joints after it own no column here
       save_branch(B, F, i, c0, c1);
       const int p = model.parent[i];
       if (p >= first && B.pairs[p] && B.pair_child[p] == i) {  // i and its parent in one sweep
+        if (setup && !setup->wait(p, known)) return;
         impulse_pair_step(K, model, w, B, F, p, i, Minv, c0, c1);
         i = p;
         continue;
       }
+      if (setup && !setup->wait(i, known)) return;
       impulse_step(K, model, w, B, F, i, Minv, c0, c1);
     }
     if (w.floating_base) {
@@ -340,12 +417,45 @@ bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Min
     }
     mirror_to(nv, true);
   };
-  parallel_for(nchunks, nthreads, [&](int c, int t) { backward(t, bound[c], bound[c + 1]); });
+  // with a setup, the backward pass's columns are taken from the top down (the first chunk follows
+  // the setup from the leaves) in guided chunks: 0.7 / nthreads of the work left, at least 0.06 /
+  // nthreads of the whole (measured at n = 1000 on 2 threads: fixed chunks of 4 or 8 per thread,
+  // shares 1/2 and 3/100, and guided chunks in the second pass as well were all no better)
+  std::atomic<int> unclaimed{nv};  // columns [0, unclaimed) not yet taken
+  const auto take_chunks = [&](int t) {
+    for (int c1 = unclaimed.load(); c1 > 0;) {
+      const int c0 = B.chunk_below(c1, 0.7 / nthreads, 0.06 / nthreads);
+      if (unclaimed.compare_exchange_weak(c1, c0)) {  // (else c1 is now the current value)
+        backward(t, c0, c1);
+        c1 = unclaimed.load();
+      }
+    }
+  };
+  if (setup)  // item 0: the setup, then chunks; the other items: chunks as they come
+    parallel_for(nthreads, nthreads, [&](int c, int t) {
+      if (c == 0) setup->run(model);
+      take_chunks(t);
+    });
+  else
+    parallel_for(nchunks, nthreads, [&](int c, int t) { backward(t, bound[c], bound[c + 1]); });
   // (every saved Ŷ^A is complete when the first pass returns)
   parallel_for(nchunks, nthreads, [&](int c, int t) { forward(t, bound[c], bound[c + 1]); });
   for (char bad : nonfinite)
     if (bad) return false;
   return true;
+}
+
+// the full M⁻¹ at q: minv_precompute and mInv, with the setup overlapped with the backward pass
+// on more than one thread (the same operations on the same data: the same bits as minv_precompute
+// followed by mInv on one thread)
+template <class S>
+bool mInv_at(const Model<S>& model, MinvData<S>& w, MinvBlocked<S>& B, const S* q, S* Minv, int nthreads) {
+  if (nthreads <= 1 || model.nv <= 1) {
+    minv_precompute(model, w, q);
+    return mInv(model, w, B, Minv, 1);
+  }
+  MinvSetup<S> setup(model, w, q);
+  return mInv(model, w, B, Minv, nthreads, &setup);
 }
 
 }  // namespace treedyn
