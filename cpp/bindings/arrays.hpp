@@ -117,6 +117,24 @@ py::array_t<S, py::array::c_style> out_arg(py::handle out, const std::vector<py:
   return py::reinterpret_borrow<py::array_t<S, py::array::c_style>>(out);
 }
 
+// an array_t that holds nothing yet, to be assigned: array_t's default constructor makes a numpy
+// array of size 0 (five of them were 0.3 µs of every forward dynamics call)
+template <class S> py::array_t<S, py::array::c_style> no_array() {
+  return py::reinterpret_steal<py::array_t<S, py::array::c_style>>(py::handle());
+}
+
+// a new C-contiguous array of S, uninitialised, shape (n0,) or (n0, n1) (n1 < 0: one axis):
+// numpy's constructor called directly (py::array_t's builds shape and stride vectors on the heap
+// first: 60 ns of a 1 µs forward dynamics call on a 6-joint arm)
+template <class S> py::array_t<S, py::array::c_style> new_array(py::ssize_t n0, py::ssize_t n1 = -1) {
+  auto& api = py::detail::npy_api::get();
+  Py_intptr_t dims[2] = {n0, n1};
+  PyObject* descr = api.PyArray_DescrFromType_(py::detail::npy_format_descriptor<S>::value);
+  PyObject* a = api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, n1 < 0 ? 1 : 2, dims, nullptr, nullptr, 0, nullptr);
+  if (!a) throw py::error_already_set();
+  return py::reinterpret_steal<py::array_t<S, py::array::c_style>>(a);
+}
+
 inline std::string number(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", x);

@@ -29,6 +29,10 @@ class _EngineSolver(Solver):
         super().__init__(model, dtype, **options)
         engine = getattr(_core, self._kernel + ("32" if self.dtype == np.float32 else "64"))
         self._engine = engine(model.core, *kernel_options)
+        if type(self).forward_dynamics is _EngineSolver.forward_dynamics:
+            # the engine's method itself (same signature): a call then costs no Python frame, about
+            # 60 ns of the 1 µs forward dynamics of a 6-joint arm
+            self.forward_dynamics = self._engine.forward_dynamics
 
     # out= is checked and written to in C++ (cpp/bindings/arrays.hpp, out_arg)
     def forward_dynamics(self, q, v, tau, f_ext=None, *, out=None):
