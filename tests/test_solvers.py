@@ -753,3 +753,37 @@ def test_threads_sharing_a_solver_each_with_its_own_out():
     for t in range(THREADS):
         np.testing.assert_array_equal(outs[t][0], serial[t][0])
         np.testing.assert_array_equal(outs[t][1], serial[t][1])
+
+
+def test_forward_dynamics_takes_its_arguments_as_a_python_function_would():
+    """The engines' forward_dynamics parses its own arguments (a CPython vectorcall method, not
+    pybind11's dispatcher): positional or keyword q, v, tau, f_ext; keyword-only out; Python's
+    TypeErrors for the rest."""
+    model = chain(3)
+    engine = td.make_solver("aba", model)._engine
+    q, v, tau = np.zeros(3), np.ones(3), np.ones(3)
+    ref = engine.forward_dynamics(q, v, tau)
+    np.testing.assert_array_equal(engine.forward_dynamics(tau=tau, v=v, q=q), ref)
+    np.testing.assert_array_equal(engine.forward_dynamics(q, v, tau, None), ref)
+    out = np.empty(3)
+    assert engine.forward_dynamics(q, v, tau, f_ext=None, out=out) is out
+    np.testing.assert_array_equal(out, ref)
+    for args, kwargs, match in [
+        ((q, v), {}, "missing required argument 'tau'"),
+        ((q, v, tau, None, out), {}, "positional arguments"),
+        ((q, v, tau), {"outt": out}, "unexpected keyword argument 'outt'"),
+        ((q, v, tau), {"q": q}, "multiple values for argument 'q'"),
+    ]:
+        with pytest.raises(TypeError, match=match):
+            engine.forward_dynamics(*args, **kwargs)
+    with pytest.raises(td.SingularInertiaError):  # the registered exception, as through pybind11
+        td.make_solver("aba", _massless_leaf()).forward_dynamics(np.zeros(2), np.zeros(2), np.zeros(2))
+
+
+def _massless_leaf():
+    model = td.Model()
+    a = model.add_body("a", None, td.Revolute((0, 0, 1)), td.Transform(), td.Inertia.box(1.0, (0.1, 0.1, 0.1)))
+    model.add_body(
+        "b", a, td.Revolute((0, 1, 0)), td.Transform(translation=(0.1, 0, 0)), td.Inertia(0.0, inertia=np.zeros((3, 3)))
+    )
+    return model

@@ -2,7 +2,9 @@
 // converted once to the engine's scalar; the kernels run with the GIL released.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+
 #include <pybind11/stl.h>
+#include <stdexcept>
 
 #include "arrays.hpp"
 #include "treedyn/algorithms/aba.hpp"
@@ -195,8 +197,9 @@ template <class S> py::array_t<S> engine_mass_matrix(Engine<S>& self, py::handle
   return M;
 }
 
-// The Python exception for the C++ exception in flight, as pybind11's dispatcher raises it
-// (module.cpp registers SingularJoint as treedyn.SingularInertiaError).
+// The Python exception for the C++ exception in flight, as pybind11's dispatcher raises it:
+// module.cpp's registered SingularJoint → treedyn.SingularInertiaError, then pybind11's table for
+// the standard exceptions (tests/test_solvers.py checks them through forward_dynamics).
 void raise_current_exception() {
   try {
     throw;
@@ -210,6 +213,18 @@ void raise_current_exception() {
     PyErr_SetString(singular.ptr(), e.what());
   } catch (const std::bad_alloc&) {
     PyErr_NoMemory();
+  } catch (const std::domain_error& e) {  // pybind11's table of standard exceptions from here on
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const std::invalid_argument& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const std::length_error& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const std::out_of_range& e) {
+    PyErr_SetString(PyExc_IndexError, e.what());
+  } catch (const std::range_error& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const std::overflow_error& e) {
+    PyErr_SetString(PyExc_OverflowError, e.what());
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
   } catch (...) {
