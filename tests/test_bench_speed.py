@@ -24,7 +24,7 @@ def test_speed_script_writes_every_part(tmp_path, monkeypatch):
         rows = list(csv.DictReader(f))
     parts = {(r["part"], r["kernel"], r["dtype"]) for r in rows}
     assert ("single", "specialised", "float64") in parts and ("single", "simplified+specialised", "float64") in parts
-    assert ("batch", "specialised", "float32") in parts and ("minv", "drumwright", "float64") in parts
+    assert ("batch", "specialised", "float32") in parts and ("minv (50 ms apart)", "drumwright", "float64") in parts
     single = [r for r in rows if r["part"] == "single"]
     assert {r["model"] for r in single} == {"chain20", "ur5"}
     for r in rows:
