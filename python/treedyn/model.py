@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Union
 
 import numpy as np
@@ -135,6 +135,9 @@ class Transform:
 
     def __hash__(self):
         return hash((Transform, _key(self.rotation, self.translation)))
+
+    def __reduce__(self):  # through the constructor: read-only arrays again, the same bits
+        return Transform, (self.rotation, self.translation)
 
 
 def _symmetric(x, what: str) -> np.ndarray:
@@ -455,6 +458,16 @@ def _nonneg(x, n: int, what: str) -> np.ndarray:
     return a
 
 
+def _field_values(x) -> tuple:
+    """A dataclass's field values, not copied (dataclasses.astuple copies them deeply)."""
+    return tuple(getattr(x, f.name) for f in fields(x))
+
+
+def _unpickle_frozen(cls, values):
+    """A frozen dataclass of the model (Spring, LoopClosure) with its arrays read-only again."""
+    return cls(*(_frozen(v) if isinstance(v, np.ndarray) else v for v in values))
+
+
 @dataclass(frozen=True)
 class Spring:
     """A point-to-point spring–damper (see Model.add_spring)."""
@@ -466,6 +479,9 @@ class Spring:
     stiffness: float
     damping: float
     rest_length: float
+
+    def __reduce__(self):
+        return _unpickle_frozen, (type(self), _field_values(self))
 
 
 _LOOP_ROWS = {l["kind"]: l["rows"] for l in _LOOP_LAYOUTS.values()}
@@ -488,6 +504,9 @@ class LoopClosure:
     @property
     def n_rows(self) -> int:
         return _LOOP_ROWS[self.kind]
+
+    def __reduce__(self):
+        return _unpickle_frozen, (type(self), _field_values(self))
 
 
 @dataclass(frozen=True)
@@ -746,24 +765,33 @@ class Model:
         w = inertias[0]
         if w.mass or np.any(w.first_moment) or np.any(w.inertia_origin):
             raise ValueError("with_inertias: inertias[0] is the world's and must be zero")
-        out = Model(self.gravity)
-        parents = self.parents
-        for i in range(1, self.n_bodies):
-            out.add_body(
-                self.body_names[i],
-                int(parents[i]),
-                self._joints[i],
-                self._placements[i],
-                inertias[i],
-                self._joint_names[i],
-            )
-        # everything else as it is here, whatever it is (attributes added later and by the file
-        # readers, such as ``source``, included): deep copies, nothing shared with this model
-        rebuilt = {"_cpp", "_joints", "_joint_names", "_index", "_joint_index", "_placements", "_inertias"}
-        for k, v in self.__dict__.items():
-            if k not in rebuilt:
-                out.__dict__[k] = None if k == "_constraints_cache" else copy.deepcopy(v)
-        return out
+        bodies, rest = self._parts()
+        bodies = [(*b[:4], I, b[5]) for b, I in zip(bodies, inertias[1:])]
+        return _rebuild_model(self.gravity, bodies, copy.deepcopy(rest))
+
+    # what a model is made of: the add_body arguments of its bodies (the C++ model is built from
+    # them) and every other attribute, whatever it is (those the file readers add included)
+    _REBUILT = frozenset({"_cpp", "_joints", "_joint_names", "_index", "_joint_index", "_placements", "_inertias"})
+
+    def _parts(self) -> tuple[list, dict]:
+        names, parents = self.body_names, self.parents.tolist()
+        bodies = [
+            (names[i], parents[i], self._joints[i], self._placements[i], self._inertias[i], self._joint_names[i])
+            for i in range(1, self.n_bodies)
+        ]
+        rest = {k: v for k, v in self.__dict__.items() if k not in self._REBUILT and k != "_constraints_cache"}
+        return bodies, rest
+
+    def __reduce__(self):
+        """A model pickles as what it is made of (bodies, joints, placements, inertias, frames, geoms,
+        limits, springs, damping, forces, loop closures, couplings, gravity, reference
+        configuration, ...); unpickling rebuilds the C++ model body by body, to the same bits.
+        copy.deepcopy goes the same way."""
+        bodies, rest = self._parts()
+        return _rebuild_model, (self.gravity, bodies, rest)
+
+    def __copy__(self):  # a model shares no mutable state with its copy
+        return copy.deepcopy(self)
 
     @property
     def core(self) -> _core.Model:
@@ -1292,3 +1320,12 @@ class Model:
             joint = f"{type(j).__name__} {self._joint_names[i]!r}" if j.nv else "Fixed"
             lines.append(f"{'  ' * depth[i]}{self.body_names[i]}  ({joint}, nq={j.nq}, nv={j.nv})")
         return "\n".join(lines)
+
+
+def _rebuild_model(gravity, bodies, rest) -> Model:
+    """The model of Model._parts (unpickling, copies, with_inertias)."""
+    out = Model(gravity)
+    for b in bodies:
+        out.add_body(*b)
+    out.__dict__.update(rest)
+    return out

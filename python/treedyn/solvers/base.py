@@ -63,6 +63,19 @@ class Solver(abc.ABC):
             if isinstance(f, types.FunctionType) and not hasattr(f, "_serialized") and f is not vars(Solver).get(attr):
                 setattr(cls, attr, _serialized(f))
 
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls)
+        self._made_from = (args, kwargs)  # the constructor's arguments, for pickling (__reduce__)
+        return self
+
+    def __reduce__(self):
+        """A solver pickles as what it was made from — its class (by reference), the model and the
+        constructor's other arguments (dtype, options such as ``specialise``) — and is made again
+        from them when unpickled: the same dynamics, bit for bit, on the model as it is when
+        pickled. State a solver gathers as it runs (RedMax's warm starts) starts afresh."""
+        args, kwargs = self._made_from
+        return _remake, (type(self), args, kwargs)
+
     def __init__(self, model, dtype=np.float64, **options):
         reason = self.supports(model)
         if reason:
@@ -137,6 +150,10 @@ class Solver(abc.ABC):
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.name!r} nv={self.model.nv} dtype={self.dtype}>"
+
+
+def _remake(cls, args, kwargs):
+    return cls(*args, **kwargs)
 
 
 _OUT_METHODS = ("forward_dynamics", "inverse_inertia", "inverse_mass_matrix")
