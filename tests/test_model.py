@@ -530,3 +530,108 @@ def test_with_inertias_copies_the_model_with_other_inertias():
         m.with_inertias([td.Inertia(1.0), *new[1:]])
     with pytest.raises(TypeError, match="treedyn.Inertia"):
         m.with_inertias([new[0], new[1], "x"])
+
+
+def _model_with_everything():
+    """A tree with every part a model can carry: frames, geoms, limits, joint springs, damping,
+    springs, point and moving forces, a loop closure, a coupling, Baumgarte, a reference
+    configuration and an attribute a file reader would add."""
+    m = _three_body_model()
+    m.gravity = (0.1, -9.8, 0.2)
+    m.add_body("elbow", "slider", td.Revolute((0, 1, 0)), td.Transform.from_rpy((0.1, 0.2, 0.3), (0.2, 0, 0)))
+    m.add_body(
+        "hand", "elbow", td.Revolute((1, 0, 0)), inertia=td.Inertia.from_parameters(0.0, (0, 0, 0.1), np.eye(3) * 1e-2)
+    )
+    m.add_frame("tip", "hand", td.Transform(translation=(0.1, 0, 0)))
+    m.add_geom("hand", td.Sphere(0.05), friction=0.5, name="ball")
+    m.set_joint_limits("elbow", -1.0, 2.0)
+    m.set_joint_spring("elbow", 3.0, 0.5, rest=[0.2])
+    m.set_body_damping("leg", 0.3)
+    m.add_spring("hand", (0, 0, 0.1), "arm", (0, 0.1, 0), 40.0, 1.0)
+    m.add_point_force("tool", (0, 0, 0.1), (1.0, 0, 0))
+    m.add_moving_force((0, 0, -5.0), [("arm", (0, 0, 0), (0.2, 0, 0))], duration=2.0)
+    m.add_loop_closure("hand", "wrist", td.Spherical())
+    m.add_coupling("elbow", "hand", polycoef=(0.1, 0.5))
+    m.baumgarte = 20.0
+    m.reference_configuration = td.random_configuration(m, np.random.default_rng(3))
+    m.source = "a file"
+    return m
+
+
+def _same(a, b) -> bool:
+    """a and b hold equal values, bit for bit (arrays by dtype and bytes, dataclasses by field)."""
+    import dataclasses
+
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    if dataclasses.is_dataclass(a):
+        return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def _parts(m):
+    return (
+        m.body_names,
+        m.parents,
+        m.joints,
+        m.body_joint_names,
+        m.placements,
+        m.inertias,
+        m.frames,
+        m.geoms,
+        m.joint_limits,
+        m.lower_position_limit,
+        m.gravity,
+        m.springs,
+        m.loop_closures,
+        m.couplings,
+        m.force_elements,
+        m.baumgarte,
+        m.reference_configuration,
+        m.source,
+        {k: v for k, v in vars(m).items() if k not in ("_cpp", "_constraints_cache")},
+    )
+
+
+def test_a_model_pickles_with_all_it_carries_and_the_same_dynamics_bit_for_bit():
+    import copy
+    import pickle
+
+    m = _model_with_everything()
+    rng = np.random.default_rng(0)
+    for c in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m), copy.copy(m)):
+        assert c is not m and c.core is not m.core
+        assert _same(_parts(c), _parts(m))
+        assert c.springs[0].point_a.flags.writeable is False  # value objects stay read-only
+        assert c.placements[4].rotation.flags.writeable is False
+        for _ in range(3):
+            q, v = td.random_configuration(m, rng), rng.standard_normal(m.nv)
+            tau, f = rng.standard_normal(m.nv), rng.standard_normal((m.n_bodies, 6))
+            for name in ("aba", "crba-ltl"):
+                a, b = td.make_solver(name, m), td.make_solver(name, c)
+                np.testing.assert_array_equal(b.forward_dynamics(q, v, tau, f), a.forward_dynamics(q, v, tau, f))
+                np.testing.assert_array_equal(
+                    td.constrained_forward_dynamics(b, q, v, tau), td.constrained_forward_dynamics(a, q, v, tau)
+                )
+            np.testing.assert_array_equal(c.loop_residual(q), m.loop_residual(q))
+            for x, y in zip(c.body_poses(q), m.body_poses(q)):
+                np.testing.assert_array_equal(x, y)
+            # the RedMax step: springs, damping, point and moving forces, loop closure, coupling
+            sa, sb = td.State(q, v), td.State(q, v)
+            td.make_solver("redmax-direct", m).step(sa, 1e-3)
+            td.make_solver("redmax-direct", c).step(sb, 1e-3)
+            np.testing.assert_array_equal(sb.q, sa.q)
+            np.testing.assert_array_equal(sb.v, sa.v)
+    # a copy shares nothing that changes: building on it leaves the original as it was
+    before = copy.deepcopy(_parts(m))
+    c = copy.copy(m)
+    c.add_body("extra", "hand")
+    c.add_spring("extra", (0, 0, 0), "arm", (0, 0, 0), 1.0)
+    c.set_joint_limits("hand", -0.5, 0.5)
+    assert _same(_parts(m), before) and m.n_bodies == c.n_bodies - 1

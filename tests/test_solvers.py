@@ -793,3 +793,44 @@ def _massless_leaf():
         "b", a, td.Revolute((0, 1, 0)), td.Transform(translation=(0.1, 0, 0)), td.Inertia(0.0, inertia=np.zeros((3, 3)))
     )
     return model
+
+
+@pytest.mark.parametrize(
+    "name,options",
+    [
+        ("aba", {}),
+        ("aba", {"dtype": np.float32}),
+        ("aba", {"specialise": True}),
+        ("aba-modified", {"dtype": np.float32}),
+        ("crba-cholesky", {}),
+        ("crba-ltl", {"ltdl": True}),
+        ("drumwright", {}),
+        ("cfa-oee", {}),
+        ("jsiia", {}),
+        ("redmax-direct", {"h": 5e-3, "ordering": "leaf-to-root"}),
+        ("redmax-pcg", {"tol": 1e-10, "max_iter": 50}),
+    ],
+)
+def test_a_solver_pickles_as_what_it_was_made_from_with_the_same_dynamics_bit_for_bit(name, options):
+    import pickle
+    import warnings
+
+    model = chain(7) if name in ("cfa-oee", "jsiia") else random_tree(9, 5, floating_base=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", td.codegen.CodegenWarning)  # no compiler: the generic kernel, both
+        s = td.make_solver(name, model, **options)
+        c = pickle.loads(pickle.dumps(s))
+    assert type(c) is type(s) and c.dtype == s.dtype and c.model is not model
+    for k, v in options.items():
+        if k == "specialise":  # True when a compiler is at hand
+            assert c.specialised == s.specialised
+        else:
+            assert getattr(c, k) == (np.dtype(v) if k == "dtype" else v)
+    rng = np.random.default_rng(4)
+    B = 5
+    Q = np.stack([td.random_configuration(model, rng) for _ in range(B)])
+    V, T = rng.standard_normal((B, model.nv)), rng.standard_normal((B, model.nv))
+    np.testing.assert_array_equal(c.forward_dynamics(Q, V, T), s.forward_dynamics(Q, V, T))
+    R = rng.standard_normal((model.nv, 3))
+    np.testing.assert_array_equal(c.inverse_inertia(Q[0], R), s.inverse_inertia(Q[0], R))
+    assert pickle.loads(pickle.dumps(c)).forward_dynamics(Q, V, T).tobytes() == s.forward_dynamics(Q, V, T).tobytes()
