@@ -67,7 +67,7 @@ def embedded_client() -> distributed.Client:
     with _embedded_lock:
         if _embedded is None or _embedded[1].status in ("closing", "closed"):
             cluster = distributed.LocalCluster(
-                n_workers=_cores(), threads_per_worker=1, processes=True, dashboard_address=None
+                n_workers=_cores(), threads_per_worker=1, processes=True, dashboard_address=":0"
             )
             _embedded = (cluster, distributed.Client(cluster, set_as_default=False))
             atexit.register(_close_embedded)
@@ -223,13 +223,14 @@ def forward_dynamics(
     # the inputs as given (the solver converts them on the worker), scattered: not in the graph
     parts = [tuple(x[s : s + chunks] for x in arrays) for s in starts]
     data = client.scatter(parts)
-    spec = client.scatter(payload, broadcast=True, hash=True)
+    spec = client.scatter(payload, broadcast=True, hash=False)  # hash=False: a key of this call's own
     futures = [client.submit(_part, key, spec, s, d, pure=False) for s, d in zip(starts, data)]
-    distributed.wait(futures)
-    for fut in futures:  # the lowest chunk's error, as the local call reports the lowest item's
-        if fut.status == "error":
+    for fut in futures:  # in order: the lowest chunk's error, as the local call reports the lowest item's
+        e = fut.exception()
+        if e is not None:
+            tb = fut.traceback()
             client.cancel(futures)
-            fut.result()  # raises it
+            raise e.with_traceback(tb)
     return np.concatenate(client.gather(futures))
 
 
@@ -296,11 +297,10 @@ def sweep(fn, params, *, client=None) -> list:
     params = list(params)
     client = _client(client)
     futures = client.map(fn, params, pure=False)
-    distributed.wait(futures)
-    for i, fut in enumerate(futures):
-        if fut.status == "error":
-            e = fut.exception()
-            e.__traceback__ = fut.traceback()
+    for i, fut in enumerate(futures):  # in order: the first parameter that failed
+        e = fut.exception()
+        if e is not None:
+            e = e.with_traceback(fut.traceback())
             client.cancel(futures)
             raise SweepError(f"sweep: fn({params[i]!r}) (parameter {i}) raised {type(e).__name__}: {e}", i, params[i]) from e
     return client.gather(futures)

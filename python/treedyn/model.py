@@ -362,8 +362,8 @@ class Joint:
     def __hash__(self):
         return hash((type(self), _key(*self._values())))
 
-    def __reduce__(self):
-        return type(self), self._values()
+    def __reduce__(self):  # the axes as stored: normalising a unit axis again may change its last bit
+        return _unpickle_joint, (type(self), self._values())
 
     def __copy__(self):
         return self
@@ -374,6 +374,12 @@ class Joint:
     def __repr__(self):
         args = ", ".join(f"{f}={getattr(self, f).tolist()}" for f in self._fields)
         return f"{type(self).__name__}({args})"
+
+
+def _unpickle_joint(cls, values):
+    j = object.__new__(cls)
+    j._set(**dict(zip(cls._fields, values)))
+    return j
 
 
 class Fixed(Joint):
