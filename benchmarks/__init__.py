@@ -31,6 +31,10 @@ against the installed treedyn: ``python -m benchmarks <name> [options]`` (``--li
   pin.abaInParallel / batched "aba" on 2 threads (4096 x 7, 256 x 200; float64 and float32); the
   2-thread speedup of the full M⁻¹ at n = 1000.
 
+- ``sweep``: a parameter sweep on Dask (treedyn.distributed.sweep, a LocalCluster or ``--scheduler``):
+  the bridge's maximum deck deflection against its cable stiffness, under gravity and with the car;
+  the sweep's wall time beside the same simulations run serially.
+
 matplotlib is optional: the scripts always write CSV, and PNG when matplotlib is installed.
 """
 
@@ -41,4 +45,5 @@ SCRIPTS = {
     "redmax": "benchmarks.redmax",
     "centipede": "benchmarks.centipede",
     "speed": "benchmarks.speed",
+    "sweep": "benchmarks.sweep",
 }

@@ -125,7 +125,9 @@ def test_bad_input_raises_the_local_errors(client):
         tdd.forward_dynamics("aba", model, Q, V, T, client=client, chunks=0)
     with pytest.raises(TypeError, match="client must be a dask.distributed.Client"):
         tdd.forward_dynamics("aba", model, Q, V, T, client="tcp://nowhere")
-    np.testing.assert_array_equal(tdd.forward_dynamics("aba", model, Q[0], V[0], T[0], client=client), s.forward_dynamics(Q[0], V[0], T[0]))
+    np.testing.assert_array_equal(
+        tdd.forward_dynamics("aba", model, Q[0], V[0], T[0], client=client), s.forward_dynamics(Q[0], V[0], T[0])
+    )
 
 
 def _slow_square(p):  # later parameters finish first
@@ -185,3 +187,42 @@ def test_treedyn_does_not_import_dask_and_says_how_to_get_it():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert 'pip install "treedyn[distributed]"' in out.stdout
+
+
+@needs_dask
+def test_the_readme_example_runs_on_the_cluster(client):
+    """The README's Dask block (marked not-run there: it starts a LocalCluster), run as a script
+    would run it, on this module's cluster."""
+    from test_readme import blocks
+
+    ((line, code),) = [(line, code) for line, code, reason in blocks() if reason and "test_distributed" in reason]
+    namespace = {"__name__": "__main__"}
+    with client.as_current():
+        exec(compile(code, f"README.md, line {line}", "exec"), namespace)
+    sag = namespace["sag"]
+    assert len(sag) == 4 and all(np.isfinite(sag)) and all(s > 0 for s in sag)
+    assert all(a > b for a, b in zip(sag, sag[1:]))  # stiffer cables, less deflection
+    assert sag[0] == namespace["midspan_deflection"](1e5)  # the same simulation here, bit for bit
+
+
+@needs_dask
+def test_the_sweep_figure_script_runs_on_a_given_cluster(client, tmp_path):
+    import csv
+
+    from benchmarks import SCRIPTS
+    from benchmarks import sweep as bench
+
+    assert SCRIPTS["sweep"] == "benchmarks.sweep"
+    args = ["--quick", "--points", "2", "--deck", "4", "--tower", "1", "--no-serial", "--out", str(tmp_path)]
+    assert bench.main([*args, "--scheduler", client.scheduler.address]) == 0
+    with open(tmp_path / "bridge_cable_sweep.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0]) == bench.FIELDS
+    assert [(float(r["cable_k"]), r["car"]) for r in rows] == [(1e5, ""), (1e8, ""), (1e5, "car"), (1e8, "car")]
+    for r in rows:
+        assert (
+            float(r["max_deflection_m"])
+            == bench.max_deflection(float(r["cable_k"]), r["car"] or None, 4, 1)["max_deflection_m"]
+        )
+    if find_spec("matplotlib") is not None:
+        assert (tmp_path / "bridge_cable_sweep.png").stat().st_size > 0

@@ -320,3 +320,23 @@ def test_argument_validation():
         tree(0)
     with pytest.raises(ValueError, match="springs"):
         tree(2, springs="ring")
+
+
+def test_bridge_takes_a_parameter_set_of_its_own():
+    P = dict(td.scenes.BRIDGE_PARAMS["sim"], cable_k=2e6)
+    s = bridge(5, 3, params=P)
+    assert s.info["params"] == "custom" and s.info["cable_k"] == 2e6 and "params=custom" in s.name
+    # the cables' stiffness is k per unit strain: k / L in treedyn, everything else as "sim"
+    sim = bridge(5, 3)
+    for a, b in zip(s.model.springs, sim.model.springs):
+        assert a.rest_length == b.rest_length and a.damping == b.damping
+        assert a.stiffness == 2e6 / a.rest_length and b.stiffness == 1e7 / b.rest_length
+    assert s.model.joints == sim.model.joints and s.model.inertias == sim.model.inertias
+    with pytest.raises(ValueError, match="exactly the keys"):
+        bridge(5, 3, params={"cable_k": 1e6})
+    with pytest.raises(ValueError, match=r"\['cable_k'\] must be finite, >= 0"):
+        bridge(5, 3, params=dict(P, cable_k=-1.0))
+    with pytest.raises(ValueError, match=r"\['deck_depth'\] must be finite, >= 0 \(depths > 0\)"):
+        bridge(5, 3, params=dict(P, deck_depth=0.0))
+    with pytest.raises(ValueError, match="must be one of"):
+        bridge(5, 3, params="stiff")

@@ -156,7 +156,9 @@ def _chunk(key, payload, start, q, v, tau, f_ext=None):
         named = (("q", q), ("v", v), ("tau", tau), ("f_ext", f_ext))
         row = {n: np.size(x[0]) for n, x in named if x is not None and len(x)}  # values a row holds
         msg = _ITEM.sub(lambda m: f"batch item {int(m[1]) + start}", str(e))
-        msg = _FLAT.sub(lambda m: f"{m[1]} contains NaN or inf (at flat index {int(m[2]) + start * row.get(m[1], 0)})", msg)
+        msg = _FLAT.sub(
+            lambda m: f"{m[1]} contains NaN or inf (at flat index {int(m[2]) + start * row.get(m[1], 0)})", msg
+        )
         if msg == str(e):
             raise
         try:
@@ -251,7 +253,8 @@ def _lazy(local, key, payload, arrays, chunks, client):
     B = arrays[0].shape[0]
     if any(x.shape[0] != B for x in arrays):
         raise ValueError(
-            "Q, V, T (and f_ext) must be batches of the same size, got shapes " + ", ".join(str(x.shape) for x in arrays)
+            "Q, V, T (and f_ext) must be batches of the same size, got shapes "
+            + ", ".join(str(x.shape) for x in arrays)
         )
     rows = arrays[0].chunks[0] if chunks is None else _chunk_size(chunks)
     arrays = [x.rechunk({0: rows, **{a: -1 for a in range(1, x.ndim)}}) for x in arrays]
@@ -302,5 +305,7 @@ def sweep(fn, params, *, client=None) -> list:
         if e is not None:
             e = e.with_traceback(fut.traceback())
             client.cancel(futures)
-            raise SweepError(f"sweep: fn({params[i]!r}) (parameter {i}) raised {type(e).__name__}: {e}", i, params[i]) from e
+            raise SweepError(
+                f"sweep: fn({params[i]!r}) (parameter {i}) raised {type(e).__name__}: {e}", i, params[i]
+            ) from e
     return client.gather(futures)

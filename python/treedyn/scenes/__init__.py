@@ -5,7 +5,7 @@ a duration; see docs/scenes.md)."""
 from .centipede import CentipedeGait, centipede
 from .chain import chain
 from .random_tree import random_tree
-from .redmax import bridge, bridge_rigid, tree, umbrella
+from .redmax import BRIDGE_PARAMS, bridge, bridge_rigid, tree, umbrella
 from .scene import Scene
 from .spec import SPEC_KINDS, from_spec, scene_from_spec
 
@@ -19,6 +19,7 @@ __all__ = [
     "scene_from_spec",
     "SPEC_KINDS",
     "bridge",
+    "BRIDGE_PARAMS",
     "bridge_rigid",
     "umbrella",
     "tree",

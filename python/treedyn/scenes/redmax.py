@@ -343,7 +343,9 @@ def bridge(n_deck: int = 20, n_tower: int = 20, params: str = "sim", car=None) -
 
     params: "sim" — deck 1e3/1, towers 9.2e6/1e3, cables 1e7/1e3, depths 2 and 2 (the set the
         thesis timings most likely used); "video" — deck 1e8/1e4, towers 1e8/1e3, cables
-        2.5e7/1e4, deck depth 1.6, tower depth 1.8 (the values active in the published code).
+        2.5e7/1e4, deck depth 1.6, tower depth 1.8 (the values active in the published code); or
+        a dict with the keys of BRIDGE_PARAMS, e.g. ``dict(BRIDGE_PARAMS["sim"], cable_k=1e6)``
+        (info["params"] is then "custom").
     car: None; "car" — a constant force 4800·(0, −1, 0) whose point moves at constant speed
         along the deck's centre line, one segment per deck block from its left to its right end,
         crossing the deck in 5 s (then it stops acting); "heavy" — 500 times that force. (The
@@ -363,11 +365,21 @@ def bridge(n_deck: int = 20, n_tower: int = 20, params: str = "sim", car=None) -
     """
     n_deck = _count(n_deck, "bridge n_deck", 3)
     n_tower = _count(n_tower, "bridge n_tower", 1)
-    if params not in BRIDGE_PARAMS:
-        raise ValueError(f"bridge params must be one of {sorted(BRIDGE_PARAMS)}, got {params!r}")
+    if isinstance(params, dict):  # a set of its own: every key of BRIDGE_PARAMS, finite, >= 0, depths > 0
+        keys = set(BRIDGE_PARAMS["sim"])
+        if set(params) != keys:
+            raise ValueError(f"bridge params as a dict must have exactly the keys {sorted(keys)}, got {sorted(params)}")
+        P = {k: float(v) for k, v in params.items()}
+        bad = [k for k, v in P.items() if not (math.isfinite(v) and (v > 0 if k.endswith("depth") else v >= 0))]
+        if bad:
+            raise ValueError(f"bridge params {bad} must be finite, >= 0 (depths > 0), got {[params[k] for k in bad]}")
+        params = "custom"
+    elif params in BRIDGE_PARAMS:
+        P = BRIDGE_PARAMS[params]
+    else:
+        raise ValueError(f"bridge params must be one of {sorted(BRIDGE_PARAMS)} or a dict like them, got {params!r}")
     if car not in _CARS:
         raise ValueError(f"bridge car must be None, 'car' or 'heavy', got {car!r}")
-    P = BRIDGE_PARAMS[params]
     info = dict(scene="bridge", n_deck=n_deck, n_tower=n_tower, params=params, car=car, **P)
     name = f"bridge:{n_deck},{n_tower},params={params}" + (f",car={car}" if car else "")
     return _bridge(n_deck, rigid=False, P=P, car_factor=_CARS[car], name=name, info=info)
