@@ -113,6 +113,8 @@ def test_bad_input_raises_the_local_errors(client):
     same_error("aba", Q, V[:19], T)  # batch sizes differ
     same_error("aba", Q[:, :-1], V, T)
     same_error("aba", Q, V, T, F[:19])
+    same_error("aba", Q, V, T, F[:, :3])
+    same_error("redmax-direct", Q, V, T, F[:, :3])
     same_error("redmax-direct", Q, V, T, F)  # f_ext is not for RedMax
     Tn = T.copy()
     Tn[13, 2] = np.nan
@@ -154,6 +156,7 @@ def test_sweep_returns_in_order_and_names_the_parameter_that_failed(client):
     assert isinstance(e.value.__cause__, ValueError) and str(e.value.__cause__) == "odd parameter 1"
     with pytest.raises(TypeError, match="fn must be callable"):
         tdd.sweep(3, [1], client=client)
+    assert tdd.sweep(_slow_square, [], client=client) == []
     with client.as_current():  # client=None: the Client in use
         assert tdd.sweep(_slow_square, [5], client=None) == [25]
 

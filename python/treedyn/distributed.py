@@ -97,7 +97,9 @@ def _client(client) -> distributed.Client:
 
 def _set_worker_threads(client) -> None:
     """treedyn threads per worker = the cores of its machine over the dask threads of all the
-    workers there (at least 1), once per client and set of workers."""
+    workers there (at least 1), once per client and set of workers. (A worker that restarts under
+    the same address keeps the count its nanny gives, OMP_NUM_THREADS=1 by dask's default, which
+    treedyn follows.)"""
     nthreads = client.nthreads()
     key = (id(client), frozenset(nthreads))
     if key in _configured:
@@ -205,18 +207,14 @@ def forward_dynamics(
     if any(isinstance(x, da.Array) for x in arrays):
         return _lazy(local, key, payload, arrays, chunks, client)
     q, v, tau, batch = local.check_inputs(Q, V, T)  # the local messages for shapes and values
-    if not batch:
+    if not batch:  # one state: computed here
         return local.forward_dynamics(Q, V, T, f_ext)
     B = q.shape[0]
     if f_ext is not None:
         f = np.asarray(f_ext)
-        n = model.n_bodies
-        if f.shape[:1] != (B,):
-            raise ValueError(
-                f"f_ext must have shape (B, n_bodies, 6) with B = {B} and n_bodies = {n} "
-                f"(row 0, the world, is ignored), got {f.shape}"
-            )
-        local.forward_dynamics(q[:1], v[:1], tau[:1], f[:1])  # an item's f_ext checks, and solvers without f_ext
+        if f.shape != (B, model.n_bodies, 6):
+            return local.forward_dynamics(q, v, tau, f)  # raises the local call's error (a shape check comes first)
+        local.forward_dynamics(q[:1], v[:1], tau[:1], f[:1])  # f_ext's checks on an item, and solvers without f_ext
     client = _client(client)
     if chunks is None:
         chunks = -(-B // max(1, sum(client.nthreads().values())))
@@ -298,6 +296,8 @@ def sweep(fn, params, *, client=None) -> list:
     if not callable(fn):
         raise TypeError(f"sweep: fn must be callable, got {type(fn).__name__}")
     params = list(params)
+    if not params:
+        return []
     client = _client(client)
     futures = client.map(fn, params, pure=False)
     for i, fut in enumerate(futures):  # in order: the first parameter that failed
