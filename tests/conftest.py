@@ -336,3 +336,21 @@ def outputs_for_thread_counts(f, counts=(1, 2, 3)):
         return out
     finally:
         td.set_num_threads(before)
+
+
+@pytest.fixture
+def saved_figures(monkeypatch):
+    """Every figure saved (matplotlib's Figure.savefig, an animation's frames too) while the test
+    runs, as (file, tests/figcheck.py's list of its problems), checked just before it is written."""
+    pytest.importorskip("matplotlib")
+    from figcheck import figure_problems
+    from matplotlib.figure import Figure
+
+    saved, savefig = [], Figure.savefig
+
+    def checked_savefig(fig, fname, *args, **kwargs):
+        saved.append((str(fname) if isinstance(fname, (str, os.PathLike)) else "a frame", figure_problems(fig)))
+        return savefig(fig, fname, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", checked_savefig)
+    return saved
