@@ -6,7 +6,8 @@ it shows several series, and no text clipped by the figure's edge or overlapping
 suptitle, titles, axis labels, tick labels, legends).
 
 ``figure_problems(fig)`` lists what is wrong; the ``saved_figures`` fixture (conftest.py) runs it
-on every figure saved while a test runs (the scripts save and close their figures themselves)."""
+on every figure saved while a test runs (the scripts save and close their figures themselves), and
+``assert_readable`` checks what it recorded."""
 
 from __future__ import annotations
 
@@ -108,3 +109,10 @@ def figure_problems(fig) -> list[str]:
             if _overlap(b1, b2):
                 problems.append(f"{o1}: {n1} overlaps {o2}: {n2}")
     return problems
+
+
+def assert_readable(saved, expected: int) -> None:
+    """``expected`` figures were saved (the saved_figures fixture's records), none with a problem."""
+    assert len(saved) == expected, [name for name, *_ in saved]
+    bad = {name: problems for name, problems, _ in saved if problems}
+    assert not bad, bad

@@ -343,7 +343,7 @@ def _simulate_contact(scene, args) -> int:
         traj = sim.run(
             state, state.t + steps * h, tau=tau, record_every=args.every, progress=args.progress or sys.stderr.isatty()
         )
-    except SimulationError as e:
+    except (SimulationError, ValueError, ArithmeticError) as e:  # non-finite state, an overflowed q̈ or v
         raise Diverged(scene.name, h, state.t, str(e)) from None
     wall = time.perf_counter() - t0
     t, q, n_contacts, qp_it = traj.t, traj.q, traj.n_contacts, traj.qp_iterations
