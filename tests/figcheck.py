@@ -20,7 +20,7 @@ def _series(ax) -> int:
     """The data series an Axes shows: lines, bar containers, collections, labelled patches (the
     bars of a container counted once)."""
     in_bars = {id(p) for c in ax.containers for p in c}
-    patches = [p for p in ax.patches if id(p) not in in_bars and not p.get_label().startswith("_")]
+    patches = [p for p in ax.patches if id(p) not in in_bars and not str(p.get_label() or "_").startswith("_")]
     return len(ax.lines) + len(ax.containers) + len(ax.collections) + len(patches)
 
 
