@@ -133,6 +133,9 @@ def test_draw_shows_the_car_with_a_legend_and_units(saved_figures, tmp_path):
     assert_readable(saved_figures, 1)
     after = draw(scene.model, scene.state.q, shapes=scene.info["shapes"], t=6.0)  # the car has crossed
     assert not any(l.get_label().startswith("car") for l in after.lines)
+    heavy = td.scenes.bridge(6, 2, car="heavy")  # 500 × 4800 N
+    heavy_labels = draw(heavy.model, heavy.state.q, t=1.0).get_legend_handles_labels()[1]
+    assert "car (2.4 MN moving load)" in heavy_labels
     plt.close("all")
 
 

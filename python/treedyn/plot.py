@@ -129,6 +129,14 @@ def moving_force_points(model, t: float, R=None, p=None, q=None) -> list[tuple[n
     return out
 
 
+def _newtons(F: float) -> str:
+    """4800 -> "4.8 kN", 2.4e6 -> "2.4 MN"."""
+    for scale, unit in ((1e6, "MN"), (1e3, "kN")):
+        if F >= scale:
+            return f"{F / scale:.3g} {unit}"
+    return f"{F:.3g} N"
+
+
 def _draw_moving_forces(ax, model, t, R, p, a, b, pts):
     """The moving forces at time t (the car) as a square where each acts and an arrow along it,
     one tenth of the drawing's size long."""
@@ -138,7 +146,7 @@ def _draw_moving_forces(ax, model, t, R, p, a, b, pts):
     for k, (x, f) in enumerate(moving_force_points(model, t, R, p)):
         d = np.array([f[a], f[b]])
         n = float(np.linalg.norm(d))
-        label = f"car ({np.linalg.norm(f) / 1e3:.3g} kN moving load)" if k == 0 else None
+        label = f"car ({_newtons(float(np.linalg.norm(f)))} moving load)" if k == 0 else None
         ax.plot([x[a]], [x[b]], "s", color="tab:purple", mec="k", ms=8, zorder=5, label=label)
         if n > 0:
             tail = np.array([x[a], x[b]]) - size * d / n
