@@ -572,6 +572,7 @@ def plot_fig3(rows, threads, path, log=print) -> str | None:
         axr.set_xlabel("number of robots B [count]")
         axr.set_ylabel("throughput / Pinocchio's [×]")
         axr.set_yscale("log")
+        log_ticks(axr.yaxis)  # ratios over a decade or two: 0.5, 1, 2, 5 rather than 3×10⁰
         for a in (ax, axr):
             log_ticks(a.xaxis)
             a.grid(True, which="both", alpha=0.3)
