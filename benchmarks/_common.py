@@ -11,7 +11,7 @@ import numpy as np
 
 from treedyn.timing import Timing, time_call
 
-__all__ = ["Timing", "time_call", "write_csv", "fit", "slope", "crossover", "pyplot"]
+__all__ = ["Timing", "time_call", "write_csv", "fit", "slope", "crossover", "pyplot", "log_ticks", "save"]
 
 
 def write_csv(path, rows: Sequence[dict], fields: Sequence[str] | None = None) -> None:
@@ -71,3 +71,32 @@ def pyplot(log=print):
     except ImportError:
         log("matplotlib is not installed: no PNG (pip install matplotlib, or treedyn[bench])")
         return None
+
+
+def log_ticks(axis, plain: bool = True) -> None:
+    """Readable labels on a log axis (matplotlib labels the minor ticks of a short range, and
+    "2×10⁰3×10⁰4×10⁰" runs together): labels at 1, 2 and 5 × 10^k over up to 2.2 decades (also at
+    3, 4, 6 and 8 × 10^k within one, at 10^k only beyond: ten labels of "5000" do not fit a 3-inch
+    panel), as plain numbers ("20", "0.5") or,
+    with plain=False, as 2×10⁻⁵; no minor labels. Call it once the data is plotted."""
+    import matplotlib.ticker as mt
+
+    lo, hi = sorted(axis.get_view_interval())
+    decades = math.log10(hi / lo) if lo > 0 else math.inf
+    subs = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0) if decades <= 1 else (1.0, 2.0, 5.0) if decades <= 2.2 else (1.0,)
+    axis.set_major_locator(mt.LogLocator(base=10.0, subs=subs))
+    axis.set_minor_locator(mt.LogLocator(base=10.0, subs=np.arange(2, 10) * 1.0))
+    axis.set_minor_formatter(mt.NullFormatter())
+    axis.set_major_formatter(
+        mt.FuncFormatter(lambda x, _: f"{x:g}") if plain else mt.LogFormatterSciNotation(labelOnlyBase=False)
+    )
+
+
+def save(fig, path: str, dpi: int = 120) -> str:
+    """Write the figure (its own layout keeps every text inside it, which tests/figcheck.py checks;
+    bbox_inches="tight" trims the margins), close it and return the path."""
+    import matplotlib.pyplot as plt
+
+    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    return path

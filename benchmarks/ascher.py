@@ -3,6 +3,7 @@
     python -m benchmarks ascher --table 2       Example 3: D₂ and q̈₁ for CRBM, ABM, modified ABM
     python -m benchmarks ascher --table 1       two-link chains: dynamics evaluations over 10 s
     python -m benchmarks ascher --table 1 --links 3 4     the same with more links at the tip
+    python -m benchmarks ascher --quick         both tables, Table 1 at three r values (QUICK_R)
 
 Every solver is constructed with ``dtype=np.float32``, so every kernel runs in single precision
 in C++. The paper numbers its links from the tip (link 1) to the base (link 2); treedyn numbers
@@ -29,7 +30,7 @@ import numpy as np
 from treedyn import Inertia, Model, Prismatic, Revolute, SingularInertiaError, Transform, make_solver, mass_matrix
 from treedyn.simulate import simulate
 
-from ._common import pyplot, write_csv
+from ._common import log_ticks, pyplot, save, write_csv
 
 # label: (solver, options)
 METHODS = {
@@ -65,6 +66,10 @@ PAPER_TABLE1 = [
     (0.0018, 12418, 86656, 5),
     (0.0015, 12860, None, 5),
 ]
+
+
+# --quick: Table 1 at an easy, a middle and a stiff r (where CRBM's count jumps), the same figure
+QUICK_R = (0.1, 0.01, 0.0025)
 
 
 # ----------------------------------------------------------------------------- Table 2
@@ -231,7 +236,7 @@ def plot_table1(results, path: str):
     plt = pyplot(lambda line: print(line, file=sys.stderr))
     if plt is None:
         return None
-    fig, axes = plt.subplots(1, len(results), figsize=(4.2 * len(results), 4.2), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(results), figsize=(max(6.4, 4.6 * len(results)), 4.6), sharey=True, squeeze=False)
     styles = {"CRBM": ("C0", "o-"), "ABM": ("C1", "s--"), "modified ABM": ("C2", "^-"), "CRBA+LLT": ("C3", "x:")}
     for ax, (links, rows) in zip(axes[0], results.items()):
         for label in METHODS:
@@ -243,25 +248,30 @@ def plot_table1(results, path: str):
             paper = [(r, nC) for r, _, nC, _ in PAPER_TABLE1 if nC is not None]
             ax.loglog(*zip(*paper), "k:", label="paper CRBM")
             ax.loglog([r for r, *_ in PAPER_TABLE1], [nA for _, nA, _, _ in PAPER_TABLE1], "k-.", label="paper ABM")
+        log_ticks(ax.xaxis)
+        log_ticks(ax.yaxis)
         ax.invert_xaxis()
         ax.set_title(f"{links} links")
-        ax.set_xlabel("r = l_base / total length")
+        ax.set_xlabel("r = base link length / total length [m/m]")
+        ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    axes[0][0].set_ylabel("dynamics evaluations for 10 s")
-    fig.suptitle("Formulation stiffness (ascher-pai-cloutier1996 Table 1), float32, RKF 4(5) at 1e-4")
+    axes[0][0].set_ylabel("dynamics evaluations over 10 s [count]")
+    fig.suptitle("Formulation stiffness (ascher-pai-cloutier1996 Table 1):\nfloat32, adaptive RKF 4(5) at 1e-4")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    return path
+    return save(fig, path)
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks ascher", description=__doc__.split("\n")[0])
     p.add_argument("--table", type=int, choices=(1, 2), action="append", help="which table (default both)")
     p.add_argument("--links", type=int, nargs="+", default=[2], help="chain lengths for Table 1 (default 2)")
-    p.add_argument("--r", type=float, nargs="+", help="the r values for Table 1 (default the paper's)")
+    p.add_argument("--r", type=float, nargs="+", help="the r values for Table 1 (default the paper's; --quick QUICK_R)")
     p.add_argument("--out", default=".", help="folder for the CSV and PNG files")
-    p.add_argument("--progress", action="store_true")
+    p.add_argument("--progress", action="store_true", help="a progress bar per simulation (stderr)")
+    p.add_argument("--quick", action="store_true", help=f"Table 1 at r = {', '.join(map(str, QUICK_R))} only")
     args = p.parse_args(argv)
+    if args.quick and args.r is None:
+        args.r = list(QUICK_R)
     tables = args.table or [2, 1]
     os.makedirs(args.out, exist_ok=True)
     if 2 in tables:

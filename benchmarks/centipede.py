@@ -63,7 +63,7 @@ import numpy as np
 import treedyn as td
 from treedyn.scenes import centipede
 
-from ._common import crossover, pyplot, slope, time_call, write_csv
+from ._common import crossover, log_ticks, pyplot, save, slope, time_call, write_csv
 
 H = 1e-5  # drumwright2012 §6.3: explicit Euler at h = 1e-5
 METHODS = ("drumwright", "crba-cholesky", "crba-ltl")
@@ -307,17 +307,15 @@ def plot(rows, out_dir, fit_min: float = 25.0, log=print) -> list[str]:
             ax.loglog(
                 x, t, color=color, ls=ls, marker=marker, ms=4, label=label + ("" if s is None else f" (slope {s:.2f})")
             )
-        ax.set_xlabel("legs (2 per segment)")
-        ax.set_ylabel("seconds per step, 1 thread")
+        ax.set_xlabel("legs [count] (2 per segment)")
+        ax.set_ylabel("time per step [s], 1 thread")
         ax.set_title(title, fontsize=10)
+        log_ticks(ax.xaxis)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
     fig.suptitle("drumwright2012 Fig. 4 on this machine: the walking centipede", fontsize=11)
     fig.tight_layout()
-    path = os.path.join(out_dir, "drumwright2012_fig4.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save(fig, os.path.join(out_dir, "drumwright2012_fig4.png"))]
 
 
 def main(argv=None) -> int:

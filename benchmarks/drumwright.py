@@ -36,7 +36,7 @@ import treedyn as td
 from treedyn.model import Inertia, Model, Revolute, Transform
 from treedyn.scenes import chain
 
-from ._common import crossover, pyplot, slope, time_call, write_csv
+from ._common import crossover, log_ticks, pyplot, save, slope, time_call, write_csv
 
 #: one call slower than this (s) stops a method's sweep at larger n
 SLOW_CALL = 2.0
@@ -306,16 +306,14 @@ def plot(rows, threads, out_dir, log=print) -> list[str]:
                 ms=4,
                 label=f"{method} ({kind}{', depth ~n/2' if kind == 'branched' else ''})",
             )
-    ax.set_xlabel("n (joints)")
-    ax.set_ylabel(f"time of M⁻¹ from q (s), {k1} thread")
+    ax.set_xlabel("joints n [count]")
+    ax.set_ylabel(f"time of M⁻¹ from q [s], {k1} thread")
     ax.set_title("drumwright2012 Fig. 2 on this machine")
+    log_ticks(ax.xaxis)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
-    p = os.path.join(out_dir, "drumwright2012_fig2.png")
     fig.tight_layout()
-    fig.savefig(p, dpi=120)
-    plt.close(fig)
-    paths.append(p)
+    paths.append(save(fig, os.path.join(out_dir, "drumwright2012_fig2.png")))
     # Fig. 3: Cholesky against drumwright with 1, 2 threads
     fig, ax = plt.subplots(figsize=(6.4, 4.8))
     n, t = series(rows, "serial", "crba-cholesky", threads[0])
@@ -323,16 +321,14 @@ def plot(rows, threads, out_dir, log=print) -> list[str]:
     for k, ls in zip(threads, ("-.", "--", ":")):
         n, t = series(rows, "serial", "drumwright", k)
         ax.loglog(n, t, color="C3", ls=ls, label=f"drumwright, {k} thread{'s' if k > 1 else ''}")
-    ax.set_xlabel("n (joints)")
-    ax.set_ylabel("time of M⁻¹ from q (s)")
+    ax.set_xlabel("joints n [count]")
+    ax.set_ylabel("time of M⁻¹ from q [s]")
     ax.set_title("drumwright2012 Fig. 3 on this machine (serial chains)")
+    log_ticks(ax.xaxis)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    p = os.path.join(out_dir, "drumwright2012_fig3.png")
     fig.tight_layout()
-    fig.savefig(p, dpi=120)
-    plt.close(fig)
-    paths.append(p)
+    paths.append(save(fig, os.path.join(out_dir, "drumwright2012_fig3.png")))
     return paths
 
 

@@ -79,7 +79,6 @@ import argparse
 import math
 import os
 import platform
-import sys
 import time
 import timeit
 from collections.abc import Callable, Sequence
@@ -89,7 +88,7 @@ import numpy as np
 import treedyn as td
 from treedyn.scenes import chain
 
-from ._common import crossover, pyplot, write_csv
+from ._common import crossover, log_ticks, pyplot, save, write_csv
 
 METHODS = ("aba", "crba-cholesky", "jsiia", "cfa-oee")
 PEER = "pinocchio"
@@ -234,17 +233,15 @@ def measure_sweep(
 
 
 class Progress:
-    """tqdm on stderr when installed and wanted, else nothing; ``write`` prints either way."""
+    """A progress bar on stderr when wanted, on a terminal only (treedyn.progress: a log written to
+    a file or a pipe gets none), else nothing; ``write`` prints either way."""
 
     def __init__(self, total: int, desc: str, enabled: bool = True, log=print):
+        from treedyn.progress import progress_bar
+
         self.bar, self.log = None, log
         if enabled:
-            try:
-                from tqdm import tqdm
-
-                self.bar = tqdm(total=total, desc=desc, unit="pt", file=sys.stderr, leave=False)
-            except ImportError:
-                pass
+            self.bar = progress_bar(total=total, desc=desc, unit="pt", show=None)
 
     def update(self, n=1):
         if self.bar is not None:
@@ -528,15 +525,14 @@ def plot_fig2(rows, threads, path, log=print) -> str | None:
                 ms=4,
                 label=label,
             )
-    ax.set_xlabel("links n (serial revolute chain)")
-    ax.set_ylabel("time of one forward dynamics call (s)")
+    ax.set_xlabel("links n [count] (serial revolute chain)")
+    ax.set_ylabel("time of one forward dynamics call [s]")
     ax.set_title("Yang-Wu-Pan Fig. 2 on this CPU (one robot)")
+    log_ticks(ax.xaxis)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save(fig, path)
 
 
 def plot_fig3(rows, threads, path, log=print) -> str | None:
@@ -545,7 +541,7 @@ def plot_fig3(rows, threads, path, log=print) -> str | None:
         return None
     links = sorted({r["links"] for r in rows})
     fig, axes = plt.subplots(
-        2, len(links), figsize=(4.6 * len(links), 7.6), squeeze=False, gridspec_kw=dict(height_ratios=(2, 1))
+        2, len(links), figsize=(max(7.0, 4.6 * len(links)), 7.6), squeeze=False, gridspec_kw=dict(height_ratios=(2, 1))
     )
     for col, n in enumerate(links):
         ax, axr = axes[0][col], axes[1][col]
@@ -566,21 +562,25 @@ def plot_fig3(rows, threads, path, log=print) -> str | None:
                 ratio = [(p[0], p[2]) for p in pts if p[2] != ""]
                 if name != PEER and ratio:
                     axr.semilogx(*zip(*ratio), color=color, marker=style[0], ls=ls, ms=4, label=label)
-        axr.axhline(1.0, color="k", lw=0.8)
-        axr.axhline(2.0, color="k", lw=0.8, ls=":")
+        refs = [
+            axr.axhline(1.0, color="k", lw=0.8, label="as fast as Pinocchio"),
+            axr.axhline(2.0, color="k", lw=0.8, ls=":", label="twice its throughput"),
+        ]
         ax.set_title(f"{n}-link robots")
-        ax.set_ylabel("time of B forward dynamics (s)")
-        axr.set_xlabel("number of robots B")
-        axr.set_ylabel("throughput / Pinocchio's")
+        ax.set_xlabel("number of robots B [count]")
+        ax.set_ylabel("time of B forward dynamics [s]")
+        axr.set_xlabel("number of robots B [count]")
+        axr.set_ylabel("throughput / Pinocchio's [×]")
         axr.set_yscale("log")
+        log_ticks(axr.yaxis)  # ratios over a decade or two: 0.5, 1, 2, 5 rather than 3×10⁰
         for a in (ax, axr):
+            log_ticks(a.xaxis)
             a.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=6)
-    fig.suptitle("Yang-Wu-Pan Fig. 3 on this CPU: batched forward dynamics (treedyn vs pin.abaInParallel)")
+        axr.legend(handles=refs, fontsize=6, title="colours as above", title_fontsize=6)
+    fig.suptitle("Yang-Wu-Pan Fig. 3 on this CPU: batched forward dynamics\n(treedyn against pin.abaInParallel)")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save(fig, path)
 
 
 FIG2_FIELDS = ["n", "nv", "method", "threads", "time_min_s", "time_median_s", "samples", "ratio_vs_pinocchio"]

@@ -336,3 +336,26 @@ def outputs_for_thread_counts(f, counts=(1, 2, 3)):
         return out
     finally:
         td.set_num_threads(before)
+
+
+@pytest.fixture
+def saved_figures(monkeypatch):
+    """Every figure saved (matplotlib's Figure.savefig, an animation's frames too) while the test
+    runs, as (file, tests/figcheck.py's list of its problems, each Axes' (xlim, ylim)), checked just
+    before it is written; stays empty when matplotlib is not installed."""
+    saved = []
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        return saved
+    from figcheck import figure_problems
+
+    savefig = Figure.savefig
+
+    def checked_savefig(fig, fname, *args, **kwargs):
+        name = str(fname) if isinstance(fname, (str, os.PathLike)) else "a frame"
+        saved.append((name, figure_problems(fig), [(ax.get_xlim(), ax.get_ylim()) for ax in fig.axes]))
+        return savefig(fig, fname, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", checked_savefig)
+    return saved

@@ -2,11 +2,13 @@
 drumwright2012 §6.1, the CSV, the summary and the operation-count table, on tiny sizes."""
 
 import csv
+import importlib.util
 import pathlib
 import subprocess
 import sys
 
 import numpy as np
+from figcheck import assert_readable
 
 from benchmarks import drumwright as bench
 
@@ -23,7 +25,7 @@ def test_branched_bodies_have_depth_n_over_2_and_at_most_two_children():
         assert counts[1:].max() <= 2
 
 
-def test_bench_writes_csv_and_summary(tmp_path):
+def test_bench_writes_csv_and_summary(tmp_path, saved_figures):
     lines = []
     rows = bench.run([4, 8], [1, 2], repeat=1, log=lines.append)
     methods = {r["method"] for r in rows}
@@ -31,8 +33,10 @@ def test_bench_writes_csv_and_summary(tmp_path):
     assert all(r["time_min_s"] > 0 for r in rows)
     out = bench.summarize(rows, [1, 2], log=lines.append)
     assert ("speedup", 8) in out
-    rc = bench.main(["--n", "4", "6", "--repeat", "1", "--threads", "1", "--no-plot", "--out", str(tmp_path)])
+    rc = bench.main(["--n", "4", "6", "--repeat", "1", "--threads", "1", "--out", str(tmp_path)])
     assert rc == 0
+    # Fig. 2 and Fig. 3: units, legends, nothing clipped (tests/figcheck.py)
+    assert_readable(saved_figures, 2 if importlib.util.find_spec("matplotlib") else 0)
     with open(tmp_path / "drumwright2012.csv") as f:
         got = list(csv.DictReader(f))
     assert {r["model"] for r in got} == {"serial", "branched"}

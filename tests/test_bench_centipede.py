@@ -6,6 +6,8 @@ import csv
 import importlib.util
 import math
 
+from figcheck import assert_readable
+
 from benchmarks import SCRIPTS
 from benchmarks import centipede as bench
 
@@ -17,7 +19,7 @@ def test_registered():
     assert SCRIPTS["centipede"] == "benchmarks.centipede"
 
 
-def test_quick_run_writes_the_csv_and_the_figure(tmp_path):
+def test_quick_run_writes_the_csv_and_the_figure(tmp_path, saved_figures):
     rc = bench.main(["--quick", "--segments", "2", "3", "--repeat", "1", "--out", str(tmp_path)])
     assert rc == 0
     with open(tmp_path / "drumwright2012_fig4.csv") as f:
@@ -42,6 +44,7 @@ def test_quick_run_writes_the_csv_and_the_figure(tmp_path):
     assert png.exists() == HAS_MPL
     if HAS_MPL:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert_readable(saved_figures, 1 if HAS_MPL else 0)  # units, legends, nothing clipped (tests/figcheck.py)
 
 
 def test_summary_states_the_ratio_beside_the_paper():

@@ -5,6 +5,7 @@ import csv
 import importlib.util
 
 import pytest
+from figcheck import assert_readable
 
 from benchmarks import SCRIPTS
 from benchmarks import groups as bench
@@ -22,7 +23,7 @@ def test_registered():
     assert SCRIPTS["groups"] == "benchmarks.groups"
 
 
-def test_quick_run_writes_both_figures(tmp_path):
+def test_quick_run_writes_both_figures(tmp_path, saved_figures):
     rc = bench.main(
         [
             "--quick",
@@ -59,6 +60,7 @@ def test_quick_run_writes_both_figures(tmp_path):
         assert all(float(r["throughput_ratio_vs_pinocchio"]) > 0 for r in fig3)
     for name in ("groups_fig2.png", "groups_fig3.png"):
         assert (tmp_path / name).exists() == HAS_MPL
+    assert_readable(saved_figures, 2 if HAS_MPL else 0)  # units, legends, nothing clipped (tests/figcheck.py)
 
 
 def test_without_pinocchio_the_peer_columns_are_empty(tmp_path, monkeypatch):

@@ -8,6 +8,7 @@ import importlib.util
 import numpy as np
 import pytest
 from conftest import assert_below, rounding_bound
+from figcheck import assert_readable
 from test_redmax import step_bound
 
 import treedyn as td
@@ -29,7 +30,7 @@ def test_registered():
     assert SCRIPTS["redmax"] == "benchmarks.redmax"
 
 
-def test_quick_run_writes_the_csv(tmp_path):
+def test_quick_run_writes_the_csv(tmp_path, saved_figures):
     rc = bench.main(
         [
             "--quick",
@@ -98,6 +99,7 @@ def test_quick_run_writes_the_csv(tmp_path):
     assert {r["pcg_max_iterations"] for r in rows if r["scene"] == "bridge-rigid" and r["solver"] == bench.PCG} == {"1"}
     for name in ("redmax_time.png", "redmax_iterations.png"):
         assert (tmp_path / name).exists() == HAS_MPL
+    assert_readable(saved_figures, 2 if HAS_MPL else 0)  # units, legends, nothing clipped (tests/figcheck.py)
 
 
 def test_repeats_keep_the_minimum(tmp_path):

@@ -2,8 +2,10 @@
 sizes (--quick); the ratios themselves are measurements, not asserted."""
 
 import csv
+import importlib.util
 
 import pytest
+from figcheck import assert_readable
 
 import treedyn.codegen as codegen
 from benchmarks import speed
@@ -13,13 +15,15 @@ pytest.importorskip("pinocchio")
 
 
 @pytest.mark.skipif(codegen.compiler() is None, reason="no C++ compiler on this machine")
-def test_speed_script_writes_every_part(tmp_path, monkeypatch):
+def test_speed_script_writes_every_part(tmp_path, monkeypatch, saved_figures):
     try:
         example_robot_path(speed.ROBOTS["ur5"][0])
     except FileNotFoundError as e:
         pytest.skip(f"example-robot-data unavailable: {e}")
     monkeypatch.setenv("TREEDYN_CACHE", str(tmp_path / "cache"))
-    assert speed.main(["--quick", "--repeat", "1", "--no-plot", "--out", str(tmp_path)]) == 0
+    assert speed.main(["--quick", "--repeat", "1", "--out", str(tmp_path)]) == 0
+    # speed.png: units, legends, nothing clipped (tests/figcheck.py)
+    assert_readable(saved_figures, 1 if importlib.util.find_spec("matplotlib") else 0)
     with open(tmp_path / "speed.csv") as f:
         rows = list(csv.DictReader(f))
     parts = {(r["part"], r["kernel"], r["dtype"]) for r in rows}

@@ -4,8 +4,9 @@ import json
 
 import numpy as np
 import pytest
+from figcheck import assert_readable
 
-from treedyn.cli import main
+from treedyn.cli import EXIT_DIVERGED, main
 
 
 def test_solvers_lists_the_builtins(capsys):
@@ -110,7 +111,7 @@ def test_compare_reads_a_file_by_its_root_element(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("solver", ["redmax-direct", "redmax-pcg"])
-def test_simulate_writes_the_trajectory_and_a_picture(capsys, tmp_path, solver):
+def test_simulate_writes_the_trajectory_and_a_picture(capsys, tmp_path, solver, saved_figures):
     out, png = tmp_path / "bridge.npz", tmp_path / "bridge.png"
     assert (
         main(
@@ -142,6 +143,7 @@ def test_simulate_writes_the_trajectory_and_a_picture(capsys, tmp_path, solver):
         assert np.all(data["iterations"] > 0)
     pytest.importorskip("matplotlib")
     assert png.stat().st_size > 1000
+    assert_readable(saved_figures, 1)  # units, a legend, nothing clipped (tests/figcheck.py)
 
 
 def test_simulate_bad_scene_is_a_clear_error(capsys):
@@ -171,7 +173,7 @@ def test_an_unknown_name_lists_the_grammar(capsys, command):
     assert "unknown scene 'tre'" in err and "random:N" in err and "tree[:LEVELS" in err
 
 
-def test_simulate_centipede_runs_with_contact_and_writes_plot_animation_and_trajectory(capsys, tmp_path):
+def test_simulate_centipede_runs_with_contact_and_writes_plot_animation_and_trajectory(capsys, tmp_path, saved_figures):
     png, gif, out = tmp_path / "walk.png", tmp_path / "walk.gif", tmp_path / "walk.npz"
     args = ["simulate", "centipede:2", "--steps", "20", "--plot", str(png), "--animate", str(gif), "--out", str(out)]
     assert main(args) == 0
@@ -192,6 +194,9 @@ def test_simulate_centipede_runs_with_contact_and_writes_plot_animation_and_traj
 
     with Image.open(gif) as im:
         assert im.format == "GIF" and im.n_frames == 21  # every recorded state: 21 <= --frames 100
+    assert_readable(saved_figures, 1 + 21)  # the plot and every frame: units, legend, nothing clipped
+    frames = [limits for _, _, limits in saved_figures[1:]]
+    assert all(f == frames[0] for f in frames)  # the views stay put over the animation
 
 
 def test_simulate_animation_keeps_at_most_frames_and_works_for_redmax_scenes(capsys, tmp_path):
@@ -253,3 +258,44 @@ def test_simulate_unknown_integrator_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as e:
         main(["simulate", "centipede:1", "--integrator", "rk4"])
     assert e.value.code == 2 and "invalid choice: 'rk4'" in capsys.readouterr().err
+
+
+def test_simulate_bridge_with_the_car_draws_it(capsys, tmp_path, saved_figures):
+    pytest.importorskip("matplotlib")
+    png, gif = tmp_path / "bridge.png", tmp_path / "bridge.gif"
+    args = ["simulate", "bridge:5,3,car=car", "--steps", "10", "--plot", str(png), "--animate", str(gif)]
+    assert main([*args, "--frames", "3"]) == 0
+    assert_readable(saved_figures, 1 + 3)
+    import matplotlib.pyplot as plt
+
+    assert plt.get_fignums() == []  # the command closes what it opens
+
+
+def test_simulate_that_diverges_suggests_a_smaller_h(capsys):
+    # a 5-link chain at h = 10 s: the implicit RedMax step overflows after a few steps
+    assert main(["simulate", "chain:5", "--h", "10", "--steps", "50"]) == EXIT_DIVERGED == 3
+    captured = capsys.readouterr()
+    err = captured.err
+    assert "treedyn: error: chain:5: the simulation diverged at t = " in err
+    assert "try a smaller one, e.g. --h 1 (now h = 10)" in err and "Traceback" not in err + captured.out
+
+
+def test_simulate_with_contact_that_diverges_suggests_a_smaller_h(capsys, tmp_path):
+    """A double pendulum started horizontal, over a floor it never reaches (a scene with contact),
+    stepped by explicit Euler at h = 1 s: the swing gains energy every step until q̈ overflows."""
+    path = tmp_path / "pendulum.xml"
+    path.write_text(PENDULUM_MJCF.replace('<body name="a">', '<body name="a" euler="0 90 0">').replace(
+        "<worldbody>", '<worldbody><geom type="plane" pos="0 0 -50" size="10 10 0.1"/>'))  # fmt: skip
+    assert main(["simulate", str(path), "--integrator", "euler", "--h", "1", "--steps", "400"]) == EXIT_DIVERGED
+    err = capsys.readouterr().err
+    assert "the simulation diverged at t = " in err and "overflowed" in err
+    assert "e.g. --h 0.1 (now h = 1)" in err and "Traceback" not in err
+
+
+def test_progress_bar_only_on_a_terminal_or_when_asked(capsys):
+    """stderr here is captured (not a terminal): no bar unless --progress, and then a short one."""
+    assert main(["simulate", "bridge:5,3", "--steps", "5"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["simulate", "bridge:5,3", "--steps", "5", "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "bridge:5,3,params=sim (11 DOF, redmax-direct):" in err and "0/5" in err

@@ -38,6 +38,21 @@ from .timing import time_call
 MAX_ASPECT = 8.0
 
 
+class Diverged(Exception):
+    """treedyn simulate blew up (NaN/inf, or a step that failed): the message names the scene, the
+    time, the cause and suggests a step ten times smaller; the command exits with EXIT_DIVERGED."""
+
+    def __init__(self, scene: str, h: float, t: float, cause: str):
+        super().__init__(
+            f"{scene}: the simulation diverged at t = {t:.6g} s ({cause}). "
+            f"The time step may be too large for this scene: try a smaller one, e.g. --h {h / 10:.3g} "
+            f"(now h = {h:.3g})."
+        )
+
+
+EXIT_DIVERGED = 3  # 2: bad input (argparse's usage errors too)
+
+
 def _cmd_solvers(args) -> int:
     from .solvers.registry import available_solvers, list_solver_classes
 
@@ -89,16 +104,9 @@ def _cmd_compare(args) -> int:
 
     rows, skipped = [], []  # peer rows: Pinocchio on treedyn's model; with a file, the peer's own parser
     classes = sorted(list_solver_classes().items(), key=lambda kv: kv[0] != "aba")
-    from tqdm import tqdm
+    from .progress import progress_bar
 
-    bar = tqdm(
-        classes,
-        desc="solvers",
-        unit="solver",
-        file=sys.stderr,
-        disable=None if not args.progress else False,
-        leave=False,
-    )
+    bar = progress_bar(classes, desc="solvers", unit="solver", show=True if args.progress else None)
     reference = None
     terms = model.force_elements  # RedMax terms: only the solvers that model them are compared
     if terms:
@@ -204,10 +212,11 @@ def _has_contact(scene) -> bool:
 
 
 def _steps_bar(steps: int, desc: str, always: bool):
-    """range(steps) behind a tqdm bar on stderr (shown on a terminal, or always with --progress)."""
-    from tqdm import tqdm
+    """range(steps) behind a progress bar on stderr (on a terminal, or always with --progress:
+    treedyn.progress)."""
+    from .progress import progress_bar
 
-    return tqdm(range(steps), desc=desc, unit="step", disable=None if not always else False, file=sys.stderr)
+    return progress_bar(range(steps), desc=desc, unit="step", show=True if always else None)
 
 
 def _cmd_simulate(args) -> int:
@@ -256,7 +265,10 @@ def _simulate_redmax(scene, args) -> int:
     bar = _steps_bar(steps, f"{scene.name} ({scene.model.nv} DOF, {solver_name})", args.progress)
     t0 = time.perf_counter()
     for k in bar:
-        st = solver.step(state, h)
+        try:
+            st = solver.step(state, h)
+        except (ValueError, ArithmeticError) as e:  # a singular step matrix, a PCG breakdown, an overflow
+            raise Diverged(scene.name, h, state.t, f"step {k + 1} failed: {e}") from None
         for key in keys:
             stats[key].append(st.get(key, 0))
         if (k + 1) % every == 0 or k + 1 == steps:
@@ -264,7 +276,7 @@ def _simulate_redmax(scene, args) -> int:
             qs.append(state.q.copy())
             vs.append(state.v.copy())
         if not (np.all(np.isfinite(state.q)) and np.all(np.isfinite(state.v))):
-            raise ValueError(f"the simulation blew up at step {k + 1} (t = {state.t:g})")
+            raise Diverged(scene.name, h, state.t, f"the state is NaN/inf after step {k + 1}")
     wall = time.perf_counter() - t0
     res = np.array(stats["position_residual"])
     print(
@@ -298,7 +310,7 @@ def _simulate_redmax(scene, args) -> int:
     if args.plot:
         from .plot import draw
 
-        ax = draw(scene.model, state.q, title=f"{scene.name} at t = {state.t:g} s", shapes=shapes)
+        ax = draw(scene.model, state.q, title=f"{scene.name} at t = {state.t:.4g} s", shapes=shapes, t=state.t)
         ax.figure.savefig(args.plot, dpi=120, bbox_inches="tight")
         plt.close(ax.figure)
         print(f"  final state: {args.plot}")
@@ -331,8 +343,8 @@ def _simulate_contact(scene, args) -> int:
         traj = sim.run(
             state, state.t + steps * h, tau=tau, record_every=args.every, progress=args.progress or sys.stderr.isatty()
         )
-    except SimulationError as e:
-        raise ValueError(f"the simulation blew up at t = {state.t:g}: {e}") from None
+    except (SimulationError, ValueError, ArithmeticError) as e:  # non-finite state, an overflowed q̈ or v
+        raise Diverged(scene.name, h, state.t, str(e)) from None
     wall = time.perf_counter() - t0
     t, q, n_contacts, qp_it = traj.t, traj.q, traj.n_contacts, traj.qp_iterations
     com = np.atleast_2d(center_of_mass(model, q))
@@ -457,7 +469,9 @@ def main(argv=None) -> int:
         "simulate",
         help="run a scene (RedMax, or with contact: the centipede) and write its trajectory",
         description="A RedMax scene runs with the redmax-* implicit step; a scene with contact (a gait, or "
-        "geoms that can collide) runs through td.ContactSimulator, driven by the scene's tau.",
+        "geoms that can collide) runs through td.ContactSimulator, driven by the scene's tau. Exit status: 0; "
+        "2 for bad input; 3 when the simulation diverges (NaN/inf or a failed step: the message suggests a "
+        "smaller --h).",
     )
     r.add_argument(
         "scene",
@@ -515,6 +529,9 @@ def main(argv=None) -> int:
                 f"treedyn: {category.__name__}: {message}", file=sys.stderr
             )
             return args.func(args)
+    except Diverged as e:
+        print(f"treedyn: error: {e}", file=sys.stderr)
+        return EXIT_DIVERGED
     except (ValueError, TypeError, KeyError) as e:
         print(f"treedyn: error: {e}", file=sys.stderr)
         return 2

@@ -251,9 +251,9 @@ class ContactSimulator:
         stats = []
         bar = None
         if progress:
-            from tqdm import tqdm
+            from .progress import progress_bar
 
-            bar = tqdm(total=n_steps, unit="step", desc=f"contact {self.solver.name}", leave=False)
+            bar = progress_bar(total=n_steps, unit="step", desc=f"contact {self.solver.name}", show=True)
         success, message = True, "reached t_end"
         try:
             for s in range(n_steps):

@@ -18,15 +18,21 @@ def draw(
     title: str | None = None,
     shapes: dict | None = None,
     geoms: bool = True,
+    t: float | None = None,
+    legend: bool = True,
 ):
     """Draw the bodies of ``model`` at ``q`` as segments (a body's frame origin to its children's,
     or to twice its centre of mass for a leaf), springs as thin lines and loop closures as rings,
     projected on two world axes (default: the two along which the mechanism spreads most).
+    t: the time of q (s): the moving forces acting then (Model.add_moving_force: the car crossing
+    a bridge scene's deck) are drawn where they act, as a square with an arrow along the force.
     shapes: {body name: {"shape": "box"|"cylinder", "size", "centre", "axes"}} in body coordinates
     (a Scene's ``info["shapes"]``): each is drawn as the outline of its projection.
     geoms: also draw ``model.geoms`` (spheres, capsules and boxes as their projected outlines, a
     plane as the line where it cuts the view unless the view looks straight at it). The first
-    artist of each kind carries a legend label. Axis labels are in metres. Returns the matplotlib Axes."""
+    artist of each kind carries a legend label; legend: show them in a legend right of the Axes
+    (when draw makes the figure, its layout leaves room for it). Axis labels are in metres. Returns
+    the matplotlib Axes."""
     import matplotlib.pyplot as plt
 
     R, p = model.body_poses(q)
@@ -49,14 +55,25 @@ def draw(
         spread = pts.max(axis=0) - pts.min(axis=0)
         axes = tuple(sorted(np.argsort(spread)[-2:]))
     a, b = axes
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7, 5))
+    own = ax is None
+    if own:
+        _, ax = plt.subplots(figsize=(8, 5))
     names = model.body_names
+    filled = 0
     for i, name in enumerate(names):
         if shapes and name in shapes:
             corners = _corners(shapes[name]) @ R[i].T + p[i]
             hull = _hull(corners[:, [a, b]])
-            ax.fill(hull[:, 0], hull[:, 1], facecolor="lightsteelblue", edgecolor="tab:blue", lw=0.6, alpha=0.8)
+            ax.fill(
+                hull[:, 0],
+                hull[:, 1],
+                facecolor="lightsteelblue",
+                edgecolor="tab:blue",
+                lw=0.6,
+                alpha=0.8,
+                label=None if filled else "body shapes",
+            )
+            filled += 1
     if geoms:
         _draw_geoms(ax, model, R, p, a, b)
     for k, (s, e) in enumerate(segments):
@@ -67,7 +84,7 @@ def draw(
             color="tab:blue",
             lw=2 if not shapes else 0.5,
             solid_capstyle="round",
-            label="bodies" if k == 0 else None,
+            label=None if k else "tree (frame to child frame)" if shapes else "bodies",
         )
     ax.plot(p[1:, a], p[1:, b], ".", color="k", ms=3, label="body origins")
     for k, sp in enumerate(model.springs):
@@ -77,12 +94,67 @@ def draw(
     for k, lc in enumerate(model.loop_closures):
         x = R[lc.body_a] @ lc.placement_a.translation + p[lc.body_a]
         ax.plot([x[a]], [x[b]], "o", mfc="none", color="tab:red", ms=7, label="loop closures" if k == 0 else None)
+    if t is not None:
+        _draw_moving_forces(ax, model, t, R, p, a, b, pts)
     ax.set_xlabel(f"{'xyz'[a]} [m]")
     ax.set_ylabel(f"{'xyz'[b]} [m]")
     ax.set_aspect("equal", adjustable="datalim")
     if title:
         ax.set_title(title)
+    if legend:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False)
+        if own:
+            ax.figure.tight_layout()
     return ax
+
+
+def moving_force_points(model, t: float, R=None, p=None, q=None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """[(world point, world force)] of the moving forces acting at time t (Model.add_moving_force:
+    the point moves at constant speed along its path of body segments over [0, duration], as the
+    RedMax step applies it; none once it has left the path). R, p: body_poses at q."""
+    if R is None:
+        R, p = model.body_poses(q)
+    out = []
+    for f, segs, T in getattr(model, "_moving_forces", ()):
+        if not 0.0 <= t <= T:
+            continue
+        lengths = [float(np.linalg.norm(e - s)) for _, s, e in segs]
+        left = sum(lengths) * t / T
+        for k, ((body, s, e), length) in enumerate(zip(segs, lengths)):
+            if left <= length or k == len(segs) - 1:
+                x = s + (e - s) * (min(left / length, 1.0) if length > 0 else 0.0)
+                out.append((R[body] @ x + p[body], np.asarray(f, dtype=float)))
+                break
+            left -= length
+    return out
+
+
+def _newtons(F: float) -> str:
+    """4800 -> "4.8 kN", 2.4e6 -> "2.4 MN"."""
+    for scale, unit in ((1e6, "MN"), (1e3, "kN")):
+        if F >= scale:
+            return f"{F / scale:.3g} {unit}"
+    return f"{F:.3g} N"
+
+
+def _draw_moving_forces(ax, model, t, R, p, a, b, pts):
+    """The moving forces at time t (the car) as a square where each acts and an arrow along it,
+    one tenth of the drawing's size long."""
+    from matplotlib.patches import FancyArrowPatch
+
+    size = 0.1 * max(float(np.max(pts.max(axis=0) - pts.min(axis=0))), 1e-3)
+    for k, (x, f) in enumerate(moving_force_points(model, t, R, p)):
+        d = np.array([f[a], f[b]])
+        n = float(np.linalg.norm(d))
+        label = f"car ({_newtons(float(np.linalg.norm(f)))} moving load)" if k == 0 else None
+        ax.plot([x[a]], [x[b]], "s", color="tab:purple", mec="k", ms=8, zorder=5, label=label)
+        if n > 0:
+            tail = np.array([x[a], x[b]]) - size * d / n
+            ax.add_patch(
+                FancyArrowPatch(
+                    tail, (x[a], x[b]), arrowstyle="-|>", mutation_scale=12, shrinkB=5, color="tab:purple", lw=1.5
+                )
+            )
 
 
 def _com(inertia) -> np.ndarray:
@@ -137,9 +209,9 @@ def trajectory_figure(
         len(heights), 1, figsize=(10, sum(heights) + 1.2), gridspec_kw={"height_ratios": heights}, squeeze=False
     )
     axs = axs[:, 0]
-    _draw_views(model, q[-1], axs, views, limits, shapes, None if c is None else c[-1], None)
+    _draw_views(model, q[-1], axs, views, limits, shapes, None if c is None else c[-1], None, t[-1])
     _view_titles(axs, views, windowed, model)
-    _legend(fig, axs[0])
+    legend = _legend(fig, axs[0])
     if com:
         ax = axs[-1]
         ax.plot(t, c[:, 0] - c[0, 0], "-", color="tab:red", label="centre of mass x")
@@ -151,7 +223,7 @@ def trajectory_figure(
         )
         ax.grid(alpha=0.3)
     fig.suptitle(f"{title} at t = {t[-1]:.4g} s".strip())
-    fig.tight_layout()
+    _layout(fig, legend)
     return fig
 
 
@@ -201,12 +273,11 @@ def animate(
                     for artist in [*ax.lines, *ax.patches, *ax.collections]:
                         artist.remove()
                 track = c[: j + 1] if com else None
-                _draw_views(model, q[k], axs, views, limits, shapes, None if c is None else c[j], track)
+                _draw_views(model, q[k], axs, views, limits, shapes, None if c is None else c[j], track, t[k])
+                fig.suptitle(f"{title}   t = {t[k]:.3f} s".strip())
                 if j == 0:  # one legend and layout for the whole animation
                     _view_titles(axs, views, windowed, model)
-                    _legend(fig, axs[0], loc="lower center")
-                    fig.tight_layout(rect=(0, 0.45 / fig_height, 1, 1))
-                fig.suptitle(f"{title}   t = {t[k]:.3f} s".strip())
+                    _layout(fig, _legend(fig, axs[0]))
                 writer.grab_frame()
     finally:
         plt.close(fig)
@@ -322,11 +393,11 @@ def _panel_height(limits, width: float = 9.0) -> float:
     return float(np.clip(width * (y1 - y0) / max(x1 - x0, 1e-12), 0.8, 4.0))
 
 
-def _draw_views(model, q, axs, views, limits, shapes, com, track):
+def _draw_views(model, q, axs, views, limits, shapes, com, track, t):
     for ax, view, (xl, yl) in zip(axs, views, limits):
-        draw(model, q, ax=ax, axes=tuple(view), shapes=shapes)
+        draw(model, q, ax=ax, axes=tuple(view), shapes=shapes, t=t, legend=False)
         a, b = view
-        if track is not None and len(track) > 1:
+        if track is not None:  # from the first frame on, so that the legend (made then) lists it
             ax.plot(track[:, a], track[:, b], "-", color="tab:red", lw=0.8, alpha=0.6, label="centre of mass track")
         if com is not None:
             ax.plot([com[a]], [com[b]], "x", color="tab:red", ms=8, mew=2, label="centre of mass")
@@ -345,11 +416,20 @@ def _view_titles(axs, views, windowed, model):
         ax.set_title(name + (" (window around the centre of mass)" if cut else ""), fontsize=9, loc="left")
 
 
-def _legend(fig, ax, **where):
+def _legend(fig, ax):
+    """The first view's legend along the figure's bottom edge (None when nothing is labelled)."""
     handles, labels = ax.get_legend_handles_labels()
-    if handles:
-        where = where or {"loc": "upper center", "bbox_to_anchor": (0.5, 0.0)}  # below the figure
-        fig.legend(handles, labels, ncol=min(len(labels), 6), fontsize=8, frameon=False, **where)
+    if not handles:
+        return None
+    return fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=8, frameon=False)
+
+
+def _layout(fig, legend):
+    """tight_layout above the figure legend at the bottom: the room it needs measured by the renderer."""
+    fig.tight_layout()
+    if legend is not None:
+        height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.bbox.height
+        fig.tight_layout(rect=(0, height, 1, 1))
 
 
 def _corners(shape: dict) -> np.ndarray:
