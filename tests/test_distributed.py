@@ -11,6 +11,7 @@ from importlib.util import find_spec
 
 import numpy as np
 import pytest
+from figcheck import assert_readable
 
 import treedyn as td
 from treedyn.scenes import chain, random_tree
@@ -209,7 +210,7 @@ def test_the_readme_example_runs_on_the_cluster(client):
 
 
 @needs_dask
-def test_the_sweep_figure_script_runs_on_a_given_cluster(client, tmp_path):
+def test_the_sweep_figure_script_runs_on_a_given_cluster(client, tmp_path, saved_figures):
     import csv
 
     from benchmarks import SCRIPTS
@@ -229,3 +230,4 @@ def test_the_sweep_figure_script_runs_on_a_given_cluster(client, tmp_path):
         )
     if find_spec("matplotlib") is not None:
         assert (tmp_path / "bridge_cable_sweep.png").stat().st_size > 0
+        assert_readable(saved_figures, 1)  # axes with units, a legend, nothing clipped (tests/figcheck.py)
