@@ -256,7 +256,8 @@ def simulate(
     quaternions stay unit), velocities from v and q̈ — whose error is O(h⁴) in the step size h
     (at most h⁴/384·max|y⁗| for a smooth solution y), the order of rk4 and of the 4th-order
     members of dopri5 and rkf45, and well below euler's O(h). The end acceleration comes from
-    the next step's first evaluation; a time inside the last step costs one more evaluation.
+    the next step's first evaluation (for the fixed-step methods, a time inside the last step
+    costs one more).
     With constraints, interpolated states satisfy C(q) = 0 to the interpolation error.
     """
     from .solvers.base import Solver
