@@ -94,6 +94,10 @@ class Transform:
 
     An immutable value: its arrays are read-only copies of what was passed; equal transforms
     compare and hash equal.
+
+    Made also by ``from_rpy`` (URDF) and ``from_quat`` ((x, y, z, w)), read back by ``rpy``,
+    ``quat`` and ``as_matrix()``; ``T1 @ T2`` composes, ``T @ points`` maps points, and
+    ``inverse()`` inverts.
     """
 
     rotation: np.ndarray = field(default_factory=lambda: np.eye(3))
@@ -1415,7 +1419,7 @@ class Model:
         mass = sum(I.mass for I in self._inertias)
         g = ", ".join(f"{x:.4g}" for x in self.gravity + 0.0)
         lines = [
-            f"treedyn.Model: {n} bodies (the world and {n - 1} more), nq = {self.nq}, nv = {self.nv}, "
+            f"treedyn.Model: {n} bod{'y' if n == 1 else 'ies'} (the world and {n - 1} more), nq = {self.nq}, nv = {self.nv}, "
             f"total mass {mass:.6g} kg, gravity ({g}) m/s²",
             fmt(rows[0]),
         ]
