@@ -62,6 +62,23 @@ def test_integrate_derivative_is_the_velocity():
     assert_below(ang - v[3:], bound, "angular velocity by differences")
 
 
+def test_integrate_moves_a_free_joint_accurately_at_small_rotations():
+    # p = V(ω) v with V = 1 + b ω× + c ω×²; below θ = 1e-2 the series b = 1/2 − θ²/24 + θ⁴/720,
+    # c = 1/6 − θ²/120 + θ⁴/5040 are exact to θ⁶/40320 < 3e-17: a reference of a few roundings.
+    # (b = (1 − cos θ)/θ² as written erred by u/θ², 3e5·u at θ = 1e-5)
+    m = td.Model()
+    m.add_body("b", None, td.Free())
+    rng = np.random.default_rng(9)
+    for _ in range(200):
+        th = 10 ** rng.uniform(-6, -2)
+        n = rng.standard_normal(3)
+        w, vl = th * n / np.linalg.norm(n), rng.standard_normal(3)
+        b, c = 0.5 - th**2 / 24 + th**4 / 720, 1 / 6 - th**2 / 120 + th**4 / 5040
+        wv = np.cross(w, vl)
+        p = td.integrate(m, td.neutral(m), np.r_[vl, w], 1.0)[:3]
+        assert_within_rounding(p, vl + b * wv + c * np.cross(w, wv), 1 + np.abs(vl), 3, what="V(ω) v")
+
+
 def test_integrate_is_additive_for_vector_joints():
     m = td.scenes.chain(5, joint="prismatic")
     q, v = np.arange(5.0), np.ones(5)
@@ -145,14 +162,17 @@ def _rotation_parts(m, v):
     return out
 
 
-def test_difference_inverts_integrate_on_every_joint_kind():
+@pytest.mark.parametrize("angle", [None, 0.0, 1e-12, 1e-5, 5e-3, 2e-2, 3.1])
+def test_difference_inverts_integrate_on_every_joint_kind(angle):
+    # angle: of every rotation in v (None: random in [0, 3]); the small ones take the series of
+    # V(ω)⁻¹ (below 1e-2) and the logarithm of a rotation near the identity
     m = every_joint_model()
     rng = np.random.default_rng(2)
     for _ in range(20):
         q0 = td.random_configuration(m, rng)
         v = rng.standard_normal(m.nv)
         for w in _rotation_parts(m, v):  # rotation angles below π: the log returns them unchanged
-            w *= rng.uniform(0, 3.0) / np.linalg.norm(w)
+            w *= (rng.uniform(0, 3.0) if angle is None else angle) / np.linalg.norm(w)
         q1 = td.integrate(m, q0, v, 1.0)
         d = td.difference(m, q0, q1)
         # integrate and the logarithm are each a few roundings of quantities of size 1 + |q| + |v|;
