@@ -43,7 +43,7 @@ Arr fext_arg(const Model<double>& model, py::handle f) {
   return a;
 }
 
-// q and the vectors that go with it ((name, array, length) each): all single or all batches of
+// q and the vectors of nv that go with it ((name, object, array to fill) each): all single or all batches of
 // one size B; returns B (-1: single). Unit quaternions checked in every item.
 py::ssize_t batch_args(const Model<double>& model, py::handle q, Arr& qa,
                        std::initializer_list<std::tuple<const char*, py::handle, Arr*>> vectors) {
