@@ -266,3 +266,50 @@ def test_results_that_overflow_are_errors_naming_the_function():
     # a large but representable state is fine: M = [[I + m (0.1 + r)², 0], [0, m]] stays finite at r = 1e100
     M = td.mass_matrix(m, [0.3, 1e100])
     assert np.all(np.isfinite(M)) and M[0, 0] == pytest.approx(1e200, rel=1e-12)
+
+
+# ------------------------------------------------------------ batches (C++, over the thread pool)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batched_rnea_and_mass_matrix_equal_the_single_calls_bit_for_bit(threads):
+    m = td.scenes.random_tree(12, 7, floating_base=True)
+    rng = np.random.default_rng(1)
+    B = 37
+    Q = td.random_configuration(m, rng, size=B)
+    V, A = rng.standard_normal((B, m.nv)), rng.standard_normal((B, m.nv))
+    F = rng.standard_normal((B, m.n_bodies, 6))
+    before = td.get_num_threads()
+    try:
+        td.set_num_threads(threads)
+        T, TF, M = td.rnea(m, Q, V, A), td.rnea(m, Q, V, A, F), td.mass_matrix(m, Q)
+    finally:
+        td.set_num_threads(before)
+    assert T.shape == (B, m.nv) and TF.shape == (B, m.nv) and M.shape == (B, m.nv, m.nv)
+    for b in range(B):
+        np.testing.assert_array_equal(T[b], td.rnea(m, Q[b], V[b], A[b]))
+        np.testing.assert_array_equal(TF[b], td.rnea(m, Q[b], V[b], A[b], F[b]))
+        np.testing.assert_array_equal(M[b], td.mass_matrix(m, Q[b]))
+    assert td.rnea(m, Q[:0], V[:0], A[:0]).shape == (0, m.nv)
+    assert td.mass_matrix(m, Q[:0]).shape == (0, m.nv, m.nv)
+
+
+def test_batched_rnea_and_mass_matrix_refuse_mismatched_batches():
+    m = td.scenes.random_tree(5, 2, floating_base=True)
+    Q, V = td.random_configuration(m, 0, size=3), np.zeros((3, m.nv))
+    with pytest.raises(ValueError, match=r"q, v, a must all be single vectors or batches of the same size"):
+        td.rnea(m, Q, V, np.zeros((4, m.nv)))
+    with pytest.raises(ValueError, match=r"q, v, a must all be single vectors or batches of the same size"):
+        td.rnea(m, Q, V, np.zeros(m.nv))
+    with pytest.raises(ValueError, match=r"f_ext must have shape \(B, n_bodies, 6\) with B = 3"):
+        td.rnea(m, Q, V, V, np.zeros((m.n_bodies, 6)))
+    with pytest.raises(ValueError, match=r"f_ext must have shape \(n_bodies, 6\)"):
+        td.rnea(m, Q[0], V[0], V[0], np.zeros((3, m.n_bodies, 6)))
+    with pytest.raises(ValueError, match=r"q must have shape \(nq,\) = \(\d+,\) or \(B, \d+\)"):
+        td.mass_matrix(m, np.zeros((3, m.nq + 1)))
+    bad = Q.copy()
+    bad[2, 3:7] = (0, 0, 0, 3)  # the free joint's quaternion of item 2
+    with pytest.raises(ValueError, match="the quaternion of joint .* has norm 3"):
+        td.mass_matrix(m, bad)
+    nan = V.copy()
+    nan[1, 0] = np.nan
+    with pytest.raises(ValueError, match="v contains NaN"):
+        td.rnea(m, Q, nan, V)

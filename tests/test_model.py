@@ -326,13 +326,15 @@ def test_the_structural_api_reads_back_what_was_built():
     assert m.placements[2] == X and m.inertias[1] == I and m.inertias[0].mass == 0
     assert m.frames == {"tool": ("hand", td.Transform(translation=(0, 0, 0.05)))}
     assert td.neutral(m).tolist() == [0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
-    text = str(m)
-    assert text.splitlines()[1:] == [
-        "world",
-        "  base  (Free 'base', nq=7, nv=6)",
-        "    arm  (Revolute 'shoulder', nq=1, nv=1)",
-        "      hand  (Spherical 'hand', nq=4, nv=3)",
+    assert str(m).splitlines() == [
+        "treedyn.Model: 4 bodies (the world and 3 more), nq = 12, nv = 10, total mass 4 kg, gravity (0, 0, -9.81) m/s²",
+        "#  body        parent  joint                               q        v        mass",
+        "0  world",
+        "1    base      world   free 'base'                         q[0:7]   v[0:6]   2 kg",
+        "2      arm     base    revolute 'shoulder' axis (0, 1, 0)  q[7]     v[6]     1 kg",
+        "3        hand  arm     spherical 'hand'                    q[8:12]  v[7:10]  1 kg",
     ]
+    assert repr(m) == "treedyn.Model(n_bodies=4, nq=12, nv=10)"
     with pytest.raises(ValueError, match="no body named 'nowhere'"):
         m.add_frame("f", "nowhere")
     with pytest.raises(ValueError, match="already exists"):
@@ -653,3 +655,79 @@ def test_a_random_tree_pickles_to_the_same_bits(seed):
     np.testing.assert_array_equal(
         td.make_solver("aba", c).forward_dynamics(Q, V, T), td.make_solver("aba", m).forward_dynamics(Q, V, T)
     )
+
+
+def test_printing_a_long_chain_leaves_out_its_middle_and_says_so():
+    m = td.scenes.chain(100)
+    lines = str(m).splitlines()
+    assert len(lines) == 2 + 40 + 1  # header, column titles, 40 bodies, the line saying what was left out
+    assert lines[0].startswith("treedyn.Model: 101 bodies (the world and 100 more), nq = 100, nv = 100")
+    assert "... 61 bodies left out (26 to 86): model.describe(None) shows all" in lines
+    assert lines[-1].split()[:3] == ["100", "[100]", "link100"]  # deep bodies show their depth
+    assert max(len(x) for x in lines) < 120  # the indentation stops growing at 8 levels
+    assert len(m.describe(None).splitlines()) == 2 + 101
+    with pytest.raises(ValueError, match="max_bodies must be None or an integer >= 2"):
+        m.describe(1)
+
+
+def _rot(axis, angle):
+    """Rodrigues' rotation matrix, written out independently of treedyn and SciPy."""
+    k = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
+
+
+def test_transform_from_quat_is_the_rotation_of_x_y_z_w_and_agrees_with_from_rpy():
+    axis, angle = np.array([1.0, -2.0, 0.5]), 0.7
+    n = axis / np.linalg.norm(axis)
+    quat = np.r_[np.sin(angle / 2) * n, np.cos(angle / 2)]  # (x, y, z, w)
+    T = td.Transform.from_quat(quat, (1, 2, 3))
+    assert_within_rounding(T.rotation, _rot(axis, angle), 1, 8, what="from_quat")
+    np.testing.assert_array_equal(T.translation, [1, 2, 3])
+    assert_within_rounding(T.quat, quat, 1, 8, what="quat")
+    assert_within_rounding(td.Transform.from_quat(-quat).quat, quat, 1, 8, what="quat has w >= 0")
+    # rpy: Rz(yaw) Ry(pitch) Rx(roll) is the product of three axis rotations (quaternions multiply alike)
+    R = td.Transform.from_rpy((0.1, -0.4, 2.0))
+    assert_within_rounding(R.rotation, _rot((0, 0, 1), 2.0) @ _rot((0, 1, 0), -0.4) @ _rot((1, 0, 0), 0.1), 1, 8)
+    assert_within_rounding(td.Transform.from_quat(R.quat).rotation, R.rotation, 1, 8, what="rpy → quat → R")
+    assert_within_rounding(R.rpy, [0.1, -0.4, 2.0], 2.0, 8, what="rpy read back")
+    np.testing.assert_array_equal(td.Transform.from_quat((0, 0, 0, 1)).rotation, np.eye(3))
+    # a quaternion a little off unit is normalised; one far from it refused
+    assert_within_rounding(td.Transform.from_quat(quat * 1.0005).rotation, T.rotation, 1, 8, what="normalised")
+    with pytest.raises(ValueError, match=r"quat must be a unit quaternion \(x, y, z, w\), got .* of norm 2"):
+        td.Transform.from_quat((0, 0, 0, 2))
+    with pytest.raises(ValueError, match="quat must have 4 components"):
+        td.Transform.from_quat((0, 0, 1))
+    with pytest.raises(ValueError, match="quat contains NaN"):
+        td.Transform.from_quat((0, 0, np.nan, 1))
+    with pytest.raises(TypeError, match="quat must be real numbers"):
+        td.Transform.from_quat(np.array([0, 0, 0, 1], dtype=complex))
+
+
+def test_transform_inverse_composition_and_points():
+    rng = np.random.default_rng(0)
+    A = td.Transform.from_rpy(rng.uniform(-3, 3, 3), rng.uniform(-2, 2, 3))
+    B = td.Transform.from_quat([0.5, 0.5, 0.5, 0.5], rng.uniform(-2, 2, 3))
+    identity = (A.inverse() @ A).as_matrix()
+    assert_within_rounding(identity, np.eye(4), 1 + np.abs(A.translation).max(), 8, what="A⁻¹ A")
+    assert_within_rounding((A @ A.inverse()).as_matrix(), np.eye(4), 1 + np.abs(A.translation).max(), 8)
+    # composition is the product of the homogeneous matrices; (A B)⁻¹ = B⁻¹ A⁻¹
+    assert_within_rounding((A @ B).as_matrix(), A.as_matrix() @ B.as_matrix(), 1 + 4, 8, what="A B")
+    assert_within_rounding(((A @ B).inverse()).as_matrix(), (B.inverse() @ A.inverse()).as_matrix(), 9, 8)
+    # points: one (3,) or many (N, 3); T @ (U @ p) = (T U) @ p
+    P = rng.standard_normal((5, 3))
+    H = A.as_matrix()
+    assert_within_rounding(A @ P, (H @ np.c_[P, np.ones(5)].T).T[:, :3], 9, 8, what="A @ points")
+    assert (A @ P[0]).shape == (3,) and (A @ P).shape == (5, 3)
+    assert_within_rounding(A @ P[2], (A @ P)[2], 9, 8, what="one point = a row of points")
+    np.testing.assert_array_equal(A @ list(P[1]), A @ P[1])
+    assert_within_rounding(A @ (B @ P), (A @ B) @ P, 9, 8, what="T(U p) = (T U) p")
+    assert_within_rounding(A.inverse() @ (A @ P), P, 9, 8, what="A⁻¹(A p) = p")
+    H[0, 0] = 7.0
+    assert A.as_matrix()[0, 0] != 7.0  # a new array each time
+    with pytest.raises(ValueError, match=r"need a point \(3,\) or points \(N, 3\), got shape \(4,\)"):
+        A @ np.ones(4)
+    with pytest.raises(ValueError, match="contain NaN"):
+        A @ np.array([0, np.nan, 0])
+    with pytest.raises(TypeError):
+        A @ 3.0

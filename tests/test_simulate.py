@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import assert_below, rounding_bound
 
 import treedyn as td
 from treedyn.scenes import chain, random_tree
@@ -255,3 +256,105 @@ def test_a_model_without_degrees_of_freedom_reaches_t_end(error_norm):
         warnings.simplefilter("error")
         res = td.simulate(model, "aba", np.zeros(0), np.zeros(0), t_end=0.02, error_norm=error_norm)
     assert res.t[-1] == 0.02 and res.q.shape[1:] == (0,)
+
+
+# ------------------------------------------------------------ t_eval: states at requested times
+@pytest.mark.parametrize("method", ["rk4", "dopri5", "rkf45", "euler"])
+def test_t_eval_on_step_times_gives_those_steps_states_and_the_same_steps(method):
+    m = oscillator()
+    kw = dict(method=method, dt=0.01, tau=spring, rtol=1e-8, atol=1e-8)
+    full = td.simulate(m, "aba", [1.0], [0.0], 1.0, **kw)
+    t_eval = full.t[::7]
+    r = td.simulate(m, "aba", [1.0], [0.0], 1.0, t_eval=t_eval, **kw)
+    np.testing.assert_array_equal(r.t, t_eval)
+    np.testing.assert_array_equal(r.q, full.q[::7])
+    np.testing.assert_array_equal(r.v, full.v[::7])
+    assert (r.n_accepted, r.n_rejected) == (full.n_accepted, full.n_rejected)  # t_eval does not move the steps
+    assert r.n_evals == full.n_evals  # no time inside the last step: no extra evaluation
+
+
+@pytest.mark.parametrize("method", ["rk4", "dopri5", "rkf45"])
+def test_t_eval_inside_steps_is_within_the_hermite_bound_of_the_exact_solution(method):
+    # q(t) = cos ωt. The cubic Hermite interpolant of a step of length h errs by at most
+    # h⁴/384·max|y⁗| (q⁗ = ω⁴ q, v⁗ = ω⁴ v: ω⁴ and ω⁵), plus the errors E_q, E_v of the step's end
+    # states and h/4·(errors of their derivatives): |h00| + |h01| = 1 and |h10| + |h11| ≤ 1/4 on [0, 1];
+    # the derivatives' errors are E_v for q and ω²E_q for v (q̈ = −ω²q)
+    m = oscillator()
+    kw = dict(method=method, dt=0.05, tau=spring, rtol=1e-7, atol=1e-7)
+    full = td.simulate(m, "aba", [1.0], [0.0], 2.0, **kw)
+    h = np.diff(full.t).max()
+    E_q = np.abs(full.q[:, 0] - np.cos(OMEGA * full.t)).max()
+    E_v = np.abs(full.v[:, 0] + OMEGA * np.sin(OMEGA * full.t)).max()
+    t_eval = np.linspace(0.0, 2.0, 301)[1:-1]
+    r = td.simulate(m, "aba", [1.0], [0.0], 2.0, t_eval=t_eval, **kw)
+    assert r.success and r.t.shape == (299,) and r.q.shape == (299, 1) and r.v.shape == (299, 1)
+    assert np.mean(np.isin(t_eval, full.t)) < 0.2  # most times are inside steps
+    bound_q = E_q + h / 4 * E_v + h**4 / 384 * OMEGA**4
+    bound_v = E_v + h / 4 * OMEGA**2 * E_q + h**4 / 384 * OMEGA**5
+    assert bound_q < 1e-3 and bound_v < 2e-3  # far below a linear interpolant's h²ω²/8 ≈ 1e-3·(h/0.05)²
+    assert np.abs(r.q[:, 0] - np.cos(OMEGA * t_eval)).max() <= bound_q
+    assert np.abs(r.v[:, 0] + OMEGA * np.sin(OMEGA * t_eval)).max() <= bound_v
+    assert r.n_evals == full.n_evals + (method == "rk4")  # rk4's last step needs its end acceleration
+
+
+@pytest.mark.parametrize("method", ["rk4", "dopri5"])
+def test_t_eval_follows_a_screw_motion_on_se3_exactly(method):
+    # a free body with a spherical inertia at its origin and ω ∥ v: no velocity products, q̈ = 0,
+    # so q(t) = q0 ⊕ t·v, the screw that integrate follows; the Runge–Kutta–Munthe-Kaas step and the
+    # interpolant in the chart (δ ∥ v: every bracket vanishes) are exact up to rounding
+    m = td.Model(gravity=(0, 0, 0))
+    m.add_body("body", None, td.Free(), inertia=td.Inertia(1.0, (0, 0, 0), np.eye(3)))
+    n = np.array([1.0, 2.0, 2.0]) / 3
+    v0 = np.r_[0.7 * n, 2.5 * n]
+    q0 = td.random_configuration(m, 0)
+    t_eval = np.linspace(0, 1.5, 41)
+    r = td.simulate(m, "aba", q0, v0, 1.5, method=method, dt=0.1, t_eval=t_eval)
+    exact = np.array([td.integrate(m, q0, v0, t) for t in t_eval])
+    # ≤ 40 steps and interpolations of a few roundings each, of magnitudes ≤ 1 + |q| + |v| t
+    s = 1 + np.abs(exact).max() + np.abs(v0).max() * 1.5
+    assert_below(r.q - exact, rounding_bound(40 * m.nq) * s, "q(t) on the screw", size=1)
+    assert_below(r.v - v0, rounding_bound(40 * m.nv) * s, "v(t) constant", size=1)
+
+
+def test_t_eval_after_a_failure_holds_the_times_up_to_the_last_good_state():
+    m = oscillator()
+    kw = dict(method="rk4", dt=0.1, tau=[1e307], on_failure="return")
+    full = td.simulate(m, "aba", [0.0], [0.0], 10.0, **kw)
+    t_eval = np.arange(0.0, 10.0, 0.05)
+    r = td.simulate(m, "aba", [0.0], [0.0], 10.0, t_eval=t_eval, **kw)
+    assert not r.success and r.message == full.message
+    np.testing.assert_array_equal(r.t, t_eval[t_eval <= full.t[-1]])
+    assert np.all(np.isfinite(r.q)) and np.all(np.isfinite(r.v))
+    # q = τt²/2 is a cubic's special case: the Hermite interpolant is exact on it (to rounding)
+    assert r.q[:, 0] == pytest.approx(0.5e307 * r.t**2, rel=1e-13, abs=1e294)
+
+
+@pytest.mark.parametrize(
+    "t_eval, error, match",
+    [
+        ([0.5, 0.2], ValueError, r"t_eval must be strictly increasing, got t_eval\[0\] = 0.5 >= t_eval\[1\] = 0.2"),
+        ([0.2, 0.2], ValueError, "strictly increasing"),
+        ([0.0, 1.5], ValueError, r"t_eval must lie within \[0, t_end\] = \[0, 1.0\]"),
+        ([-0.1, 0.5], ValueError, "must lie within"),
+        ([0.1, np.nan], ValueError, r"t_eval contains NaN or inf \(at index 1\)"),
+        ([[0.1, 0.2]], ValueError, "t_eval must be a 1-D array"),
+        (np.array([0.1j]), TypeError, "t_eval must be real numbers"),
+        (["a"], TypeError, "t_eval must be real numbers"),
+    ],
+)
+def test_bad_t_eval_is_refused_before_the_run(t_eval, error, match):
+    calls = []
+
+    def tau(t, q, v):
+        calls.append(t)
+        return -q
+
+    with pytest.raises(error, match=match):
+        td.simulate(oscillator(), "aba", [1.0], [0.0], 1.0, t_eval=t_eval, tau=tau)
+    assert calls == []
+
+
+def test_an_empty_t_eval_gives_no_states():
+    r = td.simulate(oscillator(), "aba", [1.0], [0.0], 1.0, t_eval=[], tau=spring)
+    assert r.success and r.t.shape == (0,) and r.q.shape == (0, 1) and r.v.shape == (0, 1)
+    assert "0 states" in repr(r)

@@ -2,7 +2,7 @@
 
 from . import codegen, constraints, io, linalg, scenes
 from ._core import AccuracyWarning, SingularInertiaError, build_info, get_num_threads, set_num_threads
-from .configuration import integrate, neutral, random_configuration
+from .configuration import difference, integrate, interpolate, neutral, random_configuration
 from .constraints import constrained_forward_dynamics
 from .contact import ContactSimulator, contact_jacobians
 from .dynamics import bias_forces, forward_kinematics, mass_matrix, rnea
@@ -71,6 +71,8 @@ __all__ = [
     "inverse_mass_matrix",
     "contact_inertia",
     "integrate",
+    "difference",
+    "interpolate",
     "neutral",
     "random_configuration",
     "simulate",

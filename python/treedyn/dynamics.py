@@ -26,6 +26,10 @@ def rnea(model: Model, q, v, a, f_ext=None) -> np.ndarray:
     """Inverse dynamics τ = M(q) a + c(q, v) − Σ Jᵀ f_ext (recursive Newton–Euler), gravity included.
 
     f_ext: (n_bodies, 6) spatial forces [n; f] on each body in body coordinates (row 0 ignored).
+
+    A batch: q (B, nq), v and a (B, nv), f_ext (B, n_bodies, 6) give τ (B, nv), the items spread
+    over treedyn's threads (td.set_num_threads) with the GIL released; item b is the single call on
+    item b bit for bit.
     """
     return _core.rnea(_cpp(model), q, v, a, f_ext)
 
@@ -36,5 +40,8 @@ def bias_forces(model: Model, q, v, f_ext=None) -> np.ndarray:
 
 
 def mass_matrix(model: Model, q) -> np.ndarray:
-    """The joint-space inertia matrix M(q) (composite-rigid-body algorithm), (nv, nv)."""
+    """The joint-space inertia matrix M(q) (composite-rigid-body algorithm), (nv, nv).
+
+    A batch q (B, nq) gives (B, nv, nv), the items spread over treedyn's threads with the GIL
+    released; item b is the single call on item b bit for bit."""
     return _core.mass_matrix(_cpp(model), q)

@@ -8,6 +8,7 @@ are ordered [angular; linear].
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Union
@@ -93,6 +94,10 @@ class Transform:
 
     An immutable value: its arrays are read-only copies of what was passed; equal transforms
     compare and hash equal.
+
+    Made also by ``from_rpy`` (URDF) and ``from_quat`` ((x, y, z, w)), read back by ``rpy``,
+    ``quat`` and ``as_matrix()``; ``T1 @ T2`` composes, ``T @ points`` maps points, and
+    ``inverse()`` inverts.
     """
 
     rotation: np.ndarray = field(default_factory=lambda: np.eye(3))
@@ -119,14 +124,77 @@ class Transform:
         Rz = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
         return Transform(Rz @ Ry @ Rx, xyz)
 
-    def __matmul__(self, other: Transform) -> Transform:
-        if not isinstance(other, Transform):
-            return NotImplemented
-        # a product of two checked transforms needs no new checks (file loaders compose thousands)
+    @staticmethod
+    def from_quat(quat: Sequence[float] = (0, 0, 0, 1), xyz: Sequence[float] = (0, 0, 0)) -> Transform:
+        """The rotation of the quaternion (x, y, z, w) (Pinocchio's and SciPy's order, scalar last;
+        MuJoCo writes (w, x, y, z)) and the translation xyz. The quaternion is normalised; one whose
+        norm is more than 1e-3 away from 1 is refused (ValueError), as the kernels refuse such q."""
+        from scipy.spatial.transform import Rotation
+
+        x = np.asarray(quat)
+        if x.dtype.kind not in "fiub":
+            raise TypeError(f"quat must be real numbers, got dtype {x.dtype}")
+        x = x.astype(float)
+        if x.shape != (4,):
+            raise ValueError(f"quat must have 4 components (x, y, z, w), got shape {x.shape}")
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"quat contains NaN or inf: {x}")
+        n = np.linalg.norm(x)
+        if abs(n - 1) > 1e-3:
+            raise ValueError(f"quat must be a unit quaternion (x, y, z, w), got {x.tolist()} of norm {n:.6g}")
+        return Transform(Rotation.from_quat(x / n).as_matrix(), xyz)
+
+    @property
+    def quat(self) -> np.ndarray:
+        """The rotation as a unit quaternion (x, y, z, w) with w >= 0 (from_quat's inverse)."""
+        from scipy.spatial.transform import Rotation
+
+        q = Rotation.from_matrix(self.rotation).as_quat()
+        return -q if q[3] < 0 else q
+
+    @property
+    def rpy(self) -> np.ndarray:
+        """URDF's roll, pitch, yaw of the rotation (from_rpy's inverse), pitch in [-π/2, π/2]; at
+        pitch ±π/2 (gimbal lock) roll and yaw are one angle between them and roll is set to 0."""
+        from scipy.spatial.transform import Rotation
+
+        with warnings.catch_warnings():  # SciPy warns at gimbal lock (which the docstring describes)
+            warnings.simplefilter("ignore", UserWarning)
+            return Rotation.from_matrix(self.rotation).as_euler("xyz")
+
+    def inverse(self) -> Transform:
+        """The inverse placement: ``T.inverse() @ T`` is the identity (to rounding)."""
         X = object.__new__(Transform)
-        object.__setattr__(X, "rotation", _frozen(self.rotation @ other.rotation))
-        object.__setattr__(X, "translation", _frozen(self.rotation @ other.translation + self.translation))
+        object.__setattr__(X, "rotation", _frozen(self.rotation.T))
+        object.__setattr__(X, "translation", _frozen(-(self.rotation.T @ self.translation)))
         return X
+
+    def as_matrix(self) -> np.ndarray:
+        """The 4x4 homogeneous matrix [[rotation, translation], [0 0 0 1]] (a new array)."""
+        H = np.eye(4)
+        H[:3, :3], H[:3, 3] = self.rotation, self.translation
+        return H
+
+    def __matmul__(self, other):
+        """``T1 @ T2``: the composition (T2 first); ``T @ p``: the point p (3,), or the points (N, 3),
+        given in the child frame, in the parent frame: rotation @ p + translation."""
+        if isinstance(other, Transform):
+            # a product of two checked transforms needs no new checks (file loaders compose thousands)
+            X = object.__new__(Transform)
+            object.__setattr__(X, "rotation", _frozen(self.rotation @ other.rotation))
+            object.__setattr__(X, "translation", _frozen(self.rotation @ other.translation + self.translation))
+            return X
+        if not isinstance(other, (np.ndarray, list, tuple)):
+            return NotImplemented
+        p = np.asarray(other)
+        if p.dtype.kind not in "fiub":
+            raise TypeError(f"Transform @ points: the points must be real numbers, got dtype {p.dtype}")
+        if not (p.shape == (3,) or (p.ndim == 2 and p.shape[1] == 3)):
+            raise ValueError(f"Transform @ points: need a point (3,) or points (N, 3), got shape {p.shape}")
+        p = p.astype(float)
+        if not np.all(np.isfinite(p)):
+            raise ValueError("Transform @ points: the points contain NaN or inf")
+        return p @ self.rotation.T + self.translation
 
     def __eq__(self, other):
         if not isinstance(other, Transform):
@@ -1317,14 +1385,84 @@ class Model:
         return f"treedyn.Model(n_bodies={self.n_bodies}, nq={self.nq}, nv={self.nv})"
 
     def __str__(self):
-        """The tree, one body per line, indented by depth: body, joint kind and name, DoF."""
-        lines = [f"{self!r}", "world"]
-        depth = [0] * self.n_bodies
-        for i in range(1, self.n_bodies):
-            depth[i] = depth[self._cpp.parent[i]] + 1
+        """The tree as a table (``describe()``: at most 40 bodies, the middle left out beyond)."""
+        return self.describe()
+
+    def describe(self, max_bodies: int | None = 40) -> str:
+        """The tree as text, what ``print(model)`` shows: a header with the totals (bodies, nq, nv,
+        total mass, gravity), then one line per body — index, name indented by its depth in the
+        tree (two spaces a level, at most 8 levels: deeper bodies show their depth as ``[d]``),
+        parent, joint kind and name (with the axis of a revolute or prismatic joint, the axes of
+        a universal one), its slice of q and v, and its mass.
+
+        max_bodies: with more bodies than this (the world counted), the first two thirds and the
+        last third of max_bodies are shown and a line says how many were left out between them;
+        None shows every body."""
+        if max_bodies is not None and (
+            isinstance(max_bodies, bool) or not isinstance(max_bodies, (int, np.integer)) or max_bodies < 2
+        ):
+            raise ValueError(f"describe: max_bodies must be None or an integer >= 2, got {max_bodies!r}")
+        n, parents, qi, vi = self.n_bodies, self.parents, self.q_indices, self.v_indices
+        depth = [0] * n
+        for i in range(1, n):
+            depth[i] = depth[parents[i]] + 1
+        names = self.body_names
+
+        def axis(a):
+            return "(" + ", ".join(f"{x:.4g}" for x in np.asarray(a) + 0.0) + ")"  # + 0.0: no -0
+
+        def span(start, count, letter):
+            return "" if count == 0 else f"{letter}[{start}]" if count == 1 else f"{letter}[{start}:{start + count}]"
+
+        def row(i):
             j = self._joints[i]
-            joint = f"{type(j).__name__} {self._joint_names[i]!r}" if j.nv else "Fixed"
-            lines.append(f"{'  ' * depth[i]}{self.body_names[i]}  ({joint}, nq={j.nq}, nv={j.nv})")
+            indent = "  " * min(depth[i], 8) + (f"[{depth[i]}] " if depth[i] > 8 else "")
+            if i == 0:
+                return [str(i), names[0], "", "", "", "", ""]
+            joint = type(j).__name__.lower()
+            if j.nv:
+                joint += f" {self._joint_names[i]!r}"
+            if isinstance(j, (Revolute, Prismatic)):
+                joint += f" axis {axis(j.axis)}"
+            elif isinstance(j, Universal):
+                joint += f" axes {axis(j.axis1)} {axis(j.axis2)}"
+            mass = f"{self._inertias[i].mass:.4g} kg"
+            return [
+                str(i),
+                indent + names[i],
+                names[parents[i]],
+                joint,
+                span(qi[i], j.nq, "q"),
+                span(vi[i], j.nv, "v"),
+                mass,
+            ]
+
+        shown = list(range(n))
+        cut = None
+        if max_bodies is not None and n > max_bodies:
+            head = (2 * max_bodies) // 3
+            cut = (head, n - (max_bodies - head))
+            shown = list(range(head)) + list(range(cut[1], n))
+        rows = [["#", "body", "parent", "joint", "q", "v", "mass"]] + [row(i) for i in shown]
+        widths = [max(len(r[c]) for r in rows) for c in range(7)]
+
+        def fmt(r):
+            cells = [r[0].rjust(widths[0])] + [r[c].ljust(widths[c]) for c in range(1, 6)] + [r[6].rjust(widths[6])]
+            return "  ".join(cells).rstrip()
+
+        mass = sum(I.mass for I in self._inertias)
+        g = ", ".join(f"{x:.4g}" for x in self.gravity + 0.0)
+        lines = [
+            f"treedyn.Model: {n} bod{'y' if n == 1 else 'ies'} (the world and {n - 1} more), nq = {self.nq}, nv = {self.nv}, "
+            f"total mass {mass:.6g} kg, gravity ({g}) m/s²",
+            fmt(rows[0]),
+        ]
+        for k, r in enumerate(rows[1:]):
+            if cut is not None and k == cut[0]:
+                lines.append(
+                    f"... {cut[1] - cut[0]} bodies left out ({cut[0]} to {cut[1] - 1}): model.describe(None) shows all"
+                )
+            lines.append(fmt(r))
         return "\n".join(lines)
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .configuration import integrate
+from .configuration import difference, integrate
 from .model import Free, Model, Prismatic, Revolute, Spherical, Universal
 
 __all__ = ["simulate", "SimulationResult", "SimulationWarning", "SimulationError", "METHODS"]
@@ -56,7 +56,7 @@ class SimulationResult:
     """A trajectory and what it cost.
 
     t (K,), q (K, nq), v (K, nv): the accepted states (only the first and the last when
-    ``record=False``). n_evals: forward-dynamics evaluations; n_accepted / n_rejected: steps.
+    ``record=False``), or, when simulate was given ``t_eval``, the states at those times. n_evals: forward-dynamics evaluations; n_accepted / n_rejected: steps.
     success is False when the run stopped early; message says why.
     """
 
@@ -73,8 +73,9 @@ class SimulationResult:
 
     def __repr__(self):
         status = "ok" if self.success else f"FAILED ({self.message})"
+        t_end = f"{self.t[-1]:.6g}" if len(self.t) else "-"
         return (
-            f"SimulationResult({self.method}: t_end={self.t[-1]:.6g}, {len(self.t)} states, "
+            f"SimulationResult({self.method}: t_end={t_end}, {len(self.t)} states, "
             f"{self.n_evals} evaluations, {self.n_accepted} accepted / {self.n_rejected} rejected steps, {status})"
         )
 
@@ -216,6 +217,7 @@ def simulate(
     on_failure: str = "warn",
     stabilization: float | None = 0.1,
     project: bool = True,
+    t_eval=None,
 ) -> SimulationResult:
     """Integrate the model from (q0, v0) over [0, t_end].
 
@@ -246,6 +248,18 @@ def simulate(
     True) moves q and v back onto C(q) = 0 (to 1e-10), G v = 0 after every accepted step
     (treedyn.constraints.project_positions: Gauss–Newton with minimum-norm steps; about 20% more
     time on a four-bar); project=False leaves the drift to Baumgarte alone (|C| ~ the integrator's error).
+    t_eval: the times at which to report the state, as SciPy's ``solve_ivp``: strictly increasing
+    and within [0, t_end] (else ValueError); the steps are the same as without it, and the result
+    holds exactly these times (``record`` is then ignored; after a failure, the times up to the
+    last good state). A time that ends a step gets that step's state; one inside a step, the
+    cubic Hermite interpolant of the step's two end states and their derivatives — positions in
+    the chart q = q_n ⊕ δ of the step's start (δ from td.difference, δ' = dexp⁻¹_δ(v), so
+    quaternions stay unit), velocities from v and q̈ — whose error is O(h⁴) in the step size h
+    (at most h⁴/384·max|y⁗| for a smooth solution y), the order of rk4 and of the 4th-order
+    members of dopri5 and rkf45, and well below euler's O(h). The end acceleration comes from
+    the next step's first evaluation (for the fixed-step methods, a time inside the last step
+    costs one more).
+    With constraints, interpolated states satisfy C(q) = 0 to the interpolation error.
     """
     from .solvers.base import Solver
     from .solvers.registry import make_solver
@@ -278,6 +292,7 @@ def simulate(
         min_step = _scalar(min_step, "min_step")
     if isinstance(max_steps, (bool, np.bool_)) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
         raise ValueError(f"max_steps must be an integer >= 1, got {max_steps!r}")
+    t_eval = _times(t_eval, t_end)
     q = _real(q0, "q0", (model.nq,), f"(nq,) = ({model.nq},)")
     v = _real(v0, "v0", (model.nv,), f"(nv,) = ({model.nv},)")
     if f_ext is not None:
@@ -321,7 +336,8 @@ def simulate(
         from .progress import progress_bar
 
         bar = progress_bar(total=t_end, desc=f"simulate {method}", show=True, seconds=True)
-    log = _Log(res, q, v, record, bar, after_step)
+    dense = None if t_eval is None else _Dense(model, t_eval)
+    log = _Log(res, q, v, record, bar, after_step, dense)
 
     t = 0.0
     stop = None
@@ -341,6 +357,9 @@ def simulate(
     finally:
         if bar is not None:
             bar.close()
+    if dense is not None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            dense.close(t, q, v, lambda: _safe(accel, t, q, v, (t, q, v)))
     log.finish(t, q, v)
     if stop is not None:
         message = f"simulate stopped before t_end = {t_end:.6g}: {res.message}"
@@ -362,6 +381,29 @@ def _scalar(x, name: str) -> float:
     if not np.isfinite(x):
         raise ValueError(f"{name} must be finite, got {x}")
     return x
+
+
+def _times(t_eval, t_end: float):
+    """t_eval checked as SciPy's solve_ivp checks it (1-D, real, finite, strictly increasing, within
+    [0, t_end]): a float64 copy, or None."""
+    if t_eval is None:
+        return None
+    a = np.asarray(t_eval)
+    if a.dtype.kind not in "fiu":
+        raise TypeError(f"t_eval must be real numbers, got dtype {a.dtype}")
+    a = np.array(a, dtype=float, ndmin=1)
+    if a.ndim != 1:
+        raise ValueError(f"t_eval must be a 1-D array of times, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"t_eval contains NaN or inf (at index {np.flatnonzero(~np.isfinite(a))[0]})")
+    if np.any(np.diff(a) <= 0):
+        k = int(np.flatnonzero(np.diff(a) <= 0)[0])
+        raise ValueError(
+            f"t_eval must be strictly increasing, got t_eval[{k}] = {a[k]} >= t_eval[{k + 1}] = {a[k + 1]}"
+        )
+    if a.size and (a[0] < 0 or a[-1] > t_end):
+        raise ValueError(f"t_eval must lie within [0, t_end] = [0, {t_end}], got times from {a[0]} to {a[-1]}")
+    return a
 
 
 class _Stop(Exception):
@@ -397,9 +439,14 @@ class _Log:
     (after_step, its failure a clean stop), the counts in res, the states kept (every accepted
     one with record, else the first and last) and the progress bar."""
 
-    def __init__(self, res, q, v, record, bar, after_step):
-        self.res, self.record, self.bar, self.after_step = res, record, bar, after_step
+    def __init__(self, res, q, v, record, bar, after_step, dense=None):
+        self.res, self.record, self.bar, self.after_step, self.dense = res, record, bar, after_step, dense
         self.ts, self.qs, self.vs = [0.0], [q.copy()], [v.copy()]
+
+    def slope(self, t, q, v, a):
+        """The acceleration a at (t, q, v), the start of the next step (for t_eval's interpolant)."""
+        if self.dense is not None:
+            self.dense.slope(t, q, v, a)
 
     def accept(self, t, q, v, h, state):
         """The state that ends an accepted step of length h (projected when asked): (q, v)."""
@@ -410,16 +457,76 @@ class _Log:
                 raise _Stop(f"the constraint projection failed at t = {t:.6g}: {e}", state) from e
         self.res.n_accepted += 1
         self.res.min_step = min(self.res.min_step, h)
-        if self.record:
+        if self.dense is not None:
+            self.dense.end = (t, q.copy(), v.copy())
+        elif self.record:
             self.ts.append(t), self.qs.append(q.copy()), self.vs.append(v.copy())
         if self.bar is not None:
             self.bar.update(h)
         return q, v
 
     def finish(self, t, q, v):
+        if self.dense is not None:
+            d = self.dense
+            self.res.t = np.array(d.ts)
+            self.res.q, self.res.v = np.array(d.qs).reshape(-1, q.size), np.array(d.vs).reshape(-1, v.size)
+            return
         if not self.record or self.ts[-1] != t:
             self.ts.append(t), self.qs.append(q.copy()), self.vs.append(v.copy())
         self.res.t, self.res.q, self.res.v = np.array(self.ts), np.array(self.qs), np.array(self.vs)
+
+
+class _Dense:
+    """The states at the times t_eval (see simulate): each accepted step [t0, t1] waits for the
+    acceleration at its end (the next step's first evaluation), then its t_eval times are filled
+    in: the end state itself at t1, the cubic Hermite interpolant inside."""
+
+    def __init__(self, model, t_eval):
+        self.model, self.t_eval, self.blocks = model, t_eval, _lie_blocks(model)
+        self.k = 0  # the next time of t_eval to fill
+        self.start = None  # (t, q, v, a): the last state whose acceleration is known
+        self.end = None  # (t, q, v): the end of an accepted step, waiting for its acceleration
+        self.ts, self.qs, self.vs = [], [], []
+
+    def _emit(self, t, q, v):
+        self.ts.append(t), self.qs.append(q.copy()), self.vs.append(v.copy())
+        self.k += 1
+
+    def slope(self, t, q, v, a):
+        if self.end is not None:
+            self._fill(a)
+        self.end, self.start = None, (t, q.copy(), v.copy(), a)
+        te = self.t_eval
+        while self.k < te.size and te[self.k] <= t:  # t_eval[0] = 0, or a time the step ended on
+            self._emit(te[self.k], q, v)
+
+    def close(self, t, q, v, evaluate):
+        """After the run, the last step: its end acceleration is evaluated only when a time of
+        t_eval lies inside it; if that fails (a stopped run), the times from there on are left out."""
+        if self.end is None or self.end[0] != t:
+            return
+        te = self.t_eval
+        if self.k < te.size and te[self.k] < t:
+            try:
+                a = evaluate()
+            except _Stop:
+                return
+            self.slope(t, q, v, a)
+        else:
+            self.slope(t, q, v, None)
+
+    def _fill(self, a1):
+        (t0, q0, v0, a0), (t1, q1, v1) = self.start, self.end
+        te, h = self.t_eval, t1 - t0
+        if not (self.k < te.size and te[self.k] < t1):
+            return  # no time inside this step (one at t1 is slope's)
+        d1 = difference(self.model, q0, q1)  # δ at the end, and δ' there
+        s0, s1 = h * v0, h * _dexpinv(self.blocks, d1, v1)
+        while self.k < te.size and te[self.k] < t1:
+            x = (te[self.k] - t0) / h
+            h00, h10, h01, h11 = 2 * x**3 - 3 * x**2 + 1, x**3 - 2 * x**2 + x, 3 * x**2 - 2 * x**3, x**3 - x**2
+            q = integrate(self.model, q0, h10 * s0 + h01 * d1 + h11 * s1, 1.0)
+            self._emit(te[self.k], q, h00 * v0 + h01 * v1 + h * (h10 * a0 + h11 * a1))
 
 
 def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, log):
@@ -433,13 +540,16 @@ def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, log):
         state = (t, q, v)
         if method == "euler":
             a = _safe(accel, t, q, v, state)
+            log.slope(t, q, v, a)
             q, v = _move(model, q, v, h, t, state), v + h * a
         elif method == "semi-implicit-euler":
             a = _safe(accel, t, q, v, state)
+            log.slope(t, q, v, a)
             v = v + h * a
             q = _move(model, q, v, h, t, state)
         else:  # rk4 in the chart q ⊕ δ: stage positions q ⊕ δ_i, δ' = dexp⁻¹_δ(v)
             k1q, k1a = v, _safe(accel, t, q, v, state)
+            log.slope(t, q, v, k1a)
             d2, v2 = h / 2 * k1q, v + h / 2 * k1a
             k2a = _safe(accel, t + h / 2, _move(model, q, d2, 1.0, t, state), v2, state)
             k2q = _dexpinv(blocks, d2, v2)
@@ -465,6 +575,7 @@ def _run_adaptive(model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max
     fsal = np.allclose(A[-1], b[:-1]) and b[-1] == 0  # Dormand–Prince: the last stage is the next first
     t = 0.0
     a0 = _safe(accel, t, q, v, (t, q, v))
+    log.slope(t, q, v, a0)
     h = dt if dt is not None else _initial_step(v, a0, t_end, rtol, atol)
     kq = np.empty((s, model.nv))  # stage derivatives of the chart coordinate δ
     ka = np.empty((s, model.nv))  # stage accelerations
@@ -498,6 +609,7 @@ def _run_adaptive(model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max
             q, v = log.accept(t, q_new, v_new, h, state)
             # a projection moves the state: the last stage is then not the next first
             a0 = ka[-1].copy() if fsal and log.after_step is None else _safe(accel, t, q, v, (t, q, v))
+            log.slope(t, q, v, a0)
         else:
             log.res.n_rejected += 1
         # the usual controller: safety 0.9, growth within [0.2, 5]
