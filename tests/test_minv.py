@@ -350,6 +350,35 @@ def test_a_singular_joint_in_the_helpers_part_of_the_sweep_raises_as_on_one_thre
     assert len(messages) == 1 and "c0b199" in messages.pop()
 
 
+def test_the_pools_poll_setting_changes_no_bits():
+    """TREEDYN_SPIN_US (read when the pool starts) bounds how long idle workers and a joining
+    caller poll before they sleep: 0 sleeps at once, values are clamped to 200 µs, and one that is
+    not a number keeps the default. Each setting gives one thread's bits on 2 threads, back to
+    back and after pauses that outlast the poll."""
+    code = (
+        "import time, hashlib, numpy as np, treedyn as td\n"
+        "from treedyn.scenes import random_tree\n"
+        "m = random_tree(600, 3)\n"
+        "q = td.random_configuration(m, np.random.default_rng(0))\n"
+        "s = td.make_solver('drumwright', m)\n"
+        "td.set_num_threads(1)\n"
+        "one = s.inverse_mass_matrix(q)\n"
+        "td.set_num_threads(2)\n"
+        "out = np.empty_like(one)\n"
+        "same = []\n"
+        "for pause in (0, 0, 0.002, 0, 0.002):\n"
+        "    time.sleep(pause)\n"
+        "    same.append(np.array_equal(s.inverse_mass_matrix(q, out=out), one))\n"
+        "print(all(same), hashlib.sha256(one.tobytes()).hexdigest())\n"
+    )
+    lines = set()
+    for spin in ("0", "200", "100000", "junk"):
+        env = dict(os.environ, TREEDYN_SPIN_US=spin)
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        lines.add(r.stdout.strip())
+    assert len(lines) == 1 and lines.pop().startswith("True ")
+
+
 def test_portable_and_avx2_loops_agree():
     """TREEDYN_MINV_ISA=generic forces the portable column loops; both agree to rounding."""
     code = (
