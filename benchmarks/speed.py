@@ -1,7 +1,7 @@
 """featherstone-part3's two efficiency techniques on this machine, each against Pinocchio in the
 same run (issue 16's judged quantities):
 
-    python -m benchmarks speed [--repeat 9] [--out DIR] [--quick] [--no-plot]
+    python -m benchmarks speed [--repeat 9] [--out DIR] [--quick] [--no-plot] [--minv-only]
 
 1. One robot per call, one thread: time of pinocchio.aba over that of treedyn's "aba" solver —
    generic, specialised (``specialise=True``: ABA generated as C++ for the model, treedyn.codegen)
@@ -13,7 +13,8 @@ same run (issue 16's judged quantities):
    robots of 7 joints and 256 of 200 (chains), generic and specialised in float64 and float32
    (the specialised batch runs several robots per vector register).
 3. The full M⁻¹ ("drumwright", inverse_mass_matrix into out=) at n = 1000 (chain and random
-   tree): time on 1 thread over time on 2, back to back and with calls 50 ms apart.
+   tree): time on 1 thread over time on 2, back to back and with calls 50 ms apart (alone, with
+   no Pinocchio needed: --minv-only).
 
 Each ratio is the median over --repeat samples alternating between the two sides (treedyn.timing
 .speedup); a batch sample lasts ~50 ms (see batches()). Writes speed.csv, and speed.png when matplotlib is installed.
@@ -227,7 +228,11 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=".")
     ap.add_argument("--quick", action="store_true", help="small sizes, one robot (a smoke run)")
     ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--minv-only", action="store_true", help="only the M⁻¹ thread speedup (no pinocchio needed)")
     args = ap.parse_args(argv)
+    if args.minv_only:
+        inverse_threads(args.repeat, args.quick)
+        return 0
     try:
         import pinocchio  # noqa: F401
     except ImportError:

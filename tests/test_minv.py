@@ -284,6 +284,101 @@ def test_a_singular_joint_found_by_the_threaded_setup_raises():
         td.set_num_threads(before)
 
 
+def two_chains(n, singular_end=False):
+    """A forest of two n-link chains (bodies 1..n and n+1..2n): the setup's leaves-to-root sweep
+    is cut at the second root, a helper running the first chain's steps while the leader runs the
+    second's (MinvBlocked::sweep_cut). singular_end: the first chain ends in a body with no
+    rotational inertia about its axis (a singular joint in the helper's part)."""
+    m = Model()
+    rod = Inertia(1.0, (0.05, 0, 0), np.diag([1e-3, 2e-3, 3e-3]))
+    for c in range(2):
+        parent = None
+        for i in range(n):
+            last = c == 0 and i == n - 1 and singular_end
+            inertia = Inertia(1.0, (0, 0, 0), np.zeros((3, 3))) if last else rod
+            axis = (1, 0, 0) if last else ((0, 0, 1) if i % 2 else (0, 1, 0))
+            name = f"c{c}b{i}"
+            m.add_body(name, parent, Revolute(axis), Transform(translation=(0.1 if i else 0.0, 0, 0)), inertia)
+            parent = name
+    return m
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: two_chains(200), lambda: random_tree(600, 3), lambda: random_tree(500, 4, floating_base=True)],
+    ids=["two chains", "forest", "floating"],
+)
+def test_setup_shared_by_threads_gives_the_same_bits(make):
+    """On 2 or more threads the setup is shared (MinvSetup): the joint and world parts in blocks
+    claimed by whoever comes, the leaves-to-root sweep cut so that a helper runs one part of it;
+    the same bits as one thread, call after call (the helper joins at different points)."""
+    model = make()
+    q = td.random_configuration(model, np.random.default_rng(3))
+    s = td.make_solver("drumwright", model)
+    before = td.get_num_threads()
+    try:
+        td.set_num_threads(1)
+        one = s.inverse_mass_matrix(q)
+        for k in (2, 3):
+            td.set_num_threads(k)
+            out = np.empty_like(one)
+            for _ in range(5):
+                assert np.array_equal(s.inverse_mass_matrix(q, out=out), one)
+    finally:
+        td.set_num_threads(before)
+    assert_backward_stable(td.mass_matrix(model, q), one, np.eye(model.nv), what="M M⁻¹ = 1")
+
+
+def test_a_singular_joint_in_the_helpers_part_of_the_sweep_raises_as_on_one_thread():
+    """The singular joint ends the first chain, whose steps a helper runs while the leader runs the
+    second chain's: the leader stops waiting for it, and the caller gets the error that one
+    thread gives (naming the same joint), never a hang."""
+    m = two_chains(200, singular_end=True)
+    q = np.zeros(m.nq)
+    before = td.get_num_threads()
+    messages = set()
+    try:
+        for k in (1, 2, 3):
+            td.set_num_threads(k)
+            s = td.make_solver("drumwright", m)
+            for _ in range(5):
+                with pytest.raises(td.SingularInertiaError) as e:
+                    s.inverse_mass_matrix(q, out=np.empty((m.nv, m.nv)))
+                messages.add(str(e.value))
+    finally:
+        td.set_num_threads(before)
+    assert len(messages) == 1 and "c0b199" in messages.pop()
+
+
+def test_the_pools_poll_setting_changes_no_bits():
+    """TREEDYN_SPIN_US (read when the pool starts) bounds how long idle workers and a joining
+    caller poll before they sleep: 0 sleeps at once, values are clamped to 200 µs, and one that is
+    not a number keeps the default. Each setting gives one thread's bits on 2 threads, back to
+    back and after pauses that outlast the poll."""
+    code = (
+        "import time, hashlib, numpy as np, treedyn as td\n"
+        "from treedyn.scenes import random_tree\n"
+        "m = random_tree(600, 3)\n"
+        "q = td.random_configuration(m, np.random.default_rng(0))\n"
+        "s = td.make_solver('drumwright', m)\n"
+        "td.set_num_threads(1)\n"
+        "one = s.inverse_mass_matrix(q)\n"
+        "td.set_num_threads(2)\n"
+        "out = np.empty_like(one)\n"
+        "same = []\n"
+        "for pause in (0, 0, 0.002, 0, 0.002):\n"
+        "    time.sleep(pause)\n"
+        "    same.append(np.array_equal(s.inverse_mass_matrix(q, out=out), one))\n"
+        "print(all(same), hashlib.sha256(one.tobytes()).hexdigest())\n"
+    )
+    lines = set()
+    for spin in ("0", "200", "100000", "junk"):
+        env = dict(os.environ, TREEDYN_SPIN_US=spin)
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        lines.add(r.stdout.strip())
+    assert len(lines) == 1 and lines.pop().startswith("True ")
+
+
 def test_portable_and_avx2_loops_agree():
     """TREEDYN_MINV_ISA=generic forces the portable column loops; both agree to rounding."""
     code = (

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -18,7 +19,21 @@ namespace {
 
 thread_local bool in_job = false;  // this thread is running an item
 
-constexpr int kSpinMicroseconds = 50;  // how long an idle worker polls for the next job before sleeping
+// How long an idle worker polls for the next job before it sleeps, and a caller for the items in
+// progress: TREEDYN_SPIN_US in the environment when the pool starts (0 to 200 µs; 0: sleep at
+// once), 50 by default. Bounded, so an idle pool never holds a core: a call that follows within
+// it finds the workers awake; one after a longer pause pays nothing for them (the caller starts
+// alone and a late worker finds nothing left), but gains nothing from them either.
+int spin_microseconds() {
+  static const int us = [] {
+    const char* env = std::getenv("TREEDYN_SPIN_US");
+    if (!env || !*env) return 50;
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    return *end ? 50 : int(std::clamp(v, 0L, 200L));
+  }();
+  return us;
+}
 
 class Pool {
  public:
@@ -52,7 +67,7 @@ class Pool {
       // the items still in progress run on workers that have started: poll briefly for their end
       // (a next parallel_for, say the second pass of M⁻¹, then starts at once), then sleep
       lk.unlock();
-      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicroseconds);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_microseconds());
       while (running_.load(std::memory_order_acquire) > 0 && std::chrono::steady_clock::now() < until) spin_pause();
       lk.lock();
     }
@@ -84,7 +99,7 @@ class Pool {
       // a short, bounded spin (a call that follows at once, or the second pass of M⁻¹, finds
       // the worker awake), then sleep until the next job
       lk.unlock();
-      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicroseconds);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_microseconds());
       while (generation_.load(std::memory_order_relaxed) == seen && std::chrono::steady_clock::now() < until)
         spin_pause();
       lk.lock();

@@ -6,7 +6,8 @@
 // items from a shared counter; the caller works from the start, and at the end waits only for
 // the items in progress: a worker that wakes late finds nothing left and sleeps again. A call
 // costs at most about its serial time plus one item, however late the workers come; idle
-// workers sleep on a condition variable (no spinning). Each item must compute the same result
+// workers poll for at most TREEDYN_SPIN_US (50 µs by default, at most 200: parallel.cpp) and then sleep
+// on a condition variable. Each item must compute the same result
 // on whichever thread runs it (per-thread scratch only), so results do not depend on the number
 // of threads.
 #pragma once

@@ -1,10 +1,12 @@
 // The kernel of solver "drumwright" (engine.hpp): drumwright2012's Θ(n²) inverse inertia.
 //   forward dynamics   c by RNEA, then q̈ = M⁻¹(τ − c) by one column of Alg. 1 (fixed base) or
 //                      Alg. 2 (floating base) after the per-q setup (minv.hpp): O(n)
-//   inverse_inertia    M⁻¹R, the per-q setup once, the m columns spread over the threads: O(nm)
+//   inverse_inertia    M⁻¹R, the per-q setup once (shared by the threads), the m columns spread
+//                      over the threads: O(nm)
 //   inverse_mass_matrix  the full M⁻¹, all columns at once by the blocked passes, the per-q setup
 //                      overlapped with the first of them (minv_blocked.hpp, mInv_at)
 #pragma once
+#include <atomic>
 #include <memory>
 #include <stdexcept>
 
@@ -44,9 +46,24 @@ template <class S> struct DrumwrightKernel {
   double inverse_inertia(const Model<S>& model, Pool& ws, const S* q, const S* R, int m, S* Y) const {
     const int nv = model.nv, nthreads = column_threads(m, nv);
     ws.ensure(nthreads);
-    minv_precompute(model, ws[0].minv, q);
-    parallel_for(m, nthreads, [&](int k, int t) {  // thread 0's setup, thread t's column scratch
-      apply(model, ws[0].minv, ws[t].minv.col, R + std::size_t(k) * nv, Y + std::size_t(k) * nv);
+    MinvData<S>& w = ws[0].minv;  // thread 0's setup, thread t's column scratch
+    if (nthreads <= 1) {
+      minv_precompute(model, w, q);
+      for (int k = 0; k < m; ++k) apply(model, w, w.col, R + std::size_t(k) * nv, Y + std::size_t(k) * nv);
+      return 0;
+    }
+    // the threads share the setup (MinvSetup, minv_blocked.hpp: item 0 leads it, the others help),
+    // then take columns as they come (each column's operations are the same on any thread)
+    MinvSetup<S> setup(model, w, q);
+    std::atomic<int> next{0};
+    parallel_for(nthreads, nthreads, [&](int c, int t) {
+      if (c == 0)
+        setup.run();
+      else
+        setup.help();
+      if (!setup.complete()) return;  // the setup threw: parallel_for rethrows its error
+      for (int k; (k = next.fetch_add(1)) < m;)
+        apply(model, w, ws[t].minv.col, R + std::size_t(k) * nv, Y + std::size_t(k) * nv);
     });
     return 0;
   }

@@ -18,6 +18,7 @@
 // every chain longer than two.
 #pragma once
 #include <Eigen/Cholesky>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,9 @@ template <class S> struct MinvData {
   std::vector<int> joint_of;   // nv: the body whose joint owns each coordinate
   bool floating_base = false;  // Alg. 2 (mMultInvFB) rather than Alg. 1
   int first = 1;               // first joint of the passes: 2 under Alg. 2 (1 is the base)
+  // where threads may split the leaves-to-root sweep (MinvSetup, minv_blocked.hpp): a helper runs
+  // the steps sweep_cut-1 .. sweep_rest+1 while the leader runs N .. sweep_cut; 0: no cut pays
+  int sweep_cut = 0, sweep_rest = 0;
   // per configuration, global frame (§5 "Require"; §5.2: computed once)
   std::vector<Transform<S>> X0;           // ^iX_0: global frame (world axes, origin at i's root) -> body i
   std::vector<ArticulatedInertia<S>> IA;  // Î^A_i (Î^a_i = Î^A_i − Ũ ŝᵀÎ^A after its step, in place)
@@ -82,6 +86,24 @@ template <class S> struct MinvData {
     rows.assign(rows_at[model.N + 1], S(0));
     floating_base = is_floating_base(model);
     first = floating_base ? 2 : 1;
+    // The setup's leaves-to-root sweep (eq. (7)) runs N, ..., first; each step reads its Î^A_i and
+    // adds it to Î^A_λ(i). Cut at m, the steps m-1, ..., j+1 touch no Î^A that the steps N, ..., m
+    // touch as long as neither such a body nor its parent is an ancestor of m: j is the last body
+    // below m that is, or whose parent is. Then a helper may run them while the leader runs N..m,
+    // and j..first follow both: every Î^A is still summed in the serial order (same bits). Wall
+    // time ≈ max(W_top, W_free) + W_rest (W the steps' work, ~1 + n_i each); m minimises it and is
+    // kept when it saves a fifth of the sweep (a random forest: a half; a chain: nothing).
+    std::vector<double> W(model.N + 1, 0.0);  // W[i]: the work of the steps first..i
+    for (int i = first; i <= model.N; ++i) W[i] = W[i - 1] + 1.0 + model.nv_i[i];
+    std::vector<int> prev(model.N + 1, 0), youngest(model.N + 1, 0);  // previous sibling; last child so far
+    for (int i = 1; i <= model.N; ++i) prev[i] = youngest[model.parent[i]], youngest[model.parent[i]] = i;
+    double best = 0.8 * W[model.N];
+    for (int m = first + 1; m <= model.N; ++m) {
+      int j = first - 1;
+      for (int c = m; c > j && model.parent[c] >= 1; c = model.parent[c]) j = std::max({j, model.parent[c], prev[c]});
+      const double cost = std::max(W[model.N] - W[m - 1], W[m - 1] - W[j]) + W[j] - W[first - 1];
+      if (m - 1 > j && cost < best) best = cost, sweep_cut = m, sweep_rest = j;
+    }
   }
 };
 
@@ -186,9 +208,8 @@ template <class S> void minv_base_inertia_step(const Model<S>& model, MinvData<S
 
 // everything Alg. 1 / 2 "Require": once per configuration, O(N)
 template <class S> TREEDYN_ENTRY void minv_precompute(const Model<S>& model, MinvData<S>& w, const S* q) {
-  // (not shared among threads: the joint and world parts could be, for about 35 us of 1.5 ms at
-  // n = 1000, but every barrier costs milliseconds as soon as another process takes a core. The
-  // full M⁻¹ runs this beside its first column pass instead: mInv_at, minv_blocked.hpp)
+  // (serial here. The full M⁻¹ shares it among its threads, beside its first column pass, with no
+  // barrier that waits for a thread that has not started: MinvSetup and mInv_at, minv_blocked.hpp)
   for (int i = 1; i <= model.N; ++i) minv_global_frame_step(model, w, i, q);
   for (int i = model.N; i >= w.first; --i) minv_articulated_inertia_step(model, w, i);
   if (w.floating_base) minv_base_inertia_step(model, w);

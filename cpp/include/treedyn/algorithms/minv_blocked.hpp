@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -292,46 +293,142 @@ void velocity_pair_step(const MinvKernels<S>& K, const Model<S>& model, const Mi
 
 }  // namespace minv_detail
 
-// The per-configuration setup (minv_precompute) run as an item of the backward pass (mInv_at):
-// its leaves-to-root sweep (eq. (7)) visits the joints in the order the backward pass does (lines
-// 4-5, leaves to root), so a chunk of columns can follow it joint by joint. `ready` is a joint
-// from which on the quantities (ŝ, Î^Aŝ, Ũ, (ŝᵀÎ^Aŝ)⁻¹ and their packed rows) are final; it is
-// published every `stride` joints, so that its cache line does not pass between the cores at
-// every joint (measured: the setup ran 1.4x slower when a waiting chunk polled a per-joint index).
+// The per-configuration setup (minv_precompute) shared by the threads of the backward pass
+// (mInv_at). Item 0 (run) leads it; the other items help (help) before they take columns:
+//   1. the joint parts (^iX_λ, ŝ'_i) in blocks of `block` bodies, claimed by whoever comes;
+//   2. the chain parts (^iX_0 = ^iX_λ ^λX_0), root to leaves, by the leader alone (the one
+//      sequential part: ~1% of M⁻¹ at n = 1000);
+//   3. the world parts (ŝ_i, Î_i), in blocks claimed as the chain parts reach them;
+//   4. the leaves-to-root sweep of eq. (7) by the leader, the steps of the free run
+//      (MinvData::sweep_cut - 1 .. sweep_rest + 1) by a helper meanwhile (every sum in the serial order).
+// Each part is the serial setup's operations on the same data, so the bits never depend on who
+// ran it. A thread only waits for work that a running thread has claimed (a block, the free run),
+// or for the leader: never for a thread that has not started; a leader alone claims and runs
+// everything. Chunks of columns follow the sweep joint by joint: `ready` is a joint from which on
+// the quantities (ŝ, Î^Aŝ, Ũ, (ŝᵀÎ^Aŝ)⁻¹ and their packed rows) are final, published every
+// `stride` joints, so that its cache line does not pass between the cores at every joint
+// (measured: the setup ran 1.4x slower when a waiting chunk polled a per-joint index).
 template <class S> struct MinvSetup {
   static constexpr int stride = 16;
+  static constexpr int block = 64;
+  const Model<S>& model;
   MinvData<S>& w;
   const S* q;
+  const int nblocks, cut, rest;
   alignas(64) std::atomic<int> ready;
-  std::atomic<bool> failed{false};
-  MinvSetup(const Model<S>& model, MinvData<S>& w_, const S* q_) : w(w_), q(q_), ready(model.N + 1) {}
-  void run(const Model<S>& model) {
-    try {
-      for (int i = 1; i <= model.N; ++i) minv_global_frame_step(model, w, i, q);
+  alignas(64) std::atomic<int> joint_next{0};
+  alignas(64) std::atomic<int> world_next{0};
+  alignas(64) std::atomic<int> chained{0};   // bodies 1..chained have ^iX_0
+  alignas(64) std::atomic<int> free_run{0};  // its steps: 0 unclaimed, 1 claimed, 2 done
+  std::atomic<bool> failed{false}, finished{false};
+  std::unique_ptr<std::atomic<int>[]> done;  // block k's joint parts (k) and world parts (nblocks + k)
+  MinvSetup(const Model<S>& model_, MinvData<S>& w_, const S* q_)
+      : model(model_),
+        w(w_),
+        q(q_),
+        nblocks((model_.N + block - 1) / block),
+        cut(w_.sweep_cut),
+        rest(w_.sweep_rest),
+        ready(model_.N + 1),
+        done(new std::atomic<int>[2 * std::size_t(nblocks)]()) {}
+  int lo(int k) const { return 1 + k * block; }
+  int hi(int k) const { return std::min(model.N + 1, 1 + (k + 1) * block); }
+
+  // item 0: the whole setup, less what helpers have claimed
+  void run() {
+    guard([&] {
+      joint_blocks();
+      for (int k = 0; k < nblocks; ++k) {
+        if (!until([&] { return done[k].load(std::memory_order_acquire) != 0; })) return;
+        for (int i = lo(k); i < hi(k); ++i) minv_chain_step(model, w, i);
+        chained.store(hi(k) - 1, std::memory_order_release);
+      }
+      if (!world_blocks() || !worlds_done()) return;
       for (int i = model.N; i >= w.first; --i) {
+        if (cut && i == cut - 1) {  // the free run: here if no helper has taken it, else its end
+          int unclaimed = 0;
+          if (free_run.compare_exchange_strong(unclaimed, 1))
+            free_steps();
+          else if (!until([&] { return free_run.load(std::memory_order_acquire) == 2; }))
+            return;  // the helper threw: parallel_for rethrows its error
+          ready.store(rest + 1, std::memory_order_release);
+          if ((i = rest) < w.first) break;
+        }
         minv_articulated_inertia_step(model, w, i);
         if (i % stride == 0 || i == w.first) ready.store(i, std::memory_order_release);
       }
       if (w.floating_base) minv_base_inertia_step(model, w);  // (read by the forward pass only)
+      finished.store(true, std::memory_order_release);
+    });
+  }
+  // the other items, before they take columns
+  void help() {
+    guard([&] {
+      joint_blocks();
+      if (!world_blocks()) return;
+      int unclaimed = 0;
+      if (cut && free_run.compare_exchange_strong(unclaimed, 1)) {
+        if (!worlds_done()) return;
+        free_steps();
+        free_run.store(2, std::memory_order_release);
+      }
+    });
+  }
+  // wait until joint i is ready (false: the setup threw, and parallel_for rethrows it); run
+  // serially, the setup is complete before any chunk starts. `known`: the caller's last look at
+  // `ready` (it reads the shared index only when it catches up)
+  bool wait(int i, int& known) const {
+    if (i >= known) return true;
+    return until([&] { return (known = ready.load(std::memory_order_acquire)) <= i; });
+  }
+  // wait until the whole setup is done (false: it threw)
+  bool complete() const {
+    return until([&] { return finished.load(std::memory_order_acquire); });
+  }
+
+ private:
+  template <class F> void guard(F f) {
+    try {
+      f();
     } catch (...) {
       failed.store(true, std::memory_order_release);
       throw;
     }
   }
-  // wait until joint i is ready (false: the setup threw, and parallel_for rethrows it). The
-  // setup's item is claimed first, so whoever runs it is running: this never waits for a thread
-  // that has not started; run serially, the setup is complete before any chunk starts.
-  // `known`: the caller's last look at `ready` (it reads the shared index only when it catches up)
-  bool wait(int i, int& known) const {
-    if (i >= known) return true;
-    for (int spins = 0; (known = ready.load(std::memory_order_acquire)) > i; ++spins) {
+  // spin until ready() (false if a part of the setup threw): ~1000 cycles between looks, then
+  // yield (the thread waited for was descheduled)
+  template <class P> bool until(P ready_) const {
+    for (int spins = 0; !ready_(); ++spins) {
       if (failed.load(std::memory_order_acquire)) return false;
       if (spins < 1024)
-        for (int k = 0; k < 16; ++k) spin_pause();  // ~1000 cycles between looks
+        for (int k = 0; k < 16; ++k) spin_pause();
       else
-        std::this_thread::yield();  // (the setup's thread was descheduled)
+        std::this_thread::yield();
     }
     return true;
+  }
+  void joint_blocks() {
+    for (int k; (k = joint_next.fetch_add(1)) < nblocks;) {
+      for (int i = lo(k); i < hi(k); ++i) minv_joint_step(model, w, i, q);
+      done[k].store(1, std::memory_order_release);
+    }
+  }
+  bool world_blocks() {
+    for (int k; (k = world_next.fetch_add(1)) < nblocks;) {
+      if (!until([&] { return chained.load(std::memory_order_acquire) >= hi(k) - 1; })) return false;
+      for (int i = lo(k); i < hi(k); ++i) minv_world_step(model, w, i);
+      done[nblocks + k].store(1, std::memory_order_release);
+    }
+    return true;
+  }
+  // every Î_i is in place (each starts its Î^A_i, which its children's steps add to)
+  bool worlds_done() const {
+    for (int k = 0; k < nblocks; ++k)
+      if (!until([&] { return done[nblocks + k].load(std::memory_order_acquire) != 0; })) return false;
+    return true;
+  }
+  void free_steps() {
+    for (int i = cut - 1; i > rest; --i) minv_articulated_inertia_step(model, w, i);
   }
 };
 
@@ -346,7 +443,7 @@ bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Min
   const MinvKernels<S>& K = minv_kernels<S>();
   const int nv = model.nv, first = w.first;
   if (nv == 0) {
-    if (setup) setup->run(model);
+    if (setup) setup->run();
     return true;
   }
   nthreads = std::max(1, std::min(nthreads, nv));
@@ -431,9 +528,12 @@ bool mInv(const Model<S>& model, const MinvData<S>& w, MinvBlocked<S>& B, S* Min
       }
     }
   };
-  if (setup)  // item 0: the setup, then chunks; the other items: chunks as they come
+  if (setup)  // item 0: the setup, the other items: help with it; then chunks as they come
     parallel_for(nthreads, nthreads, [&](int c, int t) {
-      if (c == 0) setup->run(model);
+      if (c == 0)
+        setup->run();
+      else
+        setup->help();
       take_chunks(t);
     });
   else
