@@ -69,11 +69,11 @@ class ContactStep(Threads):
 
     def track_step_best(self, n):
         """Seconds of one contact step from the warmed-up state (a copy of it each call: the same work
-        every call), the minimum over samples of >= 20 ms (treedyn.timing.time_call). On a loaded
+        every call), the minimum over 51 single calls (treedyn.timing.time_call). On a loaded
         2-core machine ``time_step``'s samples are bimodal (a ~2 ms step or one that waited for a
         time slice), so its median jumps; the minimum stays put (.ci/asv's regression subset)."""
         step = lambda: self.sim.step(self.snapshot.copy(), self.tau)
-        return _time_call(step, repeat=15, min_time=0.02).best
+        return _time_call(step, repeat=51, min_time=0.0).best
 
     track_step_best.unit = "seconds"
 
