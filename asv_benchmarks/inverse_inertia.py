@@ -15,7 +15,7 @@ import treedyn as td
 from treedyn.scenes import random_tree
 from treedyn.timing import speedup
 
-from .common import Threads, chain_model, inputs, make_solver_or_skip, warm_up_or_skip
+from .common import Threads, chain_model, figure_script, inputs, make_solver_or_skip, warm_up_or_skip
 
 METHODS = ["drumwright", "crba-ltl", "crba-cholesky", "aba"]
 
@@ -198,18 +198,14 @@ class MinverseSpeedupOverMujoco(Threads):
     repeats = 9
 
     def setup(self):
-        try:
-            from benchmarks.drumwright import mujoco_call
-        except ImportError as e:
-            raise NotImplementedError(f"the figure scripts (benchmarks/) are not importable: {e}") from e
+        self._set_threads(1)  # first: asv runs teardown after a skip (NotImplementedError) too
         model = chain_model(self.n)
         solver = make_solver_or_skip("drumwright", model)
         q, _, _ = inputs(model)
-        self.f_mujoco = mujoco_call(model, q)
+        self.f_mujoco = figure_script("drumwright").mujoco_call(model, q)
         if self.f_mujoco is None:
             raise NotImplementedError("mujoco peer unavailable")
         self.f_td = lambda: solver.inverse_mass_matrix(q)
-        self._set_threads(1)
         self.f_mujoco(), self.f_td()
 
     def track_minverse_speedup_vs_mujoco(self):

@@ -22,7 +22,7 @@ import treedyn as td
 from treedyn import scenes
 from treedyn.timing import speedup
 
-from .common import Threads, make_solver_or_skip
+from .common import Threads, figure_script, make_solver_or_skip
 
 #: scene -> {DOF target: size parameter}
 SIZES = {
@@ -131,17 +131,14 @@ class RedMaxSpeedupOverPardiso(Threads):
     timeout = 120
 
     def setup(self, name, dof):
+        self._set_threads(1)  # first: asv runs teardown after a skip (NotImplementedError) too
         try:
-            from benchmarks.redmax import PardisoStepper, pardiso_available
-        except ImportError as e:
-            raise NotImplementedError(f"the figure scripts (benchmarks/) are not importable: {e}") from e
-        if not pardiso_available():
-            raise NotImplementedError("pypardiso unavailable")
-        sc = scene(name, dof)
-        pcg = make_solver_or_skip("redmax-pcg", sc.model)
-        self._set_threads(1)
-        try:
-            pardiso = PardisoStepper(sc.model, sc.h, threads=1)
+            script = figure_script("redmax")
+            if not script.pardiso_available():
+                raise NotImplementedError("pypardiso unavailable")
+            sc = scene(name, dof)
+            pcg = make_solver_or_skip("redmax-pcg", sc.model)
+            pardiso = script.PardisoStepper(sc.model, sc.h, threads=1)
             state = sc.state.copy()
             for _ in range(WARMUP):
                 pcg.step(state, sc.h)
