@@ -6,6 +6,9 @@ records as skipped rather than failed.
 """
 
 import functools
+import importlib
+import os
+import sys
 import time
 
 import numpy as np
@@ -49,6 +52,19 @@ def make_solver_or_skip(name, model, capability=None):
         return td.make_solver(name, model)
     except ValueError as e:  # unknown name, or supports() refused the model
         raise NotImplementedError(str(e)) from e
+
+
+def figure_script(name):
+    """The figure script ``benchmarks.<name>`` (at the repository's root beside asv_benchmarks/, not
+    installed: asv imports only this package), for a peer it implements; NotImplementedError (asv:
+    skip) when it cannot be imported."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if root not in sys.path:
+        sys.path.append(root)
+    try:
+        return importlib.import_module(f"benchmarks.{name}")
+    except ImportError as e:
+        raise NotImplementedError(f"benchmarks.{name} is not importable: {e}") from e
 
 
 def inputs(model, batch=None, seed=0):

@@ -1,7 +1,7 @@
 """M(q)⁻¹ and M(q)⁻¹R (drumwright2012): the full inverse and products with m = 6 and 60 columns,
 over n, for each method that provides them, with 1 and 2 threads; the full inverse at n = 1000 into
 out= and what a second thread gains there; Pinocchio's computeMinverse and our speedup over it in
-the same process.
+the same process, and our speedup over MuJoCo's M⁻¹ (mj_crb, mj_factorM, mj_solveM).
 
 Models are revolute chains (``treedyn.scenes.chain``, the conservative case: depth n). A method
 whose single call takes more than ~1 s is skipped (crba-ltl's O(n² d) M⁻¹ at n = 1000).
@@ -15,7 +15,7 @@ import treedyn as td
 from treedyn.scenes import random_tree
 from treedyn.timing import speedup
 
-from .common import Threads, chain_model, inputs, make_solver_or_skip, warm_up_or_skip
+from .common import Threads, chain_model, figure_script, inputs, make_solver_or_skip, warm_up_or_skip
 
 METHODS = ["drumwright", "crba-ltl", "crba-cholesky", "aba"]
 
@@ -186,3 +186,31 @@ class MinverseSpeedupOverPinocchio(Threads):
         return speedup(self.f_pin, self.f_td, self.repeats)
 
     track_minverse_speedup_vs_pinocchio.unit = "ratio"
+
+
+class MinverseSpeedupOverMujoco(Threads):
+    """time(MuJoCo's M⁻¹) / time(treedyn drumwright inverse_mass_matrix), n = 300, one thread:
+    mj_kinematics, mj_comPos, mj_crb, mj_factorM and mj_solveM(M, I) on the same tree of hinges
+    (``benchmarks.drumwright.mujoco_call``, the figure script's peer: MuJoCo's model-spec API, its
+    own inertias), alternating the two. Skipped without MuJoCo."""
+
+    n = 300
+    repeats = 9
+
+    def setup(self):
+        self._set_threads(1)  # first: asv runs teardown after a skip (NotImplementedError) too
+        model = chain_model(self.n)
+        solver = make_solver_or_skip("drumwright", model)
+        q, _, _ = inputs(model)
+        self.f_mujoco = figure_script("drumwright").mujoco_call(model, q)
+        if self.f_mujoco is None:
+            raise NotImplementedError("mujoco peer unavailable")
+        self.f_td = lambda: solver.inverse_mass_matrix(q)
+        self.f_mujoco(), self.f_td()
+
+    def track_minverse_speedup_vs_mujoco(self):
+        """Median time of MuJoCo's M⁻¹ (the five calls) over that of treedyn's full M⁻¹
+        (drumwright, one thread) on a 300-joint chain. Above 1: treedyn is faster."""
+        return speedup(self.f_mujoco, self.f_td, self.repeats)
+
+    track_minverse_speedup_vs_mujoco.unit = "ratio"

@@ -1,10 +1,14 @@
-"""The Pinocchio peer, measured the same way as treedyn's solvers, and our speedup over it.
+"""The Pinocchio peer, measured the same way as treedyn's solvers, and our speedup over it: one
+call on a chain, and batches on 2 threads against ``pin.abaInParallel``.
 
 The Pinocchio model comes from ``treedyn.peers.to_pinocchio`` (same q/v layout), so the very same
 (q, v, tau) arrays go to both libraries. Everything is skipped (NotImplementedError in setup)
 when pinocchio or ``treedyn.peers`` is not importable.
 """
 
+import numpy as np
+
+import treedyn as td
 from treedyn.timing import speedup
 
 from .common import chain_model, inputs, make_solver_or_skip
@@ -67,3 +71,38 @@ class SpeedupOverPinocchio:
         return speedup(self.f_pin, self.f_td, self.repeats)
 
     track_aba_speedup_vs_pinocchio.unit = "ratio"
+
+
+class BatchSpeedupOverAbaInParallel:
+    """time(pin.abaInParallel) / time(treedyn's batched generic "aba") on 2 threads, B robots of n
+    joints (the chain), float64 (``python -m benchmarks speed``'s generic rows; the specialised
+    kernel: specialised.SpecialisedBatchSpeedupOverAbaInParallel)."""
+
+    params = ["4096x7", "256x200"]
+    param_names = ["batch"]
+    repeats = 5
+
+    def setup(self, batch):
+        pin, to_pinocchio = _pinocchio_or_skip()
+        B, n = map(int, batch.split("x"))
+        model = chain_model(n)
+        solver = make_solver_or_skip("aba", model, capability="batch")
+        Q, V, T = inputs(model, batch=B)
+        pool = pin.ModelPool(to_pinocchio(model), 2)
+        QT, VT, TT, A = np.asfortranarray(Q.T), np.asfortranarray(V.T), np.asfortranarray(T.T), np.zeros((model.nv, B))
+        self.f_pin = lambda: pin.abaInParallel(2, pool, QT, VT, TT, A)
+        self.f_td = lambda: solver.forward_dynamics(Q, V, T)
+        self._threads = td.get_num_threads()
+        td.set_num_threads(2)
+        for _ in range(5):  # the first calls on 2 threads build the thread team
+            self.f_pin(), self.f_td()
+
+    def teardown(self, batch):
+        td.set_num_threads(self._threads)
+
+    def track_batch_speedup_vs_abaInParallel(self, batch):
+        """Median time of pin.abaInParallel over that of the batched generic "aba" (above 1: treedyn
+        faster); samples of ~50 ms (a call right after the peer's meets its OpenMP threads spinning)."""
+        return speedup(self.f_pin, self.f_td, self.repeats, 0.05)
+
+    track_batch_speedup_vs_abaInParallel.unit = "ratio"

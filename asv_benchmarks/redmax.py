@@ -1,6 +1,6 @@
 """RedMax (baxter2019): one implicit step of the thesis' scenes with ``redmax-pcg`` and
-``redmax-direct``, and PCG's iterations per step (``python -m benchmarks redmax`` is the full
-scaling study; these are its regression checks).
+``redmax-direct``, PCG's iterations per step, and the ratio of a MKL Pardiso step to a PCG step (``python -m
+benchmarks redmax`` is the full scaling study; these are its regression checks).
 
 Scenes at two sizes, ~100 and ~800 reduced DOF (the scenes' size parameter -> nv):
   bridge-rigid     bridge_rigid(100) -> 100,      bridge_rigid(800) -> 800
@@ -20,8 +20,9 @@ import numpy as np
 
 import treedyn as td
 from treedyn import scenes
+from treedyn.timing import speedup
 
-from .common import Threads, make_solver_or_skip
+from .common import Threads, figure_script, make_solver_or_skip
 
 #: scene -> {DOF target: size parameter}
 SIZES = {
@@ -116,3 +117,53 @@ class RedMaxPCGIterations(Threads):
         return float(max(s["max_iterations"] for s in self._run()))
 
     track_pcg_max_iterations_per_solve.unit = "iterations"
+
+
+class RedMaxSpeedupOverPardiso(Threads):
+    """time(MKL Pardiso's step) / time(redmax-pcg's step) on each scene, one thread: Pardiso on M̃_r
+    assembled by redmax-direct (``benchmarks.redmax.PardisoStepper``, the figure script's peer),
+    each side advancing its own trajectory from the same warmed-up state (back to it every
+    ``RESET`` steps), samples alternating. Skipped without pypardiso."""
+
+    params = (list(SIZES), [100, 800])
+    param_names = ["scene", "dof"]
+    repeats = 9
+    timeout = 120
+
+    def setup(self, name, dof):
+        self._set_threads(1)  # first: asv runs teardown after a skip (NotImplementedError) too
+        try:
+            script = figure_script("redmax")
+            if not script.pardiso_available():
+                raise NotImplementedError("pypardiso unavailable")
+            sc = scene(name, dof)
+            pcg = make_solver_or_skip("redmax-pcg", sc.model)
+            pardiso = script.PardisoStepper(sc.model, sc.h, threads=1)
+            state = sc.state.copy()
+            for _ in range(WARMUP):
+                pcg.step(state, sc.h)
+            self.f_pardiso = self._trajectory(pardiso, state, sc.h)
+            self.f_pcg = self._trajectory(pcg, state, sc.h)
+            self.f_pardiso(), self.f_pcg()
+        except BaseException:
+            td.set_num_threads(self._threads_before)  # asv does not run teardown when setup fails
+            raise
+
+    @staticmethod
+    def _trajectory(stepper, snapshot, h):
+        state, k = snapshot.copy(), 0
+
+        def step():
+            nonlocal state, k
+            k += 1
+            if k > RESET:
+                state, k = snapshot.copy(), 1
+            stepper.step(state, h)
+
+        return step
+
+    def track_step_speedup_vs_pardiso(self, name, dof):
+        """Median time of a Pardiso step over that of a redmax-pcg step (above 1: PCG is faster)."""
+        return speedup(self.f_pardiso, self.f_pcg, self.repeats)
+
+    track_step_speedup_vs_pardiso.unit = "ratio"
