@@ -1,0 +1,337 @@
+"""Analytic derivatives of the dynamics (treedyn.derivatives): against central differences of
+td.rnea and forward dynamics on random trees of every joint kind, fixed and floating base; against
+Pinocchio's computeRNEADerivatives / computeABADerivatives on random trees and real robots; float32
+against float64; batches; bad input.
+
+Central differences, and the bound they are held to. D_h = (f(x + h e) − f(x − h e)) / 2h of a
+smooth f is f' + h² f'''/6 + O(h⁴) (Taylor). Each evaluation of f carries a rounding error ≤ ε (for
+τ = RNEA: δ = c·n·u times the magnitudes S of its terms, tests/conftest.py; for q̈: the forward
+error of a backward-stable solve, conftest.solution_bound), so D_h carries ≤ ε/h. The truncation
+h² f'''/6 is estimated from the same evaluations by the Richardson difference (D_2h − D_h)/3 (which
+is h² f'''/2 / 3 + O(h⁴) + rounding ≤ (ε/h + ε/2h)/3); so
+    |D_h − f'| ≤ |D_2h − D_h|/3 + 1.5 ε/h + O(h⁴),
+held here with a factor 2 for the O(h⁴) and the rounding of the perturbed state q ⊕ h e. With h =
+δ^(1/3) (the step that balances h² against δ/h for f''' of the size of f) the test resolves
+relative errors of ~δ^(2/3), ~1e-9 in float64: an error in a derivative formula is caught, and the
+estimate depends only on evaluations of f, never on the derivatives under test.
+"""
+
+import numpy as np
+import pytest
+from conftest import (
+    assert_below,
+    assert_same_solution,
+    dynamics_scale,
+    outputs_for_thread_counts,
+    random_state,
+    rounding_bound,
+    solution_bound,
+)
+
+import treedyn as td
+from treedyn.scenes import chain, random_tree
+
+
+def free_in_the_middle():
+    """A chain with a free joint between two moving bodies (random trees have one only at the root),
+    a spherical and a universal joint after it, and a fixed one."""
+    rng = np.random.default_rng(3)
+    from treedyn.scenes.random_tree import random_inertia
+
+    m = td.Model()
+    joints = [
+        td.Revolute([0.3, -1.0, 0.2]),
+        td.Free(),
+        td.Spherical(),
+        td.Universal([1.0, 0.2, 0.0], [0.0, 0.3, 1.0]),
+        td.Fixed(),
+        td.Prismatic([0.1, 0.5, -1.0]),
+    ]
+    for i, j in enumerate(joints, 1):
+        m.add_body(f"b{i}", i - 1, j, td.Transform(np.eye(3), rng.uniform(-0.5, 0.5, 3)), random_inertia(rng))
+    return m
+
+
+def random_f_ext(model, rng):
+    f = rng.standard_normal((model.n_bodies, 6))
+    f[0] = 0
+    return f
+
+
+def central_differences(f, n, h):
+    """Columns k of (f(+h e_k) − f(−h e_k)) / 2h, and the same with 2h."""
+    out = []
+    for step in (h, 2 * h):
+        cols = [(f(step * e) - f(-step * e)) / (2 * step) for e in np.eye(n)]
+        out.append(np.array(cols).T)
+    return out
+
+
+def assert_matches_differences(analytic, D_h, D_2h, eps, h, what):
+    """|analytic − D_h| ≤ 2 (|D_2h − D_h|/3 + 1.5 ε/h): the module docstring's bound."""
+    bound = 2 * (np.abs(D_2h - D_h) / 3 + 1.5 * eps / h)
+    assert_below(analytic - D_h, bound, what, size=np.abs(analytic).max() + 1.0)
+
+
+def fd_model_cases():
+    return [
+        ("chain", chain(7)),
+        ("chain-fb", chain(6, floating_base=True)),
+        ("tree-all", random_tree(10, 11)),
+        ("tree-all-fb", random_tree(10, 12, floating_base=True)),
+        ("forest", random_tree(9, 4, branching=0.9)),
+        ("universal", random_tree(6, 7, joints=("universal",))),
+        ("spherical-fb", random_tree(6, 8, joints=("spherical", "revolute"), floating_base=True)),
+        ("prismatic", random_tree(6, 9, joints=("prismatic", "fixed"))),
+        ("free-in-the-middle", free_in_the_middle()),
+    ]
+
+
+@pytest.fixture(params=fd_model_cases(), ids=lambda c: c[0])
+def fd_model(request):
+    return request.param[1]
+
+
+@pytest.mark.parametrize("with_f_ext", [False, True], ids=["no-fext", "fext"])
+def test_rnea_derivatives_match_central_differences(fd_model, with_f_ext):
+    model, rng = fd_model, np.random.default_rng(5)
+    n = model.nv
+    q, v, a = random_state(model, rng)
+    f_ext = random_f_ext(model, rng) if with_f_ext else None
+    dq, dv, M = td.rnea_derivatives(model, q, v, a, f_ext)
+    tau = td.rnea(model, q, v, a, f_ext)
+    delta = rounding_bound(n)
+    h = delta ** (1 / 3)
+    # ε: the rounding of one τ (δ times its terms' magnitudes), and of q ⊕ h e (a few roundings of
+    # |q| moved through ∂τ/∂q)
+    S = np.abs(dynamics_scale(model, q, v, tau, a, f_ext)).max() + np.abs(f_ext).sum() if with_f_ext else 0.0
+    S += np.abs(dynamics_scale(model, q, v, tau, a)).max()
+    eps = delta * (S + np.abs(dq).max() * (1 + np.abs(q).max()))
+
+    Dq, Dq2 = central_differences(lambda d: td.rnea(model, td.integrate(model, q, d, 1.0), v, a, f_ext), n, h)
+    assert_matches_differences(dq, Dq, Dq2, eps, h, "∂τ/∂q = central differences")
+    Dv, Dv2 = central_differences(lambda d: td.rnea(model, q, v + d, a, f_ext), n, h)
+    assert_matches_differences(dv, Dv, Dv2, eps, h, "∂τ/∂v = central differences")
+    # τ is affine in a: ∂τ/∂a = M exactly, and M is CRBA's (two sums of the same products)
+    Mc = td.mass_matrix(model, q)
+    assert_below(M - Mc, delta * np.abs(Mc).max(), "M = CRBA's", size=np.abs(Mc).max())
+
+
+@pytest.mark.parametrize("with_f_ext", [False, True], ids=["no-fext", "fext"])
+def test_aba_derivatives_match_central_differences(fd_model, with_f_ext):
+    model, rng = fd_model, np.random.default_rng(6)
+    n = model.nv
+    q, v, tau = random_state(model, rng)
+    f_ext = random_f_ext(model, rng) if with_f_ext else None
+    dq, dv, Minv = td.aba_derivatives(model, q, v, tau, f_ext)
+    aba = td.make_solver("aba", model)
+    qdd = aba.forward_dynamics(q, v, tau, f_ext)
+    M = td.mass_matrix(model, q)
+    delta = rounding_bound(n)
+    h = delta ** (1 / 3)
+    # ε: the forward error of one q̈ (a backward-stable solve, conftest.solution_bound, whose factor 2
+    # covers one solution against the exact one twice), and q ⊕ h e's rounding through ∂q̈/∂q
+    scale = dynamics_scale(model, q, v, tau, qdd, f_ext, M=M)
+    if with_f_ext:
+        scale = scale + np.abs(f_ext).sum()
+    eps = float(solution_bound(M, qdd, scale)[0]) + delta * np.abs(dq).max() * (1 + np.abs(q).max())
+
+    Dq, Dq2 = central_differences(lambda d: aba.forward_dynamics(td.integrate(model, q, d, 1.0), v, tau, f_ext), n, h)
+    assert_matches_differences(dq, Dq, Dq2, eps, h, "∂q̈/∂q = central differences")
+    Dv, Dv2 = central_differences(lambda d: aba.forward_dynamics(q, v + d, tau, f_ext), n, h)
+    assert_matches_differences(dv, Dv, Dv2, eps, h, "∂q̈/∂v = central differences")
+    # ∂q̈/∂τ = M⁻¹: treedyn's full inverse (the same Θ(n²) kernel) and a solve of M X = 1
+    assert_same_solution(M, Minv, np.linalg.solve(M, np.eye(n)), what="M⁻¹ = solve(M, 1)")
+
+
+def test_spherical_and_free_derivatives_are_in_the_tangent_space_of_integrate():
+    # a single free body: ∂τ/∂q of the base is the derivative along integrate's SE(3) exponential,
+    # not along the coordinates (p, quaternion) — nv columns for nq = 7 coordinates
+    model = random_tree(3, 2, joints=("spherical",), floating_base=True)
+    rng = np.random.default_rng(0)
+    q, v, a = random_state(model, rng)
+    dq, dv, M = td.rnea_derivatives(model, q, v, a)
+    assert dq.shape == dv.shape == M.shape == (model.nv, model.nv) and model.nq == model.nv + 2
+
+
+# --------------------------------------------------------------------------------- batches, dtypes
+
+
+def test_batches_are_the_single_states_bit_for_bit_on_any_thread_count():
+    model = random_tree(12, 21, floating_base=True)
+    rng = np.random.default_rng(2)
+    B = 7
+    states = [random_state(model, rng) for _ in range(B)]
+    q, v, x = (np.array([s[k] for s in states]) for k in range(3))
+    f_ext = np.array([random_f_ext(model, rng) for _ in range(B)])
+    for fn in (td.rnea_derivatives, td.aba_derivatives):
+        singles = [fn(model, q[b], v[b], x[b], f_ext[b]) for b in range(B)]
+        for out in outputs_for_thread_counts(lambda fn=fn: fn(model, q, v, x, f_ext)):
+            for k in range(3):
+                assert out[k].shape == (B, model.nv, model.nv)
+                np.testing.assert_array_equal(out[k], np.array([s[k] for s in singles]))
+        empty = fn(model, q[:0], v[:0], x[:0])
+        assert all(e.shape == (0, model.nv, model.nv) for e in empty)
+
+
+@pytest.mark.parametrize("fn", [td.rnea_derivatives, td.aba_derivatives], ids=["rnea", "aba"])
+def test_float32_agrees_with_float64(fn):
+    # the same sums of products in single precision, from inputs rounded to float32 (relative u32):
+    # within δ32 = c·n·u32 of the magnitudes summed — the entries' size and the τ terms' (S)
+    model = random_tree(10, 31, floating_base=True)
+    rng = np.random.default_rng(4)
+    q, v, x = random_state(model, rng)
+    out64 = fn(model, q, v, x)
+    out32 = fn(model, q, v, x, dtype=np.float32)
+    zero = np.zeros(model.nv)
+    S = np.abs(dynamics_scale(model, q, v, zero, zero)).max()
+    M = td.mass_matrix(model, q)
+    cond = np.linalg.cond(M, np.inf) if fn is td.aba_derivatives else 1.0
+    for r32, r64, name in zip(out32, out64, ("d/dq", "d/dv", "M or M⁻¹")):
+        assert r32.dtype == np.float32
+        bound = rounding_bound(model.nv, np.float32) * cond * (np.abs(r64).max() + S)
+        assert_below(r32.astype(np.float64) - r64, bound, f"float32 {name}", size=np.abs(r64).max() + S)
+
+
+# ------------------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("fn", [td.rnea_derivatives, td.aba_derivatives], ids=["rnea", "aba"])
+def test_bad_input_raises_clear_errors_and_inputs_are_not_modified(fn):
+    model = random_tree(5, 1, floating_base=True)
+    rng = np.random.default_rng(0)
+    q, v, x = random_state(model, rng)
+    saved = [a.copy() for a in (q, v, x)]
+    fn(model, q, v, x)
+    for a, b in zip((q, v, x), saved):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="q must have shape"):
+        fn(model, q[:-1], v, x)
+    with pytest.raises(ValueError, match="v must have shape"):
+        fn(model, q, np.r_[v, 0.0], x)
+    bad = v.copy()
+    bad[0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        fn(model, q, bad, x)
+    qn = q.copy()
+    qn[3:7] *= 2
+    with pytest.raises(ValueError, match="quaternion"):
+        fn(model, qn, v, x)
+    with pytest.raises(ValueError, match="batches of the same size"):
+        fn(model, np.array([q, q]), v, x)
+    with pytest.raises(ValueError, match="f_ext must have shape"):
+        fn(model, q, v, x, np.zeros((model.n_bodies - 1, 6)))
+    with pytest.raises(TypeError, match="dtype"):
+        fn(model, q, v, x, dtype=np.int32)
+    with pytest.raises(TypeError, match="model"):
+        fn("not a model", q, v, x)
+    with pytest.raises(TypeError, match="numeric"):
+        fn(model, q, v, ["a"] * model.nv)
+
+
+# ------------------------------------------------------------------------------------ Pinocchio
+
+
+def _pinocchio():
+    return pytest.importorskip("pinocchio", reason="Pinocchio is an optional test dependency (pip install pin)")
+
+
+def _sym_upper(X):
+    """Pinocchio fills the upper triangle of M (and of M⁻¹ in computeABADerivatives)."""
+    X = np.asarray(X)
+    return np.triu(X) + np.triu(X, 1).T
+
+
+def check_against_pinocchio(model, q, v, a, tau, f_ext=None, what="Pinocchio"):
+    """treedyn's and Pinocchio's derivatives of the same model at the same state: two computations of
+    the same sums of products, within δ = c·n·u of the magnitudes summed (the matrices' entries and
+    the τ terms' S); ∂q̈/∂(q, v) = −M⁻¹ ∂τ/∂(q, v) as two backward-stable solutions of M X = R.
+    Returns the largest error relative to each matrix's largest entry (the issue's 1e-9 criterion)."""
+    pin = _pinocchio()
+    from treedyn.peers import pinocchio_forces, to_pinocchio
+
+    pm = to_pinocchio(model)
+    pd = pm.createData()
+    fp = [] if f_ext is None else [pinocchio_forces(model, f_ext)]
+    n = model.nv
+    delta = rounding_bound(n)
+    dq, dv, M = td.rnea_derivatives(model, q, v, a, f_ext)
+    pdq, pdv, pM = (np.array(x) for x in pin.computeRNEADerivatives(pm, pd, q, v, a, *fp))
+    pM = _sym_upper(pM)
+    S = np.abs(dynamics_scale(model, q, v, td.rnea(model, q, v, a, f_ext), a, f_ext)).max()
+    if f_ext is not None:
+        S += np.abs(f_ext).sum()
+    worst = 0.0
+    for ours, theirs, name in ((dq, pdq, "∂τ/∂q"), (dv, pdv, "∂τ/∂v"), (M, pM, "M")):
+        size = np.abs(theirs).max()
+        assert_below(ours - theirs, delta * (size + S), f"{name} = {what}", size=size + S)
+        worst = max(worst, np.abs(ours - theirs).max() / size)
+
+    Mq = td.mass_matrix(model, q)
+    aq, av, Minv = td.aba_derivatives(model, q, v, tau, f_ext)
+    paq, pav, pMinv = (np.array(x) for x in pin.computeABADerivatives(pm, pd, q, v, tau, *fp))
+    pMinv = _sym_upper(pMinv)
+    qdd = td.make_solver("aba", model).forward_dynamics(q, v, tau, f_ext)
+    dtq, dtv, _ = td.rnea_derivatives(model, q, v, qdd, f_ext)
+    S = np.abs(dynamics_scale(model, q, v, tau, qdd, f_ext, M=Mq)).max()
+    if f_ext is not None:
+        S += np.abs(f_ext).sum()
+    for ours, theirs, rhs, name in ((aq, paq, dtq, "∂q̈/∂q"), (av, pav, dtv, "∂q̈/∂v"), (Minv, pMinv, None, "M⁻¹")):
+        # the right-hand side −∂τ/∂(q, v) carries the rounding of its terms (|∂τ| + S) as well
+        scale = None if rhs is None else np.abs(Mq) @ np.abs(theirs) + np.abs(rhs) + S
+        assert_same_solution(Mq, ours, theirs, scale, what=f"{name} = {what}")
+        worst = max(worst, np.abs(ours - theirs).max() / np.abs(theirs).max())
+    return worst
+
+
+PIN_CASES = (
+    [("chain", lambda: chain(20)), ("chain-fb", lambda: chain(10, floating_base=True))]
+    + [(f"tree-{s}", lambda s=s: random_tree(25, s)) for s in range(3)]
+    + [(f"tree-fb-{s}", lambda s=s: random_tree(20, 50 + s, floating_base=True)) for s in range(3)]
+    + [("bushy", lambda: random_tree(30, 9, branching=0.9, joints=("revolute", "spherical", "prismatic", "fixed")))]
+    + [("free-in-the-middle", free_in_the_middle)]
+)
+
+
+@pytest.mark.parametrize("make", [c[1] for c in PIN_CASES], ids=[c[0] for c in PIN_CASES])
+def test_derivatives_agree_with_pinocchio_on_random_trees(make):
+    _pinocchio()
+    model = make()
+    rng = np.random.default_rng(8)
+    worst = 0.0
+    for with_f_ext in (False, True):
+        q, v, a = random_state(model, rng)
+        tau = rng.standard_normal(model.nv)
+        f_ext = random_f_ext(model, rng) if with_f_ext else None
+        worst = max(worst, check_against_pinocchio(model, q, v, a, tau, f_ext))
+    assert worst < 1e-9
+
+
+@pytest.mark.parametrize(
+    "relative,floating_base",
+    [
+        ("ur_description/urdf/ur5_robot.urdf", False),
+        ("solo_description/robots/solo12.urdf", True),
+        ("talos_data/robots/talos_reduced.urdf", True),
+    ],
+    ids=["ur5", "solo12", "talos"],
+)
+def test_derivatives_agree_with_pinocchio_on_robots(relative, floating_base):
+    _pinocchio()
+    import warnings
+
+    from treedyn.peers import example_robot_path
+
+    try:
+        path = example_robot_path(relative)
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = td.Model.from_urdf(path, floating_base=floating_base, mimic="independent")
+    rng = np.random.default_rng(9)
+    worst = 0.0
+    for _ in range(3):
+        q, v, a = random_state(model, rng)
+        worst = max(worst, check_against_pinocchio(model, q, v, a, rng.standard_normal(model.nv)))
+    assert worst < 1e-9
