@@ -32,24 +32,31 @@ import treedyn as td
 from treedyn.scenes import chain, random_tree
 
 
-def free_in_the_middle():
-    """A chain with a free joint between two moving bodies (random trees have one only at the root),
-    a spherical and a universal joint after it, and a fixed one."""
+def two_floating_bodies(universal=True):
+    """A forest of two trees, each on a free joint (random trees have one floating root), with
+    spherical, universal (or revolute), fixed, prismatic and revolute joints beyond them."""
     rng = np.random.default_rng(3)
     from treedyn.scenes.random_tree import random_inertia
 
     m = td.Model()
-    joints = [
-        td.Revolute([0.3, -1.0, 0.2]),
-        td.Free(),
-        td.Spherical(),
-        td.Universal([1.0, 0.2, 0.0], [0.0, 0.3, 1.0]),
-        td.Fixed(),
-        td.Prismatic([0.1, 0.5, -1.0]),
+    bodies = [
+        (0, td.Free()),
+        (1, td.Spherical()),
+        (2, td.Universal([1.0, 0.2, 0.0], [0.0, 0.3, 1.0]) if universal else td.Revolute([1.0, 0.2, 0.0])),
+        (3, td.Fixed()),
+        (1, td.Revolute([0.3, -1.0, 0.2])),
+        (0, td.Free()),
+        (6, td.Prismatic([0.1, 0.5, -1.0])),
+        (7, td.Spherical()),
     ]
-    for i, j in enumerate(joints, 1):
-        m.add_body(f"b{i}", i - 1, j, td.Transform(np.eye(3), rng.uniform(-0.5, 0.5, 3)), random_inertia(rng))
+    for i, (parent, j) in enumerate(bodies, 1):
+        place = td.Transform(np.eye(3), rng.uniform(-0.5, 0.5, 3))
+        m.add_body(f"b{i}", parent, j, place, random_inertia(rng))
     return m
+
+
+def two_floating_bodies_without_universal():
+    return two_floating_bodies(universal=False)
 
 
 def random_f_ext(model, rng):
@@ -82,8 +89,8 @@ def fd_model_cases():
         ("forest", random_tree(9, 4, branching=0.9)),
         ("universal", random_tree(6, 7, joints=("universal",))),
         ("spherical-fb", random_tree(6, 8, joints=("spherical", "revolute"), floating_base=True)),
-        ("prismatic", random_tree(6, 9, joints=("prismatic", "fixed"))),
-        ("free-in-the-middle", free_in_the_middle()),
+        ("prismatic", random_tree(6, 9, joints=("prismatic", "fixed", "spherical"))),
+        ("two-floating", two_floating_bodies()),
     ]
 
 
@@ -142,16 +149,6 @@ def test_aba_derivatives_match_central_differences(fd_model, with_f_ext):
     assert_matches_differences(dv, Dv, Dv2, eps, h, "∂q̈/∂v = central differences")
     # ∂q̈/∂τ = M⁻¹: treedyn's full inverse (the same Θ(n²) kernel) and a solve of M X = 1
     assert_same_solution(M, Minv, np.linalg.solve(M, np.eye(n)), what="M⁻¹ = solve(M, 1)")
-
-
-def test_spherical_and_free_derivatives_are_in_the_tangent_space_of_integrate():
-    # a single free body: ∂τ/∂q of the base is the derivative along integrate's SE(3) exponential,
-    # not along the coordinates (p, quaternion) — nv columns for nq = 7 coordinates
-    model = random_tree(3, 2, joints=("spherical",), floating_base=True)
-    rng = np.random.default_rng(0)
-    q, v, a = random_state(model, rng)
-    dq, dv, M = td.rnea_derivatives(model, q, v, a)
-    assert dq.shape == dv.shape == M.shape == (model.nv, model.nv) and model.nq == model.nv + 2
 
 
 # --------------------------------------------------------------------------------- batches, dtypes
@@ -284,12 +281,17 @@ def check_against_pinocchio(model, q, v, a, tau, f_ext=None, what="Pinocchio"):
     return worst
 
 
+# Every joint kind but the universal joint: Pinocchio 4.1's computeRNEADerivatives differs from central
+# differences of its own pin.rnea on JointModelUniversal (by O(1) in ∂τ_1/∂q_2 of the joint: it takes
+# both axes as moving with the child, test_universal_joint_against_central_differences_of_pinocchio
+# below); treedyn's universal joints are checked there against Pinocchio's rnea instead
+PIN_JOINTS = ("revolute", "prismatic", "spherical", "fixed")
 PIN_CASES = (
     [("chain", lambda: chain(20)), ("chain-fb", lambda: chain(10, floating_base=True))]
-    + [(f"tree-{s}", lambda s=s: random_tree(25, s)) for s in range(3)]
-    + [(f"tree-fb-{s}", lambda s=s: random_tree(20, 50 + s, floating_base=True)) for s in range(3)]
-    + [("bushy", lambda: random_tree(30, 9, branching=0.9, joints=("revolute", "spherical", "prismatic", "fixed")))]
-    + [("free-in-the-middle", free_in_the_middle)]
+    + [(f"tree-{s}", lambda s=s: random_tree(25, s, joints=PIN_JOINTS)) for s in range(3)]
+    + [(f"tree-fb-{s}", lambda s=s: random_tree(20, 50 + s, joints=PIN_JOINTS, floating_base=True)) for s in range(3)]
+    + [("bushy", lambda: random_tree(30, 9, branching=0.9, joints=PIN_JOINTS))]
+    + [("two-floating", two_floating_bodies_without_universal)]
 )
 
 
@@ -335,3 +337,27 @@ def test_derivatives_agree_with_pinocchio_on_robots(relative, floating_base):
         q, v, a = random_state(model, rng)
         worst = max(worst, check_against_pinocchio(model, q, v, a, rng.standard_normal(model.nv)))
     assert worst < 1e-9
+
+
+def test_universal_joint_against_central_differences_of_pinocchio():
+    # central differences of Pinocchio's own pin.rnea along pin.integrate (an independent evaluation
+    # of τ and of the tangent space): treedyn's derivatives meet them within the module docstring's
+    # bound; Pinocchio's computeRNEADerivatives does not on this joint (reported, not asserted)
+    pin = _pinocchio()
+    from treedyn.peers import to_pinocchio
+
+    model = random_tree(8, 0, joints=("universal", "revolute", "spherical"), floating_base=True)
+    pm = to_pinocchio(model)
+    pd = pm.createData()
+    rng = np.random.default_rng(1)
+    q, v, a = random_state(model, rng)
+    n = model.nv
+    dq, dv, _ = td.rnea_derivatives(model, q, v, a)
+    delta = rounding_bound(n)
+    h = delta ** (1 / 3)
+    tau = td.rnea(model, q, v, a)
+    eps = delta * (np.abs(dynamics_scale(model, q, v, tau, a)).max() + np.abs(dq).max() * (1 + np.abs(q).max()))
+    Dq, Dq2 = central_differences(lambda d: pin.rnea(pm, pd, pin.integrate(pm, q, d), v, a).copy(), n, h)
+    assert_matches_differences(dq, Dq, Dq2, eps, h, "∂τ/∂q = differences of pin.rnea")
+    Dv, Dv2 = central_differences(lambda d: pin.rnea(pm, pd, q, v + d, a).copy(), n, h)
+    assert_matches_differences(dv, Dv, Dv2, eps, h, "∂τ/∂v = differences of pin.rnea")

@@ -71,8 +71,8 @@ py::tuple derivatives(const Model<double>& model64, py::handle q, py::handle v, 
   try {
     py::gil_scoped_release release;
     if (forward)
-      aba_derivatives_batch<S>(model, int(B), qa.data(), va.data(), xa.data(), fp, dq.mutable_data(),
-                               dv.mutable_data(), third.mutable_data());
+      aba_derivatives_batch<S>(model, int(B), qa.data(), va.data(), xa.data(), fp, dq.mutable_data(), dv.mutable_data(),
+                               third.mutable_data());
     else
       rnea_derivatives_batch<S>(model, int(B), qa.data(), va.data(), xa.data(), fp, dq.mutable_data(),
                                 dv.mutable_data(), third.mutable_data());

@@ -69,9 +69,8 @@ void aba_derivatives_batch(const Model<S>& model, int B, const S* q, const S* qd
   });
 }
 
-#define TREEDYN_INSTANTIATE_DERIVATIVES(S)                                                                     \
-  template void rnea_derivatives_batch<S>(const Model<S>&, int, const S*, const S*, const S*, const S*, S*, S*, \
-                                          S*);                                                                  \
+#define TREEDYN_INSTANTIATE_DERIVATIVES(S)                                                                           \
+  template void rnea_derivatives_batch<S>(const Model<S>&, int, const S*, const S*, const S*, const S*, S*, S*, S*); \
   template void aba_derivatives_batch<S>(const Model<S>&, int, const S*, const S*, const S*, const S*, S*, S*, S*);
 TREEDYN_INSTANTIATE_DERIVATIVES(double)
 TREEDYN_INSTANTIATE_DERIVATIVES(float)

@@ -15,10 +15,10 @@
 namespace treedyn {
 
 template <class S> struct AbaDerivativesData {
-  Data<S> data;                      // ABA's
-  RneaDerivativesData<S> rnea;       // the derivatives of τ
-  MinvData<S> minv;                  // M⁻¹'s per-q setup
-  MinvBlocked<S> blocked;            // and its column scratch
+  Data<S> data;                 // ABA's
+  RneaDerivativesData<S> rnea;  // the derivatives of τ
+  MinvData<S> minv;             // M⁻¹'s per-q setup
+  MinvBlocked<S> blocked;       // and its column scratch
   std::vector<S> qdd, dtau_dq, dtau_dv;
   explicit AbaDerivativesData(const Model<S>& model)
       : data(model),
