@@ -21,7 +21,8 @@
 //   ∂F_i/∂q_k = s_k ×* F_i + I^c_i Ψ̈_k + 2B^c_i Ψ̇_k,   ∂F_i/∂q̇_k = I^c_i (ṡ_k + Ψ̇_k) + 2B^c_i s_k
 // for i beyond k, where I^c_i = Σ I_j and 2B^c_i = Σ 2B_j, 2B_j x = v_j ×* I_j x + x ×* I_j v_j +
 // I_j (x × v_j).
-// τ_c = s_cᵀ F_i then gives, for c a column of joint i and k one of an ancestor joint,
+// τ_c = s_cᵀ F_i then gives, for c a column of joint i and k one of an ancestor joint (the pair
+// form of singh-russell-wensing),
 //   ∂τ_c/∂q_k = Ψ̈_kᵀ (I^c_i s_c) + Ψ̇_kᵀ (2B^c_i)ᵀ s_c      ∂τ_k/∂q_c = s_kᵀ H_c
 //   ∂τ_c/∂q̇_k = (ṡ_k + Ψ̇_k)ᵀ (I^c_i s_c) + s_kᵀ (2B^c_i)ᵀ s_c   ∂τ_k/∂q̇_c = s_kᵀ K_c
 // with H_c = I^c_i Ψ̈_c + 2B^c_i Ψ̇_c + s_c ×* F_i and K_c = I^c_i (ṡ_c + Ψ̇_c) + 2B^c_i s_c; inside
