@@ -361,3 +361,25 @@ def test_universal_joint_against_central_differences_of_pinocchio():
     assert_matches_differences(dq, Dq, Dq2, eps, h, "∂τ/∂q = differences of pin.rnea")
     Dv, Dv2 = central_differences(lambda d: pin.rnea(pm, pd, q, v + d, a).copy(), n, h)
     assert_matches_differences(dv, Dv, Dv2, eps, h, "∂τ/∂v = differences of pin.rnea")
+
+
+def test_a_model_changed_after_a_call_is_differentiated_as_it_is_now():
+    # the C++ copy kept with the model is remade when the model grows or its gravity is set
+    model = chain(3)
+    rng = np.random.default_rng(0)
+    q, v, a = random_state(model, rng)
+    td.rnea_derivatives(model, q, v, a)
+    model.gravity = (0.0, 0.0, -1.0)
+    dq = td.rnea_derivatives(model, q, v, a)[0]
+    model2 = chain(3)
+    model2.gravity = (0.0, 0.0, -1.0)
+    np.testing.assert_array_equal(dq, td.rnea_derivatives(model2, q, v, a)[0])
+    model.add_body(
+        "extra",
+        None,
+        td.Revolute([0.0, 0.0, 1.0]),
+        td.Transform(np.eye(3), [0.1, 0, 0]),
+        td.Inertia(1.0, [0, 0, 0], np.eye(3) * 0.01),
+    )
+    q, v, a = random_state(model, rng)
+    assert td.rnea_derivatives(model, q, v, a)[0].shape == (4, 4)

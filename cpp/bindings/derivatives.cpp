@@ -4,7 +4,6 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include <optional>
 #include <string>
 
 #include "arrays.hpp"
@@ -48,34 +47,42 @@ py::ssize_t state_args(const Model<S>& model, py::handle q, py::handle v, py::ha
 }
 
 // (d/dq, d/dv, third) of τ = RNEA(q, v, x) (third: M) or of q̈ = ABA(q, v, x) (third: M⁻¹)
+// a new C-contiguous array of S, uninitialised, shape (n0, n1, n2), or (n1, n2) when n0 < 0: numpy's
+// constructor called directly (arrays.hpp, new_array)
+template <class S> Arr<S> new_matrices(py::ssize_t n0, py::ssize_t n1, py::ssize_t n2) {
+  auto& api = py::detail::npy_api::get();
+  Py_intptr_t dims[3] = {n0, n1, n2};
+  PyObject* descr = api.PyArray_DescrFromType_(py::detail::npy_format_descriptor<S>::value);
+  PyObject* a = api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, n0 < 0 ? 2 : 3, n0 < 0 ? dims + 1 : dims, nullptr,
+                                          nullptr, 0, nullptr);
+  if (!a) throw py::error_already_set();
+  return py::reinterpret_steal<Arr<S>>(a);
+}
+
 template <class S>
-py::tuple derivatives(const Model<double>& model64, py::handle q, py::handle v, py::handle x, py::handle f_ext,
-                      bool forward) {
-  std::optional<Model<S>> cast;  // float32: the model in single precision, made per call (O(n))
-  if constexpr (!std::is_same_v<S, double>) cast.emplace(model64.template cast<S>());
-  const Model<S>& model = [&]() -> const Model<S>& {
-    if constexpr (std::is_same_v<S, double>)
-      return model64;
-    else
-      return *cast;
-  }();
+py::tuple derivatives(Derivatives<S>& self, const Model<double>& now, py::handle q, py::handle v, py::handle x,
+                      py::handle f_ext, bool forward) {
+  // the model as it is now: the copy is remade when the model has grown or its gravity was set
+  // (the only changes a treedyn.Model allows after a body is added)
+  if (now.N != self.model().N || now.gravity.template cast<S>() != self.model().gravity)
+    self.reset(now.template cast<S>());
+  const Model<S>& model = self.model();
   const char* what = forward ? "aba_derivatives" : "rnea_derivatives";
   auto qa = no_array<S>(), va = no_array<S>(), xa = no_array<S>(), fa = no_array<S>();
   const py::ssize_t Bq = state_args<S>(model, q, v, x, forward ? "tau" : "a", f_ext, qa, va, xa, fa);
   const bool batch = Bq >= 0;
   const py::ssize_t B = batch ? Bq : 1, nv = model.nv;
-  const std::vector<py::ssize_t> shape = batch ? std::vector<py::ssize_t>{B, nv, nv} : std::vector<py::ssize_t>{nv, nv};
-  Arr<S> dq(shape), dv(shape), third(shape);
+  Arr<S> dq = new_matrices<S>(batch ? B : -1, nv, nv), dv = new_matrices<S>(batch ? B : -1, nv, nv),
+         third = new_matrices<S>(batch ? B : -1, nv, nv);
   if (B == 0 || nv == 0) return py::make_tuple(dq, dv, third);
   const S* fp = f_ext.is_none() ? nullptr : fa.data();
   try {
     py::gil_scoped_release release;
     if (forward)
-      aba_derivatives_batch<S>(model, int(B), qa.data(), va.data(), xa.data(), fp, dq.mutable_data(), dv.mutable_data(),
-                               third.mutable_data());
+      self.aba(int(B), qa.data(), va.data(), xa.data(), fp, dq.mutable_data(), dv.mutable_data(), third.mutable_data());
     else
-      rnea_derivatives_batch<S>(model, int(B), qa.data(), va.data(), xa.data(), fp, dq.mutable_data(),
-                                dv.mutable_data(), third.mutable_data());
+      self.rnea(int(B), qa.data(), va.data(), xa.data(), fp, dq.mutable_data(), dv.mutable_data(),
+                third.mutable_data());
   } catch (const SingularJoint&) {
     explain_overflow<S>(model, qa.data(), B, what);
     throw;
@@ -88,23 +95,28 @@ py::tuple derivatives(const Model<double>& model64, py::handle q, py::handle v, 
   return py::make_tuple(dq, dv, third);
 }
 
+template <class S> void bind_engine(py::module_& m, const char* name) {
+  py::class_<Derivatives<S>>(m, name,
+                             "The analytic derivatives of one model's dynamics, its workspaces kept between calls")
+      .def(py::init([](const Model<double>& model) { return new Derivatives<S>(model.template cast<S>()); }),
+           py::arg("model"))
+      .def(
+          "rnea",
+          [](Derivatives<S>& self, const Model<double>& model, py::handle q, py::handle v, py::handle a,
+             py::handle f_ext) { return derivatives<S>(self, model, q, v, a, f_ext, false); },
+          py::arg("model"), py::arg("q"), py::arg("v"), py::arg("a"), py::arg("f_ext") = py::none(),
+          "(∂τ/∂q, ∂τ/∂v, M) of τ = RNEA(q, v, a, f_ext), single or batched")
+      .def(
+          "aba",
+          [](Derivatives<S>& self, const Model<double>& model, py::handle q, py::handle v, py::handle tau,
+             py::handle f_ext) { return derivatives<S>(self, model, q, v, tau, f_ext, true); },
+          py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("f_ext") = py::none(),
+          "(∂q̈/∂q, ∂q̈/∂v, M⁻¹) of q̈ = ABA(q, v, tau, f_ext), single or batched");
+}
+
 }  // namespace
 
 void bind_derivatives(py::module_& m) {
-  m.def(
-      "rnea_derivatives",
-      [](const Model<double>& model, py::handle q, py::handle v, py::handle a, py::handle f_ext, bool float32) {
-        return float32 ? derivatives<float>(model, q, v, a, f_ext, false)
-                       : derivatives<double>(model, q, v, a, f_ext, false);
-      },
-      py::arg("model"), py::arg("q"), py::arg("v"), py::arg("a"), py::arg("f_ext") = py::none(),
-      py::arg("float32") = false, "(∂τ/∂q, ∂τ/∂v, M) of τ = RNEA(q, v, a, f_ext), single or batched");
-  m.def(
-      "aba_derivatives",
-      [](const Model<double>& model, py::handle q, py::handle v, py::handle tau, py::handle f_ext, bool float32) {
-        return float32 ? derivatives<float>(model, q, v, tau, f_ext, true)
-                       : derivatives<double>(model, q, v, tau, f_ext, true);
-      },
-      py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("f_ext") = py::none(),
-      py::arg("float32") = false, "(∂q̈/∂q, ∂q̈/∂v, M⁻¹) of q̈ = ABA(q, v, tau, f_ext), single or batched");
+  bind_engine<double>(m, "Derivatives64");
+  bind_engine<float>(m, "Derivatives32");
 }

@@ -10,6 +10,8 @@ body-frame twist ε e_k (the same coordinates as its velocity), for every other 
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from . import _core
@@ -18,26 +20,36 @@ from .model import Model
 __all__ = ["rnea_derivatives", "aba_derivatives"]
 
 
-def _args(model, dtype):
+#: the C++ side per model and dtype, kept with the model (its per-thread workspaces are reused; it
+#: follows the model's growth and gravity on each call)
+_engines: weakref.WeakKeyDictionary[Model, dict] = weakref.WeakKeyDictionary()
+
+
+def _engine(model, dtype):
+    try:
+        return _engines[model][dtype]
+    except (KeyError, TypeError):  # (TypeError: not a Model's weak reference, or an unhashable dtype)
+        pass
     if not isinstance(model, Model):
         raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
     dt = np.dtype(dtype)
     if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
         raise TypeError(f"dtype must be float64 or float32, got {dt}")
-    return model.core, dt == np.float32
+    per_model = _engines.setdefault(model, {})
+    engine = per_model.get(dt) or (_core.Derivatives32 if dt == np.float32 else _core.Derivatives64)(model.core)
+    per_model[dt] = per_model[dtype] = engine
+    return engine
 
 
 def rnea_derivatives(model: Model, q, v, a, f_ext=None, dtype=np.float64):
     """(∂τ/∂q, ∂τ/∂v, M) of τ = ``td.rnea(model, q, v, a, f_ext)``, each (nv, nv) — or (B, nv, nv)
     for batches q (B, nq), v and a (B, nv), f_ext (B, n_bodies, 6). ∂τ/∂a = M(q). f_ext: spatial
     forces [n; f] on each body in its own frame (they turn with the body, and so enter ∂τ/∂q)."""
-    core, f32 = _args(model, dtype)
-    return _core.rnea_derivatives(core, q, v, a, f_ext, f32)
+    return _engine(model, dtype).rnea(model.core, q, v, a, f_ext)
 
 
 def aba_derivatives(model: Model, q, v, tau, f_ext=None, dtype=np.float64):
     """(∂q̈/∂q, ∂q̈/∂v, M⁻¹) of q̈ = M(q)⁻¹(τ − c(q, v, f_ext)), each (nv, nv) or (B, nv, nv);
     ∂q̈/∂τ = M⁻¹ (drumwright2012's Θ(n²) inverse). Computed as −M⁻¹ ∂τ/∂(q, v) of
     ``rnea_derivatives`` at (q, v, q̈)."""
-    core, f32 = _args(model, dtype)
-    return _core.aba_derivatives(core, q, v, tau, f_ext, f32)
+    return _engine(model, dtype).aba(model.core, q, v, tau, f_ext)
