@@ -89,9 +89,11 @@ py::tuple derivatives(Derivatives<S>& self, const Model<double>& now, py::handle
   } catch (const std::domain_error& e) {
     throw py::value_error(e.what());
   }
-  check_result<S>(dq, what);
-  check_result<S>(dv, what);
-  check_result<S>(third, what);
+  // (the pointer overload: array_t::size() multiplies the shape out on every call)
+  const py::ssize_t size = (batch ? B : 1) * nv * nv;
+  check_result<S>(dq.data(), size, what);
+  check_result<S>(dv.data(), size, what);
+  check_result<S>(third.data(), size, what);
   return py::make_tuple(dq, dv, third);
 }
 
