@@ -383,3 +383,27 @@ def test_a_model_changed_after_a_call_is_differentiated_as_it_is_now():
     )
     q, v, a = random_state(model, rng)
     assert td.rnea_derivatives(model, q, v, a)[0].shape == (4, 4)
+
+
+def test_a_singular_model_and_overflow_raise_clear_errors():
+    # a massless leaf on a revolute joint: M is singular, so ∂q̈ does not exist (ABA's pivot names
+    # the joint); ∂τ still does. Velocities of 1e200 overflow the products: a ValueError, no inf
+    m = td.Model()
+    inertia = td.Inertia(1.0, [0.1, 0, 0], np.eye(3) * 0.01)
+    m.add_body("a", 0, td.Revolute([0, 0, 1]), td.Transform(np.eye(3), [0, 0, 0]), inertia)
+    m.add_body(
+        "b",
+        1,
+        td.Revolute([0, 0, 1]),
+        td.Transform(np.eye(3), [0.5, 0, 0]),
+        td.Inertia(0.0, [0, 0, 0], np.zeros((3, 3))),
+    )
+    z = np.zeros(2)
+    assert np.all(np.isfinite(td.rnea_derivatives(m, z, z, z)[0]))
+    with pytest.raises(td.SingularInertiaError, match="'b'"):
+        td.aba_derivatives(m, z, z, z)
+    model = chain(3)
+    with pytest.raises(ValueError, match="overflowed"):
+        td.aba_derivatives(model, np.zeros(3), np.full(3, 1e200), np.zeros(3))
+    with pytest.raises(ValueError, match="overflowed"):
+        td.rnea_derivatives(model, np.zeros(3), np.full(3, 1e200), np.zeros(3))
