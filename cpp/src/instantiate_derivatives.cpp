@@ -15,7 +15,98 @@
 #include "treedyn/derivatives.hpp"
 #include "treedyn/parallel.hpp"
 
+#if defined(TREEDYN_MINV_AVX2)
+#include <immintrin.h>
+#endif
+
 namespace treedyn {
+
+const char* minv_isa();  // src/minv_kernels.cpp: "generic" when TREEDYN_MINV_ISA=generic or no AVX2
+
+#if defined(TREEDYN_MINV_AVX2)
+namespace {
+// C = −A B (row-major n x n): 4 rows x 8 columns of C held in registers while k runs over A's
+// columns (one broadcast of A_ik and two loads of B's row k feed 8 FMAs), then a 4-column and a
+// scalar tail. Compiled for AVX2 + FMA by the attribute alone, called only when the CPU has them.
+__attribute__((target("avx2,fma"))) void neg_product_avx2(int n, const double* A, const double* B, double* C) {
+  const std::size_t ld = n;
+  const __m256d zero = _mm256_setzero_pd();
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const double *a0 = A + i * ld, *a1 = a0 + ld, *a2 = a1 + ld, *a3 = a2 + ld;
+    double* c = C + i * ld;
+    int j = 0;
+    for (; j + 8 <= n; j += 8) {
+      __m256d c00 = zero, c01 = zero, c10 = zero, c11 = zero, c20 = zero, c21 = zero, c30 = zero, c31 = zero;
+      for (int k = 0; k < n; ++k) {
+        const double* b = B + k * ld + j;
+        const __m256d b0 = _mm256_loadu_pd(b), b1 = _mm256_loadu_pd(b + 4);
+        __m256d a = _mm256_broadcast_sd(a0 + k);
+        c00 = _mm256_fmadd_pd(a, b0, c00);
+        c01 = _mm256_fmadd_pd(a, b1, c01);
+        a = _mm256_broadcast_sd(a1 + k);
+        c10 = _mm256_fmadd_pd(a, b0, c10);
+        c11 = _mm256_fmadd_pd(a, b1, c11);
+        a = _mm256_broadcast_sd(a2 + k);
+        c20 = _mm256_fmadd_pd(a, b0, c20);
+        c21 = _mm256_fmadd_pd(a, b1, c21);
+        a = _mm256_broadcast_sd(a3 + k);
+        c30 = _mm256_fmadd_pd(a, b0, c30);
+        c31 = _mm256_fmadd_pd(a, b1, c31);
+      }
+      _mm256_storeu_pd(c + j, _mm256_sub_pd(zero, c00));
+      _mm256_storeu_pd(c + j + 4, _mm256_sub_pd(zero, c01));
+      _mm256_storeu_pd(c + ld + j, _mm256_sub_pd(zero, c10));
+      _mm256_storeu_pd(c + ld + j + 4, _mm256_sub_pd(zero, c11));
+      _mm256_storeu_pd(c + 2 * ld + j, _mm256_sub_pd(zero, c20));
+      _mm256_storeu_pd(c + 2 * ld + j + 4, _mm256_sub_pd(zero, c21));
+      _mm256_storeu_pd(c + 3 * ld + j, _mm256_sub_pd(zero, c30));
+      _mm256_storeu_pd(c + 3 * ld + j + 4, _mm256_sub_pd(zero, c31));
+    }
+    for (; j + 4 <= n; j += 4) {
+      __m256d c0 = zero, c1 = zero, c2 = zero, c3 = zero;
+      for (int k = 0; k < n; ++k) {
+        const __m256d b0 = _mm256_loadu_pd(B + k * ld + j);
+        c0 = _mm256_fmadd_pd(_mm256_broadcast_sd(a0 + k), b0, c0);
+        c1 = _mm256_fmadd_pd(_mm256_broadcast_sd(a1 + k), b0, c1);
+        c2 = _mm256_fmadd_pd(_mm256_broadcast_sd(a2 + k), b0, c2);
+        c3 = _mm256_fmadd_pd(_mm256_broadcast_sd(a3 + k), b0, c3);
+      }
+      _mm256_storeu_pd(c + j, _mm256_sub_pd(zero, c0));
+      _mm256_storeu_pd(c + ld + j, _mm256_sub_pd(zero, c1));
+      _mm256_storeu_pd(c + 2 * ld + j, _mm256_sub_pd(zero, c2));
+      _mm256_storeu_pd(c + 3 * ld + j, _mm256_sub_pd(zero, c3));
+    }
+    for (; j < n; ++j)
+      for (int r = 0; r < 4; ++r) {
+        double sum = 0;
+        for (int k = 0; k < n; ++k) sum += A[(i + r) * ld + k] * B[k * ld + j];
+        c[r * ld + j] = -sum;
+      }
+  }
+  for (; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int k = 0; k < n; ++k) sum += A[i * ld + k] * B[k * ld + j];
+      C[i * ld + j] = -sum;
+    }
+}
+}  // namespace
+#endif
+
+bool neg_product_fast(int n, const double* A, const double* B, double* C) {
+#if defined(TREEDYN_MINV_AVX2)
+  static const bool avx2 = std::string(minv_isa()) != "generic";  // the M⁻¹ loops' choice, the same test
+  if (avx2 && n >= 8) {
+    neg_product_avx2(n, A, B, C);
+    return true;
+  }
+#else
+  (void)n, (void)A, (void)B, (void)C;
+#endif
+  return false;
+}
+
 namespace {
 
 // run(workspace, b) for b in [0, B), with the workspaces ws (one per thread, made from the model)

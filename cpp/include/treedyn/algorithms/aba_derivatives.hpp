@@ -14,6 +14,11 @@
 
 namespace treedyn {
 
+// C = −A B for row-major n x n matrices by a loop written for this CPU: AVX2 + FMA for double when
+// the CPU has them (src/instantiate_derivatives.cpp); false when there is none (Eigen's product)
+bool neg_product_fast(int n, const double* A, const double* B, double* C);
+template <class S> inline bool neg_product_fast(int, const S*, const S*, S*) { return false; }
+
 template <class S> struct AbaDerivativesData {
   Data<S> data;                 // ABA's
   RneaDerivativesData<S> rnea;  // the derivatives of τ
@@ -44,9 +49,13 @@ TREEDYN_ENTRY void aba_derivatives(const Model<S>& model, AbaDerivativesData<S>&
     throw std::domain_error(
         "aba_derivatives: M⁻¹ overflowed to inf/NaN: the inputs are too large for this precision, or the "
         "model is singular");
-  const Eigen::Map<const RowMajor> Mi(Minv, nv, nv);
-  Eigen::Map<RowMajor>(dq, nv, nv).noalias() = -(Mi * Eigen::Map<const RowMajor>(w.dtau_dq.data(), nv, nv));
-  Eigen::Map<RowMajor>(dv, nv, nv).noalias() = -(Mi * Eigen::Map<const RowMajor>(w.dtau_dv.data(), nv, nv));
+  if (neg_product_fast(nv, Minv, w.dtau_dq.data(), dq) && neg_product_fast(nv, Minv, w.dtau_dv.data(), dv)) {
+    // (done: the portable build's Eigen product runs at SSE2 width, half of what the CPU can)
+  } else {
+    const Eigen::Map<const RowMajor> Mi(Minv, nv, nv);
+    Eigen::Map<RowMajor>(dq, nv, nv).noalias() = -(Mi * Eigen::Map<const RowMajor>(w.dtau_dq.data(), nv, nv));
+    Eigen::Map<RowMajor>(dv, nv, nv).noalias() = -(Mi * Eigen::Map<const RowMajor>(w.dtau_dv.data(), nv, nv));
+  }
   if (qdd) std::copy(w.qdd.begin(), w.qdd.end(), qdd);
 }
 
