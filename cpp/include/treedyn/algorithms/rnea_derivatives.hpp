@@ -50,6 +50,8 @@ template <class S> struct RneaDerivativesData {
   std::vector<Force<S>> hc, F;                  // Σ I_j v_j and F_i = Σ f_j over the subtree
   std::vector<Sym3<S>> Ac;                      // A^c_i
   std::vector<Motion<S>> s, dpsi, ddpsi, dadv;  // nv: s_k, Ψ̇_k, Ψ̈_k and ∂a/∂q̇ = ṡ_k + Ψ̇_k
+  std::vector<S> cols;                          // 21 x nv: I^c s_c, H_c, K_c, (2B^c)ᵀ s_c by component
+  std::vector<S> scratch;                       // 3 x nv
   explicit RneaDerivativesData(const Model<S>& model)
       : X0(model.N + 1, Transform<S>::identity()),
         v(model.N + 1, Motion<S>::zero()),
@@ -61,7 +63,9 @@ template <class S> struct RneaDerivativesData {
         s(model.nv, Motion<S>::zero()),
         dpsi(model.nv, Motion<S>::zero()),
         ddpsi(model.nv, Motion<S>::zero()),
-        dadv(model.nv, Motion<S>::zero()) {}
+        dadv(model.nv, Motion<S>::zero()),
+        cols(21 * std::size_t(model.nv)),
+        scratch(3 * std::size_t(model.nv)) {}
 };
 
 // A = −(K + Kᵀ), K = Ī ω× + u× h×: the angular block of 2B's symmetric part (above)
@@ -129,7 +133,7 @@ TREEDYN_ENTRY void rnea_derivatives(const Model<S>& model, RneaDerivativesData<S
   for (int i = 1; i <= model.N; ++i) rnea_derivatives_forward_step(model, d, i, q, qd, qdd, fext);
 
   // backward pass: the subtree sums, then the rows and columns of joint i against itself and its
-  // ancestors
+  // subtree
   Force<S> Ys[6], H[6], K[6];  // I^c s_c, H_c, K_c
   Vec3<S> Bts[6];              // (2B^c)ᵀ s_c (its linear part is zero)
   for (int i = model.N; i >= 1; --i) {
@@ -160,20 +164,48 @@ TREEDYN_ENTRY void rnea_derivatives(const Model<S>& model, RneaDerivativesData<S
         if (M) M[rc] = dot(d.s[vi + a], Ys[b]);
       }
     }
-    // joint i against the columns k of its ancestors
-    for (int j = p; j > 0; j = model.parent[j]) {
-      const int vj = model.v_index[j];
-      for (int e = 0; e < model.nv_i[j]; ++e) {
-        const int k = vj + e;
-        const Motion<S>&sk = d.s[k], &dpsik = d.dpsi[k], &ddpsik = d.ddpsi[k], &dadvk = d.dadv[k];
-        for (int b = 0; b < ni; ++b) {
-          const std::size_t ck = std::size_t(vi + b) * nv + k, kc = std::size_t(k) * nv + vi + b;
-          dq[ck] = dot(ddpsik, Ys[b]) + dot(dpsik.ang, Bts[b]);
-          dv[ck] = dot(dadvk, Ys[b]) + dot(sk.ang, Bts[b]);
-          dq[kc] = dot(sk, H[b]);
-          dv[kc] = dot(sk, K[b]);
-          if (M) M[kc] = M[ck] = dot(sk, Ys[b]);
+    // joint i's columns k against the columns c of its subtree, stored when their joints were done:
+    // a contiguous range (depth-first order), so each loop runs over arrays (one per component)
+    for (int b = 0; b < ni; ++b) {
+      S* col = d.cols.data() + vi + b;
+      for (int r = 0; r < 3; ++r) {
+        col[r * nv] = Ys[b].ang[r], col[(3 + r) * nv] = Ys[b].lin[r];
+        col[(6 + r) * nv] = H[b].ang[r], col[(9 + r) * nv] = H[b].lin[r];
+        col[(12 + r) * nv] = K[b].ang[r], col[(15 + r) * nv] = K[b].lin[r];
+        col[(18 + r) * nv] = Bts[b][r];
+      }
+    }
+    const int c0 = vi + ni, c1 = model.v_index[model.last[i]] + model.nv_i[model.last[i]];
+    const S* Y = d.cols.data();  // component r of I^c s_c: Y[r nv + c]; H at 6 nv, K at 12 nv, (2B^c)ᵀs_c at 18 nv
+    S *tq = d.scratch.data(), *tv = tq + nv, *tm = tv + nv;
+    for (int a = 0; a < ni; ++a) {
+      const int k = vi + a;
+      S sk[6], P[6], A_[6];  // s_k, Ψ̈_k, ṡ_k + Ψ̇_k
+      for (int r = 0; r < 3; ++r) {
+        sk[r] = d.s[k].ang[r], sk[3 + r] = d.s[k].lin[r];
+        P[r] = d.ddpsi[k].ang[r], P[3 + r] = d.ddpsi[k].lin[r];
+        A_[r] = d.dadv[k].ang[r], A_[3 + r] = d.dadv[k].lin[r];
+      }
+      const Vec3<S> w = d.dpsi[k].ang;
+      S *dqk = dq + std::size_t(k) * nv, *dvk = dv + std::size_t(k) * nv;
+      for (int c = c0; c < c1; ++c) {
+        S q1 = 0, v1 = 0, q2 = 0, v2 = 0, m = 0;
+        for (int r = 0; r < 6; ++r) {
+          q1 += sk[r] * Y[(6 + r) * nv + c];   // ∂τ_k/∂q_c = s_kᵀ H_c
+          v1 += sk[r] * Y[(12 + r) * nv + c];  // ∂τ_k/∂q̇_c = s_kᵀ K_c
+          q2 += P[r] * Y[r * nv + c];          // ∂τ_c/∂q_k = Ψ̈_kᵀ I^c s_c + Ψ̇_kᵀ (2B^c)ᵀ s_c
+          v2 += A_[r] * Y[r * nv + c];         // ∂τ_c/∂q̇_k = (ṡ_k + Ψ̇_k)ᵀ I^c s_c + s_kᵀ (2B^c)ᵀ s_c
+          m += sk[r] * Y[r * nv + c];          // M_kc
         }
+        for (int r = 0; r < 3; ++r) {
+          q2 += w[r] * Y[(18 + r) * nv + c];
+          v2 += sk[r] * Y[(18 + r) * nv + c];
+        }
+        dqk[c] = q1, dvk[c] = v1, tq[c] = q2, tv[c] = v2, tm[c] = m;
+      }
+      for (int c = c0; c < c1; ++c) {  // column k, below the diagonal
+        dq[std::size_t(c) * nv + k] = tq[c], dv[std::size_t(c) * nv + k] = tv[c];
+        if (M) M[std::size_t(k) * nv + c] = M[std::size_t(c) * nv + k] = tm[c];
       }
     }
     if (p > 0) {
