@@ -407,3 +407,71 @@ def test_a_singular_model_and_overflow_raise_clear_errors():
         td.aba_derivatives(model, np.zeros(3), np.full(3, 1e200), np.zeros(3))
     with pytest.raises(ValueError, match="overflowed"):
         td.rnea_derivatives(model, np.zeros(3), np.full(3, 1e200), np.zeros(3))
+
+
+# ------------------------------------------------------------------------ one semi-implicit step
+
+
+def _tangent_difference(model, qa, qb):
+    """qa ⊖ qb in the tangent space at qb, to first order (what central differences need): vector
+    joints subtract; a quaternion gives the rotation vector of qb⁻¹ qa; a free joint (Rbᵀ(pa − pb),
+    that rotation vector) — R³ × SO(3), which differs from SE(3)'s logarithm in second-order terms
+    that are even in the step and cancel in a central difference."""
+
+    out = np.zeros(model.nv)
+    for j, iq, iv in zip(model.joints, model.q_indices, model.v_indices):
+        if isinstance(j, (td.Spherical, td.Free)):
+            o = 3 if isinstance(j, td.Free) else 0
+            xa, xb = qa[iq + o : iq + o + 4], qb[iq + o : iq + o + 4]
+            # r = qb⁻¹ ⊗ qa for (x, y, z, w) quaternions
+            vb, wb, va, wa = -xb[:3], xb[3], xa[:3], xa[3]
+            rv = wb * va + wa * vb + np.cross(vb, va)
+            rw = wb * wa - vb @ va
+            s = np.linalg.norm(rv)
+            ang = 2 * np.arctan2(s, rw) * rv / s if s > 0 else 2 * rv
+            if o:
+                w, x = xb[3], xb[:3]
+                Rb = (w * w - x @ x) * np.eye(3) + 2 * np.outer(x, x) + 2 * w * _skew3(x)
+                out[iv : iv + 3] = Rb.T @ (qa[iq : iq + 3] - qb[iq : iq + 3])
+            out[iv + o : iv + o + 3] = ang
+        else:
+            out[iv : iv + j.nv] = qa[iq : iq + j.nq] - qb[iq : iq + j.nq]
+    return out
+
+
+def _skew3(x):
+    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
+
+
+@pytest.mark.parametrize("dt", [1e-2, 0.5], ids=["dt-0.01", "dt-0.5"])
+def test_step_derivatives_match_central_differences(fd_model, dt):
+    # the step is q̈ (ABA) and integrate: its rounding ε is q̈'s forward error times dt, plus a few
+    # roundings of |q| + |dt v⁺|; the bound is the module docstring's. dt = 0.5 turns the joints by
+    # up to ~1 rad in one step: SE(3)'s and SO(3)'s Jacobians away from the identity
+    model, rng = fd_model, np.random.default_rng(7)
+    n = model.nv
+    q, v, tau = random_state(model, rng)
+    q1, v1, A, B = td.step_derivatives(model, q, v, tau, dt)
+    aba = td.make_solver("aba", model)
+    np.testing.assert_array_equal(v1, v + dt * aba.forward_dynamics(q, v, tau))
+    np.testing.assert_array_equal(q1, td.integrate(model, q, v1, dt))
+
+    def step(dq, dv, dtau):
+        qs = td.integrate(model, q, dq, 1.0)
+        vs = v + dv + dt * aba.forward_dynamics(qs, v + dv, tau + dtau)
+        return np.r_[_tangent_difference(model, td.integrate(model, qs, vs, dt), q1), vs - v1]
+
+    qdd = aba.forward_dynamics(q, v, tau)
+    M = td.mass_matrix(model, q)
+    delta = rounding_bound(n)
+    h = delta ** (1 / 3)
+    eps = dt * float(solution_bound(M, qdd, dynamics_scale(model, q, v, tau, qdd, M=M))[0])
+    eps += delta * (1 + np.abs(q).max() + dt * np.abs(v1).max()) * (1 + np.abs(A).max())
+    zero = np.zeros(n)
+    cols = [
+        central_differences(lambda d: step(d, zero, zero), n, h),
+        central_differences(lambda d: step(zero, d, zero), n, h),
+        central_differences(lambda d: step(zero, zero, d), n, h),
+    ]
+    D, D2 = (np.hstack([c[i] for c in cols]) for i in (0, 1))
+    assert_matches_differences(np.hstack([A, B]), D, D2, eps, h, "∂(q⁺, v⁺)/∂(q, v, τ) = central differences")
