@@ -22,6 +22,7 @@ void bind_minv(py::module_& m);
 void bind_linalg(py::module_& m);
 void bind_redmax(py::module_& m);
 void bind_codegen(py::module_& m);
+void bind_derivatives(py::module_& m);
 
 static py::dict build_info() {
   py::dict d;
@@ -77,4 +78,5 @@ PYBIND11_MODULE(_core, m) {
   bind_linalg(m);
   bind_redmax(m);
   bind_codegen(m);
+  bind_derivatives(m);
 }

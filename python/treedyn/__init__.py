@@ -5,6 +5,7 @@ from ._core import AccuracyWarning, SingularInertiaError, build_info, get_num_th
 from .configuration import difference, integrate, interpolate, neutral, random_configuration
 from .constraints import constrained_forward_dynamics
 from .contact import ContactSimulator, contact_jacobians
+from .derivatives import aba_derivatives, rnea_derivatives, step_derivatives
 from .dynamics import bias_forces, forward_kinematics, mass_matrix, rnea
 from .geometry import Box, Capsule, Plane, Sphere, collide
 from .inverse import contact_inertia, inverse_mass_matrix
@@ -68,6 +69,9 @@ __all__ = [
     "rnea",
     "bias_forces",
     "mass_matrix",
+    "rnea_derivatives",
+    "aba_derivatives",
+    "step_derivatives",
     "inverse_mass_matrix",
     "contact_inertia",
     "integrate",

@@ -1,0 +1,220 @@
+// Analytic derivatives of inverse dynamics (carpentier-mansard2018, §IV and Alg. 1): of
+// τ = RNEA(q, q̇, q̈, f_ext), the partials ∂τ/∂q, ∂τ/∂q̇ and M = ∂τ/∂q̈, in O(n d) (d: the depth).
+// ∂/∂q is taken in the tangent space, as Pinocchio: column k is d/dε τ(q ⊕ ε e_k) at ε = 0 for
+// treedyn's integrate (configuration.hpp), which moves body i by the twist s_k of coordinate k —
+// a spherical joint's quaternion by right multiplication, a free joint along SE(3)'s exponential.
+//
+// Everything is expressed in one inertial frame per tree: the world's axes, the origin at the
+// tree's root at this q (as minv.hpp: about the world origin, the inertias would lose digits to
+// the square of the tree's distance from it). In it, coordinate k (a column s_k of joint i's
+// motion subspace) moves its subtree rigidly: every motion m, force f and inertia I of it varies
+// as s_k × m, s_k ×* f, s_k ×* I − I s_k× (eq. (9) of the paper), on top of what the velocities
+// and accelerations of the bodies themselves change. Write P(k) for the frame just before
+// coordinate k — body λ(i), except for a universal joint's second axis, whose P is the cross
+// piece between the two axes — and v_P, a_P for its motion. Then, for a body j beyond k,
+//   ∂v_j/∂q_k = s_k × v_j + Ψ̇_k,                 Ψ̇_k = v_P × s_k
+//   ∂a_j/∂q_k = s_k × a_j + Ψ̇_k × v_j + Ψ̈_k,     Ψ̈_k = a_P × s_k + v_P × Ψ̇_k
+//   ∂v_j/∂q̇_k = s_k,  ∂a_j/∂q̇_k = ṡ_k + Ψ̇_k − v_j × s_k
+// (the paper's eqs. (13)–(16); a_0 = −g carries gravity, ṡ_k = v_i × s_k is the column's time
+// derivative, v_λ × s_k for a universal joint's first axis, which is fixed in the parent).
+// With f_j = I_j a_j + v_j ×* I_j v_j − f_ext,j and F_i = Σ_{j in subtree(i)} f_j:
+//   ∂F_i/∂q_k = s_k ×* F_i + I^c_i Ψ̈_k + 2B^c_i Ψ̇_k,   ∂F_i/∂q̇_k = I^c_i (ṡ_k + Ψ̇_k) + 2B^c_i s_k
+// for i beyond k, where I^c_i = Σ I_j and 2B^c_i = Σ 2B_j, 2B_j x = v_j ×* I_j x + x ×* I_j v_j +
+// I_j (x × v_j).
+// τ_c = s_cᵀ F_i then gives, for c a column of joint i and k one of an ancestor joint (the pair
+// form of singh-russell-wensing),
+//   ∂τ_c/∂q_k = Ψ̈_kᵀ (I^c_i s_c) + Ψ̇_kᵀ (2B^c_i)ᵀ s_c      ∂τ_k/∂q_c = s_kᵀ H_c
+//   ∂τ_c/∂q̇_k = (ṡ_k + Ψ̇_k)ᵀ (I^c_i s_c) + s_kᵀ (2B^c_i)ᵀ s_c   ∂τ_k/∂q̇_c = s_kᵀ K_c
+// with H_c = I^c_i Ψ̈_c + 2B^c_i Ψ̇_c + s_c ×* F_i and K_c = I^c_i (ṡ_c + Ψ̇_c) + 2B^c_i s_c; inside
+// one joint ∂τ_a/∂q_b = s_aᵀ (H_b − s_b ×* F_i), since its columns move with each other (a
+// universal joint's first axis does not move with its second: there ∂τ_0/∂q_1 = s_0ᵀ H_1).
+//
+// 2B_j is kept in 9 numbers (our reduction, not the paper's 6 x 6 matrix): with I_j = rbi(m, h, Ī)
+// and v_j = [ω; u], 2B_j = Σ + h_j×̄, where h_j = I_j v_j is the body's momentum, h×̄ the antisymmetric
+// matrix of x ↦ x ×* h, and the symmetric part Σ = −((v×)ᵀI + I(v×)) = [A p×; −p× 0] with
+// p = m u + ω × h the linear momentum and A = −(K + Kᵀ), K = Ī ω× + u× h×. Summed over a subtree:
+//   2B^c x = [A^c x_ω + x_ω × n^c; 2 x_ω × p^c],   (2B^c)ᵀ x = [A^c x_ω − x_ω × n^c + 2 p^c × x_v; 0]
+// with [n^c; p^c] = Σ h_j the subtree's momentum and A^c = Σ A_j.
+#pragma once
+#include <algorithm>
+#include <vector>
+
+#include "treedyn/algorithms/kinematics.hpp"
+
+namespace treedyn {
+
+template <class S> struct RneaDerivativesData {
+  std::vector<Transform<S>> X0;                 // ^iX_0: the tree's frame -> body i
+  std::vector<Motion<S>> v, a;                  // v_i, a_i (a_0 = −g), the tree's frame
+  std::vector<RigidInertia<S>> Ic;              // I^c_i
+  std::vector<Force<S>> hc, F;                  // Σ I_j v_j and F_i = Σ f_j over the subtree
+  std::vector<Sym3<S>> Ac;                      // A^c_i
+  std::vector<Motion<S>> s, dpsi, ddpsi, dadv;  // nv: s_k, Ψ̇_k, Ψ̈_k and ∂a/∂q̇ = ṡ_k + Ψ̇_k
+  std::vector<S> cols;                          // 21 x nv: I^c s_c, H_c, K_c, (2B^c)ᵀ s_c by component
+  std::vector<S> scratch;                       // 3 x nv
+  explicit RneaDerivativesData(const Model<S>& model)
+      : X0(model.N + 1, Transform<S>::identity()),
+        v(model.N + 1, Motion<S>::zero()),
+        a(model.N + 1, Motion<S>::zero()),
+        Ic(model.N + 1, RigidInertia<S>::zero()),
+        hc(model.N + 1, Force<S>::zero()),
+        F(model.N + 1, Force<S>::zero()),
+        Ac(model.N + 1, Sym3<S>::zero()),
+        s(model.nv, Motion<S>::zero()),
+        dpsi(model.nv, Motion<S>::zero()),
+        ddpsi(model.nv, Motion<S>::zero()),
+        dadv(model.nv, Motion<S>::zero()),
+        cols(21 * std::size_t(model.nv)),
+        scratch(3 * std::size_t(model.nv)) {}
+};
+
+// A = −(K + Kᵀ), K = Ī ω× + u× h×: the angular block of 2B's symmetric part (above)
+template <class S> inline Sym3<S> coriolis_block(const RigidInertia<S>& I, const Motion<S>& v) {
+  const Mat3<S> K = I.I.full() * skew<S>(v.ang) + skew<S>(v.lin) * skew<S>(I.h);
+  return Sym3<S>::from(-(K + K.transpose()));
+}
+
+// forward pass at body i: the tree's frame, s_k, v_i, a_i, Ψ̇_k, Ψ̈_k, ṡ_k + Ψ̇_k, and body i's
+// own I_i, h_i = I_i v_i, f_i and A_i as the start of the subtree sums
+template <class S>
+TREEDYN_INLINE void rnea_derivatives_forward_step(const Model<S>& model, RneaDerivativesData<S>& d, int i, const S* q,
+                                                  const S* qd, const S* qdd, const S* fext) {
+  const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
+  const S* qi = q + model.q_index[i];
+  const Transform<S> Xup = joint_transform(model, i, qi) * model.X_tree[i];
+  if (p > 0) {
+    d.X0[i] = compose(Xup, d.X0[p]);
+  } else {
+    d.X0[i] = Xup;
+    d.X0[i].r.setZero();  // a root: its origin is the tree's frame's
+  }
+  Motion<S>* s = d.s.data() + vi;
+  joint_subspace(model, i, qi, s);
+  for (int k = 0; k < ni; ++k) s[k] = d.X0[i].inv_apply(s[k]);
+  const Motion<S> vp = p > 0 ? d.v[p] : Motion<S>::zero();
+  const Motion<S> ap = p > 0 ? d.a[p] : gravity_acceleration(model);
+  Motion<S> v = vp;
+  for (int k = 0; k < ni; ++k) v += s[k] * qd[vi + k];
+  const bool universal = model.kind[i] == JointKind::Universal;
+  Motion<S> a = ap;
+  for (int k = 0; k < ni; ++k) {
+    // ṡ_k, and P(k): λ(i), or the cross piece for a universal joint's second axis
+    const Motion<S> sdot = universal && k == 0 ? vp.cross(s[0]) : v.cross(s[k]);
+    Motion<S> vP = vp, aP = ap;
+    if (universal && k == 1) {
+      vP = vp + s[0] * qd[vi];
+      aP = ap + s[0] * qdd[vi] + vp.cross(s[0]) * qd[vi];
+    }
+    d.dpsi[vi + k] = vP.cross(s[k]);
+    d.ddpsi[vi + k] = aP.cross(s[k]) + vP.cross(d.dpsi[vi + k]);
+    d.dadv[vi + k] = sdot + d.dpsi[vi + k];
+    a += s[k] * qdd[vi + k] + sdot * qd[vi + k];
+  }
+  d.v[i] = v;
+  d.a[i] = a;
+  const RigidInertia<S> I = d.X0[i].inv_apply(model.I[i]);
+  const Force<S> h = I * v;
+  d.Ic[i] = I;
+  d.hc[i] = h;
+  d.F[i] = I * a + cross_force(v, h);
+  if (fext) d.F[i] -= d.X0[i].inv_apply(external_force(fext, i));
+  d.Ac[i] = coriolis_block(I, v);
+}
+
+// outputs, row-major nv x nv: dq = ∂τ/∂q, dv = ∂τ/∂q̇, M (or null); entries between coordinates
+// of different branches are zero
+template <class S>
+TREEDYN_ENTRY void rnea_derivatives(const Model<S>& model, RneaDerivativesData<S>& d, const S* q, const S* qd,
+                                    const S* qdd, const S* fext, S* dq, S* dv, S* M) {
+  const int nv = model.nv;
+  std::fill(dq, dq + std::size_t(nv) * nv, S(0));
+  std::fill(dv, dv + std::size_t(nv) * nv, S(0));
+  if (M) std::fill(M, M + std::size_t(nv) * nv, S(0));
+  for (int i = 1; i <= model.N; ++i) rnea_derivatives_forward_step(model, d, i, q, qd, qdd, fext);
+
+  // backward pass: the subtree sums, then the rows and columns of joint i against itself and its
+  // subtree
+  Force<S> Ys[6], H[6], K[6];  // I^c s_c, H_c, K_c
+  Vec3<S> Bts[6];              // (2B^c)ᵀ s_c (its linear part is zero)
+  for (int i = model.N; i >= 1; --i) {
+    const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
+    const RigidInertia<S>& Ic = d.Ic[i];
+    const Sym3<S>& A = d.Ac[i];
+    const Vec3<S>&n = d.hc[i].ang, &pc = d.hc[i].lin;
+    for (int b = 0; b < ni; ++b) {
+      const int c = vi + b;
+      const Motion<S>&sc = d.s[c], &dpsi = d.dpsi[c];
+      Ys[b] = Ic * sc;
+      // 2B^c Ψ̇_c and 2B^c s_c
+      const Force<S> Bdpsi{A * dpsi.ang + cross(dpsi.ang, n), cross(dpsi.ang, pc) * S(2)};
+      const Force<S> Bs{A * sc.ang + cross(sc.ang, n), cross(sc.ang, pc) * S(2)};
+      H[b] = Ic * d.ddpsi[c] + Bdpsi + cross_force(sc, d.F[i]);
+      K[b] = Ic * d.dadv[c] + Bs;
+      Bts[b] = A * sc.ang - cross(sc.ang, n) + cross(pc, sc.lin) * S(2);
+    }
+    // joint i with itself: s_aᵀ (H_b − s_b ×* F_i), but s_0ᵀ H_1 for a universal joint
+    const bool universal = model.kind[i] == JointKind::Universal;
+    for (int b = 0; b < ni; ++b) {
+      const int c = vi + b;
+      const Force<S> G = H[b] - cross_force(d.s[c], d.F[i]);
+      for (int a = 0; a < ni; ++a) {
+        const std::size_t rc = std::size_t(vi + a) * nv + c;
+        dq[rc] = dot(d.s[vi + a], universal && a == 0 && b == 1 ? H[b] : G);
+        dv[rc] = dot(d.s[vi + a], K[b]);
+        if (M) M[rc] = dot(d.s[vi + a], Ys[b]);
+      }
+    }
+    // joint i's columns k against the columns c of its subtree, stored when their joints were done:
+    // a contiguous range (depth-first order), so each loop runs over arrays (one per component)
+    for (int b = 0; b < ni; ++b) {
+      S* col = d.cols.data() + vi + b;
+      for (int r = 0; r < 3; ++r) {
+        col[r * nv] = Ys[b].ang[r], col[(3 + r) * nv] = Ys[b].lin[r];
+        col[(6 + r) * nv] = H[b].ang[r], col[(9 + r) * nv] = H[b].lin[r];
+        col[(12 + r) * nv] = K[b].ang[r], col[(15 + r) * nv] = K[b].lin[r];
+        col[(18 + r) * nv] = Bts[b][r];
+      }
+    }
+    const int c0 = vi + ni, c1 = model.v_index[model.last[i]] + model.nv_i[model.last[i]];
+    const S* Y = d.cols.data();  // component r of I^c s_c: Y[r nv + c]; H at 6 nv, K at 12 nv, (2B^c)ᵀs_c at 18 nv
+    S *tq = d.scratch.data(), *tv = tq + nv, *tm = tv + nv;
+    for (int a = 0; a < ni; ++a) {
+      const int k = vi + a;
+      S sk[6], P[6], A_[6];  // s_k, Ψ̈_k, ṡ_k + Ψ̇_k
+      for (int r = 0; r < 3; ++r) {
+        sk[r] = d.s[k].ang[r], sk[3 + r] = d.s[k].lin[r];
+        P[r] = d.ddpsi[k].ang[r], P[3 + r] = d.ddpsi[k].lin[r];
+        A_[r] = d.dadv[k].ang[r], A_[3 + r] = d.dadv[k].lin[r];
+      }
+      const Vec3<S> w = d.dpsi[k].ang;
+      S *dqk = dq + std::size_t(k) * nv, *dvk = dv + std::size_t(k) * nv;
+      for (int c = c0; c < c1; ++c) {
+        S q1 = 0, v1 = 0, q2 = 0, v2 = 0, m = 0;
+        for (int r = 0; r < 6; ++r) {
+          q1 += sk[r] * Y[(6 + r) * nv + c];   // ∂τ_k/∂q_c = s_kᵀ H_c
+          v1 += sk[r] * Y[(12 + r) * nv + c];  // ∂τ_k/∂q̇_c = s_kᵀ K_c
+          q2 += P[r] * Y[r * nv + c];          // ∂τ_c/∂q_k = Ψ̈_kᵀ I^c s_c + Ψ̇_kᵀ (2B^c)ᵀ s_c
+          v2 += A_[r] * Y[r * nv + c];         // ∂τ_c/∂q̇_k = (ṡ_k + Ψ̇_k)ᵀ I^c s_c + s_kᵀ (2B^c)ᵀ s_c
+          m += sk[r] * Y[r * nv + c];          // M_kc
+        }
+        for (int r = 0; r < 3; ++r) {
+          q2 += w[r] * Y[(18 + r) * nv + c];
+          v2 += sk[r] * Y[(18 + r) * nv + c];
+        }
+        dqk[c] = q1, dvk[c] = v1, tq[c] = q2, tv[c] = v2, tm[c] = m;
+      }
+      for (int c = c0; c < c1; ++c) {  // column k, below the diagonal
+        dq[std::size_t(c) * nv + k] = tq[c], dv[std::size_t(c) * nv + k] = tv[c];
+        if (M) M[std::size_t(k) * nv + c] = M[std::size_t(c) * nv + k] = tm[c];
+      }
+    }
+    if (p > 0) {
+      d.Ic[p] += Ic;
+      d.hc[p] += d.hc[i];
+      d.F[p] += d.F[i];
+      d.Ac[p] = d.Ac[p] + A;
+    }
+  }
+}
+
+}  // namespace treedyn
