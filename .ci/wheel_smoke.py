@@ -20,7 +20,12 @@ qdd = td.make_solver("aba", model).forward_dynamics(q, v, tau)
 residual = np.abs(td.rnea(model, q, v, qdd) - tau).max()
 # backward error of two O(n)-deep algorithms (treedyn.testing's δ = 64·n·u) on M q̈ = τ − c
 M, c = td.mass_matrix(model, q), td.bias_forces(model, q, v)
-bound = 64 * model.nv * np.finfo(float).eps * (np.abs(M).sum(1).max() * np.abs(qdd).max() + np.abs(tau).max() + np.abs(c).max())
+bound = (
+    64
+    * model.nv
+    * np.finfo(float).eps
+    * (np.abs(M).sum(1).max() * np.abs(qdd).max() + np.abs(tau).max() + np.abs(c).max())
+)
 print(f"rnea(q, v, forward_dynamics(q, v, tau)) - tau: {residual:.3g} (bound {bound:.3g})")
 assert residual <= bound
 

@@ -52,7 +52,9 @@ def test_capsule_keeps_the_core_model_alive():
 
 def test_capsule_refuses_another_abi_and_non_models():
     model = td.scenes.chain(2)
-    with pytest.raises(RuntimeError, match=rf"ABI {sdk.ABI_VERSION + 1}, the installed treedyn has ABI {sdk.ABI_VERSION}"):
+    with pytest.raises(
+        RuntimeError, match=rf"ABI {sdk.ABI_VERSION + 1}, the installed treedyn has ABI {sdk.ABI_VERSION}"
+    ):
         sdk.model_capsule(model, sdk.ABI_VERSION + 1)
     with pytest.raises(TypeError, match="treedyn.Model"):
         sdk.model_capsule(model.core)
@@ -86,7 +88,15 @@ def test_find_package_gives_the_headers_target(tmp_path):
     build = tmp_path / "build"
     env = dict(os.environ, CMAKE_BUILD_PARALLEL_LEVEL="2")
     r = subprocess.run(
-        ["cmake", "-S", str(tmp_path), "-B", str(build), f"-Dtreedyn_DIR={cmake_dir}", f"-DPython_EXECUTABLE={sys.executable}"],
+        [
+            "cmake",
+            "-S",
+            str(tmp_path),
+            "-B",
+            str(build),
+            f"-Dtreedyn_DIR={cmake_dir}",
+            f"-DPython_EXECUTABLE={sys.executable}",
+        ],
         capture_output=True,
         text=True,
         env=env,

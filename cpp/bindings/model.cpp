@@ -20,8 +20,9 @@ void bind_model(py::module_& m) {
       "model_capsule",
       [](py::object core) {
         const Model<double>& model = core.cast<const Model<double>&>();
-        PyObject* capsule = PyCapsule_New(const_cast<Model<double>*>(&model), TREEDYN_MODEL_CAPSULE_NAME,
-                                          [](PyObject* c) { Py_XDECREF(static_cast<PyObject*>(PyCapsule_GetContext(c))); });
+        PyObject* capsule =
+            PyCapsule_New(const_cast<Model<double>*>(&model), TREEDYN_MODEL_CAPSULE_NAME,
+                          [](PyObject* c) { Py_XDECREF(static_cast<PyObject*>(PyCapsule_GetContext(c))); });
         if (!capsule) throw py::error_already_set();
         if (PyCapsule_SetContext(capsule, core.inc_ref().ptr()) != 0) {
           core.dec_ref();

@@ -181,17 +181,17 @@ template <class S> void forward_kinematics_once(const Model<S>& m, const S* q, S
   template KernelEngine<AbaModifiedKernel<S>, S>::KernelEngine(const Model<S>&);             \
   template void joint_inertias(KernelEngine<AbaKernel<S>, S>&, const S*, S*);                \
   template void joint_inertias(KernelEngine<AbaModifiedKernel<S>, S>&, const S*, S*);
-#define TREEDYN_INSTANTIATE_crba(S)                                                       \
-  template class KernelEngine<CrbaCholeskyKernel<S>, S>;                                  \
-  template class KernelEngine<CrbaLtlKernel<S>, S>;                                       \
-  template KernelEngine<CrbaCholeskyKernel<S>, S>::KernelEngine(const Model<S>&);         \
+#define TREEDYN_INSTANTIATE_crba(S)                                               \
+  template class KernelEngine<CrbaCholeskyKernel<S>, S>;                          \
+  template class KernelEngine<CrbaLtlKernel<S>, S>;                               \
+  template KernelEngine<CrbaCholeskyKernel<S>, S>::KernelEngine(const Model<S>&); \
   template KernelEngine<CrbaLtlKernel<S>, S>::KernelEngine(const Model<S>&, const bool&);
-#define TREEDYN_INSTANTIATE_drumwright(S)                 \
+#define TREEDYN_INSTANTIATE_drumwright(S)              \
   template class KernelEngine<DrumwrightKernel<S>, S>; \
   template KernelEngine<DrumwrightKernel<S>, S>::KernelEngine(const Model<S>&);
-#define TREEDYN_INSTANTIATE_cfa(S)                                          \
-  template class KernelEngine<CfaKernel<S>, S>;                             \
-  template class KernelEngine<JsiiaKernel<S>, S>;                           \
+#define TREEDYN_INSTANTIATE_cfa(S)                                       \
+  template class KernelEngine<CfaKernel<S>, S>;                          \
+  template class KernelEngine<JsiiaKernel<S>, S>;                        \
   template KernelEngine<CfaKernel<S>, S>::KernelEngine(const Model<S>&); \
   template KernelEngine<JsiiaKernel<S>, S>::KernelEngine(const Model<S>&);
 

@@ -35,14 +35,13 @@ class CrbaLdlt {
   const Model<double>& model() const { return model_; }
 
   // B problems: q (B, nq), qd and tau (B, nv), fext (B, N + 1, 6) or null; q̈ into qdd (B, nv)
-  void forward_dynamics(int B, const double* q, const double* qd, const double* tau, const double* fext,
-                        double* qdd) {
+  void forward_dynamics(int B, const double* q, const double* qd, const double* tau, const double* fext, double* qdd) {
     std::lock_guard<std::mutex> hold(lock_);
     const int nq = model_.nq, nv = model_.nv, nf = 6 * (model_.N + 1);
     for (int b = 0; b < B; ++b) {
       const double* qb = q + b * nq;
-      treedyn::rnea(model_, data_, qb, qd + b * nv, static_cast<const double*>(nullptr),
-                    fext ? fext + b * nf : nullptr, data_.bias.data());  // c = RNEA(q, q̇, 0, f_ext)
+      treedyn::rnea(model_, data_, qb, qd + b * nv, static_cast<const double*>(nullptr), fext ? fext + b * nf : nullptr,
+                    data_.bias.data());  // c = RNEA(q, q̇, 0, f_ext)
       factorize(qb);
       Eigen::Map<VecX> x(qdd + b * nv, nv);
       x = Eigen::Map<const VecX>(tau + b * nv, nv) - data_.bias;
@@ -99,8 +98,7 @@ PYBIND11_MODULE(_crba_ldlt, m) {
            py::arg("model_capsule"))
       .def(
           "forward_dynamics",
-          [](CrbaLdlt& self, const Array& q, const Array& qd, const Array& tau, std::optional<Array> fext,
-             Array qdd) {
+          [](CrbaLdlt& self, const Array& q, const Array& qd, const Array& tau, std::optional<Array> fext, Array qdd) {
             const Model<double>& model = self.model();
             const py::ssize_t B = q.ndim() == 2 ? q.shape(0) : -1;
             expect_shape(q, {B, model.nq}, "q");

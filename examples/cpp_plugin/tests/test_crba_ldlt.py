@@ -8,12 +8,12 @@ import sys
 
 import numpy as np
 import pytest
+from treedyn_ldlt_plugin import CrbaLdltSolver, _crba_ldlt
 
 import treedyn as td
 from treedyn.sdk import ABI_VERSION, MODEL_CAPSULE_NAME, model_capsule
 from treedyn.solvers.registry import list_solver_classes
 from treedyn.testing import C_ROUNDING, _agreement_bound, check_solver
-from treedyn_ldlt_plugin import CrbaLdltSolver, _crba_ldlt
 
 NAME = "example-crba-ldlt"
 
