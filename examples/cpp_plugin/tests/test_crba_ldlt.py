@@ -99,14 +99,12 @@ def test_a_capsule_of_another_abi_is_refused():
     # a capsule named as another treedyn ABI would name it: refused before its pointer is read
     other = MODEL_CAPSULE_NAME.replace(f"abi={ABI_VERSION}", f"abi={ABI_VERSION + 1}").encode()
     new = ctypes.pythonapi.PyCapsule_New
-    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-    name = ctypes.create_string_buffer(other)  # outlives the capsule below
-    capsule = new(1, ctypes.addressof(name), None)
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    names = [ctypes.create_string_buffer(other), ctypes.create_string_buffer(b"something.else")]  # outlive the capsules
     with pytest.raises(_crba_ldlt.AbiMismatch, match="rebuild the plugin"):
-        _crba_ldlt.CrbaLdlt(capsule)
+        _crba_ldlt.CrbaLdlt(new(1, ctypes.addressof(names[0]), None))
     with pytest.raises(ValueError, match="treedyn.sdk.model_capsule"):
-        _crba_ldlt.CrbaLdlt(new(1, ctypes.addressof(ctypes.create_string_buffer(b"something.else")), None))
-    del name
+        _crba_ldlt.CrbaLdlt(new(1, ctypes.addressof(names[1]), None))
 
 
 def test_the_capsule_keeps_the_model_alive():
