@@ -6,7 +6,13 @@
 
 #include "arrays.hpp"
 #include "treedyn/linalg/oee.hpp"
-#include "treedyn/linalg/scan.hpp"
+
+namespace treedyn {
+// the kernels for each block size (fixed k <= 6, the sizes of spatial algebra; dynamic beyond), one
+// unit per solver and scalar (src/linalg_kernels.cpp.in): ω, the backward error after refinement
+template <class S> S oee_dispatch(int n, int k, int m, const S* D, const S* U, const S* R, S* X);
+template <class S> void scan_dispatch(int n, int k, int m, const S* A, const S* b, S* x);
+}  // namespace treedyn
 
 namespace py = pybind11;
 using namespace treedyn;
@@ -36,31 +42,6 @@ template <class S> py::array_t<S, py::array::c_style> blocks_arg(py::handle X, c
                           std::to_string(k) + ", " + std::to_string(k) + "), got " + shape_str(a));
   check_finite<S>(a, name);
   return a;
-}
-
-// fixed-size blocks for k <= 6 (the sizes of spatial algebra), dynamic ones beyond
-template <class S, int K> S oee_fixed(int n, int k, int m, const S* D, const S* U, const S* R, S* X) {
-  OeeWorkspace<S, K> w(n, k, m);
-  return oee_solve<S, K>(w, n, k, m, D, U, R, X);
-}
-// returns ω, the componentwise backward error after iterative refinement
-template <class S> S oee_dispatch(int n, int k, int m, const S* D, const S* U, const S* R, S* X) {
-  switch (k) {
-    case 1:
-      return oee_fixed<S, 1>(n, k, m, D, U, R, X);
-    case 2:
-      return oee_fixed<S, 2>(n, k, m, D, U, R, X);
-    case 3:
-      return oee_fixed<S, 3>(n, k, m, D, U, R, X);
-    case 4:
-      return oee_fixed<S, 4>(n, k, m, D, U, R, X);
-    case 5:
-      return oee_fixed<S, 5>(n, k, m, D, U, R, X);
-    case 6:
-      return oee_fixed<S, 6>(n, k, m, D, U, R, X);
-    default:
-      return oee_fixed<S, Eigen::Dynamic>(n, k, m, D, U, R, X);
-  }
 }
 
 template <class S> py::array_t<S> solve_block_tridiagonal(py::handle D, py::handle U, py::handle R) {
@@ -104,29 +85,7 @@ template <class S> py::array_t<S> solve_block_bidiagonal(py::handle A, py::handl
   S* xp = x.mutable_data();
   {
     py::gil_scoped_release release;
-    ScanWorkspace<S> w(int(n), int(k), m);
-    switch (k) {  // fixed-size blocks for k <= 6, dynamic ones beyond
-      case 1:
-        scan_solve<S, 1>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
-        break;
-      case 2:
-        scan_solve<S, 2>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
-        break;
-      case 3:
-        scan_solve<S, 3>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
-        break;
-      case 4:
-        scan_solve<S, 4>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
-        break;
-      case 5:
-        scan_solve<S, 5>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
-        break;
-      case 6:
-        scan_solve<S, 6>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
-        break;
-      default:
-        scan_solve<S>(w, int(n), int(k), m, Aa.data(), ba.data(), xp);
-    }
+    scan_dispatch<S>(int(n), int(k), m, Aa.data(), ba.data(), xp);
   }
   check_result<S>(x, "solve_block_bidiagonal");
   return x;

@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "treedyn/abi.hpp"
 #include "treedyn/model/configuration.hpp"
 #include "treedyn/model/model.hpp"
 
@@ -11,6 +12,26 @@ namespace py = pybind11;
 using namespace treedyn;
 
 void bind_model(py::module_& m) {
+  // the C++ SDK's handoff to plugins (treedyn.sdk, docs/plugins.md): a capsule named after the ABI,
+  // holding the model and, as its context, a reference to the Python object that owns it
+  m.attr("ABI_VERSION") = TREEDYN_ABI_VERSION;
+  m.attr("MODEL_CAPSULE_NAME") = TREEDYN_MODEL_CAPSULE_NAME;
+  m.def(
+      "model_capsule",
+      [](py::object core) {
+        const Model<double>& model = core.cast<const Model<double>&>();
+        PyObject* capsule =
+            PyCapsule_New(const_cast<Model<double>*>(&model), TREEDYN_MODEL_CAPSULE_NAME,
+                          [](PyObject* c) { Py_XDECREF(static_cast<PyObject*>(PyCapsule_GetContext(c))); });
+        if (!capsule) throw py::error_already_set();
+        if (PyCapsule_SetContext(capsule, core.inc_ref().ptr()) != 0) {
+          core.dec_ref();
+          Py_DECREF(capsule);
+          throw py::error_already_set();
+        }
+        return py::reinterpret_steal<py::object>(capsule);
+      },
+      py::arg("model"), "a PyCapsule named MODEL_CAPSULE_NAME holding `const treedyn::Model<double>*` (treedyn.sdk)");
   // the layouts, from model/model.hpp: the Python joint and loop-closure classes read them
   m.def(
       "joint_layouts",

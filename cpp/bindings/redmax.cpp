@@ -10,6 +10,12 @@
 #include "treedyn/redmax/direct.hpp"
 #include "treedyn/redmax/pcg.hpp"
 
+// instantiated once, with their engines (src/instantiate_redmax*.cpp), not again here
+namespace treedyn::redmax {
+extern template class Direct<double>;
+extern template class Pcg<double>;
+}  // namespace treedyn::redmax
+
 namespace py = pybind11;
 using namespace treedyn;
 using namespace treedyn::py_arrays;

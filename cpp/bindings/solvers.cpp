@@ -321,13 +321,19 @@ template <class S> void bind_kernels(py::module_& m) {
 
 }  // namespace
 
-void bind_solvers(py::module_& m) {
+// one scalar a unit (solvers.cpp: float64, solvers32.cpp: float32), so that the two compile side by side
+#ifndef TREEDYN_BIND_FLOAT32
+void bind_solvers64(py::module_& m) {
   m.def("check_state", &check_state<double>, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"),
         "(q, v, tau, batch) checked as every solver checks them, as fresh float64 arrays");
+  bind_engine<double>(m, "Engine64");
+  bind_kernels<double>(m);
+}
+#else
+void bind_solvers32(py::module_& m) {
   m.def("check_state32", &check_state<float>, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"),
         "(q, v, tau, batch) checked as every solver checks them, as fresh float32 arrays");
-  bind_engine<double>(m, "Engine64");
   bind_engine<float>(m, "Engine32");
-  bind_kernels<double>(m);
   bind_kernels<float>(m);
 }
+#endif

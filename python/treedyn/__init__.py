@@ -1,6 +1,6 @@
 """treedyn: dynamics of highly articulated rigid-body trees."""
 
-from . import codegen, constraints, io, linalg, scenes
+from . import codegen, constraints, io, linalg, scenes, sdk
 from ._core import AccuracyWarning, SingularInertiaError, build_info, get_num_threads, set_num_threads
 from .configuration import difference, integrate, interpolate, neutral, random_configuration
 from .constraints import constrained_forward_dynamics
@@ -31,6 +31,7 @@ from .model import (
     Universal,
     UnknownNameError,
 )
+from .sdk import get_cmake_dir, get_include
 from .simplify import inertia_parameter_count, simplify
 from .simulate import SimulationError, SimulationResult, SimulationWarning, simulate
 from .solvers import Solver, available_solvers, make_solver
@@ -101,4 +102,7 @@ __all__ = [
     "load_urdf",
     "load_mjcf",
     "ModelFileError",
+    "sdk",
+    "get_include",
+    "get_cmake_dir",
 ]

@@ -164,29 +164,35 @@ template <class S> void forward_kinematics_once(const Model<S>& m, const S* q, S
     }
 }
 
-// the engines of the built-in solvers and the one-shot kernels, for the scalar S
-#define TREEDYN_INSTANTIATE(S)                                                               \
-  template class Engine<S>;                                                                  \
+// Explicit instantiations for the scalar S, in groups, one group a unit (cpp/src/instantiate_engine.cpp
+// and the units CMakeLists.txt makes from cpp/src/instantiate_kernels.cpp.in): the shared engine and
+// the one-shot kernels, then the solvers' engines. Adding a solver: one line in its group.
+#define TREEDYN_INSTANTIATE_ENGINE(S)                                                      \
+  template class Engine<S>;                                                                \
+  template void rnea_once<S>(const Model<S>&, const S*, const S*, const S*, const S*, S*); \
+  template void mass_matrix_once<S>(const Model<S>&, const S*, S*);                        \
+  template void integrate_once<S>(const Model<S>&, const S*, const S*, S, S*);             \
+  template void forward_kinematics_once<S>(const Model<S>&, const S*, S*, S*);
+#define TREEDYN_INSTANTIATE_aba(S)                                                           \
   template class KernelEngine<AbaKernel<S>, S>;                                              \
   template class KernelEngine<AbaModifiedKernel<S>, S>;                                      \
-  template class KernelEngine<CrbaCholeskyKernel<S>, S>;                                     \
-  template class KernelEngine<DrumwrightKernel<S>, S>;                                       \
-  template class KernelEngine<CrbaLtlKernel<S>, S>;                                          \
-  template class KernelEngine<CfaKernel<S>, S>;                                              \
-  template class KernelEngine<JsiiaKernel<S>, S>;                                            \
   template KernelEngine<AbaKernel<S>, S>::KernelEngine(const Model<S>&);                     \
   template KernelEngine<AbaKernel<S>, S>::KernelEngine(const Model<S>&, const std::string&); \
   template KernelEngine<AbaModifiedKernel<S>, S>::KernelEngine(const Model<S>&);             \
-  template KernelEngine<CrbaCholeskyKernel<S>, S>::KernelEngine(const Model<S>&);            \
-  template KernelEngine<DrumwrightKernel<S>, S>::KernelEngine(const Model<S>&);              \
-  template KernelEngine<CrbaLtlKernel<S>, S>::KernelEngine(const Model<S>&, const bool&);    \
-  template KernelEngine<CfaKernel<S>, S>::KernelEngine(const Model<S>&);                     \
-  template KernelEngine<JsiiaKernel<S>, S>::KernelEngine(const Model<S>&);                   \
   template void joint_inertias(KernelEngine<AbaKernel<S>, S>&, const S*, S*);                \
-  template void joint_inertias(KernelEngine<AbaModifiedKernel<S>, S>&, const S*, S*);        \
-  template void rnea_once<S>(const Model<S>&, const S*, const S*, const S*, const S*, S*);   \
-  template void mass_matrix_once<S>(const Model<S>&, const S*, S*);                          \
-  template void integrate_once<S>(const Model<S>&, const S*, const S*, S, S*);               \
-  template void forward_kinematics_once<S>(const Model<S>&, const S*, S*, S*);
+  template void joint_inertias(KernelEngine<AbaModifiedKernel<S>, S>&, const S*, S*);
+#define TREEDYN_INSTANTIATE_crba(S)                                               \
+  template class KernelEngine<CrbaCholeskyKernel<S>, S>;                          \
+  template class KernelEngine<CrbaLtlKernel<S>, S>;                               \
+  template KernelEngine<CrbaCholeskyKernel<S>, S>::KernelEngine(const Model<S>&); \
+  template KernelEngine<CrbaLtlKernel<S>, S>::KernelEngine(const Model<S>&, const bool&);
+#define TREEDYN_INSTANTIATE_drumwright(S)              \
+  template class KernelEngine<DrumwrightKernel<S>, S>; \
+  template KernelEngine<DrumwrightKernel<S>, S>::KernelEngine(const Model<S>&);
+#define TREEDYN_INSTANTIATE_cfa(S)                                       \
+  template class KernelEngine<CfaKernel<S>, S>;                          \
+  template class KernelEngine<JsiiaKernel<S>, S>;                        \
+  template KernelEngine<CfaKernel<S>, S>::KernelEngine(const Model<S>&); \
+  template KernelEngine<JsiiaKernel<S>, S>::KernelEngine(const Model<S>&);
 
 }  // namespace treedyn

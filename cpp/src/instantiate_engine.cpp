@@ -2,8 +2,11 @@
 
 #include "treedyn/engine_impl.hpp"
 
+// The shared engine and the one-shot kernels, for both scalars; the solvers' engines are in the units
+// made from instantiate_kernels.cpp.in. And the thread count.
 namespace treedyn {
-TREEDYN_INSTANTIATE(double)
+TREEDYN_INSTANTIATE_ENGINE(double)
+TREEDYN_INSTANTIATE_ENGINE(float)
 
 // omp_set_num_threads sets the calling thread's count only: a count set from Python's main thread
 // would not reach calls from a ThreadPoolExecutor. The count is kept here, for every thread.

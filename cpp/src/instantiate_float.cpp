@@ -1,5 +1,0 @@
-#include "treedyn/engine_impl.hpp"
-
-namespace treedyn {
-TREEDYN_INSTANTIATE(float)
-}  // namespace treedyn
