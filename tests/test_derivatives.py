@@ -475,3 +475,48 @@ def test_step_derivatives_match_central_differences(fd_model, dt):
     ]
     D, D2 = (np.hstack([c[i] for c in cols]) for i in (0, 1))
     assert_matches_differences(np.hstack([A, B]), D, D2, eps, h, "∂(q⁺, v⁺)/∂(q, v, τ) = central differences")
+
+
+# ------------------------------------------------------------------ the solver capability
+
+
+@pytest.mark.parametrize("name", ["aba", "drumwright"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_solvers_with_the_derivatives_capability_give_aba_derivatives(name, dtype):
+    model = random_tree(9, 4)
+    rng = np.random.default_rng(3)
+    solver = td.make_solver(name, model, dtype=dtype)
+    assert "derivatives" in solver.capabilities
+    q, v, tau = td.random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+    f = rng.standard_normal((model.n_bodies, 6))
+    for got, ref in zip(solver.derivatives(q, v, tau, f), td.aba_derivatives(model, q, v, tau, f, dtype=dtype)):
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(got, ref)  # the same kernel, the same bits
+
+
+def test_a_solver_without_the_capability_says_so():
+    solver = td.make_solver("crba-cholesky", chain(3))
+    assert "derivatives" not in solver.capabilities
+    with pytest.raises(NotImplementedError, match="crba-cholesky.*does not provide derivatives"):
+        solver.derivatives(np.zeros(3), np.zeros(3), np.zeros(3))
+
+
+def test_check_solver_checks_a_plugins_derivatives():
+    from treedyn.solvers.builtin import ABASolver
+    from treedyn.testing import check_solver
+
+    class Good(ABASolver):
+        name = "derivatives-good"
+
+    class Wrong(ABASolver):  # ∂q̈/∂v off by 1e-6 in one entry
+        name = "derivatives-wrong"
+
+        def derivatives(self, q, v, tau, f_ext=None):
+            dq, dv, Minv = super().derivatives(q, v, tau, f_ext)
+            dv = dv.copy()
+            dv[0, 0] += 1e-6 * max(1.0, np.abs(dv).max())
+            return dq, dv, Minv
+
+    assert check_solver(Good, rtol=None) == 4
+    with pytest.raises(AssertionError, match="dqdd_dv disagrees with td.aba_derivatives"):
+        check_solver(Wrong, rtol=None)

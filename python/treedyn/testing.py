@@ -165,6 +165,24 @@ def check_solver(cls: type[Solver], rtol: float | None = 1e-8, seed: int = 0, op
             y1 = solver.inverse_inertia(q, R[:, 0])
             assert np.shape(y1) == (model.nv,), f"{cls.name}: inverse_inertia of a vector returned {np.shape(y1)}"
 
+        if "derivatives" in cls.capabilities:
+            from .derivatives import aba_derivatives
+
+            got = solver.derivatives(q, v, tau)
+            assert len(got) == 3, f"{cls.name}: derivatives must return (dqdd_dq, dqdd_dv, Minv) ({label})"
+            for what, D, D_ref in zip(("dqdd_dq", "dqdd_dv", "Minv"), got, aba_derivatives(model, q, v, tau)):
+                assert np.shape(D) == (model.nv, model.nv), f"{cls.name}: {what} has shape {np.shape(D)} ({label})"
+                # the same quantities by another route: as far apart as q̈ may be, relative to their size
+                err = float(np.abs(D - D_ref).max()) / max(1.0, float(np.abs(D_ref).max()))
+                tol = (
+                    rtol
+                    if rtol is not None
+                    else 2 * float(np.linalg.norm(np.linalg.inv(M), 2) * np.linalg.norm(M, 2)) * delta * model.nv
+                )
+                assert err <= tol, (
+                    f"{cls.name}: {what} disagrees with td.aba_derivatives by {err:.3g} (> {tol:.3g}) ({label})"
+                )
+
         # bad input: a clear exception, never a crash or a NaN
         _expect_error((ValueError,), lambda: solver.forward_dynamics(q[:-1], v, tau), f"{cls.name}: q too short")
         _expect_error((ValueError,), lambda: solver.forward_dynamics(q, v, tau[:, None]), f"{cls.name}: tau 2-D")

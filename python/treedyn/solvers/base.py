@@ -19,7 +19,7 @@ class Solver(abc.ABC):
     """A forward-dynamics solver bound to one model.
 
     Subclasses set ``name`` and ``description``, may declare ``capabilities`` (a frozenset of
-    strings such as ``"batch"``, ``"inverse_inertia"``, ``"float32"``, ``"floating_base"``,
+    strings such as ``"batch"``, ``"inverse_inertia"``, ``"derivatives"``, ``"float32"``, ``"floating_base"``,
     ``"branched"``, ``"multi_dof"``), and implement :meth:`forward_dynamics`; ``supports``
     returns ``None`` when the model is supported and a reason (a string) when it is not.
 
@@ -117,6 +117,15 @@ class Solver(abc.ABC):
     def inverse_inertia(self, q, R, *, out=None) -> np.ndarray:
         """M(q)⁻¹ R for R of shape (nv,) or (nv, m); into ``out`` (R's shape) if given."""
         raise NotImplementedError(f"solver {self.name!r} does not provide inverse_inertia")
+
+    def derivatives(self, q, v, tau, f_ext=None):
+        """(∂q̈/∂q, ∂q̈/∂v, M⁻¹) of :meth:`forward_dynamics` at (q, v, τ), each (nv, nv) — or
+        (B, nv, nv) for a batch — in the solver's ``dtype``; ∂q̈/∂τ = M⁻¹. Derivatives with respect
+        to q are in the tangent space, as ``td.aba_derivatives``'s (column k: d/dε at
+        ``td.integrate(model, q, ε e_k, 1)``). Solvers that provide it declare the capability
+        ``"derivatives"``; ``treedyn.testing.check_solver`` then checks it against
+        ``td.aba_derivatives``."""
+        raise NotImplementedError(f"solver {self.name!r} does not provide derivatives")
 
     def inverse_mass_matrix(self, q, *, out=None) -> np.ndarray:
         """The full M(q)⁻¹, (nv, nv); into ``out`` (nv, nv) if given. By default

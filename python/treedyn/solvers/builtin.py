@@ -49,7 +49,20 @@ class _EngineSolver(Solver):
         return self._engine.mass_matrix(q)
 
 
-class ABASolver(_EngineSolver):
+class _DerivativesSolver(_EngineSolver):
+    """An engine solver that also gives the analytic derivatives of its forward dynamics: those of
+    ``td.aba_derivatives`` (carpentier-mansard2018's ∂τ/∂(q, v), then −M⁻¹ ∂τ/∂(q, v) with M⁻¹ from
+    drumwright2012's Θ(n²) inverse), in the solver's precision."""
+
+    capabilities = _ALL | {"derivatives"}
+
+    def derivatives(self, q, v, tau, f_ext=None):
+        from ..derivatives import aba_derivatives
+
+        return aba_derivatives(self.model, q, v, tau, f_ext, dtype=self.dtype)
+
+
+class ABASolver(_DerivativesSolver):
     """Featherstone's articulated-body algorithm in link coordinates, O(N).
 
     ``specialise=True``: featherstone-part3's symbolic simplification — ABA written out as C++
@@ -102,7 +115,7 @@ class CRBACholeskySolver(_EngineSolver):
     _kernel = "CRBACholesky"
 
 
-class DrumwrightSolver(_EngineSolver):
+class DrumwrightSolver(_DerivativesSolver):
     """drumwright2012's Θ(n²) inverse inertia: unit impulses propagated through articulated-body
     inertias in the global frame (Alg. 1, fixed base; Alg. 2, floating base).
 
