@@ -112,12 +112,14 @@ def warm_up_or_skip(fn, *args, limit=SLOW_CALL_LIMIT, warmup_calls=3, tolerate_e
 
 
 class Threads:
-    """Mixin: set_num_threads for a benchmark, restored in teardown (asv skips teardown when setup
-    fails, so setup sets the threads last)."""
+    """Mixin: set_num_threads for a benchmark, restored in teardown (asv runs teardown after a setup
+    that skipped with NotImplementedError too: nothing to restore when setup skipped before
+    setting the threads)."""
 
     def _set_threads(self, threads):
         self._threads_before = td.get_num_threads()
         td.set_num_threads(threads)
 
     def teardown(self, *args):
-        td.set_num_threads(self._threads_before)
+        if hasattr(self, "_threads_before"):
+            td.set_num_threads(self._threads_before)

@@ -57,7 +57,8 @@ class Derivatives:
         self.peer()
 
     def teardown(self, name, kind):
-        td.set_num_threads(self.before)
+        if hasattr(self, "before"):  # (not when setup skipped before setting it)
+            td.set_num_threads(self.before)
 
     def time_treedyn(self, name, kind):
         self.ours()
@@ -80,7 +81,8 @@ class DerivativesSpeedupOverPinocchio:
         self.ours, self.peer = _calls(name, kind)
 
     def teardown(self, name, kind):
-        td.set_num_threads(self.before)
+        if hasattr(self, "before"):  # (not when setup skipped before setting it)
+            td.set_num_threads(self.before)
 
     def track_speedup(self, name, kind):
         return speedup(self.peer, self.ours, self.repeats)

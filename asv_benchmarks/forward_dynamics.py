@@ -58,7 +58,8 @@ class BatchedForwardDynamics:
             raise
 
     def teardown(self, B, n, threads, solver):
-        td.set_num_threads(self._threads_before)
+        if hasattr(self, "_threads_before"):  # (not when setup skipped before setting it)
+            td.set_num_threads(self._threads_before)
 
     def time_forward_dynamics_batch(self, B, n, threads, solver):
         """Wall time of one batched call: (B, nq), (B, nv), (B, nv) -> (B, nv) with `threads` threads."""

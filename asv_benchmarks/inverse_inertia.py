@@ -109,7 +109,8 @@ class InverseMassMatrixTwoThreads:
             self.f()
 
     def teardown(self, *args):
-        td.set_num_threads(self._before)
+        if hasattr(self, "_before"):  # (not when setup skipped before setting it)
+            td.set_num_threads(self._before)
 
     def track_two_thread_speedup(self, model, calls):
         """median time on 1 thread / median time on 2 threads (above 1: the second thread pays)."""
