@@ -41,16 +41,21 @@ class UnknownNameError(KeyError, ValueError):
         return str(self.args[0]) if self.args else ""
 
 
-def _vec3(x, what: str) -> np.ndarray:
+def _vector(x, n: int, what: str, names: str = "") -> np.ndarray:
+    """x as a float array of n finite components (TypeError / ValueError naming ``what``)."""
     a = np.asarray(x)
     if a.dtype.kind not in "fiub":
         raise TypeError(f"{what} must be real numbers, got dtype {a.dtype}")
     a = a.astype(float)
-    if a.shape != (3,):
-        raise ValueError(f"{what} must have 3 components, got shape {a.shape}")
+    if a.shape != (n,):
+        raise ValueError(f"{what} must have {n} components{names}, got shape {a.shape}")
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{what} contains NaN or inf: {a}")
     return a
+
+
+def _vec3(x, what: str) -> np.ndarray:
+    return _vector(x, 3, what)
 
 
 def _mat3(x, what: str) -> np.ndarray:
@@ -131,14 +136,7 @@ class Transform:
         norm is more than 1e-3 away from 1 is refused (ValueError), as the kernels refuse such q."""
         from scipy.spatial.transform import Rotation
 
-        x = np.asarray(quat)
-        if x.dtype.kind not in "fiub":
-            raise TypeError(f"quat must be real numbers, got dtype {x.dtype}")
-        x = x.astype(float)
-        if x.shape != (4,):
-            raise ValueError(f"quat must have 4 components (x, y, z, w), got shape {x.shape}")
-        if not np.all(np.isfinite(x)):
-            raise ValueError(f"quat contains NaN or inf: {x}")
+        x = _vector(quat, 4, "quat", " (x, y, z, w)")
         n = np.linalg.norm(x)
         if abs(n - 1) > 1e-3:
             raise ValueError(f"quat must be a unit quaternion (x, y, z, w), got {x.tolist()} of norm {n:.6g}")
