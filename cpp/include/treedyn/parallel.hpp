@@ -5,7 +5,9 @@
 // call after a pause costs far more than a 1-thread one. Here the caller and the workers claim
 // items from a shared counter; the caller works from the start, and at the end waits only for
 // the items in progress: a worker that wakes late finds nothing left and sleeps again. A call
-// costs at most about its serial time plus one item, however late the workers come; idle
+// costs at most about its serial time plus one item, however late the workers come. Workers are
+// bound to the caller's allowed CPUs other than the caller's own (parallel.cpp: a scheduler that
+// packs woken threads would queue them behind the caller); idle
 // workers poll for at most TREEDYN_SPIN_US (50 µs by default, at most 200: parallel.cpp) and then sleep
 // on a condition variable. Each item must compute the same result
 // on whichever thread runs it (per-thread scratch only), so results do not depend on the number
