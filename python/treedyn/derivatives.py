@@ -120,12 +120,12 @@ def _integrate_blocks(model: Model, w: np.ndarray):
             ET = np.swapaxes(E, -1, -2)
             t = rho + (b * P @ rho[..., None])[..., 0] + (c * P2 @ rho[..., None])[..., 0]
             Jr = np.eye(3) - b * P + c * P2
-            pr = np.cross(phi, rho)
+            pr, pr_dot = np.cross(phi, rho), np.einsum("bi,bi->b", phi, rho)[:, None, None]
             outer = lambda x, y: x[..., :, None] * y[..., None, :]
             dV = (
                 -b * _skew(rho)
                 + bt * outer(pr, phi)
-                + c * (np.einsum("bi,bi->b", phi, rho)[:, None, None] * np.eye(3) + outer(phi, rho) - 2 * outer(rho, phi))
+                + c * (pr_dot * np.eye(3) + outer(phi, rho) - 2 * outer(rho, phi))
                 + ct * outer(np.cross(phi, pr), phi)
             )
             Dq, Dw = np.zeros((len(w), 6, 6)), np.zeros((len(w), 6, 6))
@@ -168,7 +168,9 @@ def step_derivatives(model: Model, q, v, tau, dt: float, f_ext=None, dtype=np.fl
         Aq, Av, Minv, qdd = Aq[None], Av[None], Minv[None], qdd[None]
     n, Bn = model.nv, len(Aq)
     v_next = np.asarray(v, dtype=dtype).reshape(Bn, n) + dt_(dt) * qdd
-    q_next = _core.integrate(model.core, np.asarray(q, dtype=np.float64).reshape(Bn, model.nq), v_next.astype(np.float64), dt)
+    q_next = _core.integrate(
+        model.core, np.asarray(q, dtype=np.float64).reshape(Bn, model.nq), v_next.astype(np.float64), dt
+    )
     blocks = _integrate_blocks(model, dt * v_next.astype(np.float64))
     dvq, dvv, dvt = dt_(dt) * Aq, np.eye(n, dtype=dtype) + dt_(dt) * Av, dt_(dt) * Minv  # ∂v⁺/∂(q, v, τ)
     dq = np.broadcast_to(np.eye(n, dtype=dtype), dvq.shape)
