@@ -6,22 +6,15 @@ float32 within its bound of float64; bad input. Skipped without torch (pip insta
 
 import numpy as np
 import pytest
-from conftest import assert_below, dynamics_scale, random_state, rounding_bound, solution_bound
-from test_derivatives import assert_matches_differences, random_f_ext, two_floating_bodies
+from conftest import assert_below, dynamics_scale, random_state, rounding_bound
+from interop_checks import check_against_central_differences, models
+from test_derivatives import random_f_ext, two_floating_bodies
 
 import treedyn as td
-from treedyn.scenes import chain, random_tree
+from treedyn.scenes import chain
 
 torch = pytest.importorskip("torch", reason="PyTorch is optional (pip install treedyn[torch])")
 tdt = pytest.importorskip("treedyn.interop.torch")
-
-
-def models():
-    return [
-        ("chain", chain(5)),
-        ("tree-fb", random_tree(7, 12, floating_base=True)),
-        ("two-floating", two_floating_bodies()),
-    ]
 
 
 @pytest.fixture(params=models(), ids=lambda c: c[0])
@@ -55,66 +48,19 @@ def test_gradcheck(model, which, B):
     assert torch.autograd.gradcheck(wrapped(model, which, f_ext), (q, v, x), fast_mode=B is not None)
 
 
-def coordinate_differences(f, x, h):
-    """Central differences in x's coordinates, with steps h and 2h."""
-    out = []
-    for s in (h, 2 * h):
-        out.append(np.array([(f(x + s * e) - f(x - s * e)) / (2 * s) for e in np.eye(len(x))]).T)
-    return out
-
-
-@pytest.mark.parametrize("which", ["forward", "inverse"])
+@pytest.mark.parametrize("which", ["forward", "inverse", "step"])
 def test_jacobians_match_central_differences_in_coordinates(model, which):
-    # the module docstring of tests/test_derivatives.py: |J − D_h| ≤ 2 (|D_2h − D_h|/3 + 1.5 ε/h),
-    # ε the rounding of one evaluation (q̈: a backward-stable solve's forward error; τ: δ times the
-    # terms' magnitudes) plus that of q ± h e moved through ∂/∂q
-    rng = np.random.default_rng(2)
-    q, v, x = random_state(model, rng)
-    f_ext = random_f_ext(model, rng)
-    fn = wrapped(model, which, f_ext)
-    Jq, Jv, Jx = torch.autograd.functional.jacobian(fn, tuple(torch.tensor(a) for a in (q, v, x)))
-    n, delta = model.nv, rounding_bound(model.nv)
-    h = delta ** (1 / 3)
-    M = td.mass_matrix(model, q)
-    if which == "forward":
-        qdd = td.make_solver("aba", model).forward_dynamics(q, v, x, f_ext)
-        scale = dynamics_scale(model, q, v, x, qdd, f_ext, M=M) + np.abs(f_ext).sum()
-        eps = float(solution_bound(M, qdd, scale)[0])
-    else:
-        tau = td.rnea(model, q, v, x, f_ext)
-        eps = delta * (np.abs(dynamics_scale(model, q, v, tau, x, f_ext, M=M)).max() + np.abs(f_ext).sum())
-    eps += delta * np.abs(Jq.numpy()).max() * (1 + np.abs(q).max())
-    call = lambda q_, v_, x_: fn(*(torch.tensor(a) for a in (q_, v_, x_))).numpy()
-    for J, arg, f in (
-        (Jq, q, lambda d: call(d, v, x)),
-        (Jv, v, lambda d: call(q, d, x)),
-        (Jx, x, lambda d: call(q, v, d)),
-    ):
-        D, D2 = coordinate_differences(f, arg, h)
-        assert_matches_differences(J.numpy(), D, D2, eps, h, f"{which}: autograd = central differences")
-    assert Jq.shape == (n, model.nq)
+    # tests/interop_checks.py: the bound of tests/test_derivatives.py
+    def value(q, v, x, f_ext):
+        y = wrapped(model, which, f_ext)(*(torch.tensor(a) for a in (q, v, x)))
+        return (torch.cat(y) if which == "step" else y).numpy()
 
+    def jacobian(q, v, x, f_ext):
+        fn = wrapped(model, which, f_ext)
+        g = (lambda *a: torch.cat(fn(*a))) if which == "step" else fn
+        return [J.numpy() for J in torch.autograd.functional.jacobian(g, tuple(torch.tensor(a) for a in (q, v, x)))]
 
-def test_step_jacobian_matches_central_differences_in_coordinates(model):
-    # the step's ε as tests/test_derivatives.py's step test: dt times q̈'s forward error, plus a few
-    # roundings of |q| + dt |v⁺| through the Jacobian
-    rng, dt = np.random.default_rng(3), 0.3
-    q, v, tau = random_state(model, rng)
-    fn = lambda q_, v_, t_: torch.cat(tdt.step(model, q_, v_, t_, dt))
-    J = torch.autograd.functional.jacobian(fn, tuple(torch.tensor(a) for a in (q, v, tau)))
-    J = np.hstack([j.numpy() for j in J])
-    aba = td.make_solver("aba", model)
-    qdd = aba.forward_dynamics(q, v, tau)
-    M = td.mass_matrix(model, q)
-    delta = rounding_bound(model.nv)
-    h = delta ** (1 / 3)
-    eps = dt * float(solution_bound(M, qdd, dynamics_scale(model, q, v, tau, qdd, M=M))[0])
-    eps += delta * (1 + np.abs(q).max() + dt * np.abs(v + dt * qdd).max()) * (1 + np.abs(J).max())
-    x = np.r_[q, v, tau]
-    nq, nv = model.nq, model.nv
-    f = lambda y: fn(*(torch.tensor(a) for a in (y[:nq], y[nq : nq + nv], y[nq + nv :]))).numpy()
-    D, D2 = coordinate_differences(f, x, h)
-    assert_matches_differences(J, D, D2, eps, h, "step: autograd = central differences")
+    check_against_central_differences(model, which, value, jacobian)
 
 
 @pytest.mark.parametrize("which", ["forward", "inverse", "step"])
