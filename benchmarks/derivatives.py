@@ -1,7 +1,7 @@
 """Analytic derivatives of the dynamics against Pinocchio in the same run (issue 18, item 5):
 
     python -m benchmarks derivatives [--n 5 10 20 50 100 200] [--robots ur5 solo12 talos]
-                                     [--repeat 25] [--out DIR] [--quick] [--no-plot]
+                                     [--repeat 60] [--out DIR] [--quick] [--no-plot]
 
 Time per call, one thread, of td.rnea_derivatives (∂τ/∂q, ∂τ/∂v, M) and td.aba_derivatives
 (∂q̈/∂q, ∂q̈/∂v, M⁻¹) against pinocchio.computeRNEADerivatives / computeABADerivatives on serial
@@ -188,14 +188,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks derivatives", description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, nargs="+", help="chain lengths (default 5 10 20 50 100 200)")
     ap.add_argument("--robots", nargs="*", choices=sorted(ROBOTS), help="default: ur5 solo12 talos")
-    ap.add_argument("--repeat", type=int, help="samples per side (default 25; --quick 3)")
+    ap.add_argument("--repeat", type=int, help="samples per side (default 60; --quick 3)")
     ap.add_argument("--out", default=".", help="directory for the CSV and PNG files")
     ap.add_argument("--quick", action="store_true", help="chains of 5 and 20 joints, UR5, 3 samples of ~1 ms")
     ap.add_argument("--no-plot", action="store_true")
     args = ap.parse_args(argv)
     ns = args.n or ([5, 20] if args.quick else [5, 10, 20, 50, 100, 200])
     robots = args.robots if args.robots is not None else (["ur5"] if args.quick else list(ROBOTS))
-    repeat = args.repeat or (3 if args.quick else 25)
+    repeat = args.repeat or (3 if args.quick else 60)
     os.makedirs(args.out, exist_ok=True)
     rows = measure(ns, robots, repeat, 1e-3 if args.quick else 1e-2)
     write_csv(os.path.join(args.out, "derivatives.csv"), rows, FIELDS)
