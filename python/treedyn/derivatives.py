@@ -120,12 +120,12 @@ def _integrate_blocks(model: Model, w: np.ndarray):
             ET = np.swapaxes(E, -1, -2)
             t = rho + (b * P @ rho[..., None])[..., 0] + (c * P2 @ rho[..., None])[..., 0]
             Jr = np.eye(3) - b * P + c * P2
-            pr, pr_dot = np.cross(phi, rho), np.einsum("bi,bi->b", phi, rho)[:, None, None]
+            pr, phi_rho = np.cross(phi, rho), np.einsum("bi,bi->b", phi, rho)[:, None, None]
             outer = lambda x, y: x[..., :, None] * y[..., None, :]
             dV = (
                 -b * _skew(rho)
                 + bt * outer(pr, phi)
-                + c * (pr_dot * np.eye(3) + outer(phi, rho) - 2 * outer(rho, phi))
+                + c * (phi_rho * np.eye(3) + outer(phi, rho) - 2 * outer(rho, phi))
                 + ct * outer(np.cross(phi, pr), phi)
             )
             Dq, Dw = np.zeros((len(w), 6, 6)), np.zeros((len(w), 6, 6))
