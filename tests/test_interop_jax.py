@@ -99,6 +99,13 @@ def test_vmap_is_the_batched_call_and_grad_goes_through_it(x64):
         gb = jax.grad(lambda q, v, t: f(q, v, t).sum(), argnums=(0, 1, 2))(Q[b], V[b], T[b])
         for got, ref in zip(g, gb):
             np.testing.assert_array_equal(np.asarray(got[b]), np.asarray(ref))
+    # one f_ext for the whole batch goes to every item
+    f_ext = random_f_ext(model, rng)
+    got = np.asarray(jax.vmap(wrapped(model, "forward", f_ext))(Q, V, T))
+    ref = td.make_solver("aba", model).forward_dynamics(
+        *map(np.asarray, (Q, V, T)), np.broadcast_to(f_ext, (3, *f_ext.shape))
+    )
+    np.testing.assert_array_equal(got, ref)
     q1, v1 = jax.jit(jax.vmap(wrapped(model, "step")))(Q, V, T)
     assert q1.shape == Q.shape and v1.shape == V.shape
 
