@@ -10,8 +10,9 @@ q (nq,), v and τ (nv,) — or a batch with a leading axis B — as CPU tensors 
 float64 (the result's); q̈ and the derivatives run in that precision (τ: RNEA in float64, rounded).
 Gradients flow to q (in its coordinates, quaternions included: treedyn.interop._coordinates), v and
 τ (or a); f_ext (n_bodies, 6) or (B, n_bodies, 6) is a constant (an array or a tensor that does not
-require grad). The derivatives are computed in the backward pass only, for the inputs that need
-them; first derivatives only (a second backward raises).
+require grad). The derivatives are computed in the backward pass only (one kernel call gives all
+three matrices; the products are formed for the inputs that need a gradient); first derivatives
+only (a second backward raises).
 """
 
 from __future__ import annotations
