@@ -14,19 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..derivatives import aba_derivatives, rnea_derivatives, step_derivatives
+from ..derivatives import _skew, aba_derivatives, rnea_derivatives, step_derivatives
 from ..dynamics import rnea
 from ..inverse import _solver_for
 from ..model import Free, Model, Spherical
 
 __all__ = ["forward_dynamics", "inverse_dynamics", "step", "forward_jacobians", "inverse_jacobians", "step_jacobians"]
-
-
-def _skew(x):
-    S = np.zeros(x.shape[:-1] + (3, 3))
-    S[..., 0, 1], S[..., 0, 2], S[..., 1, 2] = -x[..., 2], x[..., 1], -x[..., 0]
-    S[..., 1, 0], S[..., 2, 0], S[..., 2, 1] = x[..., 2], -x[..., 1], x[..., 0]
-    return S
 
 
 def _quat_maps(quat):
