@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..configuration import integrate
 from ..derivatives import _skew, aba_derivatives, rnea_derivatives, step_derivatives
 from ..dynamics import rnea
 from ..inverse import _solver_for
@@ -89,7 +90,7 @@ def _rows_to_coordinates(model: Model, q: np.ndarray, J: np.ndarray) -> np.ndarr
 
 
 def _batch(model, q, *xs):
-    """q (B, nq) and the others (B, ...) as float64 views of one batch; single: B = 1."""
+    """(single, [q (B, nq) and the others (B, ...)]): a single state as a batch of 1."""
     q = np.asarray(q)
     single = q.ndim == 1
     return single, [None if x is None else (np.asarray(x)[None] if single else np.asarray(x)) for x in (q, *xs)]
@@ -109,8 +110,6 @@ def step(model: Model, q, v, tau, dt: float, f_ext=None, dtype=np.float64):
     """(q⁺, v⁺) of td.simulate's semi-implicit Euler step, as ``td.step_derivatives`` computes them."""
     qdd = forward_dynamics(model, q, v, tau, f_ext, dtype)
     v1 = np.asarray(v, dtype=dtype) + np.dtype(dtype).type(dt) * qdd
-    from ..configuration import integrate
-
     return integrate(model, np.asarray(q, dtype=np.float64), v1.astype(np.float64), dt).astype(dtype), v1
 
 
