@@ -1,0 +1,161 @@
+"""PyTorch autograd for treedyn's dynamics: ``torch.autograd.Function`` wrappers whose backward pass
+uses the analytic derivatives (td.aba_derivatives, td.rnea_derivatives, td.step_derivatives).
+
+    from treedyn.interop.torch import forward_dynamics, inverse_dynamics, step
+    qdd = forward_dynamics(model, q, v, tau)      # q̈ = ABA(q, v, τ)
+    tau = inverse_dynamics(model, q, v, a)        # τ = RNEA(q, v, a)
+    q1, v1 = step(model, q, v, tau, dt)           # one semi-implicit Euler step of td.simulate
+
+q (nq,), v and τ (nv,) — or a batch with a leading axis B — as CPU tensors of one dtype, float32 or
+float64 (the result's); q̈ and the derivatives run in that precision (τ: RNEA in float64, rounded).
+Gradients flow to q (in its coordinates, quaternions included: treedyn.interop._coordinates), v and
+τ (or a); f_ext (n_bodies, 6) or (B, n_bodies, 6) is a constant (an array or a tensor that does not
+require grad). The derivatives are computed in the backward pass only (one kernel call gives all
+three matrices; the products are formed for the inputs that need a gradient); first derivatives
+only (a second backward raises).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.autograd.function import once_differentiable
+
+from ..model import Model
+from . import _coordinates as C
+
+__all__ = ["forward_dynamics", "inverse_dynamics", "step"]
+
+
+def _numpy(x, name: str, dtype=None):
+    if isinstance(x, torch.Tensor):
+        if x.device.type != "cpu":
+            raise ValueError(f"{name} must be a CPU tensor (treedyn runs on the CPU), got device {x.device}")
+        return x.detach().numpy()
+    return np.asarray(x, dtype=dtype)
+
+
+def _inputs(model, tensors: dict, f_ext):
+    """(numpy arrays, their dtype) after the checks the wrappers owe: a Model, tensors of one float
+    dtype, f_ext constant."""
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
+    dtypes = set()
+    for name, x in tensors.items():
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+        dtypes.add(x.dtype)
+    if len(dtypes) != 1 or dtypes.pop() not in (torch.float32, torch.float64):
+        got = ", ".join(f"{k}: {x.dtype}" for k, x in tensors.items())
+        raise TypeError(f"{', '.join(tensors)} must be tensors of one dtype, float32 or float64; got {got}")
+    dtype = np.float32 if next(iter(tensors.values())).dtype == torch.float32 else np.float64
+    if isinstance(f_ext, torch.Tensor) and f_ext.requires_grad:
+        raise ValueError(
+            "f_ext requires grad: treedyn.interop.torch differentiates q, v and tau only (f_ext is a constant)"
+        )
+    arrays = [_numpy(x, k) for k, x in tensors.items()]
+    return arrays, (None if f_ext is None else _numpy(f_ext, "f_ext", np.float64)), dtype
+
+
+def _apply(J, g):
+    """Jᵀ g for J (…, m, n) and g (…, m): (…, n)."""
+    return torch.einsum("...mn,...m->...n", J, g)
+
+
+class ForwardDynamics(torch.autograd.Function):
+    """q̈ = ABA(q, v, τ); backward from td.aba_derivatives (∂q̈/∂τ = M⁻¹)."""
+
+    @staticmethod
+    def forward(ctx, model, f_ext, q, v, tau):
+        (qn, vn, tn), fn, dtype = _inputs(model, {"q": q, "v": v, "tau": tau}, f_ext)
+        ctx.model, ctx.f_ext, ctx.dtype = model, fn, dtype
+        ctx.save_for_backward(q, v, tau)
+        return torch.from_numpy(np.asarray(C.forward_dynamics(model, qn, vn, tn, fn, dtype)))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        q, v, tau = (x.detach().numpy() for x in ctx.saved_tensors)
+        Jq, Jv, Minv = (torch.from_numpy(J) for J in C.forward_jacobians(ctx.model, q, v, tau, ctx.f_ext, ctx.dtype))
+        need = ctx.needs_input_grad
+        return (
+            None,
+            None,
+            _apply(Jq, g) if need[2] else None,
+            _apply(Jv, g) if need[3] else None,
+            _apply(Minv, g) if need[4] else None,
+        )
+
+
+class InverseDynamics(torch.autograd.Function):
+    """τ = RNEA(q, v, a); backward from td.rnea_derivatives (∂τ/∂a = M)."""
+
+    @staticmethod
+    def forward(ctx, model, f_ext, q, v, a):
+        (qn, vn, an), fn, dtype = _inputs(model, {"q": q, "v": v, "a": a}, f_ext)
+        ctx.model, ctx.f_ext, ctx.dtype = model, fn, dtype
+        ctx.save_for_backward(q, v, a)
+        return torch.from_numpy(np.asarray(C.inverse_dynamics(model, qn, vn, an, fn, dtype)))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        q, v, a = (x.detach().numpy() for x in ctx.saved_tensors)
+        Jq, Jv, M = (torch.from_numpy(J) for J in C.inverse_jacobians(ctx.model, q, v, a, ctx.f_ext, ctx.dtype))
+        need = ctx.needs_input_grad
+        return (
+            None,
+            None,
+            _apply(Jq, g) if need[2] else None,
+            _apply(Jv, g) if need[3] else None,
+            _apply(M, g) if need[4] else None,
+        )
+
+
+class Step(torch.autograd.Function):
+    """(q⁺, v⁺) of one semi-implicit Euler step; backward from td.step_derivatives."""
+
+    @staticmethod
+    def forward(ctx, model, f_ext, dt, q, v, tau):
+        (qn, vn, tn), fn, dtype = _inputs(model, {"q": q, "v": v, "tau": tau}, f_ext)
+        ctx.model, ctx.f_ext, ctx.dtype, ctx.dt = model, fn, dtype, dt
+        ctx.save_for_backward(q, v, tau)
+        q1, v1 = C.step(model, qn, vn, tn, dt, fn, dtype)
+        return torch.from_numpy(np.asarray(q1)), torch.from_numpy(np.asarray(v1))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, gq, gv):
+        q, v, tau = (x.detach().numpy() for x in ctx.saved_tensors)
+        A, B = (torch.from_numpy(J) for J in C.step_jacobians(ctx.model, q, v, tau, ctx.dt, ctx.f_ext, ctx.dtype))
+        g = torch.cat([gq, gv], dim=-1)
+        gx = _apply(A, g) if any(ctx.needs_input_grad[3:5]) else None
+        nq = ctx.model.nq
+        need = ctx.needs_input_grad
+        return (
+            None,
+            None,
+            None,
+            gx[..., :nq] if need[3] else None,
+            gx[..., nq:] if need[4] else None,
+            _apply(B, g) if need[5] else None,
+        )
+
+
+def forward_dynamics(model: Model, q, v, tau, f_ext=None) -> torch.Tensor:
+    """q̈ = M(q)⁻¹(τ − c(q, v, f_ext)) by ABA, differentiable in q, v and τ."""
+    return ForwardDynamics.apply(model, f_ext, q, v, tau)
+
+
+def inverse_dynamics(model: Model, q, v, a, f_ext=None) -> torch.Tensor:
+    """τ = M(q) a + c(q, v) − Σ Jᵀ f_ext by RNEA, differentiable in q, v and a."""
+    return InverseDynamics.apply(model, f_ext, q, v, a)
+
+
+def step(model: Model, q, v, tau, dt: float, f_ext=None):
+    """(q⁺, v⁺): v⁺ = v + dt q̈(q, v, τ), q⁺ = q ⊕ dt v⁺ (td.simulate's step), differentiable in q, v and τ."""
+    if isinstance(dt, (bool, np.bool_)) or not isinstance(dt, (int, float, np.integer, np.floating)):
+        raise TypeError(f"dt must be a real number, got {type(dt).__name__}")
+    if not np.isfinite(dt):
+        raise ValueError("dt must be finite")
+    return Step.apply(model, f_ext, float(dt), q, v, tau)
