@@ -1,4 +1,10 @@
+#include <algorithm>
 #include <atomic>
+#include <thread>
+
+#ifdef TREEDYN_HAS_OPENMP
+#include <omp.h>
+#endif
 
 #include "treedyn/engine_impl.hpp"
 
@@ -8,25 +14,21 @@ namespace treedyn {
 TREEDYN_INSTANTIATE_ENGINE(double)
 TREEDYN_INSTANTIATE_ENGINE(float)
 
-// omp_set_num_threads sets the calling thread's count only: a count set from Python's main thread
-// would not reach calls from a ThreadPoolExecutor. The count is kept here, for every thread.
-static std::atomic<int> threads_set{0};  // 0: OpenMP's default
+// The thread count of the pool (parallel.hpp) that runs every parallel loop, for the whole process:
+// td.set_num_threads's, else OpenMP's default (OMP_NUM_THREADS, else the CPUs) when built with
+// OpenMP, else the hardware's threads. (treedyn runs no OpenMP region of its own: the count is not
+// passed to OpenMP, where it would change the calling thread's count for other libraries.)
+static std::atomic<int> threads_set{0};  // 0: the default
 int max_threads() {
-#ifdef TREEDYN_HAS_OPENMP
   const int n = threads_set.load(std::memory_order_relaxed);
-  return n > 0 ? n : omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
-void set_threads(int n) {
+  if (n > 0) return n;
 #ifdef TREEDYN_HAS_OPENMP
-  threads_set.store(n, std::memory_order_relaxed);
-  omp_set_num_threads(n);
+  return omp_get_max_threads();
 #else
-  (void)n;
+  return std::max(1, int(std::thread::hardware_concurrency()));
 #endif
 }
+void set_threads(int n) { threads_set.store(n, std::memory_order_relaxed); }
 bool has_openmp() {
 #ifdef TREEDYN_HAS_OPENMP
   return true;

@@ -13,6 +13,8 @@
 // on whichever thread runs it (per-thread scratch only), so results do not depend on the number
 // of threads.
 #pragma once
+#include <algorithm>
+#include <cstddef>
 #include <functional>
 
 namespace treedyn {
@@ -33,6 +35,30 @@ inline void spin_pause() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
+}
+
+// chunk(i0, i1, slot) over [begin, end) cut into one contiguous range per thread, on the pool, when
+// there are more than `serial_up_to` items; else chunk(begin, end, 0) on the caller. OpenMP's
+// `parallel for schedule(static) if (n > serial_up_to)`, with the pool's placement and late workers.
+template <class F> void parallel_chunks(std::ptrdiff_t begin, std::ptrdiff_t end, std::ptrdiff_t serial_up_to,
+                                        const F& chunk) {
+  const std::ptrdiff_t n = end - begin;
+  const int threads = n > serial_up_to ? int(std::min<std::ptrdiff_t>(max_threads(), n)) : 1;
+  if (threads <= 1) {
+    if (n > 0) chunk(begin, end, 0);
+    return;
+  }
+  parallel_for(threads, threads,
+               [&](int c, int slot) { chunk(begin + n * c / threads, begin + n * (c + 1) / threads, slot); });
+}
+
+// body(i) for i in [begin, end), as parallel_chunks spreads them: each i's work must touch only its
+// own outputs
+template <class F> void parallel_range(std::ptrdiff_t begin, std::ptrdiff_t end, std::ptrdiff_t serial_up_to,
+                                       const F& body) {
+  parallel_chunks(begin, end, serial_up_to, [&](std::ptrdiff_t i0, std::ptrdiff_t i1, int) {
+    for (std::ptrdiff_t i = i0; i < i1; ++i) body(i);
+  });
 }
 
 // threads for m independent columns of n coordinates: never more than the columns, and one when

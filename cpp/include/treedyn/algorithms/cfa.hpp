@@ -34,12 +34,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "treedyn/algorithms/rnea.hpp"
 #include "treedyn/linalg/oee.hpp"
-#include "treedyn/parallel.hpp"  // max_threads
+#include "treedyn/parallel.hpp"  // parallel_range
 
 namespace treedyn {
 
@@ -186,10 +187,8 @@ TREEDYN_ENTRY S cfa(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S
   if (N == 0) return S(0);
   cfa_bias(model, data, w, q, qd, tau, fext);
   // lines 3-8: A, B, C and −B τ^δ, joint by joint in parallel
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
-  for (int i = 1; i <= N; ++i) cfa_blocks_step(model, data, w, i);
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
-  for (int i = 1; i <= N; ++i) cfa_rhs_step(model, w, i);
+  parallel_range(1, N + 1, 64, [&](int i) { cfa_blocks_step(model, data, w, i); });
+  parallel_range(1, N + 1, 64, [&](int i) { cfa_rhs_step(model, w, i); });
   // line 10: A F_c = −B τ^δ by odd–even elimination (Alg. 2) and refinement; blocks 1..N are stored from index 1
   S omega;
   try {
@@ -198,25 +197,29 @@ TREEDYN_ENTRY S cfa(const Model<S>& model, Data<S>& data, CfaData<S>& w, const S
     throw SingularJoint(std::string("cfa: the constraint-force system is singular: ") + e.what());
   }
   // line 11: q̈ = C τ^δ + Bᵀ F_c
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
-  for (int i = 1; i <= N; ++i) qdd[i - 1] = cfa_acceleration_step(model, w, i);
+  parallel_range(1, N + 1, 64, [&](int i) { qdd[i - 1] = cfa_acceleration_step(model, w, i); });
   // one step of refinement on the equations of motion (see the top): r = τ − RNEA(q, q̇, q̈) =
   // τ^δ − M q̈, then δq̈ = (C − BᵀA⁻¹B) r by the same blocks and A's kept elimination, q̈ += δq̈
   rnea(model, data, q, qd, qdd, fext, data.bias.data());
   for (int k = 0; k < model.nv; ++k) w.tau_delta[k] = tau[k] - data.bias[k];
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
-  for (int i = 1; i <= N; ++i) cfa_rhs_step(model, w, i);
+  parallel_range(1, N + 1, 64, [&](int i) { cfa_rhs_step(model, w, i); });
   // (the correction's own ω is not reported: its right-hand side is the rounding-level residual, and
   // what the correction achieves is judged by ρ below)
   oee_solve_factorised<S, 5>(w.oee, 1, w.Ad[1].data(), w.Au[1].data(), w.Rc[1].data(), w.Fc[1].data());
+  // the largest |δq̈| and |q̈|, per thread and then over the threads (max: the same for any split)
   S dmax = 0, qmax = 0;
-#pragma omp parallel for num_threads(max_threads()) schedule(static) reduction(max : dmax, qmax) if (N > 64)
-  for (int i = 1; i <= N; ++i) {
-    const S d = cfa_acceleration_step(model, w, i);
-    qdd[i - 1] += d;
-    dmax = std::max(dmax, std::abs(d));
-    qmax = std::max(qmax, std::abs(qdd[i - 1]));
-  }
+  std::mutex reduce;
+  parallel_chunks(1, N + 1, 64, [&](std::ptrdiff_t i0, std::ptrdiff_t i1, int) {
+    S d_part = 0, q_part = 0;
+    for (std::ptrdiff_t i = i0; i < i1; ++i) {
+      const S d = cfa_acceleration_step(model, w, int(i));
+      qdd[i - 1] += d;
+      d_part = std::max(d_part, std::abs(d));
+      q_part = std::max(q_part, std::abs(qdd[i - 1]));
+    }
+    std::lock_guard<std::mutex> lk(reduce);
+    dmax = std::max(dmax, d_part), qmax = std::max(qmax, q_part);
+  });
   return std::max(omega, refinement_indicator(dmax, qmax));
 }
 
@@ -245,25 +248,23 @@ S cfa_apply_inverse_inertia(const Model<S>& model, CfaData<S>& w, const S* R, in
   using Blk = Eigen::Map<Eigen::Matrix<S, 5, Eigen::Dynamic, Eigen::RowMajor>>;
   const Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>> Rmat(R, N, m);
   // −B R, block row i (5 x m)
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
-  for (int i = 1; i <= N; ++i) {
+  parallel_range(1, N + 1, 64, [&](int i) {
     Blk r(&w.Rm[size_t(i - 1) * 5 * m], 5, m);
     r.noalias() = -w.Bd[i] * Rmat.row(i - 1);
     if (i > 1) r.noalias() -= w.Bl[i - 1] * Rmat.row(i - 2);
     if (i < N) r.noalias() -= w.Bu[i] * Rmat.row(i);
-  }
+  });
   const S omega = oee_solve_factorised<S, 5>(w.oee, m, w.Ad[1].data(), w.Au[1].data(), w.Rm.data(), w.Fm.data());
   // Y (+)= C R + Bᵀ F_c, row i − 1
   Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>> Ymat(Y, N, m);
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
-  for (int i = 1; i <= N; ++i) {
+  parallel_range(1, N + 1, 64, [&](int i) {
     auto y = Ymat.row(i - 1);
     if (!accumulate) y.setZero();
     y.noalias() += w.Cd[i] * Rmat.row(i - 1) + w.Bd[i].transpose() * Blk(&w.Fm[size_t(i - 1) * 5 * m], 5, m);
     if (i > 1)
       y.noalias() += w.Cu[i - 1] * Rmat.row(i - 2) + w.Bu[i - 1].transpose() * Blk(&w.Fm[size_t(i - 2) * 5 * m], 5, m);
     if (i < N) y.noalias() += w.Cu[i] * Rmat.row(i) + w.Bl[i].transpose() * Blk(&w.Fm[size_t(i) * 5 * m], 5, m);
-  }
+  });
   return omega;
 }
 
@@ -278,8 +279,7 @@ TREEDYN_ENTRY S cfa_inverse_inertia(const Model<S>& model, Data<S>& data, CfaDat
   const int N = model.N;
   if (N == 0 || m == 0) return S(0);
   kinematics(model, data, q);
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
-  for (int i = 1; i <= N; ++i) cfa_blocks_step(model, data, w, i);
+  parallel_range(1, N + 1, 64, [&](int i) { cfa_blocks_step(model, data, w, i); });
   const size_t len = size_t(N) * m;
   if (w.Rm.size() < 5 * len) w.Rm.resize(5 * len), w.Fm.resize(5 * len);
   if (w.Rres.size() < len) w.Rres.resize(len), w.dY.resize(len);

@@ -15,7 +15,7 @@
 
 #include "treedyn/algorithms/rnea.hpp"
 #include "treedyn/linalg/scan.hpp"
-#include "treedyn/parallel.hpp"  // max_threads
+#include "treedyn/parallel.hpp"  // parallel_range
 
 namespace treedyn {
 
@@ -61,8 +61,7 @@ template <class S> void jsiia_mass_matrix(const Model<S>& model, const Data<S>& 
   if (N == 0 || nv == 0) return;
   using Mat6R = typename JsiiaData<S>::Mat6R;
   // forward system (scan index j = body j+1): A_{j-1} = X_{j+1}, b_j = S_{j+1} E_{j+1}
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
-  for (int i = 1; i <= N; ++i) {
+  parallel_range(1, N + 1, 64, [&](int i) {
     auto bi = w.block(w.b, i - 1);
     bi.setZero();
     for (int c = 0; c < model.nv_i[i]; ++c) bi.col(model.v_index[i] + c) = data.S[model.v_index[i] + c].vec();
@@ -71,17 +70,17 @@ template <class S> void jsiia_mass_matrix(const Model<S>& model, const Data<S>& 
       Eigen::Map<Mat6R>(&w.Xf[size_t(i - 2) * 36]) = X;              // A_{i-2} takes a_{i-1} to a_i
       Eigen::Map<Mat6R>(&w.Xb[size_t(N - i) * 36]) = X.transpose();  // backward: F_i to F_{i-1}
     }
-  }
+  });
   scan_solve<S, 6>(w.fwd, N, 6, nv, w.Xf.data(), w.b.data(), w.a.data());
   // backward system (scan index j = body N−j): A_{j-1} = X_{N−j+1}ᵀ, b_j = J_{N−j} a_{N−j}
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
-  for (int i = 1; i <= N; ++i) w.block(w.b, N - i).noalias() = model.I[i].matrix() * w.block(w.a, i - 1);
+  parallel_range(1, N + 1, 64,
+                 [&](int i) { w.block(w.b, N - i).noalias() = model.I[i].matrix() * w.block(w.a, i - 1); });
   scan_solve<S, 6>(w.bwd, N, 6, nv, w.Xb.data(), w.b.data(), w.F.data());
   // M = Sᵀ F (eq. (2d)): row v_index[i] + c is S_i[c]ᵀ F_i
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (N > 64)
-  for (int i = 1; i <= N; ++i)
+  parallel_range(1, N + 1, 64, [&](int i) {
     for (int c = 0; c < model.nv_i[i]; ++c)
       w.M.row(model.v_index[i] + c) = data.S[model.v_index[i] + c].vec().transpose() * w.block(w.F, N - i);
+  });
 }
 
 template <class S> void jsiia_factorize(const Model<S>& model, JsiiaData<S>& w) {

@@ -39,17 +39,14 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
-#include "treedyn/parallel.hpp"  // max_threads
-
-#ifdef TREEDYN_HAS_OPENMP
-#include <omp.h>
-#endif
+#include "treedyn/parallel.hpp"  // parallel_range
 
 namespace treedyn {
 
@@ -117,14 +114,14 @@ template <class S, int K> inline Eigen::Map<const MatKm<S, K>> rect(const S* a, 
 template <class S, int K> void factorise_all(OeeWorkspace<S, K>& w, int level) {
   const int n = w.n, k = w.k;
   int bad = n;
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (n > 64)
-  for (int i = 0; i < n; ++i) {
+  std::mutex lowest;
+  parallel_range(0, n, 64, [&](int i) {
     w.llt[i].compute(sq<S, K>(w.D.data(), i, k));
     if (w.llt[i].info() != Eigen::Success) {
-#pragma omp critical(treedyn_oee)
+      std::lock_guard<std::mutex> lk(lowest);
       bad = std::min(bad, i);
     }
-  }
+  });
   if (bad < n)
     throw NotPositiveDefinite(
         "odd-even elimination: block D_" + std::to_string(bad) + " is not positive definite at level " +
@@ -143,8 +140,7 @@ template <class S, int K> void oee_level(OeeWorkspace<S, K>& w, int s, int j) {
   factorise_all(w, j - 1);
   // coefficients, in parallel for i = 0 .. n - s - 1 (Alg. 2 lines 2-6):
   // D_{i+s} E_iᵀ = U_iᵀ (line 3), D_i K_iᵀ = U_i (line 4)
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (n_pairs > 64)
-  for (int i = 0; i < n_pairs; ++i) {
+  parallel_range(0, n_pairs, 64, [&](int i) {
     const auto Ui = sq<S, K>(w.U.data(), i, k);
     auto Eit = sq<S, K>(Et, i, k);
     auto Kit = sq<S, K>(Kt, i, k);
@@ -152,12 +148,11 @@ template <class S, int K> void oee_level(OeeWorkspace<S, K>& w, int s, int j) {
     w.llt[i + s].solveInPlace(Eit);
     Kit = Ui;
     w.llt[i].solveInPlace(Kit);
-  }
+  });
   // updates, in parallel for i = 0 .. n - 1 (Alg. 2 lines 8-10, 17), each block by one thread:
   // D_i ← D_i − E_i U_iᵀ − K_{i-s} U_{i-s}          (lines 9, 10)
   // U_i ← −E_i U_{i+s}   for i < n − 2s            (line 17)
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (n > 64)
-  for (int i = 0; i < n; ++i) {
+  parallel_range(0, n, 64, [&](int i) {
     auto Dn = sq<S, K>(w.Dn.data(), i, k);
     Dn = sq<S, K>(w.D.data(), i, k);
     if (i + s < n) {
@@ -166,7 +161,7 @@ template <class S, int K> void oee_level(OeeWorkspace<S, K>& w, int s, int j) {
       if (i + 2 * s < n) sq<S, K>(w.Un.data(), i, k).noalias() = -Ei * sq<S, K>(w.U.data(), i + s, k);
     }
     if (i - s >= 0) Dn.noalias() -= sq<S, K>(Kt, i - s, k).transpose() * sq<S, K>(w.U.data(), i - s, k);
-  }
+  });
   std::swap(w.D, w.Dn);
   std::swap(w.U, w.Un);
 }
@@ -191,21 +186,19 @@ template <class S, int K> void oee_substitute(OeeWorkspace<S, K>& w, S* X) {
   for (int s = 1; s < n; s *= 2, ++j) {
     const S* Et = w.Et.data() + w.first[j - 1] * k * k;
     const S* Kt = w.Kt.data() + w.first[j - 1] * k * k;
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (n > 64)
-    for (int i = 0; i < n; ++i) {
+    parallel_range(0, n, 64, [&](int i) {
       auto Rn = rect<S, K>(w.Rn.data(), i, k, m);
       Rn = rect<S, K>(w.R.data(), i, k, m);
       if (i + s < n) Rn.noalias() -= sq<S, K>(Et, i, k).transpose() * rect<S, K>(w.R.data(), i + s, k, m);
       if (i - s >= 0) Rn.noalias() -= sq<S, K>(Kt, i - s, k).transpose() * rect<S, K>(w.R.data(), i - s, k, m);
-    }
+    });
     std::swap(w.R, w.Rn);
   }
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (n > 64)
-  for (int i = 0; i < n; ++i) {
+  parallel_range(0, n, 64, [&](int i) {
     auto Xi = rect<S, K>(X, i, k, m);
     Xi = rect<S, K>(w.R.data(), i, k, m);
     w.llt[i].solveInPlace(Xi);
-  }
+  });
 }
 
 // r = R − A X into w.R, from the original blocks; returns the block-wise backward error
@@ -215,26 +208,34 @@ template <class S, int K> void oee_substitute(OeeWorkspace<S, K>& w, S* X) {
 template <class S, int K> S oee_residual(OeeWorkspace<S, K>& w, const S* D, const S* U, const S* R, const S* X) {
   using namespace oee_detail;
   const int n = w.n, k = w.k, m = w.m;
+  // ω per thread, then the largest (max: the same for any split)
   S omega = 0;
-#pragma omp parallel for num_threads(max_threads()) schedule(static) reduction(max : omega) if (n > 64)
-  for (int i = 0; i < n; ++i) {
-    auto r = rect<S, K>(w.R.data(), i, k, m);
-    const auto Di = sq<S, K>(D, i, k);
-    const auto Xi = rect<S, K>(X, i, k, m);
-    r = rect<S, K>(R, i, k, m);
-    r.noalias() -= Di * Xi;
-    if (i + 1 < n) r.noalias() -= sq<S, K>(U, i, k) * rect<S, K>(X, i + 1, k, m);
-    if (i > 0) r.noalias() -= sq<S, K>(U, i - 1, k).transpose() * rect<S, K>(X, i - 1, k, m);
-    for (int b = 0; b < m; ++b) {  // |R_i| + Σ_j |A_ij| |X_j|, one column at a time (no allocation for fixed K)
-      Eigen::Matrix<S, K, 1> scale = rect<S, K>(R, i, k, m).col(b).cwiseAbs();
-      scale.noalias() += Di.cwiseAbs() * Xi.col(b).cwiseAbs();
-      if (i + 1 < n) scale.noalias() += sq<S, K>(U, i, k).cwiseAbs() * rect<S, K>(X, i + 1, k, m).col(b).cwiseAbs();
-      if (i > 0)
-        scale.noalias() += sq<S, K>(U, i - 1, k).transpose().cwiseAbs() * rect<S, K>(X, i - 1, k, m).col(b).cwiseAbs();
-      const S ra = r.col(b).cwiseAbs().maxCoeff(), sa = scale.maxCoeff();
-      omega = std::max(omega, sa > S(0) ? ra / sa : (ra > S(0) ? std::numeric_limits<S>::infinity() : S(0)));
+  std::mutex reduce;
+  parallel_chunks(0, n, 64, [&](std::ptrdiff_t i0, std::ptrdiff_t i1, int) {
+    S omega_part = 0;
+    for (int i = int(i0); i < int(i1); ++i) {
+      auto r = rect<S, K>(w.R.data(), i, k, m);
+      const auto Di = sq<S, K>(D, i, k);
+      const auto Xi = rect<S, K>(X, i, k, m);
+      r = rect<S, K>(R, i, k, m);
+      r.noalias() -= Di * Xi;
+      if (i + 1 < n) r.noalias() -= sq<S, K>(U, i, k) * rect<S, K>(X, i + 1, k, m);
+      if (i > 0) r.noalias() -= sq<S, K>(U, i - 1, k).transpose() * rect<S, K>(X, i - 1, k, m);
+      for (int b = 0; b < m; ++b) {  // |R_i| + Σ_j |A_ij| |X_j|, one column at a time (no allocation for fixed K)
+        Eigen::Matrix<S, K, 1> scale = rect<S, K>(R, i, k, m).col(b).cwiseAbs();
+        scale.noalias() += Di.cwiseAbs() * Xi.col(b).cwiseAbs();
+        if (i + 1 < n) scale.noalias() += sq<S, K>(U, i, k).cwiseAbs() * rect<S, K>(X, i + 1, k, m).col(b).cwiseAbs();
+        if (i > 0)
+          scale.noalias() +=
+              sq<S, K>(U, i - 1, k).transpose().cwiseAbs() * rect<S, K>(X, i - 1, k, m).col(b).cwiseAbs();
+        const S ra = r.col(b).cwiseAbs().maxCoeff(), sa = scale.maxCoeff();
+        omega_part =
+            std::max(omega_part, sa > S(0) ? ra / sa : (ra > S(0) ? std::numeric_limits<S>::infinity() : S(0)));
+      }
     }
-  }
+    std::lock_guard<std::mutex> lk(reduce);
+    omega = std::max(omega, omega_part);
+  });
   return omega;
 }
 
@@ -260,8 +261,7 @@ S oee_solve_factorised(OeeWorkspace<S, K>& w, int m, const S* D, const S* U, con
   S omega = oee_residual(w, D, U, R, X), last = std::numeric_limits<S>::infinity();
   for (int sweep = 0; sweep < 5 && omega > u && 2 * omega <= last; ++sweep) {
     oee_substitute(w, w.dX.data());  // A dX = r, r left in w.R by oee_residual
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (n > 64)
-    for (std::ptrdiff_t e = 0; e < len; ++e) X[e] += w.dX[e];
+    parallel_range(0, len, 64, [&](std::ptrdiff_t e) { X[e] += w.dX[e]; });
     last = omega;
     omega = oee_residual(w, D, U, R, X);
   }

@@ -20,7 +20,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "treedyn/parallel.hpp"  // max_threads
+#include "treedyn/parallel.hpp"  // parallel_chunks
 
 namespace treedyn {
 
@@ -92,29 +92,25 @@ void scan_solve(ScanWorkspace<S>& w, int n, int k, int m, const S* A, const S* b
   // up-sweep (reduce): node i (the right end of a block of 2d leaves) ← node i ∘ node i−d
   for (int d = 1; d < P; d *= 2) {
     const int nodes = P / (2 * d);
-#pragma omp parallel num_threads(max_threads()) if (nodes > 32)
-    {
-      MatK<S, K> sM(k, k);
+    parallel_chunks(0, nodes, 32, [&](std::ptrdiff_t c0, std::ptrdiff_t c1, int) {
+      MatK<S, K> sM(k, k);  // a chunk's scratch
       MatKm<S, K> st(k, m);
-#pragma omp for schedule(static)
-      for (int c = 0; c < nodes; ++c) {
+      for (int c = int(c0); c < int(c1); ++c) {
         const int i = (c + 1) * 2 * d - 1, l = i - d;
         compose<S, K>(k, m, &w.M[i * kk], &w.t[i * km], w.identity[i], &w.M[l * kk], &w.t[l * km], w.identity[l],
                       &w.M[i * kk], &w.t[i * km], w.identity[i], sM, st);
       }
-    }
+    });
   }
   // down-sweep: the root gets the identity (nothing comes before the whole array); then each node
   // hands its prefix to its left child and prefix ⊕ (left child's sum) to its right child
   w.identity[P - 1] = 1;
   for (int d = P / 2; d >= 1; d /= 2) {
     const int nodes = P / (2 * d);
-#pragma omp parallel num_threads(max_threads()) if (nodes > 32)
-    {
-      MatK<S, K> sM(k, k);
+    parallel_chunks(0, nodes, 32, [&](std::ptrdiff_t c0, std::ptrdiff_t c1, int) {
+      MatK<S, K> sM(k, k);  // a chunk's scratch
       MatKm<S, K> st(k, m);
-#pragma omp for schedule(static)
-      for (int c = 0; c < nodes; ++c) {
+      for (int c = int(c0); c < int(c1); ++c) {
         const int i = (c + 1) * 2 * d - 1, l = i - d;
         // old left-child sum, kept aside
         std::copy(&w.M[l * kk], &w.M[l * kk] + kk, &w.Mtmp[l * kk]);
@@ -128,19 +124,18 @@ void scan_solve(ScanWorkspace<S>& w, int n, int k, int m, const S* A, const S* b
         compose<S, K>(k, m, &w.Mtmp[l * kk], &w.ttmp[l * km], il, &w.M[i * kk], &w.t[i * km], w.identity[i],
                       &w.M[i * kk], &w.t[i * km], w.identity[i], sM, st);
       }
-    }
+    });
   }
   // node i now holds a_0 ⊕ ... ⊕ a_{i-1}, whose translation part is x_{i-1}:
   // x_0 = b_0, x_i = A_{i-1} x_{i-1} + b_i (eq. (3)), in parallel
-#pragma omp parallel for num_threads(max_threads()) schedule(static) if (n > 64)
-  for (int i = 0; i < n; ++i) {
+  parallel_range(0, n, 64, [&](int i) {
     Eigen::Map<MatKm<S, K>> xi(x + i * km, k, m);
     xi = Eigen::Map<const MatKm<S, K>>(b + i * km, k, m);
-    if (i == 0) continue;
+    if (i == 0) return;
     const Eigen::Map<const MatK<S, K>> Ai(A + (i - 1) * kk, k, k);
     const Eigen::Map<const MatKm<S, K>> xprev(&w.t[i * km], k, m);
     xi.noalias() += Ai * xprev;
-  }
+  });
 }
 
 }  // namespace treedyn
