@@ -35,6 +35,11 @@ against the installed treedyn: ``python -m benchmarks <name> [options]`` (``--li
   the bridge's maximum deck deflection against its cable stiffness, under gravity and with the car;
   the sweep's wall time beside the same simulations run serially.
 
+- ``derivatives``: carpentier-mansard2018's analytic derivatives (td.rnea_derivatives,
+  td.aba_derivatives) against Pinocchio's computeRNEADerivatives / computeABADerivatives, one
+  thread, Python calls on both sides: the ratio of the interleaved samples' minima and medians on a
+  50-joint chain, UR5, Solo12 and Talos.
+
 matplotlib is optional: the scripts always write CSV, and PNG when matplotlib is installed.
 """
 
@@ -46,4 +51,5 @@ SCRIPTS = {
     "centipede": "benchmarks.centipede",
     "speed": "benchmarks.speed",
     "sweep": "benchmarks.sweep",
+    "derivatives": "benchmarks.derivatives",
 }

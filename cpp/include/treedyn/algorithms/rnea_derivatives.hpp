@@ -74,11 +74,13 @@ template <class S> inline Sym3<S> coriolis_block(const RigidInertia<S>& I, const
   return Sym3<S>::from(-(K + K.transpose()));
 }
 
-// forward pass at body i: the tree's frame, s_k, v_i, a_i, Ψ̇_k, Ψ̈_k, ṡ_k + Ψ̇_k, and body i's
-// own I_i, h_i = I_i v_i, f_i and A_i as the start of the subtree sums
+// forward pass at body i, the part before q̈: the tree's frame, s_k, v_i, ṡ_k (kept in dadv until
+// the acceleration step adds Ψ̇_k), c_i = Σ ṡ_k q̇_k (kept in a), and body i's own I_i,
+// h_i = I_i v_i, f_i − I_i a_i = v_i ×* h_i − f_ext,i (kept in F) and A_i as the start of the
+// subtree sums. (aba_derivatives.hpp runs ABA's backward pass between this step and the next.)
 template <class S>
-TREEDYN_INLINE void rnea_derivatives_forward_step(const Model<S>& model, RneaDerivativesData<S>& d, int i, const S* q,
-                                                  const S* qd, const S* qdd, const S* fext) {
+TREEDYN_INLINE void rnea_derivatives_velocity_step(const Model<S>& model, RneaDerivativesData<S>& d, int i, const S* q,
+                                                   const S* qd, const S* fext) {
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
   const S* qi = q + model.q_index[i];
   const Transform<S> Xup = joint_transform(model, i, qi) * model.X_tree[i];
@@ -92,14 +94,40 @@ TREEDYN_INLINE void rnea_derivatives_forward_step(const Model<S>& model, RneaDer
   joint_subspace(model, i, qi, s);
   for (int k = 0; k < ni; ++k) s[k] = d.X0[i].inv_apply(s[k]);
   const Motion<S> vp = p > 0 ? d.v[p] : Motion<S>::zero();
-  const Motion<S> ap = p > 0 ? d.a[p] : gravity_acceleration(model);
   Motion<S> v = vp;
   for (int k = 0; k < ni; ++k) v += s[k] * qd[vi + k];
   const bool universal = model.kind[i] == JointKind::Universal;
-  Motion<S> a = ap;
+  Motion<S> c = Motion<S>::zero();
   for (int k = 0; k < ni; ++k) {
-    // ṡ_k, and P(k): λ(i), or the cross piece for a universal joint's second axis
+    // ṡ_k: the first axis of a universal joint is fixed in the parent
     const Motion<S> sdot = universal && k == 0 ? vp.cross(s[0]) : v.cross(s[k]);
+    d.dadv[vi + k] = sdot;
+    c += sdot * qd[vi + k];
+  }
+  d.v[i] = v;
+  d.a[i] = c;
+  const RigidInertia<S> I = d.X0[i].inv_apply(model.I[i]);
+  const Force<S> h = I * v;
+  d.Ic[i] = I;
+  d.hc[i] = h;
+  d.F[i] = cross_force(v, h);
+  if (fext) d.F[i] -= d.X0[i].inv_apply(external_force(fext, i));
+  d.Ac[i] = coriolis_block(I, v);
+}
+
+// forward pass at body i, the part with q̈ (q̈_i given): a_i = a_λ + c_i + Σ s_k q̈_k (a_0 = −g),
+// Ψ̇_k = v_P × s_k, Ψ̈_k = a_P × s_k + v_P × Ψ̇_k with P = P(k) (λ(i), or the cross piece for a
+// universal joint's second axis), ṡ_k + Ψ̇_k, and f_i = I_i a_i + v_i ×* h_i − f_ext,i
+template <class S>
+TREEDYN_INLINE void rnea_derivatives_acceleration_step(const Model<S>& model, RneaDerivativesData<S>& d, int i,
+                                                       const S* qd, const S* qdd) {
+  const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
+  const Motion<S>* s = d.s.data() + vi;
+  const Motion<S> vp = p > 0 ? d.v[p] : Motion<S>::zero();
+  const Motion<S> ap = p > 0 ? d.a[p] : gravity_acceleration(model);
+  const bool universal = model.kind[i] == JointKind::Universal;
+  Motion<S> a = ap + d.a[i];
+  for (int k = 0; k < ni; ++k) {
     Motion<S> vP = vp, aP = ap;
     if (universal && k == 1) {
       vP = vp + s[0] * qd[vi];
@@ -107,18 +135,98 @@ TREEDYN_INLINE void rnea_derivatives_forward_step(const Model<S>& model, RneaDer
     }
     d.dpsi[vi + k] = vP.cross(s[k]);
     d.ddpsi[vi + k] = aP.cross(s[k]) + vP.cross(d.dpsi[vi + k]);
-    d.dadv[vi + k] = sdot + d.dpsi[vi + k];
-    a += s[k] * qdd[vi + k] + sdot * qd[vi + k];
+    d.dadv[vi + k] += d.dpsi[vi + k];
+    a += s[k] * qdd[vi + k];
   }
-  d.v[i] = v;
   d.a[i] = a;
-  const RigidInertia<S> I = d.X0[i].inv_apply(model.I[i]);
-  const Force<S> h = I * v;
-  d.Ic[i] = I;
-  d.hc[i] = h;
-  d.F[i] = I * a + cross_force(v, h);
-  if (fext) d.F[i] -= d.X0[i].inv_apply(external_force(fext, i));
-  d.Ac[i] = coriolis_block(I, v);
+  d.F[i] += d.Ic[i] * a;  // (Ic[i] is I_i until the backward pass sums it)
+}
+
+// backward pass at body i (children done): the rows and columns of joint i against itself and its
+// subtree, then the subtree sums passed to the parent
+template <class S>
+TREEDYN_INLINE void rnea_derivatives_backward_step(const Model<S>& model, RneaDerivativesData<S>& d, int i, S* dq,
+                                                   S* dv, S* M) {
+  const int nv = model.nv;
+  Force<S> Ys[6], H[6], K[6];  // I^c s_c, H_c, K_c
+  Vec3<S> Bts[6];              // (2B^c)ᵀ s_c (its linear part is zero)
+  const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
+  const RigidInertia<S>& Ic = d.Ic[i];
+  const Sym3<S>& A = d.Ac[i];
+  const Vec3<S>&n = d.hc[i].ang, &pc = d.hc[i].lin;
+  for (int b = 0; b < ni; ++b) {
+    const int c = vi + b;
+    const Motion<S>&sc = d.s[c], &dpsi = d.dpsi[c];
+    Ys[b] = Ic * sc;
+    // 2B^c Ψ̇_c and 2B^c s_c
+    const Force<S> Bdpsi{A * dpsi.ang + cross(dpsi.ang, n), cross(dpsi.ang, pc) * S(2)};
+    const Force<S> Bs{A * sc.ang + cross(sc.ang, n), cross(sc.ang, pc) * S(2)};
+    H[b] = Ic * d.ddpsi[c] + Bdpsi + cross_force(sc, d.F[i]);
+    K[b] = Ic * d.dadv[c] + Bs;
+    Bts[b] = A * sc.ang - cross(sc.ang, n) + cross(pc, sc.lin) * S(2);
+  }
+  // joint i with itself: s_aᵀ (H_b − s_b ×* F_i), but s_0ᵀ H_1 for a universal joint
+  const bool universal = model.kind[i] == JointKind::Universal;
+  for (int b = 0; b < ni; ++b) {
+    const int c = vi + b;
+    const Force<S> G = H[b] - cross_force(d.s[c], d.F[i]);
+    for (int a = 0; a < ni; ++a) {
+      const std::size_t rc = std::size_t(vi + a) * nv + c;
+      dq[rc] = dot(d.s[vi + a], universal && a == 0 && b == 1 ? H[b] : G);
+      dv[rc] = dot(d.s[vi + a], K[b]);
+      if (M) M[rc] = dot(d.s[vi + a], Ys[b]);
+    }
+  }
+  // joint i's columns k against the columns c of its subtree, stored when their joints were done:
+  // a contiguous range (depth-first order), so each loop runs over arrays (one per component)
+  for (int b = 0; b < ni; ++b) {
+    S* col = d.cols.data() + vi + b;
+    for (int r = 0; r < 3; ++r) {
+      col[r * nv] = Ys[b].ang[r], col[(3 + r) * nv] = Ys[b].lin[r];
+      col[(6 + r) * nv] = H[b].ang[r], col[(9 + r) * nv] = H[b].lin[r];
+      col[(12 + r) * nv] = K[b].ang[r], col[(15 + r) * nv] = K[b].lin[r];
+      col[(18 + r) * nv] = Bts[b][r];
+    }
+  }
+  const int c0 = vi + ni, c1 = model.v_index[model.last[i]] + model.nv_i[model.last[i]];
+  const S* Y = d.cols.data();  // component r of I^c s_c: Y[r nv + c]; H at 6 nv, K at 12 nv, (2B^c)ᵀs_c at 18 nv
+  S *tq = d.scratch.data(), *tv = tq + nv, *tm = tv + nv;
+  for (int a = 0; a < ni; ++a) {
+    const int k = vi + a;
+    S sk[6], P[6], A_[6];  // s_k, Ψ̈_k, ṡ_k + Ψ̇_k
+    for (int r = 0; r < 3; ++r) {
+      sk[r] = d.s[k].ang[r], sk[3 + r] = d.s[k].lin[r];
+      P[r] = d.ddpsi[k].ang[r], P[3 + r] = d.ddpsi[k].lin[r];
+      A_[r] = d.dadv[k].ang[r], A_[3 + r] = d.dadv[k].lin[r];
+    }
+    const Vec3<S> w = d.dpsi[k].ang;
+    S *dqk = dq + std::size_t(k) * nv, *dvk = dv + std::size_t(k) * nv;
+    for (int c = c0; c < c1; ++c) {
+      S q1 = 0, v1 = 0, q2 = 0, v2 = 0, m = 0;
+      for (int r = 0; r < 6; ++r) {
+        q1 += sk[r] * Y[(6 + r) * nv + c];   // ∂τ_k/∂q_c = s_kᵀ H_c
+        v1 += sk[r] * Y[(12 + r) * nv + c];  // ∂τ_k/∂q̇_c = s_kᵀ K_c
+        q2 += P[r] * Y[r * nv + c];          // ∂τ_c/∂q_k = Ψ̈_kᵀ I^c s_c + Ψ̇_kᵀ (2B^c)ᵀ s_c
+        v2 += A_[r] * Y[r * nv + c];         // ∂τ_c/∂q̇_k = (ṡ_k + Ψ̇_k)ᵀ I^c s_c + s_kᵀ (2B^c)ᵀ s_c
+        m += sk[r] * Y[r * nv + c];          // M_kc
+      }
+      for (int r = 0; r < 3; ++r) {
+        q2 += w[r] * Y[(18 + r) * nv + c];
+        v2 += sk[r] * Y[(18 + r) * nv + c];
+      }
+      dqk[c] = q1, dvk[c] = v1, tq[c] = q2, tv[c] = v2, tm[c] = m;
+    }
+    for (int c = c0; c < c1; ++c) {  // column k, below the diagonal
+      dq[std::size_t(c) * nv + k] = tq[c], dv[std::size_t(c) * nv + k] = tv[c];
+      if (M) M[std::size_t(k) * nv + c] = M[std::size_t(c) * nv + k] = tm[c];
+    }
+  }
+  if (p > 0) {
+    d.Ic[p] += Ic;
+    d.hc[p] += d.hc[i];
+    d.F[p] += d.F[i];
+    d.Ac[p] = d.Ac[p] + A;
+  }
 }
 
 // outputs, row-major nv x nv: dq = ∂τ/∂q, dv = ∂τ/∂q̇, M (or null); entries between coordinates
@@ -130,91 +238,11 @@ TREEDYN_ENTRY void rnea_derivatives(const Model<S>& model, RneaDerivativesData<S
   std::fill(dq, dq + std::size_t(nv) * nv, S(0));
   std::fill(dv, dv + std::size_t(nv) * nv, S(0));
   if (M) std::fill(M, M + std::size_t(nv) * nv, S(0));
-  for (int i = 1; i <= model.N; ++i) rnea_derivatives_forward_step(model, d, i, q, qd, qdd, fext);
-
-  // backward pass: the subtree sums, then the rows and columns of joint i against itself and its
-  // subtree
-  Force<S> Ys[6], H[6], K[6];  // I^c s_c, H_c, K_c
-  Vec3<S> Bts[6];              // (2B^c)ᵀ s_c (its linear part is zero)
-  for (int i = model.N; i >= 1; --i) {
-    const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
-    const RigidInertia<S>& Ic = d.Ic[i];
-    const Sym3<S>& A = d.Ac[i];
-    const Vec3<S>&n = d.hc[i].ang, &pc = d.hc[i].lin;
-    for (int b = 0; b < ni; ++b) {
-      const int c = vi + b;
-      const Motion<S>&sc = d.s[c], &dpsi = d.dpsi[c];
-      Ys[b] = Ic * sc;
-      // 2B^c Ψ̇_c and 2B^c s_c
-      const Force<S> Bdpsi{A * dpsi.ang + cross(dpsi.ang, n), cross(dpsi.ang, pc) * S(2)};
-      const Force<S> Bs{A * sc.ang + cross(sc.ang, n), cross(sc.ang, pc) * S(2)};
-      H[b] = Ic * d.ddpsi[c] + Bdpsi + cross_force(sc, d.F[i]);
-      K[b] = Ic * d.dadv[c] + Bs;
-      Bts[b] = A * sc.ang - cross(sc.ang, n) + cross(pc, sc.lin) * S(2);
-    }
-    // joint i with itself: s_aᵀ (H_b − s_b ×* F_i), but s_0ᵀ H_1 for a universal joint
-    const bool universal = model.kind[i] == JointKind::Universal;
-    for (int b = 0; b < ni; ++b) {
-      const int c = vi + b;
-      const Force<S> G = H[b] - cross_force(d.s[c], d.F[i]);
-      for (int a = 0; a < ni; ++a) {
-        const std::size_t rc = std::size_t(vi + a) * nv + c;
-        dq[rc] = dot(d.s[vi + a], universal && a == 0 && b == 1 ? H[b] : G);
-        dv[rc] = dot(d.s[vi + a], K[b]);
-        if (M) M[rc] = dot(d.s[vi + a], Ys[b]);
-      }
-    }
-    // joint i's columns k against the columns c of its subtree, stored when their joints were done:
-    // a contiguous range (depth-first order), so each loop runs over arrays (one per component)
-    for (int b = 0; b < ni; ++b) {
-      S* col = d.cols.data() + vi + b;
-      for (int r = 0; r < 3; ++r) {
-        col[r * nv] = Ys[b].ang[r], col[(3 + r) * nv] = Ys[b].lin[r];
-        col[(6 + r) * nv] = H[b].ang[r], col[(9 + r) * nv] = H[b].lin[r];
-        col[(12 + r) * nv] = K[b].ang[r], col[(15 + r) * nv] = K[b].lin[r];
-        col[(18 + r) * nv] = Bts[b][r];
-      }
-    }
-    const int c0 = vi + ni, c1 = model.v_index[model.last[i]] + model.nv_i[model.last[i]];
-    const S* Y = d.cols.data();  // component r of I^c s_c: Y[r nv + c]; H at 6 nv, K at 12 nv, (2B^c)ᵀs_c at 18 nv
-    S *tq = d.scratch.data(), *tv = tq + nv, *tm = tv + nv;
-    for (int a = 0; a < ni; ++a) {
-      const int k = vi + a;
-      S sk[6], P[6], A_[6];  // s_k, Ψ̈_k, ṡ_k + Ψ̇_k
-      for (int r = 0; r < 3; ++r) {
-        sk[r] = d.s[k].ang[r], sk[3 + r] = d.s[k].lin[r];
-        P[r] = d.ddpsi[k].ang[r], P[3 + r] = d.ddpsi[k].lin[r];
-        A_[r] = d.dadv[k].ang[r], A_[3 + r] = d.dadv[k].lin[r];
-      }
-      const Vec3<S> w = d.dpsi[k].ang;
-      S *dqk = dq + std::size_t(k) * nv, *dvk = dv + std::size_t(k) * nv;
-      for (int c = c0; c < c1; ++c) {
-        S q1 = 0, v1 = 0, q2 = 0, v2 = 0, m = 0;
-        for (int r = 0; r < 6; ++r) {
-          q1 += sk[r] * Y[(6 + r) * nv + c];   // ∂τ_k/∂q_c = s_kᵀ H_c
-          v1 += sk[r] * Y[(12 + r) * nv + c];  // ∂τ_k/∂q̇_c = s_kᵀ K_c
-          q2 += P[r] * Y[r * nv + c];          // ∂τ_c/∂q_k = Ψ̈_kᵀ I^c s_c + Ψ̇_kᵀ (2B^c)ᵀ s_c
-          v2 += A_[r] * Y[r * nv + c];         // ∂τ_c/∂q̇_k = (ṡ_k + Ψ̇_k)ᵀ I^c s_c + s_kᵀ (2B^c)ᵀ s_c
-          m += sk[r] * Y[r * nv + c];          // M_kc
-        }
-        for (int r = 0; r < 3; ++r) {
-          q2 += w[r] * Y[(18 + r) * nv + c];
-          v2 += sk[r] * Y[(18 + r) * nv + c];
-        }
-        dqk[c] = q1, dvk[c] = v1, tq[c] = q2, tv[c] = v2, tm[c] = m;
-      }
-      for (int c = c0; c < c1; ++c) {  // column k, below the diagonal
-        dq[std::size_t(c) * nv + k] = tq[c], dv[std::size_t(c) * nv + k] = tv[c];
-        if (M) M[std::size_t(k) * nv + c] = M[std::size_t(c) * nv + k] = tm[c];
-      }
-    }
-    if (p > 0) {
-      d.Ic[p] += Ic;
-      d.hc[p] += d.hc[i];
-      d.F[p] += d.F[i];
-      d.Ac[p] = d.Ac[p] + A;
-    }
+  for (int i = 1; i <= model.N; ++i) {
+    rnea_derivatives_velocity_step(model, d, i, q, qd, fext);
+    rnea_derivatives_acceleration_step(model, d, i, qd, qdd);
   }
+  for (int i = model.N; i >= 1; --i) rnea_derivatives_backward_step(model, d, i, dq, dv, M);
 }
 
 }  // namespace treedyn
