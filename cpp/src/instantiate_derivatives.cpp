@@ -94,10 +94,57 @@ __attribute__((target("avx2,fma"))) void neg_product_avx2(int n, const double* A
 }  // namespace
 #endif
 
-bool neg_product_fast(int n, const double* A, const double* B, double* C) {
+namespace {
+bool use_avx2() {
 #if defined(TREEDYN_MINV_AVX2)
   static const bool avx2 = std::string(minv_isa()) != "generic";  // the M⁻¹ loops' choice, the same test
-  if (avx2 && n >= 8) {
+  return avx2;
+#else
+  return false;
+#endif
+}
+
+#if defined(TREEDYN_MINV_AVX2)
+// rnea_derivatives_pairs (rnea_derivatives.hpp) inlined into a function compiled for AVX2 + FMA,
+// called only when the CPU has them
+template <class S>
+__attribute__((target("avx2,fma"))) void pairs_avx2(const S* Y, int nv, const S* sk, const S* P, const S* A,
+                                                     const S* w, int c0, int c1, S* dqk, S* dvk, S* tq, S* tv,
+                                                     S* tm) {
+  rnea_derivatives_pairs(Y, nv, sk, P, A, w, c0, c1, dqk, dvk, tq, tv, tm);
+}
+#endif
+
+template <class S>
+bool pairs_fast(const S* Y, int nv, const S* sk, const S* P, const S* A, const S* w, int c0, int c1, S* dqk, S* dvk,
+                S* tq, S* tv, S* tm) {
+#if defined(TREEDYN_MINV_AVX2)
+  if (use_avx2()) {
+    pairs_avx2(Y, nv, sk, P, A, w, c0, c1, dqk, dvk, tq, tv, tm);
+    return true;
+  }
+#else
+  (void)Y, (void)nv, (void)sk, (void)P, (void)A, (void)w, (void)c0, (void)c1;
+  (void)dqk, (void)dvk, (void)tq, (void)tv, (void)tm;
+#endif
+  return false;
+}
+}  // namespace
+
+bool rnea_derivatives_pairs_fast(const double* Y, int nv, const double* sk, const double* P, const double* A,
+                                 const double* w, int c0, int c1, double* dqk, double* dvk, double* tq, double* tv,
+                                 double* tm) {
+  return pairs_fast(Y, nv, sk, P, A, w, c0, c1, dqk, dvk, tq, tv, tm);
+}
+bool rnea_derivatives_pairs_fast(const float* Y, int nv, const float* sk, const float* P, const float* A,
+                                 const float* w, int c0, int c1, float* dqk, float* dvk, float* tq, float* tv,
+                                 float* tm) {
+  return pairs_fast(Y, nv, sk, P, A, w, c0, c1, dqk, dvk, tq, tv, tm);
+}
+
+bool neg_product_fast(int n, const double* A, const double* B, double* C) {
+#if defined(TREEDYN_MINV_AVX2)
+  if (use_avx2() && n >= 8) {
     neg_product_avx2(n, A, B, C);
     return true;
   }

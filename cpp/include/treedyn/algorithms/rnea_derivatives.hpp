@@ -41,6 +41,14 @@
 
 #include "treedyn/algorithms/kinematics.hpp"
 
+// A step of the passes below: a function of its own with every call inside it inlined (the small
+// spatial products are otherwise left as calls inside the loops over the columns)
+#if defined(__GNUC__)
+#define TREEDYN_DERIVATIVES_STEP __attribute__((noinline, flatten))
+#else
+#define TREEDYN_DERIVATIVES_STEP
+#endif
+
 namespace treedyn {
 
 template <class S> struct RneaDerivativesData {
@@ -79,7 +87,7 @@ template <class S> inline Sym3<S> coriolis_block(const RigidInertia<S>& I, const
 // h_i = I_i v_i, f_i − I_i a_i = v_i ×* h_i − f_ext,i (kept in F) and A_i as the start of the
 // subtree sums. (aba_derivatives.hpp runs ABA's backward pass between this step and the next.)
 template <class S>
-TREEDYN_INLINE void rnea_derivatives_velocity_step(const Model<S>& model, RneaDerivativesData<S>& d, int i, const S* q,
+TREEDYN_DERIVATIVES_STEP void rnea_derivatives_velocity_step(const Model<S>& model, RneaDerivativesData<S>& d, int i, const S* q,
                                                    const S* qd, const S* fext) {
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
   const S* qi = q + model.q_index[i];
@@ -119,7 +127,7 @@ TREEDYN_INLINE void rnea_derivatives_velocity_step(const Model<S>& model, RneaDe
 // Ψ̇_k = v_P × s_k, Ψ̈_k = a_P × s_k + v_P × Ψ̇_k with P = P(k) (λ(i), or the cross piece for a
 // universal joint's second axis), ṡ_k + Ψ̇_k, and f_i = I_i a_i + v_i ×* h_i − f_ext,i
 template <class S>
-TREEDYN_INLINE void rnea_derivatives_acceleration_step(const Model<S>& model, RneaDerivativesData<S>& d, int i,
+TREEDYN_DERIVATIVES_STEP void rnea_derivatives_acceleration_step(const Model<S>& model, RneaDerivativesData<S>& d, int i,
                                                        const S* qd, const S* qdd) {
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
   const Motion<S>* s = d.s.data() + vi;
@@ -142,10 +150,49 @@ TREEDYN_INLINE void rnea_derivatives_acceleration_step(const Model<S>& model, Rn
   d.F[i] += d.Ic[i] * a;  // (Ic[i] is I_i until the backward pass sums it)
 }
 
+// the pairs of the backward step: coordinate k against the columns c in [c0, c1) of its subtree,
+// from the 21 component rows Y (stride nv) that the subtree's joints stored: row k of ∂τ/∂q and
+// ∂τ/∂q̇ (dq_k, dv_k) and, to be copied into column k, ∂τ_c/∂q_k, ∂τ_c/∂q̇_k and M_kc (tq, tv, tm).
+// Every output is its own array (restrict), so the loop over c runs in vector registers.
+template <class S>
+TREEDYN_INLINE void rnea_derivatives_pairs(const S* __restrict Y, int nv, const S* sk, const S* P, const S* A,
+                                           const S* w, int c0, int c1, S* __restrict dqk, S* __restrict dvk,
+                                           S* __restrict tq, S* __restrict tv, S* __restrict tm) {
+  for (int c = c0; c < c1; ++c) {
+    S q1 = 0, v1 = 0, q2 = 0, v2 = 0, m = 0;
+    for (int r = 0; r < 6; ++r) {
+      q1 += sk[r] * Y[(6 + r) * nv + c];   // ∂τ_k/∂q_c = s_kᵀ H_c
+      v1 += sk[r] * Y[(12 + r) * nv + c];  // ∂τ_k/∂q̇_c = s_kᵀ K_c
+      q2 += P[r] * Y[r * nv + c];          // ∂τ_c/∂q_k = Ψ̈_kᵀ I^c s_c + Ψ̇_kᵀ (2B^c)ᵀ s_c
+      v2 += A[r] * Y[r * nv + c];          // ∂τ_c/∂q̇_k = (ṡ_k + Ψ̇_k)ᵀ I^c s_c + s_kᵀ (2B^c)ᵀ s_c
+      m += sk[r] * Y[r * nv + c];          // M_kc
+    }
+    for (int r = 0; r < 3; ++r) {
+      q2 += w[r] * Y[(18 + r) * nv + c];
+      v2 += sk[r] * Y[(18 + r) * nv + c];
+    }
+    dqk[c] = q1, dvk[c] = v1, tq[c] = q2, tv[c] = v2, tm[c] = m;
+  }
+}
+
+// the same loop compiled for AVX2 + FMA when the CPU has them (src/instantiate_derivatives.cpp);
+// false when there is none
+bool rnea_derivatives_pairs_fast(const double* Y, int nv, const double* sk, const double* P, const double* A,
+                                 const double* w, int c0, int c1, double* dqk, double* dvk, double* tq, double* tv,
+                                 double* tm);
+bool rnea_derivatives_pairs_fast(const float* Y, int nv, const float* sk, const float* P, const float* A,
+                                 const float* w, int c0, int c1, float* dqk, float* dvk, float* tq, float* tv,
+                                 float* tm);
+template <class S>
+inline bool rnea_derivatives_pairs_fast(const S*, int, const S*, const S*, const S*, const S*, int, int, S*, S*, S*, S*,
+                                        S*) {
+  return false;
+}
+
 // backward pass at body i (children done): the rows and columns of joint i against itself and its
 // subtree, then the subtree sums passed to the parent
 template <class S>
-TREEDYN_INLINE void rnea_derivatives_backward_step(const Model<S>& model, RneaDerivativesData<S>& d, int i, S* dq,
+TREEDYN_DERIVATIVES_STEP void rnea_derivatives_backward_step(const Model<S>& model, RneaDerivativesData<S>& d, int i, S* dq,
                                                    S* dv, S* M) {
   const int nv = model.nv;
   Force<S> Ys[6], H[6], K[6];  // I^c s_c, H_c, K_c
@@ -199,23 +246,10 @@ TREEDYN_INLINE void rnea_derivatives_backward_step(const Model<S>& model, RneaDe
       P[r] = d.ddpsi[k].ang[r], P[3 + r] = d.ddpsi[k].lin[r];
       A_[r] = d.dadv[k].ang[r], A_[3 + r] = d.dadv[k].lin[r];
     }
-    const Vec3<S> w = d.dpsi[k].ang;
+    const S w[3] = {d.dpsi[k].ang[0], d.dpsi[k].ang[1], d.dpsi[k].ang[2]};
     S *dqk = dq + std::size_t(k) * nv, *dvk = dv + std::size_t(k) * nv;
-    for (int c = c0; c < c1; ++c) {
-      S q1 = 0, v1 = 0, q2 = 0, v2 = 0, m = 0;
-      for (int r = 0; r < 6; ++r) {
-        q1 += sk[r] * Y[(6 + r) * nv + c];   // ∂τ_k/∂q_c = s_kᵀ H_c
-        v1 += sk[r] * Y[(12 + r) * nv + c];  // ∂τ_k/∂q̇_c = s_kᵀ K_c
-        q2 += P[r] * Y[r * nv + c];          // ∂τ_c/∂q_k = Ψ̈_kᵀ I^c s_c + Ψ̇_kᵀ (2B^c)ᵀ s_c
-        v2 += A_[r] * Y[r * nv + c];         // ∂τ_c/∂q̇_k = (ṡ_k + Ψ̇_k)ᵀ I^c s_c + s_kᵀ (2B^c)ᵀ s_c
-        m += sk[r] * Y[r * nv + c];          // M_kc
-      }
-      for (int r = 0; r < 3; ++r) {
-        q2 += w[r] * Y[(18 + r) * nv + c];
-        v2 += sk[r] * Y[(18 + r) * nv + c];
-      }
-      dqk[c] = q1, dvk[c] = v1, tq[c] = q2, tv[c] = v2, tm[c] = m;
-    }
+    if (!rnea_derivatives_pairs_fast(Y, nv, sk, P, A_, w, c0, c1, dqk, dvk, tq, tv, tm))
+      rnea_derivatives_pairs(Y, nv, sk, P, A_, w, c0, c1, dqk, dvk, tq, tv, tm);
     for (int c = c0; c < c1; ++c) {  // column k, below the diagonal
       dq[std::size_t(c) * nv + k] = tq[c], dv[std::size_t(c) * nv + k] = tv[c];
       if (M) M[std::size_t(k) * nv + c] = M[std::size_t(c) * nv + k] = tm[c];
