@@ -105,42 +105,59 @@ bool use_avx2() {
 }
 
 #if defined(TREEDYN_MINV_AVX2)
-// rnea_derivatives_pairs (rnea_derivatives.hpp) inlined into a function compiled for AVX2 + FMA,
-// called only when the CPU has them
+// rnea_derivatives_upper / _lower (rnea_derivatives.hpp) inlined into functions compiled for AVX2 +
+// FMA, called only when the CPU has them
 template <class S>
-__attribute__((target("avx2,fma"))) void pairs_avx2(const S* Y, int nv, const S* sk, const S* P, const S* A,
-                                                     const S* w, int c0, int c1, S* dqk, S* dvk, S* tq, S* tv,
-                                                     S* tm) {
-  rnea_derivatives_pairs(Y, nv, sk, P, A, w, c0, c1, dqk, dvk, tq, tv, tm);
+__attribute__((target("avx2,fma"))) void upper_avx2(const S* Y, int nv, const S* sk, int c0, int c1, S* dqk, S* dvk,
+                                                     S* Mk) {
+  rnea_derivatives_upper(Y, nv, sk, c0, c1, dqk, dvk, Mk);
+}
+template <class S>
+__attribute__((target("avx2,fma"))) void lower_avx2(const S* Z, int nv, const S* Ys, const S* Bts, int k0, int k1,
+                                                     S* dqc, S* dvc, S* Mc) {
+  rnea_derivatives_lower(Z, nv, Ys, Bts, k0, k1, dqc, dvc, Mc);
 }
 #endif
-
-template <class S>
-bool pairs_fast(const S* Y, int nv, const S* sk, const S* P, const S* A, const S* w, int c0, int c1, S* dqk, S* dvk,
-                S* tq, S* tv, S* tm) {
-#if defined(TREEDYN_MINV_AVX2)
-  if (use_avx2()) {
-    pairs_avx2(Y, nv, sk, P, A, w, c0, c1, dqk, dvk, tq, tv, tm);
-    return true;
-  }
-#else
-  (void)Y, (void)nv, (void)sk, (void)P, (void)A, (void)w, (void)c0, (void)c1;
-  (void)dqk, (void)dvk, (void)tq, (void)tv, (void)tm;
-#endif
-  return false;
-}
 }  // namespace
 
-bool rnea_derivatives_pairs_fast(const double* Y, int nv, const double* sk, const double* P, const double* A,
-                                 const double* w, int c0, int c1, double* dqk, double* dvk, double* tq, double* tv,
-                                 double* tm) {
-  return pairs_fast(Y, nv, sk, P, A, w, c0, c1, dqk, dvk, tq, tv, tm);
+#if defined(TREEDYN_MINV_AVX2)
+bool rnea_derivatives_upper_fast(const double* Y, int nv, const double* sk, int c0, int c1, double* dqk, double* dvk,
+                                 double* Mk) {
+  if (!use_avx2()) return false;
+  upper_avx2(Y, nv, sk, c0, c1, dqk, dvk, Mk);
+  return true;
 }
-bool rnea_derivatives_pairs_fast(const float* Y, int nv, const float* sk, const float* P, const float* A,
-                                 const float* w, int c0, int c1, float* dqk, float* dvk, float* tq, float* tv,
-                                 float* tm) {
-  return pairs_fast(Y, nv, sk, P, A, w, c0, c1, dqk, dvk, tq, tv, tm);
+bool rnea_derivatives_upper_fast(const float* Y, int nv, const float* sk, int c0, int c1, float* dqk, float* dvk,
+                                 float* Mk) {
+  if (!use_avx2()) return false;
+  upper_avx2(Y, nv, sk, c0, c1, dqk, dvk, Mk);
+  return true;
 }
+bool rnea_derivatives_lower_fast(const double* Z, int nv, const double* Ys, const double* Bts, int k0, int k1,
+                                 double* dqc, double* dvc, double* Mc) {
+  if (!use_avx2()) return false;
+  lower_avx2(Z, nv, Ys, Bts, k0, k1, dqc, dvc, Mc);
+  return true;
+}
+bool rnea_derivatives_lower_fast(const float* Z, int nv, const float* Ys, const float* Bts, int k0, int k1, float* dqc,
+                                 float* dvc, float* Mc) {
+  if (!use_avx2()) return false;
+  lower_avx2(Z, nv, Ys, Bts, k0, k1, dqc, dvc, Mc);
+  return true;
+}
+#else
+bool rnea_derivatives_upper_fast(const double*, int, const double*, int, int, double*, double*, double*) {
+  return false;
+}
+bool rnea_derivatives_upper_fast(const float*, int, const float*, int, int, float*, float*, float*) { return false; }
+bool rnea_derivatives_lower_fast(const double*, int, const double*, const double*, int, int, double*, double*,
+                                 double*) {
+  return false;
+}
+bool rnea_derivatives_lower_fast(const float*, int, const float*, const float*, int, int, float*, float*, float*) {
+  return false;
+}
+#endif
 
 bool neg_product_fast(int n, const double* A, const double* B, double* C) {
 #if defined(TREEDYN_MINV_AVX2)

@@ -58,8 +58,9 @@ template <class S> struct RneaDerivativesData {
   std::vector<Force<S>> hc, F;                  // Σ I_j v_j and F_i = Σ f_j over the subtree
   std::vector<Sym3<S>> Ac;                      // A^c_i
   std::vector<Motion<S>> s, dpsi, ddpsi, dadv;  // nv: s_k, Ψ̇_k, Ψ̈_k and ∂a/∂q̇ = ṡ_k + Ψ̇_k
-  std::vector<S> cols;                          // 21 x nv: I^c s_c, H_c, K_c, (2B^c)ᵀ s_c by component
-  std::vector<S> scratch;                       // 3 x nv
+  std::vector<S> cols;                          // 18 x nv: I^c s_c, H_c, K_c by component (descendants)
+  std::vector<S> anc;                           // 21 x nv: s_k, Ψ̈_k, ṡ_k + Ψ̇_k, Ψ̇_k's ω by component (ancestors)
+  std::vector<int> runs, runs_at;               // body i's ancestors' coordinates: ranges [lo, hi) from runs_at[i]
   explicit RneaDerivativesData(const Model<S>& model)
       : X0(model.N + 1, Transform<S>::identity()),
         v(model.N + 1, Motion<S>::zero()),
@@ -72,8 +73,26 @@ template <class S> struct RneaDerivativesData {
         dpsi(model.nv, Motion<S>::zero()),
         ddpsi(model.nv, Motion<S>::zero()),
         dadv(model.nv, Motion<S>::zero()),
-        cols(21 * std::size_t(model.nv)),
-        scratch(3 * std::size_t(model.nv)) {}
+        cols(18 * std::size_t(model.nv)),
+        anc(21 * std::size_t(model.nv)),
+        runs_at(model.N + 2, 0) {
+    // walking up from λ(i), a parent's coordinates join the current range when they end where it begins
+    for (int i = 1; i <= model.N; ++i) {
+      int lo = -1, hi = -1;
+      for (int j = model.parent[i]; j > 0; j = model.parent[j]) {
+        const int vj = model.v_index[j], nj = model.nv_i[j];
+        if (nj == 0) continue;
+        if (lo >= 0 && vj + nj == lo) {
+          lo = vj;
+        } else {
+          if (lo >= 0) runs.push_back(lo), runs.push_back(hi);
+          lo = vj, hi = vj + nj;
+        }
+      }
+      if (lo >= 0) runs.push_back(lo), runs.push_back(hi);
+      runs_at[i + 1] = int(runs.size());
+    }
+  }
 };
 
 // A = −(K + Kᵀ), K = Ī ω× + u× h×: the angular block of 2B's symmetric part (above)
@@ -129,7 +148,7 @@ TREEDYN_DERIVATIVES_STEP void rnea_derivatives_velocity_step(const Model<S>& mod
 template <class S>
 TREEDYN_DERIVATIVES_STEP void rnea_derivatives_acceleration_step(const Model<S>& model, RneaDerivativesData<S>& d, int i,
                                                        const S* qd, const S* qdd) {
-  const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
+  const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i], nv = model.nv;
   const Motion<S>* s = d.s.data() + vi;
   const Motion<S> vp = p > 0 ? d.v[p] : Motion<S>::zero();
   const Motion<S> ap = p > 0 ? d.a[p] : gravity_acceleration(model);
@@ -145,47 +164,80 @@ TREEDYN_DERIVATIVES_STEP void rnea_derivatives_acceleration_step(const Model<S>&
     d.ddpsi[vi + k] = aP.cross(s[k]) + vP.cross(d.dpsi[vi + k]);
     d.dadv[vi + k] += d.dpsi[vi + k];
     a += s[k] * qdd[vi + k];
+    S* col = d.anc.data() + vi + k;  // by component, for the rows of the descendants (backward step)
+    for (int r = 0; r < 3; ++r) {
+      col[r * nv] = s[k].ang[r], col[(3 + r) * nv] = s[k].lin[r];
+      col[(6 + r) * nv] = d.ddpsi[vi + k].ang[r], col[(9 + r) * nv] = d.ddpsi[vi + k].lin[r];
+      col[(12 + r) * nv] = d.dadv[vi + k].ang[r], col[(15 + r) * nv] = d.dadv[vi + k].lin[r];
+      col[(18 + r) * nv] = d.dpsi[vi + k].ang[r];
+    }
   }
   d.a[i] = a;
   d.F[i] += d.Ic[i] * a;  // (Ic[i] is I_i until the backward pass sums it)
 }
 
-// the pairs of the backward step: coordinate k against the columns c in [c0, c1) of its subtree,
-// from the 21 component rows Y (stride nv) that the subtree's joints stored: row k of ∂τ/∂q and
-// ∂τ/∂q̇ (dq_k, dv_k) and, to be copied into column k, ∂τ_c/∂q_k, ∂τ_c/∂q̇_k and M_kc (tq, tv, tm).
-// Every output is its own array (restrict), so the loop over c runs in vector registers.
+// The pairs of the backward step, each triangle written row by row (contiguous):
+//   upper, at joint k's step, row k against its subtree's columns c in [c0, c1) (Y: the 18 rows
+//   of cols, stride nv): ∂τ_k/∂q_c = s_kᵀ H_c, ∂τ_k/∂q̇_c = s_kᵀ K_c, M_kc = s_kᵀ I^c s_c;
+//   lower, at joint c's step, row c against its ancestors' coordinates k in [k0, k1) (Z: the 21
+//   rows of anc): ∂τ_c/∂q_k = Ψ̈_kᵀ I^c s_c + Ψ̇_kᵀ (2B^c)ᵀ s_c, ∂τ_c/∂q̇_k = (ṡ_k + Ψ̇_k)ᵀ I^c s_c
+//   + s_kᵀ (2B^c)ᵀ s_c, M_ck = s_kᵀ I^c s_c.
+// Every output is its own array (restrict), so the loops run in vector registers. M may be null.
 template <class S>
-TREEDYN_INLINE void rnea_derivatives_pairs(const S* __restrict Y, int nv, const S* sk, const S* P, const S* A,
-                                           const S* w, int c0, int c1, S* __restrict dqk, S* __restrict dvk,
-                                           S* __restrict tq, S* __restrict tv, S* __restrict tm) {
+TREEDYN_INLINE void rnea_derivatives_upper(const S* __restrict Y, int nv, const S* sk, int c0, int c1,
+                                           S* __restrict dqk, S* __restrict dvk, S* __restrict Mk) {
   for (int c = c0; c < c1; ++c) {
-    S q1 = 0, v1 = 0, q2 = 0, v2 = 0, m = 0;
+    S q = 0, v = 0;
     for (int r = 0; r < 6; ++r) {
-      q1 += sk[r] * Y[(6 + r) * nv + c];   // ∂τ_k/∂q_c = s_kᵀ H_c
-      v1 += sk[r] * Y[(12 + r) * nv + c];  // ∂τ_k/∂q̇_c = s_kᵀ K_c
-      q2 += P[r] * Y[r * nv + c];          // ∂τ_c/∂q_k = Ψ̈_kᵀ I^c s_c + Ψ̇_kᵀ (2B^c)ᵀ s_c
-      v2 += A[r] * Y[r * nv + c];          // ∂τ_c/∂q̇_k = (ṡ_k + Ψ̇_k)ᵀ I^c s_c + s_kᵀ (2B^c)ᵀ s_c
-      m += sk[r] * Y[r * nv + c];          // M_kc
+      q += sk[r] * Y[(6 + r) * nv + c];
+      v += sk[r] * Y[(12 + r) * nv + c];
+    }
+    dqk[c] = q, dvk[c] = v;
+  }
+  if (Mk)
+    for (int c = c0; c < c1; ++c) {
+      S m = 0;
+      for (int r = 0; r < 6; ++r) m += sk[r] * Y[r * nv + c];
+      Mk[c] = m;
+    }
+}
+template <class S>
+TREEDYN_INLINE void rnea_derivatives_lower(const S* __restrict Z, int nv, const S* Ys, const S* Bts, int k0, int k1,
+                                           S* __restrict dqc, S* __restrict dvc, S* __restrict Mc) {
+  for (int k = k0; k < k1; ++k) {
+    S q = 0, v = 0;
+    for (int r = 0; r < 6; ++r) {
+      q += Z[(6 + r) * nv + k] * Ys[r];
+      v += Z[(12 + r) * nv + k] * Ys[r];
     }
     for (int r = 0; r < 3; ++r) {
-      q2 += w[r] * Y[(18 + r) * nv + c];
-      v2 += sk[r] * Y[(18 + r) * nv + c];
+      q += Z[(18 + r) * nv + k] * Bts[r];
+      v += Z[r * nv + k] * Bts[r];
     }
-    dqk[c] = q1, dvk[c] = v1, tq[c] = q2, tv[c] = v2, tm[c] = m;
+    dqc[k] = q, dvc[k] = v;
   }
+  if (Mc)
+    for (int k = k0; k < k1; ++k) {
+      S m = 0;
+      for (int r = 0; r < 6; ++r) m += Z[r * nv + k] * Ys[r];
+      Mc[k] = m;
+    }
 }
 
-// the same loop compiled for AVX2 + FMA when the CPU has them (src/instantiate_derivatives.cpp);
+// the same loops compiled for AVX2 + FMA when the CPU has them (src/instantiate_derivatives.cpp);
 // false when there is none
-bool rnea_derivatives_pairs_fast(const double* Y, int nv, const double* sk, const double* P, const double* A,
-                                 const double* w, int c0, int c1, double* dqk, double* dvk, double* tq, double* tv,
-                                 double* tm);
-bool rnea_derivatives_pairs_fast(const float* Y, int nv, const float* sk, const float* P, const float* A,
-                                 const float* w, int c0, int c1, float* dqk, float* dvk, float* tq, float* tv,
-                                 float* tm);
-template <class S>
-inline bool rnea_derivatives_pairs_fast(const S*, int, const S*, const S*, const S*, const S*, int, int, S*, S*, S*, S*,
-                                        S*) {
+bool rnea_derivatives_upper_fast(const double* Y, int nv, const double* sk, int c0, int c1, double* dqk, double* dvk,
+                                 double* Mk);
+bool rnea_derivatives_upper_fast(const float* Y, int nv, const float* sk, int c0, int c1, float* dqk, float* dvk,
+                                 float* Mk);
+bool rnea_derivatives_lower_fast(const double* Z, int nv, const double* Ys, const double* Bts, int k0, int k1,
+                                 double* dqc, double* dvc, double* Mc);
+bool rnea_derivatives_lower_fast(const float* Z, int nv, const float* Ys, const float* Bts, int k0, int k1, float* dqc,
+                                 float* dvc, float* Mc);
+template <class S> inline bool rnea_derivatives_upper_fast(const S*, int, const S*, int, int, S*, S*, S*) {
+  return false;
+}
+template <class S> inline bool rnea_derivatives_lower_fast(const S*, int, const S*, const S*, int, int, S*, S*, S*) {
   return false;
 }
 
@@ -224,35 +276,35 @@ TREEDYN_DERIVATIVES_STEP void rnea_derivatives_backward_step(const Model<S>& mod
       if (M) M[rc] = dot(d.s[vi + a], Ys[b]);
     }
   }
-  // joint i's columns k against the columns c of its subtree, stored when their joints were done:
-  // a contiguous range (depth-first order), so each loop runs over arrays (one per component)
+  // joint i's coordinates against its subtree's, row by row: its own rows (upper triangle) over
+  // the subtree's columns, stored by component when their joints were done (a contiguous range in
+  // depth-first order); then the rows of its coordinates (lower triangle) over its ancestors'
   for (int b = 0; b < ni; ++b) {
     S* col = d.cols.data() + vi + b;
     for (int r = 0; r < 3; ++r) {
       col[r * nv] = Ys[b].ang[r], col[(3 + r) * nv] = Ys[b].lin[r];
       col[(6 + r) * nv] = H[b].ang[r], col[(9 + r) * nv] = H[b].lin[r];
       col[(12 + r) * nv] = K[b].ang[r], col[(15 + r) * nv] = K[b].lin[r];
-      col[(18 + r) * nv] = Bts[b][r];
     }
   }
   const int c0 = vi + ni, c1 = model.v_index[model.last[i]] + model.nv_i[model.last[i]];
-  const S* Y = d.cols.data();  // component r of I^c s_c: Y[r nv + c]; H at 6 nv, K at 12 nv, (2B^c)ᵀs_c at 18 nv
-  S *tq = d.scratch.data(), *tv = tq + nv, *tm = tv + nv;
-  for (int a = 0; a < ni; ++a) {
-    const int k = vi + a;
-    S sk[6], P[6], A_[6];  // s_k, Ψ̈_k, ṡ_k + Ψ̇_k
-    for (int r = 0; r < 3; ++r) {
-      sk[r] = d.s[k].ang[r], sk[3 + r] = d.s[k].lin[r];
-      P[r] = d.ddpsi[k].ang[r], P[3 + r] = d.ddpsi[k].lin[r];
-      A_[r] = d.dadv[k].ang[r], A_[3 + r] = d.dadv[k].lin[r];
+  if (c0 < c1)
+    for (int a = 0; a < ni; ++a) {
+      const int k = vi + a;
+      const S sk[6] = {d.s[k].ang[0], d.s[k].ang[1], d.s[k].ang[2], d.s[k].lin[0], d.s[k].lin[1], d.s[k].lin[2]};
+      S *dqk = dq + std::size_t(k) * nv, *dvk = dv + std::size_t(k) * nv, *Mk = M ? M + std::size_t(k) * nv : M;
+      if (!rnea_derivatives_upper_fast(d.cols.data(), nv, sk, c0, c1, dqk, dvk, Mk))
+        rnea_derivatives_upper(d.cols.data(), nv, sk, c0, c1, dqk, dvk, Mk);
     }
-    const S w[3] = {d.dpsi[k].ang[0], d.dpsi[k].ang[1], d.dpsi[k].ang[2]};
-    S *dqk = dq + std::size_t(k) * nv, *dvk = dv + std::size_t(k) * nv;
-    if (!rnea_derivatives_pairs_fast(Y, nv, sk, P, A_, w, c0, c1, dqk, dvk, tq, tv, tm))
-      rnea_derivatives_pairs(Y, nv, sk, P, A_, w, c0, c1, dqk, dvk, tq, tv, tm);
-    for (int c = c0; c < c1; ++c) {  // column k, below the diagonal
-      dq[std::size_t(c) * nv + k] = tq[c], dv[std::size_t(c) * nv + k] = tv[c];
-      if (M) M[std::size_t(k) * nv + c] = M[std::size_t(c) * nv + k] = tm[c];
+  for (int b = 0; b < ni; ++b) {
+    const int c = vi + b;
+    const S Y6[6] = {Ys[b].ang[0], Ys[b].ang[1], Ys[b].ang[2], Ys[b].lin[0], Ys[b].lin[1], Ys[b].lin[2]};
+    const S B3[3] = {Bts[b][0], Bts[b][1], Bts[b][2]};
+    S *dqc = dq + std::size_t(c) * nv, *dvc = dv + std::size_t(c) * nv, *Mc = M ? M + std::size_t(c) * nv : M;
+    for (int r = d.runs_at[i]; r < d.runs_at[i + 1]; r += 2) {
+      const int k0 = d.runs[r], k1 = d.runs[r + 1];
+      if (!rnea_derivatives_lower_fast(d.anc.data(), nv, Y6, B3, k0, k1, dqc, dvc, Mc))
+        rnea_derivatives_lower(d.anc.data(), nv, Y6, B3, k0, k1, dqc, dvc, Mc);
     }
   }
   if (p > 0) {
