@@ -116,8 +116,10 @@ TREEDYN_ENTRY void aba_derivatives(const Model<S>& model, AbaDerivativesData<S>&
     rnea_derivatives_acceleration_step(model, d, i, qd, w.qdd.data());
   }
   S *tq = w.dtau_dq.data(), *tv = w.dtau_dv.data();
-  std::fill(tq, tq + std::size_t(nv) * nv, S(0));
-  std::fill(tv, tv + std::size_t(nv) * nv, S(0));
+  if (!d.dense) {
+    std::fill(tq, tq + std::size_t(nv) * nv, S(0));
+    std::fill(tv, tv + std::size_t(nv) * nv, S(0));
+  }
   for (int i = model.N; i >= 1; --i) rnea_derivatives_backward_step(model, d, i, tq, tv, static_cast<S*>(nullptr));
   if (!mInv(model, m, w.blocked, Minv, 1))
     throw std::domain_error(

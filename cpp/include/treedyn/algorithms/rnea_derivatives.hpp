@@ -61,6 +61,7 @@ template <class S> struct RneaDerivativesData {
   std::vector<S> cols;                          // 18 x nv: I^c s_c, H_c, K_c by component (descendants)
   std::vector<S> anc;                           // 21 x nv: s_k, Ψ̈_k, ṡ_k + Ψ̇_k, Ψ̇_k's ω by component (ancestors)
   std::vector<int> runs, runs_at;               // body i's ancestors' coordinates: ranges [lo, hi) from runs_at[i]
+  bool dense = true;                            // every pair of coordinates is in one branch (a chain)
   explicit RneaDerivativesData(const Model<S>& model)
       : X0(model.N + 1, Transform<S>::identity()),
         v(model.N + 1, Motion<S>::zero()),
@@ -91,14 +92,24 @@ template <class S> struct RneaDerivativesData {
       }
       if (lo >= 0) runs.push_back(lo), runs.push_back(hi);
       runs_at[i + 1] = int(runs.size());
+      int related = model.v_index[model.last[i]] + model.nv_i[model.last[i]] - model.v_index[i];  // own + subtree
+      for (int r = runs_at[i]; r < runs_at[i + 1]; r += 2) related += runs[r + 1] - runs[r];
+      if (model.nv_i[i] > 0 && related != model.nv) dense = false;
     }
   }
 };
 
-// A = −(K + Kᵀ), K = Ī ω× + u× h×: the angular block of 2B's symmetric part (above)
+// A = −(K + Kᵀ), K = Ī ω× + u× h× (above). With N = Ī ω×, whose row r is (Ī e_r) × ω, and
+// u× h× = h uᵀ − (u·h) 1: A = −(N + Nᵀ) − (h uᵀ + u hᵀ) + 2 (u·h) 1 (18 products for N)
 template <class S> inline Sym3<S> coriolis_block(const RigidInertia<S>& I, const Motion<S>& v) {
-  const Mat3<S> K = I.I.full() * skew<S>(v.ang) + skew<S>(v.lin) * skew<S>(I.h);
-  return Sym3<S>::from(-(K + K.transpose()));
+  const Sym3<S>& J = I.I;
+  const Vec3<S>&w = v.ang, &u = v.lin, &h = I.h;
+  const Vec3<S> N0 = cross(Vec3<S>(J.xx, J.yx, J.zx), w), N1 = cross(Vec3<S>(J.yx, J.yy, J.zy), w),
+                N2 = cross(Vec3<S>(J.zx, J.zy, J.zz), w);
+  const S uh2 = S(2) * dot(u, h);
+  return {uh2 - S(2) * (N0[0] + h[0] * u[0]),     -(N1[0] + N0[1] + h[1] * u[0] + u[1] * h[0]),
+          uh2 - S(2) * (N1[1] + h[1] * u[1]),     -(N2[0] + N0[2] + h[2] * u[0] + u[2] * h[0]),
+          -(N2[1] + N1[2] + h[2] * u[1] + u[2] * h[1]), uh2 - S(2) * (N2[2] + h[2] * u[2])};
 }
 
 // forward pass at body i, the part before q̈: the tree's frame, s_k, v_i, ṡ_k (kept in dadv until
@@ -247,7 +258,7 @@ template <class S>
 TREEDYN_DERIVATIVES_STEP void rnea_derivatives_backward_step(const Model<S>& model, RneaDerivativesData<S>& d, int i, S* dq,
                                                    S* dv, S* M) {
   const int nv = model.nv;
-  Force<S> Ys[6], H[6], K[6];  // I^c s_c, H_c, K_c
+  Force<S> Ys[6], H[6], G[6], K[6];  // I^c s_c, H_c, H_c − s_c ×* F_i, K_c
   Vec3<S> Bts[6];              // (2B^c)ᵀ s_c (its linear part is zero)
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
   const RigidInertia<S>& Ic = d.Ic[i];
@@ -260,7 +271,8 @@ TREEDYN_DERIVATIVES_STEP void rnea_derivatives_backward_step(const Model<S>& mod
     // 2B^c Ψ̇_c and 2B^c s_c
     const Force<S> Bdpsi{A * dpsi.ang + cross(dpsi.ang, n), cross(dpsi.ang, pc) * S(2)};
     const Force<S> Bs{A * sc.ang + cross(sc.ang, n), cross(sc.ang, pc) * S(2)};
-    H[b] = Ic * d.ddpsi[c] + Bdpsi + cross_force(sc, d.F[i]);
+    G[b] = Ic * d.ddpsi[c] + Bdpsi;  // H_c − s_c ×* F_i
+    H[b] = G[b] + cross_force(sc, d.F[i]);
     K[b] = Ic * d.dadv[c] + Bs;
     Bts[b] = A * sc.ang - cross(sc.ang, n) + cross(pc, sc.lin) * S(2);
   }
@@ -268,10 +280,9 @@ TREEDYN_DERIVATIVES_STEP void rnea_derivatives_backward_step(const Model<S>& mod
   const bool universal = model.kind[i] == JointKind::Universal;
   for (int b = 0; b < ni; ++b) {
     const int c = vi + b;
-    const Force<S> G = H[b] - cross_force(d.s[c], d.F[i]);
     for (int a = 0; a < ni; ++a) {
       const std::size_t rc = std::size_t(vi + a) * nv + c;
-      dq[rc] = dot(d.s[vi + a], universal && a == 0 && b == 1 ? H[b] : G);
+      dq[rc] = dot(d.s[vi + a], universal && a == 0 && b == 1 ? H[b] : G[b]);
       dv[rc] = dot(d.s[vi + a], K[b]);
       if (M) M[rc] = dot(d.s[vi + a], Ys[b]);
     }
@@ -321,9 +332,11 @@ template <class S>
 TREEDYN_ENTRY void rnea_derivatives(const Model<S>& model, RneaDerivativesData<S>& d, const S* q, const S* qd,
                                     const S* qdd, const S* fext, S* dq, S* dv, S* M) {
   const int nv = model.nv;
-  std::fill(dq, dq + std::size_t(nv) * nv, S(0));
-  std::fill(dv, dv + std::size_t(nv) * nv, S(0));
-  if (M) std::fill(M, M + std::size_t(nv) * nv, S(0));
+  if (!d.dense) {  // (the entries between branches; a chain's are all written below)
+    std::fill(dq, dq + std::size_t(nv) * nv, S(0));
+    std::fill(dv, dv + std::size_t(nv) * nv, S(0));
+    if (M) std::fill(M, M + std::size_t(nv) * nv, S(0));
+  }
   for (int i = 1; i <= model.N; ++i) {
     rnea_derivatives_velocity_step(model, d, i, q, qd, fext);
     rnea_derivatives_acceleration_step(model, d, i, qd, qdd);
