@@ -72,7 +72,9 @@ def main(argv=None):
     td.set_num_threads(1)
     rows = []
     try:
-        print(f"{'model':8s} {'kind':5s} {'pinocchio µs':>13s} {'treedyn µs':>11s} {'ratio(min)':>11s} {'ratio(med)':>11s}")
+        print(
+            f"{'model':8s} {'kind':5s} {'pinocchio µs':>13s} {'treedyn µs':>11s} {'ratio(min)':>11s} {'ratio(med)':>11s}"
+        )
         for name in args.models:
             for kind in args.kinds:
                 try:

@@ -95,26 +95,22 @@ __attribute__((target("avx2,fma"))) void neg_product_avx2(int n, const double* A
 #endif
 
 namespace {
-bool use_avx2() {
 #if defined(TREEDYN_MINV_AVX2)
+bool use_avx2() {
   static const bool avx2 = std::string(minv_isa()) != "generic";  // the M⁻¹ loops' choice, the same test
   return avx2;
-#else
-  return false;
-#endif
 }
 
-#if defined(TREEDYN_MINV_AVX2)
 // rnea_derivatives_upper / _lower (rnea_derivatives.hpp) inlined into functions compiled for AVX2 +
 // FMA, called only when the CPU has them
 template <class S>
 __attribute__((target("avx2,fma"))) void upper_avx2(const S* Y, int nv, const S* sk, int c0, int c1, S* dqk, S* dvk,
-                                                     S* Mk) {
+                                                    S* Mk) {
   rnea_derivatives_upper(Y, nv, sk, c0, c1, dqk, dvk, Mk);
 }
 template <class S>
 __attribute__((target("avx2,fma"))) void lower_avx2(const S* Z, int nv, const S* Ys, const S* Bts, int k0, int k1,
-                                                     S* dqc, S* dvc, S* Mc) {
+                                                    S* dqc, S* dvc, S* Mc) {
   rnea_derivatives_lower(Z, nv, Ys, Bts, k0, k1, dqc, dvc, Mc);
 }
 #endif

@@ -48,8 +48,9 @@ template <class S> struct AbaDerivativesData {
 
 // pass 2 at body i, ABA's bias (after minv_articulated_inertia_step turned Î^A_i into Î^a_i):
 // u_i = τ_i − ŝᵀp^A_i, p^A_λ += p^A_i + Î^a_i c_i + Ũ_i u_i
-template <class S> TREEDYN_DERIVATIVES_STEP void aba_derivatives_bias_step(const Model<S>& model, AbaDerivativesData<S>& w, int i,
-                                                                 const S* tau) {
+template <class S> TREEDYN_DERIVATIVES_STEP void aba_derivatives_bias_step(const Model<S>& model,
+                                                                           AbaDerivativesData<S>& w, int i,
+                                                                           const S* tau) {
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
   const MinvData<S>& m = w.minv;
   Force<S> pa = w.pA[i] + m.IA[i] * w.d.a[i];  // (d.a holds c_i until pass 3)
@@ -61,7 +62,8 @@ template <class S> TREEDYN_DERIVATIVES_STEP void aba_derivatives_bias_step(const
 }
 
 // pass 3 at body i ≥ first: q̈_i = (ŝᵀÎ^Aŝ)⁻¹(u_i − (Î^Aŝ)ᵀ(a_λ + c_i))
-template <class S> TREEDYN_DERIVATIVES_STEP void aba_derivatives_qdd_step(const Model<S>& model, AbaDerivativesData<S>& w, int i) {
+template <class S> TREEDYN_DERIVATIVES_STEP void aba_derivatives_qdd_step(const Model<S>& model,
+                                                                          AbaDerivativesData<S>& w, int i) {
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
   const MinvData<S>& m = w.minv;
   const Motion<S> a = (p > 0 ? w.d.a[p] : gravity_acceleration(model)) + w.d.a[i];

@@ -107,8 +107,8 @@ template <class S> inline Sym3<S> coriolis_block(const RigidInertia<S>& I, const
   const Vec3<S> N0 = cross(Vec3<S>(J.xx, J.yx, J.zx), w), N1 = cross(Vec3<S>(J.yx, J.yy, J.zy), w),
                 N2 = cross(Vec3<S>(J.zx, J.zy, J.zz), w);
   const S uh2 = S(2) * dot(u, h);
-  return {uh2 - S(2) * (N0[0] + h[0] * u[0]),     -(N1[0] + N0[1] + h[1] * u[0] + u[1] * h[0]),
-          uh2 - S(2) * (N1[1] + h[1] * u[1]),     -(N2[0] + N0[2] + h[2] * u[0] + u[2] * h[0]),
+  return {uh2 - S(2) * (N0[0] + h[0] * u[0]),           -(N1[0] + N0[1] + h[1] * u[0] + u[1] * h[0]),
+          uh2 - S(2) * (N1[1] + h[1] * u[1]),           -(N2[0] + N0[2] + h[2] * u[0] + u[2] * h[0]),
           -(N2[1] + N1[2] + h[2] * u[1] + u[2] * h[1]), uh2 - S(2) * (N2[2] + h[2] * u[2])};
 }
 
@@ -117,8 +117,8 @@ template <class S> inline Sym3<S> coriolis_block(const RigidInertia<S>& I, const
 // h_i = I_i v_i, f_i − I_i a_i = v_i ×* h_i − f_ext,i (kept in F) and A_i as the start of the
 // subtree sums. (aba_derivatives.hpp runs ABA's backward pass between this step and the next.)
 template <class S>
-TREEDYN_DERIVATIVES_STEP void rnea_derivatives_velocity_step(const Model<S>& model, RneaDerivativesData<S>& d, int i, const S* q,
-                                                   const S* qd, const S* fext) {
+TREEDYN_DERIVATIVES_STEP void rnea_derivatives_velocity_step(const Model<S>& model, RneaDerivativesData<S>& d, int i,
+                                                             const S* q, const S* qd, const S* fext) {
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
   const S* qi = q + model.q_index[i];
   const Transform<S> Xup = joint_transform(model, i, qi) * model.X_tree[i];
@@ -157,8 +157,8 @@ TREEDYN_DERIVATIVES_STEP void rnea_derivatives_velocity_step(const Model<S>& mod
 // Ψ̇_k = v_P × s_k, Ψ̈_k = a_P × s_k + v_P × Ψ̇_k with P = P(k) (λ(i), or the cross piece for a
 // universal joint's second axis), ṡ_k + Ψ̇_k, and f_i = I_i a_i + v_i ×* h_i − f_ext,i
 template <class S>
-TREEDYN_DERIVATIVES_STEP void rnea_derivatives_acceleration_step(const Model<S>& model, RneaDerivativesData<S>& d, int i,
-                                                       const S* qd, const S* qdd) {
+TREEDYN_DERIVATIVES_STEP void rnea_derivatives_acceleration_step(const Model<S>& model, RneaDerivativesData<S>& d,
+                                                                 int i, const S* qd, const S* qdd) {
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i], nv = model.nv;
   const Motion<S>* s = d.s.data() + vi;
   const Motion<S> vp = p > 0 ? d.v[p] : Motion<S>::zero();
@@ -255,11 +255,11 @@ template <class S> inline bool rnea_derivatives_lower_fast(const S*, int, const 
 // backward pass at body i (children done): the rows and columns of joint i against itself and its
 // subtree, then the subtree sums passed to the parent
 template <class S>
-TREEDYN_DERIVATIVES_STEP void rnea_derivatives_backward_step(const Model<S>& model, RneaDerivativesData<S>& d, int i, S* dq,
-                                                   S* dv, S* M) {
+TREEDYN_DERIVATIVES_STEP void rnea_derivatives_backward_step(const Model<S>& model, RneaDerivativesData<S>& d, int i,
+                                                             S* dq, S* dv, S* M) {
   const int nv = model.nv;
   Force<S> Ys[6], H[6], G[6], K[6];  // I^c s_c, H_c, H_c − s_c ×* F_i, K_c
-  Vec3<S> Bts[6];              // (2B^c)ᵀ s_c (its linear part is zero)
+  Vec3<S> Bts[6];                    // (2B^c)ᵀ s_c (its linear part is zero)
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
   const RigidInertia<S>& Ic = d.Ic[i];
   const Sym3<S>& A = d.Ac[i];
