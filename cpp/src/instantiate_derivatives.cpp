@@ -27,18 +27,25 @@ const char* minv_isa();  // src/minv_kernels.cpp: "generic" when TREEDYN_MINV_IS
 namespace {
 // C = −A B (row-major n x n): 4 rows x 8 columns of C held in registers while k runs over A's
 // columns (one broadcast of A_ik and two loads of B's row k feed 8 FMAs), then a 4-column and a
-// scalar tail. Compiled for AVX2 + FMA by the attribute alone, called only when the CPU has them.
-__attribute__((target("avx2,fma"))) void neg_product_avx2(int n, const double* A, const double* B, double* C) {
+// scalar tail. With `rows`, k runs only over the rows of B that are not zero in the columns of the
+// tile (ProductRows): the terms left out are exact zeros, so C is the same to the bit. Compiled
+// for AVX2 + FMA by the attribute alone, called only when the CPU has them.
+__attribute__((target("avx2,fma"))) void neg_product_avx2(int n, const double* A, const double* B, double* C,
+                                                          const ProductRows* rows) {
   const std::size_t ld = n;
   const __m256d zero = _mm256_setzero_pd();
+  const bool all = rows == nullptr || rows->at.empty();
   int i = 0;
   for (; i + 4 <= n; i += 4) {
     const double *a0 = A + i * ld, *a1 = a0 + ld, *a2 = a1 + ld, *a3 = a2 + ld;
     double* c = C + i * ld;
-    int j = 0;
-    for (; j + 8 <= n; j += 8) {
+    int j = 0, t = 0;  // t: the tile
+    for (; j + 8 <= n; j += 8, ++t) {
       __m256d c00 = zero, c01 = zero, c10 = zero, c11 = zero, c20 = zero, c21 = zero, c30 = zero, c31 = zero;
-      for (int k = 0; k < n; ++k) {
+      const int* kk = all ? nullptr : rows->k.data() + rows->at[t];
+      const int m = all ? n : rows->at[t + 1] - rows->at[t];
+      for (int r = 0; r < m; ++r) {
+        const int k = all ? r : kk[r];
         const double* b = B + k * ld + j;
         const __m256d b0 = _mm256_loadu_pd(b), b1 = _mm256_loadu_pd(b + 4);
         __m256d a = _mm256_broadcast_sd(a0 + k);
@@ -63,9 +70,12 @@ __attribute__((target("avx2,fma"))) void neg_product_avx2(int n, const double* A
       _mm256_storeu_pd(c + 3 * ld + j, _mm256_sub_pd(zero, c30));
       _mm256_storeu_pd(c + 3 * ld + j + 4, _mm256_sub_pd(zero, c31));
     }
-    for (; j + 4 <= n; j += 4) {
+    for (; j + 4 <= n; j += 4, ++t) {
       __m256d c0 = zero, c1 = zero, c2 = zero, c3 = zero;
-      for (int k = 0; k < n; ++k) {
+      const int* kk = all ? nullptr : rows->k.data() + rows->at[t];
+      const int m = all ? n : rows->at[t + 1] - rows->at[t];
+      for (int r = 0; r < m; ++r) {
+        const int k = all ? r : kk[r];
         const __m256d b0 = _mm256_loadu_pd(B + k * ld + j);
         c0 = _mm256_fmadd_pd(_mm256_broadcast_sd(a0 + k), b0, c0);
         c1 = _mm256_fmadd_pd(_mm256_broadcast_sd(a1 + k), b0, c1);
@@ -155,14 +165,14 @@ bool rnea_derivatives_lower_fast(const float*, int, const float*, const float*, 
 }
 #endif
 
-bool neg_product_fast(int n, const double* A, const double* B, double* C) {
+bool neg_product_fast(int n, const double* A, const double* B, double* C, const ProductRows* rows) {
 #if defined(TREEDYN_MINV_AVX2)
   if (use_avx2() && n >= 8) {
-    neg_product_avx2(n, A, B, C);
+    neg_product_avx2(n, A, B, C, rows);
     return true;
   }
 #else
-  (void)n, (void)A, (void)B, (void)C;
+  (void)n, (void)A, (void)B, (void)C, (void)rows;
 #endif
   return false;
 }

@@ -24,21 +24,53 @@
 
 namespace treedyn {
 
+// The rows k of ∂τ/∂(q, q̇) that may be non-zero in each tile of columns of the product with M⁻¹ (8
+// columns from 0, then 4, as the product's loop takes them): τ_k depends on q_j, q̇_j only when
+// the joints of k and j are one the other's ancestor or the same. Empty for a chain (every row).
+struct ProductRows {
+  std::vector<int> k, at;  // tile t: k[at[t]], ..., k[at[t + 1] − 1]
+  template <class S> explicit ProductRows(const Model<S>& model) {
+    const int n = model.nv;
+    std::vector<int> lo(n), hi(n);  // coordinate j's joint's subtree: the coordinates [lo, hi)
+    for (int i = 1; i <= model.N; ++i)
+      for (int a = 0; a < model.nv_i[i]; ++a)
+        lo[model.v_index[i] + a] = model.v_index[i], hi[model.v_index[i] + a] = subtree_v_end(model, i);
+    const auto related = [&](int k, int j) { return (j >= lo[k] && j < hi[k]) || (k >= lo[j] && k < hi[j]); };
+    bool sparse = false;
+    for (int k = 0; k < n && !sparse; ++k)
+      for (int j = 0; j < n && !sparse; ++j) sparse = !related(k, j);
+    if (!sparse) return;
+    at.push_back(0);
+    for (int j0 = 0, w = 8; j0 + w <= n || (w == 8 && j0 + 4 <= n); j0 += w) {
+      if (j0 + w > n) w = 4;
+      for (int k = 0; k < n; ++k) {
+        bool any = false;
+        for (int j = j0; j < j0 + w; ++j) any = any || related(k, j);
+        if (any) this->k.push_back(k);
+      }
+      at.push_back(int(this->k.size()));
+    }
+  }
+};
+
 // C = −A B for row-major n x n matrices by a loop written for this CPU: AVX2 + FMA for double when
-// the CPU has them (src/instantiate_derivatives.cpp); false when there is none (Eigen's product)
-bool neg_product_fast(int n, const double* A, const double* B, double* C);
-template <class S> inline bool neg_product_fast(int, const S*, const S*, S*) { return false; }
+// the CPU has them (src/instantiate_derivatives.cpp), B's zero rows in a tile of columns left out
+// (rows, or null); false when there is none (Eigen's product)
+bool neg_product_fast(int n, const double* A, const double* B, double* C, const ProductRows* rows);
+template <class S> inline bool neg_product_fast(int, const S*, const S*, S*, const ProductRows*) { return false; }
 
 template <class S> struct AbaDerivativesData {
   RneaDerivativesData<S> d;  // the frame, the motions and the derivatives' terms (rnea_derivatives.hpp)
   MinvData<S> minv;          // Î^A, ŝ, Î^Aŝ, Ũ, (ŝᵀÎ^Aŝ)⁻¹ (minv.hpp)
   MinvBlocked<S> blocked;    // M⁻¹'s column scratch
+  ProductRows rows;          // ∂τ's non-zero rows per tile of the products' columns
   std::vector<Force<S>> pA;  // p^A_i
   std::vector<S> u, qdd, dtau_dq, dtau_dv;
   explicit AbaDerivativesData(const Model<S>& model)
       : d(model),
         minv(model),
         blocked(model),
+        rows(model),
         pA(model.N + 1, Force<S>::zero()),
         u(model.nv),
         qdd(model.nv),
@@ -127,7 +159,7 @@ TREEDYN_ENTRY void aba_derivatives(const Model<S>& model, AbaDerivativesData<S>&
     throw std::domain_error(
         "aba_derivatives: M⁻¹ overflowed to inf/NaN: the inputs are too large for this precision, or the "
         "model is singular");
-  if (neg_product_fast(nv, Minv, tq, dq) && neg_product_fast(nv, Minv, tv, dv)) {
+  if (neg_product_fast(nv, Minv, tq, dq, &w.rows) && neg_product_fast(nv, Minv, tv, dv, &w.rows)) {
     // (done: the portable build's Eigen product runs at SSE2 width, half of what the CPU can)
   } else {
     const Eigen::Map<const RowMajor> Mi(Minv, nv, nv);
