@@ -59,6 +59,19 @@ struct ProductRows {
 bool neg_product_fast(int n, const double* A, const double* B, double* C, const ProductRows* rows);
 template <class S> inline bool neg_product_fast(int, const S*, const S*, S*, const ProductRows*) { return false; }
 
+// C = −A B for small row-major n x n matrices: C's row i as a sum of B's rows
+template <class S> inline void neg_product_small(int n, const S* __restrict A, const S* __restrict B, S* __restrict C) {
+  for (int i = 0; i < n; ++i) {
+    S* c = C + std::size_t(i) * n;
+    for (int j = 0; j < n; ++j) c[j] = S(0);
+    for (int k = 0; k < n; ++k) {
+      const S a = A[std::size_t(i) * n + k];
+      const S* b = B + std::size_t(k) * n;
+      for (int j = 0; j < n; ++j) c[j] -= a * b[j];
+    }
+  }
+}
+
 template <class S> struct AbaDerivativesData {
   RneaDerivativesData<S> d;  // the frame, the motions and the derivatives' terms (rnea_derivatives.hpp)
   MinvData<S> minv;          // Î^A, ŝ, Î^Aŝ, Ũ, (ŝᵀÎ^Aŝ)⁻¹ (minv.hpp)
@@ -161,6 +174,9 @@ TREEDYN_ENTRY void aba_derivatives(const Model<S>& model, AbaDerivativesData<S>&
         "model is singular");
   if (neg_product_fast(nv, Minv, tq, dq, &w.rows) && neg_product_fast(nv, Minv, tv, dv, &w.rows)) {
     // (done: the portable build's Eigen product runs at SSE2 width, half of what the CPU can)
+  } else if (nv < 8) {  // (Eigen's product of dynamic-size matrices costs more than the loop here)
+    neg_product_small(nv, Minv, tq, dq);
+    neg_product_small(nv, Minv, tv, dv);
   } else {
     const Eigen::Map<const RowMajor> Mi(Minv, nv, nv);
     Eigen::Map<RowMajor>(dq, nv, nv).noalias() = -(Mi * Eigen::Map<const RowMajor>(tq, nv, nv));
