@@ -25,11 +25,16 @@ const char* minv_isa();  // src/minv_kernels.cpp: "generic" when TREEDYN_MINV_IS
 
 #if defined(TREEDYN_MINV_AVX2)
 namespace {
+// the lanes 0 .. m−1 of 4 (1 ≤ m ≤ 4) for AVX2's masked loads and stores
+__attribute__((target("avx2,fma"))) inline __m256i tail_mask(int m) {
+  return _mm256_set_epi64x(m > 3 ? -1 : 0, m > 2 ? -1 : 0, m > 1 ? -1 : 0, -1);
+}
+
 // C = −A B (row-major n x n): 4 rows x 8 columns of C held in registers while k runs over A's
 // columns (one broadcast of A_ik and two loads of B's row k feed 8 FMAs), then a 4-column and a
-// scalar tail. With `rows`, k runs only over the rows of B that are not zero in the columns of the
-// tile (ProductRows): the terms left out are exact zeros, so C is the same to the bit. Compiled
-// for AVX2 + FMA by the attribute alone, called only when the CPU has them.
+// masked tail; the last rows one at a time. With `rows`, k runs only over the rows of B that are not zero in the
+// columns of the tile (ProductRows): the terms left out are exact zeros, so C is the same to the bit. Compiled for AVX2
+// + FMA by the attribute alone, called only when the CPU has them.
 __attribute__((target("avx2,fma"))) void neg_product_avx2(int n, const double* A, const double* B, double* C,
                                                           const ProductRows* rows) {
   const std::size_t ld = n;
@@ -87,19 +92,32 @@ __attribute__((target("avx2,fma"))) void neg_product_avx2(int n, const double* A
       _mm256_storeu_pd(c + 2 * ld + j, _mm256_sub_pd(zero, c2));
       _mm256_storeu_pd(c + 3 * ld + j, _mm256_sub_pd(zero, c3));
     }
-    for (; j < n; ++j)
-      for (int r = 0; r < 4; ++r) {
-        double sum = 0;
-        for (int k = 0; k < n; ++k) sum += A[(i + r) * ld + k] * B[k * ld + j];
-        c[r * ld + j] = -sum;
+    if (j < n) {  // the last n − j < 4 columns, masked
+      const __m256i mask = tail_mask(n - j);
+      __m256d c0 = zero, c1 = zero, c2 = zero, c3 = zero;
+      for (int k = 0; k < n; ++k) {
+        const __m256d b0 = _mm256_maskload_pd(B + k * ld + j, mask);
+        c0 = _mm256_fmadd_pd(_mm256_broadcast_sd(a0 + k), b0, c0);
+        c1 = _mm256_fmadd_pd(_mm256_broadcast_sd(a1 + k), b0, c1);
+        c2 = _mm256_fmadd_pd(_mm256_broadcast_sd(a2 + k), b0, c2);
+        c3 = _mm256_fmadd_pd(_mm256_broadcast_sd(a3 + k), b0, c3);
       }
-  }
-  for (; i < n; ++i)
-    for (int j = 0; j < n; ++j) {
-      double sum = 0;
-      for (int k = 0; k < n; ++k) sum += A[i * ld + k] * B[k * ld + j];
-      C[i * ld + j] = -sum;
+      _mm256_maskstore_pd(c + j, mask, _mm256_sub_pd(zero, c0));
+      _mm256_maskstore_pd(c + ld + j, mask, _mm256_sub_pd(zero, c1));
+      _mm256_maskstore_pd(c + 2 * ld + j, mask, _mm256_sub_pd(zero, c2));
+      _mm256_maskstore_pd(c + 3 * ld + j, mask, _mm256_sub_pd(zero, c3));
     }
+  }
+  for (; i < n; ++i) {  // the last n − i < 4 rows, one at a time, 4 columns at once
+    const double* a = A + i * ld;
+    for (int j = 0; j < n; j += 4) {
+      const __m256i mask = tail_mask(std::min(4, n - j));
+      __m256d c0 = zero;
+      for (int k = 0; k < n; ++k)
+        c0 = _mm256_fmadd_pd(_mm256_broadcast_sd(a + k), _mm256_maskload_pd(B + k * ld + j, mask), c0);
+      _mm256_maskstore_pd(C + i * ld + j, mask, _mm256_sub_pd(zero, c0));
+    }
+  }
 }
 }  // namespace
 #endif
