@@ -258,13 +258,16 @@ template <class S> inline bool rnea_derivatives_lower_fast(const S*, int, const 
 
 // backward pass at body i (children done): the rows and columns of joint i against itself and its
 // subtree, then the subtree sums passed to the parent
-template <class S>
-TREEDYN_DERIVATIVES_STEP void rnea_derivatives_backward_step(const Model<S>& model, RneaDerivativesData<S>& d, int i,
-                                                             S* dq, S* dv, S* M) {
+// (NI: the joint's number of coordinates when known at compile time, 0 otherwise: with NI = 1, the
+// common case, the per-column arrays below live in registers)
+template <int NI, class S>
+TREEDYN_INLINE void rnea_derivatives_backward_joint(const Model<S>& model, RneaDerivativesData<S>& d, int i, S* dq,
+                                                    S* dv, S* M) {
   const int nv = model.nv;
-  Force<S> Ys[6], H[6], G[6], K[6];  // I^c s_c, H_c, H_c − s_c ×* F_i, K_c
-  Vec3<S> Bts[6];                    // (2B^c)ᵀ s_c (its linear part is zero)
-  const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
+  constexpr int cap = NI > 0 ? NI : 6;
+  Force<S> Ys[cap], H[cap], G[cap], K[cap];  // I^c s_c, H_c, H_c − s_c ×* F_i, K_c
+  Vec3<S> Bts[cap];                          // (2B^c)ᵀ s_c (its linear part is zero)
+  const int p = model.parent[i], vi = model.v_index[i], ni = NI > 0 ? NI : model.nv_i[i];
   const RigidInertia<S>& Ic = d.Ic[i];
   const Sym3<S>& A = d.Ac[i];
   const Vec3<S>&n = d.hc[i].ang, &pc = d.hc[i].lin;
@@ -328,6 +331,14 @@ TREEDYN_DERIVATIVES_STEP void rnea_derivatives_backward_step(const Model<S>& mod
     d.F[p] += d.F[i];
     d.Ac[p] = d.Ac[p] + A;
   }
+}
+template <class S>
+TREEDYN_DERIVATIVES_STEP void rnea_derivatives_backward_step(const Model<S>& model, RneaDerivativesData<S>& d, int i,
+                                                             S* dq, S* dv, S* M) {
+  if (model.nv_i[i] == 1)
+    rnea_derivatives_backward_joint<1>(model, d, i, dq, dv, M);
+  else
+    rnea_derivatives_backward_joint<0>(model, d, i, dq, dv, M);
 }
 
 // outputs, row-major nv x nv: dq = ∂τ/∂q, dv = ∂τ/∂q̇, M (or null); entries between coordinates
