@@ -120,10 +120,10 @@ template <class S> inline Sym3<S> coriolis_block(const RigidInertia<S>& I, const
 // the acceleration step adds Ψ̇_k), c_i = Σ ṡ_k q̇_k (kept in a), and body i's own I_i,
 // h_i = I_i v_i, f_i − I_i a_i = v_i ×* h_i − f_ext,i (kept in F) and A_i as the start of the
 // subtree sums. (aba_derivatives.hpp runs ABA's backward pass between this step and the next.)
-template <class S>
-TREEDYN_DERIVATIVES_STEP void rnea_derivatives_velocity_step(const Model<S>& model, RneaDerivativesData<S>& d, int i,
-                                                             const S* q, const S* qd, const S* fext) {
-  const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
+template <int NI, class S>
+TREEDYN_INLINE void rnea_derivatives_velocity_joint(const Model<S>& model, RneaDerivativesData<S>& d, int i, const S* q,
+                                                    const S* qd, const S* fext) {
+  const int p = model.parent[i], vi = model.v_index[i], ni = NI > 0 ? NI : model.nv_i[i];
   const S* qi = q + model.q_index[i];
   const Transform<S> Xup = joint_transform(model, i, qi) * model.X_tree[i];
   if (p > 0) {
@@ -156,14 +156,22 @@ TREEDYN_DERIVATIVES_STEP void rnea_derivatives_velocity_step(const Model<S>& mod
   if (fext) d.F[i] -= d.X0[i].inv_apply(external_force(fext, i));
   d.Ac[i] = coriolis_block(I, v);
 }
+template <class S>
+TREEDYN_DERIVATIVES_STEP void rnea_derivatives_velocity_step(const Model<S>& model, RneaDerivativesData<S>& d, int i,
+                                                             const S* q, const S* qd, const S* fext) {
+  if (model.nv_i[i] == 1)
+    rnea_derivatives_velocity_joint<1>(model, d, i, q, qd, fext);
+  else
+    rnea_derivatives_velocity_joint<0>(model, d, i, q, qd, fext);
+}
 
 // forward pass at body i, the part with q̈ (q̈_i given): a_i = a_λ + c_i + Σ s_k q̈_k (a_0 = −g),
 // Ψ̇_k = v_P × s_k, Ψ̈_k = a_P × s_k + v_P × Ψ̇_k with P = P(k) (λ(i), or the cross piece for a
 // universal joint's second axis), ṡ_k + Ψ̇_k, and f_i = I_i a_i + v_i ×* h_i − f_ext,i
-template <class S>
-TREEDYN_DERIVATIVES_STEP void rnea_derivatives_acceleration_step(const Model<S>& model, RneaDerivativesData<S>& d,
-                                                                 int i, const S* qd, const S* qdd) {
-  const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i], nv = model.nv;
+template <int NI, class S>
+TREEDYN_INLINE void rnea_derivatives_acceleration_joint(const Model<S>& model, RneaDerivativesData<S>& d, int i,
+                                                        const S* qd, const S* qdd) {
+  const int p = model.parent[i], vi = model.v_index[i], ni = NI > 0 ? NI : model.nv_i[i], nv = model.nv;
   const Motion<S>* s = d.s.data() + vi;
   const Motion<S> vp = p > 0 ? d.v[p] : Motion<S>::zero();
   const Motion<S> ap = p > 0 ? d.a[p] : gravity_acceleration(model);
@@ -189,6 +197,14 @@ TREEDYN_DERIVATIVES_STEP void rnea_derivatives_acceleration_step(const Model<S>&
   }
   d.a[i] = a;
   d.F[i] += d.Ic[i] * a;  // (Ic[i] is I_i until the backward pass sums it)
+}
+template <class S>
+TREEDYN_DERIVATIVES_STEP void rnea_derivatives_acceleration_step(const Model<S>& model, RneaDerivativesData<S>& d,
+                                                                 int i, const S* qd, const S* qdd) {
+  if (model.nv_i[i] == 1)
+    rnea_derivatives_acceleration_joint<1>(model, d, i, qd, qdd);
+  else
+    rnea_derivatives_acceleration_joint<0>(model, d, i, qd, qdd);
 }
 
 // The pairs of the backward step, each triangle written row by row (contiguous):
