@@ -106,6 +106,27 @@ template <class S> TREEDYN_DERIVATIVES_STEP void aba_derivatives_bias_step(const
   if (p > 0) w.pA[p] += pa;
 }
 
+// pass 1 at body i, after rnea_derivatives_velocity_step: M⁻¹'s setup takes the frame, the axes
+// and Î^A_i = I_i from it, ABA's bias p^A_i = v_i ×* h_i − f_ext,i
+template <class S> TREEDYN_DERIVATIVES_STEP void aba_derivatives_minv_step(const Model<S>& model,
+                                                                           AbaDerivativesData<S>& w, int i) {
+  const RneaDerivativesData<S>& d = w.d;
+  MinvData<S>& m = w.minv;
+  m.X0[i] = d.X0[i];
+  for (int k = model.v_index[i]; k < model.v_index[i] + model.nv_i[i]; ++k) m.s[k] = d.s[k];
+  m.IA[i] = ArticulatedInertia<S>::from(d.Ic[i]);
+  w.pA[i] = d.F[i];
+}
+
+// pass 2 at body i: drumwright2012's eq. (7) (minv_articulated_inertia_step, its calls inlined
+// here), then ABA's bias
+template <class S>
+TREEDYN_DERIVATIVES_STEP void aba_derivatives_inertia_step(const Model<S>& model, AbaDerivativesData<S>& w, int i,
+                                                           const S* tau) {
+  minv_articulated_inertia_step(model, w.minv, i);
+  aba_derivatives_bias_step(model, w, i, tau);
+}
+
 // pass 3 at body i ≥ first: q̈_i = (ŝᵀÎ^Aŝ)⁻¹(u_i − (Î^Aŝ)ᵀ(a_λ + c_i))
 template <class S> TREEDYN_DERIVATIVES_STEP void aba_derivatives_qdd_step(const Model<S>& model,
                                                                           AbaDerivativesData<S>& w, int i) {
@@ -144,15 +165,9 @@ TREEDYN_ENTRY void aba_derivatives(const Model<S>& model, AbaDerivativesData<S>&
   MinvData<S>& m = w.minv;
   for (int i = 1; i <= model.N; ++i) {  // pass 1
     rnea_derivatives_velocity_step(model, d, i, q, qd, fext);
-    m.X0[i] = d.X0[i];
-    for (int k = model.v_index[i]; k < model.v_index[i] + model.nv_i[i]; ++k) m.s[k] = d.s[k];
-    m.IA[i] = ArticulatedInertia<S>::from(d.Ic[i]);
-    w.pA[i] = d.F[i];
+    aba_derivatives_minv_step(model, w, i);
   }
-  for (int i = model.N; i >= m.first; --i) {  // pass 2
-    minv_articulated_inertia_step(model, m, i);
-    aba_derivatives_bias_step(model, w, i, tau);
-  }
+  for (int i = model.N; i >= m.first; --i) aba_derivatives_inertia_step(model, w, i, tau);  // pass 2
   if (m.floating_base) {  // Î^A_0⁻¹ by the written-out LLᵀ of ABA's pivots (Eigen's solve of a 6 x 6 cost more)
     const Mat6<S> IA0 = m.IA[1].matrix();
     invert_pivot(model, 1, IA0, m.IA0inv);
