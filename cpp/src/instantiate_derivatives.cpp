@@ -25,20 +25,32 @@ const char* minv_isa();  // src/minv_kernels.cpp: "generic" when TREEDYN_MINV_IS
 
 #if defined(TREEDYN_MINV_AVX2)
 namespace {
+// the lanes 0 .. m−1 of 4 (1 ≤ m ≤ 4) for AVX2's masked loads and stores
+__attribute__((target("avx2,fma"))) inline __m256i tail_mask(int m) {
+  return _mm256_set_epi64x(m > 3 ? -1 : 0, m > 2 ? -1 : 0, m > 1 ? -1 : 0, -1);
+}
+
 // C = −A B (row-major n x n): 4 rows x 8 columns of C held in registers while k runs over A's
 // columns (one broadcast of A_ik and two loads of B's row k feed 8 FMAs), then a 4-column and a
-// scalar tail. Compiled for AVX2 + FMA by the attribute alone, called only when the CPU has them.
-__attribute__((target("avx2,fma"))) void neg_product_avx2(int n, const double* A, const double* B, double* C) {
+// masked tail; the last rows one at a time. With `rows`, k runs only over the rows of B that are not zero in the
+// columns of the tile (ProductRows): the terms left out are exact zeros, so C is the same to the bit. Compiled for AVX2
+// + FMA by the attribute alone, called only when the CPU has them.
+__attribute__((target("avx2,fma"))) void neg_product_avx2(int n, const double* A, const double* B, double* C,
+                                                          const ProductRows* rows) {
   const std::size_t ld = n;
   const __m256d zero = _mm256_setzero_pd();
+  const bool all = rows == nullptr || rows->at.empty();
   int i = 0;
   for (; i + 4 <= n; i += 4) {
     const double *a0 = A + i * ld, *a1 = a0 + ld, *a2 = a1 + ld, *a3 = a2 + ld;
     double* c = C + i * ld;
-    int j = 0;
-    for (; j + 8 <= n; j += 8) {
+    int j = 0, t = 0;  // t: the tile
+    for (; j + 8 <= n; j += 8, ++t) {
       __m256d c00 = zero, c01 = zero, c10 = zero, c11 = zero, c20 = zero, c21 = zero, c30 = zero, c31 = zero;
-      for (int k = 0; k < n; ++k) {
+      const int* kk = all ? nullptr : rows->k.data() + rows->at[t];
+      const int m = all ? n : rows->at[t + 1] - rows->at[t];
+      for (int r = 0; r < m; ++r) {
+        const int k = all ? r : kk[r];
         const double* b = B + k * ld + j;
         const __m256d b0 = _mm256_loadu_pd(b), b1 = _mm256_loadu_pd(b + 4);
         __m256d a = _mm256_broadcast_sd(a0 + k);
@@ -63,9 +75,12 @@ __attribute__((target("avx2,fma"))) void neg_product_avx2(int n, const double* A
       _mm256_storeu_pd(c + 3 * ld + j, _mm256_sub_pd(zero, c30));
       _mm256_storeu_pd(c + 3 * ld + j + 4, _mm256_sub_pd(zero, c31));
     }
-    for (; j + 4 <= n; j += 4) {
+    for (; j + 4 <= n; j += 4, ++t) {
       __m256d c0 = zero, c1 = zero, c2 = zero, c3 = zero;
-      for (int k = 0; k < n; ++k) {
+      const int* kk = all ? nullptr : rows->k.data() + rows->at[t];
+      const int m = all ? n : rows->at[t + 1] - rows->at[t];
+      for (int r = 0; r < m; ++r) {
+        const int k = all ? r : kk[r];
         const __m256d b0 = _mm256_loadu_pd(B + k * ld + j);
         c0 = _mm256_fmadd_pd(_mm256_broadcast_sd(a0 + k), b0, c0);
         c1 = _mm256_fmadd_pd(_mm256_broadcast_sd(a1 + k), b0, c1);
@@ -77,32 +92,105 @@ __attribute__((target("avx2,fma"))) void neg_product_avx2(int n, const double* A
       _mm256_storeu_pd(c + 2 * ld + j, _mm256_sub_pd(zero, c2));
       _mm256_storeu_pd(c + 3 * ld + j, _mm256_sub_pd(zero, c3));
     }
-    for (; j < n; ++j)
-      for (int r = 0; r < 4; ++r) {
-        double sum = 0;
-        for (int k = 0; k < n; ++k) sum += A[(i + r) * ld + k] * B[k * ld + j];
-        c[r * ld + j] = -sum;
+    if (j < n) {  // the last n − j < 4 columns, masked
+      const __m256i mask = tail_mask(n - j);
+      __m256d c0 = zero, c1 = zero, c2 = zero, c3 = zero;
+      for (int k = 0; k < n; ++k) {
+        const __m256d b0 = _mm256_maskload_pd(B + k * ld + j, mask);
+        c0 = _mm256_fmadd_pd(_mm256_broadcast_sd(a0 + k), b0, c0);
+        c1 = _mm256_fmadd_pd(_mm256_broadcast_sd(a1 + k), b0, c1);
+        c2 = _mm256_fmadd_pd(_mm256_broadcast_sd(a2 + k), b0, c2);
+        c3 = _mm256_fmadd_pd(_mm256_broadcast_sd(a3 + k), b0, c3);
       }
-  }
-  for (; i < n; ++i)
-    for (int j = 0; j < n; ++j) {
-      double sum = 0;
-      for (int k = 0; k < n; ++k) sum += A[i * ld + k] * B[k * ld + j];
-      C[i * ld + j] = -sum;
+      _mm256_maskstore_pd(c + j, mask, _mm256_sub_pd(zero, c0));
+      _mm256_maskstore_pd(c + ld + j, mask, _mm256_sub_pd(zero, c1));
+      _mm256_maskstore_pd(c + 2 * ld + j, mask, _mm256_sub_pd(zero, c2));
+      _mm256_maskstore_pd(c + 3 * ld + j, mask, _mm256_sub_pd(zero, c3));
     }
+  }
+  for (; i < n; ++i) {  // the last n − i < 4 rows, one at a time, 4 columns at once
+    const double* a = A + i * ld;
+    for (int j = 0; j < n; j += 4) {
+      const __m256i mask = tail_mask(std::min(4, n - j));
+      __m256d c0 = zero;
+      for (int k = 0; k < n; ++k)
+        c0 = _mm256_fmadd_pd(_mm256_broadcast_sd(a + k), _mm256_maskload_pd(B + k * ld + j, mask), c0);
+      _mm256_maskstore_pd(C + i * ld + j, mask, _mm256_sub_pd(zero, c0));
+    }
+  }
 }
 }  // namespace
 #endif
 
-bool neg_product_fast(int n, const double* A, const double* B, double* C) {
+namespace {
 #if defined(TREEDYN_MINV_AVX2)
+bool use_avx2() {
   static const bool avx2 = std::string(minv_isa()) != "generic";  // the M⁻¹ loops' choice, the same test
-  if (avx2 && n >= 8) {
-    neg_product_avx2(n, A, B, C);
+  return avx2;
+}
+
+// rnea_derivatives_upper / _lower (rnea_derivatives.hpp) inlined into functions compiled for AVX2 +
+// FMA, called only when the CPU has them
+template <class S>
+__attribute__((target("avx2,fma"))) void upper_avx2(const S* Y, int nv, const S* sk, int c0, int c1, S* dqk, S* dvk,
+                                                    S* Mk) {
+  rnea_derivatives_upper(Y, nv, sk, c0, c1, dqk, dvk, Mk);
+}
+template <class S>
+__attribute__((target("avx2,fma"))) void lower_avx2(const S* Z, int nv, const S* Ys, const S* Bts, int k0, int k1,
+                                                    S* dqc, S* dvc, S* Mc) {
+  rnea_derivatives_lower(Z, nv, Ys, Bts, k0, k1, dqc, dvc, Mc);
+}
+#endif
+}  // namespace
+
+#if defined(TREEDYN_MINV_AVX2)
+bool rnea_derivatives_upper_fast(const double* Y, int nv, const double* sk, int c0, int c1, double* dqk, double* dvk,
+                                 double* Mk) {
+  if (!use_avx2()) return false;
+  upper_avx2(Y, nv, sk, c0, c1, dqk, dvk, Mk);
+  return true;
+}
+bool rnea_derivatives_upper_fast(const float* Y, int nv, const float* sk, int c0, int c1, float* dqk, float* dvk,
+                                 float* Mk) {
+  if (!use_avx2()) return false;
+  upper_avx2(Y, nv, sk, c0, c1, dqk, dvk, Mk);
+  return true;
+}
+bool rnea_derivatives_lower_fast(const double* Z, int nv, const double* Ys, const double* Bts, int k0, int k1,
+                                 double* dqc, double* dvc, double* Mc) {
+  if (!use_avx2()) return false;
+  lower_avx2(Z, nv, Ys, Bts, k0, k1, dqc, dvc, Mc);
+  return true;
+}
+bool rnea_derivatives_lower_fast(const float* Z, int nv, const float* Ys, const float* Bts, int k0, int k1, float* dqc,
+                                 float* dvc, float* Mc) {
+  if (!use_avx2()) return false;
+  lower_avx2(Z, nv, Ys, Bts, k0, k1, dqc, dvc, Mc);
+  return true;
+}
+#else
+bool rnea_derivatives_upper_fast(const double*, int, const double*, int, int, double*, double*, double*) {
+  return false;
+}
+bool rnea_derivatives_upper_fast(const float*, int, const float*, int, int, float*, float*, float*) { return false; }
+bool rnea_derivatives_lower_fast(const double*, int, const double*, const double*, int, int, double*, double*,
+                                 double*) {
+  return false;
+}
+bool rnea_derivatives_lower_fast(const float*, int, const float*, const float*, int, int, float*, float*, float*) {
+  return false;
+}
+#endif
+
+bool neg_product_fast(int n, const double* A, const double* B, double* C, const ProductRows* rows) {
+#if defined(TREEDYN_MINV_AVX2)
+  if (use_avx2() && n >= 8) {
+    neg_product_avx2(n, A, B, C, rows);
     return true;
   }
 #else
-  (void)n, (void)A, (void)B, (void)C;
+  (void)n, (void)A, (void)B, (void)C, (void)rows;
 #endif
   return false;
 }
