@@ -82,40 +82,32 @@ def _differentiable(values, jacobians, value_shapes, jacobian_shapes, dtype):
     return f
 
 
-def forward_dynamics(model: Model, q, v, tau, f_ext=None):
-    """q̈ = M(q)⁻¹(τ − c(q, v, f_ext)) by ABA, differentiable in q, v and τ."""
-    dtype, f_ext = _dtype(model, q=q, v=v, tau=tau), _constant(f_ext)
+def _dynamics(model, value, jacobians, q, v, x, name: str, f_ext):
+    """value(model, q, v, x, f_ext, dtype) (…, nv) with the custom JVP of jacobians(...) (∂/∂q, ∂/∂v, ∂/∂x);
+    x is called `name` in messages."""
+    dtype, f_ext = _dtype(model, **{"q": q, "v": v, name: x}), _constant(f_ext)
     nq, nv = model.nq, model.nv
 
-    def values(q, v, tau):
-        lead, (q, v, tau), fe = _flat(model, f_ext, q, v, tau)
-        return (np.asarray(C.forward_dynamics(model, q, v, tau, fe, dtype)).reshape(lead + (nv,)),)
+    def values(q, v, x):
+        lead, (q, v, x), fe = _flat(model, f_ext, q, v, x)
+        return (np.asarray(value(model, q, v, x, fe, dtype)).reshape(lead + (nv,)),)
 
-    def jacobians(q, v, tau):
-        lead, (q, v, tau), fe = _flat(model, f_ext, q, v, tau)
-        Js = C.forward_jacobians(model, q, v, tau, fe, dtype)
-        return tuple(J.reshape(lead + J.shape[1:]) for J in Js)
+    def jacobians_of(q, v, x):
+        lead, (q, v, x), fe = _flat(model, f_ext, q, v, x)
+        return tuple(J.reshape(lead + J.shape[1:]) for J in jacobians(model, q, v, x, fe, dtype))
 
-    f = _differentiable(values, jacobians, [(nv,)], [(nv, nq), (nv, nv), (nv, nv)], dtype)
-    return f(jnp.asarray(q), jnp.asarray(v), jnp.asarray(tau))[0]
+    f = _differentiable(values, jacobians_of, [(nv,)], [(nv, nq), (nv, nv), (nv, nv)], dtype)
+    return f(jnp.asarray(q), jnp.asarray(v), jnp.asarray(x))[0]
+
+
+def forward_dynamics(model: Model, q, v, tau, f_ext=None):
+    """q̈ = M(q)⁻¹(τ − c(q, v, f_ext)) by ABA, differentiable in q, v and τ."""
+    return _dynamics(model, C.forward_dynamics, C.forward_jacobians, q, v, tau, "tau", f_ext)
 
 
 def inverse_dynamics(model: Model, q, v, a, f_ext=None):
     """τ = M(q) a + c(q, v) − Σ Jᵀ f_ext by RNEA, differentiable in q, v and a."""
-    dtype, f_ext = _dtype(model, q=q, v=v, a=a), _constant(f_ext)
-    nq, nv = model.nq, model.nv
-
-    def values(q, v, a):
-        lead, (q, v, a), fe = _flat(model, f_ext, q, v, a)
-        return (np.asarray(C.inverse_dynamics(model, q, v, a, fe, dtype)).reshape(lead + (nv,)),)
-
-    def jacobians(q, v, a):
-        lead, (q, v, a), fe = _flat(model, f_ext, q, v, a)
-        Js = C.inverse_jacobians(model, q, v, a, fe, dtype)
-        return tuple(J.reshape(lead + J.shape[1:]) for J in Js)
-
-    f = _differentiable(values, jacobians, [(nv,)], [(nv, nq), (nv, nv), (nv, nv)], dtype)
-    return f(jnp.asarray(q), jnp.asarray(v), jnp.asarray(a))[0]
+    return _dynamics(model, C.inverse_dynamics, C.inverse_jacobians, q, v, a, "a", f_ext)
 
 
 def step(model: Model, q, v, tau, dt: float, f_ext=None):

@@ -62,54 +62,41 @@ def _apply(J, g):
     return torch.einsum("...mn,...m->...n", J, g)
 
 
-class ForwardDynamics(torch.autograd.Function):
-    """q̈ = ABA(q, v, τ); backward from td.aba_derivatives (∂q̈/∂τ = M⁻¹)."""
+def _dynamics_function(name: str, doc: str, value, jacobians, x: str):
+    """A torch.autograd.Function of (model, f_ext, q, v, x): value(model, q, v, x, f_ext, dtype) forward,
+    and Jᵀ g for the three Jacobians jacobians(...) gives (∂/∂q, ∂/∂v, ∂/∂x) backward."""
 
-    @staticmethod
-    def forward(ctx, model, f_ext, q, v, tau):
-        (qn, vn, tn), fn, dtype = _inputs(model, {"q": q, "v": v, "tau": tau}, f_ext)
+    def forward(ctx, model, f_ext, q, v, xt):
+        (qn, vn, xn), fn, dtype = _inputs(model, {"q": q, "v": v, x: xt}, f_ext)
         ctx.model, ctx.f_ext, ctx.dtype = model, fn, dtype
-        ctx.save_for_backward(q, v, tau)
-        return torch.from_numpy(np.asarray(C.forward_dynamics(model, qn, vn, tn, fn, dtype)))
+        ctx.save_for_backward(q, v, xt)
+        return torch.from_numpy(np.asarray(value(model, qn, vn, xn, fn, dtype)))
 
-    @staticmethod
     @once_differentiable
     def backward(ctx, g):
-        q, v, tau = (x.detach().numpy() for x in ctx.saved_tensors)
-        Jq, Jv, Minv = (torch.from_numpy(J) for J in C.forward_jacobians(ctx.model, q, v, tau, ctx.f_ext, ctx.dtype))
+        q, v, xt = (t.detach().numpy() for t in ctx.saved_tensors)
+        Js = (torch.from_numpy(J) for J in jacobians(ctx.model, q, v, xt, ctx.f_ext, ctx.dtype))
         need = ctx.needs_input_grad
-        return (
-            None,
-            None,
-            _apply(Jq, g) if need[2] else None,
-            _apply(Jv, g) if need[3] else None,
-            _apply(Minv, g) if need[4] else None,
-        )
+        return (None, None) + tuple(_apply(J, g) if need[2 + k] else None for k, J in enumerate(Js))
+
+    members = {"__doc__": doc, "forward": staticmethod(forward), "backward": staticmethod(backward)}
+    return type(name, (torch.autograd.Function,), members)
 
 
-class InverseDynamics(torch.autograd.Function):
-    """τ = RNEA(q, v, a); backward from td.rnea_derivatives (∂τ/∂a = M)."""
-
-    @staticmethod
-    def forward(ctx, model, f_ext, q, v, a):
-        (qn, vn, an), fn, dtype = _inputs(model, {"q": q, "v": v, "a": a}, f_ext)
-        ctx.model, ctx.f_ext, ctx.dtype = model, fn, dtype
-        ctx.save_for_backward(q, v, a)
-        return torch.from_numpy(np.asarray(C.inverse_dynamics(model, qn, vn, an, fn, dtype)))
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, g):
-        q, v, a = (x.detach().numpy() for x in ctx.saved_tensors)
-        Jq, Jv, M = (torch.from_numpy(J) for J in C.inverse_jacobians(ctx.model, q, v, a, ctx.f_ext, ctx.dtype))
-        need = ctx.needs_input_grad
-        return (
-            None,
-            None,
-            _apply(Jq, g) if need[2] else None,
-            _apply(Jv, g) if need[3] else None,
-            _apply(M, g) if need[4] else None,
-        )
+ForwardDynamics = _dynamics_function(
+    "ForwardDynamics",
+    "q̈ = ABA(q, v, τ); backward from td.aba_derivatives (∂q̈/∂τ = M⁻¹).",
+    C.forward_dynamics,
+    C.forward_jacobians,
+    "tau",
+)
+InverseDynamics = _dynamics_function(
+    "InverseDynamics",
+    "τ = RNEA(q, v, a); backward from td.rnea_derivatives (∂τ/∂a = M).",
+    C.inverse_dynamics,
+    C.inverse_jacobians,
+    "a",
+)
 
 
 class Step(torch.autograd.Function):
