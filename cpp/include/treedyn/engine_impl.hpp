@@ -189,10 +189,13 @@ template <class S> void forward_kinematics_once(const Model<S>& m, const S* q, S
 #define TREEDYN_INSTANTIATE_drumwright(S)              \
   template class KernelEngine<DrumwrightKernel<S>, S>; \
   template KernelEngine<DrumwrightKernel<S>, S>::KernelEngine(const Model<S>&);
-#define TREEDYN_INSTANTIATE_cfa(S)                                       \
-  template class KernelEngine<CfaKernel<S>, S>;                          \
-  template class KernelEngine<JsiiaKernel<S>, S>;                        \
-  template KernelEngine<CfaKernel<S>, S>::KernelEngine(const Model<S>&); \
-  template KernelEngine<JsiiaKernel<S>, S>::KernelEngine(const Model<S>&);
+// (and cfa's block size of treedyn.linalg.solve_block_tridiagonal, linalg_kernels.cpp.in: its
+// elimination is instantiated here already)
+#define TREEDYN_INSTANTIATE_cfa(S)                                         \
+  template class KernelEngine<CfaKernel<S>, S>;                            \
+  template class KernelEngine<JsiiaKernel<S>, S>;                          \
+  template KernelEngine<CfaKernel<S>, S>::KernelEngine(const Model<S>&);   \
+  template KernelEngine<JsiiaKernel<S>, S>::KernelEngine(const Model<S>&); \
+  template S oee_solve_once<S, 5>(int, int, int, const S*, const S*, const S*, S*);
 
 }  // namespace treedyn

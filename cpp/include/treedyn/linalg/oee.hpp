@@ -278,4 +278,11 @@ S oee_solve(OeeWorkspace<S, K>& w, int n, int k, int m, const S* D, const S* U, 
   return oee_solve_factorised(w, m, D, U, R, X);
 }
 
+// oee_solve with a workspace of its own, for one call (treedyn.linalg.solve_block_tridiagonal)
+template <class S, int K = Eigen::Dynamic> S oee_solve_once(int n, int k, int m, const S* D, const S* U, const S* R,
+                                                            S* X) {
+  OeeWorkspace<S, K> w(n, k, m);
+  return oee_solve<S, K>(w, n, k, m, D, U, R, X);
+}
+
 }  // namespace treedyn

@@ -46,101 +46,16 @@ template <class S> class Direct {
     return static_cast<long>(Mt_.nonZeros());
   }
 
-  StepStats<S> step(const S* q, const S* qd, S t, S h, S* qout, S* qdout) {
-    const auto held = lock();
-    return redmax::step(
-        sys_, ws_, q, qd, t, h,
-        [&](S hh) {
-          assemble(hh);
-          factor();
-        },
-        [&](const auto& B, auto& X) {
-          X = B;
-          solve(X);
-          return 0L;
-        },
-        qout, qdout);
-  }
+  StepStats<S> step(const S* q, const S* qd, S t, S h, S* qout, S* qdout);
 
   // M̃_r(q)⁻¹ R for step h (q̇ plays no part in M̃_r)
-  MatX inverse_inertia(const S* q, S h, const MatX& R) {
-    const auto held = lock();
-    const VecX zero = VecX::Zero(sys_.tree.nv);
-    implicit_terms(sys_, ws_, q, zero.data(), S(0), h);
-    assemble(h);
-    factor();
-    MatX X = R;
-    solve(X);
-    return X;
-  }
+  MatX inverse_inertia(const S* q, S h, const MatX& R);
 
   // the unconstrained continuous dynamics (see explicit_terms)
-  void forward_dynamics(const S* q, const S* qd, const S* tau, S t, S* qdd) {
-    const auto held = lock();
-    explicit_terms(sys_, ws_, q, qd, tau, t, qdd);
-    assemble(S(0));
-    factor();
-    Eigen::Map<VecX> x(qdd, sys_.tree.nv);
-    solve(x);
-  }
+  void forward_dynamics(const S* q, const S* qd, const S* tau, S t, S* qdd);
 
   // Build M̃_r from the workspace's blocks A, C (implicit_terms must have run) for step h.
-  void assemble(S h) {
-    const Model<S>& m = sys_.tree;
-    const Data<S>& d = ws_.d;
-    start_assembly();
-    // tree part: composite blocks, leaves first
-    for (int i = 0; i <= m.N; ++i) Ac_[i] = ws_.A[i];
-    for (int i = m.N; i >= 1; --i) {
-      const Mat6<S> X = d.Xup[i].matrix();
-      Ac_[m.parent[i]].noalias() += X.transpose() * Ac_[i] * X;
-    }
-    using Cols = Eigen::Matrix<S, 6, Eigen::Dynamic, 0, 6, 6>;
-    for (int i = 1; i <= m.N; ++i) {
-      const int ni = m.nv_i[i], vi = m.v_index[i];
-      if (!ni) continue;
-      Cols Si(6, ni);
-      for (int k = 0; k < ni; ++k) Si.col(k) = d.Ssub[vi + k].vec();
-      Cols F = Ac_[i] * Si;
-      add_block(i, i, Si, F);
-      for (int j = i; m.parent[j] > 0;) {  // up the path: F = ^jX_pᵀ F
-        F = to_parent(d.Xup[j], F);
-        j = m.parent[j];
-        if (!m.nv_i[j]) continue;
-        Cols Sj(6, m.nv_i[j]);
-        for (int k = 0; k < m.nv_i[j]; ++k) Sj.col(k) = d.Ssub[m.v_index[j] + k].vec();
-        add_block(j, i, Sj, F, true);
-      }
-    }
-    // springs, grouped by the body b of their second end: entry (α, β) = F_αᵀ J_{b,β} with
-    // F_α = Σ_s C_sᵀ J_{a_s,α} over the group's springs whose a_s lies below α, and
-    // J_{a,α} = ^aX_0 (^αX_0)⁻¹ S_α; F_α walks up from b once for all the group's springs
-    for (const auto& g : groups_) {
-      const int b = g.first;
-      for (int al : g.second.alphas)
-        for (int ka = 0; ka < m.nv_i[al]; ++ka) {
-          const Motion<S> Sa = d.X0[al].inv_apply(d.Ssub[m.v_index[al] + ka]);  // S_α in world
-          Force<S> F = Force<S>::zero();
-          for (int k : g.second.springs) {
-            const int a = sys_.springs[k].a;
-            if (a < al || a > m.last[al]) continue;  // α is not above a
-            F += Force<S>::from(ws_.C[k].transpose() * d.X0[a].apply(Sa).vec());
-          }
-          const int ra = index(m.v_index[al] + ka);
-          for (int be = b; be > 0; be = m.parent[be]) {
-            for (int kb = 0; kb < m.nv_i[be]; ++kb) {
-              const S val = dot(d.Ssub[m.v_index[be] + kb], F);
-              const int rb = index(m.v_index[be] + kb);
-              emit(ra, rb, val);
-              emit(rb, ra, val);
-            }
-            F = d.Xup[be].inv_apply(F);
-          }
-        }
-    }
-    for (int k = 0; k < m.nv; ++k) emit(index(k), index(k), h * sys_.d_r[k] + h * h * sys_.k_r[k]);
-    finish_assembly();
-  }
+  void assemble(S h);
 
   void factor() {
     if (leaf_to_root_)
@@ -251,6 +166,103 @@ template <class S> class Direct {
   Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::NaturalOrdering<int>> natural_;
   mutable std::mutex mutex_;  // guards everything above that a call writes
 };
+
+// The entry points the bindings call, defined out of the class: not inline, so that the
+// bindings' `extern template class` (bindings/redmax.cpp) keeps the compiler from instantiating
+// the solver again there (members defined in the class are inline, and GCC instantiates an extern
+// template's inline members wherever they are called, to inline them: 9 s of CPU per solver)
+template <class S> StepStats<S> Direct<S>::step(const S* q, const S* qd, S t, S h, S* qout, S* qdout) {
+  const auto held = lock();
+  return redmax::step(
+      sys_, ws_, q, qd, t, h,
+      [&](S hh) {
+        assemble(hh);
+        factor();
+      },
+      [&](const auto& B, auto& X) {
+        X = B;
+        solve(X);
+        return 0L;
+      },
+      qout, qdout);
+}
+
+template <class S> auto Direct<S>::inverse_inertia(const S* q, S h, const MatX& R) -> MatX {
+  const auto held = lock();
+  const VecX zero = VecX::Zero(sys_.tree.nv);
+  implicit_terms(sys_, ws_, q, zero.data(), S(0), h);
+  assemble(h);
+  factor();
+  MatX X = R;
+  solve(X);
+  return X;
+}
+
+template <class S> void Direct<S>::forward_dynamics(const S* q, const S* qd, const S* tau, S t, S* qdd) {
+  const auto held = lock();
+  explicit_terms(sys_, ws_, q, qd, tau, t, qdd);
+  assemble(S(0));
+  factor();
+  Eigen::Map<VecX> x(qdd, sys_.tree.nv);
+  solve(x);
+}
+
+template <class S> void Direct<S>::assemble(S h) {
+  const Model<S>& m = sys_.tree;
+  const Data<S>& d = ws_.d;
+  start_assembly();
+  // tree part: composite blocks, leaves first
+  for (int i = 0; i <= m.N; ++i) Ac_[i] = ws_.A[i];
+  for (int i = m.N; i >= 1; --i) {
+    const Mat6<S> X = d.Xup[i].matrix();
+    Ac_[m.parent[i]].noalias() += X.transpose() * Ac_[i] * X;
+  }
+  using Cols = Eigen::Matrix<S, 6, Eigen::Dynamic, 0, 6, 6>;
+  for (int i = 1; i <= m.N; ++i) {
+    const int ni = m.nv_i[i], vi = m.v_index[i];
+    if (!ni) continue;
+    Cols Si(6, ni);
+    for (int k = 0; k < ni; ++k) Si.col(k) = d.Ssub[vi + k].vec();
+    Cols F = Ac_[i] * Si;
+    add_block(i, i, Si, F);
+    for (int j = i; m.parent[j] > 0;) {  // up the path: F = ^jX_pᵀ F
+      F = to_parent(d.Xup[j], F);
+      j = m.parent[j];
+      if (!m.nv_i[j]) continue;
+      Cols Sj(6, m.nv_i[j]);
+      for (int k = 0; k < m.nv_i[j]; ++k) Sj.col(k) = d.Ssub[m.v_index[j] + k].vec();
+      add_block(j, i, Sj, F, true);
+    }
+  }
+  // springs, grouped by the body b of their second end: entry (α, β) = F_αᵀ J_{b,β} with
+  // F_α = Σ_s C_sᵀ J_{a_s,α} over the group's springs whose a_s lies below α, and
+  // J_{a,α} = ^aX_0 (^αX_0)⁻¹ S_α; F_α walks up from b once for all the group's springs
+  for (const auto& g : groups_) {
+    const int b = g.first;
+    for (int al : g.second.alphas)
+      for (int ka = 0; ka < m.nv_i[al]; ++ka) {
+        const Motion<S> Sa = d.X0[al].inv_apply(d.Ssub[m.v_index[al] + ka]);  // S_α in world
+        Force<S> F = Force<S>::zero();
+        for (int k : g.second.springs) {
+          const int a = sys_.springs[k].a;
+          if (a < al || a > m.last[al]) continue;  // α is not above a
+          F += Force<S>::from(ws_.C[k].transpose() * d.X0[a].apply(Sa).vec());
+        }
+        const int ra = index(m.v_index[al] + ka);
+        for (int be = b; be > 0; be = m.parent[be]) {
+          for (int kb = 0; kb < m.nv_i[be]; ++kb) {
+            const S val = dot(d.Ssub[m.v_index[be] + kb], F);
+            const int rb = index(m.v_index[be] + kb);
+            emit(ra, rb, val);
+            emit(rb, ra, val);
+          }
+          F = d.Xup[be].inv_apply(F);
+        }
+      }
+  }
+  for (int k = 0; k < m.nv; ++k) emit(index(k), index(k), h * sys_.d_r[k] + h * h * sys_.k_r[k]);
+  finish_assembly();
+}
 
 // the kernel of solver "redmax-direct" in the engine (engine.hpp): one Direct per thread, so that
 // a batch of forward dynamics runs over the threads; step and the rest use thread 0's

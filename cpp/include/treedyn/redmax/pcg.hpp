@@ -67,49 +67,15 @@ template <class S> class Pcg {
   const System<S>& system() const { return sys_; }
   Workspace<S>& workspace() { return ws_; }
 
-  StepStats<S> step(const S* q, const S* qd, S t, S h, S* qout, S* qdout) {
-    const std::lock_guard<std::mutex> held(mutex_);
-    StepStats<S> st = redmax::step(
-        sys_, ws_, q, qd, t, h, [&](S hh) { prepare(hh); }, [&](const auto& B, auto& X) { return solve(B, X); }, qout,
-        qdout);
-    st.max_iterations = max_it_;
-    st.unconverged = unconverged_;
-    return st;
-  }
+  StepStats<S> step(const S* q, const S* qd, S t, S h, S* qout, S* qdout);
 
   // M̃_r(q)⁻¹ R for step h, each column from zero
-  MatX inverse_inertia(const S* q, S h, const MatX& R) {
-    const std::lock_guard<std::mutex> held(mutex_);
-    const VecX zero = VecX::Zero(sys_.tree.nv);
-    implicit_terms(sys_, ws_, q, zero.data(), S(0), h);
-    prepare(h);
-    MatX X = MatX::Zero(R.rows(), R.cols());
-    solve(R, X);
-    return X;
-  }
+  MatX inverse_inertia(const S* q, S h, const MatX& R);
 
-  void forward_dynamics(const S* q, const S* qd, const S* tau, S t, S* qdd) {
-    const std::lock_guard<std::mutex> held(mutex_);
-    VecX b(sys_.tree.nv);
-    explicit_terms(sys_, ws_, q, qd, tau, t, b.data());
-    prepare(S(0));  // P = M_r: one iteration
-    Eigen::Map<VecX> x(qdd, sys_.tree.nv);
-    x.setZero();
-    solve(b, x);
-  }
+  void forward_dynamics(const S* q, const S* qd, const S* tau, S t, S* qdd);
 
   // P⁻¹ X at q for step h (Alg. 4 alone, for tests: equals M̃_r⁻¹ X without coupling springs)
-  MatX precondition(const S* q, S h, const MatX& X) {
-    const std::lock_guard<std::mutex> held(mutex_);
-    const VecX zero = VecX::Zero(sys_.tree.nv);
-    implicit_terms(sys_, ws_, q, zero.data(), S(0), h);
-    prepare(h);
-    MatX Y(X.rows(), X.cols());
-    Scratch& s = *scratch_[0];
-    for (int c = 0; c < X.cols(); ++c)
-      pre_.apply(sys_.tree, ws_.d, X.col(c).data(), Y.col(c).data(), s.w.data(), s.y.data());
-    return Y;
-  }
+  MatX precondition(const S* q, S h, const MatX& X);
 
   // the preconditioner of the workspace's blocks, and the reduced diagonal hD_r − h²K_r
   void prepare(S h) {
@@ -277,6 +243,52 @@ template <class S> class Pcg {
   std::vector<std::unique_ptr<BlockScratch>> block_;
   std::mutex mutex_;  // guards everything above that a call writes
 };
+
+// The entry points the bindings call, defined out of the class: not inline, so that the
+// bindings' `extern template class` (bindings/redmax.cpp) keeps the compiler from instantiating
+// the solver again there (members defined in the class are inline, and GCC instantiates an extern
+// template's inline members wherever they are called, to inline them: 9 s of CPU per solver)
+template <class S> StepStats<S> Pcg<S>::step(const S* q, const S* qd, S t, S h, S* qout, S* qdout) {
+  const std::lock_guard<std::mutex> held(mutex_);
+  StepStats<S> st = redmax::step(
+      sys_, ws_, q, qd, t, h, [&](S hh) { prepare(hh); }, [&](const auto& B, auto& X) { return solve(B, X); }, qout,
+      qdout);
+  st.max_iterations = max_it_;
+  st.unconverged = unconverged_;
+  return st;
+}
+
+template <class S> auto Pcg<S>::inverse_inertia(const S* q, S h, const MatX& R) -> MatX {
+  const std::lock_guard<std::mutex> held(mutex_);
+  const VecX zero = VecX::Zero(sys_.tree.nv);
+  implicit_terms(sys_, ws_, q, zero.data(), S(0), h);
+  prepare(h);
+  MatX X = MatX::Zero(R.rows(), R.cols());
+  solve(R, X);
+  return X;
+}
+
+template <class S> void Pcg<S>::forward_dynamics(const S* q, const S* qd, const S* tau, S t, S* qdd) {
+  const std::lock_guard<std::mutex> held(mutex_);
+  VecX b(sys_.tree.nv);
+  explicit_terms(sys_, ws_, q, qd, tau, t, b.data());
+  prepare(S(0));  // P = M_r: one iteration
+  Eigen::Map<VecX> x(qdd, sys_.tree.nv);
+  x.setZero();
+  solve(b, x);
+}
+
+template <class S> auto Pcg<S>::precondition(const S* q, S h, const MatX& X) -> MatX {
+  const std::lock_guard<std::mutex> held(mutex_);
+  const VecX zero = VecX::Zero(sys_.tree.nv);
+  implicit_terms(sys_, ws_, q, zero.data(), S(0), h);
+  prepare(h);
+  MatX Y(X.rows(), X.cols());
+  Scratch& s = *scratch_[0];
+  for (int c = 0; c < X.cols(); ++c)
+    pre_.apply(sys_.tree, ws_.d, X.col(c).data(), Y.col(c).data(), s.w.data(), s.y.data());
+  return Y;
+}
 
 // the kernel of solver "redmax-pcg" in the engine (engine.hpp): one Pcg per thread, so that a
 // batch of forward dynamics runs over the threads; step (with its warm starts) uses thread 0's
