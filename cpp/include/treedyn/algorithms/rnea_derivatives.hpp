@@ -42,12 +42,11 @@
 #include "treedyn/algorithms/kinematics.hpp"
 
 // A step of the passes below: a function of its own with every call inside it inlined (the small
-// spatial products are otherwise left as calls inside the loops over the columns); in treedyn's
-// own x86-64 build (TREEDYN_MINV_AVX2) also compiled for Haswell (AVX2 + FMA), the copy chosen by
-// the CPU when the module loads (GCC's target_clones: an ifunc, so glibc only)
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) && defined(TREEDYN_MINV_AVX2)
-#define TREEDYN_DERIVATIVES_STEP __attribute__((noinline, flatten, target_clones("arch=haswell", "default")))
-#elif defined(__GNUC__)
+// spatial products are otherwise left as calls inside the loops over the columns). Not compiled
+// twice by GCC's target_clones (Haswell and generic): GCC 12 cannot unwind through a cloned
+// function, so a singular joint's SingularJoint thrown in a step ended the process (std::terminate;
+// found by .ci/sanitize, and reproduced with a 10-line program at -O2)
+#if defined(__GNUC__)
 #define TREEDYN_DERIVATIVES_STEP __attribute__((noinline, flatten))
 #else
 #define TREEDYN_DERIVATIVES_STEP
