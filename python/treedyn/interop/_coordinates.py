@@ -51,6 +51,16 @@ def _blocks(model: Model, q: np.ndarray):
     return out
 
 
+def _vector_coordinates(model: Model) -> list:
+    """The indices in q of the joints whose coordinates are their tangent space (not spherical or free)."""
+    return [
+        iq + k
+        for j, iq in zip(model.joints, model.q_indices)
+        if not isinstance(j, (Spherical, Free))
+        for k in range(j.nq)
+    ]
+
+
 def _columns_to_coordinates(model: Model, q: np.ndarray, J: np.ndarray) -> np.ndarray:
     """J (B, m, nv) with columns in the tangent space at q (B, nq) -> J T (B, m, nq)."""
     if model.nq == model.nv:
@@ -60,12 +70,7 @@ def _columns_to_coordinates(model: Model, q: np.ndarray, J: np.ndarray) -> np.nd
     for iq, nq, iv, nv, T, _ in _blocks(model, q):
         out[:, :, iq : iq + nq] = J[:, :, iv : iv + nv] @ T
         done[iv : iv + nv] = True
-    vec_q = [
-        iq + k
-        for j, iq in zip(model.joints, model.q_indices)
-        if not isinstance(j, (Spherical, Free))
-        for k in range(j.nq)
-    ]
+    vec_q = _vector_coordinates(model)
     out[:, :, vec_q] = J[:, :, ~done]
     return out
 
@@ -79,12 +84,7 @@ def _rows_to_coordinates(model: Model, q: np.ndarray, J: np.ndarray) -> np.ndarr
     for iq, nq, iv, nv, _, E in _blocks(model, q):
         out[:, iq : iq + nq] = E @ J[:, iv : iv + nv]
         done[iv : iv + nv] = True
-    vec_q = [
-        iq + k
-        for j, iq in zip(model.joints, model.q_indices)
-        if not isinstance(j, (Spherical, Free))
-        for k in range(j.nq)
-    ]
+    vec_q = _vector_coordinates(model)
     out[:, vec_q] = J[:, ~done]
     return out
 
