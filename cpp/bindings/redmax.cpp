@@ -11,13 +11,11 @@
 #include "treedyn/redmax/pcg.hpp"
 
 // instantiated once, with their engines (src/instantiate_redmax*.cpp), not again here (what the
-// bindings call is defined out of the classes for that: an inline member would be instantiated here)
+// bindings call is defined out of the classes for that: an inline member would be instantiated here;
+// the step's shared pieces are declared extern in redmax/step.hpp)
 namespace treedyn::redmax {
 extern template class Direct<double>;
 extern template class Pcg<double>;
-extern template void implicit_terms<double>(const System<double>&, Workspace<double>&, const double*, const double*,
-                                            double, double);
-extern template void constraint_rows<double>(const System<double>&, ConstraintWorkspace<double>&, bool);
 }  // namespace treedyn::redmax
 
 namespace py = pybind11;

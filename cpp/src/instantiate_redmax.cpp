@@ -6,11 +6,20 @@
 namespace treedyn {
 using redmax::RedMaxDirectKernel;
 template class redmax::Direct<double>;
-// the steps' terms, which bindings/redmax.cpp also calls
-template void redmax::implicit_terms<double>(const redmax::System<double>&, redmax::Workspace<double>&, const double*,
-                                             const double*, double, double);
-template void redmax::constraint_rows<double>(const redmax::System<double>&, redmax::ConstraintWorkspace<double>&,
-                                              bool);
+// the pieces of the step both solvers share, declared extern in redmax/step.hpp for the other units
+// that include it (instantiate_redmax_pcg.cpp, bindings/redmax.cpp)
+namespace redmax {
+template void implicit_terms<double>(const System<double>&, Workspace<double>&, const double*, const double*, double,
+                                     double);
+template void explicit_terms<double>(const System<double>&, Workspace<double>&, const double*, const double*,
+                                     const double*, double, double*);
+template void constraint_rows<double>(const System<double>&, ConstraintWorkspace<double>&, bool);
+template double position_residual<double>(const System<double>&, ConstraintWorkspace<double>&, const double*,
+                                          const double*);
+template Eigen::VectorXd dual_multipliers<double>(const System<double>&, Workspace<double>&, double,
+                                                  StepStats<double>&);
+template double velocity_residual<double>(const System<double>&, Workspace<double>&, double);
+}  // namespace redmax
 template class KernelEngine<RedMaxDirectKernel<double>, double>;
 template KernelEngine<RedMaxDirectKernel<double>, double>::KernelEngine(const Model<double>&,
                                                                         const redmax::System<double>&, const bool&);

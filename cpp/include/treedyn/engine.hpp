@@ -88,7 +88,7 @@ template <class K, class S> class KernelEngine final : public Engine<S> {
                    std::string& error) override;
   double run_inverse_inertia(const S* q, const S* R, int m, S* Y) override;
   bool run_inverse_mass_matrix(const S* q, S* Minv, double& omega) override;
-  void ensure_workspaces(int n) override { ws_.ensure(n); }
+  void ensure_workspaces(int n) override;  // (out of the class: a binding unit must not make workspaces)
   const K kernel_;
   Workspaces<K, S> ws_;
 };

@@ -120,6 +120,10 @@ double KernelEngine<K, S>::run_items(int t, int b0, int b1, const S* q, const S*
   return Engine<S>::run_items(t, b0, b1, q, qd, tau, fext, qdd, error);
 }
 
+// defined here rather than in the class: the vtable that a binding unit emits (pybind11's
+// destructor needs it) would otherwise make that unit instantiate every kernel's workspace
+template <class K, class S> void KernelEngine<K, S>::ensure_workspaces(int n) { ws_.ensure(n); }
+
 template <class K, class S> double KernelEngine<K, S>::run_inverse_inertia(const S* q, const S* R, int m, S* Y) {
   return kernel_.inverse_inertia(this->model_, ws_, q, R, m, Y);
 }

@@ -30,7 +30,6 @@
 // blocks are computed independently, spread over the OpenMP threads (Alg. 1 lines 3-8).
 #pragma once
 #include <Eigen/Cholesky>
-#include <Eigen/QR>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -103,10 +102,13 @@ template <class S> struct CfaData {
       joint_subspace(model, i, q0.data() + model.q_index[i], &s);
       Sv[i] = s.vec();
       Sv[i] /= Sv[i].norm();
-      // W_i: the last 5 columns of the orthogonal factor of S_i (its first column is ± S_i)
-      Eigen::HouseholderQR<Vec6<S>> qr(Sv[i]);
-      const Mat6<S> Q = qr.householderQ() * Mat6<S>::Identity();
-      W[i] = Q.template rightCols<5>();
+      // W_i: the last 5 columns of the Householder reflector H = 1 − 2vvᵀ/vᵀv, v = S_i ± e_1 (the
+      // sign of S_i's first entry: no cancellation, vᵀv ≥ 2), which maps S_i to ∓e_1. H is
+      // orthogonal and symmetric, so its first column is ∓S_i and the other five span S_i's complement
+      Vec6<S> v = Sv[i];
+      v[0] += v[0] >= S(0) ? S(1) : S(-1);
+      const Mat6<S> H = Mat6<S>::Identity() - (S(2) / v.squaredNorm()) * (v * v.transpose());
+      W[i] = H.template rightCols<5>();
     }
   }
 };

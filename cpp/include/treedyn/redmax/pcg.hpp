@@ -194,8 +194,9 @@ template <class S> class Pcg {
     }
   }
 
-  // X = M̃_r⁻¹ B column by column, X holding the starting guesses; columns over threads
-  template <class MB, class MX> long solve(const MB& B, MX& X) {
+  // X = M̃_r⁻¹ B column by column, X holding the starting guesses; columns over threads. (Ref: one
+  // instantiation for the vectors and matrices the step solves with)
+  long solve(const Eigen::Ref<const MatX>& B, Eigen::Ref<MatX> X) {
     const int cols = static_cast<int>(B.cols()), n = sys_.tree.nv;
     // threads only for enough work: a parallel region costs a wake-up, and on a loaded machine a
     // wait for a time slice, which a small system's whole step would not cover

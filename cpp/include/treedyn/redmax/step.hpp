@@ -113,28 +113,20 @@ template <class S> void constraint_rows(const System<S>& sys, ConstraintWorkspac
   }
 }
 
-// eq. (2.42) after f̃ and the factorisation: the l + 2 solves of §3.4 —
-//   v₀ = M̃⁻¹ f̃,  Y = M̃⁻¹ Gᵀ (l independent columns),  (G Y) λ = G v₀ + β C,
-//   q̇⁺ = M̃⁻¹ (f̃ − Gᵀλ)  (started from v₀ − Yλ, which it equals in exact arithmetic).
-// G M̃⁻¹ Gᵀ is symmetric positive semi-definite; rows that are zero or dependent (a planar
-// mechanism closed by a spatial joint) give zero eigenvalues, which are dropped: λ is the
-// minimum-norm solution, and Gᵀλ — all the step needs — is unique.
-// `solve(B, X)` overwrites X (holding a starting guess) with M̃⁻¹B and returns its iterations.
-template <class S, class Solve>
-void dual_solve(const System<S>& sys, Workspace<S>& ws, const S* qd, S h, Solve&& solve, StepStats<S>& st) {
+// β of G q̇⁺ = −β C: the system's Baumgarte factor, 1/h when it is negative
+template <class S> S baumgarte_factor(const System<S>& sys, S h) { return sys.baumgarte < S(0) ? S(1) / h : sys.baumgarte; }
+
+// dual_solve's part that does not depend on the solver: with Y = M̃⁻¹Gᵀ and v = M̃⁻¹f̃ in ws,
+// λ = (G M̃⁻¹Gᵀ)⁺ (G v + β C) through the eigen-decomposition of G Y (symmetrised), eigenvalues
+// below 1e-10 of the largest dropped; then v ← v − Yλ and the returned f = f̃ − Gᵀλ (whose solve,
+// by the caller, is q̇⁺). Sets st.rank.
+template <class S>
+Eigen::Matrix<S, Eigen::Dynamic, 1> dual_multipliers(const System<S>& sys, Workspace<S>& ws, S h, StepStats<S>& st) {
   using MatX = typename Workspace<S>::MatX;
   using VecX = typename Workspace<S>::VecX;
-  ws.v = Eigen::Map<const VecX>(qd, sys.tree.nv);  // warm start: the previous velocity
-  st.iterations += solve(ws.rhs, ws.v);
-  st.solves += 1;
   const int l = static_cast<int>(ws.rows.size());
-  st.rows = l;
-  if (l == 0) return;
-  constraint_rows(sys, ws);
-  st.iterations += solve(ws.Gt, ws.Y);  // warm start: last step's columns
-  st.solves += l;
   const MatX GY = ws.Gt.transpose() * ws.Y;
-  const S beta = sys.baumgarte < S(0) ? S(1) / h : sys.baumgarte;
+  const S beta = baumgarte_factor(sys, h);
   VecX b = ws.Gt.transpose() * ws.v;
   for (int r = 0; r < l; ++r) b[r] += beta * ws.rows[r].C;
   Eigen::SelfAdjointEigenSolver<MatX> eig(S(0.5) * (GY + GY.transpose()));
@@ -151,12 +143,40 @@ void dual_solve(const System<S>& sys, Workspace<S>& ws, const S* qd, S h, Solve&
   st.rank = rank;
   const VecX lambda = eig.eigenvectors() * c;
   ws.v -= ws.Y * lambda;
-  const VecX f = ws.rhs - ws.Gt * lambda;
+  return ws.rhs - ws.Gt * lambda;
+}
+
+// max |G q̇⁺ + β C| for q̇⁺ in ws.v
+template <class S> S velocity_residual(const System<S>& sys, Workspace<S>& ws, S h) {
+  const S beta = baumgarte_factor(sys, h);
+  Eigen::Matrix<S, Eigen::Dynamic, 1> res = ws.Gt.transpose() * ws.v;
+  for (int r = 0; r < res.size(); ++r) res[r] += beta * ws.rows[r].C;
+  return res.cwiseAbs().maxCoeff();
+}
+
+// eq. (2.42) after f̃ and the factorisation: the l + 2 solves of §3.4 —
+//   v₀ = M̃⁻¹ f̃,  Y = M̃⁻¹ Gᵀ (l independent columns),  (G Y) λ = G v₀ + β C,
+//   q̇⁺ = M̃⁻¹ (f̃ − Gᵀλ)  (started from v₀ − Yλ, which it equals in exact arithmetic).
+// G M̃⁻¹ Gᵀ is symmetric positive semi-definite; rows that are zero or dependent (a planar
+// mechanism closed by a spatial joint) give zero eigenvalues, which are dropped: λ is the
+// minimum-norm solution, and Gᵀλ — all the step needs — is unique.
+// `solve(B, X)` overwrites X (holding a starting guess) with M̃⁻¹B and returns its iterations.
+template <class S, class Solve>
+void dual_solve(const System<S>& sys, Workspace<S>& ws, const S* qd, S h, Solve&& solve, StepStats<S>& st) {
+  using VecX = typename Workspace<S>::VecX;
+  ws.v = Eigen::Map<const VecX>(qd, sys.tree.nv);  // warm start: the previous velocity
+  st.iterations += solve(ws.rhs, ws.v);
+  st.solves += 1;
+  const int l = static_cast<int>(ws.rows.size());
+  st.rows = l;
+  if (l == 0) return;
+  constraint_rows(sys, ws);
+  st.iterations += solve(ws.Gt, ws.Y);  // warm start: last step's columns
+  st.solves += l;
+  const VecX f = dual_multipliers(sys, ws, h, st);
   st.iterations += solve(f, ws.v);
   st.solves += 1;
-  VecX res = ws.Gt.transpose() * ws.v;
-  for (int r = 0; r < l; ++r) res[r] += beta * ws.rows[r].C;
-  st.velocity_residual = res.cwiseAbs().maxCoeff();
+  st.velocity_residual = velocity_residual(sys, ws, h);
 }
 
 // the constraints' position error max |C(q)| at configuration q (recomputes the kinematics)
@@ -204,5 +224,21 @@ template <class S> struct KernelOps {
     return 0;
   }
 };
+
+// Inside treedyn's own build, the pieces of the step that do not depend on the solver are
+// instantiated once, in cpp/src/instantiate_redmax.cpp, rather than in each unit that includes this
+// header (both solvers' and the bindings': ~8 s of CPU each). A plugin gets them from the header.
+#ifdef TREEDYN_BUILDING_CORE
+extern template void implicit_terms<double>(const System<double>&, Workspace<double>&, const double*, const double*,
+                                            double, double);
+extern template void explicit_terms<double>(const System<double>&, Workspace<double>&, const double*, const double*,
+                                            const double*, double, double*);
+extern template void constraint_rows<double>(const System<double>&, ConstraintWorkspace<double>&, bool);
+extern template double position_residual<double>(const System<double>&, ConstraintWorkspace<double>&, const double*,
+                                                  const double*);
+extern template Eigen::VectorXd dual_multipliers<double>(const System<double>&, Workspace<double>&, double,
+                                                         StepStats<double>&);
+extern template double velocity_residual<double>(const System<double>&, Workspace<double>&, double);
+#endif
 
 }  // namespace treedyn::redmax
