@@ -38,7 +38,7 @@ template <class S> struct Transform {
   // For products of exact rotations, as X_J(q) X_T in the joint pass; not for long chains of
   // products, where the cross product would amplify the rounding of its rows from one to the next
   // (chains of world-frame transforms use compose below).
-  Transform operator*(const Transform& X2) const {
+  TREEDYN_INLINE Transform operator*(const Transform& X2) const {
     Transform X;
     for (int i = 0; i < 2; ++i)
       for (int j = 0; j < 3; ++j) X.E(i, j) = E(i, 0) * X2.E(0, j) + E(i, 1) * X2.E(1, j) + E(i, 2) * X2.E(2, j);
@@ -123,7 +123,7 @@ template <class S> struct ParentTransform {
 // as the cross product of the first two, which is exact for rotations but, chained down a long
 // branch, amplifies rounding by about 4/3 per link: ^iX_0 of a 400-link chain would no longer be
 // a rotation. Each entry is summed left to right (the same bits wherever it is used).
-template <class S> inline Transform<S> compose(const Transform<S>& X1, const Transform<S>& X2) {
+template <class S> TREEDYN_INLINE Transform<S> compose(const Transform<S>& X1, const Transform<S>& X2) {
   Transform<S> X;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) X.E(i, j) = X1.E(i, 0) * X2.E(0, j) + X1.E(i, 1) * X2.E(1, j) + X1.E(i, 2) * X2.E(2, j);

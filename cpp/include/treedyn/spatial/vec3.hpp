@@ -6,7 +6,11 @@
 
 // The few small operations every pass calls per body (transform application, a joint's
 // rotation) are always inlined: left to the compiler's unit-wide inlining budget they became
-// calls when an unrelated kernel joined the unit (aba +10% on a 100-link chain)
+// calls when an unrelated kernel joined the unit (aba +10% on a 100-link chain). Under LTO the
+// budget is the whole program's (--param inline-unit-growth, read from the compile options): when
+// a change elsewhere made the program smaller, Transform::operator* and compose became calls in
+// drumwright's passes (+8% on a 100-link chain); so the products with a transform or an inertia
+// are always inlined too
 #if defined(__GNUC__)
 #define TREEDYN_INLINE __attribute__((always_inline)) inline
 #else
