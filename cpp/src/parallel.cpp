@@ -41,7 +41,7 @@ int spin_microseconds() {
 
 class Pool {
  public:
-  using Body = std::function<void(int, int)>;
+  using Body = ItemBody;
 
   void run(int n, int threads, const Body& body) {
     std::unique_lock<std::mutex> job(busy_, std::defer_lock);
@@ -189,7 +189,7 @@ Pool*& the_pool() {
 
 }  // namespace
 
-void parallel_for(int n, int threads, const std::function<void(int, int)>& body) { the_pool()->run(n, threads, body); }
+void parallel_for(int n, int threads, ItemBody body) { the_pool()->run(n, threads, body); }
 
 int column_threads(int m, int n) {
   if (std::int64_t(m) * n * n < 20000) return 1;

@@ -15,7 +15,7 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
-#include <functional>
+#include <type_traits>
 
 namespace treedyn {
 
@@ -23,12 +23,27 @@ namespace treedyn {
 int max_threads();
 void set_threads(int n);
 
+// A non-owning reference to the callable body(item, slot) of parallel_for, which outlives the call:
+// two pointers, where a std::function would allocate for a lambda of more than two captures (once
+// per parallel_range, i.e. per level of odd–even elimination and scan)
+class ItemBody {
+ public:
+  template <class F, class = std::enable_if_t<!std::is_same<std::decay_t<F>, ItemBody>::value>>
+  ItemBody(const F& f)  // NOLINT(google-explicit-constructor): lambdas convert, as to std::function
+      : obj_(&f), call_([](const void* obj, int item, int slot) { (*static_cast<const F*>(obj))(item, slot); }) {}
+  void operator()(int item, int slot) const { call_(obj_, item, slot); }
+
+ private:
+  const void* obj_;
+  void (*call_)(const void*, int, int);
+};
+
 // body(item, slot) for every item in [0, n), on up to `threads` threads: slot 0 is the caller,
 // slots 1 .. threads-1 are workers (per-slot scratch is safe). One job runs at a time; a call
 // made while another is running (another solver in another thread, or from inside an item) runs
 // serially on its caller. An exception thrown by an item is rethrown in the caller (the one of
 // the lowest item) after every item has run.
-void parallel_for(int n, int threads, const std::function<void(int item, int slot)>& body);
+void parallel_for(int n, int threads, ItemBody body);
 
 // one step of a short busy wait (the x86 `pause`: tells the core it spins)
 inline void spin_pause() {
