@@ -114,7 +114,9 @@ template <class S> void constraint_rows(const System<S>& sys, ConstraintWorkspac
 }
 
 // β of G q̇⁺ = −β C: the system's Baumgarte factor, 1/h when it is negative
-template <class S> S baumgarte_factor(const System<S>& sys, S h) { return sys.baumgarte < S(0) ? S(1) / h : sys.baumgarte; }
+template <class S> S baumgarte_factor(const System<S>& sys, S h) {
+  return sys.baumgarte < S(0) ? S(1) / h : sys.baumgarte;
+}
 
 // dual_solve's part that does not depend on the solver: with Y = M̃⁻¹Gᵀ and v = M̃⁻¹f̃ in ws,
 // λ = (G M̃⁻¹Gᵀ)⁺ (G v + β C) through the eigen-decomposition of G Y (symmetrised), eigenvalues
@@ -235,7 +237,7 @@ extern template void explicit_terms<double>(const System<double>&, Workspace<dou
                                             const double*, double, double*);
 extern template void constraint_rows<double>(const System<double>&, ConstraintWorkspace<double>&, bool);
 extern template double position_residual<double>(const System<double>&, ConstraintWorkspace<double>&, const double*,
-                                                  const double*);
+                                                 const double*);
 extern template Eigen::VectorXd dual_multipliers<double>(const System<double>&, Workspace<double>&, double,
                                                          StepStats<double>&);
 extern template double velocity_residual<double>(const System<double>&, Workspace<double>&, double);

@@ -19,7 +19,9 @@ template <class S> struct ArticulatedInertia {
     return *this;
   }
   // I v = [A ω + B v; Bᵀ ω + C v]
-  TREEDYN_INLINE Force<S> operator*(const Motion<S>& v) const { return {A * v.ang + B * v.lin, B.transpose() * v.ang + C * v.lin}; }
+  TREEDYN_INLINE Force<S> operator*(const Motion<S>& v) const {
+    return {A * v.ang + B * v.lin, B.transpose() * v.ang + C * v.lin};
+  }
   // I − U Uᵀ / D for a 1-DoF joint (U a force, D a scalar): Featherstone's I^a = I^A − U D⁻¹ Uᵀ
   void subtract_outer(const Force<S>& U, S Dinv) {
     const Vec3<S> Un = U.ang * Dinv, Uf = U.lin * Dinv;

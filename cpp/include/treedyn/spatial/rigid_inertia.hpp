@@ -25,7 +25,9 @@ template <class S> struct RigidInertia {
   }
 
   // I v = [Ī ω + h × v; m v − h × ω]: 24m + 18a (featherstone-part3, "Iv")
-  TREEDYN_INLINE Force<S> operator*(const Motion<S>& v) const { return {I * v.ang + cross(h, v.lin), v.lin * m - cross(h, v.ang)}; }
+  TREEDYN_INLINE Force<S> operator*(const Motion<S>& v) const {
+    return {I * v.ang + cross(h, v.lin), v.lin * m - cross(h, v.ang)};
+  }
   Mat6<S> matrix() const {
     Mat6<S> M;
     M << I.full(), skew<S>(h), -skew<S>(h), Mat3<S>::Identity() * m;
