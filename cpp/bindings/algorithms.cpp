@@ -141,7 +141,7 @@ void bind_algorithms(py::module_& m) {
         {
           py::gil_scoped_release release;
           for_items(model, B, true, [&](int b, Data<double>& data) {
-            crba(model, data, qp + std::size_t(b) * nq);
+            crba_root_axes(model, data, qp + std::size_t(b) * nq);
             Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
                 out + std::size_t(b) * nv * nv, nv, nv) = data.M;
           });

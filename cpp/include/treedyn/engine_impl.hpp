@@ -151,7 +151,7 @@ template <class S> void rnea_once(const Model<S>& m, const S* q, const S* qd, co
 }
 template <class S> void mass_matrix_once(const Model<S>& m, const S* q, S* M) {
   Data<S> data(m, true);
-  crba(m, data, q);
+  crba_root_axes(m, data, q);
   Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(M, m.nv, m.nv) = data.M;
 }
 template <class S> void integrate_once(const Model<S>& m, const S* q, const S* v, S dt, S* qout) {

@@ -33,6 +33,9 @@ template <class T> struct Data {  // T: the scalar (S is the motion subspace)
   std::vector<Force<T>> U;                             // nv: the columns of U_i = I^A_i S_i
   VecX u, bias;                                        // nv
   MatX M;                                              // nv x nv (only with_mass_matrix)
+  std::vector<Mat3<T>> Er;                             // crba_root_axes (only with_mass_matrix): ^iE_r, r the
+  std::vector<Vec3<T>> dr;                             // root of i's tree; i's origin seen from its parent's,
+  std::vector<Motion<T>> Sr;                           // in r's axes; nv: S_i in r's axes
   Eigen::LLT<MatX> llt;
 
   explicit Data(const Model<T>& model, bool with_mass_matrix = false)
@@ -58,7 +61,12 @@ template <class T> struct Data {  // T: the scalar (S is the motion subspace)
       Dinv[i].setZero(model.nv_i[i], model.nv_i[i]);
       Dtilde[i].setZero(model.nv_i[i], model.nv_i[i]);
     }
-    if (with_mass_matrix) M.setZero(model.nv, model.nv);
+    if (with_mass_matrix) {
+      M.setZero(model.nv, model.nv);
+      Er.assign(model.N + 1, Mat3<T>::Identity());
+      dr.assign(model.N + 1, Vec3<T>::Zero());
+      Sr.assign(model.nv, Motion<T>::zero());
+    }
   }
 };
 
