@@ -20,6 +20,19 @@ import treedyn as td  # noqa: E402 (after the hypothesis profiles)
 from treedyn.scenes import chain, random_tree  # noqa: E402
 
 
+def mounted_chain(n, at):
+    """chain(n) with a fixed base whose first joint is mounted at `at` (a robot placed far out):
+    0.1 m links, axes alternating z and y."""
+    model = td.Model()
+    rod = td.Inertia.box(1.0, (0.1, 0.01, 0.01), com=(0.05, 0, 0))
+    parent = None
+    for i in range(n):
+        place = td.Transform(translation=(0.1, 0, 0) if i else at)
+        axis = (0, 0, 1) if i % 2 == 0 else (0, 1, 0)
+        parent = model.add_body(f"link{i + 1}", parent, td.Revolute(axis), place, rod)
+    return model
+
+
 def rel_err(a, b) -> float:
     """max |a − b| / max(1, max |b|): for exact identities only (values that must be equal up to a
     handful of roundings); numerical comparisons use the bounds below."""

@@ -8,6 +8,7 @@ from conftest import (
     assert_same_accelerations,
     assert_within_rounding,
     dynamics_scale,
+    mounted_chain,
     random_state,
     rel_err,
 )
@@ -41,30 +42,19 @@ def test_mass_matrix_is_rnea_columns_and_symmetric_positive_definite(model, rng)
     assert np.linalg.eigvalsh(M).min() > 0
 
 
-def mounted_chain(at):
-    """An 8-link 0.8 m chain with alternating axes, its first joint mounted at `at`."""
-    model = td.Model()
-    rod = td.Inertia.box(1.0, (0.1, 0.01, 0.01), com=(0.05, 0, 0))
-    parent = None
-    for i in range(8):
-        place = td.Transform(translation=(0.1, 0, 0) if i else at)
-        axis = (0, 0, 1) if i % 2 == 0 else (0, 1, 0)
-        parent = model.add_body(f"link{i + 1}", parent, td.Revolute(axis), place, rod)
-    return model
-
-
 @pytest.mark.parametrize("distance", [1e3, 1e6])
 def test_mass_matrix_does_not_depend_on_where_the_tree_is(distance):
     """td.mass_matrix carries each column's force up in the root body's axes with the joints' own
     offsets as lever arms (crba.hpp, crba_root_axes), so M of a chain mounted 1 km or 1000 km out is
     M at the origin to rounding; lever arms taken as differences of world positions would lose
     ~|p|·u/0.1 m (1e7 u at 1000 km)."""
-    q = td.random_configuration(mounted_chain((0.0, 0.0, 0.0)), np.random.default_rng(3))
-    M0 = td.mass_matrix(mounted_chain((0.0, 0.0, 0.0)), q)
-    far = td.mass_matrix(mounted_chain(tuple(distance * np.array([0.6, 0.8, 0.0]))), q)
+    near = mounted_chain(8, (0.0, 0.0, 0.0))
+    q = td.random_configuration(near, np.random.default_rng(3))
+    M0 = td.mass_matrix(near, q)
+    far = td.mass_matrix(mounted_chain(8, tuple(distance * np.array([0.6, 0.8, 0.0]))), q)
     assert_within_rounding(far, M0, M0, len(q), what=f"M at {distance:g} m = M at the origin")
     # and it is RBDA's CRBA (link coordinates, the solvers' own: crba-ltl's LᵀL factor) to rounding
-    L, _ = td._core._ltl_factor(mounted_chain((0.0, 0.0, 0.0))._cpp, q, False)
+    L, _ = td._core._ltl_factor(near._cpp, q, False)
     assert_within_rounding(L.T @ L, M0, np.abs(L.T) @ np.abs(L), len(q), what="td.mass_matrix = LᵀL of CRBA's M")
 
 

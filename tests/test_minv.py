@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import assert_backward_stable, assert_same_accelerations, assert_same_solution
+from conftest import assert_backward_stable, assert_same_accelerations, assert_same_solution, mounted_chain
 
 import treedyn as td
 from treedyn.model import Fixed, Free, Inertia, Model, Revolute, Spherical, Transform, Universal
@@ -51,17 +51,6 @@ def test_M_times_inverse_is_identity(model, rng):
         R = rng.standard_normal((model.nv, 3))
         assert_backward_stable(M, solver.inverse_inertia(q, R), R, what="M Y = R")
         assert_backward_stable(M, solver.inverse_inertia(q, R[:, 0]), R[:, 0], what="M y = r")
-
-
-def mounted_chain(n, at):
-    """chain(n) with a fixed base whose first joint is mounted at `at` (a robot placed far out)."""
-    model = Model()
-    rod = Inertia.box(1.0, (0.1, 0.01, 0.01), com=(0.05, 0, 0))
-    parent = None
-    for i in range(n):
-        place = Transform(translation=(0.1, 0, 0) if i else at)
-        parent = model.add_body(f"link{i + 1}", parent, Revolute((0, 0, 1) if i % 2 == 0 else (0, 1, 0)), place, rod)
-    return model
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

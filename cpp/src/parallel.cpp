@@ -41,9 +41,7 @@ int spin_microseconds() {
 
 class Pool {
  public:
-  using Body = ItemBody;
-
-  void run(int n, int threads, const Body& body) {
+  void run(int n, int threads, const ItemBody& body) {
     std::unique_lock<std::mutex> job(busy_, std::defer_lock);
     if (threads <= 1 || n <= 1 || in_job || !job.try_lock()) {  // serial: same items, same order
       for (int i = 0; i < n; ++i) body(i, 0);
@@ -116,7 +114,7 @@ class Pool {
 #endif
   }
 
-  void claim(const Body& body, int n, int slot) {
+  void claim(const ItemBody& body, int n, int slot) {
     in_job = true;  // a parallel_for inside an item runs serially
     for (int i; (i = next_.fetch_add(1)) < n;) {
       try {
@@ -146,7 +144,7 @@ class Pool {
       wake_.wait(lk, [&] { return generation_.load() != seen; });
       seen = generation_.load();
       if (!body_ || slot >= slots_) continue;  // too late for that job, or not needed
-      const Body* body = body_;
+      const ItemBody* body = body_;
       const int n = n_;
       ++running_;
       lk.unlock();
@@ -165,7 +163,7 @@ class Pool {
 #if defined(__linux__)
   cpu_set_t placed_in_{};  // and the CPUs the caller was allowed then
 #endif
-  const Body* body_ = nullptr;
+  const ItemBody* body_ = nullptr;
   int n_ = 0, slots_ = 0;
   std::atomic<int> running_{0};               // written under m_; polled by the caller without it
   std::atomic<std::uint64_t> generation_{0};  // written under m_; read by spinning workers without it
