@@ -11,9 +11,9 @@ import functools
 import numpy as np
 
 import treedyn as td
-from treedyn.constraints import project_positions, project_velocities
 from treedyn.scenes import chain
-from treedyn.timing import speedup
+from treedyn.sim.constraints import project_positions, project_velocities
+from treedyn.util.timing import speedup
 
 from .common import make_solver_or_skip
 
@@ -57,7 +57,7 @@ class SpeedupOverPinocchioConstraintDynamics:
         try:
             import pinocchio as pin
 
-            from treedyn.peers import to_pinocchio
+            from treedyn.tools.peers import to_pinocchio
         except ImportError as e:
             raise NotImplementedError(f"pinocchio peer unavailable: {e}") from e
         model, q, v, tau = pinned_chain(self.n)

@@ -14,10 +14,10 @@ the warmed-up state (fixed: over a few hundred steps of 1e-5 s they barely chang
 import functools
 
 import treedyn as td
-from treedyn.geometry import collide
 from treedyn.scenes import centipede
-from treedyn.timing import speedup
-from treedyn.timing import time_call as _time_call  # (a module-level time_* would be an asv benchmark)
+from treedyn.sim.collision import collide
+from treedyn.util.timing import speedup
+from treedyn.util.timing import time_call as _time_call  # (a module-level time_* would be an asv benchmark)
 
 from .common import Threads, make_solver_or_skip
 
@@ -69,7 +69,7 @@ class ContactStep(Threads):
 
     def track_step_best(self, n):
         """Seconds of one contact step from the warmed-up state (a copy of it each call: the same work
-        every call), the minimum over 51 single calls (treedyn.timing.time_call). On a loaded
+        every call), the minimum over 51 single calls (treedyn.util.timing.time_call). On a loaded
         2-core machine ``time_step``'s samples are bimodal (a ~2 ms step or one that waited for a
         time slice), so its median jumps; the minimum stays put (.ci/asv's regression subset)."""
         step = lambda: self.sim.step(self.snapshot.copy(), self.tau)
@@ -123,7 +123,7 @@ class StepRatioMujoco(Threads):
         try:
             import mujoco
 
-            from treedyn.peers import MujocoFromFile
+            from treedyn.tools.peers import MujocoFromFile
         except ImportError as e:
             raise NotImplementedError(f"mujoco peer unavailable: {e}") from e
         self._set_threads(1)

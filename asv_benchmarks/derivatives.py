@@ -1,4 +1,4 @@
-"""Analytic derivatives of the dynamics (treedyn.derivatives, issue 18) against Pinocchio's
+"""Analytic derivatives of the dynamics (treedyn.algorithms.derivatives, issue 18) against Pinocchio's
 computeRNEADerivatives / computeABADerivatives in the same run, one thread: a 50-joint chain and
 the real robots UR5, Solo12, Talos. The Pinocchio model comes from ``treedyn.peers.to_pinocchio``
 (the same q/v layout), so the same arrays go to both. Skipped (NotImplementedError in setup) when
@@ -6,7 +6,7 @@ pinocchio or example-robot-data is not installed.
 """
 
 import treedyn as td
-from treedyn.timing import speedup
+from treedyn.util.timing import speedup
 
 from .common import chain_model, inputs
 from .robots import robot, robot_inputs
@@ -26,7 +26,7 @@ def _pinocchio_or_skip():
     try:
         import pinocchio
 
-        from treedyn.peers import to_pinocchio
+        from treedyn.tools.peers import to_pinocchio
     except ImportError as e:
         raise NotImplementedError(f"pinocchio peer unavailable: {e}") from e
     return pinocchio, to_pinocchio
@@ -69,7 +69,7 @@ class Derivatives:
 
 class DerivativesSpeedupOverPinocchio:
     """time(Pinocchio) / time(treedyn) of the same derivatives, samples alternating between the two
-    (treedyn.timing.speedup); above 1: treedyn is faster."""
+    (treedyn.util.timing.speedup); above 1: treedyn is faster."""
 
     params = (MODELS, ["rnea", "aba"])
     param_names = ["model", "kind"]

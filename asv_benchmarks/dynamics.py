@@ -1,4 +1,4 @@
-"""One-shot dynamics (treedyn.dynamics): inverse dynamics by RNEA and the joint-space inertia M(q)
+"""One-shot dynamics (treedyn.algorithms.dynamics): inverse dynamics by RNEA and the joint-space inertia M(q)
 by CRBA on n-joint chains, and, as tracked ratios in one process, Pinocchio's ``rnea`` and ``crba``
 over ours on the 100-joint chain (same model through ``treedyn.peers.to_pinocchio``, same arrays).
 """
@@ -6,7 +6,7 @@ over ours on the 100-joint chain (same model through ``treedyn.peers.to_pinocchi
 import numpy as np
 
 import treedyn as td
-from treedyn.timing import speedup
+from treedyn.util.timing import speedup
 
 from .common import chain_model, inputs
 
@@ -44,7 +44,7 @@ class DynamicsSpeedupOverPinocchio:
         try:
             import pinocchio as pin
 
-            from treedyn.peers import to_pinocchio
+            from treedyn.tools.peers import to_pinocchio
         except ImportError as e:
             raise NotImplementedError(f"pinocchio peer unavailable: {e}") from e
         model = chain_model(self.n)

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from treedyn.timing import time_call as _time_call  # (a module-level time_* would be an asv benchmark)
+from treedyn.util.timing import time_call as _time_call  # (a module-level time_* would be an asv benchmark)
 
 from .common import Threads, chain_model, inputs, make_solver_or_skip, warm_up_or_skip
 

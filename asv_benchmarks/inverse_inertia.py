@@ -13,7 +13,7 @@ import numpy as np
 
 import treedyn as td
 from treedyn.scenes import random_tree
-from treedyn.timing import speedup
+from treedyn.util.timing import speedup
 
 from .common import Threads, chain_model, figure_script, inputs, make_solver_or_skip, warm_up_or_skip
 
@@ -134,7 +134,7 @@ def _pinocchio_or_skip():
     try:
         import pinocchio
 
-        from treedyn.peers import to_pinocchio
+        from treedyn.tools.peers import to_pinocchio
     except ImportError as e:
         raise NotImplementedError(f"pinocchio peer unavailable: {e}") from e
     return pinocchio, to_pinocchio

@@ -6,7 +6,7 @@ Random, seeded, well-conditioned systems (SPD, diagonally dominant blocks; contr
 
 import numpy as np
 
-from treedyn.linalg import solve_block_bidiagonal, solve_block_tridiagonal
+from treedyn.algorithms.linalg import solve_block_bidiagonal, solve_block_tridiagonal
 
 from .common import Threads
 

@@ -9,7 +9,7 @@ when pinocchio or ``treedyn.peers`` is not importable.
 import numpy as np
 
 import treedyn as td
-from treedyn.timing import speedup
+from treedyn.util.timing import speedup
 
 from .common import chain_model, inputs, make_solver_or_skip
 
@@ -18,7 +18,7 @@ def _pinocchio_or_skip():
     try:
         import pinocchio
 
-        from treedyn.peers import to_pinocchio
+        from treedyn.tools.peers import to_pinocchio
     except ImportError as e:
         raise NotImplementedError(f"pinocchio peer unavailable: {e}") from e
     return pinocchio, to_pinocchio

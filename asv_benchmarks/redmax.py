@@ -20,7 +20,7 @@ import numpy as np
 
 import treedyn as td
 from treedyn import scenes
-from treedyn.timing import speedup
+from treedyn.util.timing import speedup
 
 from .common import Threads, figure_script, make_solver_or_skip
 

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 import treedyn as td
-from treedyn.timing import speedup
+from treedyn.util.timing import speedup
 
 from .common import SOLVERS, declares, make_solver_or_skip, warm_up_or_skip
 
@@ -31,7 +31,7 @@ def robot(name):
     """(model, path) of a robot, loaded once per benchmark process; NotImplementedError (skip)
     when example-robot-data is missing."""
     try:
-        from treedyn.peers import example_robot_path
+        from treedyn.tools.peers import example_robot_path
 
         path = example_robot_path(ROBOTS[name][0])
     except (ImportError, FileNotFoundError) as e:
@@ -50,7 +50,7 @@ def robot_inputs(model, seed=0):
 def pinocchio_peer(name):
     model, path = robot(name)
     try:
-        from treedyn.peers import PinocchioFromFile
+        from treedyn.tools.peers import PinocchioFromFile
 
         return PinocchioFromFile(model, path, ROBOTS[name][1])
     except ImportError as e:

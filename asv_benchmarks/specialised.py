@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 import treedyn as td
-from treedyn.timing import speedup
+from treedyn.util.timing import speedup
 
 from .common import chain_model, inputs
 from .robots import robot, robot_inputs
@@ -22,7 +22,7 @@ from .robots import robot, robot_inputs
 @functools.cache
 def _specialised(key, dtype=np.float64):
     """The specialised "aba" solver of a robot (by name) or chain (by int), built once."""
-    import treedyn.codegen as codegen
+    import treedyn.solvers.codegen as codegen
 
     if codegen.compiler() is None:
         raise NotImplementedError("no C++ compiler: the aba solver cannot be specialised")
@@ -36,7 +36,7 @@ def _pinocchio(model, path=None, floating=False):
     try:
         import pinocchio as pin
 
-        from treedyn.peers import PinocchioFromFile, to_pinocchio
+        from treedyn.tools.peers import PinocchioFromFile, to_pinocchio
     except ImportError as e:
         raise NotImplementedError(f"pinocchio unavailable: {e}") from e
     return pin, (PinocchioFromFile(model, path, floating) if path else None), to_pinocchio
@@ -125,7 +125,7 @@ class OperationCounts:
 
     def track_multiplications(self, name, kernel):
         """Multiplications in one forward dynamics call."""
-        import treedyn.codegen as codegen
+        import treedyn.solvers.codegen as codegen
 
         model = td.simplify(self.model) if kernel.startswith("simplified") else self.model
         counts = codegen.op_counts(model)

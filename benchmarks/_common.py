@@ -1,4 +1,4 @@
-"""What the figure scripts share: timing (treedyn.timing), CSV, log-log fits, crossovers, and
+"""What the figure scripts share: timing (treedyn.util.timing), CSV, log-log fits, crossovers, and
 matplotlib (optional: the scripts always write CSV, and PNG when matplotlib is installed)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from treedyn.timing import Timing, time_call
+from treedyn.util.timing import Timing, time_call
 
 __all__ = ["Timing", "time_call", "write_csv", "fit", "slope", "crossover", "pyplot", "log_ticks", "save"]
 

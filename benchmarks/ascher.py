@@ -28,7 +28,7 @@ import sys
 import numpy as np
 
 from treedyn import Inertia, Model, Prismatic, Revolute, SingularInertiaError, Transform, make_solver, mass_matrix
-from treedyn.simulate import simulate
+from treedyn.sim.simulate import simulate
 
 from ._common import log_ticks, pyplot, save, write_csv
 

@@ -20,7 +20,7 @@ others), and, as a peer in the same process,
                   (``qfrc_applied``, set untimed before each step); MuJoCo's defaults otherwise
                   (Newton solver, pyramidal cones of condim 3, soft constraints, its semi-implicit
                   Euler): the same task, not the same contact model.
-The gait's torques are computed outside the timed step for both. Timing: ``treedyn.timing.
+The gait's torques are computed outside the timed step for both. Timing: ``treedyn.util.timing.
 time_call`` drives the steps (samples of at least 50 ms, a pause between samples, the first call
 left out); each phase of the CSV is its minimum over the timed steps, the total the minimum of the
 whole steps (at least the sum of the phases' minima), total_median_s their median. Each size gets
@@ -144,7 +144,7 @@ class MujocoCentipede:
     def __init__(self, scene, h: float = H):
         import mujoco
 
-        from treedyn.peers import MujocoFromFile
+        from treedyn.tools.peers import MujocoFromFile
 
         self.mj = mujoco
         model, state = scene.model, scene.initial_state()

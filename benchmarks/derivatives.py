@@ -44,7 +44,7 @@ def _pinocchio():
     try:
         import pinocchio
 
-        from treedyn.peers import to_pinocchio
+        from treedyn.tools.peers import to_pinocchio
     except ImportError:
         return None
     return pinocchio, to_pinocchio
@@ -56,7 +56,7 @@ def models(ns, robots, log=print):
     for name in robots:
         path, floating, mimic = ROBOTS[name]
         try:
-            from treedyn.peers import example_robot_path
+            from treedyn.tools.peers import example_robot_path
 
             p = example_robot_path(path)
         except (ImportError, FileNotFoundError) as e:

@@ -124,7 +124,7 @@ def pinocchio_call(model: Model, q):
     try:
         import pinocchio as pin
 
-        from treedyn.peers import to_pinocchio
+        from treedyn.tools.peers import to_pinocchio
     except ImportError:
         return None
     if model.nv > PINOCCHIO_MAX_N:

@@ -106,7 +106,7 @@ def _pinocchio():
     try:
         import pinocchio as pin
 
-        from treedyn.peers import to_pinocchio
+        from treedyn.tools.peers import to_pinocchio
     except ImportError:
         return None, None
     return pin, to_pinocchio
@@ -233,11 +233,11 @@ def measure_sweep(
 
 
 class Progress:
-    """A progress bar on stderr when wanted, on a terminal only (treedyn.progress: a log written to
+    """A progress bar on stderr when wanted, on a terminal only (treedyn.util.progress: a log written to
     a file or a pipe gets none), else nothing; ``write`` prints either way."""
 
     def __init__(self, total: int, desc: str, enabled: bool = True, log=print):
-        from treedyn.progress import progress_bar
+        from treedyn.util.progress import progress_bar
 
         self.bar, self.log = None, log
         if enabled:

@@ -16,7 +16,7 @@ same run (issue 16's judged quantities):
    tree): time on 1 thread over time on 2, back to back and with calls 50 ms apart (alone, with
    no Pinocchio needed: --minv-only).
 
-Each ratio is the median over --repeat samples alternating between the two sides (treedyn.timing
+Each ratio is the median over --repeat samples alternating between the two sides (treedyn.util.timing
 .speedup); a batch sample lasts ~50 ms (see batches()). Writes speed.csv, and speed.png when matplotlib is installed.
 """
 
@@ -31,7 +31,7 @@ import numpy as np
 
 import treedyn as td
 from treedyn.scenes import chain, random_tree
-from treedyn.timing import speedup
+from treedyn.util.timing import speedup
 
 from ._common import pyplot, save, write_csv
 
@@ -48,7 +48,7 @@ def models(quick: bool):
     robots through Pinocchio's own URDF parser (treedyn.peers.PinocchioFromFile)."""
     import pinocchio as pin
 
-    from treedyn.peers import PinocchioFromFile, example_robot_path, to_pinocchio
+    from treedyn.tools.peers import PinocchioFromFile, example_robot_path, to_pinocchio
 
     n = 20 if quick else 100
     m = chain(n)
@@ -70,7 +70,7 @@ def models(quick: bool):
 
 
 def single_calls(repeat: int, quick: bool, log=print) -> list[dict]:
-    import treedyn.codegen as codegen
+    import treedyn.solvers.codegen as codegen
 
     rows = []
     for name, model, peer_call in models(quick):
@@ -109,7 +109,7 @@ def single_calls(repeat: int, quick: bool, log=print) -> list[dict]:
 def batches(repeat: int, quick: bool, log=print) -> list[dict]:
     import pinocchio as pin
 
-    from treedyn.peers import to_pinocchio
+    from treedyn.tools.peers import to_pinocchio
 
     rows = []
     before = td.get_num_threads()

@@ -65,7 +65,7 @@ def run(stiffness, n_deck: int, n_tower: int, client=None) -> tuple[list[dict], 
     """The sweep on ``client`` (treedyn.distributed's default when None): rows, wall seconds."""
     import cloudpickle
 
-    from treedyn import distributed
+    from treedyn.tools import distributed
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not have benchmarks/
     params = [(float(k), car, n_deck, n_tower) for car in CARS for k in stiffness]

@@ -47,7 +47,7 @@ def test_equals_aba_in_double_precision_on_random_trees(model, rng):
 
 def test_agrees_with_pinocchio():
     pin = pytest.importorskip("pinocchio", reason="Pinocchio is an optional test dependency")
-    from treedyn.peers import to_pinocchio
+    from treedyn.tools.peers import to_pinocchio
 
     for seed in range(3):
         model = random_tree(20, 40 + seed, floating_base=seed == 2)

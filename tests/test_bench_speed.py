@@ -7,9 +7,9 @@ import importlib.util
 import pytest
 from figcheck import assert_readable
 
-import treedyn.codegen as codegen
+import treedyn.solvers.codegen as codegen
 from benchmarks import speed
-from treedyn.peers import example_robot_path
+from treedyn.tools.peers import example_robot_path  # noqa: E402
 
 pytest.importorskip("pinocchio")
 

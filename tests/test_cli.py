@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from figcheck import assert_readable
 
-from treedyn.cli import EXIT_DIVERGED, main
+from treedyn.tools.cli import EXIT_DIVERGED, main
 
 
 def test_solvers_lists_the_builtins(capsys):

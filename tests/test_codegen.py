@@ -8,7 +8,7 @@ import pytest
 from conftest import assert_same_accelerations, random_models, random_state
 
 import treedyn as td
-import treedyn.codegen as codegen
+import treedyn.solvers.codegen as codegen
 from treedyn.scenes import chain, random_tree
 
 pytestmark = pytest.mark.skipif(codegen.compiler() is None, reason="no C++ compiler on this machine")

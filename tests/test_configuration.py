@@ -6,7 +6,7 @@ import pytest
 from conftest import assert_below, assert_within_rounding, rounding_bound, unit_roundoff
 
 import treedyn as td
-from treedyn.configuration import quaternion_slices
+from treedyn.algorithms.configuration import quaternion_slices
 from treedyn.scenes import random_tree
 
 
@@ -291,7 +291,7 @@ def test_difference_and_interpolate_agree_with_pinocchio():
     # Pinocchio's free flyer is SE(3) (its difference is log6(M0⁻¹M1)), as td's integrate: the
     # whole v compares, the free joint's translation included
     pin = pytest.importorskip("pinocchio")
-    from treedyn.peers import to_pinocchio
+    from treedyn.tools.peers import to_pinocchio
 
     m = every_joint_model()
     pm = to_pinocchio(m)

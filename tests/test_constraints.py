@@ -8,8 +8,8 @@ import pytest
 from conftest import assert_below, assert_same_solution, rounding_bound
 
 import treedyn as td
-from treedyn.constraints import constraint_terms, project_positions, project_velocities
 from treedyn.scenes import random_tree
+from treedyn.sim.constraints import constraint_terms, project_positions, project_velocities
 
 SOLVERS = ["aba", "drumwright", "crba-cholesky", "crba-ltl", "aba-modified"]
 
@@ -185,7 +185,7 @@ def test_loop_closures_agree_with_pinocchios_constraint_dynamics(floating_base, 
     pin = pytest.importorskip("pinocchio")
     from conftest import solution_bound
 
-    from treedyn.peers import to_pinocchio
+    from treedyn.tools.peers import to_pinocchio
 
     m = random_tree(12, 4, floating_base=floating_base, joints=("revolute", "spherical", "prismatic"))
     q_ref = td.random_configuration(m, np.random.default_rng(9))

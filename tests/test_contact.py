@@ -16,7 +16,7 @@ import pytest
 from conftest import assert_below, assert_within_rounding, rounding_bound
 
 import treedyn as td
-from treedyn.contact import ContactSimulator, contact_jacobians
+from treedyn.sim.contact import ContactSimulator, contact_jacobians
 
 G = 9.81
 HALF = (0.1, 0.1, 0.05)

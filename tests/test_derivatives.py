@@ -1,4 +1,4 @@
-"""Analytic derivatives of the dynamics (treedyn.derivatives): against central differences of
+"""Analytic derivatives of the dynamics (treedyn.algorithms.derivatives): against central differences of
 td.rnea and forward dynamics on random trees of every joint kind, fixed and floating base; against
 Pinocchio's computeRNEADerivatives / computeABADerivatives on random trees and real robots; float32
 against float64; batches; bad input.
@@ -245,7 +245,7 @@ def check_against_pinocchio(model, q, v, a, tau, f_ext=None, what="Pinocchio"):
     the τ terms' S); ∂q̈/∂(q, v) = −M⁻¹ ∂τ/∂(q, v) as two backward-stable solutions of M X = R.
     Returns the largest error relative to each matrix's largest entry (the issue's 1e-9 criterion)."""
     pin = _pinocchio()
-    from treedyn.peers import pinocchio_forces, to_pinocchio
+    from treedyn.tools.peers import pinocchio_forces, to_pinocchio
 
     pm = to_pinocchio(model)
     pd = pm.createData()
@@ -322,7 +322,7 @@ def test_derivatives_agree_with_pinocchio_on_robots(relative, floating_base):
     _pinocchio()
     import warnings
 
-    from treedyn.peers import example_robot_path
+    from treedyn.tools.peers import example_robot_path
 
     try:
         path = example_robot_path(relative)
@@ -344,7 +344,7 @@ def test_universal_joint_against_central_differences_of_pinocchio():
     # of τ and of the tangent space): treedyn's derivatives meet them within the module docstring's
     # bound; Pinocchio's computeRNEADerivatives does not on this joint (reported, not asserted)
     pin = _pinocchio()
-    from treedyn.peers import to_pinocchio
+    from treedyn.tools.peers import to_pinocchio
 
     model = random_tree(8, 0, joints=("universal", "revolute", "spherical"), floating_base=True)
     pm = to_pinocchio(model)

@@ -16,8 +16,8 @@ from conftest import (
 from test_derivatives import two_floating_bodies
 
 import treedyn as td
-from treedyn.derivatives import _integrate_blocks
 from treedyn.scenes import chain, random_tree
+from treedyn.sim.step_derivatives import _integrate_blocks
 
 
 def batch(model, rng, B, speeds=None):

@@ -44,7 +44,7 @@ def batch(model, B, rng, f_ext=False):
     [("aba", {}, True), ("aba", {"dtype": np.float32}, True), ("drumwright", {}, False), ("redmax-pcg", {}, False)],
 )
 def test_forward_dynamics_equals_the_local_batched_call_bit_for_bit(client, name, options, f_ext):
-    from treedyn import distributed as tdd
+    from treedyn.tools import distributed as tdd
 
     model = td.scenes.bridge(6, 3).model if name == "redmax-pcg" else random_tree(12, 3, floating_base=True)
     args = batch(model, 45, np.random.default_rng(0), f_ext)
@@ -62,7 +62,7 @@ def test_forward_dynamics_equals_the_local_batched_call_bit_for_bit(client, name
 def test_dask_arrays_in_give_a_lazy_dask_array_out(client):
     import dask.array as da
 
-    from treedyn import distributed as tdd
+    from treedyn.tools import distributed as tdd
 
     model = random_tree(10, 8)
     Q, V, T, F = batch(model, 30, np.random.default_rng(1), f_ext=True)
@@ -76,7 +76,7 @@ def test_dask_arrays_in_give_a_lazy_dask_array_out(client):
 
 @needs_dask
 def test_the_solver_is_made_once_per_worker_and_workers_run_one_treedyn_thread_per_core(client):
-    from treedyn import distributed as tdd
+    from treedyn.tools import distributed as tdd
 
     model = chain(8)
     args = batch(model, 40, np.random.default_rng(2))
@@ -95,7 +95,7 @@ def test_the_solver_is_made_once_per_worker_and_workers_run_one_treedyn_thread_p
 
 @needs_dask
 def test_bad_input_raises_the_local_errors(client):
-    from treedyn import distributed as tdd
+    from treedyn.tools import distributed as tdd
 
     model = random_tree(8, 2)
     Q, V, T, F = batch(model, 20, np.random.default_rng(3), f_ext=True)
@@ -147,7 +147,7 @@ def _fails_on_odd(p):
 
 @needs_dask
 def test_sweep_returns_in_order_and_names_the_parameter_that_failed(client):
-    from treedyn import distributed as tdd
+    from treedyn.tools import distributed as tdd
 
     assert tdd.sweep(_slow_square, range(6), client=client) == [0, 1, 4, 9, 16, 25]
     assert tdd.sweep(lambda m: m.nv, [chain(3), chain(5)], client=client) == [3, 5]  # closures, models
@@ -164,7 +164,7 @@ def test_sweep_returns_in_order_and_names_the_parameter_that_failed(client):
 
 @needs_dask
 def test_the_embedded_local_cluster_is_started_once_and_kept(monkeypatch):
-    from treedyn import distributed as tdd
+    from treedyn.tools import distributed as tdd
 
     monkeypatch.setattr(tdd, "_cores", lambda: 1)  # one worker process: enough to show it
     try:

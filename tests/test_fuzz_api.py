@@ -949,7 +949,7 @@ NUMBERS = ["nan", "inf", "-inf", "-1", "0", "1e300", "-1e300", "1e-320", "abc", 
 def _real_files():
     files = []
     try:
-        from treedyn.peers import example_robot_path
+        from treedyn.tools.peers import example_robot_path
 
         for rel in ("ur_description/urdf/ur5_robot.urdf", "solo_description/robots/solo12.urdf"):
             with open(example_robot_path(rel)) as fh:

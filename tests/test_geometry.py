@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import treedyn as td
-from treedyn.geometry import Geom, _pair, collision_pairs
+from treedyn.model.shapes import Geom
+from treedyn.sim.collision import _pair, collision_pairs
 
 coal = pytest.importorskip("coal")
 

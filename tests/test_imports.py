@@ -85,8 +85,48 @@ def test_no_import_cycles():
 def test_the_model_imports_no_loader_scene_or_solver():
     g = _graph()
     assert not {m for m in g["treedyn.model"] if m.startswith(("treedyn.io", "treedyn.scenes", "treedyn.solvers"))}
-    assert "treedyn.configuration" not in g["treedyn.model"]
+    assert "treedyn.algorithms.configuration" not in g["treedyn.model"]
 
 
 def test_the_cycle_finder_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+#: the layers, lowest first (docs/architecture.md): a module may import its own layer and those before
+#: it, never one after it; the package's root modules (``treedyn``, the public aliases, ``testing``,
+#: ``sdk``, ``__main__``) come last
+LAYERS = (
+    ("treedyn._core", "treedyn._checks", "treedyn.util"),
+    ("treedyn.model",),
+    ("treedyn.algorithms",),
+    ("treedyn.solvers",),
+    ("treedyn.sim",),
+    ("treedyn.io",),
+    ("treedyn.scenes",),
+    ("treedyn.tools", "treedyn.interop"),
+)
+
+
+def _layer(module: str) -> int:
+    for rank, prefixes in enumerate(LAYERS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return rank
+    return len(LAYERS)  # the package's root
+
+
+def _upward(graph: dict) -> list:
+    return sorted((a, b) for a, edges in graph.items() for b in edges if _layer(b) > _layer(a))
+
+
+def test_every_module_has_a_layer():
+    roots = {m for m in _graph() if _layer(m) == len(LAYERS)}
+    assert all(m.count(".") <= 1 for m in roots), sorted(m for m in roots if m.count(".") > 1)
+
+
+def test_no_import_runs_up_a_layer():
+    assert _upward(_graph()) == []
+
+
+def test_the_layer_check_finds_an_upward_import():
+    graph = {"treedyn.model.tree": {"treedyn.sim.contact"}, "treedyn.sim.contact": {"treedyn.model.tree"}}
+    assert _upward(graph) == [("treedyn.model.tree", "treedyn.sim.contact")]

@@ -121,7 +121,7 @@ def test_contact_product_uses_the_supports_and_equals_the_dense_product(monkeypa
     grouped by contact, each nonzero only on the dofs from one or two bodies to the root, as contact
     directions are; every entry within the bound of Rᵀ M⁻¹ R for a backward-stable M⁻¹R, through
     the private rows, the shared rows' chunks from either side, and an empty column."""
-    from treedyn import inverse
+    from treedyn.solvers import inverse
 
     model = random_tree(40, 3, floating_base=True)
     rng = np.random.default_rng(3)

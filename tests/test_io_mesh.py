@@ -154,7 +154,7 @@ def assert_mesh_body_is_mujocos(path, faces, kappa=1.0, what="mesh", n_states=2,
         ref = mujoco_spatial_inertia(m, 1)
         mine = np.asarray(model._cpp.spatial_inertia(model.body_index("b")))
         assert_within_rounding(mine, ref, kappa * np.abs(ref), faces + 4, what=f"{what}: body inertia")
-    from treedyn.peers import MujocoFromFile
+    from treedyn.tools.peers import MujocoFromFile
 
     assert_peer_agrees_at_random_states(
         model, MujocoFromFile(model, path), np.random.default_rng(faces), n=n_states, what=f"{what}: MuJoCo"

@@ -315,7 +315,7 @@ def test_mass_and_inertia_bounds_are_mujocos(compiler):
     """<compiler boundmass boundinertia balanceinertia>: on a tiny sphere off its joint, a light
     thin rod and an inertial that breaks the triangle inequality, as MuJoCo's compiler applies them."""
     pytest.importorskip("mujoco")
-    from treedyn.peers import MujocoFromFile
+    from treedyn.tools.peers import MujocoFromFile
 
     diag = "0.001 0.001 0.005" if "balance" in compiler else "0.001 0.002 0.0025"  # MuJoCo refuses A + B < C
     xml = f"""<mujoco><compiler {compiler}/><worldbody>
@@ -492,7 +492,7 @@ def test_missing_file(tmp_path):
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_models_agree_with_mujoco(name):
     pytest.importorskip("mujoco")
-    from treedyn.peers import MujocoFromFile
+    from treedyn.tools.peers import MujocoFromFile
 
     model = load(MODELS[name])
     peer = MujocoFromFile(model, MODELS[name])
@@ -538,7 +538,7 @@ def test_geom_inertias_are_mujocos(kind, attrs):
 def test_joints_and_inertials_inside_frames_agree_with_mujoco():
     """MuJoCo allows <joint> and <inertial> in a <frame>: their pos and axis are in the frame."""
     pytest.importorskip("mujoco")
-    from treedyn.peers import MujocoFromFile
+    from treedyn.tools.peers import MujocoFromFile
 
     xml = """<mujoco><worldbody>
       <body name="a" pos="0 0 1">
@@ -559,7 +559,7 @@ def test_joints_and_inertials_inside_frames_agree_with_mujoco():
 @pytest.mark.parametrize("seq", ["xyz", "XYZ", "zyx", "ZXZ", "yXy"])
 def test_euler_sequences_agree_with_mujoco(seq):
     pytest.importorskip("mujoco")
-    from treedyn.peers import MujocoFromFile
+    from treedyn.tools.peers import MujocoFromFile
 
     xml = ARM.replace('eulerseq="zyx"', f'eulerseq="{seq}"')
     model = load(xml)
@@ -657,7 +657,7 @@ def random_mjcf(n, seed):
 @pytest.mark.parametrize("seed", range(12))
 def test_random_mjcf_trees_agree_with_mujoco(seed):
     mujoco = pytest.importorskip("mujoco")
-    from treedyn.peers import MujocoFromFile
+    from treedyn.tools.peers import MujocoFromFile
 
     xml = random_mjcf(14, seed)
     model = load(xml)
@@ -672,7 +672,7 @@ def test_armature_and_damping_are_not_modelled_and_the_peer_removes_them():
     """MuJoCo bakes the armature of 'simple' bodies into constants at compile time; the peer must
     recompute them (mj_setConst) after zeroing the armature, or M differs by it."""
     pytest.importorskip("mujoco")
-    from treedyn.peers import MujocoFromFile
+    from treedyn.tools.peers import MujocoFromFile
 
     xml = """<mujoco><worldbody>
       <body name="puck" pos="0 0 1"><joint name="lift" type="slide" armature="1" damping="3"/>
@@ -701,7 +701,7 @@ def test_mujocos_own_test_model_agrees_with_mujoco():
     """MuJoCo's test model (springs, armature, gravcomp, fluid, tendons, actuators, sensors,
     default classes, fromto boxes and cylinders, several free bodies, a body whose only geom is a
     mesh given by its vertices, a weld equality), whole."""
-    from treedyn.peers import MujocoFromFile
+    from treedyn.tools.peers import MujocoFromFile
 
     path = _mujoco_testdata()
     assert 'type="mesh" mesh="icosahedron"' in open(path).read()  # the mesh body stays

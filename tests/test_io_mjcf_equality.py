@@ -11,9 +11,9 @@ import pytest
 from conftest import assert_below, assert_within_rounding, rounding_bound
 
 import treedyn as td
-from treedyn.constraints import constraint_terms, project_positions, project_velocities
 from treedyn.io import ModelFileError
 from treedyn.io._common import IgnoredElementWarning
+from treedyn.sim.constraints import constraint_terms, project_positions, project_velocities
 
 # a free body with a chain (hinges with refs, a slide), a ball-jointed pendulum, sites, fixed tendons
 BASE = """<mujoco>
@@ -76,7 +76,7 @@ def load(eq: str):
 def mujoco_rows(xml, model, q):
     """MuJoCo's equality residuals efc_pos at treedyn's q (its own compiler, constraints on)."""
     mujoco = pytest.importorskip("mujoco")
-    from treedyn.peers import MujocoFromFile
+    from treedyn.tools.peers import MujocoFromFile
 
     peer = MujocoFromFile(model, xml)  # the coordinate map (its own copy has the constraints off)
     m = mujoco.MjModel.from_xml_string(xml)

@@ -31,7 +31,7 @@ def _in_world(model, q):
 
 def _agree_with_mujoco(model, rng, n=3):
     pytest.importorskip("mujoco")
-    from treedyn.peers import MujocoFromFile
+    from treedyn.tools.peers import MujocoFromFile
 
     peer = MujocoFromFile(model, model.to_mjcf())
     assert_peer_agrees_at_random_states(

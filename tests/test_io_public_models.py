@@ -86,7 +86,7 @@ def test_every_shipped_model_is_checked(public_models):
 def test_public_model_agrees_with_mujoco(public_models, package, name, tmp_path, monkeypatch):
     """Loads (what treedyn does not model only warns) and agrees with MuJoCo at random states
     within the rounding bounds of tests/conftest.py (M within c·n·u of |M|, b of its terms' sizes)."""
-    from treedyn.peers import MujocoFromFile
+    from treedyn.tools.peers import MujocoFromFile
 
     monkeypatch.chdir(tmp_path)  # MuJoCo writes its warnings (settotalmass) to ./MUJOCO_LOG.TXT
 

@@ -12,7 +12,7 @@ from conftest import assert_peer_agrees_at_random_states, assert_same_solution, 
 import treedyn as td
 
 pin = pytest.importorskip("pinocchio")
-from treedyn.peers import PinocchioFromFile, example_robot_path  # noqa: E402
+from treedyn.tools.peers import PinocchioFromFile, example_robot_path  # noqa: E402
 
 #: (id, path in example-robot-data's robots folder, floating base, mimic joints, what it covers)
 ROBOTS = [

@@ -609,7 +609,7 @@ def _agree(model, peer, rng, n=4):
 @pytest.mark.parametrize("seed", range(8))
 def test_random_urdf_trees_agree_with_pinocchio(seed, floating_base):
     pytest.importorskip("pinocchio")
-    from treedyn.peers import PinocchioFromFile
+    from treedyn.tools.peers import PinocchioFromFile
 
     text = random_urdf(25, seed)
     with warnings.catch_warnings():
@@ -622,7 +622,7 @@ def test_random_urdf_trees_agree_with_pinocchio(seed, floating_base):
 
 def test_random_urdf_with_floating_joint_in_file_agrees_with_pinocchio():
     pytest.importorskip("pinocchio")
-    from treedyn.peers import PinocchioFromFile
+    from treedyn.tools.peers import PinocchioFromFile
 
     text = random_urdf(15, 3, floating_joint=True)
     model = td.Model.from_urdf(text)
@@ -632,7 +632,7 @@ def test_random_urdf_with_floating_joint_in_file_agrees_with_pinocchio():
 
 def test_planar_joint_agrees_with_pinocchio_planar():
     pytest.importorskip("pinocchio")
-    from treedyn.peers import PinocchioFromFile
+    from treedyn.tools.peers import PinocchioFromFile
 
     text = robot(
         link("world"),

@@ -211,7 +211,7 @@ def check_usable(model, rng):
 
 
 def sources():
-    from treedyn.peers import example_robot_path
+    from treedyn.tools.peers import example_robot_path
 
     out = [("arm.urdf", load_urdf, ARM), ("creature.xml", load_mjcf, CREATURE), ("humanoid.xml", load_mjcf, HUMANOID)]
     try:

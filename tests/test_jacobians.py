@@ -1,5 +1,5 @@
 """Frames, Jacobians, J̇q̇, centre of mass and energies (cpp/.../algorithms/jacobians.hpp through
-treedyn.kinematics) against Pinocchio on
+treedyn.algorithms.kinematics) against Pinocchio on
 random trees of every joint kind and on real robots, against finite differences, and against the
 dynamics (½ q̇ᵀMq̇). Tolerances: two evaluations of the same products over a path of at most n
 transforms agree within c·n·u of the magnitudes summed (conftest.assert_within_rounding); finite
@@ -15,7 +15,7 @@ import treedyn as td
 from treedyn.scenes import chain, random_tree
 
 pin = pytest.importorskip("pinocchio")
-from treedyn.peers import _build_pinocchio, example_robot_path  # noqa: E402
+from treedyn.tools.peers import _build_pinocchio, example_robot_path  # noqa: E402
 
 REFERENCES = {"world": pin.WORLD, "local": pin.LOCAL, "local_world_aligned": pin.LOCAL_WORLD_ALIGNED}
 

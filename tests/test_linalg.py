@@ -6,7 +6,7 @@ import scipy.linalg
 from conftest import assert_backward_stable, assert_same_solution
 
 import treedyn as td
-from treedyn.linalg import solve_block_tridiagonal
+from treedyn.algorithms.linalg import solve_block_tridiagonal
 
 
 def random_block_tridiagonal(n, k, rng, m=None, dtype=np.float64):
@@ -113,7 +113,7 @@ def test_oee_bad_input(rng):
 
 # --- block bi-diagonal systems by scan (yang-wu-pan §II-B, eqs. (3)-(5)) ---------------------
 
-from treedyn.linalg import solve_block_bidiagonal  # noqa: E402
+from treedyn.algorithms.linalg import solve_block_bidiagonal  # noqa: E402
 
 
 def random_recursion(n, k, rng, m=None, dtype=np.float64):

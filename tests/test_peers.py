@@ -31,7 +31,7 @@ def _path(model, q, v):
 
 def test_pinocchio_planar_and_unbounded_velocity_maps():
     pin = pytest.importorskip("pinocchio")
-    from treedyn.peers import PinocchioFromFile
+    from treedyn.tools.peers import PinocchioFromFile
 
     text = PLANAR_AND_UNBOUNDED
     model = td.Model.from_urdf(text)
@@ -52,7 +52,7 @@ def test_pinocchio_planar_and_unbounded_velocity_maps():
 
 def test_mujoco_free_and_ball_velocity_maps():
     mujoco = pytest.importorskip("mujoco")
-    from treedyn.peers import MujocoFromFile
+    from treedyn.tools.peers import MujocoFromFile
 
     model = td.Model.from_mjcf(CREATURE)
     peer = MujocoFromFile(model, CREATURE)
@@ -71,7 +71,7 @@ def test_mujoco_free_and_ball_velocity_maps():
 def test_mujoco_free_joint_pose_is_the_body_pose():
     """q of a free joint is the body's pose in the world: MuJoCo's xpos/xquat after mapping."""
     mujoco = pytest.importorskip("mujoco")
-    from treedyn.peers import MujocoFromFile
+    from treedyn.tools.peers import MujocoFromFile
 
     model = td.Model.from_mjcf(CREATURE)
     peer = MujocoFromFile(model, CREATURE)
@@ -88,7 +88,7 @@ def test_mujoco_free_joint_pose_is_the_body_pose():
 
 def test_unknown_joint_name_is_reported():
     pytest.importorskip("pinocchio")
-    from treedyn.peers import PinocchioFromFile
+    from treedyn.tools.peers import PinocchioFromFile
 
     text = robot(link("a"), link("b", inertial(1.0)), joint("j", "continuous", "a", "b", axis=(0, 0, 1)))
     other = text.replace('name="j"', 'name="k"')
@@ -97,7 +97,7 @@ def test_unknown_joint_name_is_reported():
 
 
 def test_example_robot_path():
-    from treedyn.peers import example_robot_path
+    from treedyn.tools.peers import example_robot_path
 
     try:
         path = example_robot_path("ur_description/urdf/ur5_robot.urdf")
@@ -134,7 +134,7 @@ def _check_block_maps(model, peer, rng):
 
 def test_block_maps_pinocchio_planar_and_unbounded():
     pytest.importorskip("pinocchio")
-    from treedyn.peers import PinocchioFromFile
+    from treedyn.tools.peers import PinocchioFromFile
 
     text = PLANAR_AND_UNBOUNDED
     model = td.Model.from_urdf(text)
@@ -143,7 +143,7 @@ def test_block_maps_pinocchio_planar_and_unbounded():
 
 def test_block_maps_mujoco_free_and_ball():
     pytest.importorskip("mujoco")
-    from treedyn.peers import MujocoFromFile
+    from treedyn.tools.peers import MujocoFromFile
 
     model = td.Model.from_mjcf(CREATURE)
     _check_block_maps(model, MujocoFromFile(model, CREATURE), np.random.default_rng(9))

@@ -15,8 +15,8 @@ from conftest import (  # noqa: E402
 )
 
 import treedyn as td  # noqa: E402
-from treedyn.peers import pinocchio_forces, to_pinocchio  # noqa: E402
 from treedyn.scenes import chain, random_tree  # noqa: E402
+from treedyn.tools.peers import pinocchio_forces, to_pinocchio  # noqa: E402
 
 CASES = (
     [("chain", lambda: chain(20)), ("chain-fb", lambda: chain(10, floating_base=True))]

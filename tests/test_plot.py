@@ -1,4 +1,4 @@
-"""treedyn.plot: the outlines of the scenes' shapes."""
+"""treedyn.tools.plot: the outlines of the scenes' shapes."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from conftest import assert_within_rounding
 from figcheck import assert_readable
 
 import treedyn as td
-from treedyn.plot import _corners, _hull, draw, frame_indices
+from treedyn.tools.plot import _corners, _hull, draw, frame_indices
 
 
 def test_box_corners_and_their_hull():
@@ -103,7 +103,7 @@ def test_moving_force_points_follow_the_deck_like_the_redmax_step():
     """The car of bridge:...,car=car: at t = 0 on the top of anchor L (-12, 3), at the end of its 5 s
     crossing on the top of anchor R (12, 3), where the loop closure holds the deck's end (the
     scenes' geometry: docs/scenes.md), and gone after it."""
-    from treedyn.plot import moving_force_points
+    from treedyn.tools.plot import moving_force_points
 
     scene = td.scenes.bridge(6, 2, car="car")
     q = scene.state.q
@@ -143,7 +143,7 @@ def test_trajectory_figure_and_animation_are_readable_with_fixed_limits(saved_fi
     """The contact figure (views and the centre of mass over time) and an animation: every frame has
     units, a legend inside the figure and the same axes limits (a stable view, not autoscaled)."""
     plt = pytest.importorskip("matplotlib.pyplot")
-    from treedyn.plot import animate, trajectory_figure
+    from treedyn.tools.plot import animate, trajectory_figure
 
     scene = td.scenes.centipede(2)
     model = scene.model

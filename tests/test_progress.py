@@ -1,4 +1,4 @@
-"""treedyn.progress: the progress bars' numbers and their manners in a log."""
+"""treedyn.util.progress: the progress bars' numbers and their manners in a log."""
 
 import re
 import time
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import treedyn as td
-from treedyn.progress import LOG_INTERVAL, progress_bar, time_format
+from treedyn.util.progress import LOG_INTERVAL, progress_bar, time_format
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import treedyn as td
-from treedyn.geometry import collide, collision_pairs
 from treedyn.scenes import centipede
 from treedyn.scenes.centipede import FOOT, HEIGHT
+from treedyn.sim.collision import collide, collision_pairs
 
 
 @pytest.mark.parametrize("n", [1, 3])

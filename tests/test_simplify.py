@@ -22,8 +22,8 @@ from conftest import (
 )
 
 import treedyn as td
+from treedyn.model.simplify import inertia_parameter_count, inertia_parameters, simplify
 from treedyn.scenes import chain, random_tree
-from treedyn.simplify import inertia_parameter_count, inertia_parameters, simplify
 from treedyn.solvers import registry
 
 MODELS = random_models() + [
@@ -42,7 +42,7 @@ ROBOTS = [
 
 
 def load_robot(relative, floating_base, mimic):
-    from treedyn.peers import example_robot_path
+    from treedyn.tools.peers import example_robot_path
 
     try:
         path = example_robot_path(relative)
@@ -329,7 +329,7 @@ def test_readers_of_the_inertias_work_or_refuse_clearly():
         td.center_of_mass(simple, q)
     assert np.isfinite(td.potential_energy(simple, q))  # −g · Σ first moments: defined all the same
     pytest.importorskip("pinocchio")
-    from treedyn.peers import to_pinocchio
+    from treedyn.tools.peers import to_pinocchio
 
     with pytest.raises(ValueError, match="Pinocchio keeps .mass, centre of mass, inertia."):
         to_pinocchio(simple)
@@ -340,7 +340,7 @@ def test_pinocchio_agrees_where_it_can_hold_the_inertias():
     joints, which move rotational inertia only — goes to it through its dynamic parameters (not
     checked for physical consistency); its M, c and q̈ agree."""
     pin = pytest.importorskip("pinocchio")
-    from treedyn.peers import to_pinocchio
+    from treedyn.tools.peers import to_pinocchio
 
     model = random_tree(12, 6, joints=("prismatic",))
     simple = simplify(model)

@@ -1,4 +1,4 @@
-"""treedyn.simulate (python/treedyn/simulate.py): orders of accuracy on a problem with a known
+"""treedyn.sim.simulate (python/treedyn/sim/simulate.py): orders of accuracy on a problem with a known
 solution, adaptive error control, statistics, and clean failures that never loop forever."""
 
 import warnings
@@ -63,7 +63,7 @@ def test_quaternion_states_stay_on_the_manifold_and_energy_is_kept():
     q0, v0 = td.random_configuration(m, rng), rng.standard_normal(m.nv)
     r = td.simulate(m, "aba", q0, v0, 1.0, method="dopri5", rtol=1e-9, atol=1e-9)
     assert r.success
-    from treedyn.configuration import quaternion_slices
+    from treedyn.algorithms.configuration import quaternion_slices
 
     # steps on the manifold: each step's exponential map rounds |quaternion| by a few u; over the
     # run's ≲ 1e3 steps the drift stays ≤ 1e3·4u ≈ 5e-13

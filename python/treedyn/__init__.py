@@ -1,16 +1,16 @@
-"""treedyn: dynamics of highly articulated rigid-body trees."""
+"""treedyn: dynamics of highly articulated rigid-body trees.
+
+The package in layers, each importing only from the ones before it (docs/architecture.md):
+``_core``/``_checks``/``util`` → ``model`` → ``algorithms`` → ``solvers`` → ``sim`` → ``io``,
+``scenes`` → ``tools``, ``interop``. This module only gathers the public names.
+"""
 
 from . import codegen, constraints, io, linalg, scenes, sdk
 from ._core import AccuracyWarning, SingularInertiaError, build_info, get_num_threads, set_num_threads
-from .configuration import difference, integrate, interpolate, neutral, random_configuration
-from .constraints import constrained_forward_dynamics
-from .contact import ContactSimulator, contact_jacobians
-from .derivatives import aba_derivatives, rnea_derivatives, step_derivatives
-from .dynamics import bias_forces, forward_kinematics, mass_matrix, rnea
-from .geometry import Box, Capsule, Plane, Sphere, collide
-from .inverse import contact_inertia, inverse_mass_matrix
-from .io import ModelFileError, load_mjcf, load_urdf
-from .kinematics import (
+from .algorithms.configuration import difference, integrate, interpolate, neutral, random_configuration
+from .algorithms.derivatives import aba_derivatives, rnea_derivatives
+from .algorithms.dynamics import bias_forces, forward_kinematics, mass_matrix, rnea
+from .algorithms.kinematics import (
     center_of_mass,
     frame_bias_acceleration,
     frame_jacobian,
@@ -18,24 +18,34 @@ from .kinematics import (
     kinetic_energy,
     potential_energy,
 )
+from .algorithms.state import State
+from .io import ModelFileError, load_mjcf, load_urdf
 from .model import (
+    Box,
+    Capsule,
     Fixed,
     Free,
     Inertia,
     Joint,
     Model,
+    Plane,
     Prismatic,
     Revolute,
+    Sphere,
     Spherical,
     Transform,
     Universal,
     UnknownNameError,
 )
+from .model.simplify import inertia_parameter_count, simplify
 from .sdk import get_cmake_dir, get_include
-from .simplify import inertia_parameter_count, simplify
-from .simulate import SimulationError, SimulationResult, SimulationWarning, simulate
+from .sim.collision import collide
+from .sim.constraints import constrained_forward_dynamics
+from .sim.contact import ContactSimulator, contact_jacobians
+from .sim.simulate import SimulationError, SimulationResult, SimulationWarning, simulate
+from .sim.step_derivatives import step_derivatives
 from .solvers import Solver, available_solvers, make_solver
-from .state import State
+from .solvers.inverse import contact_inertia, inverse_mass_matrix
 
 __version__ = "0.1.0"
 

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .configuration import random_configuration
+from .algorithms.configuration import random_configuration
 from .model import Model
 from .scenes import chain, random_tree
 from .solvers.base import Solver
@@ -121,7 +121,7 @@ def check_solver(cls: type[Solver], rtol: float | None = 1e-8, seed: int = 0, op
         delta = C_ROUNDING * model.nv * float(np.finfo(qdd.dtype if qdd.dtype == np.float32 else np.float64).eps) / 2
         qdd_ref = ref.forward_dynamics(q, v, tau)
         if rtol is None:
-            from .dynamics import bias_forces
+            from .algorithms.dynamics import bias_forces
 
             terms = np.abs(tau) + np.abs(bias_forces(model, q, v)) + np.abs(bias_forces(model, q, 0 * v))
             err, tol = float(np.abs(qdd - qdd_ref).max()), _agreement_bound(M, qdd_ref, terms, delta)
@@ -166,7 +166,7 @@ def check_solver(cls: type[Solver], rtol: float | None = 1e-8, seed: int = 0, op
             assert np.shape(y1) == (model.nv,), f"{cls.name}: inverse_inertia of a vector returned {np.shape(y1)}"
 
         if "derivatives" in cls.capabilities:
-            from .derivatives import aba_derivatives
+            from .algorithms.derivatives import aba_derivatives
 
             got = solver.derivatives(q, v, tau)
             assert len(got) == 3, f"{cls.name}: derivatives must return (dqdd_dq, dqdd_dv, Minv) ({label})"
@@ -197,6 +197,6 @@ def check_solver(cls: type[Solver], rtol: float | None = 1e-8, seed: int = 0, op
 
 
 def ref_mass(model: Model, q) -> np.ndarray:
-    from .dynamics import mass_matrix
+    from .algorithms.dynamics import mass_matrix
 
     return mass_matrix(model, q)

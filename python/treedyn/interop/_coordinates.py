@@ -1,4 +1,4 @@
-"""The derivatives of treedyn.derivatives (with respect to q in the tangent space) as Jacobians in
+"""The derivatives of treedyn.algorithms.derivatives (with respect to q in the tangent space) as Jacobians in
 q's coordinates, which autodiff frameworks differentiate: what treedyn.interop.torch and .jax use.
 
 A quaternion block enters the kernels only through its direction (the rotation of q/|q|, and
@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..configuration import integrate
-from ..derivatives import _skew, aba_derivatives, rnea_derivatives, step_derivatives
-from ..dynamics import rnea
-from ..inverse import _solver_for
+from ..algorithms.configuration import integrate
+from ..algorithms.derivatives import aba_derivatives, rnea_derivatives
+from ..algorithms.dynamics import rnea
 from ..model import Free, Model, Spherical
+from ..sim.step_derivatives import _skew, step_derivatives
+from ..solvers.inverse import _solver_for
 
 __all__ = ["forward_dynamics", "inverse_dynamics", "step", "forward_jacobians", "inverse_jacobians", "step_jacobians"]
 

@@ -7,7 +7,7 @@ past are reported in one ``IgnoredElementWarning`` per file; physically inconsis
 as Pinocchio keeps them) in an ``InertiaWarning``; joints that move no mass in a ``MassWarning``.
 """
 
-from ..model import _FILE_READERS
+from ..model.tree import _FILE_READERS
 from ._common import IgnoredElementWarning, InertiaWarning
 from ._tree import MassWarning
 from ._xml import ModelFileError

@@ -76,8 +76,8 @@ import os
 
 import numpy as np
 
-from ..geometry import Box, Capsule, Plane, Sphere
 from ..model import Free, Inertia, Model, Prismatic, Revolute, Spherical, Transform
+from ..model.shapes import Box, Capsule, Plane, Sphere
 from ._common import (
     IgnoredTags,
     axis_angle_matrix,

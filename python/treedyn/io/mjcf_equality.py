@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..configuration import neutral
+from ..algorithms.configuration import neutral
 from ..model import Fixed, Spherical, Transform
 from ._common import matrix_to_quat, quat_to_matrix
 

@@ -27,8 +27,8 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from ..geometry import Box, Capsule, Plane, Sphere
 from ..model import Fixed, Free, Inertia, Model, Prismatic, Revolute, Spherical, Universal
+from ..model.shapes import Box, Capsule, Plane, Sphere
 from ._common import matrix_to_quat
 
 __all__ = ["to_mjcf"]

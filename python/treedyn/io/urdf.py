@@ -66,8 +66,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..geometry import Box, Capsule, Sphere
 from ..model import Free, Inertia, Model, Prismatic, Revolute, Transform
+from ..model.shapes import Box, Capsule, Sphere
 from ._common import (
     IgnoredTags,
     file_inertia,

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import Plane, Sphere
+from ..algorithms.state import State
 from ..model import Free, Inertia, Model, Revolute, Spherical, Transform
-from ..state import State
+from ..model.shapes import Plane, Sphere
 from .chain import count
 from .scene import Scene
 
@@ -142,7 +142,7 @@ class CentipedeGait:
         q0 = _standing(model)
         # effective inertias at the standing pose: 1/(M⁻¹)_ii, the inertia a joint's torque meets
         # with every other joint free (the floating head included)
-        from ..inverse import inverse_mass_matrix
+        from ..solvers.inverse import inverse_mass_matrix
 
         m_eff = 1.0 / np.diag(inverse_mass_matrix(model, q0))
         self.kp = m_eff * omega_n**2
@@ -151,7 +151,7 @@ class CentipedeGait:
         # with the weight W shared by the feet in stance, τ = g(q₀) − J_zᵀ f, g = rnea(q₀, 0, 0) and
         # J_z the feet's vertical Jacobians; without it the PD alone would sag under the weight
         from .. import _core
-        from ..dynamics import rnea
+        from ..algorithms.dynamics import rnea
 
         self._gravity = rnea(model, q0, np.zeros(model.nv), np.zeros(model.nv))
         R, p = _core.forward_kinematics(model.core, q0)
@@ -197,7 +197,7 @@ class CentipedeGait:
 def _standing(model: Model) -> np.ndarray:
     """Legs straight, the head's free joint at HEIGHT less 0.1 mm: every foot touches the ground
     from the first step."""
-    from ..configuration import neutral
+    from ..algorithms.configuration import neutral
 
     q = neutral(model)
     q[2] = HEIGHT - 1e-4

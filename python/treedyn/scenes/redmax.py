@@ -23,9 +23,9 @@ import math
 
 import numpy as np
 
-from ..configuration import neutral
+from ..algorithms.configuration import neutral
+from ..algorithms.state import State
 from ..model import Fixed, Inertia, Model, Prismatic, Revolute, Transform, Universal
-from ..state import State
 from .scene import Scene
 
 __all__ = ["bridge", "bridge_rigid", "umbrella", "tree", "BRIDGE_PARAMS"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..configuration import neutral
+from ..algorithms.configuration import neutral
+from ..algorithms.state import State
 from ..model import Model
-from ..state import State
 
 __all__ = ["Scene"]
 

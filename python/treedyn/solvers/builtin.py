@@ -57,7 +57,7 @@ class _DerivativesSolver(_EngineSolver):
     capabilities = _ALL | {"derivatives"}
 
     def derivatives(self, q, v, tau, f_ext=None):
-        from ..derivatives import aba_derivatives
+        from ..algorithms.derivatives import aba_derivatives
 
         return aba_derivatives(self.model, q, v, tau, f_ext, dtype=self.dtype)
 
@@ -81,7 +81,7 @@ class ABASolver(_DerivativesSolver):
     def __init__(self, model, dtype=np.float64, specialise: bool = False, **options):
         library = None
         if specialise:
-            from ..codegen import compiled_aba
+            from .codegen import compiled_aba
 
             library = compiled_aba(model, dtype)
         self.specialised = library is not None

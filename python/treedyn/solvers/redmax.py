@@ -15,7 +15,7 @@ import threading
 import numpy as np
 
 from .. import _core
-from ..state import State
+from ..algorithms.state import State
 from .base import Solver
 
 __all__ = ["RedMaxDirectSolver", "RedMaxPCGSolver"]

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .configuration import difference, integrate
-from .model import Free, Model, Prismatic, Revolute, Spherical, Universal
+from ..algorithms.configuration import difference, integrate
+from ..model import Free, Model, Prismatic, Revolute, Spherical, Universal
 
 __all__ = ["simulate", "SimulationResult", "SimulationWarning", "SimulationError", "METHODS"]
 
@@ -239,7 +239,7 @@ def simulate(
     ``"raise"`` raises ``SimulationError`` (its ``result`` attribute holds the partial result),
     ``"return"`` only returns the result (for callers that check ``success`` themselves).
     progress: show a progress bar over simulated time on stderr (``t=1.65/2.00 s``; where stderr is
-    not a terminal, redrawn at most every 10 s: treedyn.progress).
+    not a terminal, redrawn at most every 10 s: treedyn.util.progress).
     error_norm: how the adaptive methods measure the scaled local error over q and v: "rms" (the
     root mean square, as SciPy's solve_ivp) or "max" (the largest component).
     Constraints: the model's active loop closures and couplings (MJCF equalities, URDF mimic
@@ -261,8 +261,8 @@ def simulate(
     costs one more).
     With constraints, interpolated states satisfy C(q) = 0 to the interpolation error.
     """
-    from .solvers.base import Solver
-    from .solvers.registry import make_solver
+    from ..solvers.base import Solver
+    from ..solvers.registry import make_solver
 
     if not isinstance(model, Model):
         raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
@@ -333,7 +333,7 @@ def simulate(
 
     bar = None
     if progress:
-        from .progress import progress_bar
+        from ..util.progress import progress_bar
 
         bar = progress_bar(total=t_end, desc=f"simulate {method}", show=True, seconds=True)
     dense = None if t_eval is None else _Dense(model, t_eval)

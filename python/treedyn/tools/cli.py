@@ -31,7 +31,7 @@ import warnings
 
 import numpy as np
 
-from .timing import time_call
+from ..util.timing import time_call
 
 # the widest a view of a contact scene gets, relative to its height: a long centipede is shown in a
 # window around its centre of mass rather than as a thin line
@@ -54,7 +54,7 @@ EXIT_DIVERGED = 3  # 2: bad input (argparse's usage errors too)
 
 
 def _cmd_solvers(args) -> int:
-    from .solvers.registry import available_solvers, list_solver_classes
+    from ..solvers.registry import available_solvers, list_solver_classes
 
     classes = list_solver_classes()
     width = max((len(n) for n in classes), default=4)
@@ -65,17 +65,17 @@ def _cmd_solvers(args) -> int:
 
 
 def _cmd_info(args) -> int:
-    from . import build_info
+    from .._core import build_info
 
     print(json.dumps(build_info(), indent=2))
     return 0
 
 
 def _cmd_compare(args) -> int:
-    from . import set_num_threads
-    from .configuration import random_configuration
-    from .scenes import from_spec
-    from .solvers.registry import list_solver_classes, make_solver
+    from .._core import set_num_threads
+    from ..algorithms.configuration import random_configuration
+    from ..scenes import from_spec
+    from ..solvers.registry import list_solver_classes, make_solver
 
     if args.threads:
         set_num_threads(args.threads)
@@ -104,7 +104,7 @@ def _cmd_compare(args) -> int:
 
     rows, skipped = [], []  # peer rows: Pinocchio on treedyn's model; with a file, the peer's own parser
     classes = sorted(list_solver_classes().items(), key=lambda kv: kv[0] != "aba")
-    from .progress import progress_bar
+    from ..util.progress import progress_bar
 
     bar = progress_bar(classes, desc="solvers", unit="solver", show=True if args.progress else None)
     reference = None
@@ -184,7 +184,7 @@ def _file_peer_rows(model, q, v, tau, reference, args):
     loader as well as of the dynamics. Skipped when the peer is not installed."""
     import os
 
-    from .scenes.spec import file_kind
+    from ..scenes.spec import file_kind
 
     kind = file_kind(args.model) if os.path.isfile(args.model) else None
     if kind is None:
@@ -206,22 +206,22 @@ def _file_peer_rows(model, q, v, tau, reference, args):
 
 def _has_contact(scene) -> bool:
     """A scene for the ContactSimulator: a controller (gait) or geoms that can collide."""
-    from .geometry import collision_pairs
+    from ..sim.collision import collision_pairs
 
     return getattr(scene, "tau", None) is not None or bool(collision_pairs(scene.model))
 
 
 def _steps_bar(steps: int, desc: str, always: bool):
     """range(steps) behind a progress bar on stderr (on a terminal, or always with --progress:
-    treedyn.progress)."""
-    from .progress import progress_bar
+    treedyn.util.progress)."""
+    from ..util.progress import progress_bar
 
     return progress_bar(range(steps), desc=desc, unit="step", show=True if always else None)
 
 
 def _cmd_simulate(args) -> int:
-    from . import set_num_threads
-    from .scenes import scene_from_spec
+    from .._core import set_num_threads
+    from ..scenes import scene_from_spec
 
     if args.steps is not None and args.steps < 1:
         raise ValueError(f"--steps must be >= 1, got {args.steps}")
@@ -251,7 +251,7 @@ def _cmd_simulate(args) -> int:
 
 
 def _simulate_redmax(scene, args) -> int:
-    from . import make_solver
+    from ..solvers import make_solver
 
     solver_name = args.solver or "redmax-direct"
     steps = 500 if args.steps is None else args.steps
@@ -321,10 +321,10 @@ def _simulate_redmax(scene, args) -> int:
 
 def _simulate_contact(scene, args) -> int:
     """A scene with contact: td.ContactSimulator driven by the scene's tau (its gait), if any."""
-    from .contact import ContactSimulator
-    from .kinematics import center_of_mass
-    from .simulate import SimulationError
-    from .solvers.registry import get_solver_class
+    from ..algorithms.kinematics import center_of_mass
+    from ..sim.contact import ContactSimulator
+    from ..sim.simulate import SimulationError
+    from ..solvers.registry import get_solver_class
 
     solver_name = args.solver or "drumwright"
     if "inverse_inertia" not in get_solver_class(solver_name).capabilities:

@@ -199,7 +199,7 @@ def trajectory_figure(
     over time below. Returns the matplotlib Figure."""
     import matplotlib.pyplot as plt
 
-    from .kinematics import center_of_mass
+    from ..algorithms.kinematics import center_of_mass
 
     t, q = np.asarray(t, dtype=float), np.atleast_2d(np.asarray(q, dtype=float))
     c = np.atleast_2d(center_of_mass(model, q)) if com else None
@@ -250,7 +250,7 @@ def animate(
     import matplotlib.pyplot as plt
     from matplotlib.animation import PillowWriter
 
-    from .kinematics import center_of_mass
+    from ..algorithms.kinematics import center_of_mass
 
     t, q = np.asarray(t, dtype=float), np.atleast_2d(np.asarray(q, dtype=float))
     idx = frame_indices(len(q), frames)
@@ -288,7 +288,8 @@ def _draw_geoms(ax, model, R, p, a, b):
     """model.geoms projected on the world axes a, b (see ``draw``)."""
     from matplotlib.patches import Circle
 
-    from .geometry import Box, Capsule, Plane, Sphere, geom_pose
+    from ..model.shapes import Box, Capsule, Plane, Sphere
+    from ..sim.collision import geom_pose
 
     labelled = set()
 
@@ -331,7 +332,8 @@ def _draw_geoms(ax, model, R, p, a, b):
 def _points(model, q, shapes=None) -> np.ndarray:
     """World points that bound the drawing at q: body origins, centres of mass (twice, for the
     leaves' segments), shape corners, geoms' extremes (planes left out)."""
-    from .geometry import Box, Capsule, Sphere, geom_pose
+    from ..model.shapes import Box, Capsule, Sphere
+    from ..sim.collision import geom_pose
 
     R, p = model.body_poses(q)
     n = len(model.parents)

@@ -1,9 +1,7 @@
-"""Collision geometry and contact detection (issue 14, item 2).
+"""Contact detection between a model's geoms (issue 14, item 2).
 
-Shapes are immutable values: :class:`Sphere`, :class:`Capsule` (axis z, ``half_length`` from
-the centre to each cap's centre), :class:`Box` (``half_extents``) and :class:`Plane` (the
-placement's z axis is the normal, the half-space below it solid). ``model.add_geom`` fixes one to
-a body or to the world. :func:`collide` returns the contacts at q: world point (midway between the
+The shapes are ``treedyn.model.shapes``' values; ``model.add_geom`` fixes one to a body or to the
+world. :func:`collide` returns the contacts at q: world point (midway between the
 two surfaces), unit normal from the first geom towards the second, and depth (> 0: penetration).
 
 Closed forms for every pair with a plane or a sphere and for capsule–capsule (a box on a plane
@@ -18,69 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Sphere", "Capsule", "Box", "Plane", "Geom", "Contacts", "collide"]
+from ..model.shapes import Box, Capsule, Plane, Sphere
 
-
-def _positive(x, what: str) -> float:
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        raise TypeError(f"{what} must be a number, got {x!r}") from None
-    if not (np.isfinite(x) and x > 0):
-        raise ValueError(f"{what} must be positive and finite, got {x}")
-    return x
-
-
-@dataclass(frozen=True)
-class Sphere:
-    radius: float
-
-    def __post_init__(self):
-        object.__setattr__(self, "radius", _positive(self.radius, "Sphere radius"))
-
-
-@dataclass(frozen=True)
-class Capsule:
-    radius: float
-    half_length: float
-
-    def __post_init__(self):
-        object.__setattr__(self, "radius", _positive(self.radius, "Capsule radius"))
-        object.__setattr__(self, "half_length", _positive(self.half_length, "Capsule half_length"))
-
-
-@dataclass(frozen=True)
-class Box:
-    half_extents: tuple
-
-    def __post_init__(self):
-        h = np.asarray(self.half_extents)
-        if h.shape != (3,):
-            raise ValueError(f"Box half_extents must be 3 numbers, got {self.half_extents!r}")
-        object.__setattr__(self, "half_extents", tuple(_positive(x, "Box half_extents") for x in h))
-
-
-@dataclass(frozen=True)
-class Plane:
-    pass
-
-
-SHAPES = (Sphere, Capsule, Box, Plane)
-
-
-@dataclass(frozen=True)
-class Geom:
-    """A shape fixed to a body (index; 0 is the world) at ``placement`` (a treedyn.Transform in the
-    body's frame). ``contype``/``conaffinity``: MuJoCo's bit masks (a pair collides when
-    ``a.contype & b.conaffinity or b.contype & a.conaffinity``)."""
-
-    name: str
-    body: int
-    shape: object
-    placement: object
-    friction: float = 1.0
-    contype: int = 1
-    conaffinity: int = 1
+__all__ = ["Contacts", "collide", "collision_pairs", "geom_pose"]
 
 
 @dataclass(frozen=True)
@@ -253,7 +191,7 @@ def geom_pose(geom, R, p) -> tuple[np.ndarray, np.ndarray]:
 def collide(model, q, pairs=None) -> Contacts:
     """The contacts between the model's geoms at q (see the module's docstring). pairs: the geom
     index pairs to test (default: collision_pairs(model); a stepper computes them once)."""
-    from ._core import forward_kinematics
+    from .._core import forward_kinematics
 
     if not hasattr(model, "geoms") or not hasattr(model, "core"):
         raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")

@@ -15,8 +15,8 @@ from typing import Union
 
 import numpy as np
 
-from . import _core
-from .geometry import SHAPES, Geom
+from .. import _core
+from .shapes import SHAPES, Geom
 
 __all__ = [
     "UnknownNameError",
@@ -910,7 +910,7 @@ class Model:
 
     @property
     def geoms(self) -> tuple:
-        """The collision geoms (treedyn.geometry.Geom: name, body index, shape, placement,
+        """The collision geoms (treedyn.model.shapes.Geom: name, body index, shape, placement,
         friction, contype, conaffinity), in the order added."""
         return tuple(self._geoms)
 

@@ -57,15 +57,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _core
-from .configuration import integrate
+from .. import _core
+from ..algorithms.configuration import integrate
+from ..algorithms.state import State
+from ..model import Model
+from ..solvers import Solver, make_solver
+from ..solvers.inverse import _contact_product
+from .collision import Contacts, collide, collision_pairs
 from .constraints import constrained_forward_dynamics, constrained_inverse_inertia
-from .geometry import Contacts, collide, collision_pairs
-from .inverse import _contact_product
-from .model import Model
 from .simulate import SimulationError, SimulationResult, SimulationWarning, _torque
-from .solvers import Solver, make_solver
-from .state import State
 
 __all__ = ["ContactSimulator", "ContactStep", "ContactTrajectory", "LimitRows", "contact_jacobians", "friction_basis"]
 
@@ -251,7 +251,7 @@ class ContactSimulator:
         stats = []
         bar = None
         if progress:
-            from .progress import progress_bar
+            from ..util.progress import progress_bar
 
             bar = progress_bar(total=n_steps, unit="step", desc=f"contact {self.solver.name}", show=True)
         success, message = True, "reached t_end"

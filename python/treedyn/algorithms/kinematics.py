@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _core
-from .model import Model, Transform, UnknownNameError
+from .. import _core
+from ..model import Model, Transform, UnknownNameError
 
 __all__ = [
     "frame_placement",

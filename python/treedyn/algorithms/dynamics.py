@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _core
-from .model import Model
+from .. import _core
+from ..model import Model
 
 __all__ = ["forward_kinematics", "rnea", "bias_forces", "mass_matrix"]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _core
-from .model import _JOINT_LAYOUTS, Free, Model, Prismatic, Revolute, Spherical, Universal
+from .. import _core
+from ..model import Free, Model, Prismatic, Revolute, Spherical, Universal
+from ..model.tree import _JOINT_LAYOUTS
 
 __all__ = ["neutral", "random_configuration", "integrate", "difference", "interpolate"]
 

@@ -13,9 +13,9 @@ import weakref
 
 import numpy as np
 
-from .model import Model
-from .solvers.base import Solver
-from .solvers.registry import make_solver
+from ..model import Model
+from .base import Solver
+from .registry import make_solver
 
 __all__ = ["inverse_mass_matrix", "contact_inertia"]
 

@@ -58,7 +58,7 @@ import itertools
 
 import numpy as np
 
-from .model import Fixed, Inertia, Model, Prismatic, Revolute, Spherical, Transform, Universal
+from . import Fixed, Inertia, Model, Prismatic, Revolute, Spherical, Transform, Universal
 
 __all__ = ["simplify", "inertia_parameters", "inertia_parameter_count"]
 
@@ -174,7 +174,7 @@ def simplify(model: Model) -> Model:
     placements, frames, geoms, limits, springs, forces, loop closures and couplings — and fewer
     nonzero inertia parameters: inertia moved from leaves to root across the joints that cannot
     feel it (featherstone-part3, "Simplifying the Model"; the rule, the pieces each joint kind
-    lets through and the choice among them: treedyn.simplify's module docstring). ``model`` is
+    lets through and the choice among them: treedyn.model.simplify's module docstring). ``model`` is
     not changed. Compare ``inertia_parameter_count`` before and after."""
     if not isinstance(model, Model):
         raise TypeError(f"simplify: model must be a treedyn.Model, got {type(model).__name__}")

@@ -1,0 +1,37 @@
+"""The model layer: value types (spatial ``Transform`` and ``Inertia``, joints, shapes) and the
+``Model`` — the tree, its names, frames, geoms and limits, its force elements and constraints —
+copied into C++ once. Imports nothing above ``treedyn._core`` and ``treedyn._checks``."""
+
+from .shapes import Box, Capsule, Geom, Plane, Sphere
+from .tree import (
+    Fixed,
+    Free,
+    Inertia,
+    Joint,
+    Model,
+    Prismatic,
+    Revolute,
+    Spherical,
+    Transform,
+    Universal,
+    UnknownNameError,
+)
+
+__all__ = [
+    "Transform",
+    "Inertia",
+    "Joint",
+    "Revolute",
+    "Prismatic",
+    "Fixed",
+    "Universal",
+    "Spherical",
+    "Free",
+    "Sphere",
+    "Capsule",
+    "Box",
+    "Plane",
+    "Geom",
+    "Model",
+    "UnknownNameError",
+]

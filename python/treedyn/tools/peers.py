@@ -1,0 +1,430 @@
+"""The same model in the peers we check against and measure with (optional dependencies).
+
+``to_pinocchio(model)`` builds a ``pinocchio.Model`` with the same bodies, joints, placements and
+inertias; q and v layouts are the same (Pinocchio's: quaternions (x, y, z, w), free-flyer velocity
+(linear, angular) in body coordinates), so vectors pass unchanged. Fixed joints are folded into
+their parent, as Pinocchio has no fixed joint.
+
+``PinocchioFromFile(model, urdf)`` and ``MujocoFromFile(model, mjcf)`` are the other check: the
+peer's *own* parser reads the file treedyn loaded, and its M(q), bias forces and forward dynamics
+are mapped into treedyn's coordinates (joints matched by name; the joints whose parametrisations
+differ — Pinocchio's (cos, sin) and planar joints, MuJoCo's quaternion order and world-frame
+free-joint velocity — mapped explicitly). ``example_robot_path`` finds a robot of the
+``example-robot-data`` package.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import Fixed, Free, Model, Prismatic, Revolute, Spherical, Universal
+
+__all__ = [
+    "to_pinocchio",
+    "pinocchio_forces",
+    "PeerCoordinates",
+    "PinocchioFromFile",
+    "MujocoFromFile",
+    "example_robot_path",
+]
+
+
+def to_pinocchio(model: Model):
+    return _build_pinocchio(model)[0]
+
+
+def pinocchio_forces(model: Model, f_ext):
+    """Our f_ext ((n_bodies, 6), [n; f] in body frames) as Pinocchio's list of joint forces
+    (linear, angular) in joint frames, summing the bodies a joint carries."""
+    import pinocchio as pin
+
+    pm, carrier = _build_pinocchio(model)
+    out = [pin.Force.Zero() for _ in range(pm.njoints)]
+    for i in range(1, model.n_bodies):
+        jid, pose = carrier[i]
+        f = np.asarray(f_ext[i], dtype=float)
+        out[jid] = out[jid] + pose.act(pin.Force(f[3:], f[:3]))
+    return out
+
+
+def _pinocchio_inertia(pin, inertia, body: str):
+    """pin.Inertia of a treedyn.Inertia. Pinocchio keeps (m, c, I_c): an inertia given as parameters
+    (m, h, Ī_O; a simplified model's, td.simplify) goes through its dynamic parameters when m > 0 (which
+    it does not check for physical consistency); m = 0 with h ≠ 0 has no centre of mass and no
+    Pinocchio inertia (its dynamic parameters divide h by m): refused."""
+    if inertia._given != "parameters":
+        return pin.Inertia(inertia.mass, inertia.com, inertia.inertia)
+    m, h, I = inertia.mass, inertia.first_moment, inertia.inertia_origin
+    if m == 0 and np.any(h):
+        raise ValueError(
+            f"to_pinocchio: body {body!r} has mass 0 and first moment h = {h.tolist()} ≠ 0 (a simplified model, "
+            "td.simplify): Pinocchio keeps (mass, centre of mass, inertia) and cannot hold it; use the model before "
+            "simplifying"
+        )
+    # Pinocchio's order: m, h, then Ī_O's xx, xy, yy, xz, yz, zz (InertiaTpl::FromDynamicParameters)
+    v = np.array([m, *h, I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]])
+    return pin.Inertia.FromDynamicParameters(v) if m > 0 else pin.Inertia(0.0, np.zeros(3), I)
+
+
+def _build_pinocchio(model: Model):
+    import pinocchio as pin
+
+    pm = pin.Model()
+    pm.gravity = pin.Motion(np.r_[model.gravity, 0.0, 0.0, 0.0])
+    parents, placements, inertias = model.parents, model.placements, model.inertias
+    # body i -> (pinocchio joint id carrying it, pose of body i's frame in that joint's frame)
+    carrier = {0: (0, pin.SE3.Identity())}
+    for i in range(1, model.n_bodies):
+        j = model.joints[i]
+        place = pin.SE3(placements[i].rotation, placements[i].translation)
+        pj, pose = carrier[parents[i]]
+        place = pose * place
+        inertia = _pinocchio_inertia(pin, inertias[i], model.body_names[i])
+        if isinstance(j, Fixed):
+            pm.appendBodyToJoint(pj, inertia, place)
+            carrier[i] = (pj, place)
+            continue
+        if isinstance(j, Revolute):
+            jm = _aligned(pin, "Revolute", j.axis)
+        elif isinstance(j, Prismatic):
+            jm = _aligned(pin, "Prismatic", j.axis)
+        elif isinstance(j, Spherical):
+            jm = pin.JointModelSpherical()
+        elif isinstance(j, Free):
+            jm = pin.JointModelFreeFlyer()
+        elif isinstance(j, Universal):
+            jm = pin.JointModelUniversal(j.axis1, j.axis2)
+        else:
+            raise TypeError(f"no Pinocchio joint for {j!r}")
+        jid = pm.addJoint(pj, jm, place, model.body_names[i])
+        pm.appendBodyToJoint(jid, inertia, pin.SE3.Identity())
+        carrier[i] = (jid, pin.SE3.Identity())
+    return pm, carrier
+
+
+def _aligned(pin, kind, axis):
+    """Pinocchio's joint about a coordinate axis (RX, RY, RZ, PX, ...) when ``axis`` is one, as its
+    URDF parser chooses (its fastest joints), else the unaligned joint."""
+    for k, name in enumerate("XYZ"):
+        if np.array_equal(axis, np.eye(3)[k]):
+            return getattr(pin, f"JointModel{kind[0]}{name}")()
+    return getattr(pin, f"JointModel{kind}Unaligned")(axis)
+
+
+# --------------------------------------------------------------------------------------------
+# The same file loaded by the peer itself (an independent check of treedyn.io)
+
+
+class PeerCoordinates:
+    """treedyn's coordinates of a model loaded from a file ↔ a peer's coordinates for the same
+    file loaded by the peer's own parser.
+
+    Joints are matched by name (the peer may number them differently). Velocities map linearly,
+    v_peer = T(q) v; then M = Tᵀ M_peer T, c = Tᵀ (c_peer + M_peer Ṫv), q̈ = T⁻¹ (q̈_peer − Ṫv) and
+    τ_peer = T⁻ᵀ τ. T is the identity except for the joints whose parametrisations differ:
+
+    * ``"angle-cs"``: an angle θ ↔ Pinocchio's unbounded revolute (cos θ, sin θ), same velocity;
+    * ``"planar"``: treedyn's (x, y, θ) with velocity (ẋ, ẏ, θ̇) ↔ Pinocchio's planar
+      (x, y, cos θ, sin θ) with velocity (R(θ)ᵀ(ẋ, ẏ), θ̇) (in the moving frame);
+    * ``"ball"``: quaternion (x, y, z, w) ↔ MuJoCo's (w, x, y, z), same velocity;
+    * ``"free-mj"``: (p, quaternion xyzw) and body-frame (v, ω) ↔ MuJoCo's (p, quaternion wxyz)
+      and (ṗ = R v in world coordinates, ω in the body frame).
+    """
+
+    def __init__(self, model: Model, nq_peer: int, nv_peer: int, blocks):
+        self.model = model
+        self.nq_peer, self.nv_peer = nq_peer, nv_peer
+        self.blocks = blocks  # [(kind, iq, iv, pq, pv)]; kind "same" carries (nq, nv)
+
+    def q(self, q) -> np.ndarray:
+        q = np.asarray(q, dtype=float)
+        out = np.zeros(self.nq_peer)
+        for kind, iq, iv, pq, pv in self.blocks:  # noqa: B007 (the blocks' layout, not all used in each map)
+            if kind[0] == "same":
+                out[pq : pq + kind[1]] = q[iq : iq + kind[1]]
+            elif kind == "angle-cs":
+                out[pq : pq + 2] = np.cos(q[iq]), np.sin(q[iq])
+            elif kind == "planar":
+                out[pq : pq + 4] = q[iq], q[iq + 1], np.cos(q[iq + 2]), np.sin(q[iq + 2])
+            elif kind == "ball":
+                out[pq : pq + 4] = q[iq + 3], q[iq], q[iq + 1], q[iq + 2]
+            elif kind == "free-mj":
+                out[pq : pq + 7] = *q[iq : iq + 3], q[iq + 6], q[iq + 3], q[iq + 4], q[iq + 5]
+        return out
+
+    def T(self, q) -> np.ndarray:
+        from ..io._common import quat_to_matrix
+
+        q = np.asarray(q, dtype=float)
+        T = np.zeros((self.nv_peer, self.model.nv))
+        for kind, iq, iv, pq, pv in self.blocks:  # noqa: B007 (the blocks' layout, not all used in each map)
+            if kind[0] == "same":
+                T[pv : pv + kind[2], iv : iv + kind[2]] = np.eye(kind[2])
+            elif kind in ("angle-cs",):
+                T[pv, iv] = 1.0
+            elif kind == "ball":
+                T[pv : pv + 3, iv : iv + 3] = np.eye(3)
+            elif kind == "planar":
+                c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
+                T[pv : pv + 3, iv : iv + 3] = [[c, s, 0], [-s, c, 0], [0, 0, 1]]
+            elif kind == "free-mj":
+                T[pv : pv + 3, iv : iv + 3] = quat_to_matrix(q[iq + 3 : iq + 7], wxyz=False)
+                T[pv + 3 : pv + 6, iv + 3 : iv + 6] = np.eye(3)
+        return T
+
+    def Tdot_v(self, q, v) -> np.ndarray:
+        from ..io._common import quat_to_matrix
+
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        out = np.zeros(self.nv_peer)
+        for kind, iq, iv, pq, pv in self.blocks:  # noqa: B007 (the blocks' layout, not all used in each map)
+            if kind == "planar":
+                c, s, w = np.cos(q[iq + 2]), np.sin(q[iq + 2]), v[iv + 2]
+                out[pv : pv + 2] = w * np.array([[-s, c], [-c, -s]]) @ v[iv : iv + 2]
+            elif kind == "free-mj":  # d/dt (R v) = R (ω × v) + R v̇
+                R = quat_to_matrix(q[iq + 3 : iq + 7], wxyz=False)
+                out[pv : pv + 3] = R @ np.cross(v[iv + 3 : iv + 6], v[iv : iv + 3])
+        return out
+
+    def apply_T(self, q, x, transpose: bool = False) -> np.ndarray:
+        """T(q) x (or T(q)ᵀ x) block by block, in O(n) without forming T. Every block of T is
+        orthogonal (identities and rotations), so Tᵀ = T⁻¹ and a generalized force maps as
+        τ_peer = T⁻ᵀ τ = T τ."""
+        from ..io._common import quat_to_matrix
+
+        q, x = np.asarray(q, dtype=float), np.asarray(x, dtype=float)
+        src, dst = (self.model.nv, self.nv_peer) if not transpose else (self.nv_peer, self.model.nv)
+        if x.shape != (src,):
+            raise ValueError(f"apply_T: x must have shape ({src},), got {x.shape}")
+        out = np.zeros(dst)
+        for kind, iq, iv, pq, pv in self.blocks:  # noqa: B007 (the blocks' layout, not all used in each map)
+            n = kind[2] if kind[0] == "same" else {"angle-cs": 1, "planar": 3, "ball": 3, "free-mj": 6}[kind]
+            a, b = (iv, pv) if not transpose else (pv, iv)
+            block = x[a : a + n].copy()
+            if kind == "planar":
+                c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
+                Rz = np.array([[c, s], [-s, c]])
+                block[:2] = (Rz if not transpose else Rz.T) @ block[:2]
+            elif kind == "free-mj":
+                R = quat_to_matrix(q[iq + 3 : iq + 7], wxyz=False)
+                block[:3] = (R if not transpose else R.T) @ block[:3]
+            out[b : b + n] = block
+        return out
+
+    def from_peer(self, q_peer, v_peer) -> tuple[np.ndarray, np.ndarray]:
+        """treedyn's (q, v) of the peer's state: the inverse of ``q`` and of v_peer = T(q) v."""
+        qp = np.asarray(q_peer, dtype=float)
+        q = np.zeros(self.model.nq)
+        for kind, iq, iv, pq, pv in self.blocks:  # noqa: B007 (the blocks' layout, not all used in each map)
+            if kind[0] == "same":
+                q[iq : iq + kind[1]] = qp[pq : pq + kind[1]]
+            elif kind == "angle-cs":
+                q[iq] = np.arctan2(qp[pq + 1], qp[pq])
+            elif kind == "planar":
+                q[iq : iq + 3] = qp[pq], qp[pq + 1], np.arctan2(qp[pq + 3], qp[pq + 2])
+            elif kind == "ball":
+                q[iq : iq + 4] = qp[pq + 1], qp[pq + 2], qp[pq + 3], qp[pq]
+            elif kind == "free-mj":
+                q[iq : iq + 7] = *qp[pq : pq + 3], qp[pq + 4], qp[pq + 5], qp[pq + 6], qp[pq + 3]
+        return q, self.apply_T(q, v_peer, transpose=True)
+
+    # the peer's quantities in treedyn's coordinates
+    def mass_matrix(self, q) -> np.ndarray:
+        T = self.T(q)
+        return T.T @ self._peer_M(q) @ T
+
+    def bias_forces(self, q, v) -> np.ndarray:
+        T = self.T(q)
+        vp = T @ v
+        return T.T @ (self._peer_bias(q, vp) + self._peer_M(q) @ self.Tdot_v(q, v))
+
+    def forward_dynamics(self, q, v, tau) -> np.ndarray:
+        T = self.T(q)
+        tau_p = np.linalg.solve(T.T, tau)
+        a_p = self._peer_aba(q, T @ v, tau_p)
+        return np.linalg.solve(T, a_p - self.Tdot_v(q, v))
+
+    def peer_call(self, q, v, tau):
+        """A no-argument callable running only the peer's forward dynamics on (q, v, tau) mapped
+        once beforehand, for timing the peer without the mapping."""
+        T = self.T(q)
+        return self._peer_call(self.q(q), T @ v, np.linalg.solve(T.T, tau))
+
+
+class PinocchioFromFile(PeerCoordinates):
+    """Pinocchio's own URDF parser on the file treedyn loaded (``pinocchio.buildModelFromUrdf``, a
+    free-flyer root named "root_joint" when ``floating_base``), matched joint by joint by name."""
+
+    def __init__(self, model: Model, path_or_xml, floating_base: bool = False):
+        import os
+
+        import pinocchio as pin
+
+        self.pin = pin
+        args = (pin.JointModelFreeFlyer(),) if floating_base else ()
+        src = os.fspath(path_or_xml)
+        if src.lstrip().startswith("<"):
+            pm = pin.buildModelFromXML(src, *args)
+        else:
+            pm = pin.buildModelFromUrdf(src, *args)
+        pm.gravity = pin.Motion(np.r_[model.gravity, 0.0, 0.0, 0.0])
+        self.pm, self.pd = pm, pm.createData()
+        blocks, used = [], set()
+        for i, (j, name) in enumerate(zip(model.joints, model.body_joint_names)):
+            if not j.nv or "#" in name:  # planar sub-joints belong to their planar joint
+                continue
+            jid = pm.getJointId(name)
+            if jid >= pm.njoints:
+                raise ValueError(f"Pinocchio's model of {src[:80]!r} has no joint named {name!r}")
+            used.add(jid)
+            pj = pm.joints[jid]
+            short = pj.shortname()
+            iq, iv = model.q_indices[i], model.v_indices[i]
+            if "Planar" in short:
+                kind = "planar"
+            elif "RevoluteUnbounded" in short or short.startswith("JointModelRUB"):
+                kind = "angle-cs"
+            elif pj.nq == j.nq and pj.nv == j.nv:
+                kind = ("same", j.nq, j.nv)
+            else:
+                raise ValueError(
+                    f"joint {name!r}: Pinocchio's {short} (nq={pj.nq}, nv={pj.nv}) does not match treedyn's {j!r}"
+                )
+            blocks.append((kind, iq, iv, pj.idx_q, pj.idx_v))
+        missing = [pm.names[k] for k in range(1, pm.njoints) if k not in used]
+        if missing:
+            raise ValueError(f"treedyn's model has no joints named {missing}, which Pinocchio's has")
+        super().__init__(model, pm.nq, pm.nv, blocks)
+
+    def _peer_M(self, q):
+        M = self.pin.crba(self.pm, self.pd, self.q(q))
+        return np.triu(M) + np.triu(M, 1).T
+
+    def _peer_bias(self, q, vp):
+        return self.pin.nonLinearEffects(self.pm, self.pd, self.q(q), vp).copy()
+
+    def _peer_aba(self, q, vp, tau_p):
+        return self.pin.aba(self.pm, self.pd, self.q(q), vp, tau_p).copy()
+
+    def _peer_call(self, qp, vp, tau_p):
+        aba, pm, pd = self.pin.aba, self.pm, self.pd
+        return lambda: aba(pm, pd, qp, vp, tau_p)
+
+
+class MujocoFromFile(PeerCoordinates):
+    """MuJoCo's own MJCF compiler on the file treedyn loaded, with what treedyn does not model
+    switched off: armature, damping, stiffness, gravity compensation and fluid density set to 0;
+    springs, dampers, constraints (contacts, limits, equalities) and actuators disabled. MuJoCo's joints are in
+    treedyn's order (both number bodies depth-first in file order)."""
+
+    def __init__(self, model: Model, path_or_xml):
+        import os
+
+        import mujoco
+
+        self.mj = mujoco
+        src = os.fspath(path_or_xml)
+        if src.lstrip().startswith("<"):
+            m = mujoco.MjModel.from_xml_string(src)
+        else:
+            m = mujoco.MjModel.from_xml_path(src)
+        m.dof_armature[:] = 0.0
+        m.dof_damping[:] = 0.0
+        m.jnt_stiffness[:] = 0.0
+        m.body_gravcomp[:] = 0.0
+        D = mujoco.mjtDisableBit
+        for flag in (
+            "mjDSBL_CONSTRAINT",
+            "mjDSBL_ACTUATION",
+            "mjDSBL_SPRING",
+            "mjDSBL_DAMPER",
+            "mjDSBL_PASSIVE",
+        ):  # by MuJoCo version
+            if hasattr(D, flag):
+                m.opt.disableflags |= int(getattr(D, flag))
+        m.opt.density = m.opt.viscosity = 0.0  # no fluid forces
+        self.m, self.d = m, mujoco.MjData(m)
+        # MuJoCo precomputes the inertia of "simple" bodies (armature included) at compile time:
+        # recompute the model's constants after the changes above
+        mujoco.mj_setConst(m, self.d)
+        moving = [i for i, j in enumerate(model.joints) if j.nv]
+        if len(moving) != m.njnt:
+            raise ValueError(f"treedyn has {len(moving)} joints, MuJoCo's model {m.njnt}")
+        from ..model import Free, Spherical
+
+        blocks = []
+        for k, i in enumerate(moving):
+            j, name = model.joints[i], model.body_joint_names[i]
+            mj_name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, k)
+            if mj_name and mj_name != name:
+                raise ValueError(f"joint {k}: treedyn's {name!r} is MuJoCo's {mj_name!r}")
+            jt = int(m.jnt_type[k])
+            expected = {Free: 0, Spherical: 1}.get(type(j), 3 if isinstance(j, Revolute) else 2)
+            if jt != expected:
+                raise ValueError(f"joint {name!r}: MuJoCo's type {jt} does not match treedyn's {j!r}")
+            kind = {0: "free-mj", 1: "ball"}.get(jt, ("same", 1, 1))
+            blocks.append((kind, model.q_indices[i], model.v_indices[i], int(m.jnt_qposadr[k]), int(m.jnt_dofadr[k])))
+        super().__init__(model, m.nq, m.nv, blocks)
+
+    def _forward(self, q, vp, tau_p=None):
+        mj, d = self.mj, self.d
+        d.qpos[:] = self.q(q)
+        d.qvel[:] = vp
+        d.qfrc_applied[:] = 0.0 if tau_p is None else tau_p
+        mj.mj_forward(self.m, d)
+
+    def _peer_M(self, q):
+        self._forward(q, np.zeros(self.nv_peer))
+        M = np.zeros((self.nv_peer, self.nv_peer))
+        if hasattr(self.d, "qM"):  # MuJoCo < 3.4: mj_fullM(m, dst, qM)
+            self.mj.mj_fullM(self.m, M, self.d.qM)
+        else:  # MuJoCo >= 4: mj_fullM(m, d, dst)
+            self.mj.mj_fullM(self.m, self.d, M)
+        return M
+
+    def _peer_bias(self, q, vp):
+        self._forward(q, vp)
+        return self.d.qfrc_bias.copy()
+
+    def _peer_aba(self, q, vp, tau_p):
+        self._forward(q, vp, tau_p)
+        return self.d.qacc.copy()
+
+    def _peer_call(self, qp, vp, tau_p):
+        forward, m, d = self.mj.mj_forward, self.m, self.d
+
+        def call():
+            d.qpos[:], d.qvel[:], d.qfrc_applied[:] = qp, vp, tau_p
+            forward(m, d)
+
+        return call
+
+
+def example_robot_path(relative: str) -> str:
+    """Absolute path of ``relative`` (e.g. "ur_description/urdf/ur5_robot.urdf") in the robots
+    folder of the ``example-robot-data`` package (its Python module when installed, else the
+    files of its wheel). FileNotFoundError when the package or the file is missing."""
+    import os
+
+    candidates = []
+    try:
+        import example_robot_data
+
+        candidates.append(example_robot_data.getModelPath(relative))
+        candidates.append(os.path.join(os.path.dirname(example_robot_data.__file__), "robots"))
+    except Exception:  # not installed, or an older/newer module layout
+        pass
+    try:
+        from importlib.metadata import PackageNotFoundError, distribution
+
+        dist = distribution("example-robot-data")
+        candidates.append(str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots")))
+    except PackageNotFoundError:
+        pass
+    for folder in candidates:
+        path = os.path.join(folder, relative)
+        if os.path.isfile(path):
+            return path
+    raise FileNotFoundError(
+        f"{relative!r} not found in example-robot-data (pip install example-robot-data); looked in {candidates}"
+    )

@@ -1,0 +1,1 @@
+"""Helpers with no knowledge of models: progress bars and timing."""
