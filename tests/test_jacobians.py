@@ -12,6 +12,7 @@ import pytest
 from conftest import assert_within_rounding, random_state
 
 import treedyn as td
+from treedyn.algorithms.kinematics import _frame
 from treedyn.scenes import chain, random_tree
 
 pin = pytest.importorskip("pinocchio")
@@ -45,7 +46,7 @@ def check_against_pinocchio(model, q, v, frames):
     pm, carrier = _build_pinocchio(model)
     ids = []
     for name, point in frames:
-        body, R, p = td.kinematics._frame(model, name, point)
+        body, R, p = _frame(model, name, point)
         ids.append(pinocchio_frame(model, pm, carrier, body, R, p))
     pd = pm.createData()
     pin.forwardKinematics(pm, pd, q, v, np.zeros(model.nv))

@@ -122,7 +122,7 @@ def _edges(k) -> int:
 class ContactStep:
     """What one step did: contacts found at its start, their deepest penetration (m), the QPs'
     iterations, wall-clock seconds, the seconds of each phase (collision, dynamics,
-    contact_inertia, qp, integrate), the contacts (td.geometry.Contacts) and the impulse of each on
+    contact_inertia, qp, integrate), the contacts (treedyn.sim.collision.Contacts) and the impulse of each on
     its second body, (P, 3) world N·s (the first body gets the opposite); the number of joint-limit
     bounds in the step's problem (those within reach, see the module) and the limits' generalized
     impulse (nv,) (N·m·s on a revolute coordinate, N·s on a prismatic one; zero elsewhere)."""
