@@ -1,23 +1,46 @@
 import os
+import tempfile
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis.configuration import set_hypothesis_home_dir
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 # Property-test budgets (tests/test_fuzz_api.py), chosen by HYPOTHESIS_PROFILE: "ci" (default) keeps
 # the fuzz file near a minute on two cores and draws the same examples on every run (derandomize: a
 # red CI names a defect in the code, not a lucky draw); "fuzz" is a long random campaign that
 # explores new inputs each time; "dev" a quick look.
+# The example database (failing examples, replayed first next time) lives in the temporary directory,
+# not in the repository: a test run writes nothing there.
 _slow_ok = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
-settings.register_profile(
-    "ci", max_examples=60, derandomize=True, deadline=None, print_blob=True, suppress_health_check=_slow_ok
+_common = dict(
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=_slow_ok,
 )
-settings.register_profile("dev", max_examples=15, deadline=None, print_blob=True, suppress_health_check=_slow_ok)
-settings.register_profile("fuzz", max_examples=5000, deadline=None, print_blob=True, suppress_health_check=_slow_ok)
+set_hypothesis_home_dir(os.path.join(tempfile.gettempdir(), "treedyn-hypothesis"))  # its caches, not ./.hypothesis
+_database = DirectoryBasedExampleDatabase(os.path.join(tempfile.gettempdir(), "treedyn-hypothesis", "examples"))
+settings.register_profile(
+    "ci", max_examples=60, derandomize=True, database=None, **_common
+)  # (derandomized: no database)
+settings.register_profile("dev", max_examples=15, database=_database, **_common)
+settings.register_profile("fuzz", max_examples=5000, database=_database, **_common)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 import treedyn as td  # noqa: E402 (after the hypothesis profiles)
 from treedyn.scenes import chain, random_tree  # noqa: E402
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _run_outside_the_repository(tmp_path_factory):
+    """Every test runs in a temporary working directory: what a library or a peer writes into the
+    current directory (MuJoCo's MUJOCO_LOG.TXT, a figure script's default output) never lands in the
+    repository. Tests name repository files by absolute paths."""
+    here = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("cwd"))
+    yield
+    os.chdir(here)
 
 
 def mounted_chain(n, at):

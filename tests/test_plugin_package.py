@@ -2,6 +2,7 @@
 alone and passes the conformance checks: the whole path a plugin author takes."""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -28,10 +29,14 @@ print("qdd", s.forward_dynamics(np.zeros(5), np.zeros(5), np.ones(5)).shape)
 
 
 @pytest.fixture(scope="module")
-def installed_plugin():
+def installed_plugin(tmp_path_factory):
+    # built from a copy: setuptools writes its egg-info next to the sources, and a test run writes
+    # nothing into the repository
+    source = tmp_path_factory.mktemp("plugin") / "plugin"
+    shutil.copytree(PLUGIN, source, ignore=shutil.ignore_patterns("*.egg-info", "build", "__pycache__"))
     pip = [sys.executable, "-m", "pip"]
     r = subprocess.run(
-        pip + ["install", "--no-deps", "--no-build-isolation", "--quiet", PLUGIN], capture_output=True, text=True
+        pip + ["install", "--no-deps", "--no-build-isolation", "--quiet", str(source)], capture_output=True, text=True
     )
     if r.returncode != 0:  # setuptools (a test extra) builds it; say so rather than skip silently
         pytest.fail(f"could not pip-install the example plugin:\n{r.stdout}\n{r.stderr}")
