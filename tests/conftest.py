@@ -91,7 +91,7 @@ def rel_err(a, b) -> float:
 # OpenBLAS's Haswell, Sandybridge and SSE kernels; both M⁻¹ loops) every assertion sits at
 # ≤ 0.07 of its bound (drumwright2012's M⁻¹ of a floating chain sat at 0.3 while its global frame
 # had the world's origin, whose rounding grows with the squared distance of the bodies from it; with
-# the origin at the tree's root it is at ≤ 0.006, 1 km out included: tests/test_minv.py), except
+# the origin at the tree's root it is at ≤ 0.006, 1 km out included: tests/kernels/test_minv.py), except
 # cfa-oee's inverse_inertia, which exceeds it (a backward error of ~260·n·u on a 12-link chain; its
 # q̈ stays within the forward bound).
 C_ROUNDING = 64.0

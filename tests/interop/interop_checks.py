@@ -1,5 +1,5 @@
-"""What tests/test_interop_torch.py and test_interop_jax.py share: the models, and a framework's
-Jacobians against central differences in q's coordinates with tests/test_derivatives.py's bound
+"""What tests/interop/test_interop_torch.py and test_interop_jax.py share: the models, and a framework's
+Jacobians against central differences in q's coordinates with tests/algorithms/test_derivatives.py's bound
 (its module docstring: |J − D_h| ≤ 2 (|D_2h − D_h|/3 + 1.5 ε/h), ε the rounding of one evaluation:
 q̈'s forward error as a backward-stable solve's, τ's δ times its terms' magnitudes, a step's dt
 times q̈'s; plus that of q ± h e moved through the Jacobian)."""

@@ -1,6 +1,6 @@
 """treedyn.interop.torch: torch.autograd.gradcheck (float64) of forward dynamics, inverse dynamics
 and one step on every joint kind, fixed and floating bases, single and batched; the autograd
-Jacobians against central differences in q's coordinates with tests/test_derivatives.py's bound;
+Jacobians against central differences in q's coordinates with tests/algorithms/test_derivatives.py's bound;
 float32 within its bound of float64; bad input. Skipped without torch (pip install treedyn[torch];
 .ci/interop installs it and runs these)."""
 
@@ -50,7 +50,7 @@ def test_gradcheck(model, which, B):
 
 @pytest.mark.parametrize("which", ["forward", "inverse", "step"])
 def test_jacobians_match_central_differences_in_coordinates(model, which):
-    # tests/interop_checks.py: the bound of tests/test_derivatives.py
+    # tests/interop/interop_checks.py: the bound of tests/algorithms/test_derivatives.py
     def value(q, v, x, f_ext):
         y = wrapped(model, which, f_ext)(*(torch.tensor(a) for a in (q, v, x)))
         return (torch.cat(y) if which == "step" else y).numpy()
@@ -66,7 +66,7 @@ def test_jacobians_match_central_differences_in_coordinates(model, which):
 @pytest.mark.parametrize("which", ["forward", "inverse", "step"])
 def test_float32_agrees_with_float64(which):
     # values and gradients within δ32·cond(M) of the magnitudes summed (as the float32 tests of
-    # tests/test_derivatives.py), on two free bodies with spherical and universal joints
+    # tests/algorithms/test_derivatives.py), on two free bodies with spherical and universal joints
     model, rng = two_floating_bodies(), np.random.default_rng(4)
     q, v, x = random_state(model, rng)
     outs = {}

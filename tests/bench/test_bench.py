@@ -12,7 +12,7 @@ from figcheck import assert_readable
 
 from benchmarks import drumwright as bench
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]  # benchmarks/ runs from the repository's root
+ROOT = pathlib.Path(__file__).resolve().parents[2]  # benchmarks/ runs from the repository's root
 
 
 def test_branched_bodies_have_depth_n_over_2_and_at_most_two_children():

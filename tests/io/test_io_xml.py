@@ -123,7 +123,7 @@ def test_urdf_numbers_and_attributes():
 
 
 # ---------------------------------------------------------------- depth: ropes of thousands of bodies
-# (URDF: tests/test_io_urdf.py::test_deep_chain_does_not_hit_the_recursion_limit)
+# (URDF: tests/io/test_io_urdf.py::test_deep_chain_does_not_hit_the_recursion_limit)
 
 
 def test_a_1100_deep_mjcf_chain_loads():

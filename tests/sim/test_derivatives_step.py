@@ -1,4 +1,4 @@
-"""td.step_derivatives on batches and in float32 (tests/test_derivatives.py checks one float64 step
+"""td.step_derivatives on batches and in float32 (tests/algorithms/test_derivatives.py checks one float64 step
 against central differences): a batch is its single steps bit for bit, on any thread count, with
 rotations on both sides of the series' switch (θ = 0.05) in one batch; float32 within the error
 bound of float64; bad input."""
@@ -46,7 +46,7 @@ def test_a_batch_is_its_single_steps_bit_for_bit_on_any_thread_count(make):
 @pytest.mark.parametrize("dt", [1e-2, 0.5])
 def test_float32_agrees_with_float64(dt):
     # the float32 step is ABA's q̈ and aba_derivatives in float32 (each within δ32·cond(M) of the
-    # magnitudes summed, as tests/test_derivatives.py's float32 test), times dt and the float64
+    # magnitudes summed, as tests/algorithms/test_derivatives.py's float32 test), times dt and the float64
     # Jacobians of integrate Dw (rows ≤ ‖Dw‖∞), plus the rounding of the products and sums (δ32 of
     # the entries); q⁺ moves by ‖Dw‖∞ dt times v⁺'s error
     # two free bodies with spherical and universal joints (cond(M) ~ 300: δ32·cond(M) well below 1)

@@ -137,7 +137,7 @@ def test_simulate_writes_the_trajectory_and_a_picture(capsys, tmp_path, solver, 
     data = np.load(out)
     assert data["q"].shape == (5, 11) and abs(data["t"][-1] - 0.2) <= 20 * 0.2 * 2**-53  # 20 additions of h
     # Baumgarte-stabilised loops: position drift O(h²·|v|²) per step, pulled back at rate 1/h (as in
-    # tests/test_scenes_redmax.py); 1e-3 m is that drift's size, not rounding
+    # tests/scenes/test_scenes_redmax.py); 1e-3 m is that drift's size, not rounding
     assert data["position_residual"].shape == (20,) and np.all(data["position_residual"] < 1e-3)
     if solver == "redmax-pcg":
         assert np.all(data["iterations"] > 0)

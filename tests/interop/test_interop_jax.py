@@ -1,6 +1,6 @@
 """treedyn.interop.jax: jax.test_util.check_grads (forward and reverse mode, float64) of forward
 dynamics, inverse dynamics and one step on every joint kind, fixed and floating bases; jacfwd and
-jacrev against central differences in q's coordinates with tests/test_derivatives.py's bound; jit
+jacrev against central differences in q's coordinates with tests/algorithms/test_derivatives.py's bound; jit
 and vmap (a vmapped call is the batched call); float32 within its bound of float64; bad input.
 Skipped without JAX (pip install treedyn[jax]; .ci/interop installs it and runs these)."""
 
@@ -56,7 +56,7 @@ def test_check_grads(model, which, x64):
 @pytest.mark.parametrize("which", ["forward", "inverse", "step"])
 @pytest.mark.parametrize("mode", ["jacfwd", "jacrev"])
 def test_jacobians_match_central_differences_in_coordinates(model, which, mode, x64):
-    # tests/interop_checks.py: the bound of tests/test_derivatives.py; the differences of treedyn's
+    # tests/interop/interop_checks.py: the bound of tests/algorithms/test_derivatives.py; the differences of treedyn's
     # own functions (each JAX call costs a dispatch; test_values_are_treedyns checks they agree)
     def value(q, v, x, f_ext):
         if which == "step":
@@ -112,7 +112,7 @@ def test_vmap_is_the_batched_call_and_grad_goes_through_it(x64):
 
 @pytest.mark.parametrize("which", ["forward", "inverse", "step"])
 def test_float32_agrees_with_float64(which):
-    # values and gradients within δ32·cond(M) of the magnitudes summed (as tests/test_derivatives.py's
+    # values and gradients within δ32·cond(M) of the magnitudes summed (as tests/algorithms/test_derivatives.py's
     # float32 tests); without x64 JAX's arrays are float32, and so is everything computed
     model, rng = two_floating_bodies(), np.random.default_rng(4)
     q, v, x = random_state(model, rng)
