@@ -54,7 +54,7 @@ def parse(text):
 
 def blocks(text=None):
     """[(line, code, reason it is not run or None)] of one text, or of every page (README.md and
-    docs/) when text is None: the form tests/test_distributed.py reads to find the Dask example."""
+    docs/) when text is None: the form tests/tools/test_distributed.py reads to find the Dask example."""
     if text is not None:
         return [(line, code, reason) for line, code, reason, _ in parse(text)]
     return [(line, code, reason) for path in doc_files() for line, code, reason, _ in parse(path.read_text("utf-8"))]
