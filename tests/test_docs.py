@@ -102,16 +102,43 @@ def test_the_readme_fits_on_a_screen_or_two_and_starts_with_the_two_commands():
     assert lines[4].startswith('pip install ".[test]" && pytest')
 
 
-LINK = re.compile(r"\]\((?!https?://|mailto:|#)(?P<target>[^)#\s]+)(?:#[^)\s]*)?\)")
+LINK = re.compile(r"\]\((?!https?://|mailto:)(?P<target>[^)#\s]*)(?:#(?P<anchor>[^)\s]*))?\)")
+HEADING = re.compile(r"^#{1,6}[ \t]+(?P<title>.+?)[ \t]*#*$", re.M)
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 
 
-def test_relative_links_lead_to_files_that_exist():
+def anchors(text):
+    """The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces to
+    hyphens, "-1", "-2", ... after repeats (headings inside code blocks are not headings)."""
+    seen, found = {}, set()
+    for m in HEADING.finditer(FENCE.sub("", text)):
+        slug = re.sub(r"[^\w\- ]", "", m.group("title").strip().lower().replace("`", "")).replace(" ", "-")
+        found.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
+        seen[slug] = seen.get(slug, 0) + 1
+    return found
+
+
+def test_relative_links_lead_to_files_and_headings_that_exist():
     broken = []
     for path in doc_files():
-        for m in LINK.finditer(path.read_text("utf-8")):
-            if not (path.parent / m.group("target")).exists():
+        for m in LINK.finditer(FENCE.sub("", path.read_text("utf-8"))):
+            target = path.parent / m.group("target") if m.group("target") else path
+            if not target.exists():
                 broken.append(f"{path.relative_to(ROOT)}: {m.group('target')}")
+            elif (
+                m.group("anchor")
+                and target.suffix == ".md"
+                and m.group("anchor") not in anchors(target.read_text("utf-8"))
+            ):
+                broken.append(f"{path.relative_to(ROOT)}: {m.group('target')}#{m.group('anchor')}")
     assert broken == []
+
+
+def test_anchors_follow_github():
+    text = (
+        "# A `td.simulate` page\n## The derivatives' C++ side\n## 5. Look at it\n## Notes\n## Notes\n```\n# not\n```\n"
+    )
+    assert anchors(text) == {"a-tdsimulate-page", "the-derivatives-c-side", "5-look-at-it", "notes", "notes-1"}
 
 
 class _Timeout(Exception):
