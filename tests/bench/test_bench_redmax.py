@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import assert_below, rounding_bound
 from figcheck import assert_readable
-from test_redmax import step_bound
+from support.redmax import step_bound
 
 import treedyn as td
 from benchmarks import SCRIPTS

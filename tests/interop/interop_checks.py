@@ -6,7 +6,7 @@ times q̈'s; plus that of q ± h e moved through the Jacobian)."""
 
 import numpy as np
 from conftest import dynamics_scale, random_state, rounding_bound, solution_bound
-from test_derivatives import assert_matches_differences, random_f_ext, two_floating_bodies
+from support.derivatives import assert_matches_differences, random_f_ext, two_floating_bodies
 
 import treedyn as td
 from treedyn.scenes import chain, random_tree

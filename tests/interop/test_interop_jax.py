@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conftest import assert_below, dynamics_scale, random_state, rounding_bound
 from interop_checks import check_against_central_differences, models
-from test_derivatives import random_f_ext, two_floating_bodies
+from support.derivatives import random_f_ext, two_floating_bodies
 
 import treedyn as td
 from treedyn.scenes import chain

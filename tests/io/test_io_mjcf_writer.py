@@ -96,7 +96,7 @@ def test_constraints_carry_over(seed):
     """Ball and weld closures as connect and weld between sites, a quadratic coupling about a
     non-zero reference re-expanded about qpos0 = 0, a tendon coupling, an inactive one: read back,
     the constraints have the same residuals at random configurations."""
-    from test_constraints import closed_tree
+    from support.models import closed_tree
 
     m = closed_tree(seed)
     scalar = [i for i in range(1, m.n_bodies) if type(m.joints[i]) in (td.Revolute, td.Prismatic)]

@@ -8,8 +8,8 @@ import warnings
 
 import numpy as np
 import pytest
-from test_io_mjcf import CREATURE, HUMANOID
-from test_io_urdf import ARM
+from support.mjcf import CREATURE, HUMANOID
+from support.urdf import ARM
 
 import treedyn as td
 from treedyn.io import ModelFileError, load_mjcf, load_urdf

@@ -13,7 +13,7 @@ from conftest import (
     rounding_bound,
     solution_bound,
 )
-from test_derivatives import two_floating_bodies
+from support.derivatives import two_floating_bodies
 
 import treedyn as td
 from treedyn.scenes import chain, random_tree

@@ -5,7 +5,7 @@ solves, sublinear growth of the iterations."""
 import numpy as np
 import pytest
 from conftest import assert_below, assert_same_solution, outputs_for_thread_counts, rounding_bound, solution_bound
-from test_redmax import redmax_models, step_bound, with_extras
+from support.redmax import redmax_models, step_bound, with_extras
 
 import treedyn as td
 from treedyn.scenes import chain, random_tree

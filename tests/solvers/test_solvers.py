@@ -551,7 +551,7 @@ def test_redmax_with_loop_closures_shared_by_threads(name):
     # (the step drops eigenvalues below 1e-10 of the largest: a ball closing a planar four-bar
     # has dependent rows), with a factor 10 for the few solves a step chains. redmax-direct has no
     # warm start: bit-identical.
-    from test_redmax import four_bar
+    from support.redmax import four_bar
 
     model = four_bar("ball")
     s = td.make_solver(name, model)

@@ -197,7 +197,7 @@ def test_treedyn_does_not_import_dask_and_says_how_to_get_it():
 def test_the_readme_example_runs_on_the_cluster(client):
     """The README's Dask block (marked not-run there: it starts a LocalCluster), run as a script
     would run it, on this module's cluster."""
-    from test_readme import blocks
+    from support.docs import blocks
 
     ((line, code),) = [(line, code) for line, code, reason in blocks() if reason and "test_distributed" in reason]
     namespace = {"__name__": "__main__"}

@@ -8,8 +8,8 @@ must be Ṫv. The agreement of the dynamics themselves is in test_io_*.py."""
 import numpy as np
 import pytest
 from conftest import assert_within_rounding
-from test_io_mjcf import CREATURE
-from test_io_urdf import inertial, joint, link, robot
+from support.mjcf import CREATURE
+from support.urdf import inertial, joint, link, robot
 
 import treedyn as td
 from treedyn.io._common import axis_angle_matrix
