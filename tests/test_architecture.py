@@ -130,3 +130,22 @@ def test_no_import_runs_up_a_layer():
 def test_the_layer_check_finds_an_upward_import():
     graph = {"treedyn.model.tree": {"treedyn.sim.contact"}, "treedyn.sim.contact": {"treedyn.model.tree"}}
     assert _upward(graph) == [("treedyn.model.tree", "treedyn.sim.contact")]
+
+
+ALIASES = {
+    "codegen": "treedyn.solvers.codegen",
+    "constraints": "treedyn.sim.constraints",
+    "linalg": "treedyn.algorithms.linalg",
+    "distributed": "treedyn.tools.distributed",
+    "peers": "treedyn.tools.peers",
+    "plot": "treedyn.tools.plot",
+}
+
+
+def test_the_documented_modules_are_the_moved_ones():
+    """``import treedyn.codegen`` and the other documented modules keep working, and are the same module
+    objects as their homes in the layers (so a monkeypatch or a private name reaches the real one)."""
+    import importlib
+
+    for alias, home in ALIASES.items():
+        assert importlib.import_module(f"treedyn.{alias}") is importlib.import_module(home), alias
