@@ -1,4 +1,4 @@
-"""MJCF mesh inertias (python/treedyn/io/mesh.py and its use in io/mjcf.py): small meshes written
+"""MJCF mesh inertias (python/treedyn/io/mesh.py and its use in io/mjcf/): small meshes written
 here as binary and ASCII STL, OBJ (with quadrilaterals), MSH and inline vertices, each compared
 with MuJoCo's compiled model of the same file (body_mass, body_ipos, body_inertia/body_iquat) and
 through treedyn.peers.MujocoFromFile (M, bias forces, q̈, M⁻¹) at random states."""

@@ -1,4 +1,4 @@
-"""MJCF loading (python/treedyn/io/mjcf.py): bodies, joints, poses, defaults, inertias from geoms,
+"""MJCF loading (python/treedyn/io/mjcf/): bodies, joints, poses, defaults, inertias from geoms,
 errors and warnings; and models from a pendulum to a floating creature with ball joints against
 MuJoCo's own compiler (mj_fullM, mj_forward)."""
 

@@ -1,4 +1,4 @@
-"""MJCF <equality> (io/mjcf_equality.py) against MuJoCo: the constraint residuals of its compiled
+"""MJCF <equality> (io/mjcf/equality.py) against MuJoCo: the constraint residuals of its compiled
 model (efc_pos) at random configurations, its accelerations with the same constraints, and the
 loader's errors."""
 

@@ -17,7 +17,54 @@ from .urdf import MissingMeshWarning, load_urdf
 
 _FILE_READERS.update(urdf=load_urdf, mjcf=load_mjcf, to_mjcf=to_mjcf)  # Model.from_urdf / from_mjcf / to_mjcf
 
+#: The model files a path can name (``treedyn compare``/``simulate``, ``scenes.from_spec``): kind ->
+#: (how the file is opened there: loader(path, floating_base, mimic), its root element, its file
+#: extensions, how errors name it). The one place to register a new loader (docs/architecture-notes-io.md).
+LOADERS = {
+    "urdf": (
+        lambda path, floating_base, mimic: load_urdf(path, floating_base=floating_base, mimic=mimic),
+        "robot",
+        (".urdf",),
+        "a URDF (.urdf, <robot>)",
+    ),
+    "mjcf": (
+        lambda path, floating_base, mimic: load_mjcf(path),
+        "mujoco",
+        (".xml", ".mjcf"),
+        "an MJCF (.xml, <mujoco>)",
+    ),
+}
+
+
+def file_kind(path: str):
+    """The LOADERS kind of a file ("urdf", "mjcf") from its root element (<robot>, <mujoco>), else
+    from its extension (.urdf; .xml, .mjcf) when the XML cannot be read (the loader then says why);
+    None otherwise."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        for _, elem in ET.iterparse(path, events=("start",)):
+            return {root: kind for kind, (_, root, _, _) in LOADERS.items()}.get(elem.tag)
+    except (ET.ParseError, OSError):
+        pass
+    low = path.lower()
+    return next((kind for kind, (_, _, ext, _) in LOADERS.items() if low.endswith(ext)), None)
+
+
+def load_model_file(path: str, *, floating_base: bool = False, mimic: str = "error"):
+    """The model in the file at ``path``, by its ``file_kind``; floating_base, mimic: for a URDF.
+    A file of no known kind: ValueError."""
+    kind = file_kind(path)
+    if kind is None:
+        known = " nor ".join(row[3] for row in LOADERS.values())
+        raise ValueError(f"model spec {path!r}: not {known} file")
+    return LOADERS[kind][0](path, floating_base, mimic)
+
+
 __all__ = [
+    "LOADERS",
+    "file_kind",
+    "load_model_file",
     "load_urdf",
     "to_mjcf",
     "load_mjcf",

@@ -27,6 +27,7 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
+from .. import _checks
 from ..model import Fixed, Free, Inertia, Model, Prismatic, Revolute, Spherical, Universal
 from ..model.shapes import Box, Capsule, Plane, Sphere
 from ._common import matrix_to_quat
@@ -138,8 +139,7 @@ def _sites_and_equalities(model: Model):
 
 def to_mjcf(model: Model, name: str = "treedyn") -> str:
     """The model as MJCF text (see the module's docstring)."""
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
+    _checks.instance(model, Model, "model")
     parents, joints, names = model.parents, model.joints, model.body_names
     placements, inertias, jnames = model.placements, model.inertias, model.body_joint_names
     geoms = {}

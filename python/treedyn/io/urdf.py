@@ -66,6 +66,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import _checks
 from ..model import Free, Inertia, Model, Prismatic, Revolute, Transform
 from ..model.shapes import Box, Capsule, Sphere
 from ._common import (
@@ -113,10 +114,10 @@ def load_urdf(
         constraint, see the module); "independent": it becomes an ordinary independent joint;
         "error": a ``<mimic>`` joint is an error.
     """
-    if mimic not in MIMIC:
-        raise ValueError(f"mimic must be one of {', '.join(map(repr, MIMIC))}, got {mimic!r}")
+    _checks.choice(mimic, "mimic", MIMIC)
+    floating_base = _checks.boolean(floating_base, "floating_base")
     doc = read_xml(path_or_xml, "URDF")
-    return _Reader(doc, bool(floating_base), mimic).build(package_dirs)
+    return _Reader(doc, floating_base, mimic).build(package_dirs)
 
 
 class _Reader:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _checks
 from ..algorithms.configuration import neutral
 from ..algorithms.state import State
 from ..model import Model
@@ -38,19 +39,14 @@ class Scene:
         info: dict | None = None,
         tau=None,
     ):
-        if not isinstance(model, Model):
-            raise TypeError(f"Scene model must be a treedyn.Model, got {type(model).__name__}")
-        if not isinstance(state, State):
-            raise TypeError(f"Scene state must be a treedyn.State, got {type(state).__name__}")
+        _checks.instance(model, Model, "Scene model")
+        _checks.instance(state, State, "Scene state")
         if state.q.size != model.nq or state.v.size != model.nv:
             raise ValueError(
                 f"Scene state has nq={state.q.size}, nv={state.v.size}; the model has nq={model.nq}, nv={model.nv}"
             )
-        h, duration = float(h), float(duration)
-        if not (np.isfinite(h) and h > 0):
-            raise ValueError(f"Scene h must be positive, got {h}")
-        if not (np.isfinite(duration) and duration > 0):
-            raise ValueError(f"Scene duration must be positive, got {duration}")
+        h = _checks.real(h, "Scene h", positive=True)
+        duration = _checks.real(duration, "Scene duration", positive=True)
         self.model = model
         self.state = state
         self.h = h

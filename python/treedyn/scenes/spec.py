@@ -13,7 +13,8 @@ or the path of a URDF / MJCF file.
     centipede[:N_SEGMENTS,friction=MU]   drumwright2012's walking centipede, with contact (scenes.centipede)
     path/to/robot.urdf, path/to/model.xml
 
-Each name means the same model in every command: a scene kind gives its model to ``from_spec``,
+The names are the rows of ``SCENES`` (a scene module's builder and its parameters), the files
+those of ``treedyn.io.LOADERS``. Each name means the same model in every command: a scene kind gives its model to ``from_spec``,
 a model kind becomes a scene at rest (neutral configuration, zero velocity) in ``scene_from_spec``.
 """
 
@@ -21,14 +22,18 @@ from __future__ import annotations
 
 import os
 
+from ..io import file_kind, load_model_file
 from ..model import Model
-from . import redmax
+from .bridge import bridge
+from .bridge_rigid import bridge_rigid
 from .centipede import centipede
 from .chain import chain
 from .random_tree import random_tree
 from .scene import Scene
+from .tree import tree
+from .umbrella import umbrella
 
-__all__ = ["from_spec", "scene_from_spec", "SPEC_KINDS", "file_kind"]
+__all__ = ["from_spec", "scene_from_spec", "SPEC_KINDS", "file_kind", "SCENES"]
 
 
 def _model_kind(build):
@@ -42,37 +47,42 @@ def _model_kind(build):
     return scene
 
 
-# name: (scene builder, [(parameter, type)] in positional order, whether every parameter is required)
-_KINDS = {
-    "chain": (_model_kind(chain), [("n", int)], True),
-    "chain-fb": (_model_kind(lambda n: chain(n, floating_base=True)), [("n", int)], True),
-    "random": (_model_kind(lambda n: random_tree(n, 0, joints=("revolute",))), [("n", int)], True),
-    "random-all": (_model_kind(lambda n: random_tree(n, 0)), [("n", int)], True),
-    "bridge": (redmax.bridge, [("n_deck", int), ("n_tower", int), ("params", str), ("car", str)], False),
-    "bridge-rigid": (redmax.bridge_rigid, [("n_deck", int)], False),
-    "centipede": (centipede, [("n_segments", int), ("friction", float)], False),
-    "umbrella": (redmax.umbrella, [("n", int), ("params", str)], False),
-    "tree": (redmax.tree, [("levels", int), ("springs", str)], False),
+def _none_or_text(value: str):
+    """A value that "none", "no" or "off" turn into None (the bridge's car)."""
+    return None if value.lower() in ("none", "no", "off") else value
+
+
+#: Every name a spec can use, in the order the errors list them: name -> (scene builder,
+#: [(parameter, type)] in positional order (int: converted, with an error naming it; str: passed
+#: as written; a function: applied to the text), whether every parameter is required, the grammar
+#: shown in errors). A model builder goes through _model_kind (its scene is at rest). The one place
+#: to register a new scene (docs/architecture-notes-io.md).
+SCENES = {
+    "chain": (_model_kind(chain), [("n", int)], True, "chain:N"),
+    "chain-fb": (_model_kind(lambda n: chain(n, floating_base=True)), [("n", int)], True, "chain-fb:N"),
+    "random": (_model_kind(lambda n: random_tree(n, 0, joints=("revolute",))), [("n", int)], True, "random:N"),
+    "random-all": (_model_kind(lambda n: random_tree(n, 0)), [("n", int)], True, "random-all:N"),
+    "bridge": (
+        bridge,
+        [("n_deck", int), ("n_tower", int), ("params", str), ("car", _none_or_text)],
+        False,
+        "bridge[:N_DECK,N_TOWER,params=,car=]",
+    ),
+    "bridge-rigid": (bridge_rigid, [("n_deck", int)], False, "bridge-rigid[:N_DECK]"),
+    "umbrella": (umbrella, [("n", int), ("params", str)], False, "umbrella[:N,params=]"),
+    "tree": (tree, [("levels", int), ("springs", str)], False, "tree[:LEVELS,springs=]"),
+    "centipede": (centipede, [("n_segments", int), ("friction", str)], False, "centipede[:N_SEGMENTS,friction=]"),
 }
-SPEC_KINDS = tuple(_KINDS)
-_ALIASES = {"bridge_rigid": "bridge-rigid", "chain_fb": "chain-fb", "random_all": "random-all"}
-_GRAMMAR = (
-    "chain:N, chain-fb:N, random:N, random-all:N, bridge[:N_DECK,N_TOWER,params=,car=], "
-    "bridge-rigid[:N_DECK], umbrella[:N,params=], tree[:LEVELS,springs=], centipede[:N_SEGMENTS,friction=], "
-    "or a .urdf / .xml file"
-)
+SPEC_KINDS = tuple(SCENES)
+_ALIASES = {name.replace("-", "_"): name for name in SCENES if "-" in name}  # bridge_rigid for bridge-rigid
+_GRAMMAR = ", ".join(row[3] for row in SCENES.values()) + ", or a .urdf / .xml file"
 
 
 def from_spec(spec: str, *, floating_base: bool = False, mimic: str = "error") -> Model:
     """The model a spec names (see the module's grammar). floating_base, mimic: passed to
     ``Model.from_urdf`` for a URDF file."""
     if isinstance(spec, str) and os.path.exists(spec):
-        kind = file_kind(spec)
-        if kind == "urdf":
-            return Model.from_urdf(spec, floating_base=floating_base, mimic=mimic)
-        if kind == "mjcf":
-            return Model.from_mjcf(spec)
-        raise ValueError(f"model spec {spec!r}: not a URDF (.urdf, <robot>) nor an MJCF (.xml, <mujoco>) file")
+        return load_model_file(spec, floating_base=floating_base, mimic=mimic)
     return scene_from_spec(spec).model
 
 
@@ -87,9 +97,9 @@ def scene_from_spec(spec: str) -> Scene:
         return Scene.from_model(from_spec(spec), name=os.path.basename(spec))
     name, _, rest = spec.strip().partition(":")
     name = _ALIASES.get(name.strip().lower(), name.strip().lower())
-    if name not in _KINDS:
+    if name not in SCENES:
         raise ValueError(f"spec {spec!r}: unknown scene {name!r} and no such file (known: {_GRAMMAR})")
-    builder, params, required = _KINDS[name]
+    builder, params, required, _ = SCENES[name]
     names = [p for p, _ in params]
     types = dict(params)
     kwargs: dict = {}
@@ -133,20 +143,4 @@ def _convert(spec: str, key: str, value: str, typ):
             raise ValueError(f"spec {spec!r}: {key} must be an integer, got {value!r}") from None
     if not value:
         raise ValueError(f"spec {spec!r}: {key} needs a value")
-    if key == "car" and value.lower() in ("none", "no", "off"):
-        return None
-    return value
-
-
-def file_kind(path: str):
-    """ "urdf" or "mjcf" from the file's root element (<robot>, <mujoco>), else from its extension
-    (.urdf; .xml, .mjcf) when the XML cannot be read (the loader then says why); None otherwise."""
-    import xml.etree.ElementTree as ET
-
-    try:
-        for _, elem in ET.iterparse(path, events=("start",)):
-            return {"robot": "urdf", "mujoco": "mjcf"}.get(elem.tag)
-    except (ET.ParseError, OSError):
-        pass
-    low = path.lower()
-    return "urdf" if low.endswith(".urdf") else "mjcf" if low.endswith((".xml", ".mjcf")) else None
+    return value if typ is str else typ(value)

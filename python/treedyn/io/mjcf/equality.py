@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms.configuration import neutral
-from ..model import Fixed, Spherical, Transform
-from ._common import matrix_to_quat, quat_to_matrix
+from ...algorithms.configuration import neutral
+from ...model import Fixed, Spherical, Transform
+from .._common import matrix_to_quat, quat_to_matrix
 
 __all__ = ["add_equalities", "fixed_tendons", "reference_configuration", "site_poses"]
 
@@ -113,11 +113,11 @@ def _loop(reader, model, e, a, q0, active):
         ia, Xa = _frame(reader, model, e, a["body1"], "body")
         ib, Xb = _frame(reader, model, e, a.get("body2", "world"), "body")
         if e.tag == "connect":
-            Xa = Xa @ Transform(translation=reader._vec(e, "anchor", 3, a))
+            Xa = Xa @ Transform(translation=reader.vec(e, "anchor", 3, a))
             Xb = None  # the point of body2 that coincides with the anchor at qpos0
         else:  # body2's point `anchor` is at relpose's position in body1, with relpose's orientation
-            Xb = Xb @ Transform(translation=reader._vec(e, "anchor", 3, a, (0, 0, 0)))
-            rel = reader._vec(e, "relpose", 7, a, (0, 1, 0, 0, 0, 0, 0))
+            Xb = Xb @ Transform(translation=reader.vec(e, "anchor", 3, a, (0, 0, 0)))
+            rel = reader.vec(e, "relpose", 7, a, (0, 1, 0, 0, 0, 0, 0))
             if np.all(rel[3:] == 0):  # where that frame of body2 is at qpos0
                 R, p = model.body_poses(q0)
                 Ra, pa = R[ia] @ Xa.rotation, R[ia] @ Xa.translation + p[ia]
@@ -138,7 +138,7 @@ def _coupling(reader, model, e, a, q0, active):
     n = "joint" if e.tag == "joint" else "tendon"
     if f"{n}1" not in a:
         raise reader.err(f"<{e.tag}> has no {n}1", e)
-    poly = reader._vec(e, "polycoef", 5, a, (0, 1, 0, 0, 0))
+    poly = reader.vec(e, "polycoef", 5, a, (0, 1, 0, 0, 0))
 
     def terms(name):
         if n == "joint":
@@ -172,7 +172,7 @@ def fixed_tendons(reader, root) -> dict:
             terms = {}
             for j in t:
                 if j.tag == "joint":
-                    terms[j.get("joint")] = terms.get(j.get("joint"), 0.0) + float(reader._vec(j, "coef", 1)[0])
+                    terms[j.get("joint")] = terms.get(j.get("joint"), 0.0) + float(reader.vec(j, "coef", 1)[0])
             out[t.get("name")] = terms
     return out
 
@@ -185,9 +185,9 @@ def site_poses(reader, root) -> dict:
         elem, body, X = stack.pop()
         for e in reversed(list(elem)):
             if e.tag == "frame":
-                stack.append((e, body, X @ reader._pose(e)))
+                stack.append((e, body, X @ reader.pose(e)))
             elif e.tag == "site" and e.get("name"):
-                out[e.get("name")] = (body, X @ reader._pose(e))
+                out[e.get("name")] = (body, X @ reader.pose(e))
             elif e.tag == "body":
                 stack.append((e, reader.body_names.get(id(e), e.get("name")), Transform()))
     return out

@@ -1,0 +1,135 @@
+"""MJCF (MuJoCo XML) → treedyn.Model: the subset that describes articulated mechanisms.
+
+What is read:
+
+* ``<worldbody>`` and nested ``<body>`` (``name``, ``pos``, and one of ``quat`` (w, x, y, z),
+  ``axisangle``, ``euler``, ``xyaxes``, ``zaxis``; ``childclass``), ``<frame>`` (a pose and a
+  childclass for what it holds), ``<include file>``;
+* ``<joint>`` of type hinge, slide, ball and free (``pos``, ``axis``, ``ref``, ``range`` and
+  ``limited``: hinge and slide limits by MuJoCo's rules, ``model.set_joint_limits``, in radians and
+  metres), ``<freejoint>``; several joints in one body compose in order, as in MuJoCo;
+* ``<inertial>`` (``mass``, ``pos``, orientation, ``diaginertia`` or ``fullinertia``); without it
+  (``inertiafromgeom="auto"``, the default) the inertia of the body's ``<geom>``s of type sphere,
+  ellipsoid, box, capsule, cylinder (``size`` or ``fromto``) and mesh (``pos``, orientation,
+  ``density`` (default 1000) or ``mass``, ``group`` within ``inertiagrouprange``; ``shellinertia``
+  for the primitives: the mass on the surface, as MuJoCo computes it);
+* ``<asset><mesh>`` for those mesh geoms (``treedyn.io.mesh``): an STL (binary or ASCII), OBJ or
+  MSH ``file`` (``content_type``; relative to the main file's folder through ``<compiler meshdir>``
+  or ``assetdir``, also when the mesh is declared in an ``<include>``d file) or inline ``vertex``/
+  ``face``; ``scale``, ``refpos``, ``refquat``; ``inertia`` legacy (MuJoCo's default), exact,
+  convex or shell; ``class`` and ``<default><mesh>``. A mesh is read only when a body's inertia
+  needs it;
+* ``<default>`` classes (nested, inherited) for joint and geom attributes;
+* ``<compiler angle autolimits eulerseq inertiafromgeom inertiagrouprange settotalmass boundmass
+  boundinertia balanceinertia>`` (``angle`` is
+  "degree" by default, as in MuJoCo: it applies to euler, axisangle and hinge ref/range);
+* ``<option gravity>`` (default 0 0 -9.81) and ``<option><flag gravity="disable"/>``.
+* ``<equality>`` connect, weld, joint and tendon (fixed tendons, ``<tendon><fixed>``), ``active``,
+  as the model's hard constraints (``Model.add_loop_closure``, ``Model.add_coupling``; the rules:
+  ``treedyn.io.mjcf.equality``), with MuJoCo's qpos0 kept as ``model.reference_configuration``;
+  ``solref``/``solimp`` are noted as not used (treedyn's constraints are hard).
+
+How bodies and coordinates map (so that q and v are MuJoCo's, up to the quaternion order and the
+free joint's linear velocity):
+
+* each MJCF body with joints is a treedyn body named after it (unnamed bodies are ``"body<id>"``
+  and unnamed joints ``"joint<id>"`` with MuJoCo's ids); a body with several joints becomes a
+  chain of massless bodies ``"<body>#<joint>"`` ending in the body; a body without joints is
+  welded and merged into its parent (``model.frames`` says where each MJCF body went).
+* a treedyn body frame sits on its joint: a hinge or ball joint with ``pos`` p puts the body's
+  treedyn frame at p in the MJCF body frame (with the same axes); ``model.frames[body]`` holds
+  that offset.
+* joints are in MuJoCo's order (bodies depth-first in file order, a body's joints in file
+  order), so ``model.joint_names`` lists MuJoCo's joints in ``jnt`` order.
+* hinge and slide: the same q as MuJoCo's qpos, ``ref`` included (the pose written in the file
+  is at q = ref). Ball: q = MuJoCo's quaternion reordered (x, y, z, w); v the same body-frame
+  angular velocity. Free: q = (position, quaternion (x, y, z, w)) of the body frame in the world,
+  and v = (linear, angular) velocity in body coordinates, where MuJoCo's qvel has the linear
+  velocity in world coordinates (v_linear = Rᵀ qvel[0:3]).
+
+Collision geometry: every sphere, capsule (``fromto`` too), box and plane geom with a non-zero
+``contype`` or ``conaffinity`` becomes a geom of its body (``model.geoms``: ``friction``'s first
+value, ``contype``, ``conaffinity``); cylinders, ellipsoids and meshes are skipped (not collision
+shapes yet: a mesh geom adds only its mass and inertia).
+
+Not modelled, with one IgnoredElementWarning per file that says so: joint ``damping``,
+``stiffness``, ``frictionloss`` and ``armature``, body ``gravcomp``, fluid forces (treedyn takes
+forces as inputs and has no rotor inertia, so M differs from MuJoCo's by the armature);
+``<actuator>``, ``<tendon>``, ``<sensor>``, ``<contact>`` (forces are inputs). Silently ignored:
+``<asset>`` but its meshes, ``<visual>``, ``<statistic>``, ``<size>``, ``<keyframe>``, ``<custom>``,
+``<extension>``, sites, cameras, lights. A ball joint's range is noted as not modelled.
+
+Errors (ModelFileError naming the element, file and line): flex equalities and tendon equalities
+on spatial tendons, flexes, composites, ``<replicate>``, ``<attach>``, a geom whose inertia treedyn
+cannot compute (hfield, sdf, a primitive fitted to a mesh, ``shellinertia`` on a mesh (MuJoCo's
+error too), a mesh made by ``builtin`` or a plugin, ``maxhullvert`` with ``inertia="convex"``) in a
+body that needs it; a mesh file that is missing or unreadable, and the meshes MuJoCo refuses (fewer
+than 4 vertices, all in one plane, a negative or too small volume, faces not consistently oriented
+for ``inertia="exact"``), each naming the mesh, its file and the line of its ``<mesh>``; a free
+joint below the top level, ``compiler coordinate="global"``, ``alignfree``.
+
+The reader is a sequence of passes over one ``Reader`` (``reader.py``: the state of the load and
+the attribute readers), one module each: ``document`` (root, includes, top-level sections),
+``options`` (``<compiler>``, ``<option>``), ``defaults``, ``meshes`` (``<asset><mesh>``),
+``bodies`` (bodies and joints, with ``inertia`` and ``collision`` for each body's inertia and
+collision geoms), ``equality``; ``treedyn.io._tree.build_model`` assembles the Model.
+"""
+
+from __future__ import annotations
+
+from ...model import Model
+from .._common import warn_inconsistent_inertias
+from .._tree import build_model
+from .._xml import ModelFileError, file_errors, read_xml
+from . import bodies, defaults, document, equality, inertia, meshes, options
+from .reader import Reader
+
+__all__ = ["load_mjcf"]
+
+
+def load_mjcf(path_or_xml) -> Model:
+    """Load an MJCF file (a path) or MJCF text (a string starting with '<') as a treedyn Model."""
+    r = Reader(read_xml(path_or_xml, "MJCF"))
+    r.locate(r.doc)
+    with file_errors(r.err, lambda: r.current):
+        return _read(r)
+
+
+def _read(r: Reader) -> Model:
+    """The passes, in order."""
+    root = r.doc.root
+    document.check_root(r, root)
+    document.expand_includes(r, root, r.doc.base_dir, [r.doc.source])
+    options.read_compiler(r, root)
+    gravity = options.gravity(r, root)
+    r.defaults = defaults.read_defaults(r, root)
+    r.meshes = meshes.mesh_assets(r, root)
+    document.check_sections(r, root)
+    nodes = bodies.read_bodies(r, [e for e in root if e.tag == "worldbody"])
+    inertia.scale_total_mass(r, nodes)
+    model = build_model(nodes, gravity, lambda msg, line: ModelFileError(msg, r.doc.source, line), r.doc.source)
+    for name, (lower, upper) in r.limits.items():
+        model.set_joint_limits(name, lower, upper)
+    model.source = r.doc.source
+    model.reference_configuration = equality.reference_configuration(model, r.qpos0)
+    r.tendons, r.sites = equality.fixed_tendons(r, root), equality.site_poses(r, root)
+    equality.add_equalities(r, model, [e for e in root if e.tag == "equality"], model.reference_configuration)
+    _note_passive(r)
+    r.ignored.warn()
+    warn_inconsistent_inertias(r.doc.source, r.inconsistent)
+    return model
+
+
+def _note_passive(r: Reader) -> None:
+    """One note per passive joint attribute (damping, stiffness, frictionloss, armature) set non-zero."""
+    for attr, joints in r.passive.items():
+        shown = ", ".join(repr(j) for j in joints[:4]) + (", ..." if len(joints) > 4 else "")
+        r.ignored.note(
+            f"{attr} of joint(s) {shown} not modelled ("
+            + (
+                "M differs from MuJoCo's by the armature"
+                if attr == "armature"
+                else "a force, which treedyn takes as an input"
+            )
+            + ")"
+        )

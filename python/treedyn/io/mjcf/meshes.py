@@ -1,0 +1,73 @@
+"""The ``<asset><mesh>`` pass: the mesh assets by name, and each mesh's mass properties (per unit
+density; ``treedyn.io.mesh``), read once and only when a body's inertia needs them."""
+
+from __future__ import annotations
+
+import os
+
+from .._common import quat_to_matrix
+from ..mesh import MESH_INERTIA, MeshError, inline_mesh, mass_properties, place_vertices, read_mesh_file
+
+__all__ = ["mesh_assets", "mesh_properties"]
+
+
+def mesh_assets(r, root):
+    """{name: (<mesh> element, its attributes over its default class)} of <asset><mesh>; a mesh
+    without a name is named after its file without folder and extension (MuJoCo's rule)."""
+    out = {}
+    for sec in (e for e in root if e.tag == "asset"):
+        for e in (e for e in sec if e.tag == "mesh"):
+            r.current = e
+            a = r.attrs(e, "main")
+            name = a.get("name") or os.path.splitext(os.path.basename(a.get("file", "")))[0]
+            if not name:
+                raise r.err("a <mesh> needs a name or a file", e)
+            if name in out:
+                raise r.err(f"two meshes are named {name!r}", e)
+            if "file" in a and not os.path.isfile(_mesh_path(r, a["file"])):  # MuJoCo's error too
+                raise r.err(f"mesh {name!r}: file {a['file']!r} not found ({_mesh_path(r, a['file'])})", e)
+            out[name] = (e, a)
+    r.mesh_properties = {}  # name -> MassProperties, read when a body's inertia needs it
+    return out
+
+
+def _mesh_path(r, fn):
+    return fn if os.path.isabs(fn) else os.path.join(r.doc.base_dir, r.meshdir, fn)
+
+
+def mesh_properties(r, g, a, what):
+    """The mass properties (per unit density) of the mesh a geom refers to, read once."""
+    name = a.get("mesh")
+    if name not in r.meshes:
+        raise r.err(f"{what}: " + (f"no <mesh name={name!r}> in <asset>" if name else "no mesh attribute"), g)
+    if name not in r.mesh_properties:
+        e, m = r.meshes[name]
+        r.current = e
+        where = f"mesh {name!r}" + (f" (file {m['file']!r})" if "file" in m else "")
+        try:
+            r.mesh_properties[name] = _read_mesh(r, e, m, where)
+        except MeshError as ex:
+            raise r.err(f"{where}: {ex}", e) from None
+    return r.mesh_properties[name]
+
+
+def _read_mesh(r, e, m, where):
+    mode = m.get("inertia", "legacy")  # MuJoCo's default, still legacy in 4.0
+    if mode not in MESH_INERTIA:
+        raise r.err(f"{where}: inertia={mode!r} must be one of {', '.join(MESH_INERTIA)}", e)
+    for attr in ("builtin", "plugin"):
+        if attr in m:
+            raise r.err(f"{where}: a mesh made by {attr}= is not supported; give it a file or vertices", e)
+    if mode == "convex" and m.get("maxhullvert", "-1").strip() != "-1":
+        raise r.err(f"{where}: maxhullvert with inertia='convex' is not supported", e)
+    if "file" in m:
+        if "vertex" in m:
+            raise r.err(f"{where}: give either a file or vertex, not both", e)
+        V, F = read_mesh_file(_mesh_path(r, m["file"]), m.get("content_type"))
+    elif "vertex" in m:
+        V, F = inline_mesh(r.vec(e, "vertex", None, m), r.vec(e, "face", None, m, ()))
+    else:
+        raise r.err(f"{where}: a mesh needs a file or vertex", e)
+    R = quat_to_matrix(r.vec(e, "refquat", 4, m, (1, 0, 0, 0)))
+    scale, refpos = r.vec(e, "scale", 3, m, (1, 1, 1)), r.vec(e, "refpos", 3, m, (0, 0, 0))
+    return mass_properties(*place_vertices(V, F, scale, refpos, R), mode)

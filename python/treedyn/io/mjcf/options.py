@@ -1,0 +1,68 @@
+"""The ``<compiler>`` and ``<option>`` passes: the settings the other passes read from the Reader
+(angle unit, Euler sequence, inertia from geoms, bounds on masses and inertias, autolimits, the
+mesh folder) and the gravity."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["read_compiler", "gravity"]
+
+
+def read_compiler(r, root):
+    """The <compiler> attributes (of every <compiler>, later ones winning) into the Reader."""
+    c = {}
+    for e in root.iter("compiler"):
+        c.update(e.attrib)
+    elem = r.current = next(iter(root.iter("compiler")), root)
+    angle = c.get("angle", "degree")
+    if angle not in ("degree", "radian"):
+        raise r.err(f"<compiler angle={angle!r}>: must be 'degree' or 'radian'", elem)
+    r.deg = angle == "degree"
+    r.eulerseq = c.get("eulerseq", "xyz")
+    if len(r.eulerseq) != 3 or any(ch not in "xyzXYZ" for ch in r.eulerseq):
+        raise r.err(f"<compiler eulerseq={r.eulerseq!r}>: three letters among x, y, z, X, Y, Z", elem)
+    r.fromgeom = c.get("inertiafromgeom", "auto")
+    if r.fromgeom not in ("auto", "true", "false"):
+        raise r.err(f"<compiler inertiafromgeom={r.fromgeom!r}>: must be auto, true or false", elem)
+    rng = c.get("inertiagrouprange", "0 5").split()
+    try:
+        r.groups = (int(rng[0]), int(rng[1]))
+    except (ValueError, IndexError):
+        raise r.err(f"<compiler inertiagrouprange={c['inertiagrouprange']!r}>: two integers", elem) from None
+    if c.get("coordinate", "local") != "local":
+        raise r.err(
+            "<compiler coordinate='global'> is not supported (MuJoCo itself removed it); use local coordinates",
+            elem,
+        )
+    # lower bounds on each body's mass and principal moments, and the fix of moments that break the
+    # triangle inequality (their mean), as MuJoCo applies them to every body but the world
+    r.boundmass = float(r.vec(elem, "boundmass", 1, c, (0.0,))[0])
+    r.boundinertia = float(r.vec(elem, "boundinertia", 1, c, (0.0,))[0])
+    r.balanceinertia = c.get("balanceinertia", "false") == "true"
+    if c.get("alignfree", "false") == "true":
+        raise r.err("<compiler alignfree='true'> is not supported", elem)
+    r.totalmass = float(r.vec(elem, "settotalmass", 1, c, (-1.0,))[0])
+    r.autolimits = c.get("autolimits", "true")  # MuJoCo's default since 2.2.2
+    if r.autolimits not in ("true", "false"):
+        raise r.err(f"<compiler autolimits={r.autolimits!r}>: must be 'true' or 'false'", elem)
+    # mesh files: meshdir, else assetdir, relative to the main file's folder (MuJoCo's rule; an
+    # <include>d file's meshes too)
+    r.meshdir = c.get("meshdir", c.get("assetdir", ""))
+
+
+def gravity(r, root):
+    """<option gravity> (default 0 0 -9.81), zero with <option><flag gravity="disable"/>; fluid
+    density and viscosity are noted as not modelled."""
+    g = np.array([0.0, 0.0, -9.81])
+    for opt in root.iter("option"):
+        r.current = opt
+        if opt.get("gravity") is not None:
+            g = r.vec(opt, "gravity", 3)
+        for a in ("density", "viscosity"):
+            if opt.get(a) is not None and r.vec(opt, a, 1)[0] != 0.0:
+                r.ignored.note(f"<option {a}>: fluid forces are not modelled (forces are inputs)")
+        for flag in opt.iter("flag"):
+            if flag.get("gravity") == "disable":
+                g = np.zeros(3)
+    return g

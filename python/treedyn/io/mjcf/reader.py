@@ -1,0 +1,119 @@
+"""The state of one MJCF load, and the value readers every pass uses.
+
+A ``Reader`` holds the document, where each element came from (file and line, for errors), what
+the passes have found so far (compiler settings, default classes, mesh assets, joint limits, ...),
+and reads attribute values the MJCF way: lists of numbers (``vec``), angles in the compiler's unit
+(``angle``), orientations and poses (``rotation``, ``pose``), an element's attributes over its
+default class (``attrs``). The passes (``treedyn.io.mjcf``'s modules) are functions of a Reader.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...model import Transform
+from .._common import IgnoredTags, axis_angle_matrix, quat_to_matrix, unit, z_to_vector
+from .._xml import ModelFileError
+
+__all__ = ["Reader", "ORIENTATIONS"]
+
+ORIENTATIONS = ("quat", "axisangle", "euler", "xyaxes", "zaxis")
+
+
+class Reader:
+    def __init__(self, doc):
+        self.doc = doc
+        self.where: dict[int, tuple[str, int | None]] = {}
+        self.ignored = IgnoredTags(doc.source)
+        self.inconsistent: list[str] = []
+        self.limits: dict[str, tuple[float, float]] = {}
+        self.passive: dict[str, list[str]] = {}
+        self.qpos0: dict = {}  # joint name -> MuJoCo's qpos0: hinge/slide ref, a free body's pose
+        self.body_names: dict[int, str] = {}  # id(<body> element) -> its name (given or made)
+        self.current = doc.root  # the element being read, for errors the checks did not foresee
+        # set by the passes: <compiler> (options.read_compiler), default classes (defaults), mesh
+        # assets (meshes), fixed tendons and sites (equality)
+        self.defaults: dict = {}
+
+    # ------------------------------------------------------------------ errors
+    def err(self, message: str, elem=None) -> ModelFileError:
+        source, line = (
+            self.where.get(id(elem), (self.doc.source, None)) if elem is not None else (self.doc.source, None)
+        )
+        return ModelFileError(message, source, line)
+
+    def locate(self, doc):
+        """Remember the file and line of each element of ``doc`` (the main file or an include)."""
+        for e in doc.root.iter():
+            self.where[id(e)] = (doc.source, doc.line(e))
+
+    # ------------------------------------------------------------------ defaults
+    def attrs(self, elem, cls):
+        """The element's attributes over its default class's (its own class, else ``cls``)."""
+        name = elem.get("class", cls)
+        if name not in self.defaults:
+            raise self.err(f"<{elem.tag}> uses default class {name!r}, which is not defined", elem)
+        a = dict(self.defaults[name].get(elem.tag, {}))
+        a.update(elem.attrib)
+        return a
+
+    # ------------------------------------------------------------------ numbers and poses
+    def vec(self, elem, key, n, attrs=None, default=None):
+        text = (attrs if attrs is not None else elem.attrib).get(key)
+        if text is None:
+            if default is None:
+                raise self.err(f"<{elem.tag}> has no {key!r} attribute", elem)
+            return np.array(default, dtype=float)
+        try:
+            vals = np.array([float(t) for t in text.split()])
+        except ValueError:
+            raise self.err(f"<{elem.tag} {key}={text!r}>: not a list of numbers", elem) from None
+        if n is not None and len(vals) != n:
+            raise self.err(f"<{elem.tag} {key}={text!r}>: expected {n} numbers, got {len(vals)}", elem)
+        if not np.all(np.isfinite(vals)):
+            raise self.err(f"<{elem.tag} {key}={text!r}>: NaN or inf", elem)
+        return vals
+
+    def angle(self, x):
+        return x * math.pi / 180.0 if self.deg else x
+
+    def rotation(self, elem, attrs=None, allowed=ORIENTATIONS):
+        a = elem.attrib if attrs is None else attrs
+        given = [k for k in allowed if k in a]
+        if len(given) > 1:
+            raise self.err(f"<{elem.tag}> has more than one orientation ({', '.join(given)})", elem)
+        if not given:
+            return np.eye(3)
+        k = given[0]
+        try:
+            if k == "quat":
+                return quat_to_matrix(self.vec(elem, k, 4, a))
+            if k == "axisangle":
+                v = self.vec(elem, k, 4, a)
+                return axis_angle_matrix(v[:3], self.angle(v[3]))
+            if k == "euler":
+                return self.euler(self.vec(elem, k, 3, a))
+            if k == "xyaxes":
+                v = self.vec(elem, k, 6, a)
+                x = unit(v[:3])
+                y = unit(v[3:] - (v[3:] @ x) * x)
+                return np.column_stack([x, y, np.cross(x, y)])
+            return z_to_vector(self.vec(elem, k, 3, a))
+        except (ValueError, ZeroDivisionError, FloatingPointError) as e:
+            raise self.err(f"<{elem.tag} {k}={a[k]!r}>: {e}", elem) from None
+
+    def euler(self, angles):
+        R = np.eye(3)
+        for ch, ang in zip(self.eulerseq, angles):
+            axis = np.eye(3)["xyz".index(ch.lower())]
+            Ri = axis_angle_matrix(axis, self.angle(ang))
+            R = R @ Ri if ch.islower() else Ri @ R  # lower case: axes that move with the frame
+        return R
+
+    def pose(self, elem, attrs=None) -> Transform:
+        a = elem.attrib if attrs is None else attrs
+        R = self.rotation(elem, a)
+        U, _, Vt = np.linalg.svd(R)  # re-orthonormalise what the user typed
+        return Transform(U @ Vt, self.vec(elem, "pos", 3, a, (0, 0, 0)))
