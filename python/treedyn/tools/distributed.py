@@ -36,7 +36,7 @@ except ImportError as e:  # pragma: no cover - the message is the point
         f'treedyn.distributed needs Dask ({e}): pip install "treedyn[distributed]" (or "dask[distributed]")'
     ) from e
 
-from .. import _core
+from .. import _checks, _core
 from ..solvers import make_solver
 
 __all__ = ["forward_dynamics", "sweep", "SweepError", "embedded_client"]
@@ -235,9 +235,10 @@ def forward_dynamics(
 
 
 def _chunk_size(chunks) -> int:
-    if isinstance(chunks, (bool, np.bool_)) or not isinstance(chunks, (int, np.integer)) or chunks < 1:
+    chunks = _checks.integer(chunks, "chunks")
+    if chunks < 1:
         raise ValueError(f"chunks must be a positive number of items, got {chunks!r}")
-    return int(chunks)
+    return chunks
 
 
 def _lazy(local, key, payload, arrays, chunks, client):
