@@ -9,30 +9,26 @@ with one M⁻¹[N D] solve whose columns run in parallel.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from .. import _checks as C
 from ..model import Model
+from ..model.cache import cached
 from .base import Solver
 from .registry import make_solver
 
 __all__ = ["inverse_mass_matrix", "contact_inertia"]
 
-#: solvers made by inverse_mass_matrix(model, ...), kept with the model (its workspace is reused)
-_solvers: weakref.WeakKeyDictionary[Model, dict] = weakref.WeakKeyDictionary()
-
 
 def _solver_for(model: Model, method: str, dtype) -> Solver:
-    per_model = _solvers.setdefault(model, {})
-    key = (method, np.dtype(dtype).str, model.n_bodies)  # a model only grows: n_bodies tells
-    solver = per_model.get(key)
-    if solver is None:
-        for k in [k for k in per_model if k[2] != model.n_bodies]:
-            del per_model[k]
-        solver = per_model[key] = make_solver(method, model, dtype=dtype)
-    return solver
+    """The solver of ``method`` and ``dtype`` for ``model``, kept with the model (its workspace
+    reused) until the model changes (td.model.cache)."""
+    return cached(model, (method, np.dtype(dtype).str), _make)
+
+
+def _make(model: Model, key: tuple) -> Solver:
+    method, dtype = key
+    return make_solver(method, model, dtype=dtype)
 
 
 def inverse_mass_matrix(model: Model | Solver, q, method: str = "drumwright", dtype=np.float64) -> np.ndarray:
