@@ -50,8 +50,16 @@ def test_integer_refuses_booleans_floats_and_strings(x):
 
 def test_integer_minimum():
     assert C.integer(np.int64(5), "n", minimum=1) == 5 and type(C.integer(np.int64(5), "n")) is int
-    with pytest.raises(ValueError, match="n must be at least 1, got 0"):
+    with pytest.raises(ValueError, match="n must be >= 1, got 0"):
         C.integer(0, "n", minimum=1)
+
+
+def test_integer_optional():
+    assert C.integer(None, "size", optional=True) is None and C.integer(3, "size", optional=True) == 3
+    with pytest.raises(TypeError, match="size must be None or an integer, got float"):
+        C.integer(2.0, "size", optional=True)
+    with pytest.raises(TypeError, match="size must be an integer, got NoneType"):
+        C.integer(None, "size")
 
 
 @pytest.mark.parametrize("x", [0, 1, "True", None, 1.0])
@@ -88,8 +96,17 @@ def test_arrays_are_new_float64_copies():
     "x", [np.array([True, False]), np.array(["1", "2"]), np.array([1, None], dtype=object), [1 + 1j, 2]]
 )
 def test_arrays_refuse_booleans_strings_objects_complex(x):
-    with pytest.raises(TypeError, match="q must be an array of real numbers"):
+    with pytest.raises(TypeError, match="q must be a real numeric array"):
         C.vector(x, "q")
+
+
+def test_boolean_arrays_only_where_asked():
+    a = C.vector(np.array([True, False]), "q", 2, booleans=True)
+    assert a.dtype == np.float64 and a.tolist() == [1.0, 0.0]
+    with pytest.raises(TypeError, match="q must be a real numeric array, got dtype bool"):
+        C.vector(np.array([True, False]), "q", 2)
+    with pytest.raises(TypeError, match="q must be a real numeric array, got dtype <U1"):
+        C.vector(np.array(["1", "2"]), "q", 2, booleans=True)
 
 
 def test_array_shapes_and_nan():
@@ -107,6 +124,13 @@ def test_state_checks_both_vectors():
     assert q.shape == (2,) and v.shape == (1,)
     with pytest.raises(ValueError, match="v must have shape"):
         C.state(2, 1, [0, 1], [0.5, 1])
+
+
+def test_float_dtype():
+    assert C.float_dtype(np.float32) == np.float32 and C.float_dtype("float64") == np.float64
+    assert isinstance(C.float_dtype(np.float64), np.dtype)
+    with pytest.raises(TypeError, match="dtype must be float64 or float32, got int32"):
+        C.float_dtype(np.int32)
 
 
 def test_instance_and_finite_result():

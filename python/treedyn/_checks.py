@@ -7,7 +7,8 @@ wrong kind, ``ValueError`` for one of the right kind out of range or of the wron
 
 One behaviour for every function:
 - booleans are not numbers: ``True`` is refused where a number is asked for (and a number where a
-  boolean is), as are boolean arrays where real arrays are;
+  boolean is), as are boolean arrays where real arrays are (``booleans=True``: taken as 0/1, as
+  the C++ kernels take them, only where the API promises so: ``td.State``, ``contact_inertia``);
 - strings are never numbers: ``"1"`` is refused (numpy would convert it);
 - NaN and ±inf are refused unless the check says ``finite=False``;
 - a number is a Python ``int``/``float`` or a numpy integer/floating scalar (or a 0-d array of one).
@@ -31,9 +32,14 @@ __all__ = [
     "state",
     "finite_result",
     "instance",
+    "float_dtype",
 ]
 
-_REAL_KINDS = "iuf"  # numpy dtype kinds taken as real numbers: signed, unsigned, floating
+_REAL_KINDS = "iuf"
+_F64, _F32 = (
+    np.dtype(np.float64),
+    np.dtype(np.float32),
+)  # numpy dtype kinds taken as real numbers: signed, unsigned, floating
 
 
 def _scalar_of(x):
@@ -68,14 +74,17 @@ def real(
     return value
 
 
-def integer(x, name: str, *, minimum: int | None = None) -> int:
-    """``x`` as an int (a float with an integral value is refused too: 3.0 is not a count)."""
+def integer(x, name: str, *, minimum: int | None = None, optional: bool = False) -> int | None:
+    """``x`` as an int (a float with an integral value is refused too: 3.0 is not a count).
+    optional: None is let through (returned as is), and the error says it may be None."""
+    if optional and x is None:
+        return None
     x = _scalar_of(x)
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {_kind(x)}")
+        raise TypeError(f"{name} must be {'None or ' if optional else ''}an integer, got {_kind(x)}")
     value = int(x)
     if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return value
 
 
@@ -106,12 +115,15 @@ def choice(x, name: str, choices: Iterable[str]) -> str:
     return x
 
 
-def array(x, name: str, shape: Sequence[int | None] | None = None, *, finite: bool = True) -> np.ndarray:
+def array(
+    x, name: str, shape: Sequence[int | None] | None = None, *, finite: bool = True, booleans: bool = False
+) -> np.ndarray:
     """A new float64 array of ``x``: real numbers (no booleans, strings or objects), of ``shape``
-    where given (None in it: any length on that axis), finite unless ``finite=False``."""
+    where given (None in it: any length on that axis), finite unless ``finite=False``. The
+    message for a wrong dtype is the C++ kernels' ("must be a real numeric array")."""
     a = np.asarray(x)
-    if a.dtype.kind not in _REAL_KINDS:
-        raise TypeError(f"{name} must be an array of real numbers, got dtype {a.dtype}")
+    if a.dtype.kind not in _REAL_KINDS and not (booleans and a.dtype.kind == "b"):
+        raise TypeError(f"{name} must be a real numeric array, got dtype {a.dtype}")
     if shape is not None and (a.ndim != len(shape) or any(n is not None and n != m for n, m in zip(shape, a.shape))):
         want = "(" + ", ".join("any" if n is None else str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
         raise ValueError(f"{name} must have shape {want}, got {a.shape}")
@@ -121,9 +133,9 @@ def array(x, name: str, shape: Sequence[int | None] | None = None, *, finite: bo
     return a
 
 
-def vector(x, name: str, n: int | None = None, *, finite: bool = True) -> np.ndarray:
+def vector(x, name: str, n: int | None = None, *, finite: bool = True, booleans: bool = False) -> np.ndarray:
     """A new float64 vector of ``x``, of length ``n`` where given."""
-    return array(x, name, (n,), finite=finite)
+    return array(x, name, (n,), finite=finite, booleans=booleans)
 
 
 def vec3(x, name: str) -> np.ndarray:
@@ -136,6 +148,14 @@ def instance(x, cls: type, name: str):
     if not isinstance(x, cls):
         raise TypeError(f"{name} must be a treedyn.{cls.__name__}, got {_kind(x)}")
     return x
+
+
+def float_dtype(x, name: str = "dtype") -> np.dtype:
+    """``x`` as a numpy dtype, float64 or float32 (the precisions the kernels have)."""
+    dt = np.dtype(x)
+    if dt not in (_F64, _F32):
+        raise TypeError(f"{name} must be float64 or float32, got {dt}")
+    return dt
 
 
 def state(nq: int, nv: int, q, v) -> tuple[np.ndarray, np.ndarray]:

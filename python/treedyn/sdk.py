@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from . import _core
+from . import _checks, _core
 
 __all__ = ["ABI_VERSION", "MODEL_CAPSULE_NAME", "get_include", "get_cmake_dir", "model_capsule"]
 
@@ -57,6 +57,5 @@ def model_capsule(model, abi_version: int | None = None):
             f"this plugin was built against treedyn's C++ ABI {abi_version}, the installed treedyn has ABI "
             f"{ABI_VERSION}: rebuild the plugin against the installed treedyn (docs/plugins.md)"
         )
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
+    _checks.instance(model, Model, "model")
     return _core.model_capsule(model.core)

@@ -76,11 +76,13 @@ def test_dask_arrays_in_give_a_lazy_dask_array_out(client):
 
 @needs_dask
 def test_the_solver_is_made_once_per_worker_and_workers_run_one_treedyn_thread_per_core(client):
+    from treedyn.model.cache import cached
     from treedyn.tools import distributed as tdd
 
     model = chain(8)
     args = batch(model, 40, np.random.default_rng(2))
-    ids = lambda: client.run(lambda: {k: id(s) for k, s in tdd._solvers.items() if s.model.nv == 8})
+    # the solver of each model a worker keeps, from the model's cache (made already: no new one)
+    ids = lambda: client.run(lambda: {k: id(cached(m, k, make)) for k, (m, make) in tdd._models.items() if m.nv == 8})
     tdd.forward_dynamics("crba-ltl", model, *args, client=client, chunks=5)  # 8 chunks on 2 workers
     first = ids()
     assert all(len(made) == 1 for made in first.values()), first

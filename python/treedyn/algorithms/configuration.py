@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _checks as C
 from .. import _core
 from ..model import Free, Model, Prismatic, Revolute, Spherical, Universal
 from ..model.tree import _JOINT_LAYOUTS
@@ -14,8 +15,7 @@ __all__ = ["neutral", "random_configuration", "integrate", "difference", "interp
 
 def neutral(model: Model) -> np.ndarray:
     """q with every joint at zero and every quaternion the identity (x, y, z, w) = (0, 0, 0, 1)."""
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
+    _model(model)
     return _core.neutral(model.core)
 
 
@@ -30,21 +30,15 @@ def random_configuration(model: Model, rng=None, *, angle=np.pi, distance=1.0, s
     size: None (one (nq,) configuration) or an integer B >= 0: a (B, nq) batch of independent
     configurations, drawn joint by joint for the whole batch (so row b is not what the b-th of B
     successive single calls would return; the same rng seed gives the same batch)."""
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
+    _model(model)
     for name, x in (("angle", angle), ("distance", distance)):
         # the uniform draw spans 2x: its width must stay finite
-        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
-            raise TypeError(f"random_configuration: {name} must be a real number, got {type(x).__name__}")
+        x = C.real(x, f"random_configuration: {name}", finite=False)
         if not (0 <= x <= 1e300):
             raise ValueError(f"random_configuration: {name} must be finite, >= 0 and <= 1e300, got {x}")
-    if size is not None:
-        if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
-            raise TypeError(f"random_configuration: size must be None or an integer, got {type(size).__name__}")
-        if size < 0:
-            raise ValueError(f"random_configuration: size must be >= 0, got {size}")
+    size = C.integer(size, "random_configuration: size", minimum=0, optional=True)
     rng = np.random.default_rng(rng)
-    B = 1 if size is None else int(size)
+    B = 1 if size is None else size
     q = np.empty((B, model.nq))
     lower, upper = model.lower_position_limit, model.upper_position_limit
     for j, k in zip(model.joints, model.q_indices):
@@ -94,11 +88,8 @@ def integrate(model: Model, q, v, dt: float) -> np.ndarray:
     joint moves along the SE(3) screw exp(dt·[v; ω]) (Pinocchio's convention). Returns a new q.
 
     q (nq,) and v (nv,), or batches (B, nq) and (B, nv) (one dt for all): then (B, nq)."""
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
-    if isinstance(dt, (bool, np.bool_)) or not isinstance(dt, (int, float, np.integer, np.floating)):
-        raise TypeError(f"integrate: dt must be a real number, got {type(dt).__name__}")
-    return _core.integrate(model.core, q, v, float(dt))
+    _model(model)
+    return _core.integrate(model.core, q, v, C.real(dt, "integrate: dt"))
 
 
 def difference(model: Model, q0, q1) -> np.ndarray:
@@ -141,21 +132,15 @@ def interpolate(model: Model, q0, q1, u) -> np.ndarray:
     q0, q1: (nq,) each, or batches (B, nq) alike with u a number or (B,) values: then (B, nq)."""
     _model(model)
     d = difference(model, q0, q1)
-    u = np.asarray(u)
-    if u.dtype.kind not in "fiu":
-        raise TypeError(f"interpolate: u must be real numbers, got dtype {u.dtype}")
-    u = u.astype(float)
+    u = C.array(u, "interpolate: u")
     if not (u.ndim == 0 or (d.ndim == 2 and u.shape == (d.shape[0],))):
         want = "a number" if d.ndim == 1 else f"a number or ({d.shape[0]},) values (one per batch item)"
         raise ValueError(f"interpolate: u must be {want}, got shape {u.shape}")
-    if not np.all(np.isfinite(u)):
-        raise ValueError(f"interpolate: u contains NaN or inf: {u}")
     return _core.integrate(model.core, q0, (u[:, None] if u.ndim else u) * d, 1.0)
 
 
 def _model(model) -> None:
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
+    C.instance(model, Model, "model")
 
 
 def _configurations(model: Model, *named):
@@ -163,12 +148,10 @@ def _configurations(model: Model, *named):
     shape (nq,) or (B, nq) alike, finite, unit quaternions to 1e-3); single: they were (nq,)."""
     out, shapes = [], []
     for name, x in named:
-        a = np.asarray(x)
-        if a.dtype.kind not in "fiub":
-            raise TypeError(f"{name} must be a real numeric array, got dtype {a.dtype}")
+        a = C.array(x, name, finite=False)
         if not (a.ndim in (1, 2) and a.shape[-1] == model.nq):
             raise ValueError(f"{name} must have shape (nq,) = ({model.nq},) or (B, {model.nq}), got {a.shape}")
-        a = np.array(a, dtype=float, ndmin=2)
+        a = a[None] if a.ndim == 1 else a
         bad = ~np.isfinite(a)
         if bad.any():
             raise ValueError(f"{name} contains NaN or inf (at flat index {np.flatnonzero(bad)[0]})")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _checks as C
 from .. import _core
 from ..model import Model
 
@@ -11,9 +12,7 @@ __all__ = ["forward_kinematics", "rnea", "bias_forces", "mass_matrix"]
 
 
 def _cpp(model) -> _core.Model:
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
-    return model.core
+    return C.instance(model, Model, "model").core
 
 
 def forward_kinematics(model: Model, q):

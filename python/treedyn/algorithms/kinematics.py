@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _checks as C
 from .. import _core
 from ..model import Model, Transform, UnknownNameError
 
@@ -33,9 +34,7 @@ _REFERENCES = {"world": 0, "local": 1, "local_world_aligned": 2}
 
 
 def _cpp(model) -> _core.Model:
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
-    return model.core
+    return C.instance(model, Model, "model").core
 
 
 def _frame(model: Model, name, point) -> tuple[int, np.ndarray, np.ndarray]:
@@ -62,17 +61,15 @@ def _frame(model: Model, name, point) -> tuple[int, np.ndarray, np.ndarray]:
         raise TypeError(f"frame must be a body or frame name or a body index, got {name!r}")
     R, p = np.asarray(placement.rotation, dtype=float), np.asarray(placement.translation, dtype=float)
     if point is not None:
-        x = np.asarray(point)
-        if x.shape != (3,) or x.dtype.kind not in "iuf" or not np.all(np.isfinite(x)):
+        x = C.array(point, "point", finite=False)
+        if x.shape != (3,) or not np.all(np.isfinite(x)):
             raise ValueError(f"point must be 3 finite real numbers in the frame's coordinates, got {point!r}")
-        p = p + R @ x.astype(float)
+        p = p + R @ x
     return body, R, p
 
 
 def _reference(reference: str) -> int:
-    if reference not in _REFERENCES:
-        raise ValueError(f"reference must be one of {list(_REFERENCES)}, got {reference!r}")
-    return _REFERENCES[reference]
+    return _REFERENCES[C.choice(reference, "reference", _REFERENCES)]
 
 
 def frame_placement(model: Model, q, frame, point=None) -> Transform:
@@ -103,9 +100,7 @@ def center_of_mass(model: Model, q, jacobian: bool = False):
     can move: bodies welded to the world (a fixed arm's base) are left out, as in Pinocchio. Mass 0
     with a first moment (a simplified model whose moving mass went to the world, td.simplify) has
     none: ValueError."""
-    if not isinstance(jacobian, (bool, np.bool_)):
-        raise TypeError(f"jacobian must be True or False, got {jacobian!r}")
-    return _core.center_of_mass(_cpp(model), q, bool(jacobian))
+    return _core.center_of_mass(_cpp(model), q, C.boolean(jacobian, "jacobian"))
 
 
 def kinetic_energy(model: Model, q, v) -> float:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _checks as C
+
 __all__ = ["State"]
 
 
@@ -14,11 +16,10 @@ class State:
     __slots__ = ("q", "v", "t")
 
     def __init__(self, q, v, t: float = 0.0):
-        self.q = _real_vector(q, "q")
-        self.v = _real_vector(v, "v")
-        self.t = float(t)
-        if not np.isfinite(self.t):
-            raise ValueError(f"t must be finite, got {t}")
+        # boolean arrays are taken as 0/1, as the C++ kernels take them (tests/test_fuzz_api.py)
+        self.q = C.vector(q, "q", booleans=True)
+        self.v = C.vector(v, "v", booleans=True)
+        self.t = C.real(t, "t")
 
     @classmethod
     def neutral(cls, model) -> State:
@@ -32,15 +33,3 @@ class State:
 
     def __repr__(self):
         return f"treedyn.State(t={self.t:g}, nq={self.q.size}, nv={self.v.size})"
-
-
-def _real_vector(x, name: str) -> np.ndarray:
-    a = np.asarray(x)
-    if a.dtype.kind not in "fiub":
-        raise TypeError(f"{name} must be a real numeric array, got dtype {a.dtype}")
-    if a.ndim != 1:
-        raise ValueError(f"{name} must be a vector, got shape {a.shape}")
-    a = np.array(a, dtype=np.float64)
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} contains NaN or inf")
-    return a

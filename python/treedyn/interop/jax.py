@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _checks
 from ..model import Model
 from . import _coordinates as C
 
@@ -30,8 +31,7 @@ __all__ = ["forward_dynamics", "inverse_dynamics", "step"]
 
 
 def _dtype(model, **xs):
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
+    _checks.instance(model, Model, "model")
     dtypes = {jnp.result_type(x) for x in xs.values()}
     if len(dtypes) != 1 or next(iter(dtypes)) not in (jnp.float32, jnp.float64):
         got = ", ".join(f"{k}: {jnp.result_type(x)}" for k, x in xs.items())
@@ -112,11 +112,8 @@ def inverse_dynamics(model: Model, q, v, a, f_ext=None):
 
 def step(model: Model, q, v, tau, dt: float, f_ext=None):
     """(q⁺, v⁺): v⁺ = v + dt q̈(q, v, τ), q⁺ = q ⊕ dt v⁺ (td.simulate's step), differentiable in q, v and τ."""
-    if isinstance(dt, (bool, np.bool_)) or not isinstance(dt, (int, float, np.integer, np.floating)):
-        raise TypeError(f"dt must be a real number, got {type(dt).__name__}")
-    if not np.isfinite(dt):
-        raise ValueError("dt must be finite")
-    dtype, f_ext, dt = _dtype(model, q=q, v=v, tau=tau), _constant(f_ext), float(dt)
+    dt = _checks.real(dt, "dt")
+    dtype, f_ext = _dtype(model, q=q, v=v, tau=tau), _constant(f_ext)
     nq, nv = model.nq, model.nv
 
     def values(q, v, tau):

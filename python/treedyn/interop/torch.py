@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from torch.autograd.function import once_differentiable
 
+from .. import _checks
 from ..model import Model
 from . import _coordinates as C
 
@@ -38,8 +39,7 @@ def _numpy(x, name: str, dtype=None):
 def _inputs(model, tensors: dict, f_ext):
     """(numpy arrays, their dtype) after the checks the wrappers owe: a Model, tensors of one float
     dtype, f_ext constant."""
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
+    _checks.instance(model, Model, "model")
     dtypes = set()
     for name, x in tensors.items():
         if not isinstance(x, torch.Tensor):
@@ -141,8 +141,4 @@ def inverse_dynamics(model: Model, q, v, a, f_ext=None) -> torch.Tensor:
 
 def step(model: Model, q, v, tau, dt: float, f_ext=None):
     """(q⁺, v⁺): v⁺ = v + dt q̈(q, v, τ), q⁺ = q ⊕ dt v⁺ (td.simulate's step), differentiable in q, v and τ."""
-    if isinstance(dt, (bool, np.bool_)) or not isinstance(dt, (int, float, np.integer, np.floating)):
-        raise TypeError(f"dt must be a real number, got {type(dt).__name__}")
-    if not np.isfinite(dt):
-        raise ValueError("dt must be finite")
-    return Step.apply(model, f_ext, float(dt), q, v, tau)
+    return Step.apply(model, f_ext, _checks.real(dt, "dt"), q, v, tau)

@@ -10,6 +10,7 @@ import types
 
 import numpy as np
 
+from .. import _checks as C
 from .. import _core
 
 __all__ = ["Solver"]
@@ -80,9 +81,7 @@ class Solver(abc.ABC):
         reason = self.supports(model)
         if reason:
             raise ValueError(f"solver {self.name!r} does not support this model: {reason}")
-        dtype = np.dtype(dtype)
-        if dtype not in (np.dtype(np.float64), np.dtype(np.float32)):
-            raise TypeError(f"dtype must be float64 or float32, got {dtype}")
+        dtype = C.float_dtype(dtype)
         if dtype == np.float32 and "float32" not in self.capabilities:
             raise TypeError(f"solver {self.name!r} has no float32 kernels")
         if options:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _checks as C
 from .. import _core
 from .base import Solver
 
@@ -141,9 +142,7 @@ class CRBALTLSolver(_EngineSolver):
     _kernel = "CRBALTL"
 
     def __init__(self, model, dtype=np.float64, ltdl: bool = False, **options):
-        if not isinstance(ltdl, (bool, np.bool_)):
-            raise TypeError(f"ltdl must be True or False, got {ltdl!r}")
-        self.ltdl = bool(ltdl)
+        self.ltdl = C.boolean(ltdl, "ltdl")
         super().__init__(model, dtype, self.ltdl, **options)
 
 

@@ -9,29 +9,26 @@ with one M⁻¹[N D] solve whose columns run in parallel.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
+from .. import _checks as C
 from ..model import Model
+from ..model.cache import cached
 from .base import Solver
 from .registry import make_solver
 
 __all__ = ["inverse_mass_matrix", "contact_inertia"]
 
-#: solvers made by inverse_mass_matrix(model, ...), kept with the model (its workspace is reused)
-_solvers: weakref.WeakKeyDictionary[Model, dict] = weakref.WeakKeyDictionary()
-
 
 def _solver_for(model: Model, method: str, dtype) -> Solver:
-    per_model = _solvers.setdefault(model, {})
-    key = (method, np.dtype(dtype).str, model.n_bodies)  # a model only grows: n_bodies tells
-    solver = per_model.get(key)
-    if solver is None:
-        for k in [k for k in per_model if k[2] != model.n_bodies]:
-            del per_model[k]
-        solver = per_model[key] = make_solver(method, model, dtype=dtype)
-    return solver
+    """The solver of ``method`` and ``dtype`` for ``model``, kept with the model (its workspace
+    reused) until the model changes (td.model.cache)."""
+    return cached(model, (method, np.dtype(dtype).str), _make)
+
+
+def _make(model: Model, key: tuple) -> Solver:
+    method, dtype = key
+    return make_solver(method, model, dtype=dtype)
 
 
 def inverse_mass_matrix(model: Model | Solver, q, method: str = "drumwright", dtype=np.float64) -> np.ndarray:
@@ -43,27 +40,16 @@ def inverse_mass_matrix(model: Model | Solver, q, method: str = "drumwright", dt
     n back-substitutions, O(n² d)), ``"crba-cholesky"`` (CRBA + dense LLᵀ, O(n³)) and ``"aba"``.
     """
     if isinstance(model, Solver):
-        return _finite(model.inverse_mass_matrix(q), "inverse_mass_matrix")
+        return C.finite_result(model.inverse_mass_matrix(q), "inverse_mass_matrix")
     if not isinstance(model, Model):
         raise TypeError(f"model must be a treedyn.Model or a Solver, got {type(model).__name__}")
-    if not isinstance(method, str):
-        raise TypeError(f"method must be a solver name, got {method!r}")
-    return _finite(_solver_for(model, method, dtype).inverse_mass_matrix(q), "inverse_mass_matrix")
-
-
-def _finite(x, what: str):
-    """``x`` if every entry is finite (plugins' results included), else a ValueError naming ``what``."""
-    arrays = x if isinstance(x, tuple) else (x,)
-    for a in arrays:
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"{what} overflowed to inf/NaN: the inputs are too large for this precision")
-    return x
+    method = C.text(method, "method")
+    return C.finite_result(_solver_for(model, method, dtype).inverse_mass_matrix(q), "inverse_mass_matrix")
 
 
 def _columns(x, name: str, nv: int) -> np.ndarray:
-    a = np.asarray(x)
-    if a.dtype.kind not in "fiub":
-        raise TypeError(f"{name} must be a real numeric array, got dtype {a.dtype}")
+    # boolean arrays are taken as 0/1, as the C++ kernels take them (tests/test_fuzz_api.py)
+    a = C.array(x, name, finite=False, booleans=True)
     if a.ndim == 1:
         a = a[:, None]
     if a.ndim != 2 or a.shape[0] != nv:
@@ -75,7 +61,7 @@ def _columns(x, name: str, nv: int) -> np.ndarray:
         raise ValueError(f"{name} contains NaN or inf")
     # a private float64 C-ordered copy: the products below then take the same BLAS path (the same
     # bits) whatever the layout the user handed over, and the user's array is never touched
-    return np.array(a, dtype=np.float64, order="C")
+    return np.ascontiguousarray(a)
 
 
 def contact_inertia(solver: Solver, q, N, D=None) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -86,7 +72,7 @@ def contact_inertia(solver: Solver, q, N, D=None) -> np.ndarray | tuple[np.ndarr
     computes M⁻¹[N D] in Θ(nv (p + r)), its columns in parallel). N: (nv, p), D: (nv, r) (a 1-D
     array is one column). The diagonal blocks are returned exactly symmetric.
     """
-    if not isinstance(solver, Solver):
+    if not isinstance(solver, Solver):  # (not C.instance: the message says how to make one)
         raise TypeError(f"solver must be a treedyn.Solver instance (td.make_solver(...)), got {type(solver).__name__}")
     nv = solver.model.nv
     N = _columns(N, "N", nv)
@@ -102,14 +88,14 @@ def contact_inertia(solver: Solver, q, N, D=None) -> np.ndarray | tuple[np.ndarr
     W = np.asarray(solver.inverse_inertia(q, R_cast))
     if W.ndim == 1:
         W = W[:, None]
-    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by C.finite_result
         NtWN = N.T @ W[:, :p]
         NtWN = 0.5 * (NtWN + NtWN.T)
         if D is None:
-            return _finite(NtWN, "contact_inertia")
+            return C.finite_result(NtWN, "contact_inertia")
         Dm = R[:, p:]
         DtWD = Dm.T @ W[:, p:]
-        return _finite((NtWN, N.T @ W[:, p:], 0.5 * (DtWD + DtWD.T)), "contact_inertia")
+        return C.finite_result((NtWN, N.T @ W[:, p:], 0.5 * (DtWD + DtWD.T)), "contact_inertia")
 
 
 #: below this many multiply-adds (nv·m²) the dense RᵀW is faster than sorting out R's supports

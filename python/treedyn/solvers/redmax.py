@@ -14,6 +14,7 @@ import threading
 
 import numpy as np
 
+from .. import _checks as C
 from .. import _core
 from ..algorithms.state import State
 from .base import Solver
@@ -31,7 +32,7 @@ class _RedMaxSolver(Solver):
         super().__init__(model, dtype, **options)
         if self.dtype != np.float64:
             raise TypeError(f"solver {self.name!r} runs in float64 only")
-        self.h = _positive(h, "h")
+        self.h = C.real(h, "h", positive=True)
         self._system = model._redmax_system()
         self._assembler = None  # a redmax-direct engine for terms(), made on first use
         self._assembler_lock = threading.Lock()
@@ -43,7 +44,7 @@ class _RedMaxSolver(Solver):
         """
         if not isinstance(state, State):
             raise TypeError(f"step needs a treedyn.State, got {type(state).__name__}")
-        h = self.h if h is None else _positive(h, "h")
+        h = self.h if h is None else C.real(h, "h", positive=True)
         q, v, stats = self._impl.step(state.q, state.v, state.t, h)
         state.q, state.v, state.t = q, v, state.t + h
         return stats
@@ -62,7 +63,7 @@ class _RedMaxSolver(Solver):
         """The terms of eq. (2.13) at ``state`` as dense arrays — J, Jdot, M_m, D_m, K_m, f_m,
         D_r, K_r, f_r, the assembled lhs M̃_r and rhs f̃_r, the loop-closure rows G and errors C,
         and the Baumgarte factor. O(n²) memory: for tests and inspection, not for stepping."""
-        h = self.h if h is None else _positive(h, "h")
+        h = self.h if h is None else C.real(h, "h", positive=True)
         with self._assembler_lock:  # the assembly lives in the direct solver
             if self._assembler is None:
                 self._assembler = (
@@ -86,9 +87,7 @@ class RedMaxDirectSolver(_RedMaxSolver):
 
     def __init__(self, model, dtype=np.float64, h: float = 1e-2, ordering: str = "amd", **options):
         super().__init__(model, dtype, h, **options)
-        if ordering not in ("amd", "leaf-to-root"):
-            raise ValueError(f"ordering must be 'amd' or 'leaf-to-root', got {ordering!r}")
-        self.ordering = ordering
+        self.ordering = C.choice(ordering, "ordering", ("amd", "leaf-to-root"))
         self._impl = _core.RedMaxDirect(self._system, ordering == "leaf-to-root")
 
     @property
@@ -112,22 +111,12 @@ class RedMaxPCGSolver(_RedMaxSolver):
         self, model, dtype=np.float64, h: float = 1e-2, tol: float = 1e-8, max_iter: int | None = None, **options
     ):
         super().__init__(model, dtype, h, **options)
-        self.tol = _positive(tol, "tol")
+        self.tol = C.real(tol, "tol", positive=True)
         if max_iter is None:
             max_iter = max(100, 2 * model.nv)
-        elif isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-            raise (ValueError if isinstance(max_iter, (int, float, np.number)) else TypeError)(
-                f"redmax-pcg: max_iter must be an integer >= 1, got {max_iter!r}"
-            )
-        self.max_iter = int(max_iter)
+        elif isinstance(max_iter, (bool, np.bool_, float, np.floating)):
+            # a number that is no count is a ValueError here, True included (not _checks' TypeError):
+            # tests/test_redmax_pcg.py::test_bad_options_are_named fixes it
+            raise ValueError(f"redmax-pcg: max_iter must be an integer >= 1, got {max_iter!r}")
+        self.max_iter = C.integer(max_iter, "redmax-pcg: max_iter", minimum=1)
         self._impl = _core.RedMaxPcg(self._system, self.tol, self.max_iter)
-
-
-def _positive(h, name: str) -> float:
-    try:
-        h = float(h)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {h!r}") from None
-    if not (np.isfinite(h) and h > 0):
-        raise ValueError(f"{name} must be positive and finite, got {h}")
-    return h

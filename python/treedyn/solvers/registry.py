@@ -11,6 +11,7 @@ import functools
 import warnings
 from importlib.metadata import entry_points
 
+from .. import _checks
 from .base import Solver
 
 __all__ = ["available_solvers", "make_solver", "get_solver_class", "list_solver_classes", "refresh"]
@@ -101,6 +102,5 @@ def make_solver(solver: str | type[Solver], model, **options) -> Solver:
         raise TypeError(f"solver must be a name or a Solver subclass, got {solver!r}")
     from ..model import Model
 
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
+    _checks.instance(model, Model, "model")
     return cls(model, **options)

@@ -36,7 +36,8 @@ except ImportError as e:  # pragma: no cover - the message is the point
         f'treedyn.distributed needs Dask ({e}): pip install "treedyn[distributed]" (or "dask[distributed]")'
     ) from e
 
-from .. import _core
+from .. import _checks, _core
+from ..model.cache import cached
 from ..solvers import make_solver
 
 __all__ = ["forward_dynamics", "sweep", "SweepError", "embedded_client"]
@@ -120,9 +121,21 @@ def _set_worker_threads(client) -> None:
 # --------------------------------------------------------------------------- solvers on the workers
 
 
-_solvers: OrderedDict = OrderedDict()  # key -> solver, in this process (a worker's, or the caller's)
-_solvers_lock = threading.Lock()
-_SOLVERS_KEPT = 8
+_models: OrderedDict = OrderedDict()  # key -> (model, _Make), in this process (a worker's, or the caller's)
+_models_lock = threading.Lock()
+_MODELS_KEPT = 8
+
+
+class _Make:
+    """How the solver of one payload is made: the one cache's ``make`` (td.model.cache) for it."""
+
+    __slots__ = ("solver", "dtype", "options")
+
+    def __init__(self, solver, dtype, options):
+        self.solver, self.dtype, self.options = solver, dtype, options
+
+    def __call__(self, model, key):
+        return make_solver(self.solver, model, dtype=self.dtype, **self.options)
 
 
 def _spec(solver, model, dtype, options) -> tuple[str, bytes]:
@@ -132,18 +145,21 @@ def _spec(solver, model, dtype, options) -> tuple[str, bytes]:
 
 
 def _solver(key: str, payload: bytes):
-    """The solver of ``payload``, made once per process and kept (the last few)."""
-    with _solvers_lock:
-        if key in _solvers:
-            _solvers.move_to_end(key)
-            return _solvers[key]
-    solver, model, dtype, options = pickle.loads(payload)
-    s = make_solver(solver, model, dtype=dtype, **options)
-    with _solvers_lock:
-        _solvers[key] = s
-        while len(_solvers) > _SOLVERS_KEPT:
-            _solvers.popitem(last=False)
-    return s
+    """The solver of ``payload``: its model unpickled once per process and kept (the last few, by
+    content), the solver made once and kept with that model (td.model.cache)."""
+    with _models_lock:
+        entry = _models.get(key)
+        if entry is not None:
+            _models.move_to_end(key)
+    if entry is None:
+        solver, model, dtype, options = pickle.loads(payload)
+        with _models_lock:
+            entry = _models.setdefault(key, (model, _Make(solver, dtype, options)))
+            _models.move_to_end(key)
+            while len(_models) > _MODELS_KEPT:
+                _models.popitem(last=False)
+    model, make = entry
+    return cached(model, key, make)
 
 
 _ITEM = re.compile(r"batch item (\d+)")
@@ -235,9 +251,10 @@ def forward_dynamics(
 
 
 def _chunk_size(chunks) -> int:
-    if isinstance(chunks, (bool, np.bool_)) or not isinstance(chunks, (int, np.integer)) or chunks < 1:
+    chunks = _checks.integer(chunks, "chunks")
+    if chunks < 1:
         raise ValueError(f"chunks must be a positive number of items, got {chunks!r}")
-    return int(chunks)
+    return chunks
 
 
 def _lazy(local, key, payload, arrays, chunks, client):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _checks as C
+
 __all__ = ["draw", "animate", "trajectory_figure", "frame_indices"]
 
 
@@ -166,8 +168,7 @@ def _com(inertia) -> np.ndarray:
 def frame_indices(n: int, frames: int) -> np.ndarray:
     """Every k-th of n recorded states, k the smallest that keeps at most ``frames`` of them, and
     always the last one."""
-    if isinstance(frames, bool) or not isinstance(frames, (int, np.integer)) or frames < 2:
-        raise ValueError(f"frames must be an integer >= 2, got {frames!r}")
+    frames = C.integer(frames, "frames", minimum=2)
     if n < 1:
         raise ValueError("no states to draw")
     k = max(1, -(-(n - 1) // (frames - 1)))

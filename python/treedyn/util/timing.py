@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import _checks as C
+
 __all__ = ["Timing", "time_call", "speedup"]
 
 
@@ -37,8 +39,7 @@ def time_call(
     """Time ``f()``: one call alone (``first``), then ``repeat`` samples of ``number`` calls each,
     ``number`` doubled from 1 until a sample lasts ``min_time`` seconds. A first call slower than
     ``slow`` seconds is not repeated (best = median = first)."""
-    if repeat < 1:
-        raise ValueError(f"repeat must be >= 1, got {repeat}")
+    repeat = C.integer(repeat, "repeat", minimum=1)
     t0 = time.perf_counter()
     f()
     first = time.perf_counter() - t0
