@@ -20,6 +20,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from . import _core
+
 __all__ = [
     "real",
     "integer",
@@ -30,6 +32,7 @@ __all__ = [
     "vec3",
     "array",
     "state",
+    "configuration",
     "finite_result",
     "instance",
     "float_dtype",
@@ -161,6 +164,16 @@ def float_dtype(x, name: str = "dtype") -> np.dtype:
 def state(nq: int, nv: int, q, v) -> tuple[np.ndarray, np.ndarray]:
     """New float64 copies of a configuration q (nq,) and a velocity v (nv,), finite."""
     return vector(q, "q", nq), vector(v, "v", nv)
+
+
+def configuration(core, q, name: str = "q") -> np.ndarray:
+    """A new float64 copy of one configuration q (nq,) of the C++ model ``core``, checked as every
+    solver checks it (shape, real and finite numbers, unit quaternions): the C++ boundary's check
+    (cpp/bindings/arrays.hpp), without computing anything."""
+    q, _, _, batch = _core.check_state(core, q, np.zeros(core.nv), np.zeros(core.nv))
+    if batch:
+        raise ValueError(f"{name} must have shape (nq,) = ({core.nq},), got {q.shape}")
+    return q
 
 
 def finite_result(x, what: str):

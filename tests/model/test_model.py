@@ -597,7 +597,9 @@ def _parts(m):
         m.baumgarte,
         m.reference_configuration,
         m.source,
-        {k: v for k, v in vars(m).items() if k not in ("_cpp", "_constraints_cache")},
+        {
+            k: v for k, v in vars(m).items() if k not in ("_cpp", "_cache")
+        },  # (the C++ copy; the per-model cache: model/cache.py),
     )
 
 

@@ -36,7 +36,7 @@ def test_one_object_per_model_make_and_key():
     assert cached(chain(3), "k", make) is not a  # another model, however alike
 
 
-def test_made_again_when_the_model_grows_or_its_gravity_changes():
+def test_made_again_whenever_the_model_changes():
     m, make = chain(3), Counting()
     a = cached(m, "k", make)
     m.add_body("extra", m.n_bodies - 1, td.Revolute((0, 1, 0)))
@@ -45,10 +45,20 @@ def test_made_again_when_the_model_grows_or_its_gravity_changes():
     m.gravity = (0.0, 0.0, -1.62)
     c = cached(m, "k", make)
     assert c is not b and cached(m, "k", make) is c
-    m.gravity = (0.0, 0.0, -1.62)  # the same gravity again: nothing changed
-    assert cached(m, "k", make) is c and make.calls == 3
+    assert make.calls == 3
     clear(m)
     assert cached(m, "k", make) is not c
+    # every mutating method and every public attribute assigned is a change (the revision counts
+    # changes; it does not compare values): what was made is made again
+    for change in (
+        lambda: m.set_joint_limits(m.joint_names[0], -1.0, 1.0),
+        lambda: m.add_spring(1, (0, 0, 0), 2, (0, 0, 0), 10.0),
+        lambda: setattr(m, "baumgarte", 0.5),
+        lambda: setattr(m, "gravity", m.gravity),
+    ):
+        before = cached(m, "k", make)
+        change()
+        assert cached(m, "k", make) is not before
 
 
 def test_the_users_follow_the_model():

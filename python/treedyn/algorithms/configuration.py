@@ -8,7 +8,7 @@ import numpy as np
 from .. import _checks as C
 from .. import _core
 from ..model import Free, Model, Prismatic, Revolute, Spherical, Universal
-from ..model.tree import _JOINT_LAYOUTS
+from ..model.joints import _JOINT_LAYOUTS
 
 __all__ = ["neutral", "random_configuration", "integrate", "difference", "interpolate"]
 

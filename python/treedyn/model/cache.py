@@ -12,19 +12,21 @@ differs).
 - Thread-safe: a read takes no lock (the model's entries are replaced whole when the model has
   changed, never edited in a way a reader could see half done); making an object and storing it
   happen under one lock, so each (model, key, revision) gets one object, whichever threads ask.
-- Fast for repeated calls on one model: a read is a type check, an attribute, ``revision(model)``
-  and two dictionary look-ups.
+- Fast for repeated calls on one model: a read is two look-ups in the model's ``__dict__`` (its
+  entries and its ``_revision``, which every change of the model bumps) and two in the entries.
+- Below the Model (tree.py uses it for its constraint system): it knows a model only as an object
+  with a ``_revision``.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Hashable
 
 from .. import _checks as C
-from .tree import Model
 
-__all__ = ["cached", "revision", "clear"]
+__all__ = ["cached", "revision", "clear", "changes_model"]
 
 _ATTR = "_cache"  # the model's attribute holding its entries
 _lock = threading.RLock()  # reentrant: a make() may itself ask for a cached object
@@ -60,34 +62,28 @@ class _Entries:
         return f"<treedyn model cache: {len(self.objects)} objects>"
 
 
-def _conservative_revision(model: Model) -> Hashable:
-    """A stand-in for a revision counter: the number of bodies (a model only grows) and the
-    gravity (the other mutations — limits, springs, forces, loops — go unseen)."""
-    c = model.core
-    return c.N, c.gravity.tobytes()
+def revision(model) -> Hashable:
+    """What the cache compares to tell that a model changed since an object was made from it: the
+    model's ``_revision``, bumped by every mutating method and every public attribute assigned
+    (Model._changed)."""
+    return model.__dict__["_revision"]
 
 
-#: what the cache compares to tell that a model changed since an object was made from it. Once
-#: Model keeps ``_revision``, bumped by every mutating method, this is the one line to change:
-#: ``revision = operator.attrgetter("_revision")``
-revision: Callable[[Model], Hashable] = _conservative_revision
-
-
-def cached(model: Model, key: Hashable, make: Callable[[Model, Hashable], object]):
+def cached(model, key: Hashable, make: Callable[[object, Hashable], object]):
     """``make(model, key)``, made once for (``model``, ``make``, ``key``) and kept with the model
     until the model changes (``revision``); then made again on the next call. ``make`` names what
     is made (each user passes its own function, so users never share objects by accident), ``key``
     tells apart what one ``make`` makes (a dtype, a method). An exception from ``make`` propagates
     and nothing is stored; an unhashable key is not stored either (``make`` may refuse it)."""
-    if type(model) is Model:  # the fast path: no lock, no allocation
-        entries = model.__dict__.get(_ATTR)
-        if entries is not None and entries.revision == revision(model):
-            try:
-                return entries.objects[make][key]
-            except (KeyError, TypeError):
-                pass
-    else:
-        C.instance(model, Model, "model")
+    d = getattr(model, "__dict__", None)
+    if d is None or "_revision" not in d:
+        raise TypeError(f"model must be a treedyn.Model, got {C._kind(model)}")
+    entries = d.get(_ATTR)  # the fast path: no lock, no allocation
+    if entries is not None and entries.revision == d["_revision"]:
+        try:
+            return entries.objects[make][key]
+        except (KeyError, TypeError):
+            pass
     try:
         hash(key)
     except TypeError:
@@ -107,7 +103,21 @@ def cached(model: Model, key: Hashable, make: Callable[[Model, Hashable], object
         return obj
 
 
-def clear(model: Model) -> None:
+def clear(model) -> None:
     """Forget every object made from ``model`` (they are made again on use)."""
     with _lock:
         model.__dict__.pop(_ATTR, None)
+
+
+def changes_model(method):
+    """Marks a Model method that changes the model: its revision is bumped when it returns or
+    raises (a half-done change counts as a change), so what was made from the model is remade."""
+
+    @functools.wraps(method)
+    def changing(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._changed()
+
+    return changing

@@ -1,0 +1,85 @@
+"""The one place where a model meets C++: the frozen ``_core.Model`` the kernels run on, the C++
+systems of its constraints and RedMax terms. (The way back, a model pickled as what it is made of
+and rebuilt body by body, is Model's own: tree.py.) ``CoreMixin`` is one of Model's bases."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _core
+from .cache import cached
+
+
+class CoreMixin:
+    """Model's copy into C++ and back."""
+
+    @property
+    def core(self) -> _core.Model:
+        """The C++ model (treedyn._core.Model) the kernels and solver engines run on: the one
+        accessor for code that hands the model to C++; read it, never modify it."""
+        return self._cpp
+
+    def body_poses(self, q=None):
+        """World rotation (n_bodies, 3, 3) and origin (n_bodies, 3) of every body frame at q
+        (default: the neutral configuration): treedyn.forward_kinematics."""
+        return _core.forward_kinematics(self._cpp, _core.neutral(self._cpp) if q is None else q)
+
+    def _reference_q(self) -> np.ndarray:
+        return _core.neutral(self._cpp) if self.reference_configuration is None else self.reference_configuration
+
+    def _constraint_system(self):
+        """The C++ RedMax system of the tree and its active constraints only (what C(q), G and
+        Ġq̇ need), made once per revision of the model (model/cache.py)."""
+        return cached(self, None, _constraint_system)
+
+    def _loop_system(self):
+        """A new C++ RedMax system of the tree and its active loop closures and couplings."""
+        sys = _core.RedMaxSystem(self._cpp)
+        for c in self._loops:
+            if c.active:
+                sys.add_loop(
+                    c.body_a,
+                    c.placement_a.rotation,
+                    c.placement_a.translation,
+                    c.body_b,
+                    c.placement_b.rotation,
+                    c.placement_b.translation,
+                    c.kind,
+                    c.axis,
+                    c.axis2,
+                )
+        for c in self._couplings:
+            if c.active:
+                sys.add_coupling(
+                    [i for i, _ in c.follower],
+                    [x for _, x in c.follower],
+                    [i for i, _ in c.leader],
+                    [x for _, x in c.leader],
+                    list(c.polycoef),
+                    c.y0,
+                    c.x0,
+                )
+        return sys
+
+    def _redmax_system(self):
+        """The C++ RedMax system: a frozen copy of the tree with its springs, forces and loops."""
+        sys = self._loop_system()
+        k_r, d_r, q_rest = np.array(sys.k_r), np.array(sys.d_r), np.array(sys.q_rest)
+        for i, (k, d, rest) in self._joint_springs.items():
+            vi, qi = self._cpp.v_index[i], self._cpp.q_index[i]
+            k_r[vi : vi + len(k)], d_r[vi : vi + len(d)], q_rest[qi : qi + len(rest)] = k, d, rest
+        sys.k_r, sys.d_r, sys.q_rest = k_r, d_r, q_rest
+        for i, D in self._body_damping.items():
+            sys.set_body_damping(i, D)
+        for s in self._springs:
+            sys.add_spring(s.body_a, s.point_a, s.body_b, s.point_b, s.stiffness, s.damping, s.rest_length)
+        for i, x, f in self._point_forces:
+            sys.add_point_force(i, x, f)
+        for f, segs, T in self._moving_forces:
+            sys.add_moving_force(f, [s[0] for s in segs], [s[1] for s in segs], [s[2] for s in segs], T)
+        sys.baumgarte = -1.0 if self.baumgarte is None else float(self.baumgarte)
+        return sys
+
+
+def _constraint_system(model, _key):
+    return model._loop_system()
