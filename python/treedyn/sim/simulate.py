@@ -19,7 +19,6 @@ Methods:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
 
 import numpy as np
 
@@ -37,7 +36,9 @@ from .step import (
     fixed_step,
     free_dynamics,
     lie_blocks,
+    real_array,
     runge_kutta_attempt,
+    torque_function,
 )
 
 __all__ = ["simulate", "SimulationResult", "SimulationWarning", "SimulationError", "METHODS"]
@@ -46,46 +47,6 @@ METHODS = FIXED + ADAPTIVE
 
 
 ON_FAILURE = ("warn", "raise", "return")
-
-
-def _real(x, name: str, shape: tuple, shape_text: str) -> np.ndarray:
-    """A private float64 copy of ``x`` after the checks: real dtype, ``shape``, finite values."""
-    a = np.asarray(x)
-    if a.dtype.kind not in "fiub":
-        raise TypeError(f"{name} must be a real numeric array, got dtype {a.dtype}")
-    if a.shape != shape:
-        raise ValueError(f"{name} must have shape {shape_text}, got {a.shape}")
-    a = np.array(a, dtype=float)
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} contains NaN or inf (at index {np.flatnonzero(~np.isfinite(a))[0]})")
-    return a
-
-
-def _read_only(x: np.ndarray) -> np.ndarray:
-    view = x.view()
-    view.flags.writeable = False
-    return view
-
-
-def _torque(tau, nv: int) -> Callable:
-    """tau(t, q, v) -> a checked (nv,) float array. A user function gets read-only views of the state
-    (so it cannot corrupt it); its exceptions propagate unchanged; a result of the wrong dtype,
-    shape or with NaN/inf raises TypeError / ValueError naming tau and t."""
-    if tau is None:
-        zero = np.zeros(nv)
-        return lambda t, q, v: zero
-    if callable(tau):
-
-        def torque(t, q, v):
-            out = tau(t, _read_only(q), _read_only(v))
-            try:
-                return _real(out, "tau", (nv,), f"(nv,) = ({nv},)")
-            except (TypeError, ValueError) as e:
-                raise type(e)(f"the function tau(t, q, v) returned a bad value at t = {t:.6g}: {e}") from None
-
-        return torque
-    arr = _real(tau, "tau", (nv,), f"(nv,) = ({nv},) (or be a function tau(t, q, v))")
-    return lambda t, q, v: arr
 
 
 def _position_scale(model: Model, q: np.ndarray) -> np.ndarray:
@@ -189,11 +150,11 @@ def simulate(
         min_step = _checks.real(min_step, "min_step")
     max_steps = _checks.integer(max_steps, "max_steps", minimum=1)
     t_eval = _times(t_eval, t_end)
-    q = _real(q0, "q0", (model.nq,), f"(nq,) = ({model.nq},)")
-    v = _real(v0, "v0", (model.nv,), f"(nv,) = ({model.nv},)")
+    q = real_array(q0, "q0", (model.nq,), f"(nq,) = ({model.nq},)")
+    v = real_array(v0, "v0", (model.nv,), f"(nv,) = ({model.nv},)")
     if f_ext is not None:
-        f_ext = _real(f_ext, "f_ext", (model.n_bodies, 6), f"(n_bodies, 6) = ({model.n_bodies}, 6)")
-    torque = _torque(tau, model.nv)
+        f_ext = real_array(f_ext, "f_ext", (model.n_bodies, 6), f"(n_bodies, 6) = ({model.n_bodies}, 6)")
+    torque = torque_function(tau, model.nv)
     after_step = None
     if model.n_constraint_rows:
         from .constraints import _gain, project_positions, project_velocities

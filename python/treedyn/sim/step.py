@@ -44,6 +44,8 @@ __all__ = [
     "TABLEAUX",
     "StepFailed",
     "check_state",
+    "real_array",
+    "torque_function",
     "free_dynamics",
     "acceleration",
     "move",
@@ -112,6 +114,47 @@ def check_state(state, model: Model) -> None:
         )
     if not (np.all(np.isfinite(state.q)) and np.all(np.isfinite(state.v))):
         raise ValueError("state has NaN or inf in q or v")
+
+
+# --- the torques of a step: tau(t, q, v), checked --------------------------------------------------
+def real_array(x, name: str, shape: tuple, shape_text: str) -> np.ndarray:
+    """A private float64 copy of ``x`` after the checks: real dtype, ``shape``, finite values."""
+    a = np.asarray(x)
+    if a.dtype.kind not in "fiub":
+        raise TypeError(f"{name} must be a real numeric array, got dtype {a.dtype}")
+    if a.shape != shape:
+        raise ValueError(f"{name} must have shape {shape_text}, got {a.shape}")
+    a = np.array(a, dtype=float)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or inf (at index {np.flatnonzero(~np.isfinite(a))[0]})")
+    return a
+
+
+def read_only(x: np.ndarray) -> np.ndarray:
+    view = x.view()
+    view.flags.writeable = False
+    return view
+
+
+def torque_function(tau, nv: int) -> Callable:
+    """tau(t, q, v) -> a checked (nv,) float array. A user function gets read-only views of the state
+    (so it cannot corrupt it); its exceptions propagate unchanged; a result of the wrong dtype,
+    shape or with NaN/inf raises TypeError / ValueError naming tau and t."""
+    if tau is None:
+        zero = np.zeros(nv)
+        return lambda t, q, v: zero
+    if callable(tau):
+
+        def torque(t, q, v):
+            out = tau(t, read_only(q), read_only(v))
+            try:
+                return real_array(out, "tau", (nv,), f"(nv,) = ({nv},)")
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"the function tau(t, q, v) returned a bad value at t = {t:.6g}: {e}") from None
+
+        return torque
+    arr = real_array(tau, "tau", (nv,), f"(nv,) = ({nv},) (or be a function tau(t, q, v))")
+    return lambda t, q, v: arr
 
 
 # --- dynamics ----------------------------------------------------------------------------------------
