@@ -299,3 +299,50 @@ def test_progress_bar_only_on_a_terminal_or_when_asked(capsys):
     assert main(["simulate", "bridge:5,3", "--steps", "5", "--progress"]) == 0
     err = capsys.readouterr().err
     assert "bridge:5,3,params=sim (11 DOF, redmax-direct):" in err and "0/5" in err
+
+
+def test_version_prints_treedyns_version(capsys):
+    import treedyn
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.strip() == f"treedyn {treedyn.__version__}"
+
+
+def test_help_ends_with_examples_that_parse(capsys):
+    from treedyn.tools.cli import EXAMPLES, build_parser
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "examples:" in out and all(cmd in out for cmd, _ in EXAMPLES)
+    assert 4 <= len(EXAMPLES) <= 6
+    for cmd, _ in EXAMPLES:
+        build_parser().parse_args(cmd.split()[1:])  # every example is a valid command line
+
+
+def test_every_example_of_the_help_runs(capsys, tmp_path, monkeypatch):
+    """Each example of ``treedyn --help``, run in a folder with its robot.urdf, shortened: 2 steps,
+    1 timing sample."""
+    from treedyn.tools.cli import EXAMPLES
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "robot.urdf").write_text(PENDULUM_URDF)
+    for cmd, _ in EXAMPLES:
+        argv = cmd.split()[1:]
+        if "--steps" in argv:
+            argv[argv.index("--steps") + 1] = "2"
+        if argv[0] == "compare":
+            argv += ["--repeat", "1"]
+        assert main(argv) == 0, cmd
+    capsys.readouterr()
+    assert (tmp_path / "bridge.npz").exists() and (tmp_path / "walk.png").exists()
+
+
+def test_a_redmax_run_keeps_every_kth_state_and_the_steps_statistics(tmp_path):
+    out = tmp_path / "tree.npz"
+    assert main(["simulate", "tree:3", "--steps", "7", "--every", "3", "--out", str(out)]) == 0
+    z = np.load(out)
+    assert np.allclose(z["t"], [0.0, 0.03, 0.06, 0.07])  # states 0, 3, 6 and the last
+    assert z["q"].shape[0] == 4 and z["position_residual"].shape == (7,) and z["seconds"].shape == (7,)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_solve
 
+from .. import _checks
 from ..algorithms.configuration import integrate
 from ..solvers.base import Solver
 
@@ -80,13 +81,10 @@ def _delassus_solve(Y, G, rhs):
 
 
 def _gain(stabilization):
+    """α = 1/stabilization (0 for None): the time constant in seconds, a positive finite number."""
     if stabilization is None:
         return 0.0
-    if isinstance(stabilization, bool) or not isinstance(stabilization, (int, float, np.integer, np.floating)):
-        raise TypeError(f"stabilization must be a time constant in seconds or None, got {stabilization!r}")
-    if not (np.isfinite(stabilization) and stabilization > 0):
-        raise ValueError(f"stabilization must be a positive time constant in seconds, got {stabilization}")
-    return 1.0 / float(stabilization)
+    return 1.0 / _checks.real(stabilization, "stabilization (a time constant in seconds, or None)", positive=True)
 
 
 def constrained_forward_dynamics(

@@ -51,25 +51,28 @@ constrained mechanism, and the impulses leave G v unchanged (G M_c⁻¹ = 0).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
-from .. import _core
-from ..algorithms.configuration import integrate
+from .. import _checks, _core
 from ..algorithms.state import State
 from ..model import Model
 from ..solvers import Solver, make_solver
 from ..solvers.inverse import _contact_product
+from ..util.timing import PhaseTimer
 from .collision import Contacts, collide, collision_pairs
-from .constraints import constrained_forward_dynamics, constrained_inverse_inertia
-from .simulate import SimulationError, SimulationResult, SimulationWarning, _torque
+from .constraints import constrained_inverse_inertia
+from .result import ContactTrajectory, SimulationError, SimulationWarning
+from .step import StepFailed, check_state, fixed_step, free_dynamics, run_steps, torque_function
 
 __all__ = ["ContactSimulator", "ContactStep", "ContactTrajectory", "LimitRows", "contact_jacobians", "friction_basis"]
 
-INTEGRATORS = ("semi-implicit", "euler")
+#: the contact simulator's integrators, as the step core names them
+INTEGRATORS = {"semi-implicit": "semi-implicit-euler", "euler": "euler"}
+#: the phases of a contact step, timed (ContactStep.phases)
+PHASES = ("collision", "dynamics", "contact_inertia", "qp", "integrate")
 
 
 def friction_basis(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -113,9 +116,8 @@ def _directions(model, q, contacts, k, v):
 
 
 def _edges(k) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 3:
-        raise ValueError(f"friction_edges must be an integer >= 3 (edges of the linearised cone), got {k!r}")
-    return int(k)
+    """k, the edges of the linearised friction cone: an integer >= 3."""
+    return _checks.integer(k, "friction_edges", minimum=3)
 
 
 @dataclass
@@ -138,6 +140,17 @@ class ContactStep:
     limit_impulse: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
+class _Impulses(NamedTuple):
+    """What the contact phase of a step gives: v⁺, the contacts' impulses (P, 3), the joint-limit
+    bounds in the problem, the limits' generalized impulse (nv,) and the QPs' iterations."""
+
+    v_next: np.ndarray
+    impulses: np.ndarray
+    n_limits: int
+    limit_impulse: np.ndarray
+    iterations: int
+
+
 class LimitRows(NamedTuple):
     """Joint-limit bounds, one per entry: the coordinate's index in v, the row's direction s (+1: a
     lower bound, −1: an upper one) and the gap d = s(q̂ − bound) (positive inside; see the module)."""
@@ -151,18 +164,6 @@ class LimitRows(NamedTuple):
 
     def take(self, mask) -> LimitRows:
         return LimitRows(self.index[mask], self.sign[mask], self.gap[mask])
-
-
-@dataclass
-class ContactTrajectory(SimulationResult):
-    """A SimulationResult (t, q, v every record_every steps) with per-step n_contacts,
-    max_penetration, qp_iterations, seconds and n_limits."""
-
-    n_contacts: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
-    max_penetration: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    qp_iterations: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
-    seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    n_limits: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
 
 
 class ContactSimulator:
@@ -190,13 +191,9 @@ class ContactSimulator:
         qp_tolerance: float = 1e-9,
         max_qp_iterations: int = 5000,
     ):
-        if not isinstance(model, Model):
-            raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
-        self.model = model
-        self.dt = _positive(dt, "dt")
-        if integrator not in INTEGRATORS:
-            raise ValueError(f"integrator must be one of {list(INTEGRATORS)}, got {integrator!r}")
-        self.integrator = integrator
+        self.model = _checks.instance(model, Model, "model")
+        self.dt = _checks.real(dt, "dt", positive=True)
+        self.integrator = _checks.choice(integrator, "integrator", INTEGRATORS)
         self.solver = solver if isinstance(solver, Solver) else make_solver(solver, model)
         if self.solver.model is not model:
             raise ValueError("the solver instance was made for another model")
@@ -205,12 +202,10 @@ class ContactSimulator:
                 f"solver {self.solver.name!r} has no inverse_inertia: it cannot give the contact-space inertia"
             )
         self.friction_edges = _edges(friction_edges)
-        self.stabilization = _positive(stabilization, "stabilization")
-        self.slop = _non_negative(slop, "slop")
-        self.qp_tolerance = _positive(qp_tolerance, "qp_tolerance")
-        if isinstance(max_qp_iterations, bool) or not isinstance(max_qp_iterations, (int, np.integer)):
-            raise TypeError(f"max_qp_iterations must be an integer, got {max_qp_iterations!r}")
-        self.max_qp_iterations = int(max_qp_iterations)
+        self.stabilization = _checks.real(stabilization, "stabilization", positive=True)
+        self.slop = _checks.real(slop, "slop", nonnegative=True)
+        self.qp_tolerance = _checks.real(qp_tolerance, "qp_tolerance", positive=True)
+        self.max_qp_iterations = _checks.integer(max_qp_iterations, "max_qp_iterations")
         self._pairs_for = None
         self._pairs = []
         self._limits_for = None
@@ -231,56 +226,43 @@ class ContactSimulator:
 
     def step(self, state: State, tau=None) -> ContactStep:
         """Advance ``state`` (a td.State) by dt in place. tau: (nv,) generalized forces or None."""
-        _check_state(state, self.model)
-        torque = _torque(tau, self.model.nv)
+        check_state(state, self.model)
+        torque = torque_function(tau, self.model.nv)
         return self._step(state, torque(state.t, state.q, state.v))
 
     def run(self, state: State, t_end: float, tau=None, record_every: int = 1, progress: bool = False):
         """Step ``state`` in place to t_end (the last step is shortened to land on it). tau: an
         (nv,) array or a function tau(t, q, v). Returns a ContactTrajectory with the state every
         ``record_every`` steps (and the last) and every step's statistics."""
-        _check_state(state, self.model)
-        t_end = float(t_end)
-        if not np.isfinite(t_end) or t_end < state.t:
+        check_state(state, self.model)
+        t_end = _checks.real(t_end, "t_end")
+        if t_end < state.t:
             raise ValueError(f"t_end must be finite and >= state.t = {state.t}, got {t_end}")
-        if isinstance(record_every, bool) or not isinstance(record_every, (int, np.integer)) or record_every < 1:
-            raise ValueError(f"record_every must be a positive integer, got {record_every!r}")
-        torque = _torque(tau, self.model.nv)
+        record_every = _checks.integer(record_every, "record_every", minimum=1)
+        torque = torque_function(tau, self.model.nv)
         n_steps = int(np.ceil((t_end - state.t) / self.dt - 1e-9))
-        ts, qs, vs = [state.t], [state.q.copy()], [state.v.copy()]
-        stats = []
         bar = None
         if progress:
             from ..util.progress import progress_bar
 
             bar = progress_bar(total=n_steps, unit="step", desc=f"contact {self.solver.name}", show=True)
-        success, message = True, "reached t_end"
-        try:
-            for s in range(n_steps):
-                h = min(self.dt, t_end - state.t) if s == n_steps - 1 else self.dt
-                try:
-                    stats.append(self._step(state, torque(state.t, state.q, state.v), h))
-                except SimulationError as e:
-                    success, message = False, str(e)
-                    break
-                if (s + 1) % record_every == 0 or s == n_steps - 1:
-                    ts.append(state.t)
-                    qs.append(state.q.copy())
-                    vs.append(state.v.copy())
-                if bar is not None:
-                    bar.update(1)
-        finally:
-            if bar is not None:
-                bar.close()
+
+        def step(state, h):
+            return self._step(state, torque(state.t, state.q, state.v), h)
+
+        kept, stats, failure = run_steps(
+            state, step, n_steps, self.dt, t_end=t_end, record_every=record_every, bar=bar, stop=SimulationError
+        )
+        t, q, v = kept.arrays()
         out = ContactTrajectory(
-            t=np.array(ts),
-            q=np.array(qs),
-            v=np.array(vs),
+            t=t,
+            q=q,
+            v=v,
             method=f"contact-{self.integrator}",
             n_evals=len(stats),
             n_accepted=len(stats),
-            success=success,
-            message=message,
+            success=failure is None,
+            message="reached t_end" if failure is None else str(failure),
             min_step=self.dt,
             n_contacts=np.array([s.n_contacts for s in stats], dtype=int),
             max_penetration=np.array([s.max_penetration for s in stats]),
@@ -288,42 +270,70 @@ class ContactSimulator:
             seconds=np.array([s.seconds for s in stats]),
             n_limits=np.array([s.n_limits for s in stats], dtype=int),
         )
-        if not success:
-            raise SimulationError(message, out)
+        if failure is not None:
+            raise SimulationError(out.message, out)
         return out
 
-    # --- one step: collision, free motion, contact space, QP, integration --------------------------
+    # --- one step: check, collision, dynamics, contact, integrate, check (td.sim.step) ------------------
     def _step(self, state: State, tau: np.ndarray, h: float | None = None) -> ContactStep:
         h = self.dt if h is None else h
-        model, q, v = self.model, state.q, state.v
-        clock = time.perf_counter
-        t0 = clock()
-        contacts = collide(model, q, pairs=self.pairs())
-        t1 = clock()
+        model, q = self.model, state.q
+        phases = PhaseTimer(PHASES)
+        with phases("collision"):
+            contacts = collide(model, q, pairs=self.pairs())
+        with phases("dynamics"):
+            v_free = self._free_velocity(state, tau, h)  # v* = v + h q̈, without contact
+        contact = self._contact(state, tau, v_free, contacts, h, phases)  # v⁺ = v* + M⁻¹R z
+        with phases("integrate"):
+            q_next, v_next = self._integrate(state, contact.v_next, h)
+        state.q[:] = q_next
+        state.v[:] = v_next
+        state.t += h
+        return ContactStep(
+            n_contacts=len(contacts),
+            max_penetration=float(contacts.depths.max()) if len(contacts) else 0.0,
+            qp_iterations=contact.iterations,
+            seconds=phases.total(),
+            phases=phases.seconds,
+            contacts=contacts,
+            impulses=contact.impulses,
+            n_limits=contact.n_limits,
+            limit_impulse=contact.limit_impulse,
+        )
+
+    def _free_velocity(self, state: State, tau, h: float) -> np.ndarray:
+        """v* = v + h q̈ (no contact; the model's constraints kept), checked finite."""
+        q, v = state.q, state.v
         with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming the cause
-            v_free = v + h * self._free_acceleration(q, v, tau)  # v* (no contact)
+            v_free = v + h * self._free_acceleration(q, v, tau)
         if not np.all(np.isfinite(v_free)):
             raise ValueError(
                 f"ContactSimulator: the velocity without contact, v + h q̈, overflowed at t = {state.t:.6g} "
                 f"(largest |tau| {np.abs(tau).max():.3g}, largest |v| {np.abs(v).max():.3g})"
             )
-        t2 = clock()
+        return v_free
+
+    def _contact(self, state: State, tau, v_free, contacts: Contacts, h: float, phases: PhaseTimer) -> _Impulses:
+        """The contacts' and the joint limits' impulses on v* (see the module): v⁺, checked finite,
+        and what they were."""
+        q, v = state.q, state.v
         P = len(contacts)
-        iterations, t3 = 0, t2
+        iterations = 0
         v_next, impulses = v_free, np.zeros((0, 3))
         bounds = self.limit_gaps(q, v, h)
         near = self._within_reach(bounds, v_free, h)
-        limit_impulse = np.zeros(model.nv)
+        limit_impulse = np.zeros(self.model.nv)
         if P or near.any():
             while True:
                 limits = bounds.take(near)
-                R, W, G, edges = self.contact_space_inertia(q, contacts, v_free, limits)
-                t3 = clock()
-                b_contacts = np.maximum(contacts.depths - self.slop, 0.0) / max(self.stabilization, h)
-                b = np.r_[b_contacts, self._targets(limits, h)]
-                z, it = self._impulses(G, R.T @ v_free, b, contacts.friction, P, len(limits))
-                iterations += it
-                v_next = v_free + W @ z
+                with phases("contact_inertia"):
+                    R, W, G, edges = self.contact_space_inertia(q, contacts, v_free, limits)
+                with phases("qp"):
+                    b_contacts = np.maximum(contacts.depths - self.slop, 0.0) / max(self.stabilization, h)
+                    b = np.r_[b_contacts, self._targets(limits, h)]
+                    z, it = self._impulses(G, R.T @ v_free, b, contacts.friction, P, len(limits))
+                    iterations += it
+                    v_next = v_free + W @ z
                 missed = ~near & (bounds.gap + h * bounds.sign * v_next[bounds.index] < -self.slop)
                 if not missed.any():
                     break
@@ -332,47 +342,30 @@ class ContactSimulator:
             cD = z[P + L :].reshape(P, self.friction_edges)
             impulses = z[:P, None] * contacts.normals + np.einsum("pk,pki->pi", cD, edges)
             np.add.at(limit_impulse, limits.index, limits.sign * z[P : P + L])
-        t4 = clock()
         if not np.all(np.isfinite(v_next)):
             raise ValueError(
                 f"ContactSimulator: the velocity after the contact impulses overflowed at t = {state.t:.6g} "
                 f"(largest |tau| {np.abs(tau).max():.3g}, largest |v| {np.abs(v).max():.3g})"
             )
-        q_next = integrate(model, q, v_next if self.integrator == "semi-implicit" else v, h)
-        if not (np.all(np.isfinite(q_next)) and np.all(np.isfinite(v_next))):
-            raise SimulationError(
-                f"ContactSimulator: the state became non-finite at t = {state.t:.6g}",
-                None,
+        return _Impulses(v_next, impulses, int(near.sum()), limit_impulse, iterations)
+
+    def _integrate(self, state: State, v_next, h: float):
+        """(q⁺, v⁺) by the step core's switch on the integrator, checked finite (SimulationError)."""
+        try:
+            q_next, v_next = fixed_step(
+                self.model, INTEGRATORS[self.integrator], None, state.t, state.q, state.v, h, None, (), v_next
             )
-        state.q[:] = q_next
-        state.v[:] = v_next
-        state.t += h
-        t5 = clock()
-        return ContactStep(
-            n_contacts=P,
-            max_penetration=float(contacts.depths.max()) if P else 0.0,
-            qp_iterations=iterations,
-            seconds=t5 - t0,
-            phases={
-                "collision": t1 - t0,
-                "dynamics": t2 - t1,
-                "contact_inertia": t3 - t2,
-                "qp": t4 - t3,
-                "integrate": t5 - t4,
-            },
-            contacts=contacts,
-            impulses=impulses,
-            n_limits=int(near.sum()),
-            limit_impulse=limit_impulse,
-        )
+        except StepFailed as e:  # q ⊕ h v overflowed: the error integrate raised
+            raise e.__cause__ from None
+        if not (np.all(np.isfinite(q_next)) and np.all(np.isfinite(v_next))):
+            raise SimulationError(f"ContactSimulator: the state became non-finite at t = {state.t:.6g}", None)
+        return q_next, v_next
 
     # --- the model's bilateral constraints (loop closures, couplings: treedyn.constraints) ----------
     def _free_acceleration(self, q, v, tau) -> np.ndarray:
         """q̈ without contact: the solver's, or under the model's constraints (Baumgarte with the
         contacts' time constant, ``stabilization``)."""
-        if self.model.n_constraint_rows:
-            return constrained_forward_dynamics(self.solver, q, v, tau, stabilization=self.stabilization)
-        return np.asarray(self.solver.forward_dynamics(q, v, tau))
+        return free_dynamics(self.solver, self.stabilization)(q, v, tau)
 
     def _inverse_inertia(self, q, R) -> np.ndarray:
         """M⁻¹R, or M_c⁻¹R under the model's constraints: the impulses then keep G v (G M_c⁻¹ = 0)."""
@@ -515,31 +508,3 @@ class ContactSimulator:
         if not np.all(np.isfinite(x)):
             raise ValueError(f"ContactSimulator: the contact QP gave non-finite impulses ({status.name})")
         return np.maximum(x, 0.0), int(res.info.iter)
-
-
-def _check_state(state, model):
-    if not isinstance(state, State):
-        raise TypeError(f"state must be a treedyn.State, got {type(state).__name__}")
-    if state.q.shape != (model.nq,) or state.v.shape != (model.nv,):
-        raise ValueError(
-            f"state does not fit the model: q {state.q.shape} and v {state.v.shape}, "
-            f"expected ({model.nq},) and ({model.nv},)"
-        )
-    if not (np.all(np.isfinite(state.q)) and np.all(np.isfinite(state.v))):
-        raise ValueError("state has NaN or inf in q or v")
-
-
-def _positive(x, what: str) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{what} must be a real number, got {x!r}")
-    if not (np.isfinite(x) and x > 0):
-        raise ValueError(f"{what} must be positive and finite, got {x}")
-    return float(x)
-
-
-def _non_negative(x, what: str) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{what} must be a real number, got {x!r}")
-    if not (np.isfinite(x) and x >= 0):
-        raise ValueError(f"{what} must be >= 0 and finite, got {x}")
-    return float(x)

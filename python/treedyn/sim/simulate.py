@@ -19,138 +19,34 @@ Methods:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import _checks
 from ..algorithms.configuration import difference, integrate
-from ..model import Free, Model, Prismatic, Revolute, Spherical, Universal
+from ..model import Free, Model, Prismatic, Revolute, Universal
+from .result import Recorder, SimulationError, SimulationResult, SimulationWarning
+from .step import (
+    ADAPTIVE,
+    FIXED,
+    TABLEAUX,
+    StepFailed,
+    acceleration,
+    dexpinv,
+    fixed_step,
+    free_dynamics,
+    lie_blocks,
+    real_array,
+    runge_kutta_attempt,
+    torque_function,
+)
 
 __all__ = ["simulate", "SimulationResult", "SimulationWarning", "SimulationError", "METHODS"]
 
-FIXED = ("euler", "semi-implicit-euler", "rk4")
-ADAPTIVE = ("dopri5", "rkf45")
 METHODS = FIXED + ADAPTIVE
 
 
-class SimulationWarning(RuntimeWarning):
-    """A simulation stopped before t_end (``on_failure="warn"``, the default): the message says why
-    and when; the result holds the trajectory up to the last good state."""
-
-
-class SimulationError(RuntimeError):
-    """A simulation stopped before t_end (``on_failure="raise"``); ``result`` holds the trajectory up
-    to the last good state, ``__cause__`` the solver's exception when the dynamics failed."""
-
-    def __init__(self, message: str, result: SimulationResult):
-        super().__init__(message)
-        self.result = result
-
-
 ON_FAILURE = ("warn", "raise", "return")
-
-
-@dataclass
-class SimulationResult:
-    """A trajectory and what it cost.
-
-    t (K,), q (K, nq), v (K, nv): the accepted states (only the first and the last when
-    ``record=False``), or, when simulate was given ``t_eval``, the states at those times. n_evals: forward-dynamics evaluations; n_accepted / n_rejected: steps.
-    success is False when the run stopped early; message says why.
-    """
-
-    t: np.ndarray
-    q: np.ndarray
-    v: np.ndarray
-    method: str
-    n_evals: int = 0
-    n_accepted: int = 0
-    n_rejected: int = 0
-    success: bool = True
-    message: str = "reached t_end"
-    min_step: float = field(default=np.inf)
-
-    def __repr__(self):
-        status = "ok" if self.success else f"FAILED ({self.message})"
-        t_end = f"{self.t[-1]:.6g}" if len(self.t) else "-"
-        return (
-            f"SimulationResult({self.method}: t_end={t_end}, {len(self.t)} states, "
-            f"{self.n_evals} evaluations, {self.n_accepted} accepted / {self.n_rejected} rejected steps, {status})"
-        )
-
-
-# Butcher tableaux: (c, A, b_propagated, b_error_estimate, order of the error estimate's lower member)
-_DOPRI5 = (
-    np.array([0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1, 1]),
-    [
-        [],
-        [1 / 5],
-        [3 / 40, 9 / 40],
-        [44 / 45, -56 / 15, 32 / 9],
-        [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729],
-        [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656],
-        [35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84],
-    ],
-    np.array([35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0]),
-    np.array([5179 / 57600, 0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40]),
-    4,
-)
-_RKF45 = (
-    np.array([0, 1 / 4, 3 / 8, 12 / 13, 1, 1 / 2]),
-    [
-        [],
-        [1 / 4],
-        [3 / 32, 9 / 32],
-        [1932 / 2197, -7200 / 2197, 7296 / 2197],
-        [439 / 216, -8, 3680 / 513, -845 / 4104],
-        [-8 / 27, 2, -3544 / 2565, 1859 / 4104, -11 / 40],
-    ],
-    np.array([25 / 216, 0, 1408 / 2565, 2197 / 4104, -1 / 5, 0]),  # 4th order, propagated
-    np.array([16 / 135, 0, 6656 / 12825, 28561 / 56430, -9 / 50, 2 / 55]),  # 5th order, for the error
-    4,
-)
-_TABLEAUX = {"dopri5": _DOPRI5, "rkf45": _RKF45}
-
-
-def _real(x, name: str, shape: tuple, shape_text: str) -> np.ndarray:
-    """A private float64 copy of ``x`` after the checks: real dtype, ``shape``, finite values."""
-    a = np.asarray(x)
-    if a.dtype.kind not in "fiub":
-        raise TypeError(f"{name} must be a real numeric array, got dtype {a.dtype}")
-    if a.shape != shape:
-        raise ValueError(f"{name} must have shape {shape_text}, got {a.shape}")
-    a = np.array(a, dtype=float)
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} contains NaN or inf (at index {np.flatnonzero(~np.isfinite(a))[0]})")
-    return a
-
-
-def _read_only(x: np.ndarray) -> np.ndarray:
-    view = x.view()
-    view.flags.writeable = False
-    return view
-
-
-def _torque(tau, nv: int) -> Callable:
-    """tau(t, q, v) -> a checked (nv,) float array. A user function gets read-only views of the state
-    (so it cannot corrupt it); its exceptions propagate unchanged; a result of the wrong dtype,
-    shape or with NaN/inf raises TypeError / ValueError naming tau and t."""
-    if tau is None:
-        zero = np.zeros(nv)
-        return lambda t, q, v: zero
-    if callable(tau):
-
-        def torque(t, q, v):
-            out = tau(t, _read_only(q), _read_only(v))
-            try:
-                return _real(out, "tau", (nv,), f"(nv,) = ({nv},)")
-            except (TypeError, ValueError) as e:
-                raise type(e)(f"the function tau(t, q, v) returned a bad value at t = {t:.6g}: {e}") from None
-
-        return torque
-    arr = _real(tau, "tau", (nv,), f"(nv,) = ({nv},) (or be a function tau(t, q, v))")
-    return lambda t, q, v: arr
 
 
 def _position_scale(model: Model, q: np.ndarray) -> np.ndarray:
@@ -163,37 +59,6 @@ def _position_scale(model: Model, q: np.ndarray) -> np.ndarray:
         elif isinstance(j, Free):
             out[vi : vi + 3] = np.abs(q[qi : qi + 3])
     return out
-
-
-def _dexpinv(blocks, delta: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """dexp⁻¹_δ(v) truncated after the second bracket: v + ½[δ, v] + 1/12 [δ, [δ, v]];
-    blocks: _lie_blocks(model)."""
-    out = v.copy()
-    for k, is_free in blocks:
-        if is_free:  # se(3): twists (linear, angular); [ξ, ν] = (θ×v + u×ω, θ×ω)
-            u, th = delta[k : k + 3], delta[k + 3 : k + 6]
-
-            def ad(x):
-                return np.r_[np.cross(th, x[:3]) + np.cross(u, x[3:]), np.cross(th, x[3:])]
-
-            x = v[k : k + 6]
-        else:  # so(3): [θ, ω] = θ×ω
-            th = delta[k : k + 3]
-
-            def ad(x):
-                return np.cross(th, x)
-
-            x = v[k : k + 3]
-        a1 = ad(x)
-        out[k : k + len(x)] = x + 0.5 * a1 + ad(a1) / 12.0
-    return out
-
-
-def _lie_blocks(model: Model):
-    """[(first velocity index, is_free)] of the spherical and free joints."""
-    return [
-        (vi, isinstance(j, Free)) for j, vi in zip(model.joints, model.v_indices) if isinstance(j, (Spherical, Free))
-    ]
 
 
 def simulate(
@@ -264,44 +129,35 @@ def simulate(
     from ..solvers.base import Solver
     from ..solvers.registry import make_solver
 
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a treedyn.Model, got {type(model).__name__}")
+    _checks.instance(model, Model, "model")
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; methods are {', '.join(METHODS)}")
-    if on_failure not in ON_FAILURE:
-        raise ValueError(f"on_failure must be one of {', '.join(map(repr, ON_FAILURE))}, got {on_failure!r}")
+    _checks.choice(on_failure, "on_failure", ON_FAILURE)
     if isinstance(solver, str):
         solver = make_solver(solver, model)
     elif not isinstance(solver, Solver):
         raise TypeError(f"solver must be a treedyn.Solver or a solver name, got {type(solver).__name__}")
-    t_end = _scalar(t_end, "t_end")
-    if not t_end > 0:
-        raise ValueError(f"t_end must be a positive finite time, got {t_end}")
+    t_end = _checks.real(t_end, "t_end", positive=True)
     if dt is not None:
-        dt = _scalar(dt, "dt")
-        if not dt > 0:
-            raise ValueError(f"dt must be positive, got {dt}")
+        dt = _checks.real(dt, "dt", positive=True)
     if method in FIXED and dt is None:
         raise ValueError(f"method {method!r} needs a positive step dt")
-    if error_norm not in ("rms", "max"):
-        raise ValueError(f"error_norm must be 'rms' or 'max', got {error_norm!r}")
-    rtol, atol = _scalar(rtol, "rtol"), _scalar(atol, "atol")
+    _checks.choice(error_norm, "error_norm", ("rms", "max"))
+    rtol, atol = _checks.real(rtol, "rtol"), _checks.real(atol, "atol")
     if rtol < 0 or atol < 0 or rtol + atol <= 0:
         raise ValueError(f"tolerances must be >= 0 and not both zero, got rtol={rtol}, atol={atol}")
     if min_step is not None:
-        min_step = _scalar(min_step, "min_step")
-    if isinstance(max_steps, (bool, np.bool_)) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
-        raise ValueError(f"max_steps must be an integer >= 1, got {max_steps!r}")
+        min_step = _checks.real(min_step, "min_step")
+    max_steps = _checks.integer(max_steps, "max_steps", minimum=1)
     t_eval = _times(t_eval, t_end)
-    q = _real(q0, "q0", (model.nq,), f"(nq,) = ({model.nq},)")
-    v = _real(v0, "v0", (model.nv,), f"(nv,) = ({model.nv},)")
+    q = real_array(q0, "q0", (model.nq,), f"(nq,) = ({model.nq},)")
+    v = real_array(v0, "v0", (model.nv,), f"(nv,) = ({model.nv},)")
     if f_ext is not None:
-        f_ext = _real(f_ext, "f_ext", (model.n_bodies, 6), f"(n_bodies, 6) = ({model.n_bodies}, 6)")
-    torque = _torque(tau, model.nv)
-    forward = solver.forward_dynamics
+        f_ext = real_array(f_ext, "f_ext", (model.n_bodies, 6), f"(n_bodies, 6) = ({model.n_bodies}, 6)")
+    torque = torque_function(tau, model.nv)
     after_step = None
     if model.n_constraint_rows:
-        from .constraints import _gain, constrained_forward_dynamics, project_positions, project_velocities
+        from .constraints import _gain, project_positions, project_velocities
 
         _gain(stabilization)  # checked before the run
         if type(solver).inverse_inertia is Solver.inverse_inertia:
@@ -309,16 +165,13 @@ def simulate(
                 f"the model has {model.n_constraint_rows} constraint rows (loop closures, couplings) and solver "
                 f"{solver.name!r} has no inverse_inertia to keep them: use another solver (e.g. 'drumwright')"
             )
-
-        def forward(q, v, tau, f_ext):
-            return constrained_forward_dynamics(solver, q, v, tau, f_ext, stabilization)
-
         if project:
 
             def after_step(q, v):
                 q = project_positions(solver, q)
                 return q, project_velocities(solver, q, v)
 
+    forward = free_dynamics(solver, stabilization, f_ext)  # the solver's, or under the constraints
     h_min = min_step if min_step is not None else 1e-12 * max(1.0, t_end)
 
     res = SimulationResult(t=np.array([0.0]), q=q[None].copy(), v=v[None].copy(), method=method)
@@ -328,8 +181,8 @@ def simulate(
     def accel(t, q, v):
         res.n_evals += 1
         with np.errstate(**user_errstate):
-            tau_t = torque(t, q, v)  # outside _safe: the user's errors are not failures of the dynamics
-        return lambda: np.asarray(forward(q, v, tau_t, f_ext), dtype=float)
+            tau_t = torque(t, q, v)  # outside acceleration(): the user's errors are not failures of the dynamics
+        return lambda: np.asarray(forward(q, v, tau_t), dtype=float)
 
     bar = None
     if progress:
@@ -346,11 +199,11 @@ def simulate(
             if method in FIXED:
                 t, q, v = _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, log)
             else:
-                tableau = _TABLEAUX[method]
+                tableau = TABLEAUX[method]
                 t, q, v = _run_adaptive(
                     model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max_steps, log, error_norm
                 )
-    except _Stop as e:
+    except StepFailed as e:
         stop = e
         res.success, res.message = False, str(e)
         t, q, v = e.state
@@ -359,7 +212,7 @@ def simulate(
             bar.close()
     if dense is not None:
         with np.errstate(over="ignore", invalid="ignore"):
-            dense.close(t, q, v, lambda: _safe(accel, t, q, v, (t, q, v)))
+            dense.close(t, q, v, lambda: acceleration(accel, t, q, v, (t, q, v)))
     log.finish(t, q, v)
     if stop is not None:
         message = f"simulate stopped before t_end = {t_end:.6g}: {res.message}"
@@ -372,15 +225,6 @@ def simulate(
                 stacklevel=2,
             )
     return res
-
-
-def _scalar(x, name: str) -> float:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
-    x = float(x)
-    if not np.isfinite(x):
-        raise ValueError(f"{name} must be finite, got {x}")
-    return x
 
 
 def _times(t_eval, t_end: float):
@@ -406,34 +250,6 @@ def _times(t_eval, t_end: float):
     return a
 
 
-class _Stop(Exception):
-    def __init__(self, message, state):
-        super().__init__(message)
-        self.state = state
-
-
-def _safe(accel, t, q, v, state):
-    """accel, turning a failure of the dynamics (the solver raising ValueError — a singular inertia,
-    an overflow — or returning NaN/inf) into a clean stop that keeps the last good state. The user's
-    tau is evaluated first, outside: its exceptions propagate."""
-    solve = accel(t, q, v)
-    try:
-        a = solve()
-    except (ValueError, ArithmeticError) as e:
-        raise _Stop(f"the dynamics failed at t = {t:.6g}: {type(e).__name__}: {e}", state) from e
-    if not np.all(np.isfinite(a)):
-        raise _Stop(f"the dynamics returned non-finite accelerations at t = {t:.6g}", state)
-    return a
-
-
-def _move(model, q, d, h, t, state):
-    """q ⊕ h·d, a step that overflows (a blow-up) being a clean stop like a failure of the dynamics."""
-    try:
-        return integrate(model, q, d, h)
-    except ValueError as e:
-        raise _Stop(f"the step from t = {t:.6g} overflowed: {e}", state) from e
-
-
 class _Log:
     """What both integration loops do with an accepted step: the constraint projection
     (after_step, its failure a clean stop), the counts in res, the states kept (every accepted
@@ -441,7 +257,7 @@ class _Log:
 
     def __init__(self, res, q, v, record, bar, after_step, dense=None):
         self.res, self.record, self.bar, self.after_step, self.dense = res, record, bar, after_step, dense
-        self.ts, self.qs, self.vs = [0.0], [q.copy()], [v.copy()]
+        self.kept = Recorder(0.0, q, v)
 
     def slope(self, t, q, v, a):
         """The acceleration a at (t, q, v), the start of the next step (for t_eval's interpolant)."""
@@ -454,13 +270,13 @@ class _Log:
             try:
                 q, v = self.after_step(q, v)
             except ValueError as e:
-                raise _Stop(f"the constraint projection failed at t = {t:.6g}: {e}", state) from e
+                raise StepFailed(f"the constraint projection failed at t = {t:.6g}: {e}", state) from e
         self.res.n_accepted += 1
         self.res.min_step = min(self.res.min_step, h)
         if self.dense is not None:
             self.dense.end = (t, q.copy(), v.copy())
         elif self.record:
-            self.ts.append(t), self.qs.append(q.copy()), self.vs.append(v.copy())
+            self.kept.add(t, q, v)
         if self.bar is not None:
             self.bar.update(h)
         return q, v
@@ -471,9 +287,9 @@ class _Log:
             self.res.t = np.array(d.ts)
             self.res.q, self.res.v = np.array(d.qs).reshape(-1, q.size), np.array(d.vs).reshape(-1, v.size)
             return
-        if not self.record or self.ts[-1] != t:
-            self.ts.append(t), self.qs.append(q.copy()), self.vs.append(v.copy())
-        self.res.t, self.res.q, self.res.v = np.array(self.ts), np.array(self.qs), np.array(self.vs)
+        if not self.record or self.kept.ts[-1] != t:
+            self.kept.add(t, q, v)
+        self.res.t, self.res.q, self.res.v = self.kept.arrays()
 
 
 class _Dense:
@@ -482,7 +298,7 @@ class _Dense:
     in: the end state itself at t1, the cubic Hermite interpolant inside."""
 
     def __init__(self, model, t_eval):
-        self.model, self.t_eval, self.blocks = model, t_eval, _lie_blocks(model)
+        self.model, self.t_eval, self.blocks = model, t_eval, lie_blocks(model)
         self.k = 0  # the next time of t_eval to fill
         self.start = None  # (t, q, v, a): the last state whose acceleration is known
         self.end = None  # (t, q, v): the end of an accepted step, waiting for its acceleration
@@ -509,7 +325,7 @@ class _Dense:
         if self.k < te.size and te[self.k] < t:
             try:
                 a = evaluate()
-            except _Stop:
+            except StepFailed:
                 return
             self.slope(t, q, v, a)
         else:
@@ -521,7 +337,7 @@ class _Dense:
         if not (self.k < te.size and te[self.k] < t1):
             return  # no time inside this step (one at t1 is slope's)
         d1 = difference(self.model, q0, q1)  # δ at the end, and δ' there
-        s0, s1 = h * v0, h * _dexpinv(self.blocks, d1, v1)
+        s0, s1 = h * v0, h * dexpinv(self.blocks, d1, v1)
         while self.k < te.size and te[self.k] < t1:
             x = (te[self.k] - t0) / h
             h00, h10, h01, h11 = 2 * x**3 - 3 * x**2 + 1, x**3 - 2 * x**2 + x, 3 * x**2 - 2 * x**3, x**3 - x**2
@@ -530,7 +346,7 @@ class _Dense:
 
 
 def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, log):
-    blocks = _lie_blocks(model)
+    blocks = lie_blocks(model)
     n = int(np.ceil(t_end / dt - 1e-9))
     if n > max_steps:
         raise ValueError(f"t_end / dt = {n} steps exceeds max_steps = {max_steps}")
@@ -538,43 +354,23 @@ def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, log):
     for k in range(n):
         h = min(dt, t_end - t)
         state = (t, q, v)
-        if method == "euler":
-            a = _safe(accel, t, q, v, state)
-            log.slope(t, q, v, a)
-            q, v = _move(model, q, v, h, t, state), v + h * a
-        elif method == "semi-implicit-euler":
-            a = _safe(accel, t, q, v, state)
-            log.slope(t, q, v, a)
-            v = v + h * a
-            q = _move(model, q, v, h, t, state)
-        else:  # rk4 in the chart q ⊕ δ: stage positions q ⊕ δ_i, δ' = dexp⁻¹_δ(v)
-            k1q, k1a = v, _safe(accel, t, q, v, state)
-            log.slope(t, q, v, k1a)
-            d2, v2 = h / 2 * k1q, v + h / 2 * k1a
-            k2a = _safe(accel, t + h / 2, _move(model, q, d2, 1.0, t, state), v2, state)
-            k2q = _dexpinv(blocks, d2, v2)
-            d3, v3 = h / 2 * k2q, v + h / 2 * k2a
-            k3a = _safe(accel, t + h / 2, _move(model, q, d3, 1.0, t, state), v3, state)
-            k3q = _dexpinv(blocks, d3, v3)
-            d4, v4 = h * k3q, v + h * k3a
-            k4a = _safe(accel, t + h, _move(model, q, d4, 1.0, t, state), v4, state)
-            k4q = _dexpinv(blocks, d4, v4)
-            q = _move(model, q, (k1q + 2 * k2q + 2 * k3q + k4q) / 6, h, t, state)
-            v = v + h / 6 * (k1a + 2 * k2a + 2 * k3a + k4a)
+        a = acceleration(accel, t, q, v, state)  # dynamics
+        log.slope(t, q, v, a)
+        q, v = fixed_step(model, method, accel, t, q, v, h, a, blocks)  # integrate
         if not np.all(np.isfinite(v)):
-            raise _Stop(f"the step from t = {t:.6g} overflowed: the velocities are inf/NaN", state)
+            raise StepFailed(f"the step from t = {t:.6g} overflowed: the velocities are inf/NaN", state)
         t = (k + 1) * dt if k + 1 < n else t_end
         q, v = log.accept(t, q, v, h, state)
     return t, q, v
 
 
 def _run_adaptive(model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max_steps, log, error_norm="rms"):
-    c, A, b, b_err, p = tableau
+    c, A, b, _, p = tableau
     s = len(c)
-    blocks = _lie_blocks(model)
+    blocks = lie_blocks(model)
     fsal = np.allclose(A[-1], b[:-1]) and b[-1] == 0  # Dormand–Prince: the last stage is the next first
     t = 0.0
-    a0 = _safe(accel, t, q, v, (t, q, v))
+    a0 = acceleration(accel, t, q, v, (t, q, v))
     log.slope(t, q, v, a0)
     h = dt if dt is not None else _initial_step(v, a0, t_end, rtol, atol)
     kq = np.empty((s, model.nv))  # stage derivatives of the chart coordinate δ
@@ -582,20 +378,12 @@ def _run_adaptive(model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max
     steps = 0
     while t < t_end:
         if steps >= max_steps:
-            raise _Stop(f"max_steps = {max_steps} reached at t = {t:.6g}", (t, q, v))
+            raise StepFailed(f"max_steps = {max_steps} reached at t = {t:.6g}", (t, q, v))
         h = min(h, t_end - t)
         if h < h_min:
-            raise _Stop(f"the step size collapsed to {h:.3g} < min_step = {h_min:.3g} at t = {t:.6g}", (t, q, v))
+            raise StepFailed(f"the step size collapsed to {h:.3g} < min_step = {h_min:.3g} at t = {t:.6g}", (t, q, v))
         state = (t, q, v)
-        kq[0], ka[0] = v, a0
-        for i in range(1, s):
-            d = h * sum(A[i][j] * kq[j] for j in range(i))  # stage chart coordinate δ_i
-            vi = v + h * sum(A[i][j] * ka[j] for j in range(i))
-            ka[i] = _safe(accel, t + c[i] * h, _move(model, q, d, 1.0, t, state), vi, state)
-            kq[i] = _dexpinv(blocks, d, vi)
-        q_new, v_new = _move(model, q, b @ kq, h, t, state), v + h * (b @ ka)
-        # local error: the two members differ by h Σ (b − b*) k, in chart coordinates
-        eq, ev = h * ((b - b_err) @ kq), h * ((b - b_err) @ ka)
+        q_new, v_new, eq, ev = runge_kutta_attempt(model, tableau, accel, t, q, v, h, a0, blocks, kq, ka)
         sq = atol + rtol * np.maximum(_position_scale(model, q), _position_scale(model, q_new))
         sv = atol + rtol * np.maximum(np.abs(v), np.abs(v_new))
         scaled = np.concatenate([eq / sq, ev / sv])
@@ -608,7 +396,7 @@ def _run_adaptive(model, tableau, accel, q, v, t_end, dt, rtol, atol, h_min, max
             t += h
             q, v = log.accept(t, q_new, v_new, h, state)
             # a projection moves the state: the last stage is then not the next first
-            a0 = ka[-1].copy() if fsal and log.after_step is None else _safe(accel, t, q, v, (t, q, v))
+            a0 = ka[-1].copy() if fsal and log.after_step is None else acceleration(accel, t, q, v, (t, q, v))
             log.slope(t, q, v, a0)
         else:
             log.res.n_rejected += 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _core
+from .. import _checks, _core
 from ..algorithms.derivatives import aba_derivatives
 from ..model import Free, Model, Spherical
 from ..solvers.inverse import _solver_for
@@ -109,11 +109,7 @@ def step_derivatives(model: Model, q, v, tau, dt: float, f_ext=None, dtype=np.fl
     (B, 2nv, 2nv) and (B, 2nv, nv). dtype float64 or float32: q̈ and ``aba_derivatives`` in that
     precision (the step's Jacobians of ``integrate``, O(nv) numbers, and q⁺ in float64), the
     results in it."""
-    if isinstance(dt, (bool, np.bool_)) or not isinstance(dt, (int, float, np.integer, np.floating)):
-        raise TypeError(f"dt must be a real number, got {type(dt).__name__}")
-    dt = float(dt)
-    if not np.isfinite(dt):
-        raise ValueError("dt must be finite")
+    dt = _checks.real(dt, "dt")
     Aq, Av, Minv = aba_derivatives(model, q, v, tau, f_ext, dtype)  # checks model, dtype, q, v, tau, f_ext
     dt_ = np.dtype(dtype).type
     qdd = _solver_for(model, "aba", dtype).forward_dynamics(q, v, tau, f_ext)

@@ -31,6 +31,7 @@ import warnings
 
 import numpy as np
 
+from .. import _checks
 from ..util.timing import time_call
 
 # the widest a view of a contact scene gets, relative to its height: a long centipede is shown in a
@@ -212,11 +213,11 @@ def _has_contact(scene) -> bool:
 
 
 def _steps_bar(steps: int, desc: str, always: bool):
-    """range(steps) behind a progress bar on stderr (on a terminal, or always with --progress:
+    """A progress bar over ``steps`` steps on stderr (on a terminal, or always with --progress:
     treedyn.util.progress)."""
     from ..util.progress import progress_bar
 
-    return progress_bar(range(steps), desc=desc, unit="step", show=True if always else None)
+    return progress_bar(total=steps, desc=desc, unit="step", show=True if always else None)
 
 
 def _cmd_simulate(args) -> int:
@@ -227,8 +228,8 @@ def _cmd_simulate(args) -> int:
         raise ValueError(f"--steps must be >= 1, got {args.steps}")
     if args.every < 1:
         raise ValueError(f"--every must be >= 1, got {args.every}")
-    if args.h is not None and not (np.isfinite(args.h) and args.h > 0):
-        raise ValueError(f"--h must be positive, got {args.h}")
+    if args.h is not None:
+        _checks.real(args.h, "--h", positive=True)
     if args.animate:
         if not args.animate.lower().endswith(".gif"):
             raise ValueError(
@@ -236,8 +237,7 @@ def _cmd_simulate(args) -> int:
             )
         if args.frames < 2:
             raise ValueError(f"--frames must be >= 2, got {args.frames}")
-        if not args.fps > 0:
-            raise ValueError(f"--fps must be positive, got {args.fps}")
+        _checks.real(args.fps, "--fps", positive=True)
     if args.threads:
         set_num_threads(args.threads)
     scene = scene_from_spec(args.scene)
@@ -251,6 +251,9 @@ def _cmd_simulate(args) -> int:
 
 
 def _simulate_redmax(scene, args) -> int:
+    """A RedMax scene: the solver's own (linearly implicit) step, td.sim.step.solver_step."""
+    from ..sim.result import SolverStepTrajectory
+    from ..sim.step import StepFailed, run_steps, solver_step
     from ..solvers import make_solver
 
     solver_name = args.solver or "redmax-direct"
@@ -258,27 +261,36 @@ def _simulate_redmax(scene, args) -> int:
     h = scene.h if args.h is None else args.h
     solver = make_solver(solver_name, scene.model, h=h)
     state = scene.state.copy()
-    every = args.every
-    ts, qs, vs = [state.t], [state.q.copy()], [state.v.copy()]
     keys = ("position_residual", "velocity_residual", "iterations", "max_iterations", "unconverged", "seconds")
-    stats = {k: [] for k in keys}
     bar = _steps_bar(steps, f"{scene.name} ({scene.model.nv} DOF, {solver_name})", args.progress)
     t0 = time.perf_counter()
-    for k in bar:
-        try:
-            st = solver.step(state, h)
-        except (ValueError, ArithmeticError) as e:  # a singular step matrix, a PCG breakdown, an overflow
-            raise Diverged(scene.name, h, state.t, f"step {k + 1} failed: {e}") from None
-        for key in keys:
-            stats[key].append(st.get(key, 0))
-        if (k + 1) % every == 0 or k + 1 == steps:
-            ts.append(state.t)
-            qs.append(state.q.copy())
-            vs.append(state.v.copy())
-        if not (np.all(np.isfinite(state.q)) and np.all(np.isfinite(state.v))):
-            raise Diverged(scene.name, h, state.t, f"the state is NaN/inf after step {k + 1}")
+    kept, per_step, failure = run_steps(
+        state,
+        lambda state, h: solver_step(solver, state, h),
+        steps,
+        h,
+        record_every=args.every,
+        bar=bar,
+        stop=StepFailed,
+    )
+    if failure is not None:  # a singular step matrix, a PCG breakdown, an overflow; or inf/NaN
+        k = len(per_step)
+        cause = f"step {k + 1} failed: {failure}" if failure.__cause__ else f"the state is NaN/inf after step {k + 1}"
+        raise Diverged(scene.name, h, state.t, cause)
     wall = time.perf_counter() - t0
-    res = np.array(stats["position_residual"])
+    t, q, v = kept.arrays()
+    traj = SolverStepTrajectory(
+        t=t,
+        q=q,
+        v=v,
+        method=solver_name,
+        n_evals=len(per_step),
+        n_accepted=len(per_step),
+        min_step=h,
+        stats={key: np.array([st.get(key, 0) for st in per_step]) for key in keys},
+    )
+    stats = traj.stats
+    res = stats["position_residual"]
     print(
         f"{scene.name}: {scene.model.nv} DOF, {steps} steps of h = {h:g} ({state.t:g} s simulated) "
         f"in {wall:.3f} s with {solver_name}"
@@ -286,23 +298,14 @@ def _simulate_redmax(scene, args) -> int:
     if scene.model.loop_closures:
         print(f"  loop-closure residual: max {res.max():.3e}, final {res[-1]:.3e}")
     if solver_name == "redmax-pcg":
-        it = np.array(stats["iterations"])
+        it = stats["iterations"]
         print(
             f"  PCG iterations per step: mean {it.mean():.1f}, max {it.max()}; "
             f"unconverged solves {int(np.sum(stats['unconverged']))}"
         )
     if args.out:
-        np.savez_compressed(
-            args.out,
-            t=np.array(ts),
-            q=np.array(qs),
-            v=np.array(vs),
-            scene=scene.name,
-            solver=solver_name,
-            h=h,
-            **{k: np.array(v) for k, v in stats.items()},
-        )
-        print(f"  trajectory: {args.out} ({len(ts)} states)")
+        np.savez_compressed(args.out, t=traj.t, q=traj.q, v=traj.v, scene=scene.name, solver=solver_name, h=h, **stats)
+        print(f"  trajectory: {args.out} ({len(traj.t)} states)")
     shapes = scene.info.get("shapes") if isinstance(scene.info, dict) else None
     plt = _pyplot() if args.plot or args.animate else None
     if plt is None:
@@ -315,7 +318,7 @@ def _simulate_redmax(scene, args) -> int:
         plt.close(ax.figure)
         print(f"  final state: {args.plot}")
     if args.animate:
-        _animate(scene, args, np.array(ts), np.array(qs), shapes=shapes, views=None, com=False, max_aspect=None)
+        _animate(scene, args, traj.t, traj.q, shapes=shapes, views=None, com=False, max_aspect=None)
     return 0
 
 
@@ -432,8 +435,32 @@ def _animate(scene, args, t, q, *, shapes, views, com, max_aspect):
     print(f"  animation: {args.animate} ({n} frames of {len(t)} recorded states, {time.perf_counter() - t0:.1f} s)")
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="treedyn", description="Dynamics of highly articulated rigid-body trees.")
+#: the examples ``treedyn --help`` ends with (tests/test_cli.py runs each)
+EXAMPLES = (
+    ("treedyn solvers -v", "list the solver plugins and what each can do"),
+    ("treedyn compare chain:100", "run every solver on a 100-link chain, check that they agree, time them"),
+    ("treedyn compare robot.urdf --peers", "the same on a URDF (or MJCF) file, with Pinocchio's (MuJoCo's) parser"),
+    ("treedyn simulate bridge:20,20 --steps 500 --out bridge.npz", "a RedMax scene, its trajectory to a file"),
+    ("treedyn simulate centipede:10 --steps 200 --plot walk.png", "the centipede walking with contact"),
+    ("treedyn info", "what this build has (OpenMP, SIMD, Eigen)"),
+)
+
+
+def _version() -> str:
+    # the package's root is loaded before any of its modules; read, not imported (tools may not
+    # import the root: tests/test_imports.py)
+    return getattr(sys.modules.get("treedyn"), "__version__", "unknown")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``treedyn`` command's argument parser."""
+    p = argparse.ArgumentParser(
+        prog="treedyn",
+        description="Dynamics of highly articulated rigid-body trees.",
+        epilog="examples:\n" + "\n".join(f"  {cmd}\n      {what}" for cmd, what in EXAMPLES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--version", action="version", version=f"treedyn {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("solvers", help="list the solver plugins")
     s.add_argument("-v", "--verbose", action="store_true", help="also list capabilities")
@@ -522,7 +549,11 @@ def main(argv=None) -> int:
     r.set_defaults(func=_cmd_simulate)
     i = sub.add_parser("info", help="what this build has")
     i.set_defaults(func=_cmd_info)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         with warnings.catch_warnings():  # warnings as plain lines while the command runs
             warnings.showwarning = lambda message, category, *rest, **kw: print(

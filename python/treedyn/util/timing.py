@@ -2,7 +2,8 @@
 scripts in ``benchmarks/``: samples of a number of calls chosen so that a sample lasts at least
 ``min_time``, the minimum over the samples (the least disturbed by a noisy machine) and their
 median. ``pause`` sleeps between samples, so that a thread pool that went idle has to wake up
-again (on 2 cores waking an idle OpenMP pool costs milliseconds: timing back to back hides it)."""
+again (on 2 cores waking an idle OpenMP pool costs milliseconds: timing back to back hides it).
+And ``PhaseTimer``: the seconds of each named phase of a simulation step."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 
 from .. import _checks as C
 
-__all__ = ["Timing", "time_call", "speedup"]
+__all__ = ["Timing", "time_call", "speedup", "PhaseTimer"]
 
 
 class Timing(NamedTuple):
@@ -83,3 +84,37 @@ def speedup(
                 f()
             out.append((time.perf_counter() - t0) / number)
     return float(np.median(t_peer) / np.median(t_ours))
+
+
+class PhaseTimer:
+    """The seconds of each named phase of one step, the one helper behind the steppers' per-phase
+    timings (``time.perf_counter``)::
+
+        phases = PhaseTimer(("collision", "dynamics"))
+        with phases("collision"):
+            ...
+        phases.seconds  # {"collision": ..., "dynamics": 0.0}; a phase entered twice adds up
+
+    ``names``: the phases reported even when a step skips them (0.0). ``total()``: the seconds from
+    the timer's creation to now. Phases do not nest."""
+
+    __slots__ = ("seconds", "start", "_name", "_t0")
+
+    def __init__(self, names=()):
+        self.seconds = dict.fromkeys(names, 0.0)
+        self.start = time.perf_counter()
+
+    def __call__(self, name: str) -> PhaseTimer:
+        self._name = name
+        return self
+
+    def __enter__(self):
+        self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds[self._name] = self.seconds.get(self._name, 0.0) + (time.perf_counter() - self._t0)
+        return False
+
+    def total(self) -> float:
+        return time.perf_counter() - self.start
