@@ -96,7 +96,7 @@ def test_the_cycle_finder_finds_a_cycle():
 #: it, never one after it; the package's root modules (``treedyn``, the public aliases, ``testing``,
 #: ``sdk``, ``__main__``) come last
 LAYERS = (
-    ("treedyn._core", "treedyn._checks", "treedyn.util"),
+    ("treedyn._core", "treedyn._checks", "treedyn._version", "treedyn.util"),
     ("treedyn.model",),
     ("treedyn.algorithms",),
     ("treedyn.solvers",),

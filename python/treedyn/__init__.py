@@ -7,6 +7,7 @@ The package in layers, each importing only from the ones before it (docs/archite
 
 from . import codegen, constraints, io, linalg, scenes, sdk
 from ._core import AccuracyWarning, SingularInertiaError, build_info, get_num_threads, set_num_threads
+from ._version import __version__  # noqa: F401 (treedyn.__version__)
 from .algorithms.configuration import difference, integrate, interpolate, neutral, random_configuration
 from .algorithms.derivatives import aba_derivatives, rnea_derivatives
 from .algorithms.dynamics import bias_forces, forward_kinematics, mass_matrix, rnea
@@ -46,8 +47,6 @@ from .sim.simulate import SimulationError, SimulationResult, SimulationWarning, 
 from .sim.step_derivatives import step_derivatives
 from .solvers import Solver, available_solvers, make_solver
 from .solvers.inverse import contact_inertia, inverse_mass_matrix
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Model",

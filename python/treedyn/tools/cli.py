@@ -32,6 +32,7 @@ import warnings
 import numpy as np
 
 from .. import _checks
+from .._version import __version__
 from ..util.timing import time_call
 
 # the widest a view of a contact scene gets, relative to its height: a long centipede is shown in a
@@ -447,9 +448,7 @@ EXAMPLES = (
 
 
 def _version() -> str:
-    # the package's root is loaded before any of its modules; read, not imported (tools may not
-    # import the root: tests/test_imports.py)
-    return getattr(sys.modules.get("treedyn"), "__version__", "unknown")
+    return __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
