@@ -64,7 +64,8 @@ from ..solvers.inverse import _contact_product
 from ..util.timing import PhaseTimer
 from .collision import Contacts, collide, collision_pairs
 from .constraints import constrained_inverse_inertia
-from .result import ContactTrajectory, SimulationError, SimulationWarning
+from .contact_solvers import CONTACT_SOLVERS
+from .result import ContactTrajectory, SimulationError
 from .step import StepFailed, check_state, fixed_step, free_dynamics, run_steps, torque_function
 
 __all__ = ["ContactSimulator", "ContactStep", "ContactTrajectory", "LimitRows", "contact_jacobians", "friction_basis"]
@@ -176,7 +177,8 @@ class ContactSimulator:
     experiment at h = 1e-5). friction_edges: k of the linearised cone. stabilization: Baumgarte's
     time constant (s); slop: the penetration left alone (m; for a joint limit, the violation left
     alone, in the coordinate's unit). qp_tolerance: ProxQP's eps_abs, in velocity units (m/s,
-    rad/s). The model's joint limits are kept with the contacts (see the module).
+    rad/s). The model's joint limits are kept with the contacts (see the module). contact_solver: the
+    name of the contact solver in sim/contact_solvers.py's CONTACT_SOLVERS ("proxqp": two dense QPs).
     """
 
     def __init__(
@@ -190,6 +192,7 @@ class ContactSimulator:
         slop: float = 1e-5,
         qp_tolerance: float = 1e-9,
         max_qp_iterations: int = 5000,
+        contact_solver: str = "proxqp",
     ):
         self.model = _checks.instance(model, Model, "model")
         self.dt = _checks.real(dt, "dt", positive=True)
@@ -206,6 +209,9 @@ class ContactSimulator:
         self.slop = _checks.real(slop, "slop", nonnegative=True)
         self.qp_tolerance = _checks.real(qp_tolerance, "qp_tolerance", positive=True)
         self.max_qp_iterations = _checks.integer(max_qp_iterations, "max_qp_iterations")
+        # the impulses from the contact-space problem (sim/contact_solvers.py)
+        make = CONTACT_SOLVERS[_checks.choice(contact_solver, "contact_solver", CONTACT_SOLVERS)]
+        self.contact_solver = make(self.friction_edges, self.qp_tolerance, self.max_qp_iterations)
         self._pairs_for = None
         self._pairs = []
         self._limits_for = None
@@ -331,7 +337,7 @@ class ContactSimulator:
                 with phases("qp"):
                     b_contacts = np.maximum(contacts.depths - self.slop, 0.0) / max(self.stabilization, h)
                     b = np.r_[b_contacts, self._targets(limits, h)]
-                    z, it = self._impulses(G, R.T @ v_free, b, contacts.friction, P, len(limits))
+                    z, it = self.contact_solver.solve(G, R.T @ v_free, b, contacts.friction, P, len(limits))
                     iterations += it
                     v_next = v_free + W @ z
                 missed = ~near & (bounds.gap + h * bounds.sign * v_next[bounds.index] < -self.slop)
@@ -426,85 +432,3 @@ class ContactSimulator:
         max(−d − slop, 0)/max(stabilization, h) of a violation (d < 0), as for a contact's depth."""
         d = limits.gap
         return np.where(d >= 0, -d / h, np.maximum(-d - self.slop, 0.0) / max(self.stabilization, h))
-
-    def _impulses(self, G, g, b, mu, P, nL=0):
-        """z = [c_N (P); c_L (nL); c_D (P·k)] ≥ 0 in two convex QPs: the inelastic normal (and
-        limit) impulses first, then all of z with the cone bounded by them as well. b: the targets
-        of the P + nL rows of the normal block [N L]. Returns z and the QPs' iterations."""
-        k, m = self.friction_edges, P + nL
-        # the limit rows' objective term −c_Lᵀ b_L (see the module): g − w with w = [0; b_L; 0]
-        w = np.zeros(len(g))
-        w[P:m] = b[P:]
-        # 1. inelastic normal impulses: min ½ c_Nᵀ A c_N + c_Nᵀ ([N L]ᵀv* − w), A c_N + [N L]ᵀv* ≥ b,
-        #    c_N ≥ 0 (the contacts' and the limits' together)
-        A = G[:m, :m]
-        cN, it1 = self._qp(A, g[:m] - w[:m], A, b - g[:m], m, np.full(m, np.inf))
-        if P == 0:  # limits alone: no friction, step 2 would be step 1 again
-            return cN, it1
-        # 2. friction: min ½ zᵀ G z + zᵀ ([N L D]ᵀ v* − w) subject to [N L]ᵀv⁺ ≥ b, Σ_j c_D,ij ≤
-        #    μ_i c_N,i and Σ_i c_N,i ≤ κ = Σ_i c_N,i of step 1 (Drumwright and Shell's bound: without
-        #    it the normal impulses would grow only to allow more friction, which dissipates more, and
-        #    throw the bodies off the ground). ProxQP meets each row only to its absolute tolerance ε
-        #    (in the row's units), so κ gets ε per contact of slack: step 1's solution stays feasible.
-        #    κ bounds the contacts' impulses alone: a limit has no friction, so its impulse buys none
-        #    (where it lets the contacts push harder, their sum is still held by κ), it is in N·m·s
-        #    on a revolute joint where c_N is in N·s (a sum of the two has no unit), and friction
-        #    that turns a joint against its stop needs a larger limit impulse than step 1's, which
-        #    κ over all rows would take from the contacts.
-        n = m + P * k
-        rows = np.arange(P)
-        cone = np.zeros((P, n))
-        cone[rows, rows] = mu
-        for j in range(k):
-            cone[rows, m + rows * k + j] = -1.0
-        kappa = np.zeros((1, n))
-        kappa[0, :P] = 1.0
-        C = np.vstack([G[:m], cone, kappa])
-        lower = np.concatenate([b - g[:m], np.zeros(P), [-np.inf]])
-        upper = np.concatenate(
-            [np.full(m, np.inf), np.full(P, np.inf), [cN[:P].sum() * (1 + 1e-9) + P * self.qp_tolerance]]
-        )
-        z, it2 = self._qp(G, g - w, C, lower, n, upper)
-        return z, it1 + it2
-
-    def _qp(self, H, g, C, lower, n, upper):
-        """min ½ xᵀ H x + gᵀ x subject to lower ≤ C x ≤ upper, x ≥ 0, by ProxQP (dense)."""
-        from proxsuite import proxqp
-
-        # squares of the data must stay finite for the solver's residuals (else it iterates on NaN)
-        big = max(
-            np.abs(H).max(initial=0.0), np.abs(g).max(initial=0.0), np.abs(lower[np.isfinite(lower)]).max(initial=0.0)
-        )
-        if not big < 1e150:
-            raise ValueError(
-                f"ContactSimulator: the contact problem's magnitudes ({big:.3g}) are too large for double "
-                "precision: the velocities or forces are out of range"
-            )
-        res = proxqp.dense.solve(
-            H,
-            g,
-            None,
-            None,
-            C,
-            lower,
-            upper,
-            l_box=np.zeros(n),
-            u_box=np.full(n, np.inf),
-            eps_abs=self.qp_tolerance,
-            eps_rel=0.0,
-            max_iter=self.max_qp_iterations,
-        )
-        status = res.info.status
-        if status != proxqp.QPSolverOutput.PROXQP_SOLVED:
-            import warnings
-
-            warnings.warn(
-                f"ContactSimulator: a contact QP ended with {status.name} after {res.info.iter} iterations "
-                f"(primal residual {res.info.pri_res:.3g}, dual {res.info.dua_res:.3g}); its impulses are used",
-                SimulationWarning,
-                stacklevel=4,
-            )
-        x = np.asarray(res.x)
-        if not np.all(np.isfinite(x)):
-            raise ValueError(f"ContactSimulator: the contact QP gave non-finite impulses ({status.name})")
-        return np.maximum(x, 0.0), int(res.info.iter)
