@@ -7,6 +7,7 @@ Random, seeded, well-conditioned systems (SPD, diagonally dominant blocks; contr
 import numpy as np
 
 from treedyn.algorithms.linalg import solve_block_bidiagonal, solve_block_tridiagonal
+from treedyn.linalg import block_tridiagonal_matrix
 
 from .common import Threads
 
@@ -17,17 +18,6 @@ def _tridiagonal(n, k, m, seed=0):
     G = rng.standard_normal((n, k, k))
     D = G @ G.transpose(0, 2, 1) + (2.0 * k + 2.0) * np.eye(k)
     return D, U, rng.standard_normal((n, k, m))
-
-
-def _dense(D, U):
-    n, k = D.shape[:2]
-    A = np.zeros((n * k, n * k))
-    for i in range(n):
-        A[i * k : (i + 1) * k, i * k : (i + 1) * k] = D[i]
-    for i in range(n - 1):
-        A[i * k : (i + 1) * k, (i + 1) * k : (i + 2) * k] = U[i]
-        A[(i + 1) * k : (i + 2) * k, i * k : (i + 1) * k] = U[i].T
-    return A
 
 
 class BlockTridiagonal(Threads):
@@ -53,7 +43,7 @@ class DenseBaseline:
 
     def setup(self, n, k):
         D, U, R = _tridiagonal(n, k, 1)
-        self.A, self.b = _dense(D, U), R.reshape(-1)
+        self.A, self.b = block_tridiagonal_matrix(D, U), R.reshape(-1)
 
     def time_dense_solve(self, n, k):
         """Wall time of one dense LU solve."""

@@ -7,6 +7,7 @@ from conftest import assert_backward_stable, assert_same_solution
 
 import treedyn as td
 from treedyn.algorithms.linalg import solve_block_tridiagonal
+from treedyn.linalg import block_tridiagonal_matrix
 
 
 def random_block_tridiagonal(n, k, rng, m=None, dtype=np.float64):
@@ -20,24 +21,13 @@ def random_block_tridiagonal(n, k, rng, m=None, dtype=np.float64):
     return D.astype(dtype), U.astype(dtype), R.astype(dtype)
 
 
-def dense(D, U):
-    n, k = D.shape[0], D.shape[1]
-    A = np.zeros((n * k, n * k))
-    for i in range(n):
-        A[i * k : (i + 1) * k, i * k : (i + 1) * k] = D[i]
-    for i in range(n - 1):
-        A[i * k : (i + 1) * k, (i + 1) * k : (i + 2) * k] = U[i]
-        A[(i + 1) * k : (i + 2) * k, i * k : (i + 1) * k] = U[i].T
-    return A
-
-
 @pytest.mark.parametrize("k", [1, 2, 3, 5, 6, 7])  # 7: dynamic-size blocks
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 13, 64, 100])
 def test_oee_matches_dense_solve(n, k, rng):
     D, U, R = random_block_tridiagonal(n, k, rng, m=3)
     X = solve_block_tridiagonal(D, U, R)
     assert X.shape == R.shape and X.dtype == np.float64
-    A = dense(D, U)
+    A = block_tridiagonal_matrix(D, U)
     assert_backward_stable(A, X.reshape(n * k, 3), R.reshape(n * k, 3), what="OEE")
     ref = np.linalg.solve(A, R.reshape(n * k, 3))
     assert_same_solution(A, X.reshape(n * k, 3), ref, what="OEE = LAPACK")
@@ -46,7 +36,7 @@ def test_oee_matches_dense_solve(n, k, rng):
 @pytest.mark.parametrize("n,k", [(1, 4), (7, 2), (33, 3)])
 def test_oee_matches_solve_banded(n, k, rng):
     D, U, R = random_block_tridiagonal(n, k, rng)
-    A = dense(D, U)
+    A = block_tridiagonal_matrix(D, U)
     bw = 2 * k - 1  # half-bandwidth of a block tri-diagonal matrix
     ab = np.zeros((2 * bw + 1, n * k))
     for i in range(n * k):
@@ -64,7 +54,10 @@ def test_oee_float32(rng):
     assert X.dtype == np.float32
     # backward error in float32 (δ = 64·60·6e-8 = 2e-4), against the float32 data seen exactly in float64
     assert_backward_stable(
-        dense(D.astype(float), U.astype(float)), X.reshape(60, 2), R.reshape(60, 2), what="OEE float32"
+        block_tridiagonal_matrix(D.astype(float), U.astype(float)),
+        X.reshape(60, 2),
+        R.reshape(60, 2),
+        what="OEE float32",
     )
 
 

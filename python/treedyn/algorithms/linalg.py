@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _core
 
-__all__ = ["solve_block_tridiagonal", "solve_block_bidiagonal"]
+__all__ = ["solve_block_tridiagonal", "solve_block_bidiagonal", "block_tridiagonal_matrix"]
 
 
 def _is_float32(*arrays) -> bool:
@@ -69,3 +69,17 @@ def solve_block_bidiagonal(A, b) -> np.ndarray:
     if _is_float32(A, b):
         return _core._solve_block_bidiagonal_f32(A, b)
     return _core._solve_block_bidiagonal_f64(A, b)
+
+
+def block_tridiagonal_matrix(D, U) -> np.ndarray:
+    """The dense (n k, n k) symmetric matrix of the blocks ``solve_block_tridiagonal`` takes: D (n, k, k)
+    on the diagonal, U (n - 1, k, k) above it and Uᵀ below (for checks and for dense baselines)."""
+    D, U = np.asarray(D), np.asarray(U)
+    n, k = D.shape[:2]
+    A = np.zeros((n * k, n * k))
+    for i in range(n):
+        A[i * k : (i + 1) * k, i * k : (i + 1) * k] = D[i]
+    for i in range(n - 1):
+        A[i * k : (i + 1) * k, (i + 1) * k : (i + 2) * k] = U[i]
+        A[(i + 1) * k : (i + 2) * k, i * k : (i + 1) * k] = U[i].T
+    return A
