@@ -31,7 +31,7 @@ assert residual <= bound
 
 # the C++ SDK: headers, CMake package, ABI
 include, cmake_dir = td.get_include(), td.get_cmake_dir()
-for path in (os.path.join(include, "treedyn", "abi.hpp"), os.path.join(cmake_dir, "treedynConfig.cmake")):
+for path in (os.path.join(include, "treedyn", "sdk", "abi.hpp"), os.path.join(cmake_dir, "treedynConfig.cmake")):
     assert os.path.isfile(path), path
 print("C++ SDK:", include, "ABI", td.sdk.ABI_VERSION)
 print("smoke test passed on Python", sys.version.split()[0])

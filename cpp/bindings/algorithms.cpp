@@ -1,6 +1,6 @@
 // One-shot algorithms on a model: RNEA, bias forces, mass matrix, integrate. rnea, mass_matrix
 // and integrate also take a batch (a leading axis B): rnea and mass_matrix spread its items over
-// the thread pool (parallel.hpp), one Data per thread, and a single call is a batch of one, so an
+// the thread pool (support/parallel.hpp), one Data per thread, and a single call is a batch of one, so an
 // item's result is the single call's bit for bit.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -16,7 +16,7 @@
 #include "arrays.hpp"
 #include "treedyn/algorithms/crba.hpp"
 #include "treedyn/algorithms/rnea.hpp"
-#include "treedyn/engine.hpp"
+#include "treedyn/engine/engine.hpp"
 
 namespace py = pybind11;
 using namespace treedyn;

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "treedyn/engine.hpp"
+#include "treedyn/engine/engine.hpp"
 #include "treedyn/model/model.hpp"
 
 namespace treedyn::py_arrays {

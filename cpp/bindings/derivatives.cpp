@@ -7,7 +7,7 @@
 #include <string>
 
 #include "arrays.hpp"
-#include "treedyn/derivatives.hpp"
+#include "treedyn/engine/derivatives.hpp"
 
 namespace py = pybind11;
 using namespace treedyn;

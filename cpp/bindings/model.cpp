@@ -4,9 +4,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "treedyn/abi.hpp"
 #include "treedyn/model/configuration.hpp"
 #include "treedyn/model/model.hpp"
+#include "treedyn/sdk/abi.hpp"
 
 namespace py = pybind11;
 using namespace treedyn;

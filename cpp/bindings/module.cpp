@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "treedyn/engine.hpp"
+#include "treedyn/engine/engine.hpp"
 
 namespace py = pybind11;
 namespace treedyn {

@@ -6,9 +6,9 @@
 #include <pybind11/stl.h>
 
 #include "arrays.hpp"
-#include "treedyn/engine.hpp"
-#include "treedyn/redmax/direct.hpp"
-#include "treedyn/redmax/pcg.hpp"
+#include "treedyn/engine/engine.hpp"
+#include "treedyn/engine/kernels/redmax_direct.hpp"
+#include "treedyn/engine/kernels/redmax_pcg.hpp"
 
 // instantiated once, with their engines (src/instantiate_redmax*.cpp), not again here (what the
 // bindings call is defined out of the classes for that: an inline member would be instantiated here;

@@ -7,14 +7,14 @@
 #include <stdexcept>
 
 #include "arrays.hpp"
-#include "treedyn/algorithms/aba.hpp"
-#include "treedyn/algorithms/aba_modified.hpp"
-#include "treedyn/algorithms/cfa.hpp"
-#include "treedyn/algorithms/crba_cholesky.hpp"
-#include "treedyn/algorithms/drumwright.hpp"
-#include "treedyn/algorithms/jsiia.hpp"
-#include "treedyn/algorithms/ltl.hpp"
-#include "treedyn/engine.hpp"
+#include "treedyn/engine/engine.hpp"
+#include "treedyn/engine/kernels/aba.hpp"
+#include "treedyn/engine/kernels/aba_modified.hpp"
+#include "treedyn/engine/kernels/cfa.hpp"
+#include "treedyn/engine/kernels/crba_cholesky.hpp"
+#include "treedyn/engine/kernels/crba_ltl.hpp"
+#include "treedyn/engine/kernels/drumwright.hpp"
+#include "treedyn/engine/kernels/jsiia.hpp"
 
 namespace py = pybind11;
 using namespace treedyn;

@@ -10,8 +10,8 @@
 
 #include "treedyn/algorithms/crba.hpp"
 #include "treedyn/algorithms/ltl.hpp"
-#include "treedyn/algorithms/minv.hpp"
-#include "treedyn/algorithms/minv_blocked.hpp"
+#include "treedyn/algorithms/minv/blocked.hpp"
+#include "treedyn/algorithms/minv/minv.hpp"
 #include "treedyn/spatial/counting.hpp"
 
 namespace treedyn {

@@ -1,7 +1,7 @@
-// The derivatives' batch loops (derivatives.hpp) for float64 and float32: items claimed by the
-// pool's threads (parallel.hpp), one workspace per thread made on first use and kept; every item
+// The derivatives' batch loops (engine/derivatives.hpp) for float64 and float32: items claimed by the
+// pool's threads (support/parallel.hpp), one workspace per thread made on first use and kept; every item
 // runs, and the error of the lowest failing item is the one reported, as the engines do
-// (engine_impl.hpp).
+// (engine/engine_impl.hpp).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -12,8 +12,8 @@
 
 #include "treedyn/algorithms/aba_derivatives.hpp"
 #include "treedyn/algorithms/rnea_derivatives.hpp"
-#include "treedyn/derivatives.hpp"
-#include "treedyn/parallel.hpp"
+#include "treedyn/engine/derivatives.hpp"
+#include "treedyn/support/parallel.hpp"
 
 #if defined(TREEDYN_MINV_AVX2)
 #include <immintrin.h>

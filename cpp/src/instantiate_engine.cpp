@@ -6,7 +6,7 @@
 #include <omp.h>
 #endif
 
-#include "treedyn/engine_impl.hpp"
+#include "treedyn/engine/engine_impl.hpp"
 
 // The shared engine and the one-shot kernels, for both scalars; the solvers' engines are in the units
 // made from instantiate_kernels.cpp.in. And the thread count.
@@ -14,7 +14,7 @@ namespace treedyn {
 TREEDYN_INSTANTIATE_ENGINE(double)
 TREEDYN_INSTANTIATE_ENGINE(float)
 
-// The thread count of the pool (parallel.hpp) that runs every parallel loop, for the whole process:
+// The thread count of the pool (support/parallel.hpp) that runs every parallel loop, for the whole process:
 // td.set_num_threads's, else OpenMP's default (OMP_NUM_THREADS, else the CPUs) when built with
 // OpenMP, else the hardware's threads. (treedyn runs no OpenMP region of its own: the count is not
 // passed to OpenMP, where it would change the calling thread's count for other libraries.)

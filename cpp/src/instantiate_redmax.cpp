@@ -1,7 +1,7 @@
 // The engine of redmax-direct (float64 only), and its solver whole: bindings/redmax.cpp calls the
 // solver's step and inverse inertia, declared extern there. redmax-pcg's: instantiate_redmax_pcg.cpp.
-#include "treedyn/engine_impl.hpp"
-#include "treedyn/redmax/direct.hpp"
+#include "treedyn/engine/engine_impl.hpp"
+#include "treedyn/engine/kernels/redmax_direct.hpp"
 
 namespace treedyn {
 using redmax::RedMaxDirectKernel;

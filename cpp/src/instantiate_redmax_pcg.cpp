@@ -1,6 +1,6 @@
 // The engine of redmax-pcg (float64 only), and its solver whole (see instantiate_redmax.cpp).
-#include "treedyn/engine_impl.hpp"
-#include "treedyn/redmax/pcg.hpp"
+#include "treedyn/engine/engine_impl.hpp"
+#include "treedyn/engine/kernels/redmax_pcg.hpp"
 
 namespace treedyn {
 using redmax::RedMaxPcgKernel;

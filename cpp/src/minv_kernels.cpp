@@ -1,11 +1,11 @@
-// The choice of mInv's column loops for double and float (algorithms/minv_kernels.hpp): the AVX2
+// The choice of mInv's column loops for double and float (algorithms/minv/kernels.hpp): the AVX2
 // + FMA table of src/minv_kernels_avx2.cpp when the CPU has them (and the build compiled them),
 // else the portable one. TREEDYN_MINV_ISA=generic in the environment forces the portable loops
 // (to compare the two).
 #include <cstdlib>
 #include <cstring>
 
-#include "treedyn/algorithms/minv_kernels.hpp"
+#include "treedyn/algorithms/minv/kernels.hpp"
 
 namespace treedyn {
 

@@ -1,5 +1,5 @@
-// The worker pool behind parallel_for (parallel.hpp).
-#include "treedyn/parallel.hpp"
+// The worker pool behind parallel_for (support/parallel.hpp).
+#include "treedyn/support/parallel.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -16,10 +16,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "treedyn/abi.hpp"
 #include "treedyn/algorithms/crba.hpp"
 #include "treedyn/algorithms/rnea.hpp"
-#include "treedyn/capsule.hpp"
+#include "treedyn/sdk/abi.hpp"
+#include "treedyn/sdk/capsule.hpp"
 
 namespace py = pybind11;
 using treedyn::Data;

@@ -2,14 +2,9 @@
 // eq. (7)): q̈ = FD(q, q̇, τ, f_ext) in O(N), in three passes over the tree.
 #pragma once
 #include <cmath>
-#include <cstdlib>
-#include <limits>
-#include <memory>
 #include <string>
-#include <vector>
 
 #include "treedyn/algorithms/kinematics.hpp"
-#include "treedyn/codegen/generated.hpp"
 
 namespace treedyn {
 
@@ -37,7 +32,7 @@ template <class S> [[noreturn]] void throw_singular(const Model<S>& model, int i
 
 // D_i⁻¹ from a joint-space pivot D_i, positive definite, or the joint is singular: SingularJoint
 // names it. ABA's S_iᵀ I^A_i S_i, the modified ABA's eq. (11) and drumwright2012's ŝᵀÎ^Aŝ
-// (minv.hpp) alike. One DoF: 1/D
+// (minv/minv.hpp) alike. One DoF: 1/D
 template <class S> inline void check_pivot(const Model<S>& model, int i, const S& D) {
   if (!(D > S(0)) || !std::isfinite(static_cast<double>(D))) throw_singular(model, i);
 }
@@ -197,79 +192,5 @@ TREEDYN_ENTRY void aba_inverse_inertia(const Model<S>& model, Data<S>& data, con
   }
   aba_solve_columns(model, data, R, m, Y);
 }
-
-// The pivots D_i = S_iᵀ I^A_i S_i at q (q̇ = 0) left in data.D by forward dynamics `fd` at rest,
-// each nv_i x nv_i column-major, one after the other. A pivot that is not positive stops the pass
-// there: it is reported as it is, the joints nearer the root (never reached) as NaN.
-template <class S, class FD> void joint_inertias(const Model<S>& model, Data<S>& data, const S* q, S* D, FD fd) {
-  std::vector<S> zeros(std::size_t(model.nv), S(0)), qdd(std::size_t(model.nv));
-  for (int i = 1; i <= model.N; ++i) data.D[i].setConstant(std::numeric_limits<S>::quiet_NaN());
-  try {
-    fd(model, data, q, zeros.data(), zeros.data(), static_cast<const S*>(nullptr), qdd.data());
-  } catch (const SingularJoint&) {
-  }
-  for (int i = 1; i <= model.N; ++i) {
-    const int n = model.nv_i[i];
-    Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>>(D, n, n) = data.D[i];
-    D += n * n;
-  }
-}
-
-// the kernel of solver "aba" (engine.hpp); with a library generated for the model (its path,
-// codegen/generated.hpp: featherstone-part3's symbolic simplification), calls without f_ext run
-// the generated code, and the generic passes above only redo what it flags (a guard failed, a
-// result not finite), so that errors are the generic kernel's
-template <class S> struct AbaKernel {
-  struct Workspace {
-    Data<S> data;
-    std::vector<S> scratch;                                           // the generated code's, one robot
-    std::unique_ptr<S[], void (*)(void*)> lanes{nullptr, std::free};  // and W robots, 64-byte aligned
-    Workspace(const Model<S>& model, const AbaKernel& k) : data(model) {
-      if (!k.generated) return;
-      scratch.resize(std::size_t(k.generated->scratch()));
-      const std::size_t bytes = std::size_t(k.generated->scratch()) * k.generated->lanes() * sizeof(S);
-      lanes.reset(static_cast<S*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
-      if (!lanes) throw std::bad_alloc();
-    }
-  };
-  static constexpr bool full_inverse = false;  // M⁻¹ = inverse_inertia(1)
-  static constexpr int block = 256;            // robots per call of the generated batch code
-  std::shared_ptr<const GeneratedAba<S>> generated;
-
-  explicit AbaKernel(const Model<S>& model, const std::string& library = "") {
-    if (!library.empty()) generated = std::make_shared<const GeneratedAba<S>>(library, model);
-  }
-  static bool all_finite(const S* x, int n) {
-    for (int k = 0; k < n; ++k)
-      if (!std::isfinite(static_cast<double>(x[k]))) return false;
-    return true;
-  }
-  double forward_dynamics(const Model<S>& model, Workspace& w, const S* q, const S* qd, const S* tau, const S* fext,
-                          S* qdd) const {
-    if (generated && !fext && generated->forward_dynamics(q, qd, tau, qdd, w.scratch.data()) == 0 &&
-        all_finite(qdd, model.nv))
-      return 0;
-    aba(model, w.data, q, qd, tau, fext, qdd);
-    return 0;
-  }
-  // robots b = 0..count-1 (at most `block`) by the generated code, W at a time; bad[b] = 1 for
-  // the robots to redo one by one. False (nothing done) without generated code or with f_ext.
-  bool forward_dynamics_block(const Model<S>& model, Workspace& w, int count, const S* q, const S* qd, const S* tau,
-                              const S* fext, S* qdd, unsigned char* bad) const {
-    if (!generated || fext) return false;
-    generated->forward_dynamics_batch(count, q, qd, tau, qdd, bad, w.lanes.get());
-    for (int b = 0; b < count; ++b) bad[b] = bad[b] || !all_finite(qdd + std::size_t(b) * model.nv, model.nv);
-    return true;
-  }
-  template <class Pool>
-  double inverse_inertia(const Model<S>& model, Pool& ws, const S* q, const S* R, int m, S* Y) const {
-    aba_inverse_inertia(model, ws[0].data, q, R, m, Y);
-    return 0;
-  }
-  void joint_inertias(const Model<S>& model, Workspace& w, const S* q, S* D) const {
-    // a lambda, not &aba<S>: an address taken would keep aba out of line in forward_dynamics too
-    treedyn::joint_inertias(model, w.data, q, D, [](auto&&... a) { aba(a...); });
-  }
-};
 
 }  // namespace treedyn

@@ -2,14 +2,14 @@
 // satisfies RNEA(q, q̇, q̈, f_ext) = τ, so at q̈
 //   ∂q̈/∂q = −M⁻¹ ∂τ/∂q,   ∂q̈/∂q̇ = −M⁻¹ ∂τ/∂q̇,   ∂q̈/∂τ = M⁻¹.
 // One pass pair computes what ABA, ∂τ and M⁻¹ share, in the one inertial frame per tree of
-// rnea_derivatives.hpp and minv.hpp (world axes, origin at the tree's root):
+// rnea_derivatives.hpp and minv/minv.hpp (world axes, origin at the tree's root):
 //   1. root to leaves: ^iX_0, s_k, v_i, c_i = Σ ṡ_k q̇_k, I_i, h_i, p^A_i = v_i ×* h_i − f_ext,i
 //      (rnea_derivatives_velocity_step), Î^A_i = I_i;
 //   2. leaves to root: drumwright2012's eq. (7) (minv_articulated_inertia_step: Î^Aŝ, (ŝᵀÎ^Aŝ)⁻¹,
 //      Ũ = Î^Aŝ(ŝᵀÎ^Aŝ)⁻¹, Î^a_i = Î^A_i − Ũ ŝᵀÎ^A, Î^A_λ += Î^a_i) and ABA's bias (RBDA Table 7.1):
 //      u_i = τ_i − ŝᵀp^A_i, p^A_λ += p^A_i + Î^a_i c_i + Ũ u_i;
 //   3. root to leaves: q̈_i = (ŝᵀÎ^Aŝ)⁻¹(u_i − (Î^Aŝ)ᵀ(a_λ + c_i)), then a_i, Ψ̇, Ψ̈ and f_i
-//      (rnea_derivatives_acceleration_step); a floating base (Alg. 2 of minv.hpp) takes
+//      (rnea_derivatives_acceleration_step); a floating base (Alg. 2 of minv/minv.hpp) takes
 //      a_1 = Î^A_0⁻¹(ŝ⁻ᵀτ_base − p^A_1);
 //   4. leaves to root: ∂τ/∂(q, q̇) at q̈ (rnea_derivatives_backward_step).
 // Then M⁻¹'s two column passes (mInv) on the articulated inertias of pass 2, and the two dense
@@ -18,8 +18,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "treedyn/algorithms/minv.hpp"
-#include "treedyn/algorithms/minv_blocked.hpp"
+#include "treedyn/algorithms/minv/blocked.hpp"
+#include "treedyn/algorithms/minv/minv.hpp"
 #include "treedyn/algorithms/rnea_derivatives.hpp"
 
 namespace treedyn {
@@ -74,7 +74,7 @@ template <class S> inline void neg_product_small(int n, const S* __restrict A, c
 
 template <class S> struct AbaDerivativesData {
   RneaDerivativesData<S> d;  // the frame, the motions and the derivatives' terms (rnea_derivatives.hpp)
-  MinvData<S> minv;          // Î^A, ŝ, Î^Aŝ, Ũ, (ŝᵀÎ^Aŝ)⁻¹ (minv.hpp)
+  MinvData<S> minv;          // Î^A, ŝ, Î^Aŝ, Ũ, (ŝᵀÎ^Aŝ)⁻¹ (minv/minv.hpp)
   MinvBlocked<S> blocked;    // M⁻¹'s column scratch
   ProductRows rows;          // ∂τ's non-zero rows per tile of the products' columns
   std::vector<Force<S>> pA;  // p^A_i

@@ -5,7 +5,7 @@
 // a spherical joint's quaternion by right multiplication, a free joint along SE(3)'s exponential.
 //
 // Everything is expressed in one inertial frame per tree: the world's axes, the origin at the
-// tree's root at this q (as minv.hpp: about the world origin, the inertias would lose digits to
+// tree's root at this q (as minv/minv.hpp: about the world origin, the inertias would lose digits to
 // the square of the tree's distance from it). In it, coordinate k (a column s_k of joint i's
 // motion subspace) moves its subtree rigidly: every motion m, force f and inertia I of it varies
 // as s_k × m, s_k ×* f, s_k ×* I − I s_k× (eq. (9) of the paper), on top of what the velocities

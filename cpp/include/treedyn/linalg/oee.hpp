@@ -46,7 +46,7 @@
 #include <utility>
 #include <vector>
 
-#include "treedyn/parallel.hpp"  // parallel_range
+#include "treedyn/support/parallel.hpp"  // parallel_range
 
 namespace treedyn {
 

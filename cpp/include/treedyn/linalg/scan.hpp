@@ -20,7 +20,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "treedyn/parallel.hpp"  // parallel_chunks
+#include "treedyn/support/parallel.hpp"  // parallel_chunks
 
 namespace treedyn {
 

@@ -1,7 +1,7 @@
 // redmax-pcg (baxter2019 §3): M̃_r q̇ = f̃_r solved by preconditioned conjugate gradients with
 // O(n) products — J, Jᵀ by traversals (Alg. 2, 3), the per-body blocks and the springs'
 // coupling blocks in maximal coordinates — and the projected block Jacobi preconditioner
-// (Alg. 4). The l loop-closure columns M̃⁻¹Gᵀ are solved in parallel (§3.4; parallel.hpp).
+// (Alg. 4). The l loop-closure columns M̃⁻¹Gᵀ are solved in parallel (§3.4; support/parallel.hpp).
 // Every solve starts from the previous step's solution (warm start). One solver may be shared
 // between threads: step, inverse_inertia, forward_dynamics and precondition take its mutex.
 #pragma once
@@ -9,11 +9,10 @@
 #include <memory>
 #include <mutex>
 
-#include "treedyn/engine.hpp"  // max_threads
 #include "treedyn/linalg/pcg.hpp"
-#include "treedyn/parallel.hpp"
 #include "treedyn/redmax/preconditioner.hpp"
 #include "treedyn/redmax/step.hpp"
+#include "treedyn/support/parallel.hpp"
 
 namespace treedyn::redmax {
 
@@ -290,19 +289,5 @@ template <class S> auto Pcg<S>::precondition(const S* q, S h, const MatX& X) -> 
     pre_.apply(sys_.tree, ws_.d, X.col(c).data(), Y.col(c).data(), s.w.data(), s.y.data());
   return Y;
 }
-
-// the kernel of solver "redmax-pcg" in the engine (engine.hpp): one Pcg per thread, so that a
-// batch of forward dynamics runs over the threads; step (with its warm starts) uses thread 0's
-template <class S> struct RedMaxPcgKernel : KernelOps<S> {
-  struct Workspace {
-    Pcg<S> solver;
-    Workspace(const Model<S>&, const RedMaxPcgKernel& k) : solver(k.sys, k.tol, k.max_iter) {}
-  };
-  const System<S> sys;
-  const S tol;
-  const int max_iter;
-  RedMaxPcgKernel(const Model<S>&, const System<S>& system, const S& tolerance, const int& iterations)
-      : sys(system), tol(tolerance), max_iter(iterations) {}
-};
 
 }  // namespace treedyn::redmax

@@ -208,25 +208,6 @@ StepStats<S> step(const System<S>& sys, Workspace<S>& ws, const S* q, const S* q
   return st;
 }
 
-// What both RedMax kernels (RedMaxDirectKernel, RedMaxPcgKernel; engine.hpp) do with their
-// per-thread solver, held in the workspace as `solver`
-template <class S> struct KernelOps {
-  static constexpr bool full_inverse = false;  // M_r⁻¹ = inverse_inertia(1)
-  // the unconstrained continuous dynamics at t = 0 (fext: the model's point forces instead)
-  template <class W>
-  double forward_dynamics(const Model<S>&, W& w, const S* q, const S* qd, const S* tau, const S*, S* qdd) const {
-    w.solver.forward_dynamics(q, qd, tau, S(0), qdd);
-    return 0;
-  }
-  // M_r⁻¹ R (h = 0)
-  template <class Pool>
-  double inverse_inertia(const Model<S>& model, Pool& ws, const S* q, const S* R, int m, S* Y) const {
-    Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>>(Y, model.nv, m) = ws[0].solver.inverse_inertia(
-        q, S(0), Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>>(R, model.nv, m));
-    return 0;
-  }
-};
-
 // Inside treedyn's own build, the pieces of the step that do not depend on the solver are
 // instantiated once, in cpp/src/instantiate_redmax.cpp, rather than in each unit that includes this
 // header (both solvers' and the bindings': ~8 s of CPU each). A plugin gets them from the header.

@@ -1,13 +1,15 @@
 // The C++ side of a solver. Engine<S> is what every solver shares — a frozen copy of the model,
 // one lock, the batch loop over the threads — and KernelEngine<K, S> puts one algorithm in it:
-// K is a kernel type (solvers/*.hpp, one file per algorithm) with its per-thread Workspace and
+// K is a kernel type (engine/kernels/*.hpp, one file per solver) with its per-thread Workspace and
 //   double forward_dynamics(model, Workspace&, q, qd, tau, fext, qdd) const;  // returns ω
 //   double inverse_inertia(model, Workspaces<K, S>&, q, R, m, Y) const;      // R, Y column-major
 //   bool inverse_mass_matrix(model, Workspaces<K, S>&, q, Minv, double& ω) const;
 // (ω: cfa's error indicator, 0 elsewhere; inverse_mass_matrix returns true when it has checked
-// every entry finite). Adding a solver = its kernel file, one line in src/instantiate_*.cpp, one
-// binding line. Declarations only here: the engines are instantiated in src/instantiate_*.cpp,
-// so that a binding unit compiles no kernel. No Python object ever reaches a kernel.
+// every entry finite). Adding a solver = its algorithm (algorithms/), its kernel file
+// (engine/kernels/, included by engine_impl.hpp), one line in its instantiation group
+// (engine_impl.hpp), one binding line. Declarations only here: the engines are instantiated in
+// src/instantiate_*.cpp, so that a binding unit compiles no kernel. No Python object ever reaches
+// a kernel.
 #pragma once
 #include <memory>
 #include <mutex>
@@ -15,7 +17,7 @@
 #include <vector>
 
 #include "treedyn/algorithms/data.hpp"
-#include "treedyn/parallel.hpp"  // max_threads
+#include "treedyn/support/parallel.hpp"  // max_threads
 
 namespace treedyn {
 
@@ -29,7 +31,7 @@ template <class S> class Engine {
   static double accuracy_limit();
   // q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null) -> qdd (nv)
   double forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
-  // B problems stored one after the other; spread over the threads (parallel.hpp)
+  // B problems stored one after the other; spread over the threads (support/parallel.hpp)
   double forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
   // M(q)⁻¹ R, R and Y nv x m column-major
   double inverse_inertia(const S* q, const S* R, int m, S* Y);

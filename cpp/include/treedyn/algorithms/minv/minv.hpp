@@ -4,7 +4,7 @@
 //   mMultInv     Alg. 1: fixed base; M⁻¹R one column of R at a time
 //   mMultInvFB   Alg. 2: floating base (body 1 is joined to the world by a free joint and carries
 //                the whole tree); the base velocity change comes from Î^A_0⁻¹ (lines 6-10)
-//   mInv         Alg. 1 / 2 with R = 1: the full M⁻¹, every column at once (minv_blocked.hpp)
+//   mInv         Alg. 1 / 2 with R = 1: the full M⁻¹, every column at once (minv/blocked.hpp)
 //
 // Both need, once per configuration (§5 "Require" and §5.2): the spatial axes ŝ and the
 // articulated inertias Î^A in the global frame, and Î^A ŝ and ŝᵀÎ^A ŝ. The global frame has the
@@ -43,7 +43,7 @@ template <class S> struct MinvData {
   std::vector<int> joint_of;   // nv: the body whose joint owns each coordinate
   bool floating_base = false;  // Alg. 2 (mMultInvFB) rather than Alg. 1
   int first = 1;               // first joint of the passes: 2 under Alg. 2 (1 is the base)
-  // where threads may split the leaves-to-root sweep (MinvSetup, minv_blocked.hpp): a helper runs
+  // where threads may split the leaves-to-root sweep (MinvSetup, minv/blocked.hpp): a helper runs
   // the steps sweep_cut-1 .. sweep_rest+1 while the leader runs N .. sweep_cut; 0: no cut pays
   int sweep_cut = 0, sweep_rest = 0;
   // per configuration, global frame (§5 "Require"; §5.2: computed once)
@@ -209,7 +209,7 @@ template <class S> void minv_base_inertia_step(const Model<S>& model, MinvData<S
 // everything Alg. 1 / 2 "Require": once per configuration, O(N)
 template <class S> TREEDYN_ENTRY void minv_precompute(const Model<S>& model, MinvData<S>& w, const S* q) {
   // (serial here. The full M⁻¹ shares it among its threads, beside its first column pass, with no
-  // barrier that waits for a thread that has not started: MinvSetup and mInv_at, minv_blocked.hpp)
+  // barrier that waits for a thread that has not started: MinvSetup and mInv_at, minv/blocked.hpp)
   for (int i = 1; i <= model.N; ++i) minv_global_frame_step(model, w, i, q);
   for (int i = model.N; i >= w.first; --i) minv_articulated_inertia_step(model, w, i);
   if (w.floating_base) minv_base_inertia_step(model, w);

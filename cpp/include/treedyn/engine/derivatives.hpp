@@ -1,6 +1,6 @@
 // The analytic derivatives of the dynamics as the bindings call them (algorithms/rnea_derivatives.hpp,
 // algorithms/aba_derivatives.hpp): B states stored one after the other, spread over the threads
-// (parallel.hpp), each thread with its own workspace, kept between calls. Declarations only:
+// (support/parallel.hpp), each thread with its own workspace, kept between calls. Declarations only:
 // src/instantiate_derivatives.cpp instantiates them, so that a binding unit compiles no kernel.
 // No Python object reaches them.
 #pragma once

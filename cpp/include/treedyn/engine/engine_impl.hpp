@@ -1,4 +1,4 @@
-// Definitions behind engine.hpp; included only by the instantiation units.
+// Definitions behind engine/engine.hpp; included only by the instantiation units (src/instantiate_*.cpp).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -8,17 +8,19 @@
 #include <string>
 #include <type_traits>
 
-#include "treedyn/algorithms/aba.hpp"
-#include "treedyn/algorithms/aba_modified.hpp"
-#include "treedyn/algorithms/cfa.hpp"
-#include "treedyn/algorithms/crba_cholesky.hpp"
-#include "treedyn/algorithms/drumwright.hpp"
-#include "treedyn/algorithms/jsiia.hpp"
+#include "treedyn/algorithms/crba.hpp"
 #include "treedyn/algorithms/kinematics.hpp"
-#include "treedyn/algorithms/ltl.hpp"
-#include "treedyn/engine.hpp"
+#include "treedyn/algorithms/rnea.hpp"
+#include "treedyn/engine/engine.hpp"
+#include "treedyn/engine/kernels/aba.hpp"
+#include "treedyn/engine/kernels/aba_modified.hpp"
+#include "treedyn/engine/kernels/cfa.hpp"
+#include "treedyn/engine/kernels/crba_cholesky.hpp"
+#include "treedyn/engine/kernels/crba_ltl.hpp"
+#include "treedyn/engine/kernels/drumwright.hpp"
+#include "treedyn/engine/kernels/jsiia.hpp"
 #include "treedyn/model/configuration.hpp"
-#include "treedyn/parallel.hpp"
+#include "treedyn/support/parallel.hpp"
 
 namespace treedyn {
 
@@ -35,7 +37,7 @@ double Engine<S>::forward_dynamics_batch(int B, const S* q, const S* qd, const S
   std::lock_guard<std::mutex> lock(mutex_);
   const int nthreads = std::max(1, std::min(max_threads(), B));  // never more threads than items
   ensure_workspaces(nthreads);
-  // chunks of consecutive items, claimed by the threads as they come (parallel.hpp); every item
+  // chunks of consecutive items, claimed by the threads as they come (support/parallel.hpp); every item
   // runs to the end, and the error of the lowest item is the one reported; ω is the worst item's
   const int nchunks = std::min(B, 8 * nthreads);
   std::vector<std::string> errors(nchunks);

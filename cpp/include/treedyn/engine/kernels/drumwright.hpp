@@ -1,19 +1,19 @@
-// The kernel of solver "drumwright" (engine.hpp): drumwright2012's Θ(n²) inverse inertia.
+// The kernel of solver "drumwright" (engine/engine.hpp): drumwright2012's Θ(n²) inverse inertia.
 //   forward dynamics   c by RNEA, then q̈ = M⁻¹(τ − c) by one column of Alg. 1 (fixed base) or
-//                      Alg. 2 (floating base) after the per-q setup (minv.hpp): O(n)
+//                      Alg. 2 (floating base) after the per-q setup (algorithms/minv/minv.hpp): O(n)
 //   inverse_inertia    M⁻¹R, the per-q setup once (shared by the threads), the m columns spread
 //                      over the threads: O(nm)
 //   inverse_mass_matrix  the full M⁻¹, all columns at once by the blocked passes, the per-q setup
-//                      overlapped with the first of them (minv_blocked.hpp, mInv_at)
+//                      overlapped with the first of them (algorithms/minv/blocked.hpp, mInv_at)
 #pragma once
 #include <atomic>
 #include <memory>
 #include <stdexcept>
 
-#include "treedyn/algorithms/minv.hpp"
-#include "treedyn/algorithms/minv_blocked.hpp"
+#include "treedyn/algorithms/minv/blocked.hpp"
+#include "treedyn/algorithms/minv/minv.hpp"
 #include "treedyn/algorithms/rnea.hpp"
-#include "treedyn/parallel.hpp"
+#include "treedyn/support/parallel.hpp"
 
 namespace treedyn {
 
@@ -52,7 +52,7 @@ template <class S> struct DrumwrightKernel {
       for (int k = 0; k < m; ++k) apply(model, w, w.col, R + std::size_t(k) * nv, Y + std::size_t(k) * nv);
       return 0;
     }
-    // the threads share the setup (MinvSetup, minv_blocked.hpp: item 0 leads it, the others help),
+    // the threads share the setup (MinvSetup, algorithms/minv/blocked.hpp: item 0 leads it, the others help),
     // then take columns as they come (each column's operations are the same on any thread)
     MinvSetup<S> setup(model, w, q);
     std::atomic<int> next{0};

@@ -1,8 +1,8 @@
 // The full M⁻¹ of drumwright2012 in Θ(n²): Alg. 1 (fixed base) and Alg. 2 (floating base, lines
 // 6-10 at the base) with R = 1, every column at once, on the per-configuration quantities of
-// minv_precompute (minv.hpp). Lines 4-5 run leaves to root and lines 7-10 root to leaves over
-// contiguous ranges of columns, in the column loops of minv_columns.hpp (chosen per instruction
-// set by minv_kernels.hpp).
+// minv_precompute (minv/minv.hpp). Lines 4-5 run leaves to root and lines 7-10 root to leaves over
+// contiguous ranges of columns, in the column loops of minv/columns.hpp (chosen per instruction
+// set by minv/kernels.hpp).
 //
 // With R = 1, column k's impulse starts at the joint owning coordinate k (§5.2), so Ŷ^A_i(:, k) is
 // non-zero only for k in i's subtree, a contiguous range of columns [v_i, v_end(i)). Sibling
@@ -10,7 +10,7 @@
 // (in place: after joint i's step, F(:, subtree(i)) holds what i passes to λ(i)), and Δv̂ in one
 // 6 x nv array V. M⁻¹ is symmetric: row i is only computed for the columns of i's subtree (the
 // upper triangle's entries of ancestor pairs), each joint's lines 5 and 8 working on a contiguous
-// range of columns (vectorised over columns: minv_columns.hpp). The other upper-triangle entries
+// range of columns (vectorised over columns: minv/columns.hpp). The other upper-triangle entries
 // pair coordinates j, k in different branches of a body a; for them (R = e_j, e_k)
 //   M⁻¹(j, k) = −Ŷ^A_a(:, j)ᵀ Δv̂_a(:, k)
 // (both sides are −e_jᵀ(ŝᵀÎ^Aŝ)⁻¹(Î^Aŝ)ᵀ P ⋯ P Δv̂_a(:, k), P = 1 − ŝ(ŝᵀÎ^Aŝ)⁻¹(Î^Aŝ)ᵀ the
@@ -25,9 +25,9 @@
 #include <thread>
 #include <vector>
 
-#include "treedyn/algorithms/minv.hpp"
-#include "treedyn/algorithms/minv_kernels.hpp"
-#include "treedyn/parallel.hpp"
+#include "treedyn/algorithms/minv/kernels.hpp"
+#include "treedyn/algorithms/minv/minv.hpp"
+#include "treedyn/support/parallel.hpp"
 
 namespace treedyn {
 

@@ -1,4 +1,4 @@
-// The column loops of mInv (minv_blocked.hpp): each joint's lines 5 and 8 of drumwright2012
+// The column loops of mInv (minv/blocked.hpp): each joint's lines 5 and 8 of drumwright2012
 // Alg. 1 over a contiguous range of columns of R = 1, on raw arrays. This header includes nothing and calls no
 // library function, so that it can be compiled twice, once for any x86-64 and once for AVX2 + FMA
 // (src/minv_kernels_avx2.cpp), with no inline function shared between the two (which the linker
@@ -32,7 +32,7 @@
 namespace treedyn {
 
 // the loops of one instruction set, by pointer: every unit that compiles them fills one (with
-// column_kernels below, in its own namespace), and minv_kernels.hpp chooses among them. Plain
+// column_kernels below, in its own namespace), and minv/kernels.hpp chooses among them. Plain
 // data, so that the AVX2 unit may define it without sharing any inline function.
 template <class S> struct MinvKernels {
   void (*impulse[4])(const S*, const S*, S*, long, S*, long, int, int);  // impulse_columns, NI = 1, 2, 3, 6
