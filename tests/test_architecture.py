@@ -149,3 +149,13 @@ def test_the_documented_modules_are_the_moved_ones():
 
     for alias, home in ALIASES.items():
         assert importlib.import_module(f"treedyn.{alias}") is importlib.import_module(home), alias
+
+
+def test_no_module_above_600_lines():
+    """A module holds one job: past 600 lines it is doing several (docs/architecture.md)."""
+    long = {
+        p.relative_to(ROOT).as_posix(): n
+        for p in ROOT.rglob("*.py")
+        if (n := len(p.read_text("utf-8").splitlines())) > 600
+    }
+    assert long == {}
