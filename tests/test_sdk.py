@@ -23,11 +23,12 @@ def _installed():
 
 def test_headers_and_cmake_package_are_installed():
     include, cmake_dir = _installed()
-    assert os.path.isfile(os.path.join(include, "treedyn", "abi.hpp"))
+    assert os.path.isfile(os.path.join(include, "treedyn", "sdk", "abi.hpp"))
+    assert os.path.isfile(os.path.join(include, "treedyn", "abi.hpp"))  # the ABI 1 path, forwarding to sdk/
     assert os.path.isfile(os.path.join(include, "treedyn", "algorithms", "aba.hpp"))
     assert os.path.isfile(os.path.join(cmake_dir, "treedynConfig.cmake"))
     assert os.path.isfile(os.path.join(cmake_dir, "treedynConfigVersion.cmake"))
-    with open(os.path.join(include, "treedyn", "abi.hpp"), encoding="utf-8") as f:
+    with open(os.path.join(include, "treedyn", "sdk", "abi.hpp"), encoding="utf-8") as f:
         assert f"#define TREEDYN_ABI_VERSION {sdk.ABI_VERSION}\n" in f.read()
 
 
