@@ -199,7 +199,7 @@ template <class S> py::array_t<S> engine_mass_matrix(Engine<S>& self, py::handle
 
 // The Python exception for the C++ exception in flight, as pybind11's dispatcher raises it:
 // module.cpp's registered SingularJoint → treedyn.SingularInertiaError, then pybind11's table for
-// the standard exceptions (tests/test_solvers.py checks them through forward_dynamics).
+// the standard exceptions (tests/solvers/test_solvers.py checks them through forward_dynamics).
 void raise_current_exception() {
   try {
     throw;

@@ -45,7 +45,7 @@ def model_capsule(model, abi_version: int | None = None):
     """The model for a C++ plugin: a PyCapsule named :data:`MODEL_CAPSULE_NAME` holding a
     ``const treedyn::Model<double>*``, which stays valid for as long as the capsule lives (the
     capsule holds a reference to the model's C++ side). Read it with ``treedyn::model_from_capsule``
-    (treedyn/capsule.hpp), which refuses a capsule of another ABI or standard library.
+    (treedyn/sdk/capsule.hpp), which refuses a capsule of another ABI or standard library.
 
     ``abi_version``: the ``TREEDYN_ABI_VERSION`` the plugin was compiled with; a RuntimeError
     names both versions when it is not this treedyn's.

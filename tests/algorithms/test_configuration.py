@@ -1,4 +1,4 @@
-"""neutral, random_configuration and integrate (python/treedyn/configuration.py,
+"""neutral, random_configuration and integrate (python/treedyn/algorithms/configuration.py,
 cpp/include/treedyn/model/configuration.hpp)."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""drumwright2012's Θ(n²) inverse inertia (cpp/include/treedyn/algorithms/minv.hpp): Alg. 1 and 2
+"""drumwright2012's Θ(n²) inverse inertia (cpp/include/treedyn/algorithms/minv/minv.hpp): Alg. 1 and 2
 one column at a time (inverse_inertia) and all columns at once (inverse_mass_matrix), against
 M from CRBA, against the other methods, across thread counts and instruction sets."""
 

@@ -1,4 +1,4 @@
-"""The model builder (python/treedyn/model.py, cpp/include/treedyn/model): structure, names,
+"""The model builder (python/treedyn/model/, cpp/include/treedyn/model): structure, names,
 coordinate layout, and clear errors for bad models."""
 
 import numpy as np

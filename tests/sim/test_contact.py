@@ -1,4 +1,4 @@
-"""Simulation with contact (python/treedyn/contact.py, algorithms/jacobians.hpp contact_jacobian).
+"""Simulation with contact (python/treedyn/sim/contact.py, algorithms/jacobians.hpp contact_jacobian).
 
 The physical checks are the ones a reader does by hand — a box sliding to rest on a plane, a box on
 an incline below and above the friction angle — held to the issue's 2 % / 3 % / 1 mm and, more

@@ -1,4 +1,4 @@
-"""Collision geometry (python/treedyn/geometry.py): the closed forms against coal at random poses,
+"""Collision geometry (python/treedyn/sim/collision.py, the shapes in model/shapes.py): the closed forms against coal at random poses,
 configurations by hand (a box resting on a plane, a floating sphere), the pair filters and bad
 input. Depths and normals of two exact computations of the same distance agree to rounding
 (c·u·scale, scale the poses' magnitudes ~1: checked at 1e-9); coal's GJK/EPA for non-spheres

@@ -1,4 +1,4 @@
-"""python/treedyn/inverse.py: td.inverse_mass_matrix and td.contact_inertia (drumwright2012 §6.3)."""
+"""python/treedyn/solvers/inverse.py: td.inverse_mass_matrix and td.contact_inertia (drumwright2012 §6.3)."""
 
 import numpy as np
 import pytest

@@ -227,7 +227,7 @@ def test_batched_equals_unbatched_bit_for_bit_on_any_thread_count(name):
 
 
 def test_each_builtin_solver_is_one_bound_engine_type():
-    # one C++ kernel type per algorithm behind one shared engine (cpp/include/treedyn/engine.hpp)
+    # one C++ kernel type per algorithm behind one shared engine (cpp/include/treedyn/engine/engine.hpp)
     model = chain(4)
     engines = {}
     for name in td.available_solvers():

@@ -1,4 +1,4 @@
-"""The treedyn command (python/treedyn/cli.py)."""
+"""The treedyn command (python/treedyn/tools/cli.py)."""
 
 import json
 

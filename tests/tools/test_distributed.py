@@ -1,4 +1,4 @@
-"""treedyn.distributed (python/treedyn/distributed.py) on a LocalCluster of 2 worker processes:
+"""treedyn.distributed (python/treedyn/tools/distributed.py) on a LocalCluster of 2 worker processes:
 batched forward dynamics equal to the local batched call bit for bit (an item's q̈ does not
 depend on its batch nor on the thread count), sweeps in order, the local errors; and treedyn
 without Dask."""

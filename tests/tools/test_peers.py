@@ -1,5 +1,5 @@
 """The coordinate maps between treedyn and a peer that parsed the same file itself
-(python/treedyn/peers.py: PeerCoordinates, PinocchioFromFile, MujocoFromFile, example_robot_path).
+(python/treedyn/tools/peers.py: PeerCoordinates, PinocchioFromFile, MujocoFromFile, example_robot_path).
 
 The maps are checked against the peers' own notion of velocity: along a path q(t), the peer's
 velocity (pinocchio.difference, mujoco.mj_differentiatePos) must be T(q) v, and d/dt T(q(t)) v

@@ -7,7 +7,7 @@ file is 0.1000000015 to MuJoCo); everything after that is in double precision.
 
 The rules, from MuJoCo's XML reference (``<asset><mesh>``: the list of the compiler's processing
 steps and the ``inertia``, ``scale``, ``refpos`` and ``refquat`` attributes), with what the
-reference leaves open measured on MuJoCo 4.0 (tests/test_io_mesh.py compares every case with
+reference leaves open measured on MuJoCo 4.0 (tests/io/test_io_mesh.py compares every case with
 ``mujoco.MjModel``'s body_mass, body_ipos and body_inertia):
 
 * placement: v ↦ scale ⊙ Rᵀ(v − refpos), R the rotation of the (normalised) ``refquat``, the
@@ -293,7 +293,7 @@ def _shell(T):
 def principal_inertia(I):
     """A mesh's inertia as MuJoCo 4.0's compiler keeps it: MuJoCo turns the mesh into its principal
     axes, found by an iteration that stops early, and keeps only the diagonal it reached. Measured
-    (tests/test_io_mesh.py, on meshes at random orientations and scales): its result is that of the
+    (tests/io/test_io_mesh.py, on meshes at random orientations and scales): its result is that of the
     classical Jacobi iteration (Golub & Van Loan, Matrix Computations, 4th ed., §8.5.2: rotate away
     the largest off-diagonal entry, ties going to the first of (0,1), (0,2), (1,2)) stopped as soon
     as the largest off-diagonal entry is below EIG_REL = 1e-7 times the largest diagonal entry of I.

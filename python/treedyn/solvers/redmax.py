@@ -116,7 +116,7 @@ class RedMaxPCGSolver(_RedMaxSolver):
             max_iter = max(100, 2 * model.nv)
         elif isinstance(max_iter, (bool, np.bool_, float, np.floating)):
             # a number that is no count is a ValueError here, True included (not _checks' TypeError):
-            # tests/test_redmax_pcg.py::test_bad_options_are_named fixes it
+            # tests/solvers/test_redmax_pcg.py::test_bad_options_are_named fixes it
             raise ValueError(f"redmax-pcg: max_iter must be an integer >= 1, got {max_iter!r}")
         self.max_iter = C.integer(max_iter, "redmax-pcg: max_iter", minimum=1)
         self._impl = _core.RedMaxPcg(self._system, self.tol, self.max_iter)

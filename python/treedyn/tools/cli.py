@@ -436,7 +436,7 @@ def _animate(scene, args, t, q, *, shapes, views, com, max_aspect):
     print(f"  animation: {args.animate} ({n} frames of {len(t)} recorded states, {time.perf_counter() - t0:.1f} s)")
 
 
-#: the examples ``treedyn --help`` ends with (tests/test_cli.py runs each)
+#: the examples ``treedyn --help`` ends with (tests/tools/test_cli.py runs each)
 EXAMPLES = (
     ("treedyn solvers -v", "list the solver plugins and what each can do"),
     ("treedyn compare chain:100", "run every solver on a 100-link chain, check that they agree, time them"),

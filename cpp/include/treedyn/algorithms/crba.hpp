@@ -42,7 +42,7 @@ template <class S> TREEDYN_ENTRY void crba(const Model<S>& model, Data<S>& data,
 // against inv_apply's 24m + 18a), and M_ji = S^rᵀ_j F^r with S^r_j = (R_j ω_j, R_j v_j), turned once
 // per joint. The lever arms d_i are the joints' own offsets, not differences of world positions,
 // so a tree far from the world origin is as accurate as one at it (a world-frame CRBA, which moves
-// inertias to the world origin, is not: tests/test_minv.py, far from the origin). I^c_i and M_ii
+// inertias to the world origin, is not: tests/kernels/test_minv.py, far from the origin). I^c_i and M_ii
 // stay in link coordinates. Needs data.Er, data.dr and data.Sr (Data(model, true)).
 template <class S> TREEDYN_ENTRY void crba_root_axes(const Model<S>& model, Data<S>& data, const S* q) {
   kinematics(model, data, q);

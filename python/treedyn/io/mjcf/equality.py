@@ -1,7 +1,7 @@
 """MJCF's ``<equality>`` as treedyn constraints (Model.add_loop_closure, Model.add_coupling).
 
 The rules are MuJoCo's XML reference's (``<equality>``), checked against MuJoCo's own constraint
-residuals (efc_pos) in tests/test_io_mjcf_equality.py:
+residuals (efc_pos) in tests/io/test_io_mjcf_equality.py:
 
 * ``connect``: body1's point ``anchor`` (body1 coordinates) and body2's point that coincides with it
   at qpos0 stay together (a spherical loop closure, 3 rows); with ``site1``/``site2``, the two

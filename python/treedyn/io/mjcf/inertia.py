@@ -150,7 +150,7 @@ def _shell(kind, size):
     the mass spread evenly over its surface (a cylinder's end discs included). An ellipsoid's area
     is Thomsen's approximation 4π((aᵖbᵖ + aᵖcᵖ + bᵖcᵖ)/3)^(1/p), p = 1.6075, and its inertia per
     unit mass that of the solid ellipsoid (a + t, b + t, c + t) minus (a, b, c), t = 1e-6 (in the
-    model's length unit), both as in MuJoCo 4.0 (measured: tests/test_io_mesh.py; the difference
+    model's length unit), both as in MuJoCo 4.0 (measured: tests/io/test_io_mesh.py; the difference
     cancels all but ~t/a of the digits, in MuJoCo as here)."""
     if kind == "sphere":
         r = size[0]
