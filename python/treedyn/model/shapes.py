@@ -12,17 +12,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _checks as C
+
 __all__ = ["Sphere", "Capsule", "Box", "Plane", "Geom", "SHAPES"]
 
 
 def _positive(x, what: str) -> float:
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        raise TypeError(f"{what} must be a number, got {x!r}") from None
-    if not (np.isfinite(x) and x > 0):
-        raise ValueError(f"{what} must be positive and finite, got {x}")
-    return x
+    return C.real(x, what, positive=True)
 
 
 @dataclass(frozen=True)

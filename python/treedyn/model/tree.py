@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import _checks as C
 from .. import _core
 from .cache import changes_model
 from .describe import DescribeMixin
@@ -311,12 +312,7 @@ class Model(ElementsMixin, CoreMixin, DescribeMixin):
         placement = Transform() if placement is None else placement
         if not isinstance(placement, Transform):
             raise TypeError(f"geom placement must be a treedyn.Transform, got {type(placement).__name__}")
-        try:
-            friction = float(friction)
-        except (TypeError, ValueError):
-            raise TypeError(f"geom friction must be a number, got {friction!r}") from None
-        if not (np.isfinite(friction) and friction >= 0):
-            raise ValueError(f"geom friction must be finite and >= 0, got {friction}")
+        friction = C.real(friction, "geom friction", nonnegative=True)
         for mask, what in ((contype, "contype"), (conaffinity, "conaffinity")):
             if isinstance(mask, bool) or not isinstance(mask, (int, np.integer)) or mask < 0:
                 raise TypeError(f"geom {what} must be a non-negative integer bit mask, got {mask!r}")
