@@ -2,8 +2,8 @@
 (their workspaces are reused from call to call).
 
 ``cached(model, key, make)`` returns ``make(model, key)``, made once per (model, make, key) and made
-again when the model has changed since (one staleness rule for every user: ``revision(model)``
-differs).
+again when the model has changed since: one staleness rule for every user, the model's
+``_revision``, which every change of the model bumps (Model._changed).
 
 - Kept with the model: an attribute of the model (``_cache``), so that what it holds may refer to
   the model (a solver does) and still goes when the model goes (a module-level weak dictionary of
@@ -26,7 +26,7 @@ from collections.abc import Callable, Hashable
 
 from .. import _checks as C
 
-__all__ = ["cached", "revision", "clear", "changes_model"]
+__all__ = ["cached", "clear", "changes_model"]
 
 _ATTR = "_cache"  # the model's attribute holding its entries
 _lock = threading.RLock()  # reentrant: a make() may itself ask for a cached object
@@ -62,13 +62,6 @@ class _Entries:
         return f"<treedyn model cache: {len(self.objects)} objects>"
 
 
-def revision(model) -> Hashable:
-    """What the cache compares to tell that a model changed since an object was made from it: the
-    model's ``_revision``, bumped by every mutating method and every public attribute assigned
-    (Model._changed)."""
-    return model.__dict__["_revision"]
-
-
 def cached(model, key: Hashable, make: Callable[[object, Hashable], object]):
     """``make(model, key)``, made once for (``model``, ``make``, ``key``) and kept with the model
     until the model changes (``revision``); then made again on the next call. ``make`` names what
@@ -88,7 +81,7 @@ def cached(model, key: Hashable, make: Callable[[object, Hashable], object]):
         hash(key)
     except TypeError:
         return make(model, key)
-    rev = revision(model)
+    rev = d["_revision"]
     with _lock:
         entries = model.__dict__.get(_ATTR)
         if entries is None or entries.revision != rev:

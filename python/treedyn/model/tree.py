@@ -91,7 +91,7 @@ class Model(ElementsMixin, CoreMixin, DescribeMixin):
         """Mark the model changed: what was made from it (C++ engines, solvers, constraint systems:
         model/cache.py) is made again on its next use. Every mutating method calls it, and so does
         assigning a public attribute (gravity, baumgarte, reference_configuration, ...)."""
-        self.__dict__["_revision"] = self.__dict__.get("_revision", 0) + 1
+        self.__dict__["_revision"] += 1  # (set first in __init__)
 
     def __setattr__(self, name: str, value) -> None:
         object.__setattr__(self, name, value)
