@@ -21,6 +21,7 @@ void bind_solvers32(py::module_& m);
 void bind_spatial(py::module_& m);
 void bind_minv(py::module_& m);
 void bind_linalg(py::module_& m);
+void bind_contact(py::module_& m);
 void bind_redmax(py::module_& m);
 void bind_codegen(py::module_& m);
 void bind_derivatives(py::module_& m);
@@ -78,6 +79,7 @@ PYBIND11_MODULE(_core, m) {
   bind_spatial(m);
   bind_minv(m);
   bind_linalg(m);
+  bind_contact(m);
   bind_redmax(m);
   bind_codegen(m);
   bind_derivatives(m);

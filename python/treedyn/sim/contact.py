@@ -59,13 +59,14 @@ import numpy as np
 from .. import _checks, _core
 from ..algorithms.state import State
 from ..model import Model
+from ..model.shapes import Box, Capsule, Plane, Sphere
 from ..solvers import Solver, make_solver
 from ..solvers.inverse import _contact_product
 from ..util.timing import PhaseTimer
 from .collision import Contacts, collide, collision_pairs
 from .constraints import constrained_inverse_inertia
 from .contact_solvers import CONTACT_SOLVERS
-from .result import ContactTrajectory, SimulationError
+from .result import ContactTrajectory, SimulationError, SimulationWarning
 from .step import StepFailed, check_state, fixed_step, free_dynamics, run_steps, torque_function
 
 __all__ = ["ContactSimulator", "ContactStep", "ContactTrajectory", "LimitRows", "contact_jacobians", "friction_basis"]
@@ -74,6 +75,10 @@ __all__ = ["ContactSimulator", "ContactStep", "ContactTrajectory", "LimitRows", 
 INTEGRATORS = {"semi-implicit": "semi-implicit-euler", "euler": "euler"}
 #: the phases of a contact step, timed (ContactStep.phases)
 PHASES = ("collision", "dynamics", "contact_inertia", "qp", "integrate")
+#: the phases of the C++ step (contact_solver="admm")
+ENGINE_PHASES = ("collision", "dynamics", "contact", "integrate")
+#: the shapes' codes in the C++ collision (contact/collision.hpp ShapeKind)
+SHAPE_KIND = {Plane: 0, Sphere: 1, Capsule: 2, Box: 3}
 
 
 def friction_basis(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -139,6 +144,8 @@ class ContactStep:
     impulses: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     n_limits: int = 0
     limit_impulse: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    converged: bool = True
+    residuals: tuple = (0.0, 0.0)
 
 
 class _Impulses(NamedTuple):
@@ -190,9 +197,10 @@ class ContactSimulator:
         friction_edges: int = 4,
         stabilization: float = 0.02,
         slop: float = 1e-5,
-        qp_tolerance: float = 1e-9,
+        qp_tolerance: float | None = None,
         max_qp_iterations: int = 5000,
-        contact_solver: str = "proxqp",
+        contact_solver: str = "admm",
+        push_out_limit: float = 0.2,
     ):
         self.model = _checks.instance(model, Model, "model")
         self.dt = _checks.real(dt, "dt", positive=True)
@@ -207,11 +215,16 @@ class ContactSimulator:
         self.friction_edges = _edges(friction_edges)
         self.stabilization = _checks.real(stabilization, "stabilization", positive=True)
         self.slop = _checks.real(slop, "slop", nonnegative=True)
+        self.max_qp_iterations = _checks.integer(max_qp_iterations, "max_qp_iterations", minimum=1)
+        self.push_out_limit = _checks.real(push_out_limit, "push_out_limit", positive=True)
+        # the impulses from the contact-space problem (sim/contact_solvers.py): "admm" is the whole
+        # step in C++ (contact/step.hpp), the others solve on G formed in Python
+        name = _checks.choice(contact_solver, "contact_solver", CONTACT_SOLVERS)
+        if qp_tolerance is None:
+            qp_tolerance = CONTACT_SOLVERS[name].default_tolerance
         self.qp_tolerance = _checks.real(qp_tolerance, "qp_tolerance", positive=True)
-        self.max_qp_iterations = _checks.integer(max_qp_iterations, "max_qp_iterations")
-        # the impulses from the contact-space problem (sim/contact_solvers.py)
-        make = CONTACT_SOLVERS[_checks.choice(contact_solver, "contact_solver", CONTACT_SOLVERS)]
-        self.contact_solver = make(self.friction_edges, self.qp_tolerance, self.max_qp_iterations)
+        self.contact_solver = CONTACT_SOLVERS[name](self.friction_edges, self.qp_tolerance, self.max_qp_iterations)
+        self._engine, self._engine_for = None, None
         self._pairs_for = None
         self._pairs = []
         self._limits_for = None
@@ -254,7 +267,7 @@ class ContactSimulator:
             bar = progress_bar(total=n_steps, unit="step", desc=f"contact {self.solver.name}", show=True)
 
         def step(state, h):
-            return self._step(state, torque(state.t, state.q, state.v), h)
+            return self._step(state, torque(state.t, state.q, state.v), h, details=False)
 
         kept, stats, failure = run_steps(
             state, step, n_steps, self.dt, t_end=t_end, record_every=record_every, bar=bar, stop=SimulationError
@@ -281,8 +294,10 @@ class ContactSimulator:
         return out
 
     # --- one step: check, collision, dynamics, contact, integrate, check (td.sim.step) ------------------
-    def _step(self, state: State, tau: np.ndarray, h: float | None = None) -> ContactStep:
+    def _step(self, state: State, tau: np.ndarray, h: float | None = None, details: bool = True) -> ContactStep:
         h = self.dt if h is None else h
+        if self.contact_solver.in_engine:
+            return self._engine_step(state, tau, h, details)
         model, q = self.model, state.q
         phases = PhaseTimer(PHASES)
         with phases("collision"):
@@ -306,6 +321,59 @@ class ContactSimulator:
             n_limits=contact.n_limits,
             limit_impulse=contact.limit_impulse,
         )
+
+    # --- the step in C++ (contact_solver="admm": treedyn/contact/step.hpp) ------------------------------
+    def engine(self):
+        """The C++ contact step of this model and these options (_core.ContactEngine), rebuilt when
+        the model changes (its geoms, limits, inertias: model/cache.py's revision)."""
+        key = self.model._revision
+        if self._engine_for != key:
+            self._engine, self._engine_for = _make_engine(self), key
+        return self._engine
+
+    def _engine_step(self, state: State, tau, h: float, details: bool) -> ContactStep:
+        if self.model.n_constraint_rows:
+            raise NotImplementedError(
+                "ContactSimulator: contact_solver='admm' does not yet take the model's loop closures and "
+                "couplings; use contact_solver='proxqp'"
+            )
+        tau = np.ascontiguousarray(tau, dtype=float)
+        if not np.all(np.isfinite(tau)):
+            raise ValueError(f"ContactSimulator: tau is not finite at t = {state.t:.6g}")
+        q0, v0 = state.q.copy(), state.v.copy()
+        n, nl, it, converged, primal, dual, depth, secs = self.engine().step(state.q, state.v, tau, h)
+        if not (np.all(np.isfinite(state.q)) and np.all(np.isfinite(state.v))):
+            state.q[:], state.v[:] = q0, v0
+            raise SimulationError(
+                f"ContactSimulator: the state became non-finite at t = {state.t:.6g} (largest |tau| "
+                f"{np.abs(tau).max(initial=0):.3g}, largest |v| {np.abs(v0).max(initial=0):.3g})",
+                None,
+            )
+        state.t += h
+        if not converged:
+            import warnings
+
+            warnings.warn(
+                f"ContactSimulator: the contact solve did not converge in {it} iterations at t = {state.t:.6g} "
+                f"(residuals {primal:.3g}, {dual:.3g} m/s against {self.qp_tolerance:g}); its last iterate is used",
+                SimulationWarning,
+                stacklevel=3,
+            )
+        out = ContactStep(
+            n_contacts=n,
+            max_penetration=depth,
+            qp_iterations=it,
+            seconds=sum(secs),
+            phases=dict(zip(ENGINE_PHASES, secs)),
+            n_limits=nl,
+            converged=bool(converged),
+            residuals=(primal, dual),
+        )
+        if details:
+            geoms, bodies, points, normals, depths, mu, impulses, limit_impulse = self._engine.contacts()
+            out.contacts = Contacts(geoms, bodies, points, normals, depths, mu)
+            out.impulses, out.limit_impulse = impulses, limit_impulse
+        return out
 
     def _free_velocity(self, state: State, tau, h: float) -> np.ndarray:
         """v* = v + h q̈ (no contact; the model's constraints kept), checked finite."""
@@ -432,3 +500,47 @@ class ContactSimulator:
         max(−d − slop, 0)/max(stabilization, h) of a violation (d < 0), as for a contact's depth."""
         d = limits.gap
         return np.where(d >= 0, -d / h, np.maximum(-d - self.slop, 0.0) / max(self.stabilization, h))
+
+
+def _make_engine(sim: ContactSimulator):
+    """The C++ step's engine: the geoms (kind, body, placement, size, friction), the candidate
+    pairs, the finite joint-limit bounds and the options."""
+    model = sim.model
+    geoms = model.geoms
+    kinds, sizes = [], []
+    for g in geoms:
+        kinds.append(SHAPE_KIND[type(g.shape)])
+        if isinstance(g.shape, Sphere):
+            sizes.append((g.shape.radius, 0.0, 0.0))
+        elif isinstance(g.shape, Capsule):
+            sizes.append((g.shape.radius, g.shape.half_length, 0.0))
+        elif isinstance(g.shape, Box):
+            sizes.append(tuple(g.shape.half_extents))
+        else:
+            sizes.append((0.0, 0.0, 0.0))
+    G = len(geoms)
+    rot = np.array([np.asarray(g.placement.rotation, dtype=float) for g in geoms]).reshape(G, 3, 3)
+    trans = np.array([np.asarray(g.placement.translation, dtype=float) for g in geoms]).reshape(G, 3)
+    qi, vi, lower, upper = sim._limit_table()
+    finite_lo, finite_hi = np.isfinite(lower), np.isfinite(upper)
+    return _core.ContactEngine(
+        model.core,
+        np.array(kinds, dtype=np.int32),
+        np.array([g.body for g in geoms], dtype=np.int32),
+        np.ascontiguousarray(rot),
+        np.ascontiguousarray(trans),
+        np.array(sizes, dtype=float).reshape(G, 3),
+        np.array([g.friction for g in geoms], dtype=float),
+        np.array(sim.pairs(), dtype=np.int32).reshape(-1, 2),
+        np.r_[qi[finite_lo], qi[finite_hi]].astype(np.int32),
+        np.r_[vi[finite_lo], vi[finite_hi]].astype(np.int32),
+        np.r_[lower[finite_lo], upper[finite_hi]].astype(float),
+        np.r_[np.ones(finite_lo.sum()), -np.ones(finite_hi.sum())],
+        {"semi-implicit": 0, "euler": 1}[sim.integrator],
+        sim.friction_edges,
+        sim.stabilization,
+        sim.slop,
+        sim.push_out_limit,
+        sim.qp_tolerance,
+        sim.max_qp_iterations,
+    )

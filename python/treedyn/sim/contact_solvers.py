@@ -16,13 +16,32 @@ import numpy as np
 
 from .result import SimulationWarning
 
-__all__ = ["ProxQPContactSolver", "CONTACT_SOLVERS"]
+__all__ = ["AdmmContactSolver", "ProxQPContactSolver", "CONTACT_SOLVERS"]
+
+
+class AdmmContactSolver:
+    """The whole step in C++ (treedyn/contact/step.hpp): the impulses by ADMM on the tree Delassus
+    operator (contact/admm.hpp, contact/delassus.hpp: G never formed, O(N + m) per iteration),
+    warm-started from the last step. tolerance: the residuals' bound in velocity units (m/s, rad/s);
+    max_iterations: the cap, after which the last iterate is used and the step says it did not
+    converge (ContactStep.converged, a SimulationWarning)."""
+
+    in_engine = True
+    default_tolerance = 1e-6
+
+    def __init__(self, friction_edges: int, tolerance: float, max_iterations: int):
+        self.friction_edges = friction_edges
+        self.tolerance = tolerance
+        self.max_iterations = max_iterations
 
 
 class ProxQPContactSolver:
-    """Maximum dissipation in two convex QPs (Drumwright and Shell), each by proxsuite's dense
+    """The reference: Maximum dissipation in two convex QPs (Drumwright and Shell), each by proxsuite's dense
     ProxQP: the inelastic normal (and limit) impulses, then friction within the cones with the
     normal impulses' sum bounded by the first QP's. tolerance: ProxQP's eps_abs, in velocity units."""
+
+    in_engine = False
+    default_tolerance = 1e-9
 
     def __init__(self, friction_edges: int, tolerance: float, max_iterations: int):
         self.friction_edges = friction_edges
@@ -113,4 +132,4 @@ class ProxQPContactSolver:
 
 
 #: the contact solvers by name (ContactSimulator's ``contact_solver``)
-CONTACT_SOLVERS = {"proxqp": ProxQPContactSolver}
+CONTACT_SOLVERS = {"admm": AdmmContactSolver, "proxqp": ProxQPContactSolver}

@@ -1,0 +1,191 @@
+// The contact step (treedyn/contact/step.hpp) for treedyn.sim.contact.ContactSimulator: an engine
+// built once per model and options, stepping one world (a State, in place) or a batch of worlds
+// (spread over td.set_num_threads threads), the GIL released. The Python side checks the states.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+
+#include "arrays.hpp"
+#include "treedyn/contact/step.hpp"
+#include "treedyn/support/parallel.hpp"
+
+namespace py = pybind11;
+using namespace treedyn;
+using Arr = py::array_t<double, py::array::c_style>;
+
+namespace {
+
+struct PyContactEngine {
+  ContactEngine engine;
+  std::vector<std::unique_ptr<ContactWorld>> worlds;
+  std::mutex grow;
+  ContactWorld& world(std::size_t k) {
+    std::lock_guard<std::mutex> lock(grow);
+    while (worlds.size() <= k) worlds.push_back(std::make_unique<ContactWorld>(engine.model));
+    return *worlds[k];
+  }
+};
+
+// a writable float64 C-contiguous array of `n` values per world (B worlds, or one when B = 0)
+double* inout(py::handle obj, const char* name, py::ssize_t B, py::ssize_t n) {
+  auto a = py::reinterpret_borrow<py::array>(obj);
+  if (!py::isinstance<py::array_t<double>>(obj) || !(a.flags() & py::array::c_style) || !a.writeable())
+    throw py::type_error(std::string(name) + " must be a writable C-contiguous float64 array");
+  const bool ok = B == 0 ? (a.ndim() == 1 && a.shape(0) == n) : (a.ndim() == 2 && a.shape(0) == B && a.shape(1) == n);
+  if (!ok)
+    throw py::value_error(std::string(name) + " has shape " + py_arrays::shape_str(a) + ", expected " +
+                          (B == 0 ? "(" : "(" + std::to_string(B) + ", ") + std::to_string(n) + ")");
+  return static_cast<double*>(a.mutable_data());
+}
+
+py::tuple stats_tuple(const StepStats& s) {
+  return py::make_tuple(s.contacts, s.limits, s.iterations, s.converged, s.primal, s.dual, s.max_penetration,
+                        py::make_tuple(s.seconds[0], s.seconds[1], s.seconds[2], s.seconds[3]));
+}
+
+}  // namespace
+
+void bind_contact(py::module_& m) {
+  py::class_<PyContactEngine>(m, "ContactEngine", "The contact step of one model (treedyn.sim.contact)")
+      .def(py::init([](const Model<double>& model, py::array_t<int> kinds, py::array_t<int> bodies, Arr rotations,
+                       Arr translations, Arr sizes, Arr friction, py::array_t<int> pairs, py::array_t<int> limit_q,
+                       py::array_t<int> limit_v, Arr limit_bound, Arr limit_sign, int integrator, int edges,
+                       double stabilization, double slop, double push_out_limit, double tolerance, int max_iterations) {
+             const py::ssize_t G = kinds.size();
+             if (bodies.size() != G || rotations.size() != 9 * G || translations.size() != 3 * G ||
+                 sizes.size() != 3 * G || friction.size() != G)
+               throw py::value_error("ContactEngine: the geom arrays' sizes disagree");
+             std::vector<GeomData> geoms(G);
+             for (py::ssize_t k = 0; k < G; ++k) {
+               GeomData& g = geoms[k];
+               g.kind = ShapeKind(kinds.data()[k]);
+               g.body = bodies.data()[k];
+               if (g.body < 0 || g.body > model.N)
+                 throw py::value_error("ContactEngine: a geom's body is out of range");
+               for (int r = 0; r < 3; ++r) {
+                 for (int c = 0; c < 3; ++c) g.R(r, c) = rotations.data()[9 * k + 3 * r + c];
+                 g.p[r] = translations.data()[3 * k + r];
+                 g.size[r] = sizes.data()[3 * k + r];
+               }
+               g.friction = friction.data()[k];
+             }
+             std::vector<std::pair<int, int>> pr(pairs.size() / 2);
+             for (std::size_t k = 0; k < pr.size(); ++k) {
+               pr[k] = {pairs.data()[2 * k], pairs.data()[2 * k + 1]};
+               if (pr[k].first < 0 || pr[k].first >= G || pr[k].second < 0 || pr[k].second >= G)
+                 throw py::value_error("ContactEngine: a pair's geom is out of range");
+             }
+             LimitTable lt;
+             const py::ssize_t nb = limit_q.size();
+             for (py::ssize_t k = 0; k < nb; ++k) {
+               lt.qi.push_back(limit_q.data()[k]);
+               lt.vi.push_back(limit_v.data()[k]);
+               lt.bound.push_back(limit_bound.data()[k]);
+               lt.sign.push_back(limit_sign.data()[k]);
+             }
+             ContactOptions o;
+             o.integrator = integrator;
+             o.edges = edges;
+             o.stabilization = stabilization;
+             o.slop = slop;
+             o.push_out_limit = push_out_limit;
+             o.admm.tolerance = tolerance;
+             o.admm.max_iterations = max_iterations;
+             return new PyContactEngine{
+                 ContactEngine(model, std::move(geoms), std::move(pr), std::move(lt), o), {}, {}};
+           }),
+           py::arg("model"), py::arg("kinds"), py::arg("bodies"), py::arg("rotations"), py::arg("translations"),
+           py::arg("sizes"), py::arg("friction"), py::arg("pairs"), py::arg("limit_q"), py::arg("limit_v"),
+           py::arg("limit_bound"), py::arg("limit_sign"), py::arg("integrator"), py::arg("edges"),
+           py::arg("stabilization"), py::arg("slop"), py::arg("push_out_limit"), py::arg("tolerance"),
+           py::arg("max_iterations"))
+      .def(
+          "step",
+          [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int world) {
+            const Model<double>& M = e.engine.model;
+            double* qa = inout(q, "q", 0, M.nq);
+            double* va = inout(v, "v", 0, M.nv);
+            auto ta = py_arrays::as_real<double>(tau, "tau");
+            if (ta.size() != M.nv) throw py::value_error("tau must have nv values");
+            ContactWorld& W = e.world(std::size_t(world));
+            StepStats st;
+            {
+              py::gil_scoped_release release;
+              e.engine.step(W, qa, va, ta.data(), h, qa, va, st);
+            }
+            return stats_tuple(st);
+          },
+          py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("h"), py::arg("world") = 0,
+          "One step of world `world` from (q, v) under tau, in place; (contacts, limits, iterations, converged, "
+          "primal, dual, max_penetration, seconds of the 4 phases)")
+      .def(
+          "step_batch",
+          [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int threads) {
+            const Model<double>& M = e.engine.model;
+            auto qarr = py::reinterpret_borrow<py::array>(q);
+            const py::ssize_t B = qarr.ndim() == 2 ? qarr.shape(0) : -1;
+            if (B < 1) throw py::value_error("q must have shape (B, nq)");
+            double* qa = inout(q, "q", B, M.nq);
+            double* va = inout(v, "v", B, M.nv);
+            auto ta = py_arrays::as_real<double>(tau, "tau");
+            if (ta.size() != B * M.nv) throw py::value_error("tau must have shape (B, nv)");
+            e.world(std::size_t(B - 1));
+            py::array_t<int> counts({B, py::ssize_t(3)});
+            Arr res({B, py::ssize_t(2)});
+            std::vector<StepStats> st(B);
+            {
+              py::gil_scoped_release release;
+              parallel_for(int(B), threads, [&](int b, int) {
+                e.engine.step(*e.worlds[b], qa + b * M.nq, va + b * M.nv, ta.data() + b * M.nv, h, qa + b * M.nq,
+                              va + b * M.nv, st[b]);
+              });
+            }
+            for (py::ssize_t b = 0; b < B; ++b) {
+              counts.mutable_at(b, 0) = st[b].contacts;
+              counts.mutable_at(b, 1) = st[b].iterations;
+              counts.mutable_at(b, 2) = st[b].converged;
+              res.mutable_at(b, 0) = st[b].primal;
+              res.mutable_at(b, 1) = st[b].dual;
+            }
+            return py::make_tuple(counts, res);
+          },
+          py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("h"), py::arg("threads"),
+          "One step of B worlds (world b: row b of q, v, tau, its own warm start), in place")
+      .def(
+          "contacts",
+          [](PyContactEngine& e, int world) {
+            ContactWorld& W = e.world(std::size_t(world));
+            std::lock_guard<std::mutex> lock(W.busy);
+            const py::ssize_t P = py::ssize_t(W.found.size());
+            py::array_t<std::int64_t> geoms({P, py::ssize_t(2)}), bodies({P, py::ssize_t(2)});
+            Arr points({P, py::ssize_t(3)}), normals({P, py::ssize_t(3)}), impulses({P, py::ssize_t(3)}), depths(P),
+                mu(P);
+            const bool solved = W.w.z.size() >= 3 * P;
+            for (py::ssize_t k = 0; k < P; ++k) {
+              const ContactPoint& c = W.found[k];
+              Mat3<double> D = W.X0[c.body[1]].E.transpose() * W.G.contacts[k].D[1];  // world n, t₁, t₂
+              const Vec3<double> z = solved ? Vec3<double>(W.w.z.segment<3>(3 * k)) : Vec3<double>::Zero();
+              const Vec3<double> f = D * z;
+              for (int r = 0; r < 2; ++r) geoms.mutable_at(k, r) = c.geom[r], bodies.mutable_at(k, r) = c.body[r];
+              for (int r = 0; r < 3; ++r) {
+                points.mutable_at(k, r) = c.point[r];
+                normals.mutable_at(k, r) = c.normal[r];
+                impulses.mutable_at(k, r) = f[r];
+              }
+              depths.mutable_at(k) = c.depth;
+              mu.mutable_at(k) = c.friction;
+            }
+            const py::ssize_t L = py::ssize_t(W.bounds.size());
+            Arr limit_impulse(py::ssize_t(e.engine.model.nv));
+            std::fill(limit_impulse.mutable_data(), limit_impulse.mutable_data() + limit_impulse.size(), 0.0);
+            for (py::ssize_t l = 0; l < L && W.w.z.size() >= 3 * P + L; ++l)
+              limit_impulse.mutable_data()[W.G.limit_dof[l]] += W.G.limit_sign[l] * W.w.z[3 * P + l];
+            return py::make_tuple(geoms, bodies, points, normals, depths, mu, impulses, limit_impulse);
+          },
+          py::arg("world") = 0,
+          "The last step's contacts of world `world`: geoms, bodies, points, normals, depths, friction, impulses "
+          "(on the second body, world N·s) and the limits' generalized impulse");
+}

@@ -1,0 +1,206 @@
+// The contact problem of one step, solved by ADMM on a Delassus operator (docs/contact.md).
+//
+// Given the rows' velocities before the impulses g = J v*, their targets b (a contact's normal
+// push-out, a limit's, a bilateral row's Baumgarte velocity; 0 on the tangents) and the cones,
+// find impulses λ with the velocities after them σ = G λ + g − b such that
+//   contacts    λ_i ∈ K_i = {‖λ_t‖ ≤ μ λ_n} (or the cone's k-edge pyramid), σ̃_i ∈ K_i*, λ_i ⊥ σ̃_i,
+//               σ̃_i = σ_i + μ_i h(−σ_t,i) e_n (De Saxcé's shift; h the support function of the
+//               cone's section: ‖·‖, or the largest edge), which is Signorini's condition with
+//               Coulomb's friction at its maximum dissipation: a sliding contact keeps σ_n = 0 and
+//               its friction μ λ_n opposes the slide
+//   limits      λ ≥ 0, σ ≥ 0, λ σ = 0
+//   bilateral   σ = 0.
+// ADMM on the split λ = z, z in the cones (Boyd et al. 2011, §3; the contact form of Carpentier et
+// al. 2024): λ⁺ = (G + ρI)⁻¹(ρ z − y − (g − b + s)), z⁺ = Π_K(λ⁺ + y/ρ), y⁺ = y + ρ(λ⁺ − z⁺), with
+// s the De Saxcé shift at the last iterate. Residuals in velocity units: primal ‖G(λ − z)‖ ≤
+// λ_max(G) ‖λ − z‖∞, dual ρ ‖z⁺ − z‖∞. ρ is balanced between them (×/÷ 5 when one exceeds the
+// other tenfold; each change refactors the operator: O(N + m)), and starts at the last step's.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <Eigen/Core>
+
+namespace treedyn {
+
+// Π_K(x) of one contact's (λ_n, λ_t₁, λ_t₂) on {‖λ_t‖ ≤ μ λ_n}
+inline void project_soc(double mu, double* x) {
+  const double t = std::hypot(x[1], x[2]);
+  if (t <= mu * x[0]) return;
+  if (mu * t <= -x[0]) {  // in the polar cone: the apex
+    x[0] = x[1] = x[2] = 0.0;
+    return;
+  }
+  const double a = (mu * t + x[0]) / (mu * mu + 1.0);
+  const double s = t > 0 ? mu * a / t : 0.0;
+  x[0] = a, x[1] *= s, x[2] *= s;
+}
+
+// The k-edge pyramid {λ_t ∈ μ λ_n conv(d_j)}, d_j = (cos φ_j, sin φ_j), φ_j = 2πj/k in the contact's
+// turned tangent frame (its first edge against the slide): the edges' and faces' directions, once
+struct Pyramid {
+  int k = 0;
+  double ch = 1;                       // cos(π/k): the faces' distance from the centre of the unit section
+  std::vector<double> ec, es, fc, fs;  // edge j (cos, sin φ_j), face j's outward normal (φ_j + π/k)
+  explicit Pyramid(int edges = 0) : k(edges) {
+    const double pi = 3.14159265358979323846;
+    ch = k ? std::cos(pi / k) : 1.0;
+    for (int j = 0; j < k; ++j) {
+      const double f = 2 * pi * j / k;
+      ec.push_back(std::cos(f)), es.push_back(std::sin(f));
+      fc.push_back(std::cos(f + pi / k)), fs.push_back(std::sin(f + pi / k));
+    }
+  }
+  bool inside(double mu, const double* y, double tol) const {
+    if (y[0] < -tol) return false;
+    for (int j = 0; j < k; ++j)
+      if (y[1] * fc[j] + y[2] * fs[j] > mu * ch * y[0] + tol) return false;
+    return true;
+  }
+  // Π_K(x): the nearest of x itself (inside), its projections on the faces (planes through two
+  // adjacent edges) that fall inside, on the edges' rays, and the apex
+  void project(double mu, double* x) const {
+    if (inside(mu, x, 0.0)) return;
+    const double scale = std::abs(x[0]) + std::abs(x[1]) + std::abs(x[2]);
+    double best[3] = {0, 0, 0}, bestd = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+    auto consider = [&](const double* y) {
+      const double d = (y[0] - x[0]) * (y[0] - x[0]) + (y[1] - x[1]) * (y[1] - x[1]) + (y[2] - x[2]) * (y[2] - x[2]);
+      if (d < bestd) bestd = d, best[0] = y[0], best[1] = y[1], best[2] = y[2];
+    };
+    const double ee = 1.0 + mu * mu, nn = mu * mu * ch * ch + 1.0;
+    for (int j = 0; j < k; ++j) {
+      const double t = (x[0] + mu * (x[1] * ec[j] + x[2] * es[j])) / ee;  // on edge j: (1, μ d_j)
+      if (t > 0) {
+        const double y[3] = {t, t * mu * ec[j], t * mu * es[j]};
+        consider(y);
+      }
+      const double s = (-mu * ch * x[0] + x[1] * fc[j] + x[2] * fs[j]) / nn;  // on face j: normal (−μ cos(π/k), f_j)
+      const double y[3] = {x[0] + s * mu * ch, x[1] - s * fc[j], x[2] - s * fs[j]};
+      if (inside(mu, y, 1e-12 * scale)) consider(y);
+    }
+    x[0] = best[0], x[1] = best[1], x[2] = best[2];
+  }
+  // the support function of the unit section at w: max_j w·d_j (‖w‖ for the cone, k = 0)
+  double support(double w1, double w2) const {
+    if (k == 0) return std::hypot(w1, w2);
+    double h = -1e300;
+    for (int j = 0; j < k; ++j) h = std::max(h, w1 * ec[j] + w2 * es[j]);
+    return h;
+  }
+};
+
+struct ConeRows {
+  int P = 0, L = 0, B = 0;           // contacts (3 rows each), limits, bilateral rows
+  const double* mu = nullptr;        // P friction coefficients
+  const Pyramid* pyramid = nullptr;  // k = 0: the second-order cone
+  const double* turn = nullptr;      // P x 2: (cos, sin) of the angle of a contact's first edge in (t₁, t₂)
+  // a contact's tangent components into its turned frame (back: sign −1)
+  void rotate(int i, double* x, double sign) const {
+    const double c = turn[2 * i], s = sign * turn[2 * i + 1];
+    const double a = c * x[1] + s * x[2], b = -s * x[1] + c * x[2];
+    x[1] = a, x[2] = b;
+  }
+  double shift(int i, const double* sigma) const {  // μ h(−σ_t): De Saxcé's
+    if (pyramid->k == 0) return mu[i] * std::hypot(sigma[1], sigma[2]);
+    double y[3] = {0, -sigma[1], -sigma[2]};
+    rotate(i, y, 1.0);
+    return mu[i] * pyramid->support(y[1], y[2]);
+  }
+};
+
+inline void project_rows(const ConeRows& c, double* x) {
+  for (int i = 0; i < c.P; ++i) {
+    double* xi = x + 3 * i;
+    if (c.pyramid->k == 0) {
+      project_soc(c.mu[i], xi);
+    } else {
+      c.rotate(i, xi, 1.0);
+      c.pyramid->project(c.mu[i], xi);
+      c.rotate(i, xi, -1.0);
+    }
+  }
+  for (int l = 0; l < c.L; ++l) x[3 * c.P + l] = std::max(x[3 * c.P + l], 0.0);
+}
+
+struct AdmmSettings {
+  double tolerance = 1e-6;  // velocity units
+  int max_iterations = 500;
+  double rho_factor = 5.0, balance = 10.0;
+  double alpha = 1.6;  // over-relaxation (Boyd et al. §3.4.3: 1.5–1.8; 60 → 57 iterations on the centipede)
+  int adapt_every = 1;
+};
+
+struct AdmmResult {
+  int iterations = 0;
+  bool converged = false;
+  double primal = 0, dual = 0, rho = 0;
+};
+
+struct AdmmWorkspace {
+  Eigen::VectorXd lam, z, zold, y, r, c, sigma, g;
+  void resize(int m) {
+    for (Eigen::VectorXd* v : {&lam, &z, &zold, &y, &r, &c, &sigma, &g}) v->resize(m);
+  }
+};
+
+// λ_max(G) by power iteration (a few products with G: an estimate, raised 10 % for safety)
+template <class Op> double largest_eigenvalue(Op& G, AdmmWorkspace& w, int m, int iterations) {
+  Eigen::VectorXd& x = w.r;
+  Eigen::VectorXd& y = w.c;
+  x.setConstant(1.0 / std::sqrt(double(std::max(m, 1))));
+  double lam = 0.0;
+  for (int it = 0; it < iterations; ++it) {
+    G.apply(x.data(), y.data());
+    const double n = y.norm();
+    if (!(n > 0)) return 1.0;
+    lam = x.dot(y);
+    x = y / n;
+  }
+  return 1.1 * std::max(lam, 1e-300);
+}
+
+// the impulses z (in: the warm start; out: the solution) and the dual y (in/out), for g = J v*, b
+template <class Op>
+AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, double lambda_max, double rho0,
+                const AdmmSettings& set, AdmmWorkspace& w) {
+  const int m = int(w.z.size()), P = cones.P;
+  AdmmResult out;
+  double rho = rho0;
+  G.factor(rho);
+  // the velocities at the warm start, for the first De Saxcé shift
+  G.apply(w.z.data(), w.sigma.data());
+  for (int k = 0; k < m; ++k) w.sigma[k] += g[k] - b[k];
+  for (int it = 1; it <= set.max_iterations; ++it) {
+    for (int k = 0; k < m; ++k) w.c[k] = g[k] - b[k];
+    for (int i = 0; i < P; ++i) w.c[3 * i] += cones.shift(i, w.sigma.data() + 3 * i);  // s on the normal row
+    w.r = rho * w.z - w.y - w.c;
+    G.solve(w.r.data(), w.lam.data());                                               // (G + ρI) λ = r
+    for (int k = 0; k < m; ++k) w.sigma[k] = w.r[k] - rho * w.lam[k] + g[k] - b[k];  // G λ + g − b
+    w.zold = w.z;
+    if (set.alpha != 1.0) w.lam = set.alpha * w.lam + (1.0 - set.alpha) * w.zold;  // over-relaxed
+    w.z = w.lam + w.y / rho;
+    project_rows(cones, w.z.data());
+    w.y += rho * (w.lam - w.z);
+    out.primal = lambda_max * (w.lam - w.z).lpNorm<Eigen::Infinity>();
+    out.dual = rho * (w.z - w.zold).lpNorm<Eigen::Infinity>();
+    out.iterations = it;
+    if (!std::isfinite(out.primal) || !std::isfinite(out.dual)) break;
+    if (out.primal <= set.tolerance && out.dual <= set.tolerance) {
+      out.converged = true;
+      break;
+    }
+    if (set.adapt_every <= 0 || it % set.adapt_every != 0) continue;
+    if (out.primal > set.balance * out.dual) {
+      rho *= set.rho_factor;
+      G.factor(rho);
+    } else if (out.dual > set.balance * out.primal) {
+      rho /= set.rho_factor;
+      G.factor(rho);
+    }
+  }
+  out.rho = rho;
+  return out;
+}
+
+}  // namespace treedyn

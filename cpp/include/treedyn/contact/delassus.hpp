@@ -1,0 +1,237 @@
+// The Delassus operator G = J M⁻¹ Jᵀ of a step's contact rows on a tree, never formed: products
+// with G and solves with G + ρI by articulated-body passes (docs/contact.md).
+//
+// Rows. A contact gives three (its normal n and tangents t₁, t₂: J_i u is the velocity of its
+// second body relative to its first at the contact point, along each), a joint-limit bound one
+// (s e_kᵀ), a bilateral constraint one (any row of nv). Impulses x on the rows act on the bodies as
+// the forces Jᵀx.
+//
+// Products. J M⁻¹ Jᵀ x is one backward pass (the impulses as body forces, the bias pass of ABA with
+// q̇ = 0 and no gravity, RBDA Table 7.1) and one forward pass (the accelerations, here velocity
+// changes) on the factors U_i, D_i⁻¹ of ABA, then the rows read off the bodies' motions: O(N + m).
+//
+// Solves. (ρI + J M⁻¹ Jᵀ)⁻¹ r = (r − J u)/ρ with (M + JᵀJ/ρ) u = Jᵀ r/ρ (Woodbury). For a contact
+// between a body and the world, J_iᵀJ_i is the spatial inertia of a point mass 1 at the contact
+// point (n, t₁, t₂ orthonormal), and a limit's row adds 1/ρ to its coordinate's pivot (armature):
+// M + JᵀJ/ρ is the mass matrix of the same tree with these inertias appended, factored by ABA's
+// backward pass in O(N + m). The rest — contacts between two moving bodies, which close a loop, and
+// bilateral rows — are the coupled rows C, taken by Woodbury once more with the dense block
+// S_C = ρI + J_C A⁻¹ J_Cᵀ (A the tree part), formed with one tree solve per coupled row.
+#pragma once
+#include <Eigen/Cholesky>
+#include <vector>
+
+#include "treedyn/algorithms/aba.hpp"
+
+namespace treedyn {
+
+// A contact's geometry for the operator: the bodies (a, b; the impulse pushes b along +d, a along
+// −d), the contact point and the frame D = [n t₁ t₂] in each body's coordinates
+struct ContactFrame {
+  int body[2];
+  Vec3<double> c[2];
+  Mat3<double> D[2];
+};
+
+// the factors of a tree's (augmented) mass matrix: ABA's U_i, D_i⁻¹
+struct TreeFactor {
+  std::vector<ArticulatedInertia<double>> IA;
+  std::vector<Force<double>> U;
+  std::vector<Data<double>::Small> Dinv;
+  explicit TreeFactor(const Model<double>& model)
+      : IA(model.N + 1, ArticulatedInertia<double>::zero()), U(model.nv, Force<double>::zero()), Dinv(model.N + 1) {
+    for (int i = 0; i <= model.N; ++i) Dinv[i].setZero(model.nv_i[i], model.nv_i[i]);
+  }
+};
+
+struct TreeDelassus {
+  using VecX = Eigen::VectorXd;
+  using MatX = Eigen::MatrixXd;
+  const Model<double>* model = nullptr;
+  const Data<double>* kin = nullptr;  // Xup, S at q (and M's factors U, D⁻¹: the free motion's ABA)
+  // the rows: contacts (3 each), then limits (1 each), then bilateral rows (1 each)
+  std::vector<ContactFrame> contacts;
+  std::vector<int> limit_dof;
+  std::vector<double> limit_sign;
+  MatX bilateral;  // nb x nv
+  double rho = 1.0;
+
+  TreeFactor aug;                 // M + JᵀJ/ρ without the coupled rows (A)
+  std::vector<Force<double>> pA;  // body forces, scratch
+  std::vector<Motion<double>> a;  // body motions, scratch
+  VecX tau, u, armature;          // nv scratch
+  std::vector<int> coupled;       // the coupled rows, in row order
+  MatX JW;                        // m x nc: J A⁻¹ J_Cᵀ
+  Eigen::LLT<MatX> SC;            // ρI + J_C A⁻¹ J_Cᵀ
+  VecX xc, yc;
+
+  explicit TreeDelassus(const Model<double>& m)
+      : model(&m),
+        aug(m),
+        pA(m.N + 1, Force<double>::zero()),
+        a(m.N + 1, Motion<double>::zero()),
+        tau(VecX::Zero(m.nv)),
+        u(VecX::Zero(m.nv)),
+        armature(VecX::Zero(m.nv)) {}
+
+  int P() const { return int(contacts.size()); }
+  int rows() const { return 3 * P() + int(limit_dof.size()) + int(bilateral.rows()); }
+  bool is_coupled(int c) const { return contacts[c].body[0] != 0 && contacts[c].body[1] != 0; }
+
+  // Jᵀ x as body forces (pA = −f, ABA's sign) and generalized forces (tau), x scaled by s
+  void spread(const double* x, double s) {
+    const Model<double>& M = *model;
+    for (int i = 0; i <= M.N; ++i) pA[i] = Force<double>::zero();
+    tau.setZero();
+    for (int k = 0; k < P(); ++k) {
+      const ContactFrame& f = contacts[k];
+      const Vec3<double> xk(x[3 * k] * s, x[3 * k + 1] * s, x[3 * k + 2] * s);
+      for (int e = 0; e < 2; ++e) {
+        if (f.body[e] == 0) continue;
+        const Vec3<double> F = f.D[e] * xk;  // the force on body b (e = 1), −force on a (e = 0)
+        const Force<double> w{cross(f.c[e], F), F};
+        if (e == 1)
+          pA[f.body[e]] -= w;
+        else
+          pA[f.body[e]] += w;
+      }
+    }
+    const int r0 = 3 * P();
+    for (std::size_t l = 0; l < limit_dof.size(); ++l) tau[limit_dof[l]] += limit_sign[l] * x[r0 + l] * s;
+    const int r1 = r0 + int(limit_dof.size());
+    for (int b = 0; b < bilateral.rows(); ++b) tau += bilateral.row(b).transpose() * (x[r1 + b] * s);
+  }
+
+  // J u from the bodies' motions a and the coordinates' u, into y (rows)
+  void gather(const double* uq, double* y) const {
+    for (int k = 0; k < P(); ++k) {
+      const ContactFrame& f = contacts[k];
+      Vec3<double> w = Vec3<double>::Zero();
+      for (int e = 0; e < 2; ++e) {
+        if (f.body[e] == 0) continue;
+        const Motion<double>& m = a[f.body[e]];
+        const Vec3<double> pv = f.D[e].transpose() * Vec3<double>(m.lin + cross(m.ang, f.c[e]));
+        w += e == 1 ? pv : Vec3<double>(-pv);
+      }
+      y[3 * k] = w[0], y[3 * k + 1] = w[1], y[3 * k + 2] = w[2];
+    }
+    const int r0 = 3 * P();
+    for (std::size_t l = 0; l < limit_dof.size(); ++l) y[r0 + l] = limit_sign[l] * uq[limit_dof[l]];
+    const int r1 = r0 + int(limit_dof.size());
+    for (int b = 0; b < bilateral.rows(); ++b) y[r1 + b] = bilateral.row(b).dot(Eigen::Map<const VecX>(uq, model->nv));
+  }
+
+  // u = (factored matrix)⁻¹ (tau − Σ body forces): ABA's bias and acceleration passes with q̇ = 0
+  // and no gravity on the factors U, D⁻¹; the bodies' motions land in a
+  void tree_solve(const std::vector<Force<double>>& U, const std::vector<Data<double>::Small>& Dinv, double* uq) {
+    const Model<double>& M = *model;
+    const Data<double>& d = *kin;
+    for (int i = M.N; i >= 1; --i) {  // u_i = τ_i − S_iᵀ p^A_i, p^A_λ += ^iX_λᵀ (p^A_i + U_i D_i⁻¹ u_i)
+      const int p = M.parent[i], vi = M.v_index[i], ni = M.nv_i[i];
+      Force<double> pa = pA[i];
+      Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 6, 1> w(ni);
+      for (int k = 0; k < ni; ++k) w[k] = tau[vi + k] - dot(d.S[vi + k], pA[i]);
+      for (int k = 0; k < ni; ++k) uq[vi + k] = w[k];
+      const Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 6, 1> z = Dinv[i] * w;
+      for (int k = 0; k < ni; ++k) pa += U[vi + k] * z[k];
+      if (p > 0) pA[p] += d.Xup[i].inv_apply(pa);
+    }
+    for (int i = 1; i <= M.N; ++i) {  // a_i = ^iX_λ a_λ, u_i = D_i⁻¹(u_i − U_iᵀ a_i), a_i += S_i u_i
+      const int p = M.parent[i], vi = M.v_index[i], ni = M.nv_i[i];
+      Motion<double> ai = p > 0 ? d.Xup[i].apply(a[p]) : Motion<double>::zero();
+      Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 6, 1> w(ni);
+      for (int k = 0; k < ni; ++k) w[k] = uq[vi + k] - dot(ai, U[vi + k]);
+      Eigen::Map<VecX>(uq + vi, ni).noalias() = Dinv[i] * w;
+      ai += subspace_times<double>(d.S.data() + vi, ni, uq + vi);
+      a[i] = ai;
+    }
+  }
+
+  // y = G x (x, y: rows()), on M's factors (the free motion's ABA in kin); dv = M⁻¹Jᵀx if asked
+  void apply(const double* x, double* y, double* dv = nullptr) {
+    spread(x, 1.0);
+    double* uq = dv ? dv : u.data();
+    tree_solve(kin->U, kin->Dinv, uq);
+    gather(uq, y);
+  }
+
+  // M + JᵀJ/ρ on the tree rows (A), and the coupled block S_C
+  void factor(double rho_) {
+    rho = rho_;
+    const Model<double>& M = *model;
+    const Data<double>& d = *kin;
+    const double w = 1.0 / rho;
+    for (int i = 1; i <= M.N; ++i) aug.IA[i] = ArticulatedInertia<double>::from(M.I[i]);
+    coupled.clear();
+    for (int k = 0; k < P(); ++k) {
+      if (is_coupled(k)) {
+        for (int r = 0; r < 3; ++r) coupled.push_back(3 * k + r);
+        continue;
+      }
+      const ContactFrame& f = contacts[k];
+      const int e = f.body[1] != 0 ? 1 : 0;
+      if (f.body[e] == 0) continue;                  // world against world: nothing moves
+      const Mat3<double> cx = skew<double>(f.c[e]);  // a point mass w at c: [−w c×c×, w c×; −w c×, w 1]
+      ArticulatedInertia<double>& I = aug.IA[f.body[e]];
+      I.A.noalias() -= w * cx * cx;
+      I.B.noalias() += w * cx;
+      I.C.diagonal().array() += w;
+    }
+    armature.setZero();
+    for (std::size_t l = 0; l < limit_dof.size(); ++l) armature[limit_dof[l]] += w;
+    const int r1 = 3 * P() + int(limit_dof.size());
+    for (int b = 0; b < bilateral.rows(); ++b) coupled.push_back(r1 + b);
+    for (int i = M.N; i >= 1; --i) {  // ABA's backward pass: U_i = I^A_i S_i, D_i = S_iᵀU_i (+ armature)
+      const int p = M.parent[i], vi = M.v_index[i], ni = M.nv_i[i];
+      const Motion<double>* Si = d.S.data() + vi;
+      Force<double>* Ui = aug.U.data() + vi;
+      Data<double>::Small D(ni, ni);
+      for (int b = 0; b < ni; ++b) Ui[b] = aug.IA[i] * Si[b];
+      for (int r = 0; r < ni; ++r)
+        for (int b = 0; b < ni; ++b) D(r, b) = dot(Si[r], Ui[b]) + (r == b ? armature[vi + r] : 0.0);
+      invert_pivot(M, i, D, aug.Dinv[i]);
+      ArticulatedInertia<double>& Ia = aug.IA[i];
+      if (ni == 1) {
+        Ia.subtract_outer(Ui[0], aug.Dinv[i](0, 0));
+      } else if (ni > 1) {
+        Eigen::Matrix<double, 6, Eigen::Dynamic, 0, 6, 6> Um(6, ni);
+        for (int b = 0; b < ni; ++b) Um.col(b) = Ui[b].vec();
+        Ia = ArticulatedInertia<double>::from_matrix(Ia.matrix() - Um * aug.Dinv[i] * Um.transpose());
+      }
+      if (p > 0) aug.IA[p] += d.Xup[i].inv_apply(Ia);
+    }
+    const int m = rows(), nc = int(coupled.size());
+    JW.resize(m, nc);
+    if (nc == 0) return;
+    VecX e = VecX::Zero(m);
+    for (int j = 0; j < nc; ++j) {  // column j of J A⁻¹ J_Cᵀ: one tree solve
+      e[coupled[j]] = 1.0;
+      spread(e.data(), 1.0);
+      tree_solve(aug.U, aug.Dinv, u.data());
+      gather(u.data(), JW.col(j).data());
+      e[coupled[j]] = 0.0;
+    }
+    MatX S(nc, nc);
+    for (int j = 0; j < nc; ++j) S.row(j) = JW.row(coupled[j]);
+    S = 0.5 * (S + S.transpose());
+    S.diagonal().array() += rho;
+    SC.compute(S);
+  }
+
+  // x = (G + ρI)⁻¹ r, and Gx = r − ρx: x = (r − J B⁻¹Jᵀ r/ρ)/ρ, B = A + J_CᵀJ_C/ρ
+  void solve(const double* r, double* x) {
+    const int m = rows(), nc = int(coupled.size());
+    spread(r, 1.0 / rho);
+    tree_solve(aug.U, aug.Dinv, u.data());
+    gather(u.data(), x);  // J A⁻¹ Jᵀ r/ρ
+    if (nc) {             // − JW S_C⁻¹ (J_C A⁻¹ Jᵀ r/ρ)
+      xc.resize(nc);
+      for (int j = 0; j < nc; ++j) xc[j] = x[coupled[j]];
+      yc = SC.solve(xc);
+      Eigen::Map<VecX>(x, m).noalias() -= JW * yc;
+    }
+    for (int k = 0; k < m; ++k) x[k] = (r[k] - x[k]) / rho;
+  }
+};
+
+}  // namespace treedyn

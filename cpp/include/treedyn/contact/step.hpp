@@ -1,0 +1,317 @@
+// One time step with contact, in C++ (docs/contact.md): the phases of mj_step, each a small pass.
+//   collision    the candidate geom pairs' closed forms (contact/collision.hpp) at the body poses
+//   dynamics     the free motion v* = v + h q̈(q, v, τ) by ABA (its U_i, D_i⁻¹ are M's factors)
+//   contact      the rows (each contact's n, t₁, t₂; the joint limits within reach; the bilateral rows),
+//                g = J v*, the targets, the impulses by ADMM on the tree Delassus operator
+//                (contact/admm.hpp, contact/delassus.hpp), v⁺ = v* + M⁻¹Jᵀz
+//   integrate    q⁺ = q ⊕ h v⁺ (semi-implicit Euler) or q ⊕ h v (explicit Euler)
+// A free joint's linear velocity is stepped as the world-frame velocity it is (below), so that a
+// torque-free body keeps its speed. A world's workspace keeps the last step's impulses (the warm
+// start) and ρ; one engine steps many worlds, one workspace each.
+#pragma once
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "treedyn/algorithms/aba.hpp"
+#include "treedyn/algorithms/kinematics.hpp"
+#include "treedyn/contact/admm.hpp"
+#include "treedyn/contact/collision.hpp"
+#include "treedyn/contact/delassus.hpp"
+#include "treedyn/model/configuration.hpp"
+
+namespace treedyn {
+
+struct ContactOptions {
+  int integrator = 0;  // 0: semi-implicit Euler, 1: explicit Euler
+  int edges = 4;       // 0: the second-order cone; k >= 3: k-edge pyramid
+  double stabilization = 0.02, slop = 1e-5, push_out_limit = 0.2;
+  AdmmSettings admm;
+};
+
+struct LimitTable {  // the model's finite joint-limit bounds: coordinate (q, v) and bound, ±1
+  std::vector<int> qi, vi;
+  std::vector<double> bound, sign;  // sign +1: a lower bound, −1: an upper one
+};
+
+enum Phase { kCollision = 0, kDynamics = 1, kContact = 2, kIntegrate = 3, kPhases = 4 };
+
+struct StepStats {
+  int contacts = 0, limits = 0, iterations = 0;
+  bool converged = true;
+  double primal = 0, dual = 0, max_penetration = 0;
+  double seconds[kPhases] = {0, 0, 0, 0};
+};
+
+struct WarmEntry {
+  long long key;
+  double z[3], y[3];
+};
+
+// one world's workspace
+struct ContactWorld {
+  Data<double> data;
+  std::vector<Transform<double>> X0;
+  std::vector<ContactPoint> found;
+  std::vector<long long> keys;  // per contact: (pair << 8) + its index in the pair's; limits: −1 − bound
+  TreeDelassus G;
+  AdmmWorkspace w;
+  Eigen::VectorXd qk, vk, qdd, vstar, vnext, dv, b, angle, mu, gap;
+  std::vector<WarmEntry> warm, warm_next;
+  std::vector<int> bounds;  // the limit bounds in the problem
+  std::vector<char> in_problem;
+  std::vector<Motion<double>> vel;  // the bodies' velocities at v*
+  double rho = 0, lambda_max = 0;
+  std::mutex busy;
+  explicit ContactWorld(const Model<double>& m)
+      : data(m), X0(m.N + 1), G(m), qk(m.nq), vk(m.nv), qdd(m.nv), vstar(m.nv), vnext(m.nv), dv(m.nv), vel(m.N + 1) {}
+};
+
+struct ContactEngine {
+  Model<double> model;
+  std::vector<GeomData> geoms;
+  std::vector<std::pair<int, int>> pairs;
+  LimitTable limits;
+  ContactOptions opt;
+  Pyramid pyramid;
+
+  ContactEngine(const Model<double>& m, std::vector<GeomData> g, std::vector<std::pair<int, int>> p, LimitTable l,
+                const ContactOptions& o)
+      : model(m), geoms(std::move(g)), pairs(std::move(p)), limits(std::move(l)), opt(o), pyramid(o.edges) {}
+
+  using Clock = std::chrono::steady_clock;
+  static double since(Clock::time_point& t0) {
+    const auto t1 = Clock::now();
+    const double s = std::chrono::duration<double>(t1 - t0).count();
+    t0 = t1;
+    return s;
+  }
+
+  // collision: the candidate pairs at the bodies' poses X0 (^iX_0: E = R_iᵀ, r = p_i)
+  void collide(ContactWorld& W) const {
+    W.found.clear();
+    W.keys.clear();
+    for (std::size_t k = 0; k < pairs.size(); ++k) {
+      const auto [ia, ib] = pairs[k];
+      const GeomData &a = geoms[ia], &b = geoms[ib];
+      const Transform<double>&Xa = W.X0[a.body], &Xb = W.X0[b.body];
+      const Mat3<double> Ra = Xa.E.transpose() * a.R, Rb = Xb.E.transpose() * b.R;
+      const Vec3<double> pa = Xa.E.transpose() * a.p + Xa.r, pb = Xb.E.transpose() * b.p + Xb.r;
+      const std::size_t first = W.found.size();
+      collide_pair(a, ia, Ra, pa, b, ib, Rb, pb, W.found);
+      for (std::size_t j = first; j < W.found.size(); ++j)
+        W.keys.push_back((static_cast<long long>(k) << 8) + (j - first));
+    }
+  }
+
+  // the contacts' frames in their bodies' coordinates: n; t₁ = n × e/|n × e|, e the world axis least
+  // aligned with n; t₂ = n × t₁ (treedyn.sim.contact.friction_basis)
+  void frames(ContactWorld& W) const {
+    W.G.contacts.resize(W.found.size());
+    for (std::size_t k = 0; k < W.found.size(); ++k) {
+      const ContactPoint& c = W.found[k];
+      const Vec3<double> n = c.normal;
+      int e = 0;
+      for (int j = 1; j < 3; ++j)
+        if (std::abs(n[j]) < std::abs(n[e])) e = j;
+      Vec3<double> t1 = cross(n, Vec3<double>(Vec3<double>::Unit(e)));
+      t1 /= t1.norm();
+      const Vec3<double> t2 = cross(n, t1);
+      Mat3<double> D;
+      D << n, t1, t2;
+      ContactFrame& f = W.G.contacts[k];
+      for (int s = 0; s < 2; ++s) {
+        const Transform<double>& X = W.X0[c.body[s]];
+        f.body[s] = c.body[s];
+        f.c[s] = X.E * (c.point - X.r);
+        f.D[s] = X.E * D;
+      }
+    }
+  }
+
+  // the bodies' velocities at v (for g = J v*)
+  void body_velocities(ContactWorld& W, const double* v) const {
+    for (int i = 1; i <= model.N; ++i) {
+      const int p = model.parent[i], vi = model.v_index[i];
+      const Motion<double> vJ = subspace_times<double>(W.data.S.data() + vi, model.nv_i[i], v + vi);
+      W.vel[i] = p > 0 ? W.data.Xup[i].apply(W.vel[p]) + vJ : vJ;
+    }
+  }
+
+  // the limit bounds: gap d = s(q̂ − bound), q̂ = q (semi-implicit) or q + h v (explicit)
+  double gap(int k, const double* q, const double* v, double h) const {
+    const double x = q[limits.qi[k]] + (opt.integrator == 1 ? h * v[limits.vi[k]] : 0.0);
+    return limits.sign[k] * (x - limits.bound[k]);
+  }
+
+  // the rows' velocities g = J v*, targets b, cones (a contact's first edge against its slide)
+  void rows(ContactWorld& W, double h) {
+    const int P = int(W.found.size()), L = int(W.bounds.size()), m = 3 * P + L;
+    W.G.limit_dof.resize(L);
+    W.G.limit_sign.resize(L);
+    for (int l = 0; l < L; ++l) W.G.limit_dof[l] = limits.vi[W.bounds[l]], W.G.limit_sign[l] = limits.sign[W.bounds[l]];
+    W.G.bilateral.resize(0, model.nv);
+    W.w.resize(m);
+    W.b.resize(m);
+    W.angle.resize(2 * P);
+    W.mu.resize(P);
+    Eigen::VectorXd& g = W.w.g;
+    for (int i = 1; i <= model.N; ++i) W.G.a[i] = W.vel[i];
+    W.G.gather(W.vstar.data(), g.data());
+    const double tau = std::max(opt.stabilization, h);
+    for (int k = 0; k < P; ++k) {
+      const ContactPoint& c = W.found[k];
+      W.b[3 * k] = std::min(std::max(c.depth - opt.slop, 0.0) / tau, opt.push_out_limit);
+      W.b[3 * k + 1] = W.b[3 * k + 2] = 0.0;
+      W.mu[k] = c.friction;
+      const double s1 = g[3 * k + 1], s2 = g[3 * k + 2];
+      const double sl = std::hypot(s1, s2);  // the first edge against the slide: (cos, sin) = −s/|s|
+      const bool sliding = sl > 1e-12 * (1.0 + std::abs(g[3 * k]));
+      W.angle[2 * k] = sliding ? -s1 / sl : 1.0;
+      W.angle[2 * k + 1] = sliding ? -s2 / sl : 0.0;
+    }
+    for (int l = 0; l < L; ++l) {  // s v⁺ ≥ −d/h inside; the push-out of a violation
+      const double d = W.gap[W.bounds[l]];
+      W.b[3 * P + l] = d >= 0 ? -d / h : std::min(std::max(-d - opt.slop, 0.0) / tau, opt.push_out_limit);
+    }
+  }
+
+  // the warm start: the last step's z, y of the same contact (pair, index) or bound, else 0
+  void warm_start(ContactWorld& W) const {
+    const int P = int(W.found.size()), L = int(W.bounds.size());
+    W.w.z.setZero();
+    W.w.y.setZero();
+    auto find = [&](long long key) -> const WarmEntry* {
+      auto it = std::lower_bound(W.warm.begin(), W.warm.end(), key,
+                                 [](const WarmEntry& e, long long k) { return e.key < k; });
+      return it != W.warm.end() && it->key == key ? &*it : nullptr;
+    };
+    for (int k = 0; k < P; ++k)
+      if (const WarmEntry* e = find(W.keys[k]))
+        for (int r = 0; r < 3; ++r) W.w.z[3 * k + r] = e->z[r], W.w.y[3 * k + r] = e->y[r];
+    for (int l = 0; l < L; ++l)
+      if (const WarmEntry* e = find(-1 - W.bounds[l])) W.w.z[3 * P + l] = e->z[0], W.w.y[3 * P + l] = e->y[0];
+  }
+  void keep_warm(ContactWorld& W) const {
+    const int P = int(W.found.size()), L = int(W.bounds.size());
+    W.warm.clear();
+    for (int l = L - 1; l >= 0; --l)  // keys sorted: limits' (negative, decreasing in the bound) first
+      W.warm.push_back({-1 - W.bounds[l], {W.w.z[3 * P + l], 0, 0}, {W.w.y[3 * P + l], 0, 0}});
+    std::sort(W.warm.begin(), W.warm.end(), [](const WarmEntry& a, const WarmEntry& b) { return a.key < b.key; });
+    for (int k = 0; k < P; ++k)
+      W.warm.push_back({W.keys[k],
+                        {W.w.z[3 * k], W.w.z[3 * k + 1], W.w.z[3 * k + 2]},
+                        {W.w.y[3 * k], W.w.y[3 * k + 1], W.w.y[3 * k + 2]}});
+  }
+
+  // the contact phase: v⁺ = v* + M⁻¹Jᵀz
+  void contact(ContactWorld& W, const double* q, const double* v, double h, StepStats& st) {
+    const int P = int(W.found.size()), nB = int(limits.qi.size());
+    W.gap.resize(nB);
+    W.in_problem.assign(nB, 0);
+    W.bounds.clear();
+    for (int k = 0; k < nB; ++k) {  // within reach: d ≤ h max(−s v*, 0) + slop
+      W.gap[k] = gap(k, q, v, h);
+      if (W.gap[k] <= h * std::max(-limits.sign[k] * W.vstar[limits.vi[k]], 0.0) + opt.slop)
+        W.in_problem[k] = 1, W.bounds.push_back(k);
+    }
+    W.vnext = W.vstar;
+    if (P == 0 && W.bounds.empty()) {
+      W.warm.clear();
+      return;
+    }
+    body_velocities(W, W.vstar.data());
+    for (int again = 0; again <= nB; ++again) {
+      rows(W, h);
+      warm_start(W);
+      const int m = int(W.b.size());
+      ConeRows cones{P, int(W.bounds.size()), 0, W.mu.data(), &pyramid, W.angle.data()};
+      if (W.lambda_max <= 0 || W.rho <= 0) {
+        W.lambda_max = largest_eigenvalue(W.G, W.w, m, 12);
+        W.rho = 0.1 * W.lambda_max;
+      } else {
+        W.lambda_max = largest_eigenvalue(W.G, W.w, m, 4);
+      }
+      const AdmmResult res = admm(W.G, cones, W.w.g.data(), W.b.data(), W.lambda_max, W.rho, opt.admm, W.w);
+      W.rho = res.rho;
+      st.iterations += res.iterations;
+      st.converged = st.converged && res.converged;
+      st.primal = res.primal, st.dual = res.dual;
+      W.G.apply(W.w.z.data(), W.w.sigma.data(), W.dv.data());  // M⁻¹Jᵀz
+      W.vnext = W.vstar + W.dv;
+      // a bound left out that v⁺ crosses by more than the slop: into the problem, solve again
+      bool missed = false;
+      for (int k = 0; k < nB; ++k)
+        if (!W.in_problem[k] && W.gap[k] + h * limits.sign[k] * W.vnext[limits.vi[k]] < -opt.slop)
+          W.in_problem[k] = 1, W.bounds.push_back(k), missed = true;
+      if (!missed) break;
+    }
+    keep_warm(W);
+  }
+
+  // a free joint's linear velocity as a world-frame quantity: v* gets the classical acceleration
+  // (q̈ + ω × v: what the Coriolis term of the body-frame q̈ takes away), and after the step the
+  // linear velocity is rotated into the new body frame, R_{k+1}ᵀ R_k = exp(−h ω̂)
+  void free_classical(const double* v, double h, double* vstar) const {
+    for (int i = 1; i <= model.N; ++i) {
+      if (model.kind[i] != JointKind::Free) continue;
+      const double* vi = v + model.v_index[i];
+      const Vec3<double> w(vi[3], vi[4], vi[5]), u(vi[0], vi[1], vi[2]);
+      const Vec3<double> c = cross(w, u) * h;
+      for (int k = 0; k < 3; ++k) vstar[model.v_index[i] + k] += c[k];
+    }
+  }
+
+  void integrate_step(ContactWorld& W, const double* q, const double* v, double h, double* q_out, double* v_out) const {
+    const double* vq = opt.integrator == 1 ? v : W.vnext.data();  // the velocity q moves with
+    integrate(model, q, vq, h, q_out);
+    for (int i = 1; i <= model.N; ++i) {
+      if (model.kind[i] != JointKind::Free) continue;
+      const int qi = model.q_index[i], vi = model.v_index[i];
+      // p⁺ = p + h R_k u: the position along the world-frame velocity (not the screw)
+      const Mat3<double> Rk = quat_rotation<double>(q + qi + 3);
+      const Vec3<double> dp = Rk * Vec3<double>(vq[vi], vq[vi + 1], vq[vi + 2]) * h;
+      for (int k = 0; k < 3; ++k) q_out[qi + k] = q[qi + k] + dp[k];
+      // v⁺ in the new frame: exp(−h ω̂) v⁺, ω̂ the angular velocity the quaternion moved with
+      const Vec3<double> w(vq[vi + 3], vq[vi + 4], vq[vi + 5]);
+      const Eigen::Matrix<double, 4, 1> e = quat_exp<double>(Vec3<double>(w * h));
+      const Mat3<double> Rh = quat_rotation<double>(e.data());
+      const Vec3<double> un = Rh.transpose() * Vec3<double>(W.vnext[vi], W.vnext[vi + 1], W.vnext[vi + 2]);
+      for (int k = 0; k < 3; ++k) W.vnext[vi + k] = un[k];
+    }
+    for (int k = 0; k < model.nv; ++k) v_out[k] = W.vnext[k];
+  }
+
+  // one step of world W from (q, v) under τ: (q_out, v_out); may alias q, v
+  void step(ContactWorld& W, const double* q, const double* v, const double* tau, double h, double* q_out,
+            double* v_out, StepStats& st) {
+    std::lock_guard<std::mutex> lock(W.busy);
+    st = StepStats{};
+    W.qk = Eigen::Map<const Eigen::VectorXd>(q, model.nq);  // q_out, v_out may alias q, v
+    W.vk = Eigen::Map<const Eigen::VectorXd>(v, model.nv);
+    q = W.qk.data(), v = W.vk.data();
+    auto t0 = Clock::now();
+    forward_kinematics(model, q, W.X0.data());
+    collide(W);
+    st.seconds[kCollision] = since(t0);
+    aba<double>(model, W.data, q, v, tau, static_cast<const double*>(nullptr),
+                W.qdd.data());  // also Xup, S and M's factors U, D⁻¹
+    for (int k = 0; k < model.nv; ++k) W.vstar[k] = v[k] + h * W.qdd[k];
+    free_classical(v, h, W.vstar.data());
+    st.seconds[kDynamics] = since(t0);
+    W.G.kin = &W.data;
+    frames(W);
+    contact(W, q, v, h, st);
+    st.contacts = int(W.found.size());
+    st.limits = int(W.bounds.size());
+    for (const ContactPoint& c : W.found) st.max_penetration = std::max(st.max_penetration, c.depth);
+    st.seconds[kContact] = since(t0);
+    integrate_step(W, q, v, h, q_out, v_out);
+    st.seconds[kIntegrate] = since(t0);
+  }
+};
+
+}  // namespace treedyn
