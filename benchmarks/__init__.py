@@ -25,6 +25,11 @@ against the installed treedyn: ``python -m benchmarks <name> [options]`` (``--li
   drumwright, crba-cholesky and crba-ltl, and MuJoCo's mj_step on the same centipede; fitted
   slopes, crossovers, the Cholesky / drumwright ratio beside the paper's order of magnitude.
 
+- ``contact_step``: the whole contact step (the C++ step: ADMM on the tree Delassus operator)
+  against MuJoCo's mj_step on the walking centipede, semi-implicit Euler at h = 1e-3, 10 to 250
+  segments, interleaved on one thread: the ratio MuJoCo / treedyn per size, the ADMM iterations,
+  where the step goes; and a batch of worlds on 1 and 2 threads.
+
 - ``speed``: featherstone-part3's model simplification and symbolic simplification against
   Pinocchio in the same run: pinocchio.aba / treedyn's "aba" (generic, specialise=True, and on
   td.simplify's model) on a 100-joint chain, UR5, Panda, Solo12 and Talos with operation counts;
@@ -48,6 +53,7 @@ SCRIPTS = {
     "groups": "benchmarks.groups",
     "redmax": "benchmarks.redmax",
     "centipede": "benchmarks.centipede",
+    "contact_step": "benchmarks.contact_step",
     "speed": "benchmarks.speed",
     "sweep": "benchmarks.sweep",
     "derivatives": "benchmarks.derivatives",

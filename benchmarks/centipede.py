@@ -66,7 +66,11 @@ from treedyn.scenes import centipede
 from ._common import crossover, log_ticks, pyplot, save, slope, time_call, write_csv
 
 H = 1e-5  # drumwright2012 §6.3: explicit Euler at h = 1e-5
-METHODS = ("drumwright", "crba-cholesky", "crba-ltl")
+METHODS = ("drumwright", "crba-cholesky", "crba-ltl", "admm")
+#: the method that is the C++ step (ContactSimulator(contact_solver="admm"): ADMM on the tree
+#: Delassus operator, G never formed); the others form G by the named solver and solve by ProxQP
+ENGINE = "admm"
+DENSE = METHODS[:3]  # the methods that form G (the contact-space inertia columns and crossovers)
 PEER = "mujoco"
 PHASES = ("collision", "dynamics", "contact_inertia", "qp", "integrate")
 FIELDS = [
@@ -110,8 +114,22 @@ def _timed(step, seconds_of, repeat: int, warmup: int, budget: float) -> list:
     return out[1:]
 
 
+def simulator(scene, method: str, h: float = H, integrator: str = "euler"):
+    """The ContactSimulator of a method: the C++ step (ENGINE) or G by a solver and ProxQP."""
+    if method == ENGINE:
+        return td.ContactSimulator(scene.model, h, integrator=integrator)
+    return td.ContactSimulator(scene.model, h, solver=method, integrator=integrator, contact_solver="proxqp")
+
+
+def _phase(step, p):
+    """A phase's seconds; the C++ step's contact phase (rows, ADMM, M⁻¹Jᵀz) stands in the qp column."""
+    if p == "qp" and "contact" in step.phases:
+        return step.phases["contact"]
+    return step.phases.get(p, np.nan)
+
+
 def treedyn_row(scene, method: str, repeat: int, warmup: int, budget: float) -> dict:
-    sim = td.ContactSimulator(scene.model, H, solver=method, integrator="euler")
+    sim = simulator(scene, method)
     state = scene.initial_state()
     gait = scene.tau
 
@@ -127,7 +145,7 @@ def treedyn_row(scene, method: str, repeat: int, warmup: int, budget: float) -> 
         nv=scene.model.nv,
         contacts=max(s.n_contacts for s in steps),  # the most over the timed steps: their number follows the clock
         method=method,
-        **{f"{p}_s": min(s.phases[p] for s in steps) for p in PHASES},
+        **{f"{p}_s": min(_phase(s, p) for s in steps) for p in PHASES},
         total_s=float(total.min()),
         total_median_s=float(np.median(total)),
         steps=len(steps),
@@ -242,13 +260,13 @@ def summarize(rows, fit_min: float = 25.0, log=print) -> dict:
             log(f"  {method:14s} {cells[0]:>22s} {cells[1]:>11s} {cells[2]:>6s}")
     log("\ncrossover (legs from which drumwright stays faster; ~ interpolated, <= at every size, > never):")
     x1, t1 = series(rows, "drumwright", "contact_inertia_s")
-    for method in METHODS[1:]:
+    for method in DENSE[1:]:
         x2, t2 = series(rows, method, "contact_inertia_s")
         c = crossover(list(x1), list(t1), list(x2), list(t2))
         out[(method, "contact_inertia_s", "crossover")] = c
         log(f"  contact-space inertia against {method:14s}: {c}")
     x1, t1 = series(rows, "drumwright", "total_s")
-    for method in (*METHODS[1:], PEER):
+    for method in (*DENSE[1:], PEER):
         x2, t2 = series(rows, method, "total_s")
         if len(x2):
             c = crossover(list(x1), list(t1), list(x2), list(t2))
@@ -258,7 +276,7 @@ def summarize(rows, fit_min: float = 25.0, log=print) -> dict:
     at = {r["method"]: r for r in rows if r["segments"] == n}
     d = at["drumwright"]
     log(f"\nat {n} segments ({2 * n} legs, nv = {d['nv']}, {d['contacts']} contacts), one thread:")
-    for method in METHODS[1:]:
+    for method in DENSE[1:]:
         ratio = at[method]["contact_inertia_s"] / d["contact_inertia_s"]
         out[(method, "ratio")] = ratio
         log(
@@ -266,7 +284,7 @@ def summarize(rows, fit_min: float = 25.0, log=print) -> dict:
             f"({at[method]['contact_inertia_s'] * 1e3:.4g} ms / {d['contact_inertia_s'] * 1e3:.4g} ms)"
             + (f"; the paper: the Θ(n²) method is {PAPER}" if method == "crba-cholesky" else "")
         )
-    for method in METHODS[1:]:
+    for method in DENSE[1:]:
         ratio = at[method]["total_s"] / d["total_s"]
         out[(method, "step_ratio")] = ratio
         log(f"  whole step with {method} / with drumwright: {ratio:.2f}x")
@@ -276,6 +294,13 @@ def summarize(rows, fit_min: float = 25.0, log=print) -> dict:
         log(
             f"  whole step with drumwright / MuJoCo's mj_step: {ratio:.3g}x "
             f"({d['total_s'] * 1e3:.4g} ms / {at[PEER]['total_s'] * 1e3:.4g} ms; MuJoCo {at[PEER]['contacts']} contacts)"
+        )
+    if PEER in at and ENGINE in at:
+        ratio = at[PEER]["total_s"] / at[ENGINE]["total_s"]
+        out[(ENGINE, "peer_ratio")] = ratio
+        log(
+            f"  MuJoCo's mj_step / the C++ step (admm): {ratio:.3g}x "
+            f"({at[PEER]['total_s'] * 1e3:.4g} ms / {at[ENGINE]['total_s'] * 1e3:.4g} ms)"
         )
     share = {p: d[f"{p}_s"] / sum(d[f"{k}_s"] for k in PHASES) for p in PHASES}
     out["drumwright_shares"] = share

@@ -155,6 +155,29 @@ void bind_contact(py::module_& m) {
           py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("h"), py::arg("threads"),
           "One step of B worlds (world b: row b of q, v, tau, its own warm start), in place")
       .def(
+          "delassus",
+          [](PyContactEngine& e, double rho, int world) {
+            ContactWorld& W = e.world(std::size_t(world));
+            std::lock_guard<std::mutex> lock(W.busy);
+            const int m = W.G.rows();
+            Arr G({m, m}), S({m, m});
+            {
+              py::gil_scoped_release release;
+              Eigen::VectorXd x = Eigen::VectorXd::Zero(m);
+              W.G.factor(rho);
+              for (int j = 0; j < m; ++j) {  // column j of G and of (G + ρI)⁻¹, row-major out: transposed
+                x[j] = 1.0;
+                W.G.apply(x.data(), G.mutable_data() + std::size_t(j) * m);
+                W.G.solve(x.data(), S.mutable_data() + std::size_t(j) * m);
+                x[j] = 0.0;
+              }
+            }
+            return py::make_tuple(G, S);
+          },
+          py::arg("rho"), py::arg("world") = 0,
+          "The last step's Delassus operator, column by column: (G, (G + ρI)⁻¹) from its products and solves "
+          "(G symmetric; for tests against the dense G = J M⁻¹ Jᵀ)")
+      .def(
           "contacts",
           [](PyContactEngine& e, int world) {
             ContactWorld& W = e.world(std::size_t(world));

@@ -18,6 +18,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include <Eigen/Core>
@@ -138,9 +139,9 @@ struct AdmmResult {
 };
 
 struct AdmmWorkspace {
-  Eigen::VectorXd lam, z, zold, y, r, c, sigma, g;
+  Eigen::VectorXd lam, z, zold, y, r, c, sigma, g, zbest, ybest;
   void resize(int m) {
-    for (Eigen::VectorXd* v : {&lam, &z, &zold, &y, &r, &c, &sigma, &g}) v->resize(m);
+    for (Eigen::VectorXd* v : {&lam, &z, &zold, &y, &r, &c, &sigma, &g, &zbest, &ybest}) v->resize(m);
   }
 };
 
@@ -171,6 +172,8 @@ AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, 
   // the velocities at the warm start, for the first De Saxcé shift
   G.apply(w.z.data(), w.sigma.data());
   for (int k = 0; k < m; ++k) w.sigma[k] += g[k] - b[k];
+  double best = std::numeric_limits<double>::infinity();  // the iterate with the smallest residual, kept
+  double best_primal = best, best_dual = best;
   for (int it = 1; it <= set.max_iterations; ++it) {
     for (int k = 0; k < m; ++k) w.c[k] = g[k] - b[k];
     for (int i = 0; i < P; ++i) w.c[3 * i] += cones.shift(i, w.sigma.data() + 3 * i);  // s on the normal row
@@ -190,6 +193,10 @@ AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, 
       out.converged = true;
       break;
     }
+    if (std::max(out.primal, out.dual) < best) {
+      best = std::max(out.primal, out.dual), best_primal = out.primal, best_dual = out.dual;
+      w.zbest = w.z, w.ybest = w.y;
+    }
     if (set.adapt_every <= 0 || it % set.adapt_every != 0) continue;
     if (out.primal > set.balance * out.dual) {
       rho *= set.rho_factor;
@@ -200,6 +207,10 @@ AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, 
     }
   }
   out.rho = rho;
+  if (!out.converged && best < std::numeric_limits<double>::infinity()) {  // the best iterate, said so
+    w.z = w.zbest, w.y = w.ybest;
+    out.primal = best_primal, out.dual = best_dual;
+  }
   return out;
 }
 

@@ -1,0 +1,135 @@
+"""The whole contact step against MuJoCo's mj_step (issue: contact at MuJoCo's speed).
+
+    python -m benchmarks contact_step [--segments 10 50 100 250] [--steps 200] [--batch 8] [--out DIR]
+
+The walking centipede of ``treedyn.scenes.centipede(n)``, semi-implicit Euler at h = 1e-3 (the
+ContactSimulator's default, MuJoCo's default integrator), the scene's gait: from the standing state,
+``--steps`` steps of each, interleaved in one process on one thread (treedyn's
+``ContactSimulator.step``, Python call included, the gait computed outside the timed call for both;
+MuJoCo's ``mj_step`` on ``model.to_mjcf()`` with its defaults: Newton solver, pyramidal cones, soft
+constraints). Per size: the median step of each, the ratio MuJoCo / treedyn (> 1: treedyn is
+faster), the ADMM iterations (median, max) and where treedyn's step goes (collision, dynamics,
+contact, integrate, Python). Then ``--batch`` worlds stepped at once (``step_batch``) on 1 and 2
+threads, with pauses between calls: the speed-up.
+
+Writes contact_step.csv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+import treedyn as td
+from treedyn.scenes import centipede
+
+from ._common import write_csv
+from .centipede import MujocoCentipede
+
+H = 1e-3
+SIZES = [10, 50, 100, 250]
+FIELDS = [
+    "segments",
+    "nv",
+    "contacts",
+    "treedyn_ms",
+    "mujoco_ms",
+    "ratio",
+    "iterations_median",
+    "iterations_max",
+    "collision_ms",
+    "dynamics_ms",
+    "contact_ms",
+    "integrate_ms",
+    "python_ms",
+    "mujoco_contacts",
+]
+
+
+def run_size(n: int, steps: int, log=print) -> dict:
+    scene = centipede(n)
+    sim = td.ContactSimulator(scene.model, H)
+    state = scene.initial_state()
+    peer = MujocoCentipede(scene, H)
+    ours, theirs, stats = [], [], []
+    for _ in range(steps):  # interleaved: one step of each
+        tau = scene.tau(state.t, state.q, state.v)
+        t0 = time.perf_counter()
+        s = sim._step(state, tau, details=False)
+        ours.append(time.perf_counter() - t0)
+        stats.append(s)
+        theirs.append(peer.step())
+    ours, theirs = np.array(ours[steps // 10 :]), np.array(theirs[steps // 10 :])  # the first tenth: warm-up
+    stats = stats[steps // 10 :]
+    phases = {p: np.median([s.phases[p] for s in stats]) for p in ("collision", "dynamics", "contact", "integrate")}
+    its = np.array([s.qp_iterations for s in stats])
+    t_ours, t_theirs = float(np.median(ours)), float(np.median(theirs))
+    row = dict(
+        segments=n,
+        nv=scene.model.nv,
+        contacts=int(np.median([s.n_contacts for s in stats])),
+        treedyn_ms=1e3 * t_ours,
+        mujoco_ms=1e3 * t_theirs,
+        ratio=t_theirs / t_ours,
+        iterations_median=float(np.median(its)),
+        iterations_max=int(its.max()),
+        **{f"{p}_ms": 1e3 * t for p, t in phases.items()},
+        python_ms=1e3 * (t_ours - sum(phases.values())),
+        mujoco_contacts=int(peer.d.ncon),
+    )
+    log(
+        f"segments={n:4d} nv={row['nv']:5d} contacts={row['contacts']:4d}  treedyn {row['treedyn_ms']:.4g} ms  "
+        f"mj_step {row['mujoco_ms']:.4g} ms  MuJoCo/treedyn {row['ratio']:.2f}x  ADMM iterations "
+        f"{row['iterations_median']:.0f} (max {row['iterations_max']})  [collision {row['collision_ms']:.3g}, "
+        f"dynamics {row['dynamics_ms']:.3g}, contact {row['contact_ms']:.3g}, integrate {row['integrate_ms']:.3g}, "
+        f"Python {row['python_ms']:.3g} ms]"
+    )
+    return row
+
+
+def batch_speedup(n: int, B: int, steps: int, log=print) -> dict:
+    """B worlds of the n-segment centipede stepped together on 1 and 2 threads (a pause between calls)."""
+    scene = centipede(n)
+    sim = td.ContactSimulator(scene.model, H)
+    eng = sim.engine()
+    s0 = scene.initial_state()
+    out = {}
+    for threads in (1, 2):
+        q = np.tile(s0.q, (B, 1))
+        v = np.tile(s0.v, (B, 1))
+        tau = np.stack([scene.tau(0.0, s0.q, s0.v)] * B)
+        times = []
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            eng.step_batch(q, v, tau, H, threads)
+            times.append(time.perf_counter() - t0)
+            time.sleep(0.002)
+        out[threads] = float(np.median(times[steps // 10 :]))
+    log(
+        f"batch of {B} worlds, {n} segments: 1 thread {out[1] * 1e3:.4g} ms, 2 threads {out[2] * 1e3:.4g} ms "
+        f"(speed-up {out[1] / out[2]:.2f}x)"
+    )
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks contact_step", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--segments", type=int, nargs="+", default=SIZES)
+    ap.add_argument("--steps", type=int, default=200, help="steps per size (the first tenth untimed)")
+    ap.add_argument("--batch", type=int, default=8, help="worlds in the batched step (0: skip)")
+    ap.add_argument("--out", default=".")
+    args = ap.parse_args(argv)
+    before = td.get_num_threads()
+    td.set_num_threads(1)
+    try:
+        rows = [run_size(n, args.steps) for n in args.segments]
+    finally:
+        td.set_num_threads(before)
+    if args.batch:
+        batch_speedup(min(args.segments), args.batch, max(20, args.steps // 4))
+    os.makedirs(args.out, exist_ok=True)
+    write_csv(os.path.join(args.out, "contact_step.csv"), rows, FIELDS)
+    return 0
