@@ -110,17 +110,40 @@ struct ConeRows {
   }
 };
 
-inline void project_rows(const ConeRows& c, double* x) {
+// how far (z, σ̃) is from solving the problem, in velocity units: the natural map
+// s ‖z − Π_K(z − σ̃/s)‖∞ (zero exactly at a solution: z ∈ K, σ̃ ∈ K*, z ⊥ σ̃), s = λ_max(G) turning
+// impulses into velocities; σ̃ = σ + De Saxcé's shift
+inline void project_one(const ConeRows& c, int i, double* x);
+inline double ncp_residual(const ConeRows& c, const double* z, const double* sigma, double s) {
+  double r = 0.0;
   for (int i = 0; i < c.P; ++i) {
-    double* xi = x + 3 * i;
-    if (c.pyramid->k == 0) {
-      project_soc(c.mu[i], xi);
-    } else {
-      c.rotate(i, xi, 1.0);
-      c.pyramid->project(c.mu[i], xi);
-      c.rotate(i, xi, -1.0);
-    }
+    const double* zi = z + 3 * i;
+    const double* si = sigma + 3 * i;
+    const double shift = c.shift(i, si);
+    double y[3] = {zi[0] - (si[0] + shift) / s, zi[1] - si[1] / s, zi[2] - si[2] / s};
+    project_one(c, i, y);
+    for (int k = 0; k < 3; ++k) r = std::max(r, s * std::abs(zi[k] - y[k]));
   }
+  for (int l = 0; l < c.L; ++l) {
+    const double zl = z[3 * c.P + l], sl = sigma[3 * c.P + l];
+    r = std::max(r, s * std::abs(zl - std::max(zl - sl / s, 0.0)));
+  }
+  for (int b = 0; b < c.B; ++b) r = std::max(r, std::abs(sigma[3 * c.P + c.L + b]));
+  return r;
+}
+
+inline void project_one(const ConeRows& c, int i, double* xi) {
+  if (c.pyramid->k == 0) {
+    project_soc(c.mu[i], xi);
+  } else {
+    c.rotate(i, xi, 1.0);
+    c.pyramid->project(c.mu[i], xi);
+    c.rotate(i, xi, -1.0);
+  }
+}
+
+inline void project_rows(const ConeRows& c, double* x) {
+  for (int i = 0; i < c.P; ++i) project_one(c, i, x + 3 * i);
   for (int l = 0; l < c.L; ++l) x[3 * c.P + l] = std::max(x[3 * c.P + l], 0.0);
 }
 
@@ -181,12 +204,15 @@ AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, 
     G.solve(w.r.data(), w.lam.data());                                               // (G + ρI) λ = r
     for (int k = 0; k < m; ++k) w.sigma[k] = w.r[k] - rho * w.lam[k] + g[k] - b[k];  // G λ + g − b
     w.zold = w.z;
-    if (set.alpha != 1.0) w.lam = set.alpha * w.lam + (1.0 - set.alpha) * w.zold;  // over-relaxed
-    w.z = w.lam + w.y / rho;
+    w.c = set.alpha * w.lam + (1.0 - set.alpha) * w.zold;  // λ over-relaxed (c is free until the next iteration)
+    w.z = w.c + w.y / rho;
     project_rows(cones, w.z.data());
-    w.y += rho * (w.lam - w.z);
+    w.y += rho * (w.c - w.z);
     out.primal = lambda_max * (w.lam - w.z).lpNorm<Eigen::Infinity>();
-    out.dual = rho * (w.z - w.zold).lpNorm<Eigen::Infinity>();
+    // the dual residual of ADMM, and the problem's own: σ at λ (G λ + g − b, known from the solve)
+    // against the cones and complementarity with z
+    out.dual = std::max(rho * (w.z - w.zold).lpNorm<Eigen::Infinity>(),
+                        ncp_residual(cones, w.z.data(), w.sigma.data(), lambda_max));
     out.iterations = it;
     if (!std::isfinite(out.primal) || !std::isfinite(out.dual)) break;
     if (out.primal <= set.tolerance && out.dual <= set.tolerance) {
@@ -198,10 +224,12 @@ AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, 
       w.zbest = w.z, w.ybest = w.y;
     }
     if (set.adapt_every <= 0 || it % set.adapt_every != 0) continue;
-    if (out.primal > set.balance * out.dual) {
+    // ρ within [1e-6, 1e3] λ_max: a smaller one would append point masses so heavy (1/ρ) that the
+    // articulated inertias' pivots lose their digits to rounding
+    if (out.primal > set.balance * out.dual && rho < 1e3 * lambda_max) {
       rho *= set.rho_factor;
       G.factor(rho);
-    } else if (out.dual > set.balance * out.primal) {
+    } else if (out.dual > set.balance * out.primal && rho > 1e-6 * lambda_max) {
       rho /= set.rho_factor;
       G.factor(rho);
     }

@@ -1,0 +1,248 @@
+"""The C++ contact step (contact_solver="admm": cpp/include/treedyn/contact/{delassus,admm,step}.hpp).
+
+Cross-checks: the tree Delassus operator against the dense G = J M⁻¹ Jᵀ formed from the contact
+Jacobians and the mass matrix (and its regularised solves against a dense inverse); the impulses
+against the conditions they must meet (the friction cone, Signorini's complementarity, Coulomb's
+maximum dissipation) with the dense G; against the dense ProxQP reference where the two contact
+models coincide (a contact whose friction does not couple with its normal); the walking centipede
+against the reference; the batch against single worlds; a solve that cannot converge is reported.
+"""
+
+import threading
+import warnings
+
+import numpy as np
+import pytest
+from conftest import assert_below, rounding_bound
+
+import treedyn as td
+from treedyn.scenes import centipede
+from treedyn.scenes.random_tree import random_tree
+from treedyn.sim.collision import collide
+from treedyn.sim.contact import ContactSimulator, friction_basis
+from treedyn.sim.result import SimulationWarning
+
+R_BALL = 0.1
+
+
+def balls_on_the_ground(rng, n, joints=("revolute", "prismatic", "spherical", "universal")):
+    """A random tree on a floating base, a ball on each body at a random point, the ground; the base
+    lowered so that the lowest ball is 5 mm deep; random velocities."""
+    model = random_tree(n, rng, floating_base=True, joints=joints)
+    for b in range(1, n + 1):
+        model.add_geom(
+            b,
+            td.Sphere(R_BALL),
+            placement=td.Transform(translation=rng.uniform(-0.2, 0.2, 3)),
+            friction=float(rng.uniform(0.2, 1.2)),
+        )
+    model.add_geom(None, td.Plane(), friction=0.1)
+    q = td.random_configuration(model, rng)
+    q[3:7] = [0, 0, 0, 1]
+
+    def lowest(q):
+        R, p = td._core.forward_kinematics(model.core, q)
+        return min((R[g.body] @ np.asarray(g.placement.translation) + p[g.body])[2] for g in model.geoms[:-1])
+
+    # the base's translation moves every body rigidly: along its placement's world z
+    up = np.array([lowest(q + np.r_[np.eye(3)[k], np.zeros(model.nq - 3)]) - lowest(q) for k in range(3)])
+    q[:3] -= up * (lowest(q) - R_BALL + 0.005) / (up @ up)
+    return model, q, 0.5 * rng.standard_normal(model.nv)
+
+
+def dense_rows(model, q, c=None):
+    """J (nv × 3P) of the contacts c (default: collide at q; their n, t₁, t₂, contact-major), and c."""
+    c = collide(model, q) if c is None else c
+    t1, t2 = friction_basis(c.normals)
+    J = td._core.contact_jacobian(model.core, q, c.bodies, c.points, np.stack([c.normals, t1, t2], axis=1))
+    return J, c
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_tree_delassus_operator_is_J_Minv_Jt(seed):
+    rng = np.random.default_rng(seed)
+    model, q, v = balls_on_the_ground(rng, int(rng.integers(2, 8)))
+    sim = ContactSimulator(model, 1e-3)
+    sim.step(td.State(q.copy(), v.copy()))
+    J, c = dense_rows(model, q)
+    assert len(c) > 0
+    G_dense = J.T @ np.linalg.solve(td.mass_matrix(model, q), J)
+    rho = 0.3 * np.abs(G_dense).max()
+    G, S = sim.engine().delassus(rho)
+    scale = np.abs(G_dense).max()
+    bound = 1e3 * rounding_bound(model.nv) * scale  # O(N) passes against a dense solve of M (cond ≲ 1e3 here)
+    assert_below(G - G_dense, bound, "tree G against J M⁻¹ Jᵀ", size=scale)
+    S_dense = np.linalg.inv(G_dense + rho * np.eye(len(G_dense)))
+    assert_below(S - S_dense, 1e3 * rounding_bound(model.nv) / rho, "(G + ρI)⁻¹ by Woodbury", size=1 / rho)
+
+
+def free_velocity(model, q, v, tau, h):
+    """v* = v + h q̈ with a free joint's linear part in the step-start frame (+ h ω × v)."""
+    a = td.make_solver("aba", model).forward_dynamics(q, v, tau)
+    vs = v + h * a
+    vs[:3] += h * np.cross(v[3:6], v[:3])  # the base is a free joint (random_tree's floating base)
+    return vs
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_impulses_meet_signorini_and_coulomb(seed):
+    """σ = G λ + J v* − b: λ in the pyramid, σ_n ≥ 0 and λ_n σ_n = 0, friction of maximum dissipation
+    (−λ_t·σ_t = μ λ_n h(−σ_t), h the support function of the k-gon), all to the solver's tolerance."""
+    rng = np.random.default_rng(100 + seed)
+    model, q, v = balls_on_the_ground(rng, int(rng.integers(2, 8)))
+    h, tol = 1e-3, 1e-8
+    sim = ContactSimulator(model, h, qp_tolerance=tol, max_qp_iterations=20000)
+    step = sim.step(td.State(q.copy(), v.copy()))
+    assert step.converged
+    J, c = dense_rows(model, q, step.contacts)
+    P = len(c)
+    G = J.T @ np.linalg.solve(td.mass_matrix(model, q), J)
+    g = J.T @ free_velocity(model, q, v, np.zeros(model.nv), h)
+    b = np.zeros(3 * P)
+    b[::3] = np.minimum(np.maximum(c.depths - sim.slop, 0) / sim.stabilization, sim.push_out_limit)
+    t1, t2 = friction_basis(c.normals)
+    lam = np.einsum("pi,pji->pj", step.impulses, np.stack([c.normals, t1, t2], axis=1)).ravel()
+    sigma = (G @ lam + g - b).reshape(P, 3)
+    lam = lam.reshape(P, 3)
+    big = np.abs(lam).max() + 1e-300
+    slack = 10 * tol  # velocity units
+    k = sim.friction_edges
+    for i in range(P):
+        mu, (ln, *lt), (sn, *st) = c.friction[i], lam[i], sigma[i]
+        # the k-gon turned so that its first vertex opposes the slide of v* (as the step does)
+        s1, s2 = g[3 * i + 1], g[3 * i + 2]
+        phi0 = np.arctan2(-s2, -s1) if np.hypot(s1, s2) > 1e-12 * (1 + abs(g[3 * i])) else 0.0
+        d = np.stack([np.cos(phi0 + 2 * np.pi * np.arange(k) / k), np.sin(phi0 + 2 * np.pi * np.arange(k) / k)], 1)
+        faces = np.stack(
+            [np.cos(phi0 + (2 * np.arange(k) + 1) * np.pi / k), np.sin(phi0 + (2 * np.arange(k) + 1) * np.pi / k)], 1
+        )
+        assert ln >= -1e-9 * big
+        assert (faces @ lt).max() <= mu * np.cos(np.pi / k) * ln + 1e-9 * big, "outside the friction pyramid"
+        assert sn >= -slack, f"contact {i} penetrates further: σ_n = {sn:.3g}"
+        assert abs(ln * sn) <= slack * big, "λ_n σ_n ≠ 0"
+        dissipated, most = -np.dot(lt, st), mu * ln * (d @ -np.asarray(st)).max()
+        assert dissipated >= most - slack * big, f"contact {i}: friction dissipates {dissipated:.3g} < {most:.3g}"
+
+
+def test_a_ball_agrees_with_the_dense_reference():
+    """A ball on a free joint, its contact under its centre (friction does not couple with the
+    normal): the two contact models are one, and the solvers agree on the impulse to their
+    tolerances (v⁺ is the same up to the step's frame, which the two paths treat differently)."""
+    model = td.Model(gravity=(0, 0, -9.81))
+    b = model.add_body("ball", None, joint=td.Free(), inertia=td.Inertia(1.0, (0, 0, 0), 0.4 * R_BALL**2 * np.eye(3)))
+    model.add_geom(b, td.Sphere(R_BALL), friction=0.5)
+    model.add_geom(None, td.Plane(), friction=0.5)
+    for v0 in ([0.3, 0.1, -0.5, 0, 0, 0], [2.0, 0, -0.1, 0, 0, 0], [0.01, 0, -1, 0, 0, 0]):
+        out = []
+        for solver in ("admm", "proxqp"):
+            q = td.neutral(model)
+            q[2] = R_BALL - 0.0005
+            state = td.State(q, np.array(v0, dtype=float))
+            step = ContactSimulator(model, 1e-3, contact_solver=solver, qp_tolerance=1e-9, push_out_limit=10).step(
+                state
+            )
+            out.append(step.impulses)
+        # impulse errors: the tolerance (velocity) times the ball's mass (1 kg), with room for two solvers
+        assert_below(out[0] - out[1], 1e-7, "impulse admm against proxqp", size=np.abs(out[1]).max())
+
+
+def test_the_centipede_walks_as_with_the_reference():
+    scene = centipede(5)
+    x = {}
+    for solver in ("admm", "proxqp"):
+        sim = ContactSimulator(scene.model, 1e-3, contact_solver=solver)
+        state = scene.initial_state()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SimulationWarning)
+            sim.run(state, 2.0, tau=scene.tau)
+        x[solver] = state.q[0] - scene.initial_state().q[0]
+    assert x["proxqp"] > 0.1  # it walks
+    assert abs(x["admm"] - x["proxqp"]) <= 0.02 * abs(x["proxqp"])
+
+
+def test_a_batch_steps_each_world_as_alone():
+    scene = centipede(3)
+    rng = np.random.default_rng(7)
+    B = 5
+    s0 = scene.initial_state()
+    q = np.tile(s0.q, (B, 1))
+    v = np.tile(s0.v, (B, 1)) + 0.05 * rng.standard_normal((B, scene.model.nv))
+    tau = np.stack([scene.tau(0.0, s0.q, s0.v)] * B)
+    batch = ContactSimulator(scene.model, 1e-3).engine()
+    qb, vb = q.copy(), v.copy()
+    for _ in range(20):
+        batch.step_batch(qb, vb, tau, 1e-3, 2)
+    for w in range(B):
+        alone = ContactSimulator(scene.model, 1e-3).engine()
+        qa, va = q[w].copy(), v[w].copy()
+        for _ in range(20):
+            alone.step(qa, va, tau[w], 1e-3)
+        np.testing.assert_array_equal(qb[w], qa)
+        np.testing.assert_array_equal(vb[w], va)
+
+
+def test_one_simulator_shared_by_threads():
+    """Threads stepping one simulator (its workspace is locked per step; the warm start is shared,
+    so each thread's result is within the solver's tolerance of a thread alone)."""
+    scene = centipede(2)
+    sim = ContactSimulator(scene.model, 1e-3)
+    ref = scene.initial_state()
+    alone = ContactSimulator(scene.model, 1e-3)
+    tau = scene.tau(0.0, ref.q, ref.v)
+    for _ in range(30):
+        alone.step(ref, tau)
+    out, errors = [], []
+
+    def work():
+        try:
+            s = scene.initial_state()
+            for _ in range(30):
+                sim.step(s, tau)
+            out.append(s)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(out) == 4
+    for s in out:
+        assert_below(s.v - ref.v, 1e-3, "a thread's v against a thread alone", size=np.abs(ref.v).max() + 1)
+
+
+def test_a_solve_that_cannot_converge_is_reported():
+    scene = centipede(2)
+    sim = ContactSimulator(scene.model, 1e-3, max_qp_iterations=1, qp_tolerance=1e-12)
+    state = scene.initial_state()
+    with pytest.warns(SimulationWarning, match="did not converge"):
+        step = sim.step(state, scene.tau(0.0, state.q, state.v))
+    assert not step.converged and step.qp_iterations == 1
+    assert np.all(np.isfinite(state.q)) and np.all(np.isfinite(state.v))
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(dt=0.0), "dt"),
+        (dict(dt=-1e-3), "dt"),
+        (dict(dt=float("nan")), "dt"),
+        (dict(push_out_limit=0.0), "push_out_limit"),
+        (dict(contact_solver="lcp"), "contact_solver"),
+    ],
+)
+def test_bad_options_are_named(kwargs, match):
+    scene = centipede(1)
+    args = dict(dt=1e-3) | kwargs
+    with pytest.raises((ValueError, TypeError), match=match):
+        ContactSimulator(scene.model, **args)
+
+
+def test_a_nan_state_is_refused():
+    scene = centipede(1)
+    sim = ContactSimulator(scene.model, 1e-3)
+    state = scene.initial_state()
+    state.v[0] = np.nan
+    with pytest.raises(ValueError):
+        sim.step(state)
