@@ -117,7 +117,7 @@ def _timed(step, seconds_of, repeat: int, warmup: int, budget: float) -> list:
 def simulator(scene, method: str, h: float = H, integrator: str = "euler"):
     """The ContactSimulator of a method: the C++ step (ENGINE) or G by a solver and ProxQP."""
     if method == ENGINE:
-        return td.ContactSimulator(scene.model, h, integrator=integrator)
+        return td.ContactSimulator(scene.model, h, integrator=integrator, contact_solver=ENGINE)
     return td.ContactSimulator(scene.model, h, solver=method, integrator=integrator, contact_solver="proxqp")
 
 

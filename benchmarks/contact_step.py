@@ -51,7 +51,7 @@ FIELDS = [
 
 def run_size(n: int, steps: int, log=print) -> dict:
     scene = centipede(n)
-    sim = td.ContactSimulator(scene.model, H)
+    sim = td.ContactSimulator(scene.model, H, contact_solver="admm")
     state = scene.initial_state()
     peer = MujocoCentipede(scene, H)
     ours, theirs, stats = [], [], []
@@ -93,7 +93,7 @@ def run_size(n: int, steps: int, log=print) -> dict:
 def batch_speedup(n: int, B: int, steps: int, log=print) -> dict:
     """B worlds of the n-segment centipede stepped together on 1 and 2 threads (a pause between calls)."""
     scene = centipede(n)
-    sim = td.ContactSimulator(scene.model, H)
+    sim = td.ContactSimulator(scene.model, H, contact_solver="admm")
     eng = sim.engine()
     s0 = scene.initial_state()
     out = {}

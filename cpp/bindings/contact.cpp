@@ -104,8 +104,34 @@ void bind_contact(py::module_& m) {
            py::arg("max_iterations"))
       .def(
           "step",
-          [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int world) {
+          [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int world, py::object extra) {
             const Model<double>& M = e.engine.model;
+            std::vector<ContactPoint> found;  // (geoms, bodies, points, normals, depths, friction) from Python
+            if (!extra.is_none()) {
+              auto t = extra.cast<py::tuple>();
+              auto g = t[0].cast<py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>>();
+              auto b = t[1].cast<py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>>();
+              auto p = py_arrays::as_real<double>(t[2], "points");
+              auto n = py_arrays::as_real<double>(t[3], "normals");
+              auto d = py_arrays::as_real<double>(t[4], "depths");
+              auto f = py_arrays::as_real<double>(t[5], "friction");
+              const py::ssize_t P = d.size();
+              if (g.size() != 2 * P || b.size() != 2 * P || p.size() != 3 * P || n.size() != 3 * P || f.size() != P)
+                throw py::value_error("extra contacts: the arrays' sizes disagree");
+              for (py::ssize_t k = 0; k < P; ++k) {
+                ContactPoint c;
+                for (int r = 0; r < 2; ++r) {
+                  c.geom[r] = int(g.data()[2 * k + r]);
+                  c.body[r] = int(b.data()[2 * k + r]);
+                  if (c.body[r] < 0 || c.body[r] > M.N) throw py::value_error("extra contacts: a body is out of range");
+                }
+                c.point = Vec3<double>(p.data()[3 * k], p.data()[3 * k + 1], p.data()[3 * k + 2]);
+                c.normal = Vec3<double>(n.data()[3 * k], n.data()[3 * k + 1], n.data()[3 * k + 2]);
+                c.depth = d.data()[k];
+                c.friction = f.data()[k];
+                found.push_back(c);
+              }
+            }
             double* qa = inout(q, "q", 0, M.nq);
             double* va = inout(v, "v", 0, M.nv);
             auto ta = py_arrays::as_real<double>(tau, "tau");
@@ -114,11 +140,11 @@ void bind_contact(py::module_& m) {
             StepStats st;
             {
               py::gil_scoped_release release;
-              e.engine.step(W, qa, va, ta.data(), h, qa, va, st);
+              e.engine.step(W, qa, va, ta.data(), h, qa, va, st, extra.is_none() ? nullptr : &found);
             }
             return stats_tuple(st);
           },
-          py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("h"), py::arg("world") = 0,
+          py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("h"), py::arg("world") = 0, py::arg("extra") = py::none(),
           "One step of world `world` from (q, v) under tau, in place; (contacts, limits, iterations, converged, "
           "primal, dual, max_penetration, seconds of the 4 phases)")
       .def(

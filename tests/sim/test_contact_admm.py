@@ -62,7 +62,7 @@ def dense_rows(model, q, c=None):
 def test_the_tree_delassus_operator_is_J_Minv_Jt(seed):
     rng = np.random.default_rng(seed)
     model, q, v = balls_on_the_ground(rng, int(rng.integers(2, 8)))
-    sim = ContactSimulator(model, 1e-3)
+    sim = ContactSimulator(model, 1e-3, contact_solver="admm")
     sim.step(td.State(q.copy(), v.copy()))
     J, c = dense_rows(model, q)
     assert len(c) > 0
@@ -91,7 +91,7 @@ def test_the_impulses_meet_signorini_and_coulomb(seed):
     rng = np.random.default_rng(100 + seed)
     model, q, v = balls_on_the_ground(rng, int(rng.integers(2, 8)))
     h, tol = 1e-3, 1e-8
-    sim = ContactSimulator(model, h, qp_tolerance=tol, max_qp_iterations=20000)
+    sim = ContactSimulator(model, h, contact_solver="admm", qp_tolerance=tol, max_qp_iterations=20000)
     step = sim.step(td.State(q.copy(), v.copy()))
     assert step.converged
     J, c = dense_rows(model, q, step.contacts)
@@ -168,12 +168,12 @@ def test_a_batch_steps_each_world_as_alone():
     q = np.tile(s0.q, (B, 1))
     v = np.tile(s0.v, (B, 1)) + 0.05 * rng.standard_normal((B, scene.model.nv))
     tau = np.stack([scene.tau(0.0, s0.q, s0.v)] * B)
-    batch = ContactSimulator(scene.model, 1e-3).engine()
+    batch = ContactSimulator(scene.model, 1e-3, contact_solver="admm").engine()
     qb, vb = q.copy(), v.copy()
     for _ in range(20):
         batch.step_batch(qb, vb, tau, 1e-3, 2)
     for w in range(B):
-        alone = ContactSimulator(scene.model, 1e-3).engine()
+        alone = ContactSimulator(scene.model, 1e-3, contact_solver="admm").engine()
         qa, va = q[w].copy(), v[w].copy()
         for _ in range(20):
             alone.step(qa, va, tau[w], 1e-3)
@@ -185,9 +185,9 @@ def test_one_simulator_shared_by_threads():
     """Threads stepping one simulator (its workspace is locked per step; the warm start is shared,
     so each thread's result is within the solver's tolerance of a thread alone)."""
     scene = centipede(2)
-    sim = ContactSimulator(scene.model, 1e-3)
+    sim = ContactSimulator(scene.model, 1e-3, contact_solver="admm")
     ref = scene.initial_state()
-    alone = ContactSimulator(scene.model, 1e-3)
+    alone = ContactSimulator(scene.model, 1e-3, contact_solver="admm")
     tau = scene.tau(0.0, ref.q, ref.v)
     for _ in range(30):
         alone.step(ref, tau)
@@ -214,7 +214,7 @@ def test_one_simulator_shared_by_threads():
 
 def test_a_solve_that_cannot_converge_is_reported():
     scene = centipede(2)
-    sim = ContactSimulator(scene.model, 1e-3, max_qp_iterations=1, qp_tolerance=1e-12)
+    sim = ContactSimulator(scene.model, 1e-3, contact_solver="admm", max_qp_iterations=1, qp_tolerance=1e-12)
     state = scene.initial_state()
     with pytest.warns(SimulationWarning, match="did not converge"):
         step = sim.step(state, scene.tau(0.0, state.q, state.v))
@@ -234,14 +234,14 @@ def test_a_solve_that_cannot_converge_is_reported():
 )
 def test_bad_options_are_named(kwargs, match):
     scene = centipede(1)
-    args = dict(dt=1e-3) | kwargs
+    args = dict(dt=1e-3, contact_solver="admm") | kwargs
     with pytest.raises((ValueError, TypeError), match=match):
         ContactSimulator(scene.model, **args)
 
 
 def test_a_nan_state_is_refused():
     scene = centipede(1)
-    sim = ContactSimulator(scene.model, 1e-3)
+    sim = ContactSimulator(scene.model, 1e-3, contact_solver="admm")
     state = scene.initial_state()
     state.v[0] = np.nan
     with pytest.raises(ValueError):

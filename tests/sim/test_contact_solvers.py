@@ -21,7 +21,7 @@ def _ball_on_the_ground():
 def test_the_default_is_proxqp_and_an_unknown_name_is_refused():
     m, _ = _ball_on_the_ground()
     assert isinstance(td.ContactSimulator(m, 1e-3).contact_solver, contact_solvers.ProxQPContactSolver)
-    with pytest.raises(ValueError, match="contact_solver must be one of 'proxqp'"):
+    with pytest.raises(ValueError, match="contact_solver must be one of 'admm', 'proxqp'"):
         td.ContactSimulator(m, 1e-3, contact_solver="lcp")
 
 

@@ -79,6 +79,14 @@ PHASES = ("collision", "dynamics", "contact_inertia", "qp", "integrate")
 ENGINE_PHASES = ("collision", "dynamics", "contact", "integrate")
 #: the shapes' codes in the C++ collision (contact/collision.hpp ShapeKind)
 SHAPE_KIND = {Plane: 0, Sphere: 1, Capsule: 2, Box: 3}
+#: the shape pairs the C++ collision has closed forms for (either order); the other pairs' contacts
+#: come from treedyn.sim.collision.collide (coal) and join the C++ step as found
+NATIVE_PAIRS = {frozenset((Plane, Sphere))}
+
+
+def _native(model, pair) -> bool:
+    a, b = (type(model.geoms[i].shape) for i in pair)
+    return frozenset((a, b)) in NATIVE_PAIRS
 
 
 def friction_basis(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -199,7 +207,7 @@ class ContactSimulator:
         slop: float = 1e-5,
         qp_tolerance: float | None = None,
         max_qp_iterations: int = 5000,
-        contact_solver: str = "admm",
+        contact_solver: str = "proxqp",
         push_out_limit: float = 0.2,
     ):
         self.model = _checks.instance(model, Model, "model")
@@ -224,7 +232,7 @@ class ContactSimulator:
             qp_tolerance = CONTACT_SOLVERS[name].default_tolerance
         self.qp_tolerance = _checks.real(qp_tolerance, "qp_tolerance", positive=True)
         self.contact_solver = CONTACT_SOLVERS[name](self.friction_edges, self.qp_tolerance, self.max_qp_iterations)
-        self._engine, self._engine_for = None, None
+        self._engine, self._engine_for, self._other_pairs = None, None, []
         self._pairs_for = None
         self._pairs = []
         self._limits_for = None
@@ -328,7 +336,10 @@ class ContactSimulator:
         the model changes (its geoms, limits, inertias: model/cache.py's revision)."""
         key = self.model._revision
         if self._engine_for != key:
-            self._engine, self._engine_for = _make_engine(self), key
+            pairs = self.pairs()
+            self._other_pairs = [p for p in pairs if not _native(self.model, p)]
+            native = [p for p in pairs if _native(self.model, p)]
+            self._engine, self._engine_for = _make_engine(self, native), key
         return self._engine
 
     def _engine_step(self, state: State, tau, h: float, details: bool) -> ContactStep:
@@ -341,7 +352,12 @@ class ContactSimulator:
         if not np.all(np.isfinite(tau)):
             raise ValueError(f"ContactSimulator: tau is not finite at t = {state.t:.6g}")
         q0, v0 = state.q.copy(), state.v.copy()
-        n, nl, it, converged, primal, dual, depth, secs = self.engine().step(state.q, state.v, tau, h)
+        engine = self.engine()
+        extra = None
+        if self._other_pairs:  # the pairs without a C++ closed form: found here, solved there
+            c = collide(self.model, state.q, pairs=self._other_pairs)
+            extra = (c.geoms, c.bodies, c.points, c.normals, c.depths, c.friction)
+        n, nl, it, converged, primal, dual, depth, secs = engine.step(state.q, state.v, tau, h, 0, extra)
         if not (np.all(np.isfinite(state.q)) and np.all(np.isfinite(state.v))):
             state.q[:], state.v[:] = q0, v0
             raise SimulationError(
@@ -502,7 +518,7 @@ class ContactSimulator:
         return np.where(d >= 0, -d / h, np.maximum(-d - self.slop, 0.0) / max(self.stabilization, h))
 
 
-def _make_engine(sim: ContactSimulator):
+def _make_engine(sim: ContactSimulator, pairs):
     """The C++ step's engine: the geoms (kind, body, placement, size, friction), the candidate
     pairs, the finite joint-limit bounds and the options."""
     model = sim.model
@@ -531,7 +547,7 @@ def _make_engine(sim: ContactSimulator):
         np.ascontiguousarray(trans),
         np.array(sizes, dtype=float).reshape(G, 3),
         np.array([g.friction for g in geoms], dtype=float),
-        np.array(sim.pairs(), dtype=np.int32).reshape(-1, 2),
+        np.array(pairs, dtype=np.int32).reshape(-1, 2),
         np.r_[qi[finite_lo], qi[finite_hi]].astype(np.int32),
         np.r_[vi[finite_lo], vi[finite_hi]].astype(np.int32),
         np.r_[lower[finite_lo], upper[finite_hi]].astype(float),

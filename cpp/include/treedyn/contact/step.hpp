@@ -198,13 +198,26 @@ struct ContactEngine {
   void keep_warm(ContactWorld& W) const {
     const int P = int(W.found.size()), L = int(W.bounds.size());
     W.warm.clear();
-    for (int l = L - 1; l >= 0; --l)  // keys sorted: limits' (negative, decreasing in the bound) first
+    for (int l = 0; l < L; ++l)  // limits' keys are negative: −1 − the bound
       W.warm.push_back({-1 - W.bounds[l], {W.w.z[3 * P + l], 0, 0}, {W.w.y[3 * P + l], 0, 0}});
-    std::sort(W.warm.begin(), W.warm.end(), [](const WarmEntry& a, const WarmEntry& b) { return a.key < b.key; });
     for (int k = 0; k < P; ++k)
       W.warm.push_back({W.keys[k],
                         {W.w.z[3 * k], W.w.z[3 * k + 1], W.w.z[3 * k + 2]},
                         {W.w.y[3 * k], W.w.y[3 * k + 1], W.w.y[3 * k + 2]}});
+    std::sort(W.warm.begin(), W.warm.end(), [](const WarmEntry& a, const WarmEntry& b) { return a.key < b.key; });
+  }
+
+  // contacts found outside (the pairs without a closed form here: coal's, in Python), appended; a
+  // contact's warm-start key is its geoms and its rank among theirs
+  void add_contacts(ContactWorld& W, const std::vector<ContactPoint>& extra) const {
+    const long long G = static_cast<long long>(geoms.size());
+    for (std::size_t j = 0; j < extra.size(); ++j) {
+      const ContactPoint& c = extra[j];
+      long long rank = 0;
+      for (std::size_t i = 0; i < j; ++i) rank += extra[i].geom[0] == c.geom[0] && extra[i].geom[1] == c.geom[1];
+      W.found.push_back(c);
+      W.keys.push_back((1LL << 40) + ((c.geom[0] * G + c.geom[1]) << 8) + rank);
+    }
   }
 
   // the contact phase: v⁺ = v* + M⁻¹Jᵀz
@@ -287,7 +300,7 @@ struct ContactEngine {
 
   // one step of world W from (q, v) under τ: (q_out, v_out); may alias q, v
   void step(ContactWorld& W, const double* q, const double* v, const double* tau, double h, double* q_out,
-            double* v_out, StepStats& st) {
+            double* v_out, StepStats& st, const std::vector<ContactPoint>* extra = nullptr) {
     std::lock_guard<std::mutex> lock(W.busy);
     st = StepStats{};
     W.qk = Eigen::Map<const Eigen::VectorXd>(q, model.nq);  // q_out, v_out may alias q, v
@@ -296,6 +309,7 @@ struct ContactEngine {
     auto t0 = Clock::now();
     forward_kinematics(model, q, W.X0.data());
     collide(W);
+    if (extra) add_contacts(W, *extra);
     st.seconds[kCollision] = since(t0);
     aba<double>(model, W.data, q, v, tau, static_cast<const double*>(nullptr),
                 W.qdd.data());  // also Xup, S and M's factors U, D⁻¹
