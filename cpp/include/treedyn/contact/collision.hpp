@@ -1,4 +1,6 @@
-// PLACEHOLDER (replaced by the collision branch): plane–sphere only
+// Contact detection in C++: the closed forms the contact step runs itself (plane–sphere so far: the
+// centipede's feet); every other pair's contacts come from treedyn.sim.collision (coal) through the
+// step's `extra` contacts. Box patches and the capsule pairs are to come here (docs/contact.md).
 #pragma once
 #include <Eigen/Core>
 #include <vector>
