@@ -9,7 +9,10 @@ step the contact impulses z = [c_N; c_D] are the ones that leave the least kinet
                c_N ≥ 0, c_D ≥ 0      (compressive normal impulses, k friction-cone edges)
                Σ_j c_D,ij ≤ μ_i c_N,i (the cone, linearised by k edges)
 
-with v* the velocity without contact after the step and G = [N D]ᵀ M⁻¹ [N D] the contact-space
+with v* the velocity without contact after the step (in the frames of the step's start, where the
+Jacobians are taken: a free joint's linear part with its classical acceleration, treedyn.sim.step's
+free_velocity; after the impulses ``transport`` moves q and turns v⁺ into the new frames, so a
+free body keeps its speed) and G = [N D]ᵀ M⁻¹ [N D] the contact-space
 inertia (NᵀM⁻¹N, NᵀM⁻¹D, DᵀM⁻¹D; td.contact_inertia), computed from M⁻¹[N D] by any solver that
 provides ``inverse_inertia``: drumwright's Θ(n²) inverse, dense or sparse Cholesky, ABA. The QP
 is convex (G is positive semi-definite) and solved by proxsuite's dense ProxQP.
@@ -67,7 +70,16 @@ from .collision import Contacts, collide, collision_pairs
 from .constraints import constrained_inverse_inertia
 from .contact_solvers import CONTACT_SOLVERS
 from .result import ContactTrajectory, SimulationError, SimulationWarning
-from .step import StepFailed, check_state, fixed_step, free_dynamics, run_steps, torque_function
+from .step import (
+    StepFailed,
+    check_state,
+    fixed_step,
+    free_dynamics,
+    free_velocity,
+    lie_blocks,
+    run_steps,
+    torque_function,
+)
 
 __all__ = ["ContactSimulator", "ContactStep", "ContactTrajectory", "LimitRows", "contact_jacobians", "friction_basis"]
 
@@ -307,14 +319,15 @@ class ContactSimulator:
         if self.contact_solver.in_engine:
             return self._engine_step(state, tau, h, details)
         model, q = self.model, state.q
+        blocks = lie_blocks(model)  # the free joints' velocities are stepped in the world frame
         phases = PhaseTimer(PHASES)
         with phases("collision"):
             contacts = collide(model, q, pairs=self.pairs())
         with phases("dynamics"):
-            v_free = self._free_velocity(state, tau, h)  # v* = v + h q̈, without contact
+            v_free = self._free_velocity(state, tau, h, blocks)  # v* = v + h q̈, without contact
         contact = self._contact(state, tau, v_free, contacts, h, phases)  # v⁺ = v* + M⁻¹R z
         with phases("integrate"):
-            q_next, v_next = self._integrate(state, contact.v_next, h)
+            q_next, v_next = self._integrate(state, contact.v_next, h, blocks)
         state.q[:] = q_next
         state.v[:] = v_next
         state.t += h
@@ -391,11 +404,13 @@ class ContactSimulator:
             out.impulses, out.limit_impulse = impulses, limit_impulse
         return out
 
-    def _free_velocity(self, state: State, tau, h: float) -> np.ndarray:
-        """v* = v + h q̈ (no contact; the model's constraints kept), checked finite."""
+    def _free_velocity(self, state: State, tau, h: float, blocks) -> np.ndarray:
+        """v* = v + h q̈ (no contact; the model's constraints kept) in the frames of the step's start,
+        a free joint's linear part with its classical acceleration (step.free_velocity), checked
+        finite."""
         q, v = state.q, state.v
         with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming the cause
-            v_free = v + h * self._free_acceleration(q, v, tau)
+            v_free = free_velocity(blocks, v, self._free_acceleration(q, v, tau), h)
         if not np.all(np.isfinite(v_free)):
             raise ValueError(
                 f"ContactSimulator: the velocity without contact, v + h q̈, overflowed at t = {state.t:.6g} "
@@ -439,11 +454,12 @@ class ContactSimulator:
             )
         return _Impulses(v_next, impulses, int(near.sum()), limit_impulse, iterations)
 
-    def _integrate(self, state: State, v_next, h: float):
-        """(q⁺, v⁺) by the step core's switch on the integrator, checked finite (SimulationError)."""
+    def _integrate(self, state: State, v_next, h: float, blocks):
+        """(q⁺, v⁺) by the step core's switch on the integrator (v⁺ carried from the step-start frames
+        into q⁺'s: step.transport), checked finite (SimulationError)."""
         try:
             q_next, v_next = fixed_step(
-                self.model, INTEGRATORS[self.integrator], None, state.t, state.q, state.v, h, None, (), v_next
+                self.model, INTEGRATORS[self.integrator], None, state.t, state.q, state.v, h, None, blocks, v_next
             )
         except StepFailed as e:  # q ⊕ h v overflowed: the error integrate raised
             raise e.__cause__ from None

@@ -1,6 +1,11 @@
-"""One semi-implicit Euler step of ``td.simulate`` and its derivatives with respect to the state and
-the torques (for shooting methods), from the analytic derivatives of forward dynamics
-(``treedyn.algorithms.derivatives``) and the Jacobians of ``integrate`` on the joints' Lie groups."""
+"""One semi-implicit Euler step and its derivatives with respect to the state and the torques (for
+shooting methods), from the analytic derivatives of forward dynamics
+(``treedyn.algorithms.derivatives``) and the Jacobians of ``integrate`` on the joints' Lie groups.
+
+It is ``td.simulate``'s step except for free joints: td.simulate (sim/step.py: free_velocity,
+transport) steps a free joint's linear velocity in the world frame and moves its position along
+it; this step keeps the body-frame update v + dt q̈ and integrate's SE(3) screw (whose speed grows
+by √(1 + (ω dt)²) per step for a spinning body). Its derivatives are those of the step it takes."""
 
 from __future__ import annotations
 
@@ -102,7 +107,7 @@ def _rows_times(blocks, which: int, X: np.ndarray) -> np.ndarray:
 
 
 def step_derivatives(model: Model, q, v, tau, dt: float, f_ext=None, dtype=np.float64):
-    """One semi-implicit Euler step of ``td.simulate`` (v⁺ = v + dt q̈(q, v, τ), q⁺ = q ⊕ dt v⁺) and
+    """One semi-implicit Euler step (v⁺ = v + dt q̈(q, v, τ), q⁺ = q ⊕ dt v⁺) and
     its derivatives for shooting methods: (q⁺, v⁺, A, B) with A = ∂(q⁺, v⁺)/∂(q, v) (2nv, 2nv) and
     B = ∂(q⁺, v⁺)/∂τ (2nv, nv), positions in the tangent spaces at q and q⁺ (as rnea_derivatives).
     A batch (q (B, nq), v and tau (B, nv), f_ext (B, n_bodies, 6); one dt) gives (B, nq), (B, nv),
