@@ -20,16 +20,21 @@ is convex (G is positive semi-definite) and solved by proxsuite's dense ProxQP.
 The friction edges of a contact are d_j = cos(2πj/k) t₁ + sin(2πj/k) t₂ with t₁ opposite the
 contact's sliding velocity (in v*) when it slides, so that sliding friction is exactly μ c_N against
 the motion whatever k; at rest the basis is fixed. Inelastic: the normal velocity after the
-impulse is b, not a rebound. b = max(depth − slop, 0) / max(stabilization, h) (Baumgarte with a
-time constant): penetration is removed over ``stabilization`` seconds, not in one step, so the
-correction does not throw bodies off the ground.
+impulse is b, not a rebound. b = min(max(depth − slop, 0) / max(stabilization, h), push_out_limit)
+(Baumgarte with a time constant, capped): penetration is removed over ``stabilization`` seconds,
+not in one step, and never faster than ``push_out_limit`` (0.2 m/s by default), so the correction
+does not throw bodies off the ground: a body released from any penetration rises by at most
+push_out_limit²/(2g) (2 mm at 0.2 m/s) above the surface. Without the cap a deep impact — a
+capsule dropped from 10 m at h = 1e-2, 0.1 m deep after its first step in contact — was pushed out
+at depth/stabilization ≈ 5 m/s and thrown 1.2 m back up by an inelastic contact.
 
 Joint limits (model.set_joint_limits) are unilateral constraints solved in the same QPs. A bound
 on coordinate i adds a column s·e_i to the normal block, R = [N L D] (s = +1 for a lower bound,
 −1 for an upper one; no friction edges), with impulse c_L ≥ 0 and the row
 
     s v⁺_i ≥ b_L,   b_L = −d/h                                 if d ≥ 0 (not violated)
-                    b_L = max(−d − slop, 0)/max(stabilization, h)  if d < 0 (violated: Baumgarte)
+                    b_L = min(max(−d − slop, 0)/max(stabilization, h), push_out_limit)
+                                                               if d < 0 (violated: Baumgarte, capped)
 
 where d = s(q̂_i − bound) is the gap (positive inside) and q̂ the position the step moves with v⁺
 (q_k for the semi-implicit step, q_k + h v_k for explicit Euler, whose q_{k+1} is already fixed
@@ -203,8 +208,11 @@ class ContactSimulator:
     h = 1e-3) or "euler" (explicit: q moves with the velocity before the step, as drumwright2012's
     experiment at h = 1e-5). friction_edges: k of the linearised cone. stabilization: Baumgarte's
     time constant (s); slop: the penetration left alone (m; for a joint limit, the violation left
-    alone, in the coordinate's unit). qp_tolerance: ProxQP's eps_abs, in velocity units (m/s,
-    rad/s). The model's joint limits are kept with the contacts (see the module). contact_solver: the
+    alone, in the coordinate's unit). push_out_limit: the largest push-out velocity b of a
+    penetration (m/s) or of a violated joint limit (the coordinate's unit per second): b =
+    min(max(depth − slop, 0)/max(stabilization, h), push_out_limit), so a body released from a deep
+    penetration rises by at most push_out_limit²/(2g) (2 mm at the default 0.2 m/s); a positive
+    number. qp_tolerance: ProxQP's eps_abs, in velocity units (m/s, rad/s). The model's joint limits are kept with the contacts (see the module). contact_solver: the
     name of the contact solver in sim/contact_solvers.py's CONTACT_SOLVERS ("proxqp": two dense QPs).
     """
 
@@ -434,7 +442,7 @@ class ContactSimulator:
                 with phases("contact_inertia"):
                     R, W, G, edges = self.contact_space_inertia(q, contacts, v_free, limits)
                 with phases("qp"):
-                    b_contacts = np.maximum(contacts.depths - self.slop, 0.0) / max(self.stabilization, h)
+                    b_contacts = self._push_out(contacts.depths, h)
                     b = np.r_[b_contacts, self._targets(limits, h)]
                     z, it = self.contact_solver.solve(G, R.T @ v_free, b, contacts.friction, P, len(limits))
                     iterations += it
@@ -528,10 +536,15 @@ class ContactSimulator:
         return bounds.gap <= h * np.maximum(-bounds.sign * v_free[bounds.index], 0.0) + self.slop
 
     def _targets(self, limits: LimitRows, h: float) -> np.ndarray:
-        """b_L: s v⁺_i ≥ −d/h inside (q̂ + h v⁺ stays on its side), the Baumgarte push-out
-        max(−d − slop, 0)/max(stabilization, h) of a violation (d < 0), as for a contact's depth."""
+        """b_L: s v⁺_i ≥ −d/h inside (q̂ + h v⁺ stays on its side), the capped Baumgarte push-out of a
+        violation (d < 0), as for a contact's depth (_push_out)."""
         d = limits.gap
-        return np.where(d >= 0, -d / h, np.maximum(-d - self.slop, 0.0) / max(self.stabilization, h))
+        return np.where(d >= 0, -d / h, self._push_out(-d, h))
+
+    def _push_out(self, depth, h: float) -> np.ndarray:
+        """b = min(max(depth − slop, 0)/max(stabilization, h), push_out_limit): Baumgarte's push-out
+        velocity of a penetration (or a limit's violation), capped (see the module)."""
+        return np.minimum(np.maximum(depth - self.slop, 0.0) / max(self.stabilization, h), self.push_out_limit)
 
 
 def _make_engine(sim: ContactSimulator, pairs):
