@@ -127,12 +127,12 @@ def test_the_impulses_meet_signorini_and_coulomb(seed):
 def test_a_ball_agrees_with_the_dense_reference():
     """A ball on a free joint, its contact under its centre (friction does not couple with the
     normal): the two contact models are one, and the solvers agree on the impulse to their
-    tolerances (v⁺ is the same up to the step's frame, which the two paths treat differently)."""
+    tolerances, and so on v⁺ (both step a free joint's linear velocity in the world frame)."""
     model = td.Model(gravity=(0, 0, -9.81))
     b = model.add_body("ball", None, joint=td.Free(), inertia=td.Inertia(1.0, (0, 0, 0), 0.4 * R_BALL**2 * np.eye(3)))
     model.add_geom(b, td.Sphere(R_BALL), friction=0.5)
     model.add_geom(None, td.Plane(), friction=0.5)
-    for v0 in ([0.3, 0.1, -0.5, 0, 0, 0], [2.0, 0, -0.1, 0, 0, 0], [0.01, 0, -1, 0, 0, 0]):
+    for v0 in ([0.3, 0.1, -0.5, 0, 0, 3.0], [2.0, 0, -0.1, 0, 0, 0], [0.01, 0, -1, 0, 0, 0]):  # the spin: about n
         out = []
         for solver in ("admm", "proxqp"):
             q = td.neutral(model)
@@ -141,9 +141,11 @@ def test_a_ball_agrees_with_the_dense_reference():
             step = ContactSimulator(model, 1e-3, contact_solver=solver, qp_tolerance=1e-9, push_out_limit=10).step(
                 state
             )
-            out.append(step.impulses)
+            out.append((step.impulses, state.v.copy()))
         # impulse errors: the tolerance (velocity) times the ball's mass (1 kg), with room for two solvers
-        assert_below(out[0] - out[1], 1e-7, "impulse admm against proxqp", size=np.abs(out[1]).max())
+        (ia, va), (ip, vp) = out
+        assert_below(ia - ip, 1e-7, "impulse admm against proxqp", size=np.abs(ip).max())
+        assert_below(va - vp, 1e-7, "v⁺ admm against proxqp", size=np.abs(vp).max())
 
 
 def test_the_centipede_walks_as_with_the_reference():
