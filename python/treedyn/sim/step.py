@@ -15,12 +15,13 @@ start, then one switch on the named integrator, then check the result::
 
 The integrators: ``euler`` (q⁺ = q ⊕ h v, v⁺ = v + h q̈), ``semi-implicit-euler`` (v⁺ first, q⁺ =
 q ⊕ h v⁺), each with a free joint's linear velocity stepped as the world-frame velocity it is
-(``free_velocity`` and ``transport``, below), ``rk4`` and the embedded pairs ``dopri5`` / ``rkf45`` (Runge–Kutta–Munthe-Kaas in the
-chart q = q_n ⊕ δ, δ' = dexp⁻¹_δ(v); td.simulate's module says more), and ``implicit``: the
-solver's own step (the RedMax solvers' linearly implicit one, baxter2019). The first-order
-methods take the velocity after the step from the caller where a contact model changes it (the
-contact impulses act on v* = free_velocity(...), in the frames of the step's start). A step that fails raises ``StepFailed``, which keeps the
-last good state: the drivers turn it into a clean stop, a warning or an error.
+(``free_velocity`` and ``transport``, below), ``rk4`` and the embedded pairs ``dopri5`` /
+``rkf45`` (Runge–Kutta–Munthe-Kaas in the chart q = q_n ⊕ δ, δ' = dexp⁻¹_δ(v); td.simulate's module
+says more), and ``implicit``: the solver's own step (the RedMax solvers' linearly implicit one,
+baxter2019). The first-order methods take the velocity after the step from the caller where a
+contact model changes it (the contact impulses act on v* = free_velocity(...), in the frames of
+the step's start). A step that fails raises ``StepFailed``, which keeps the last good state: the
+drivers turn it into a clean stop, a warning or an error.
 
 ``run_steps`` is the loop of the fixed-step drivers (the contact simulator, a solver's own step):
 steps of h (the last shortened to land on t_end), the states every k-th step and the last, the
