@@ -212,8 +212,9 @@ class ContactSimulator:
     penetration (m/s) or of a violated joint limit (the coordinate's unit per second): b =
     min(max(depth − slop, 0)/max(stabilization, h), push_out_limit), so a body released from a deep
     penetration rises by at most push_out_limit²/(2g) (2 mm at the default 0.2 m/s); a positive
-    number. qp_tolerance: ProxQP's eps_abs, in velocity units (m/s, rad/s). The model's joint limits are kept with the contacts (see the module). contact_solver: the
-    name of the contact solver in sim/contact_solvers.py's CONTACT_SOLVERS ("proxqp": two dense QPs).
+    number. qp_tolerance: ProxQP's eps_abs, in velocity units (m/s, rad/s). The model's joint
+    limits are kept with the contacts (see the module). contact_solver: the name of the contact
+    solver in sim/contact_solvers.py's CONTACT_SOLVERS ("proxqp": two dense QPs).
     """
 
     def __init__(
