@@ -12,9 +12,9 @@
 //   bilateral   σ = 0.
 // ADMM on the split λ = z, z in the cones (Boyd et al. 2011, §3; the contact form of Carpentier et
 // al. 2024): λ⁺ = (G + ρI)⁻¹(ρ z − y − (g − b + s)), z⁺ = Π_K(λ⁺ + y/ρ), y⁺ = y + ρ(λ⁺ − z⁺), with
-// s the De Saxcé shift at the last iterate. Residuals in velocity units: primal ‖G(λ − z)‖ ≤
-// λ_max(G) ‖λ − z‖∞, dual ρ ‖z⁺ − z‖∞. ρ is balanced between them (×/÷ 5 when one exceeds the
-// other tenfold; each change refactors the operator: O(N + m)), and starts at the last step's.
+// s the De Saxcé shift at the last iterate; the state (z, y/ρ) Anderson-accelerated (below). Residuals in velocity
+// units: primal ‖G(λ − z)‖ ≤ λ_max(G) ‖λ − z‖∞, dual ρ ‖z⁺ − z‖∞. ρ is balanced between them (×/÷ 5 when one exceeds
+// the other tenfold; each change refactors the operator: O(N + m)), and starts at the last step's.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -152,6 +152,7 @@ struct AdmmSettings {
   int max_iterations = 500;
   double rho_factor = 5.0, balance = 10.0;
   double alpha = 1.6;  // over-relaxation (Boyd et al. §3.4.3: 1.5–1.8; 60 → 57 iterations on the centipede)
+  int anderson = 5;    // Anderson acceleration's memory (0: none)
   int adapt_every = 1;
 };
 
@@ -162,9 +163,20 @@ struct AdmmResult {
 };
 
 struct AdmmWorkspace {
-  Eigen::VectorXd lam, z, zold, y, r, c, sigma, g, zbest, ybest;
-  void resize(int m) {
-    for (Eigen::VectorXd* v : {&lam, &z, &zold, &y, &r, &c, &sigma, &g, &zbest, &ybest}) v->resize(m);
+  Eigen::VectorXd lam, z, zold, y, yold, r, c, sigma, g, zbest, ybest;
+  // Anderson acceleration of the map (z, y/ρ) ↦ its ADMM update: the last M differences of the
+  // states (dX) and of the residuals (dF), a ring
+  Eigen::VectorXd x, f, xprev, fprev, gamma;
+  Eigen::MatrixXd dX, dF, H;
+  int stored = 0, next = 0;
+  bool has_prev = false, accelerated = false;
+  Eigen::VectorXd zF, yF;
+  void restart() { stored = next = 0, has_prev = accelerated = false; }
+  void resize(int m, int memory) {
+    for (Eigen::VectorXd* v : {&lam, &z, &zold, &y, &yold, &r, &c, &sigma, &g, &zbest, &ybest, &zF, &yF}) v->resize(m);
+    for (Eigen::VectorXd* v : {&x, &f, &xprev, &fprev}) v->resize(2 * m);
+    dX.resize(2 * m, std::max(memory, 1)), dF.resize(2 * m, std::max(memory, 1));
+    restart();
   }
 };
 
@@ -184,6 +196,40 @@ template <class Op> double largest_eigenvalue(Op& G, AdmmWorkspace& w, int m, in
   return 1.1 * std::max(lam, 1e-300);
 }
 
+// Anderson acceleration (type II; Walker and Ni 2011; Zhang, O'Donoghue and Boyd 2020 for ADMM):
+// x = (z, y/ρ) the state fed to the ADMM map F, f = F(x) − x; the next state is
+// F(x) − (dX + dF) γ with γ = argmin ‖f − dF γ‖ over the last M differences. A step whose
+// residual grew tenfold over the last one's restarts the history.
+inline void anderson_step(AdmmWorkspace& w, int m, double rho, int M) {
+  w.x.head(m) = w.zold, w.x.tail(m) = w.yold / rho;
+  w.f.head(m) = w.z - w.zold, w.f.tail(m) = (w.y - w.yold) / rho;
+  if (w.accelerated && w.f.squaredNorm() > w.fprev.squaredNorm()) {
+    // the accelerated state did worse than the plain ADMM step it replaced: back to that step
+    w.z = w.zF, w.y = w.yF;
+    w.restart();
+    return;
+  }
+  w.accelerated = false;
+  if (w.has_prev) {
+    w.dX.col(w.next) = w.x - w.xprev;
+    w.dF.col(w.next) = w.f - w.fprev;
+    w.next = (w.next + 1) % M;
+    w.stored = std::min(w.stored + 1, M);
+  }
+  w.xprev = w.x, w.fprev = w.f, w.has_prev = true;
+  if (w.stored == 0) return;
+  const int k = w.stored;
+  w.H.noalias() = w.dF.leftCols(k).transpose() * w.dF.leftCols(k);
+  w.H.diagonal().array() += 1e-12 * w.H.trace() + 1e-300;
+  w.gamma = w.H.ldlt().solve(w.dF.leftCols(k).transpose() * w.f);
+  if (!w.gamma.allFinite()) return w.restart();
+  w.zF = w.z, w.yF = w.y;  // F(x), kept in case the mixed state does worse
+  w.x.head(m) = w.z, w.x.tail(m) = w.y / rho;
+  w.x.noalias() -= (w.dX.leftCols(k) + w.dF.leftCols(k)) * w.gamma;
+  w.z = w.x.head(m), w.y = rho * w.x.tail(m);
+  w.accelerated = true;
+}
+
 // the impulses z (in: the warm start; out: the solution) and the dual y (in/out), for g = J v*, b
 template <class Op>
 AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, double lambda_max, double rho0,
@@ -192,6 +238,7 @@ AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, 
   AdmmResult out;
   double rho = rho0;
   G.factor(rho);
+  w.restart();
   // the velocities at the warm start, for the first De Saxcé shift
   G.apply(w.z.data(), w.sigma.data());
   for (int k = 0; k < m; ++k) w.sigma[k] += g[k] - b[k];
@@ -203,7 +250,7 @@ AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, 
     w.r = rho * w.z - w.y - w.c;
     G.solve(w.r.data(), w.lam.data());                                               // (G + ρI) λ = r
     for (int k = 0; k < m; ++k) w.sigma[k] = w.r[k] - rho * w.lam[k] + g[k] - b[k];  // G λ + g − b
-    w.zold = w.z;
+    w.zold = w.z, w.yold = w.y;
     w.c = set.alpha * w.lam + (1.0 - set.alpha) * w.zold;  // λ over-relaxed (c is free until the next iteration)
     w.z = w.c + w.y / rho;
     project_rows(cones, w.z.data());
@@ -223,15 +270,21 @@ AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, 
       best = std::max(out.primal, out.dual), best_primal = out.primal, best_dual = out.dual;
       w.zbest = w.z, w.ybest = w.y;
     }
-    if (set.adapt_every <= 0 || it % set.adapt_every != 0) continue;
-    // ρ within [1e-6, 1e3] λ_max: a smaller one would append point masses so heavy (1/ρ) that the
-    // articulated inertias' pivots lose their digits to rounding
-    if (out.primal > set.balance * out.dual && rho < 1e3 * lambda_max) {
-      rho *= set.rho_factor;
+    bool changed = false;
+    if (set.adapt_every > 0 && it % set.adapt_every == 0) {
+      // ρ within [1e-6, 1e3] λ_max: a smaller one would append point masses so heavy (1/ρ) that the
+      // articulated inertias' pivots lose their digits to rounding
+      if (out.primal > set.balance * out.dual && rho < 1e3 * lambda_max) {
+        rho *= set.rho_factor, changed = true;
+      } else if (out.dual > set.balance * out.primal && rho > 1e-6 * lambda_max) {
+        rho /= set.rho_factor, changed = true;
+      }
+    }
+    if (changed) {
       G.factor(rho);
-    } else if (out.dual > set.balance * out.primal && rho > 1e-6 * lambda_max) {
-      rho /= set.rho_factor;
-      G.factor(rho);
+      w.restart();  // the history was of another map
+    } else if (set.anderson > 0) {
+      anderson_step(w, m, rho, set.anderson);
     }
   }
   out.rho = rho;

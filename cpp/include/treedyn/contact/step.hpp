@@ -154,7 +154,7 @@ struct ContactEngine {
     W.G.limit_sign.resize(L);
     for (int l = 0; l < L; ++l) W.G.limit_dof[l] = limits.vi[W.bounds[l]], W.G.limit_sign[l] = limits.sign[W.bounds[l]];
     W.G.bilateral.resize(0, model.nv);
-    W.w.resize(m);
+    W.w.resize(m, opt.admm.anderson);
     W.b.resize(m);
     W.angle.resize(2 * P);
     W.mu.resize(P);
