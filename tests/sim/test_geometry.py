@@ -75,6 +75,18 @@ def collide_geoms(shapes, poses, pairs, friction=None):
     )
 
 
+def face_preferred_slack(sa, Ra, pa, sb, Rb, pb, normal):
+    """Box–box: when coal's normal is an edge cross within 0.01 rad of a face normal (not on it), the
+    face is taken (collision.hpp kFaceCos: a stack must keep its patch), whose overlap is larger by at
+    most (Σh_a + Σh_b + |p_b − p_a|)·θ: that bound on the depth, and θ on the normal; else 0."""
+    if not (isinstance(sa, td.Box) and isinstance(sb, td.Box)):
+        return 0.0
+    c = max(np.abs(Ra.T @ normal).max(), np.abs(Rb.T @ normal).max())
+    if c >= 1 - 1e-12 or c < math.cos(0.0101):
+        return 0.0
+    return (sum(sa.half_extents) + sum(sb.half_extents) + np.linalg.norm(pb - pa)) * 0.0101
+
+
 PAIRS = [
     (td.Sphere(0.3), td.Sphere(0.4), 1e-9),
     (td.Capsule(0.2, 0.3), td.Sphere(0.3), 1e-9),
@@ -104,6 +116,10 @@ def test_deepest_contact_agrees_with_coal(sa, sb, tol):
             continue
         assert ours, "coal finds a contact, treedyn none"
         x, n, d = max(ours, key=lambda c: c[2])
+        slack = face_preferred_slack(sa, Ra, pa, sb, Rb, pb, ref[1])
+        if slack:
+            assert ref[0] - tol <= d <= ref[0] + slack
+            continue
         assert abs(d - ref[0]) <= tol, (d, ref[0])
         assert abs(np.linalg.norm(n) - 1) <= 1e-12
         if ref[0] > 1e-3 and not isinstance(sa, td.Plane):  # a plane's normal is its own axis
@@ -492,13 +508,14 @@ def random_boxes(rng):
 
 
 def test_box_box_against_coal_at_random_poses():
-    # coal's box–box is GJK/EPA: its depth and normal agree to ~5e-11 (measured), checked at 1e-9 (the
-    # preference for face axes, a relative 1e-6, would show only at near ties, improbable here). A patch point
+    # coal's box–box is GJK/EPA: its depth and normal agree to ~5e-11 (measured), checked at 1e-9, but
+    # where an edge cross within 0.01 rad of a face normal is the deepest axis (face_preferred_slack; a
+    # few % of random poses). A patch point
     # lies midway between an incident point (inside both boxes) and its projection on the reference
     # face, so within depth/2 of the incident box (exactly inside it when the faces are parallel:
     # test_box_resting_on_a_box_has_a_patch_inside_both)
     rng = np.random.default_rng(11)
-    touching = 0
+    touching = near_face = 0
     for _ in range(1000):
         sa, Ra, pa, sb, Rb, pb = random_boxes(rng)
         ours = pair(sa, Ra, pa, sb, Rb, pb)
@@ -511,16 +528,21 @@ def test_box_box_against_coal_at_random_poses():
         touching += 1
         depths = np.array([d for _, _, d in ours])
         assert len(ours) <= 8 and (depths > 0).all()
-        assert abs(depths.max() - ref[0]) <= 1e-9, (depths.max(), ref[0])
         n = ours[0][1]
         assert all(np.array_equal(c[1], n) for c in ours)  # one normal for the patch
         assert abs(np.linalg.norm(n) - 1) <= 1e-12
-        if ref[0] > 1e-3:
-            np.testing.assert_allclose(n, ref[1], atol=1e-9)
+        slack = face_preferred_slack(sa, Ra, pa, sb, Rb, pb, ref[1])
+        if slack:
+            near_face += 1
+            assert ref[0] - 1e-9 <= depths.max() <= ref[0] + slack  # the normal: another axis's
+        else:
+            assert abs(depths.max() - ref[0]) <= 1e-9, (depths.max(), ref[0])
+            if ref[0] > 1e-3:
+                np.testing.assert_allclose(n, ref[1], atol=1e-9)
         for x, _, d in ours:
-            assert inside_box(x, Ra, pa, sa.half_extents, 1e-9 + d / 2)
-            assert inside_box(x, Rb, pb, sb.half_extents, 1e-9 + d / 2)
-    assert touching >= 300
+            assert inside_box(x, Ra, pa, sa.half_extents, 1e-9 + d / 2 + slack)
+            assert inside_box(x, Rb, pb, sb.half_extents, 1e-9 + d / 2 + slack)
+    assert touching >= 300 and near_face <= 0.05 * touching
 
 
 @settings(max_examples=200, deadline=None)
@@ -622,3 +644,17 @@ def test_collide_geoms_refuses_bad_input():
     ]:
         with pytest.raises(error, match=match):
             _core.collide_geoms(**{**good, key: value})
+
+
+@pytest.mark.parametrize("tilt", [0.0, 1e-4, 1e-3, 5e-3])
+def test_a_turned_and_slightly_tilted_box_on_a_box_keeps_its_patch(tilt):
+    # b turned 0.3 rad about z on a, tilted by `tilt` (as a step leaves it): the edge crosses a_x × b_x
+    # are then `tilt` from the face normal, with an overlap smaller by O(h·tilt); a single edge point
+    # there let a simulated stack twist. The face patch stays: 8 points, normal a's +z
+    a, b = td.Box((0.25, 0.25, 0.25)), td.Box((0.25, 0.25, 0.25))
+    Rb = rot_z(0.3) @ rot_x(tilt)
+    got = pair(a, I3, np.zeros(3), b, Rb, np.array([0, 0, 0.5 - 1e-3 - 0.25 * tilt]))
+    assert len(got) == 8
+    for _, n, d in got:
+        np.testing.assert_array_equal(n, Z)
+        assert 0 < d <= 1e-3 + 0.5 * tilt + 1e-12

@@ -54,6 +54,10 @@ constexpr double kParallel = 1e-3;
 // overlap is smaller by this fraction: exact and rounding ties (boxes stacked face to face, whose
 // edge crosses are their faces' normal) keep a face, and a patch
 constexpr double kFaceBias = 1e-6;
+// an edge cross within 0.01 rad of a face normal is left to that face's axis: boxes resting face to
+// face, one turned about the normal and tilted by θ, have edge crosses θ from the normal, whose overlap
+// differs from the face's by O(h θ) either way: a single edge point there would let the top box twist
+constexpr double kFaceCos = 0.99995;  // cos 0.01
 
 // appends contacts in the caller's (geom, body) order; the closed forms below take the shapes in the
 // order of ShapeKind, sign −1 when that is the caller's reversed (normals flipped)
@@ -293,6 +297,9 @@ inline void box_box(const Sink& s, const Mat3& Ra, const Vec3& pa, const Vec3& h
       const double len = u.norm();
       if (len < 1e-6) continue;  // parallel edges: a face axis covers it
       u /= len;
+      const double near_face =
+          std::max((Ra.transpose() * u).cwiseAbs().maxCoeff(), (Rb.transpose() * u).cwiseAbs().maxCoeff());
+      if (near_face > kFaceCos) continue;
       const double o =
           ha.dot((Ra.transpose() * u).cwiseAbs()) + hb.dot((Rb.transpose() * u).cwiseAbs()) - std::abs(u.dot(t));
       if (o < 0) return;
