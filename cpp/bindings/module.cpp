@@ -22,6 +22,7 @@ void bind_spatial(py::module_& m);
 void bind_minv(py::module_& m);
 void bind_linalg(py::module_& m);
 void bind_contact(py::module_& m);
+void bind_collision(py::module_& m);
 void bind_redmax(py::module_& m);
 void bind_codegen(py::module_& m);
 void bind_derivatives(py::module_& m);
@@ -80,6 +81,7 @@ PYBIND11_MODULE(_core, m) {
   bind_minv(m);
   bind_linalg(m);
   bind_contact(m);
+  bind_collision(m);
   bind_redmax(m);
   bind_codegen(m);
   bind_derivatives(m);
