@@ -104,7 +104,8 @@ void bind_contact(py::module_& m) {
            py::arg("max_iterations"))
       .def(
           "step",
-          [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int world, py::object extra) {
+          [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int world, py::object extra,
+             py::object rows, py::object targets) {
             const Model<double>& M = e.engine.model;
             std::vector<ContactPoint> found;  // (geoms, bodies, points, normals, depths, friction) from Python
             if (!extra.is_none()) {
@@ -136,15 +137,28 @@ void bind_contact(py::module_& m) {
             double* va = inout(v, "v", 0, M.nv);
             auto ta = py_arrays::as_real<double>(tau, "tau");
             if (ta.size() != M.nv) throw py::value_error("tau must have nv values");
+            Eigen::MatrixXd Gc;  // bilateral rows (nb, nv) and their targets
+            Eigen::VectorXd bc;
+            if (!rows.is_none()) {
+              auto R = py_arrays::as_real<double>(rows, "rows");
+              auto T = py_arrays::as_real<double>(targets, "targets");
+              if (R.ndim() != 2 || R.shape(1) != M.nv || T.size() != R.shape(0))
+                throw py::value_error("rows must have shape (nb, nv) and targets (nb,)");
+              Gc = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+                  R.data(), R.shape(0), R.shape(1));
+              bc = Eigen::Map<const Eigen::VectorXd>(T.data(), T.size());
+            }
             ContactWorld& W = e.world(std::size_t(world));
             StepStats st;
             {
               py::gil_scoped_release release;
-              e.engine.step(W, qa, va, ta.data(), h, qa, va, st, extra.is_none() ? nullptr : &found);
+              e.engine.step(W, qa, va, ta.data(), h, qa, va, st, extra.is_none() ? nullptr : &found,
+                            Gc.rows() ? &Gc : nullptr, Gc.rows() ? bc.data() : nullptr);
             }
             return stats_tuple(st);
           },
           py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("h"), py::arg("world") = 0, py::arg("extra") = py::none(),
+          py::arg("rows") = py::none(), py::arg("targets") = py::none(),
           "One step of world `world` from (q, v) under tau, in place; (contacts, limits, iterations, converged, "
           "primal, dual, max_penetration, seconds of the 4 phases)")
       .def(

@@ -72,7 +72,7 @@ from ..solvers import Solver, make_solver
 from ..solvers.inverse import _contact_product
 from ..util.timing import PhaseTimer
 from .collision import Contacts, collide, collision_pairs
-from .constraints import constrained_inverse_inertia
+from .constraints import constrained_inverse_inertia, constraint_terms
 from .contact_solvers import CONTACT_SOLVERS
 from .result import ContactTrajectory, SimulationError, SimulationWarning
 from .step import (
@@ -96,9 +96,10 @@ PHASES = ("collision", "dynamics", "contact_inertia", "qp", "integrate")
 ENGINE_PHASES = ("collision", "dynamics", "contact", "integrate")
 #: the shapes' codes in the C++ collision (contact/collision.hpp ShapeKind)
 SHAPE_KIND = {Plane: 0, Sphere: 1, Capsule: 2, Box: 3}
-#: the shape pairs the C++ collision has closed forms for (either order); the other pairs' contacts
-#: come from treedyn.sim.collision.collide (coal) and join the C++ step as found
-NATIVE_PAIRS = {frozenset((Plane, Sphere))}
+#: the shape pairs the C++ collision has closed forms for (either order): every pair of
+#: primitives (contact/collision.hpp); a pair outside it (a shape the C++ side does not know) would
+#: have its contacts found by treedyn.sim.collision.collide and handed to the step
+NATIVE_PAIRS = {frozenset((a, b)) for a in (Plane, Sphere, Capsule, Box) for b in (Plane, Sphere, Capsule, Box)}
 
 
 def _native(model, pair) -> bool:
@@ -365,11 +366,6 @@ class ContactSimulator:
         return self._engine
 
     def _engine_step(self, state: State, tau, h: float, details: bool) -> ContactStep:
-        if self.model.n_constraint_rows:
-            raise NotImplementedError(
-                "ContactSimulator: contact_solver='admm' does not yet take the model's loop closures and "
-                "couplings; use contact_solver='proxqp'"
-            )
         tau = np.ascontiguousarray(tau, dtype=float)
         if not np.all(np.isfinite(tau)):
             raise ValueError(f"ContactSimulator: tau is not finite at t = {state.t:.6g}")
@@ -379,13 +375,16 @@ class ContactSimulator:
         if self._other_pairs:  # the pairs without a C++ closed form: found here, solved there
             c = collide(self.model, state.q, pairs=self._other_pairs)
             extra = (c.geoms, c.bodies, c.points, c.normals, c.depths, c.friction)
-        n, nl, it, converged, primal, dual, depth, secs = engine.step(state.q, state.v, tau, h, 0, extra)
+        rows = targets = None
+        if self.model.n_constraint_rows:  # loop closures, couplings: G v⁺ = −C/τ in the same problem
+            rows, C, _ = constraint_terms(self.model, state.q, state.v)
+            rows, targets = np.ascontiguousarray(rows), -np.asarray(C) / max(self.stabilization, h)
+        n, nl, it, converged, primal, dual, depth, secs = engine.step(state.q, state.v, tau, h, 0, extra, rows, targets)
         if not (np.all(np.isfinite(state.q)) and np.all(np.isfinite(state.v))):
-            state.q[:], state.v[:] = q0, v0
-            raise SimulationError(
-                f"ContactSimulator: the state became non-finite at t = {state.t:.6g} (largest |tau| "
-                f"{np.abs(tau).max(initial=0):.3g}, largest |v| {np.abs(v0).max(initial=0):.3g})",
-                None,
+            state.q[:], state.v[:] = q0, v0  # the state is left as it was
+            raise ValueError(
+                f"ContactSimulator: the step overflowed at t = {state.t:.6g} (largest |tau| "
+                f"{np.abs(tau).max(initial=0):.3g}, largest |v| {np.abs(v0).max(initial=0):.3g})"
             )
         state.t += h
         if not converged:

@@ -46,6 +46,8 @@ struct StepStats {
   double seconds[kPhases] = {0, 0, 0, 0};
 };
 
+constexpr long long kBilateralKey = -(1LL << 40);  // warm-start keys of the bilateral rows: this − row
+
 struct WarmEntry {
   long long key;
   double z[3], y[3];
@@ -61,7 +63,8 @@ struct ContactWorld {
   AdmmWorkspace w;
   Eigen::VectorXd qk, vk, qdd, vstar, vnext, dv, b, angle, mu, gap;
   std::vector<WarmEntry> warm, warm_next;
-  std::vector<int> bounds;  // the limit bounds in the problem
+  Eigen::VectorXd bilateral_target;  // the bilateral rows' targets (the rows: G.bilateral)
+  std::vector<int> bounds;           // the limit bounds in the problem
   std::vector<char> in_problem;
   std::vector<Motion<double>> vel;  // the bodies' velocities at v*
   double rho = 0, lambda_max = 0;
@@ -149,11 +152,10 @@ struct ContactEngine {
 
   // the rows' velocities g = J v*, targets b, cones (a contact's first edge against its slide)
   void rows(ContactWorld& W, double h) {
-    const int P = int(W.found.size()), L = int(W.bounds.size()), m = 3 * P + L;
+    const int P = int(W.found.size()), L = int(W.bounds.size()), B = int(W.G.bilateral.rows()), m = 3 * P + L + B;
     W.G.limit_dof.resize(L);
     W.G.limit_sign.resize(L);
     for (int l = 0; l < L; ++l) W.G.limit_dof[l] = limits.vi[W.bounds[l]], W.G.limit_sign[l] = limits.sign[W.bounds[l]];
-    W.G.bilateral.resize(0, model.nv);
     W.w.resize(m, opt.admm.anderson);
     W.b.resize(m);
     W.angle.resize(2 * P);
@@ -177,6 +179,7 @@ struct ContactEngine {
       const double d = W.gap[W.bounds[l]];
       W.b[3 * P + l] = d >= 0 ? -d / h : std::min(std::max(-d - opt.slop, 0.0) / tau, opt.push_out_limit);
     }
+    for (int r = 0; r < B; ++r) W.b[3 * P + L + r] = W.bilateral_target[r];  // G v⁺ = −C/τ (Baumgarte)
   }
 
   // the warm start: the last step's z, y of the same contact (pair, index) or bound, else 0
@@ -194,12 +197,16 @@ struct ContactEngine {
         for (int r = 0; r < 3; ++r) W.w.z[3 * k + r] = e->z[r], W.w.y[3 * k + r] = e->y[r];
     for (int l = 0; l < L; ++l)
       if (const WarmEntry* e = find(-1 - W.bounds[l])) W.w.z[3 * P + l] = e->z[0], W.w.y[3 * P + l] = e->y[0];
+    for (int r = 0; r < int(W.G.bilateral.rows()); ++r)
+      if (const WarmEntry* e = find(kBilateralKey - r)) W.w.z[3 * P + L + r] = e->z[0], W.w.y[3 * P + L + r] = e->y[0];
   }
   void keep_warm(ContactWorld& W) const {
     const int P = int(W.found.size()), L = int(W.bounds.size());
     W.warm.clear();
     for (int l = 0; l < L; ++l)  // limits' keys are negative: −1 − the bound
       W.warm.push_back({-1 - W.bounds[l], {W.w.z[3 * P + l], 0, 0}, {W.w.y[3 * P + l], 0, 0}});
+    for (int r = 0; r < int(W.G.bilateral.rows()); ++r)
+      W.warm.push_back({kBilateralKey - r, {W.w.z[3 * P + L + r], 0, 0}, {W.w.y[3 * P + L + r], 0, 0}});
     for (int k = 0; k < P; ++k)
       W.warm.push_back({W.keys[k],
                         {W.w.z[3 * k], W.w.z[3 * k + 1], W.w.z[3 * k + 2]},
@@ -232,7 +239,7 @@ struct ContactEngine {
         W.in_problem[k] = 1, W.bounds.push_back(k);
     }
     W.vnext = W.vstar;
-    if (P == 0 && W.bounds.empty()) {
+    if (P == 0 && W.bounds.empty() && W.G.bilateral.rows() == 0) {
       W.warm.clear();
       return;
     }
@@ -241,7 +248,7 @@ struct ContactEngine {
       rows(W, h);
       warm_start(W);
       const int m = int(W.b.size());
-      ConeRows cones{P, int(W.bounds.size()), 0, W.mu.data(), &pyramid, W.angle.data()};
+      ConeRows cones{P, int(W.bounds.size()), int(W.G.bilateral.rows()), W.mu.data(), &pyramid, W.angle.data()};
       if (W.lambda_max <= 0 || W.rho <= 0) {
         W.lambda_max = largest_eigenvalue(W.G, W.w, m, 12);
         W.rho = 0.1 * W.lambda_max;
@@ -300,7 +307,8 @@ struct ContactEngine {
 
   // one step of world W from (q, v) under τ: (q_out, v_out); may alias q, v
   void step(ContactWorld& W, const double* q, const double* v, const double* tau, double h, double* q_out,
-            double* v_out, StepStats& st, const std::vector<ContactPoint>* extra = nullptr) {
+            double* v_out, StepStats& st, const std::vector<ContactPoint>* extra = nullptr,
+            const Eigen::MatrixXd* rows = nullptr, const double* targets = nullptr) {
     std::lock_guard<std::mutex> lock(W.busy);
     st = StepStats{};
     W.qk = Eigen::Map<const Eigen::VectorXd>(q, model.nq);  // q_out, v_out may alias q, v
@@ -317,6 +325,12 @@ struct ContactEngine {
     free_classical(v, h, W.vstar.data());
     st.seconds[kDynamics] = since(t0);
     W.G.kin = &W.data;
+    if (rows && rows->rows() > 0) {  // the model's bilateral constraints, G v⁺ = target
+      W.G.bilateral = *rows;
+      W.bilateral_target = Eigen::Map<const Eigen::VectorXd>(targets, rows->rows());
+    } else {
+      W.G.bilateral.resize(0, model.nv);
+    }
     frames(W);
     contact(W, q, v, h, st);
     st.contacts = int(W.found.size());
