@@ -334,7 +334,7 @@ inline void box_box(const Sink& s, const Mat3& Ra, const Vec3& pa, const Vec3& h
   const Vec3 c = pi - sgn(mi[f]) * hi[f] * Ri.col(f), U = hi[fu] * Ri.col(fu), V = hi[fv] * Ri.col(fv);
   Vec3 poly[2][8] = {{c + U + V, c - U + V, c - U - V, c + U - V}};
   int n = 4, cur = 0;
-  const double tol = 1e-12 * hr.maxCoeff();
+  const double tol = 1e-9 * hr.maxCoeff();  // flush faces (turned by rounding) clip as flush: the same points both ways
   for (int side = 0; side < 4 && n > 0; ++side) {  // Sutherland–Hodgman: keep w·(x − pr) <= hr_w
     const int j = side < 2 ? (k + 1) % 3 : (k + 2) % 3;
     const Vec3 w = (side % 2 ? -1.0 : 1.0) * Rr.col(j);
@@ -354,11 +354,14 @@ inline void box_box(const Sink& s, const Mat3& Ra, const Vec3& pa, const Vec3& h
     n = count;
     cur = 1 - cur;
   }
-  const Vec3 top = pr + hr[k] * m;  // a point of the reference face
+  const Vec3 top = pr + hr[k] * m;                             // a point of the reference face
+  const double same = 1e-9 * (hr.maxCoeff() + hi.maxCoeff());  // a corner met twice (faces flush): once
   for (int e = 0; e < n; ++e) {
     const Vec3& x = poly[cur][e];
+    bool seen = false;
+    for (int o = 0; o < e && !seen; ++o) seen = (poly[cur][o] - x).cwiseAbs().maxCoeff() <= same;
     const double depth = m.dot(top - x);
-    if (depth > 0) s.add(x + (0.5 * depth) * m, normal, depth);
+    if (depth > 0 && !seen) s.add(x + (0.5 * depth) * m, normal, depth);
   }
 }
 
