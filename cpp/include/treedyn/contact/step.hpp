@@ -62,7 +62,7 @@ struct ContactWorld {
   TreeDelassus G;
   AdmmWorkspace w;
   Eigen::VectorXd qk, vk, qdd, vstar, vnext, dv, b, angle, mu, gap;
-  std::vector<WarmEntry> warm, warm_next;
+  std::vector<WarmEntry> warm;       // the last step's z, y by key, sorted
   Eigen::VectorXd bilateral_target;  // the bilateral rows' targets (the rows: G.bilateral)
   std::vector<int> bounds;           // the limit bounds in the problem
   std::vector<char> in_problem;
