@@ -9,7 +9,7 @@ ContactSimulator's default, MuJoCo's default integrator), the scene's gait: from
 MuJoCo's ``mj_step`` on ``model.to_mjcf()`` with its defaults: Newton solver, pyramidal cones, soft
 constraints). Per size: the median step of each, the ratio MuJoCo / treedyn (> 1: treedyn is
 faster), the ADMM iterations (median, max) and where treedyn's step goes (collision, dynamics,
-contact, integrate, Python). Then ``--batch`` worlds stepped at once (``step_batch``) on 1 and 2
+the Delassus operator's set-up, contact, integrate, Python). Then ``--batch`` worlds stepped at once (``ContactSimulator.step_batch``) on 1 and 2
 threads, with pauses between calls: the speed-up.
 
 Writes contact_step.csv.
@@ -25,6 +25,7 @@ import numpy as np
 
 import treedyn as td
 from treedyn.scenes import centipede
+from treedyn.sim.contact import ENGINE_PHASES
 
 from ._common import write_csv
 from .centipede import MujocoCentipede
@@ -42,6 +43,7 @@ FIELDS = [
     "iterations_max",
     "collision_ms",
     "dynamics_ms",
+    "delassus_ms",
     "contact_ms",
     "integrate_ms",
     "python_ms",
@@ -64,7 +66,7 @@ def run_size(n: int, steps: int, log=print) -> dict:
         theirs.append(peer.step())
     ours, theirs = np.array(ours[steps // 10 :]), np.array(theirs[steps // 10 :])  # the first tenth: warm-up
     stats = stats[steps // 10 :]
-    phases = {p: np.median([s.phases[p] for s in stats]) for p in ("collision", "dynamics", "contact", "integrate")}
+    phases = {p: np.median([s.phases[p] for s in stats]) for p in ENGINE_PHASES}
     its = np.array([s.qp_iterations for s in stats])
     t_ours, t_theirs = float(np.median(ours)), float(np.median(theirs))
     row = dict(
@@ -84,7 +86,7 @@ def run_size(n: int, steps: int, log=print) -> dict:
         f"segments={n:4d} nv={row['nv']:5d} contacts={row['contacts']:4d}  treedyn {row['treedyn_ms']:.4g} ms  "
         f"mj_step {row['mujoco_ms']:.4g} ms  MuJoCo/treedyn {row['ratio']:.2f}x  ADMM iterations "
         f"{row['iterations_median']:.0f} (max {row['iterations_max']})  [collision {row['collision_ms']:.3g}, "
-        f"dynamics {row['dynamics_ms']:.3g}, contact {row['contact_ms']:.3g}, integrate {row['integrate_ms']:.3g}, "
+        f"dynamics {row['dynamics_ms']:.3g}, delassus {row['delassus_ms']:.3g}, contact {row['contact_ms']:.3g}, integrate {row['integrate_ms']:.3g}, "
         f"Python {row['python_ms']:.3g} ms]"
     )
     return row
@@ -94,7 +96,6 @@ def batch_speedup(n: int, B: int, steps: int, log=print) -> dict:
     """B worlds of the n-segment centipede stepped together on 1 and 2 threads (a pause between calls)."""
     scene = centipede(n)
     sim = td.ContactSimulator(scene.model, H, contact_solver="admm")
-    eng = sim.engine()
     s0 = scene.initial_state()
     out = {}
     for threads in (1, 2):
@@ -104,7 +105,7 @@ def batch_speedup(n: int, B: int, steps: int, log=print) -> dict:
         times = []
         for _ in range(steps):
             t0 = time.perf_counter()
-            eng.step_batch(q, v, tau, H, threads)
+            sim.step_batch(q, v, tau, threads=threads)
             times.append(time.perf_counter() - t0)
             time.sleep(0.002)
         out[threads] = float(np.median(times[steps // 10 :]))

@@ -42,8 +42,23 @@ double* inout(py::handle obj, const char* name, py::ssize_t B, py::ssize_t n) {
 }
 
 py::tuple stats_tuple(const StepStats& s) {
-  return py::make_tuple(s.contacts, s.limits, s.iterations, s.converged, s.primal, s.dual, s.max_penetration,
-                        py::make_tuple(s.seconds[0], s.seconds[1], s.seconds[2], s.seconds[3]));
+  static_assert(kPhases == 5, "the phases' tuple below");
+  const double* t = s.seconds;
+  const py::tuple secs = py::make_tuple(t[0], t[1], t[2], t[3], t[4]);
+  return py::make_tuple(s.status, s.contacts, s.limits, s.iterations, s.converged, s.primal, s.dual, s.max_penetration,
+                        secs, s.dense);
+}
+
+// column j of G and of (G + ρI)⁻¹ from an operator's products and solves (row-major out: transposed)
+template <class Op> void columns_of(Op& op, int m, double rho, double* G, double* S) {
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(m);
+  op.factor(rho);
+  for (int j = 0; j < m; ++j) {
+    x[j] = 1.0;
+    op.apply(x.data(), G + std::size_t(j) * m);
+    op.solve(x.data(), S + std::size_t(j) * m);
+    x[j] = 0.0;
+  }
 }
 
 }  // namespace
@@ -53,7 +68,8 @@ void bind_contact(py::module_& m) {
       .def(py::init([](const Model<double>& model, py::array_t<int> kinds, py::array_t<int> bodies, Arr rotations,
                        Arr translations, Arr sizes, Arr friction, py::array_t<int> pairs, py::array_t<int> limit_q,
                        py::array_t<int> limit_v, Arr limit_bound, Arr limit_sign, int integrator, int edges,
-                       double stabilization, double slop, double push_out_limit, double tolerance, int max_iterations) {
+                       double stabilization, double slop, double push_out_limit, double tolerance, int max_iterations,
+                       int delassus) {
              const py::ssize_t G = kinds.size();
              if (bodies.size() != G || rotations.size() != 9 * G || translations.size() != 3 * G ||
                  sizes.size() != 3 * G || friction.size() != G)
@@ -94,6 +110,8 @@ void bind_contact(py::module_& m) {
              o.push_out_limit = push_out_limit;
              o.admm.tolerance = tolerance;
              o.admm.max_iterations = max_iterations;
+             if (delassus < 0 || delassus > 2) throw py::value_error("ContactEngine: delassus must be 0, 1 or 2");
+             o.delassus = delassus;
              return new PyContactEngine{
                  ContactEngine(model, std::move(geoms), std::move(pr), std::move(lt), o), {}, {}};
            }),
@@ -101,7 +119,7 @@ void bind_contact(py::module_& m) {
            py::arg("sizes"), py::arg("friction"), py::arg("pairs"), py::arg("limit_q"), py::arg("limit_v"),
            py::arg("limit_bound"), py::arg("limit_sign"), py::arg("integrator"), py::arg("edges"),
            py::arg("stabilization"), py::arg("slop"), py::arg("push_out_limit"), py::arg("tolerance"),
-           py::arg("max_iterations"))
+           py::arg("max_iterations"), py::arg("delassus") = 0)
       .def(
           "step",
           [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int world, py::object extra,
@@ -159,8 +177,9 @@ void bind_contact(py::module_& m) {
           },
           py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("h"), py::arg("world") = 0, py::arg("extra") = py::none(),
           py::arg("rows") = py::none(), py::arg("targets") = py::none(),
-          "One step of world `world` from (q, v) under tau, in place; (contacts, limits, iterations, converged, "
-          "primal, dual, max_penetration, seconds of the 4 phases)")
+          "One step of world `world` from (q, v) under tau, in place; (status: 0 stepped, 1 tau not finite "
+          "(nothing done), 2 overflowed (q, v left as they were); contacts, limits, iterations, converged, primal, "
+          "dual, max_penetration, seconds of the 5 phases, whether G was formed)")
       .def(
           "step_batch",
           [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int threads) {
@@ -173,7 +192,7 @@ void bind_contact(py::module_& m) {
             auto ta = py_arrays::as_real<double>(tau, "tau");
             if (ta.size() != B * M.nv) throw py::value_error("tau must have shape (B, nv)");
             e.world(std::size_t(B - 1));
-            py::array_t<int> counts({B, py::ssize_t(3)});
+            py::array_t<int> counts({B, py::ssize_t(4)});
             Arr res({B, py::ssize_t(2)});
             std::vector<StepStats> st(B);
             {
@@ -187,36 +206,52 @@ void bind_contact(py::module_& m) {
               counts.mutable_at(b, 0) = st[b].contacts;
               counts.mutable_at(b, 1) = st[b].iterations;
               counts.mutable_at(b, 2) = st[b].converged;
+              counts.mutable_at(b, 3) = st[b].status;
               res.mutable_at(b, 0) = st[b].primal;
               res.mutable_at(b, 1) = st[b].dual;
             }
             return py::make_tuple(counts, res);
           },
           py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("h"), py::arg("threads"),
-          "One step of B worlds (world b: row b of q, v, tau, its own warm start), in place")
+          "One step of B worlds (world b: row b of q, v, tau, its own warm start), in place; ((B, 4) contacts, "
+          "iterations, converged, status; (B, 2) residuals)")
       .def(
           "delassus",
-          [](PyContactEngine& e, double rho, int world) {
+          [](PyContactEngine& e, double rho, int world, bool dense) {
             ContactWorld& W = e.world(std::size_t(world));
             std::lock_guard<std::mutex> lock(W.busy);
             const int m = W.G.rows();
             Arr G({m, m}), S({m, m});
             {
               py::gil_scoped_release release;
-              Eigen::VectorXd x = Eigen::VectorXd::Zero(m);
-              W.G.factor(rho);
-              for (int j = 0; j < m; ++j) {  // column j of G and of (G + ρI)⁻¹, row-major out: transposed
-                x[j] = 1.0;
-                W.G.apply(x.data(), G.mutable_data() + std::size_t(j) * m);
-                W.G.solve(x.data(), S.mutable_data() + std::size_t(j) * m);
-                x[j] = 0.0;
+              if (dense) {
+                W.D.form(W.G);
+                columns_of(W.D, m, rho, G.mutable_data(), S.mutable_data());
+              } else {
+                columns_of(W.G, m, rho, G.mutable_data(), S.mutable_data());
               }
             }
             return py::make_tuple(G, S);
           },
-          py::arg("rho"), py::arg("world") = 0,
-          "The last step's Delassus operator, column by column: (G, (G + ρI)⁻¹) from its products and solves "
-          "(G symmetric; for tests against the dense G = J M⁻¹ Jᵀ)")
+          py::arg("rho"), py::arg("world") = 0, py::arg("dense") = false,
+          "The last step's Delassus operator (the tree's, or formed when dense), column by column: (G, (G + ρI)⁻¹) "
+          "from its products and solves (G symmetric; for tests against the dense G = J M⁻¹ Jᵀ)")
+      .def(
+          "problem",
+          [](PyContactEngine& e, int world) {
+            ContactWorld& W = e.world(std::size_t(world));
+            std::lock_guard<std::mutex> lock(W.busy);
+            auto vec = [](const Eigen::VectorXd& x) { return Arr(x.size(), x.data()); };
+            py::dict d;
+            d["P"] = W.G.P(), d["L"] = int(W.G.limit_dof.size()), d["B"] = int(W.G.bilateral.rows());
+            d["g"] = vec(W.w.g), d["b"] = vec(W.b), d["mu"] = vec(W.mu), d["turn"] = vec(W.angle);
+            d["z"] = vec(W.w.z), d["y"] = vec(W.w.y), d["rho"] = W.rho, d["lambda_max"] = W.lambda_max;
+            return d;
+          },
+          py::arg("world") = 0,
+          "The last step's contact problem (for tests and solver studies): the rows' counts P (contacts), L "
+          "(limits), B (bilateral), g = J v*, the targets b, μ, each contact's turn (cos, sin), the impulses z, "
+          "the dual y, ρ and λ_max(G)")
       .def(
           "contacts",
           [](PyContactEngine& e, int world) {

@@ -58,8 +58,11 @@ def dense_rows(model, q, c=None):
     return J, c
 
 
+@pytest.mark.parametrize("dense", [False, True], ids=["tree", "formed"])
 @pytest.mark.parametrize("seed", range(6))
-def test_the_tree_delassus_operator_is_J_Minv_Jt(seed):
+def test_the_delassus_operator_is_J_Minv_Jt(seed, dense):
+    """Both backends: the tree's products and Woodbury solves, and G formed as Yᵀ D⁻¹ Y from ABA's
+    backward pass (delassus_dense.hpp), against J M⁻¹ Jᵀ from the Jacobians and the mass matrix."""
     rng = np.random.default_rng(seed)
     model, q, v = balls_on_the_ground(rng, int(rng.integers(2, 8)))
     sim = ContactSimulator(model, 1e-3, contact_solver="admm")
@@ -68,12 +71,48 @@ def test_the_tree_delassus_operator_is_J_Minv_Jt(seed):
     assert len(c) > 0
     G_dense = J.T @ np.linalg.solve(td.mass_matrix(model, q), J)
     rho = 0.3 * np.abs(G_dense).max()
-    G, S = sim.engine().delassus(rho)
+    G, S = sim.engine().delassus(rho, 0, dense)
     scale = np.abs(G_dense).max()
     bound = 1e3 * rounding_bound(model.nv) * scale  # O(N) passes against a dense solve of M (cond ≲ 1e3 here)
-    assert_below(G - G_dense, bound, "tree G against J M⁻¹ Jᵀ", size=scale)
+    assert_below(G - G_dense, bound, "G against J M⁻¹ Jᵀ", size=scale)
     S_dense = np.linalg.inv(G_dense + rho * np.eye(len(G_dense)))
-    assert_below(S - S_dense, 1e3 * rounding_bound(model.nv) / rho, "(G + ρI)⁻¹ by Woodbury", size=1 / rho)
+    assert_below(S - S_dense, 1e3 * rounding_bound(model.nv) / rho, "(G + ρI)⁻¹", size=1 / rho)
+
+
+def test_the_formed_operator_takes_limits_and_bilateral_rows():
+    """A random tree on the ground with its joints on their lower limits and a coupling: contacts,
+    limits and a bilateral row in one problem, the formed G and the tree's agree on every row kind."""
+    rng = np.random.default_rng(3)
+    model, q, v = balls_on_the_ground(rng, 5, joints=("revolute",))
+    for b in range(2, 6):  # body 1: the floating base
+        name = f"body{b}"
+        model.set_joint_limits(name, q[model.q_index(name)], q[model.q_index(name)] + 1.0)
+    model.add_coupling(3, 2, polycoef=(0.0, 0.5))
+    sim = ContactSimulator(model, 1e-3, contact_solver="admm", delassus="tree")
+    sim.step(td.State(q.copy(), v.copy()))
+    problem = sim.engine().problem()
+    assert problem["P"] > 0 and problem["L"] > 0 and problem["B"] == 1
+    G_tree, _ = sim.engine().delassus(1.0, 0, False)
+    G_formed, _ = sim.engine().delassus(1.0, 0, True)
+    scale = np.abs(G_tree).max()
+    bound = 1e3 * rounding_bound(model.nv) * scale
+    assert_below(G_formed - G_tree, bound, "formed G against the tree's", size=scale)
+
+
+@pytest.mark.parametrize("delassus", ["tree", "dense"])
+def test_the_operators_give_one_trajectory(delassus):
+    """The backends are two ways to one problem: the centipede's trajectory is the same to the
+    solver's tolerance over 200 steps ("auto" picks between them per step)."""
+    scene = centipede(4)
+    out = {}
+    for d in ("auto", delassus):
+        sim = ContactSimulator(scene.model, 1e-3, contact_solver="admm", delassus=d, qp_tolerance=1e-10)
+        state = scene.initial_state()
+        for _ in range(200):
+            sim.step(state, scene.tau(state.t, state.q, state.v))
+        out[d] = state.q
+    # 1e-10 velocity tolerance over 200 steps of 1e-3 s, amplified by the gait's contact changes
+    assert_below(out[delassus] - out["auto"], 1e-7, f"{delassus} against auto", size=1.0)
 
 
 def free_velocity(model, q, v, tau, h):
@@ -170,17 +209,65 @@ def test_a_batch_steps_each_world_as_alone():
     q = np.tile(s0.q, (B, 1))
     v = np.tile(s0.v, (B, 1)) + 0.05 * rng.standard_normal((B, scene.model.nv))
     tau = np.stack([scene.tau(0.0, s0.q, s0.v)] * B)
-    batch = ContactSimulator(scene.model, 1e-3, contact_solver="admm").engine()
+    batch = ContactSimulator(scene.model, 1e-3, contact_solver="admm")
     qb, vb = q.copy(), v.copy()
     for _ in range(20):
-        batch.step_batch(qb, vb, tau, 1e-3, 2)
+        out = batch.step_batch(qb, vb, tau, threads=2)
+    assert out.n_contacts.shape == (B,) and out.converged.all() and out.residuals.shape == (B, 2)
     for w in range(B):
-        alone = ContactSimulator(scene.model, 1e-3, contact_solver="admm").engine()
-        qa, va = q[w].copy(), v[w].copy()
+        alone = ContactSimulator(scene.model, 1e-3, contact_solver="admm")
+        state = td.State(q[w].copy(), v[w].copy())
         for _ in range(20):
-            alone.step(qa, va, tau[w], 1e-3)
-        np.testing.assert_array_equal(qb[w], qa)
-        np.testing.assert_array_equal(vb[w], va)
+            alone.step(state, tau[w])
+        np.testing.assert_array_equal(qb[w], state.q)
+        np.testing.assert_array_equal(vb[w], state.v)
+
+
+def test_a_batch_with_a_loop_closure_steps_each_world_as_alone():
+    """A model with bilateral rows (here a coupling) has Python's share in each world's step: the
+    batch takes the worlds one by one, each as alone."""
+    model = td.Model(gravity=(0, 0, -9.81))
+    a = model.add_body("a", None, joint=td.Revolute((0, 1, 0)), inertia=td.Inertia.box(1.0, [0.1, 0.1, 0.4]))
+    b = model.add_body("b", None, joint=td.Revolute((0, 1, 0)), inertia=td.Inertia.box(1.0, [0.1, 0.1, 0.4]))
+    model.add_coupling(b, a, polycoef=(0.0, -1.0))
+    sim = ContactSimulator(model, 1e-3, contact_solver="admm")
+    q, v = np.array([[0.1, -0.1], [0.3, -0.3]]), np.array([[0.0, 0.0], [0.5, -0.5]])
+    qb, vb = q.copy(), v.copy()
+    sim.step_batch(qb, vb, threads=2)
+    for w in range(2):
+        state = td.State(q[w].copy(), v[w].copy())
+        ContactSimulator(model, 1e-3, contact_solver="admm").step(state)
+        np.testing.assert_array_equal(qb[w], state.q)
+
+
+@pytest.mark.parametrize(
+    "q, v, tau, match",
+    [
+        (np.zeros((2, 3)), None, None, "q must be a float64 array of shape"),
+        (None, np.zeros((3, 0)), None, "v must be a float64"),
+        (None, None, np.zeros((2, 5)), "tau must have shape"),
+        ("nan", None, None, "finite"),
+        (None, None, "nan", "tau is not finite"),
+    ],
+)
+def test_a_bad_batch_is_named(q, v, tau, match):
+    scene = centipede(1)
+    sim = ContactSimulator(scene.model, 1e-3, contact_solver="admm")
+    s0 = scene.initial_state()
+    q0, v0 = np.tile(s0.q, (2, 1)), np.tile(s0.v, (2, 1))
+    if isinstance(q, str):
+        q = q0.copy()
+        q[1, 0] = np.nan
+    if isinstance(tau, str):
+        tau = np.full(scene.model.nv, np.nan)
+    if v is not None and v.shape[1] == 0:
+        v = np.zeros((2, scene.model.nv + 1))
+    q = q0.copy() if q is None else q
+    v = v0.copy() if v is None else v
+    with pytest.raises(ValueError, match=match):
+        sim.step_batch(q, v, tau)
+    with pytest.raises(ValueError, match="admm"):
+        ContactSimulator(scene.model, 1e-3).step_batch(q0.copy(), v0.copy())
 
 
 def test_one_simulator_shared_by_threads():
@@ -232,6 +319,7 @@ def test_a_solve_that_cannot_converge_is_reported():
         (dict(dt=float("nan")), "dt"),
         (dict(push_out_limit=0.0), "push_out_limit"),
         (dict(contact_solver="lcp"), "contact_solver"),
+        (dict(delassus="sparse"), "delassus"),
     ],
 )
 def test_bad_options_are_named(kwargs, match):

@@ -65,6 +65,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import _checks, _core
+from .._core import get_num_threads
 from ..algorithms.state import State
 from ..model import Model
 from ..model.shapes import Box, Capsule, Plane, Sphere
@@ -86,14 +87,25 @@ from .step import (
     torque_function,
 )
 
-__all__ = ["ContactSimulator", "ContactStep", "ContactTrajectory", "LimitRows", "contact_jacobians", "friction_basis"]
+__all__ = [
+    "BatchStep",
+    "ContactSimulator",
+    "ContactStep",
+    "ContactTrajectory",
+    "LimitRows",
+    "contact_jacobians",
+    "friction_basis",
+]
 
 #: the contact simulator's integrators, as the step core names them
 INTEGRATORS = {"semi-implicit": "semi-implicit-euler", "euler": "euler"}
 #: the phases of a contact step, timed (ContactStep.phases)
 PHASES = ("collision", "dynamics", "contact_inertia", "qp", "integrate")
 #: the phases of the C++ step (contact_solver="admm")
-ENGINE_PHASES = ("collision", "dynamics", "contact", "integrate")
+ENGINE_PHASES = ("collision", "dynamics", "delassus", "contact", "integrate")
+#: the C++ step's Delassus operators (contact_solver="admm"; contact/delassus*.hpp): "auto" picks per
+#: step by the problem's size, "tree" never forms G, "dense" forms it from ABA's factors
+DELASSUS = ("auto", "tree", "dense")
 #: the shapes' codes in the C++ collision (contact/collision.hpp ShapeKind)
 SHAPE_KIND = {Plane: 0, Sphere: 1, Capsule: 2, Box: 3}
 #: the shape pairs the C++ collision has closed forms for (either order): every pair of
@@ -174,6 +186,16 @@ class ContactStep:
     residuals: tuple = (0.0, 0.0)
 
 
+class BatchStep(NamedTuple):
+    """What ContactSimulator.step_batch did to each of B worlds: contacts found, the solver's
+    iterations, whether it converged, its residuals (primal, dual; velocity units), (B, 2)."""
+
+    n_contacts: np.ndarray
+    iterations: np.ndarray
+    converged: np.ndarray
+    residuals: np.ndarray
+
+
 class _Impulses(NamedTuple):
     """What the contact phase of a step gives: v⁺, the contacts' impulses (P, 3), the joint-limit
     bounds in the problem, the limits' generalized impulse (nv,) and the QPs' iterations."""
@@ -231,6 +253,7 @@ class ContactSimulator:
         max_qp_iterations: int = 5000,
         contact_solver: str = "proxqp",
         push_out_limit: float = 0.2,
+        delassus: str = "auto",
     ):
         self.model = _checks.instance(model, Model, "model")
         self.dt = _checks.real(dt, "dt", positive=True)
@@ -254,6 +277,7 @@ class ContactSimulator:
             qp_tolerance = CONTACT_SOLVERS[name].default_tolerance
         self.qp_tolerance = _checks.real(qp_tolerance, "qp_tolerance", positive=True)
         self.contact_solver = CONTACT_SOLVERS[name](self.friction_edges, self.qp_tolerance, self.max_qp_iterations)
+        self.delassus = _checks.choice(delassus, "delassus", DELASSUS)
         self._engine, self._engine_for, self._other_pairs = None, None, []
         self._pairs_for = None
         self._pairs = []
@@ -365,37 +389,27 @@ class ContactSimulator:
             self._engine, self._engine_for = _make_engine(self, native), key
         return self._engine
 
-    def _engine_step(self, state: State, tau, h: float, details: bool) -> ContactStep:
-        tau = np.ascontiguousarray(tau, dtype=float)
-        if not np.all(np.isfinite(tau)):
-            raise ValueError(f"ContactSimulator: tau is not finite at t = {state.t:.6g}")
-        q0, v0 = state.q.copy(), state.v.copy()
-        engine = self.engine()
-        extra = None
-        if self._other_pairs:  # the pairs without a C++ closed form: found here, solved there
+    def _engine_world(self, engine, state: State, tau, h: float, world: int):
+        """engine.step of one world, with what only Python has: the contacts of pairs without a C++
+        closed form, the model's bilateral rows (loop closures, couplings: G v⁺ = −C/τ)."""
+        extra = rows = targets = None
+        if self._other_pairs:
             c = collide(self.model, state.q, pairs=self._other_pairs)
             extra = (c.geoms, c.bodies, c.points, c.normals, c.depths, c.friction)
-        rows = targets = None
-        if self.model.n_constraint_rows:  # loop closures, couplings: G v⁺ = −C/τ in the same problem
+        if self.model.n_constraint_rows:
             rows, C, _ = constraint_terms(self.model, state.q, state.v)
             rows, targets = np.ascontiguousarray(rows), -np.asarray(C) / max(self.stabilization, h)
-        n, nl, it, converged, primal, dual, depth, secs = engine.step(state.q, state.v, tau, h, 0, extra, rows, targets)
-        if not (np.all(np.isfinite(state.q)) and np.all(np.isfinite(state.v))):
-            state.q[:], state.v[:] = q0, v0  # the state is left as it was
-            raise ValueError(
-                f"ContactSimulator: the step overflowed at t = {state.t:.6g} (largest |tau| "
-                f"{np.abs(tau).max(initial=0):.3g}, largest |v| {np.abs(v0).max(initial=0):.3g})"
-            )
+        return engine.step(state.q, state.v, tau, h, world, extra, rows, targets)
+
+    def _engine_step(self, state: State, tau, h: float, details: bool) -> ContactStep:
+        tau = np.ascontiguousarray(tau, dtype=float)
+        engine = self.engine()
+        status, n, nl, it, converged, primal, dual, depth, secs, _ = self._engine_world(engine, state, tau, h, 0)
+        if status:  # the engine left (q, v) as they were
+            raise _step_failure(status, state.t, tau, state.v)
         state.t += h
         if not converged:
-            import warnings
-
-            warnings.warn(
-                f"ContactSimulator: the contact solve did not converge in {it} iterations at t = {state.t:.6g} "
-                f"(residuals {primal:.3g}, {dual:.3g} m/s against {self.qp_tolerance:g}); its last iterate is used",
-                SimulationWarning,
-                stacklevel=3,
-            )
+            _warn_unconverged(it, state.t, primal, dual, self.qp_tolerance, stacklevel=4)
         out = ContactStep(
             n_contacts=n,
             max_penetration=depth,
@@ -403,7 +417,7 @@ class ContactSimulator:
             seconds=sum(secs),
             phases=dict(zip(ENGINE_PHASES, secs)),
             n_limits=nl,
-            converged=bool(converged),
+            converged=converged,
             residuals=(primal, dual),
         )
         if details:
@@ -411,6 +425,61 @@ class ContactSimulator:
             out.contacts = Contacts(geoms, bodies, points, normals, depths, mu)
             out.impulses, out.limit_impulse = impulses, limit_impulse
         return out
+
+    def step_batch(self, q, v, tau=None, threads: int | None = None) -> BatchStep:
+        """Advance B independent worlds of this model by dt, in place: q (B, nq) and v (B, nv)
+        writable float64 C-contiguous arrays, tau (B, nv), (nv,) (the same for all) or None. World b
+        keeps its own warm start (the b-th of the engine's workspaces) and its result is the one
+        ``step`` gives it alone, bit for bit; the worlds are spread over ``threads`` threads
+        (td.get_num_threads() by default). contact_solver="admm" only. A world whose step fails
+        (overflow) is left as it was and named in the ValueError, after the others have stepped."""
+        if not self.contact_solver.in_engine:
+            raise ValueError('step_batch needs contact_solver="admm" (the C++ step)')
+        model = self.model
+        for name, a, n in (("q", q, model.nq), ("v", v, model.nv)):
+            if not (isinstance(a, np.ndarray) and a.dtype == np.float64 and a.ndim == 2 and a.shape[1] == n):
+                raise ValueError(f"step_batch: {name} must be a float64 array of shape (B, {n})")
+            if not (a.flags.c_contiguous and a.flags.writeable):
+                raise ValueError(f"step_batch: {name} must be writable and C-contiguous (it is stepped in place)")
+        B = q.shape[0]
+        if v.shape[0] != B:
+            raise ValueError(f"step_batch: q has {B} worlds, v {v.shape[0]}")
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+            raise ValueError("step_batch: q and v must be finite")
+        tau = np.zeros((B, model.nv)) if tau is None else np.asarray(tau, dtype=float)
+        if tau.shape == (model.nv,):
+            tau = np.broadcast_to(tau, (B, model.nv))
+        if tau.shape != (B, model.nv):
+            raise ValueError(f"step_batch: tau must have shape ({B}, {model.nv}) or ({model.nv},), got {tau.shape}")
+        tau = np.ascontiguousarray(tau)
+        threads = get_num_threads() if threads is None else _checks.integer(threads, "threads", minimum=1)
+        engine = self.engine()
+        if self._other_pairs or model.n_constraint_rows:  # a world at a time: Python's share of the step
+            status, counts, res = np.zeros(B, int), np.zeros((B, 3), int), np.zeros((B, 2))
+            for b in range(B):
+                state = State(q[b], v[b])
+                out = self._engine_world(engine, state, tau[b], self.dt, b)
+                q[b], v[b] = state.q, state.v
+                status[b] = out[0]
+                counts[b] = out[1], out[3], out[4]
+                res[b] = out[5], out[6]
+        else:
+            counts, res = engine.step_batch(q, v, tau, self.dt, threads)
+            status = counts[:, 3]
+        if np.any(status):
+            bad = np.flatnonzero(status)
+            raise ValueError(
+                f"step_batch: world(s) {bad.tolist()} could not step ({_step_failure(status[bad[0]], 0.0, tau[bad[0]], v[bad[0]])}); "
+                "they are left as they were, the others stepped"
+            )
+        converged = counts[:, 2].astype(bool)
+        if not converged.all():
+            _warn_unconverged(
+                int(counts[:, 1].max()), float("nan"), res[:, 0].max(), res[:, 1].max(), self.qp_tolerance, 3
+            )
+        return BatchStep(
+            n_contacts=counts[:, 0].copy(), iterations=counts[:, 1].copy(), converged=converged, residuals=res
+        )
 
     def _free_velocity(self, state: State, tau, h: float, blocks) -> np.ndarray:
         """v* = v + h q̈ (no contact; the model's constraints kept) in the frames of the step's start,
@@ -547,6 +616,27 @@ class ContactSimulator:
         return np.minimum(np.maximum(depth - self.slop, 0.0) / max(self.stabilization, h), self.push_out_limit)
 
 
+def _step_failure(status: int, t: float, tau, v) -> ValueError:
+    """The named error of an engine step that did not step (status 1: τ not finite; 2: overflowed)."""
+    if status == 1:
+        return ValueError(f"ContactSimulator: tau is not finite at t = {t:.6g}")
+    return ValueError(
+        f"ContactSimulator: the step overflowed at t = {t:.6g} (largest |tau| {np.abs(tau).max(initial=0):.3g}, "
+        f"largest |v| {np.abs(v).max(initial=0):.3g}); the state is left as it was"
+    )
+
+
+def _warn_unconverged(iterations, t, primal, dual, tolerance, stacklevel):
+    import warnings
+
+    warnings.warn(
+        f"ContactSimulator: the contact solve did not converge in {iterations} iterations at t = {t:.6g} "
+        f"(residuals {primal:.3g}, {dual:.3g} m/s against {tolerance:g}); its best iterate is used",
+        SimulationWarning,
+        stacklevel=stacklevel,
+    )
+
+
 def _make_engine(sim: ContactSimulator, pairs):
     """The C++ step's engine: the geoms (kind, body, placement, size, friction), the candidate
     pairs, the finite joint-limit bounds and the options."""
@@ -588,4 +678,5 @@ def _make_engine(sim: ContactSimulator, pairs):
         sim.push_out_limit,
         sim.qp_tolerance,
         sim.max_qp_iterations,
+        DELASSUS.index(sim.delassus),
     )

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "treedyn/contact/admm.hpp"
 #include "treedyn/contact/collision.hpp"
 #include "treedyn/contact/delassus.hpp"
+#include "treedyn/contact/delassus_dense.hpp"
 #include "treedyn/model/configuration.hpp"
 
 namespace treedyn {
@@ -29,6 +31,7 @@ struct ContactOptions {
   int integrator = 0;  // 0: semi-implicit Euler, 1: explicit Euler
   int edges = 4;       // 0: the second-order cone; k >= 3: k-edge pyramid
   double stabilization = 0.02, slop = 1e-5, push_out_limit = 0.2;
+  int delassus = 0;  // the operator: 0 chosen per step by size (dense_pays), 1 tree, 2 dense
   AdmmSettings admm;
 };
 
@@ -37,13 +40,19 @@ struct LimitTable {  // the model's finite joint-limit bounds: coordinate (q, v)
   std::vector<double> bound, sign;  // sign +1: a lower bound, −1: an upper one
 };
 
-enum Phase { kCollision = 0, kDynamics = 1, kContact = 2, kIntegrate = 3, kPhases = 4 };
+// the phases timed; kDelassus: the operator's set-up (G formed, λ_max(G)), out of kContact
+enum Phase { kCollision = 0, kDynamics = 1, kDelassus = 2, kContact = 3, kIntegrate = 4, kPhases = 5 };
+
+// how a step ended: stepped; refused (τ not finite: nothing done); overflowed (the state restored)
+enum StepStatus { kStepped = 0, kTauNotFinite = 1, kOverflow = 2 };
 
 struct StepStats {
   int contacts = 0, limits = 0, iterations = 0;
   bool converged = true;
   double primal = 0, dual = 0, max_penetration = 0;
-  double seconds[kPhases] = {0, 0, 0, 0};
+  double seconds[kPhases] = {0, 0, 0, 0, 0};
+  int status = kStepped;
+  bool dense = false;  // the Delassus operator was formed
 };
 
 constexpr long long kBilateralKey = -(1LL << 40);  // warm-start keys of the bilateral rows: this − row
@@ -60,6 +69,7 @@ struct ContactWorld {
   std::vector<ContactPoint> found;
   std::vector<long long> keys;  // per contact: (pair << 8) + its index in the pair's; limits: −1 − bound
   TreeDelassus G;
+  DenseDelassus D;  // G formed, for the small problems
   AdmmWorkspace w;
   Eigen::VectorXd qk, vk, qdd, vstar, vnext, dv, b, angle, mu, gap;
   std::vector<WarmEntry> warm;       // the last step's z, y by key, sorted
@@ -68,9 +78,21 @@ struct ContactWorld {
   std::vector<char> in_problem;
   std::vector<Motion<double>> vel;  // the bodies' velocities at v*
   double rho = 0, lambda_max = 0;
+  int last_iterations = 0;         // the last solve's, for the choice of operator
+  std::vector<int> through_count;  // rows through each joint (dense_pays)
   std::mutex busy;
   explicit ContactWorld(const Model<double>& m)
-      : data(m), X0(m.N + 1), G(m), qk(m.nq), vk(m.nv), qdd(m.nv), vstar(m.nv), vnext(m.nv), dv(m.nv), vel(m.N + 1) {}
+      : data(m),
+        X0(m.N + 1),
+        G(m),
+        D(m),
+        qk(m.nq),
+        vk(m.nv),
+        qdd(m.nv),
+        vstar(m.nv),
+        vnext(m.nv),
+        dv(m.nv),
+        vel(m.N + 1) {}
 };
 
 struct ContactEngine {
@@ -84,6 +106,12 @@ struct ContactEngine {
   ContactEngine(const Model<double>& m, std::vector<GeomData> g, std::vector<std::pair<int, int>> p, LimitTable l,
                 const ContactOptions& o)
       : model(m), geoms(std::move(g)), pairs(std::move(p)), limits(std::move(l)), opt(o), pyramid(o.edges) {}
+
+  static bool finite(const double* x, int n) {
+    for (int k = 0; k < n; ++k)
+      if (!std::isfinite(x[k])) return false;
+    return true;
+  }
 
   using Clock = std::chrono::steady_clock;
   static double since(Clock::time_point& t0) {
@@ -227,6 +255,43 @@ struct ContactEngine {
     }
   }
 
+  // the impulses on operator G (tree or dense): ADMM from the last step's ρ, λ_max(G) re-estimated
+  template <class Op>
+  AdmmResult solve(ContactWorld& W, Op& G, const ConeRows& cones, int m, StepStats& st, Clock::time_point t0) const {
+    if (W.lambda_max <= 0 || W.rho <= 0) {
+      W.lambda_max = largest_eigenvalue(G, W.w, m, 12);
+      W.rho = 0.1 * W.lambda_max;
+    } else {
+      W.lambda_max = largest_eigenvalue(G, W.w, m, 4);
+    }
+    st.seconds[kDelassus] += since(t0);
+    return admm(G, cones, W.w.g.data(), W.b.data(), W.lambda_max, W.rho, opt.admm, W.w);
+  }
+
+  // forming G pays where it and its solves cost less than the tree's iterations, in rough cycles:
+  // the tree's two articulated-body passes ~300 a body; forming G Σ_i n_i m_i² / 2 (m_i the rows
+  // through joint i, counted along the contacts' paths), its inverse ~m³ per ρ (~2 per step), an
+  // iteration m²/2; both ~40 m an iteration for projections and Anderson; K = last step's iterations
+  bool dense_pays(ContactWorld& W, int m) const {
+    const double K = std::max(W.last_iterations, 20), md = m;
+    double form = 0.0;
+    std::vector<int>& through = W.through_count;
+    through.assign(model.N + 1, 0);
+    for (const ContactFrame& f : W.G.contacts) {
+      W.D.collect_path({f.body[0], f.body[1]});
+      for (int i : W.D.path) through[i] += 3;
+    }
+    for (int l : W.G.limit_dof)
+      for (int i = W.D.dof_body[l]; i > 0; i = model.parent[i]) ++through[i];
+    for (int i = 1; i <= model.N; ++i) {
+      const double mi = through[i] + double(W.G.bilateral.rows());
+      form += 0.5 * model.nv_i[i] * mi * mi;
+    }
+    const double dense = form + 2 * md * md * md + K * (0.5 * md * md + 40 * md);
+    const double tree = K * (300.0 * model.N + 40 * md);
+    return dense < tree;
+  }
+
   // the contact phase: v⁺ = v* + M⁻¹Jᵀz
   void contact(ContactWorld& W, const double* q, const double* v, double h, StepStats& st) {
     const int P = int(W.found.size()), nB = int(limits.qi.size());
@@ -249,14 +314,13 @@ struct ContactEngine {
       warm_start(W);
       const int m = int(W.b.size());
       ConeRows cones{P, int(W.bounds.size()), int(W.G.bilateral.rows()), W.mu.data(), &pyramid, W.angle.data()};
-      if (W.lambda_max <= 0 || W.rho <= 0) {
-        W.lambda_max = largest_eigenvalue(W.G, W.w, m, 12);
-        W.rho = 0.1 * W.lambda_max;
-      } else {
-        W.lambda_max = largest_eigenvalue(W.G, W.w, m, 4);
-      }
-      const AdmmResult res = admm(W.G, cones, W.w.g.data(), W.b.data(), W.lambda_max, W.rho, opt.admm, W.w);
+      const bool dense = opt.delassus == 2 || (opt.delassus == 0 && dense_pays(W, m));
+      auto t0 = Clock::now();
+      if (dense) W.D.form(W.G);
+      const AdmmResult res = dense ? solve(W, W.D, cones, m, st, t0) : solve(W, W.G, cones, m, st, t0);
+      st.dense = dense;
       W.rho = res.rho;
+      W.last_iterations = res.iterations;
       st.iterations += res.iterations;
       st.converged = st.converged && res.converged;
       st.primal = res.primal, st.dual = res.dual;
@@ -311,6 +375,10 @@ struct ContactEngine {
             const Eigen::MatrixXd* rows = nullptr, const double* targets = nullptr) {
     std::lock_guard<std::mutex> lock(W.busy);
     st = StepStats{};
+    if (!finite(tau, model.nv)) {
+      st.status = kTauNotFinite;
+      return;
+    }
     W.qk = Eigen::Map<const Eigen::VectorXd>(q, model.nq);  // q_out, v_out may alias q, v
     W.vk = Eigen::Map<const Eigen::VectorXd>(v, model.nv);
     q = W.qk.data(), v = W.vk.data();
@@ -336,9 +404,13 @@ struct ContactEngine {
     st.contacts = int(W.found.size());
     st.limits = int(W.bounds.size());
     for (const ContactPoint& c : W.found) st.max_penetration = std::max(st.max_penetration, c.depth);
-    st.seconds[kContact] = since(t0);
+    st.seconds[kContact] = since(t0) - st.seconds[kDelassus];
     integrate_step(W, q, v, h, q_out, v_out);
     st.seconds[kIntegrate] = since(t0);
+    if (!finite(q_out, model.nq) || !finite(v_out, model.nv)) {  // overflowed: the state as it was
+      std::copy(q, q + model.nq, q_out), std::copy(v, v + model.nv, v_out);
+      st.status = kOverflow;
+    }
   }
 };
 

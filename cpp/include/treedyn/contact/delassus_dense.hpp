@@ -1,0 +1,146 @@
+// The Delassus operator formed, G = J M⁻¹ Jᵀ, from the factors of ABA (docs/contact.md): for the
+// small problems, where m² entries cost less than an iteration's articulated-body passes.
+//
+// ABA's backward pass is a unit block-triangular map B (τ ↦ u: u_i = τ_i − S_iᵀ p^A_i, p^A_λ +=
+// ^iX_λᵀ(p^A_i + U_i D_i⁻¹ u_i)) and its forward pass solves with D + N, N strictly on the
+// ancestors; M⁻¹ = (D + N)⁻¹ B is symmetric, so M = B⁻¹ D B⁻ᵀ (the block LDU factors are unique)
+// and
+//     G = J M⁻¹ Jᵀ = Yᵀ D⁻¹ Y,   Y = B Jᵀ.
+// Column r of Y is the backward pass of row r's force alone: nonzero only on the joints between
+// the row's bodies and the root. So Y costs O(d) per row and G_rs sums over the joints that rows
+// r and s share: O(m d + Σ_i n_i m_i²), m_i the rows through joint i, d the depth. Solves with
+// G + ρI by its inverse (Cholesky), O(m³) per ρ; products and solves O(m²).
+#pragma once
+#include <Eigen/Cholesky>
+#include <algorithm>
+#include <vector>
+
+#include "treedyn/contact/delassus.hpp"
+
+namespace treedyn {
+
+struct DenseDelassus {
+  using VecX = Eigen::VectorXd;
+  using MatX = Eigen::MatrixXd;
+  const Model<double>* model;
+  MatX G, S, Y;  // G, (G + ρI)⁻¹, Y = B Jᵀ (nv x m)
+  Eigen::LLT<MatX> llt;
+  double rho = 1.0;
+  std::vector<int> dof_body;              // the body whose joint owns a velocity coordinate
+  std::vector<Force<double>> pA;          // (N + 1) x 3: a row group's articulated forces
+  std::vector<std::vector<int>> through;  // per body: the rows whose Y is nonzero on its joint
+  std::vector<int> path, stamp;           // a row group's joints, leaves first; visited marks
+  int visit = 0;
+
+  explicit DenseDelassus(const Model<double>& m)
+      : model(&m), pA(3 * (m.N + 1), Force<double>::zero()), through(m.N + 1), stamp(m.N + 1, 0) {
+    for (int i = 1; i <= m.N; ++i)
+      for (int k = 0; k < m.nv_i[i]; ++k) dof_body.push_back(i);
+  }
+
+  // the joints from bodies `seeds` to the root, each once, children before parents (λ(i) < i)
+  void collect_path(std::initializer_list<int> seeds) {
+    ++visit;
+    path.clear();
+    for (int b : seeds)
+      for (int i = b; i > 0 && stamp[i] != visit; i = model->parent[i]) stamp[i] = visit, path.push_back(i);
+    std::sort(path.begin(), path.end(), std::greater<int>());
+  }
+
+  // ABA's backward pass of the rows r0 .. r0 + c − 1 along `path` (their forces seeded in pA, a
+  // limit's τ on its coordinate): column r of Y, RBDA Table 7.1 with q̇ = 0, no gravity
+  void backward(const TreeDelassus& T, int r0, int c, int tau_dof = -1, double tau = 0.0) {
+    const Model<double>& M = *model;
+    const Data<double>& d = *T.kin;
+    for (int i : path) {
+      const int p = M.parent[i], vi = M.v_index[i], ni = M.nv_i[i];
+      for (int k = 0; k < c; ++k) through[i].push_back(r0 + k);
+      for (int k = 0; k < c; ++k) {
+        Force<double>& f = pA[3 * i + k];
+        Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 6, 1> u(ni);  // u_i = τ_i − S_iᵀ p^A_i
+        for (int j = 0; j < ni; ++j) u[j] = (vi + j == tau_dof ? tau : 0.0) - dot(d.S[vi + j], f);
+        Y.col(r0 + k).segment(vi, ni) = u;
+        const Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 6, 1> z = d.Dinv[i] * u;
+        for (int j = 0; j < ni; ++j) f += d.U[vi + j] * z[j];  // p^A_i + U_i D_i⁻¹ u_i
+        if (p > 0) pA[3 * p + k] += d.Xup[i].inv_apply(f);
+        f = Force<double>::zero();
+      }
+    }
+  }
+
+  // G = Yᵀ D⁻¹ Y for the rows of T (its contacts, limits, bilateral rows) at T's factors
+  void form(const TreeDelassus& T) {
+    const Model<double>& M = *model;
+    const int m = T.rows(), P = T.P(), L = int(T.limit_dof.size());
+    Y.setZero(M.nv, m);
+    for (auto& t : through) t.clear();
+    for (int k = 0; k < P; ++k) {  // a contact: its three rows' forces on its bodies (TreeDelassus::spread)
+      const ContactFrame& f = T.contacts[k];
+      for (int e = 0; e < 2; ++e) {
+        if (f.body[e] == 0) continue;
+        for (int r = 0; r < 3; ++r) {
+          const Vec3<double> F = f.D[e].col(r);
+          const Force<double> w{cross(f.c[e], F), F};
+          pA[3 * f.body[e] + r] += e == 1 ? w * -1.0 : w;
+        }
+      }
+      collect_path({f.body[0], f.body[1]});
+      backward(T, 3 * k, 3);
+    }
+    for (int l = 0; l < L; ++l) {  // a limit: s on its coordinate
+      collect_path({dof_body[T.limit_dof[l]]});
+      backward(T, 3 * P + l, 1, T.limit_dof[l], T.limit_sign[l]);
+    }
+    for (int b = 0; b < int(T.bilateral.rows()); ++b) {  // a bilateral row: any τ, the whole tree
+      backward_row(T, 3 * P + L + b, T.bilateral.row(b));
+    }
+    G.setZero(m, m);
+    for (int i = 1; i <= M.N; ++i) {  // G_rs += Y_irᵀ D_i⁻¹ Y_is over the rows through joint i
+      const std::vector<int>& rows = through[i];
+      if (rows.empty()) continue;
+      const int vi = M.v_index[i], ni = M.nv_i[i];
+      for (std::size_t a = 0; a < rows.size(); ++a) {
+        const Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 6, 1> z = T.kin->Dinv[i] * Y.col(rows[a]).segment(vi, ni);
+        for (std::size_t b = a; b < rows.size(); ++b) G(rows[a], rows[b]) += Y.col(rows[b]).segment(vi, ni).dot(z);
+      }
+    }
+    G.triangularView<Eigen::StrictlyLower>() = G.transpose();
+  }
+
+  // a row of nv values (a bilateral constraint): the backward pass over the whole tree
+  template <class Row> void backward_row(const TreeDelassus& T, int r, const Row& row) {
+    const Model<double>& M = *model;
+    const Data<double>& d = *T.kin;
+    for (int i = M.N; i >= 1; --i) {
+      const int p = M.parent[i], vi = M.v_index[i], ni = M.nv_i[i];
+      through[i].push_back(r);
+      Force<double>& f = pA[3 * i];
+      Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 6, 1> u(ni);
+      for (int j = 0; j < ni; ++j) u[j] = row[vi + j] - dot(d.S[vi + j], f);
+      Y.col(r).segment(vi, ni) = u;
+      const Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 6, 1> z = d.Dinv[i] * u;
+      for (int j = 0; j < ni; ++j) f += d.U[vi + j] * z[j];
+      if (p > 0) pA[3 * p] += d.Xup[i].inv_apply(f);
+      f = Force<double>::zero();
+    }
+  }
+
+  void apply(const double* x, double* y) const {
+    Eigen::Map<VecX>(y, G.rows()).noalias() = G * Eigen::Map<const VecX>(x, G.rows());
+  }
+  // (G + ρI)⁻¹ by Cholesky, kept whole: an iteration's solve is then one product (the triangular
+  // solves of small m cost several times more)
+  void factor(double rho_) {
+    rho = rho_;
+    S = G;
+    S.diagonal().array() += rho;
+    llt.compute(S);
+    S.setIdentity();
+    llt.solveInPlace(S);
+  }
+  void solve(const double* r, double* x) const {
+    Eigen::Map<VecX>(x, G.rows()).noalias() = S.selfadjointView<Eigen::Lower>() * Eigen::Map<const VecX>(r, G.rows());
+  }
+};
+
+}  // namespace treedyn
