@@ -138,8 +138,8 @@ struct DenseDelassus {
     S.setIdentity();
     llt.solveInPlace(S);
   }
-  void solve(const double* r, double* x) const {
-    Eigen::Map<VecX>(x, G.rows()).noalias() = S.selfadjointView<Eigen::Lower>() * Eigen::Map<const VecX>(r, G.rows());
+  void solve(const double* r, double* x) const {  // (a plain product: faster than a symmetric one at small m)
+    Eigen::Map<VecX>(x, G.rows()).noalias() = S * Eigen::Map<const VecX>(r, G.rows());
   }
 };
 
