@@ -49,7 +49,7 @@ py::tuple stats_tuple(const StepStats& s) {
                         secs, s.dense);
 }
 
-// column j of G and of (G + ρI)⁻¹ from an operator's products and solves (row-major out: transposed)
+// column j of G and of (G + ρD)⁻¹ from an operator's products and solves (row-major out: transposed)
 template <class Op> void columns_of(Op& op, int m, double rho, double* G, double* S) {
   Eigen::VectorXd x = Eigen::VectorXd::Zero(m);
   op.factor(rho);
@@ -221,21 +221,24 @@ void bind_contact(py::module_& m) {
             ContactWorld& W = e.world(std::size_t(world));
             std::lock_guard<std::mutex> lock(W.busy);
             const int m = W.G.rows();
-            Arr G({m, m}), S({m, m});
+            Arr G({m, m}), S({m, m}), D(m);
             {
               py::gil_scoped_release release;
               if (dense) {
                 W.D.form(W.G);
                 columns_of(W.D, m, rho, G.mutable_data(), S.mutable_data());
+                std::copy(W.D.weights().data(), W.D.weights().data() + m, D.mutable_data());
               } else {
                 columns_of(W.G, m, rho, G.mutable_data(), S.mutable_data());
+                std::fill(D.mutable_data(), D.mutable_data() + m, 1.0);
               }
             }
-            return py::make_tuple(G, S);
+            return py::make_tuple(G, S, D);
           },
           py::arg("rho"), py::arg("world") = 0, py::arg("dense") = false,
-          "The last step's Delassus operator (the tree's, or formed when dense), column by column: (G, (G + ρI)⁻¹) "
-          "from its products and solves (G symmetric; for tests against the dense G = J M⁻¹ Jᵀ)")
+          "The last step's Delassus operator (the tree's, or formed when dense), column by column: (G, (G + ρD)⁻¹, "
+          "the rows' ADMM weights D) from its products and solves (G symmetric; for tests against the dense "
+          "G = J M⁻¹ Jᵀ)")
       .def(
           "problem",
           [](PyContactEngine& e, int world) {

@@ -175,6 +175,24 @@ def test_pair_filters():
     assert all(isinstance(x, Geom) for x in m.geoms) and [x.body for x in m.geoms] == [0, 1, 1, 2, 3, 3]
 
 
+def test_the_parent_filter_passes_over_joint_only_bodies():
+    """A thigh on three hip hinges, as an MJCF body with three joints loads (two massless bodies
+    without geoms between it and the pelvis): its geoms do not collide with the pelvis's, as in
+    MuJoCo (Gymnasium's humanoid: otherwise its butt and thighs overlap at qpos0, a contact no
+    impulse can undo), while a massless body with a geom still counts as a body."""
+    xml = """<mujoco><worldbody><body name="pelvis"><freejoint/><geom type="capsule" size="0.09 0.07"/>
+      <body name="thigh" pos="0 -0.1 -0.04"><joint name="hx" type="hinge" axis="1 0 0"/>
+        <joint name="hz" type="hinge" axis="0 0 1"/><joint name="hy" type="hinge" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0 0.01 -0.34" size="0.06"/></body></body></worldbody></mujoco>"""
+    m = td.load_mjcf(xml)
+    assert m.n_bodies == 5  # world, pelvis, two joint-only bodies, the thigh
+    assert collision_pairs(m) == []
+    # the second joint-only body gets a geom: a body now, the pelvis's child (its geom: no pair with
+    # the pelvis) and the thigh's parent, so the thigh is the pelvis's grandchild: they collide
+    m.add_geom(3, td.Sphere(0.05))
+    assert collision_pairs(m) == [(0, 1)]
+
+
 def test_bad_geoms_are_refused():
     m = td.Model()
     m.add_body("a", None, td.Revolute((0, 0, 1)), inertia=td.Inertia(1.0, (0, 0, 0), np.eye(3)))

@@ -46,8 +46,21 @@ class Contacts:
 
 def collision_pairs(model) -> list[tuple[int, int]]:
     """The geom pairs that may touch: different bodies, neither the other's parent unless that is
-    the world (as MuJoCo's parent filter), the bit masks compatible, not two planes."""
+    the world (as MuJoCo's parent filter), the bit masks compatible, not two planes. A body's parent
+    here is its link's: the joint-only bodies between (massless, no geom: a multi-joint MJCF body's
+    or a URDF's chain of joints, as the loaders split them) are passed over, so a thigh on three
+    hip hinges does not touch the pelvis it hangs from, as in MuJoCo."""
     geoms, parents = model.geoms, model.parents
+    has_geom = np.zeros(model.n_bodies, dtype=bool)
+    has_geom[[g.body for g in geoms]] = True
+    joint_only = [not has_geom[i] and model.inertias[i].mass == 0.0 for i in range(model.n_bodies)]
+
+    def link_parent(i):
+        p = parents[i]
+        while p > 0 and joint_only[p]:
+            p = parents[p]
+        return p
+
     out = []
     for i, a in enumerate(geoms):
         for j in range(i + 1, len(geoms)):
@@ -55,7 +68,7 @@ def collision_pairs(model) -> list[tuple[int, int]]:
             if a.body == b.body:
                 continue
             # a body and its parent (not the world: a robot on its base still touches the ground)
-            if (parents[a.body] == b.body and b.body != 0) or (parents[b.body] == a.body and a.body != 0):
+            if (link_parent(a.body) == b.body and b.body != 0) or (link_parent(b.body) == a.body and a.body != 0):
                 continue
             if not (a.contype & b.conaffinity or b.contype & a.conaffinity):
                 continue

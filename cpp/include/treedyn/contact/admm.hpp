@@ -11,7 +11,9 @@
 //   limits      λ ≥ 0, σ ≥ 0, λ σ = 0
 //   bilateral   σ = 0.
 // ADMM on the split λ = z, z in the cones (Boyd et al. 2011, §3; the contact form of Carpentier et
-// al. 2024): λ⁺ = (G + ρI)⁻¹(ρ z − y − (g − b + s)), z⁺ = Π_K(λ⁺ + y/ρ), y⁺ = y + ρ(λ⁺ − z⁺), with
+// al. 2024), each row's penalty ρ d_k (D = diag d: the operator's weights, one per contact's three
+// rows so that the cones' projections stay Euclidean): λ⁺ = (G + ρD)⁻¹(ρ D z − y − (g − b + s)),
+// z⁺ = Π_K(λ⁺ + D⁻¹y/ρ), y⁺ = y + ρD(λ⁺ − z⁺), with
 // s the De Saxcé shift at the last iterate's σ. The state (z, y/ρ, s) — s in it, so that the update is a
 // function of the state — is Anderson-accelerated (below): it halves the iterations. Residuals in
 // velocity units: primal ‖G(λ − z)‖ ≤ λ_max(G) ‖λ − z‖∞, dual ρ ‖z⁺ − z‖∞, and, to stop, the natural
@@ -263,6 +265,7 @@ template <class Op>
 AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, double lambda_max, double rho0,
                 const AdmmSettings& set, AdmmWorkspace& w) {
   const int m = int(w.z.size());
+  const Eigen::VectorXd& d = G.weights();  // the rows' penalties: ρ d_k
   AdmmResult out;
   double rho = rho0;
   G.factor(rho);
@@ -275,19 +278,19 @@ AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, 
   double best_primal = best, best_dual = best;
   for (int it = 1; it <= set.max_iterations; ++it) {
     for (int k = 0; k < m; ++k) w.c[k] = g[k] - b[k] + w.s[k];
-    w.r = rho * w.z - w.y - w.c;
-    G.solve(w.r.data(), w.lam.data());                                               // (G + ρI) λ = r
-    for (int k = 0; k < m; ++k) w.sigma[k] = w.r[k] - rho * w.lam[k] + g[k] - b[k];  // G λ + g − b
+    w.r = rho * d.cwiseProduct(w.z) - w.y - w.c;
+    G.solve(w.r.data(), w.lam.data());                                                      // (G + ρD) λ = r
+    for (int k = 0; k < m; ++k) w.sigma[k] = w.r[k] - rho * d[k] * w.lam[k] + g[k] - b[k];  // G λ + g − b
     w.zold = w.z, w.yold = w.y, w.sold = w.s;
     shifts(cones, w.sigma.data(), w.s);
     w.c = set.alpha * w.lam + (1.0 - set.alpha) * w.zold;  // λ over-relaxed (c is free until the next iteration)
-    w.z = w.c + w.y / rho;
+    w.z = w.c + w.y.cwiseQuotient(d) / rho;
     project_rows(cones, w.z.data());
-    w.y += rho * (w.c - w.z);
+    w.y += rho * d.cwiseProduct(w.c - w.z);
     out.primal = lambda_max * (w.lam - w.z).lpNorm<Eigen::Infinity>();
     // the dual residual of ADMM; where both of ADMM's pass, the problem's own too: σ at λ (G λ + g − b,
     // known from the solve) against the cones and complementarity with z
-    const double admm_dual = rho * (w.z - w.zold).lpNorm<Eigen::Infinity>();
+    const double admm_dual = rho * d.cwiseProduct(w.z - w.zold).lpNorm<Eigen::Infinity>();
     out.dual = admm_dual;
     out.iterations = it;
     if (!std::isfinite(out.primal) || !std::isfinite(out.dual)) break;

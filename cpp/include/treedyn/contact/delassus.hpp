@@ -74,6 +74,12 @@ struct TreeDelassus {
         u(VecX::Zero(m.nv)),
         armature(VecX::Zero(m.nv)) {}
 
+  VecX ones;  // the rows' ADMM weights: all 1 (admm.hpp)
+  const VecX& weights() {
+    if (ones.size() != rows()) ones.setOnes(rows());
+    return ones;
+  }
+
   int P() const { return int(contacts.size()); }
   int rows() const { return 3 * P() + int(limit_dof.size()) + int(bilateral.rows()); }
   bool is_coupled(int c) const { return contacts[c].body[0] != 0 && contacts[c].body[1] != 0; }

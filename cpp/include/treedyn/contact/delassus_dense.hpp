@@ -9,7 +9,8 @@
 // Column r of Y is the backward pass of row r's force alone: nonzero only on the joints between
 // the row's bodies and the root. So Y costs O(d) per row and G_rs sums over the joints that rows
 // r and s share: O(m d + Σ_i n_i m_i²), m_i the rows through joint i, d the depth. Solves with
-// G + ρI by its inverse (Cholesky), O(m³) per ρ; products and solves O(m²).
+// G + ρD by its inverse (Cholesky), O(m³) per ρ; products and solves O(m²). D weighs the rows by
+// their own inverse inertia (G's diagonal): ADMM's penalty row by row (admm.hpp).
 #pragma once
 #include <Eigen/Cholesky>
 #include <algorithm>
@@ -23,7 +24,8 @@ struct DenseDelassus {
   using VecX = Eigen::VectorXd;
   using MatX = Eigen::MatrixXd;
   const Model<double>* model;
-  MatX G, S, Y;  // G, (G + ρI)⁻¹, Y = B Jᵀ (nv x m)
+  MatX G, S, Y;  // G, (G + ρD)⁻¹, Y = B Jᵀ (nv x m)
+  VecX d;        // the rows' ADMM weights D (admm.hpp): G's diagonal, a contact's mean over its rows
   Eigen::LLT<MatX> llt;
   double rho = 1.0;
   std::vector<int> dof_body;              // the body whose joint owns a velocity coordinate
@@ -105,7 +107,15 @@ struct DenseDelassus {
       }
     }
     G.triangularView<Eigen::StrictlyLower>() = G.transpose();
+    // D: the rows' own inverse inertias, relative to the largest, floored at 1e-3 (a row that
+    // cannot move, G_kk = 0, as the tangent of a planar robot's contact, keeps G + ρD regular);
+    // a contact's three rows one weight, their mean
+    d = G.diagonal();
+    for (int k = 0; k < P; ++k) d.segment<3>(3 * k).setConstant(d.segment<3>(3 * k).mean());
+    const double top = d.size() ? d.maxCoeff() : 1.0;
+    d = (d / (top > 0 ? top : 1.0)).cwiseMax(1e-3);
   }
+  const VecX& weights() const { return d; }
 
   // a row of nv values (a bilateral constraint): the backward pass over the whole tree
   template <class Row> void backward_row(const TreeDelassus& T, int r, const Row& row) {
@@ -128,12 +138,12 @@ struct DenseDelassus {
   void apply(const double* x, double* y) const {
     Eigen::Map<VecX>(y, G.rows()).noalias() = G * Eigen::Map<const VecX>(x, G.rows());
   }
-  // (G + ρI)⁻¹ by Cholesky, kept whole: an iteration's solve is then one product (the triangular
+  // (G + ρD)⁻¹ by Cholesky, kept whole: an iteration's solve is then one product (the triangular
   // solves of small m cost several times more)
   void factor(double rho_) {
     rho = rho_;
     S = G;
-    S.diagonal().array() += rho;
+    S.diagonal() += rho * d;
     llt.compute(S);
     S.setIdentity();
     llt.solveInPlace(S);
