@@ -150,3 +150,68 @@ class StepRatioMujoco(Threads):
         return speedup(self.f_mujoco, self.f_ours, self.repeats)
 
     track_step_mujoco_over_drumwright.unit = "ratio"
+
+
+class ContactStepRatioMujoco(Threads):
+    """time of MuJoCo's mj_step over that of the C++ contact step (``contact_solver="admm"``) on the
+    same centipede (``model.to_mjcf()``), in the judged setting of ``python -m benchmarks
+    contact_step``: semi-implicit Euler at h = 1e-3, one thread, the scene's gait. The gait's
+    torques along ``STEPS`` steps from the standing state are recorded in setup; each timed call
+    replays the next one (both simulators back at the standing state every ``STEPS`` calls). History
+    shows the lead per size: above 1, ours is faster."""
+
+    params = [10, 50, 100]
+    param_names = ["segments"]
+    repeats = 9
+    timeout = 300
+    STEPS = 100
+
+    def setup(self, n):
+        try:
+            import mujoco
+
+            from treedyn.tools.peers import MujocoFromFile
+        except ImportError as e:
+            raise NotImplementedError(f"mujoco peer unavailable: {e}") from e
+        self._set_threads(1)
+        try:
+            sc = scene(n)
+            sim = td.ContactSimulator(sc.model, 1e-3, contact_solver="admm")
+            start = sc.initial_state()
+            xml = sc.model.to_mjcf()
+            coords = MujocoFromFile(sc.model, xml)
+            m = mujoco.MjModel.from_xml_string(xml)
+            m.opt.timestep = 1e-3
+            d = mujoco.MjData(m)
+            qpos, qvel = coords.q(start.q), coords.apply_T(start.q, start.v)
+            taus, qfrc, state = [], [], start.copy()
+            for _ in range(self.STEPS):  # the gait's torques, and MuJoCo's generalized forces for them
+                taus.append(sc.tau(state.t, state.q, state.v))
+                qfrc.append(coords.apply_T(state.q, taus[-1]))
+                sim.step(state, taus[-1])
+            ours_state, k = [start.copy()], [0, 0]
+
+            def ours():
+                if k[0] % self.STEPS == 0:
+                    ours_state[0] = start.copy()
+                sim.step(ours_state[0], taus[k[0] % self.STEPS])
+                k[0] += 1
+
+            def peer():
+                if k[1] % self.STEPS == 0:
+                    d.qpos[:], d.qvel[:] = qpos, qvel
+                d.qfrc_applied[:] = qfrc[k[1] % self.STEPS]
+                mujoco.mj_step(m, d)
+                k[1] += 1
+
+            self.f_ours, self.f_mujoco = ours, peer
+        except BaseException:
+            td.set_num_threads(self._threads_before)
+            raise
+
+    def track_step_mujoco_over_admm(self, n):
+        """Median time of MuJoCo's mj_step over that of ContactSimulator.step (contact_solver="admm",
+        semi-implicit, h = 1e-3), alternating the two, one thread. Above 1: ours is faster."""
+        return speedup(self.f_mujoco, self.f_ours, self.repeats)
+
+    track_step_mujoco_over_admm.unit = "ratio"

@@ -1,6 +1,7 @@
 """The whole contact step against MuJoCo's mj_step (issue: contact at MuJoCo's speed).
 
-    python -m benchmarks contact_step [--segments 10 50 100 250] [--steps 200] [--batch 8] [--out DIR]
+    python -m benchmarks contact_step [--segments 10 50 100 250] [--steps 200] [--batch 8]
+                                      [--models ant humanoid ...] [--out DIR]
 
 The walking centipede of ``treedyn.scenes.centipede(n)``, semi-implicit Euler at h = 1e-3 (the
 ContactSimulator's default, MuJoCo's default integrator), the scene's gait: from the standing state,
@@ -12,7 +13,15 @@ faster), the ADMM iterations (median, max) and where treedyn's step goes (collis
 the Delassus operator's set-up, contact, integrate, Python). Then ``--batch`` worlds stepped at once (``ContactSimulator.step_batch``) on 1 and 2
 threads, with pauses between calls: the speed-up.
 
-Writes contact_step.csv.
+Then the Gymnasium MuJoCo models (``--models``; the files of the installed ``gymnasium`` package,
+the benchmark extra): each model as ``td.load_mjcf`` reads it against ``mj_step`` on the same file,
+both from the file's qpos0 at rest, zero control, for 1 s at the file's own timestep,
+interleaved, one thread: the median step of each, the ratio, the iterations (median, max) and the
+steps whose solve did not converge. The models differ from MuJoCo's where treedyn does not read the
+file yet (joint damping, stiffness, armature, actuators: the docs' model guide), so the rest poses
+differ; the contacts are those of the same geoms.
+
+Writes contact_step.csv and contact_models.csv.
 """
 
 from __future__ import annotations
@@ -92,6 +101,77 @@ def run_size(n: int, steps: int, log=print) -> dict:
     return row
 
 
+MODELS = ["ant", "humanoid", "hopper", "walker2d", "half_cheetah"]
+MODEL_FIELDS = [
+    "model",
+    "nv",
+    "timestep",
+    "treedyn_ms",
+    "mujoco_ms",
+    "ratio",
+    "iterations_median",
+    "iterations_max",
+    "unconverged",
+    "contacts_median",
+    "mujoco_contacts_median",
+]
+
+
+def run_model(name: str, seconds: float = 1.0, log=print) -> dict | None:
+    """A Gymnasium model against mj_step on its file (None when gymnasium or mujoco is absent)."""
+    import warnings
+
+    try:
+        import gymnasium
+        import mujoco
+    except ImportError as e:
+        log(f"{name}: skipped ({e})")
+        return None
+    path = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets", f"{name}.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # what treedyn does not read yet (IgnoredElementWarning)
+        model = td.load_mjcf(path)
+    m = mujoco.MjModel.from_xml_path(path)
+    d = mujoco.MjData(m)
+    h = m.opt.timestep
+    sim = td.ContactSimulator(model, h, contact_solver="admm")
+    state = td.State(np.array(model.reference_configuration, dtype=float), np.zeros(model.nv))
+    ours, theirs, its, contacts, peer_contacts, unconverged = [], [], [], [], [], 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", td.SimulationWarning)  # counted below
+        for _ in range(int(round(seconds / h))):
+            t0 = time.perf_counter()
+            s = sim.step(state)
+            ours.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            mujoco.mj_step(m, d)
+            theirs.append(time.perf_counter() - t0)
+            its.append(s.qp_iterations)
+            contacts.append(s.n_contacts)
+            peer_contacts.append(d.ncon)
+            unconverged += not s.converged
+    t_ours, t_theirs = float(np.median(ours)), float(np.median(theirs))
+    row = dict(
+        model=name,
+        nv=model.nv,
+        timestep=h,
+        treedyn_ms=1e3 * t_ours,
+        mujoco_ms=1e3 * t_theirs,
+        ratio=t_theirs / t_ours,
+        iterations_median=float(np.median(its)),
+        iterations_max=int(max(its)),
+        unconverged=unconverged,
+        contacts_median=float(np.median(contacts)),
+        mujoco_contacts_median=float(np.median(peer_contacts)),
+    )
+    log(
+        f"{name:>12s} nv={model.nv:3d} h={h:g}  treedyn {row['treedyn_ms']:.4g} ms  mj_step {row['mujoco_ms']:.4g} ms  "
+        f"MuJoCo/treedyn {row['ratio']:.2f}x  iterations {row['iterations_median']:.0f} (max {row['iterations_max']}), "
+        f"{unconverged} unconverged  contacts {row['contacts_median']:.0f} (MuJoCo {row['mujoco_contacts_median']:.0f})"
+    )
+    return row
+
+
 def batch_speedup(n: int, B: int, steps: int, log=print) -> dict:
     """B worlds of the n-segment centipede stepped together on 1 and 2 threads (a pause between calls)."""
     scene = centipede(n)
@@ -121,16 +201,20 @@ def main(argv=None) -> int:
     ap.add_argument("--segments", type=int, nargs="+", default=SIZES)
     ap.add_argument("--steps", type=int, default=200, help="steps per size (the first tenth untimed)")
     ap.add_argument("--batch", type=int, default=8, help="worlds in the batched step (0: skip)")
+    ap.add_argument("--models", nargs="*", default=MODELS, help="Gymnasium MuJoCo models (none: skip)")
     ap.add_argument("--out", default=".")
     args = ap.parse_args(argv)
     before = td.get_num_threads()
     td.set_num_threads(1)
     try:
         rows = [run_size(n, args.steps) for n in args.segments]
+        model_rows = [r for r in (run_model(name) for name in args.models) if r is not None]
     finally:
         td.set_num_threads(before)
     if args.batch:
         batch_speedup(min(args.segments), args.batch, max(20, args.steps // 4))
     os.makedirs(args.out, exist_ok=True)
     write_csv(os.path.join(args.out, "contact_step.csv"), rows, FIELDS)
+    if model_rows:
+        write_csv(os.path.join(args.out, "contact_models.csv"), model_rows, MODEL_FIELDS)
     return 0

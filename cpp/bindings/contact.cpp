@@ -178,7 +178,8 @@ void bind_contact(py::module_& m) {
           py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("h"), py::arg("world") = 0, py::arg("extra") = py::none(),
           py::arg("rows") = py::none(), py::arg("targets") = py::none(),
           "One step of world `world` from (q, v) under tau, in place; (status: 0 stepped, 1 tau not finite "
-          "(nothing done), 2 overflowed (q, v left as they were); contacts, limits, iterations, converged, primal, "
+          "(nothing done), 2 overflowed (q, v left as they were), 3 q or v not finite (nothing done); contacts, "
+          "limits, iterations, converged, primal, "
           "dual, max_penetration, seconds of the 5 phases, whether G was formed)")
       .def(
           "step_batch",

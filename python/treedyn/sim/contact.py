@@ -299,6 +299,15 @@ class ContactSimulator:
 
     def step(self, state: State, tau=None) -> ContactStep:
         """Advance ``state`` (a td.State) by dt in place. tau: (nv,) generalized forces or None."""
+        if self.contact_solver.in_engine:  # the C++ step checks the values (finite q, v, τ) itself
+            model = self.model
+            if not isinstance(state, State) or state.q.shape != (model.nq,) or state.v.shape != (model.nv,):
+                check_state(state, model)  # raises, naming the problem
+            if tau is None:
+                tau = np.zeros(model.nv)
+            elif callable(tau) or np.shape(tau) != (model.nv,) or np.asarray(tau).dtype.kind not in "fiub":
+                tau = torque_function(tau, model.nv)(state.t, state.q, state.v)  # checks, names
+            return self._step(state, tau)
         check_state(state, self.model)
         torque = torque_function(tau, self.model.nv)
         return self._step(state, torque(state.t, state.q, state.v))
@@ -617,9 +626,12 @@ class ContactSimulator:
 
 
 def _step_failure(status: int, t: float, tau, v) -> ValueError:
-    """The named error of an engine step that did not step (status 1: τ not finite; 2: overflowed)."""
+    """The named error of an engine step that did not step (status 1: τ not finite; 2: overflowed;
+    3: the state not finite)."""
     if status == 1:
         return ValueError(f"ContactSimulator: tau is not finite at t = {t:.6g}")
+    if status == 3:
+        return ValueError(f"ContactSimulator: state has NaN or inf in q or v at t = {t:.6g}")
     return ValueError(
         f"ContactSimulator: the step overflowed at t = {t:.6g} (largest |tau| {np.abs(tau).max(initial=0):.3g}, "
         f"largest |v| {np.abs(v).max(initial=0):.3g}); the state is left as it was"

@@ -134,6 +134,20 @@ struct TreeDelassus {
     const Data<double>& d = *kin;
     for (int i = M.N; i >= 1; --i) {  // u_i = τ_i − S_iᵀ p^A_i, p^A_λ += ^iX_λᵀ (p^A_i + U_i D_i⁻¹ u_i)
       const int p = M.parent[i], vi = M.v_index[i], ni = M.nv_i[i];
+      if (ni == 1) {  // (one DoF, the common joint: scalars)
+        const double w = tau[vi] - dot(d.S[vi], pA[i]);
+        uq[vi] = w;
+        if (p > 0) pA[p] += d.Xup[i].inv_apply(pA[i] + U[vi] * (Dinv[i](0, 0) * w));
+        continue;
+      }
+      if (ni == 3) {  // (a spherical joint: fixed sizes)
+        const Vec3<double> w(tau[vi] - dot(d.S[vi], pA[i]), tau[vi + 1] - dot(d.S[vi + 1], pA[i]),
+                             tau[vi + 2] - dot(d.S[vi + 2], pA[i]));
+        for (int k = 0; k < 3; ++k) uq[vi + k] = w[k];
+        const Vec3<double> z = Dinv[i].topLeftCorner<3, 3>() * w;
+        if (p > 0) pA[p] += d.Xup[i].inv_apply(pA[i] + U[vi] * z[0] + U[vi + 1] * z[1] + U[vi + 2] * z[2]);
+        continue;
+      }
       Force<double> pa = pA[i];
       Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 6, 1> w(ni);
       for (int k = 0; k < ni; ++k) w[k] = tau[vi + k] - dot(d.S[vi + k], pA[i]);
@@ -145,6 +159,18 @@ struct TreeDelassus {
     for (int i = 1; i <= M.N; ++i) {  // a_i = ^iX_λ a_λ, u_i = D_i⁻¹(u_i − U_iᵀ a_i), a_i += S_i u_i
       const int p = M.parent[i], vi = M.v_index[i], ni = M.nv_i[i];
       Motion<double> ai = p > 0 ? d.Xup[i].apply(a[p]) : Motion<double>::zero();
+      if (ni == 1) {
+        uq[vi] = Dinv[i](0, 0) * (uq[vi] - dot(ai, U[vi]));
+        a[i] = ai + d.S[vi] * uq[vi];
+        continue;
+      }
+      if (ni == 3) {
+        const Vec3<double> w(uq[vi] - dot(ai, U[vi]), uq[vi + 1] - dot(ai, U[vi + 1]), uq[vi + 2] - dot(ai, U[vi + 2]));
+        const Vec3<double> x = Dinv[i].topLeftCorner<3, 3>() * w;
+        for (int k = 0; k < 3; ++k) uq[vi + k] = x[k];
+        a[i] = ai + d.S[vi] * x[0] + d.S[vi + 1] * x[1] + d.S[vi + 2] * x[2];
+        continue;
+      }
       Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 6, 1> w(ni);
       for (int k = 0; k < ni; ++k) w[k] = uq[vi + k] - dot(ai, U[vi + k]);
       Eigen::Map<VecX>(uq + vi, ni).noalias() = Dinv[i] * w;

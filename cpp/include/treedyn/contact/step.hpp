@@ -43,8 +43,8 @@ struct LimitTable {  // the model's finite joint-limit bounds: coordinate (q, v)
 // the phases timed; kDelassus: the operator's set-up (G formed, λ_max(G)), out of kContact
 enum Phase { kCollision = 0, kDynamics = 1, kDelassus = 2, kContact = 3, kIntegrate = 4, kPhases = 5 };
 
-// how a step ended: stepped; refused (τ not finite: nothing done); overflowed (the state restored)
-enum StepStatus { kStepped = 0, kTauNotFinite = 1, kOverflow = 2 };
+// how a step ended: stepped; refused (τ, or q, v, not finite: nothing done); overflowed (the state restored)
+enum StepStatus { kStepped = 0, kTauNotFinite = 1, kOverflow = 2, kStateNotFinite = 3 };
 
 struct StepStats {
   int contacts = 0, limits = 0, iterations = 0;
@@ -270,8 +270,10 @@ struct ContactEngine {
 
   // forming G pays where it and its solves cost less than the tree's iterations, in rough cycles:
   // the tree's two articulated-body passes ~300 a body; forming G Σ_i n_i m_i² / 2 (m_i the rows
-  // through joint i, counted along the contacts' paths), its inverse ~m³ per ρ (~2 per step), an
-  // iteration m²/2; both ~40 m an iteration for projections and Anderson; K = last step's iterations
+  // through joint i, counted along the contacts' paths), its inverse (Cholesky and 2m³ flops of
+  // triangular solves at GEMM speed) ~m³ a step, an iteration m²/2; both ~40 m
+  // an iteration for projections and Anderson; K = last step's iterations. Checked on the centipede:
+  // the cheaper of the two at 10 segments standing (m ≈ 60) and walking, and at 18, 25 and 50
   bool dense_pays(ContactWorld& W, int m) const {
     const double K = std::max(W.last_iterations, 20), md = m;
     double form = 0.0;
@@ -287,7 +289,7 @@ struct ContactEngine {
       const double mi = through[i] + double(W.G.bilateral.rows());
       form += 0.5 * model.nv_i[i] * mi * mi;
     }
-    const double dense = form + 2 * md * md * md + K * (0.5 * md * md + 40 * md);
+    const double dense = form + md * md * md + K * (0.5 * md * md + 40 * md);
     const double tree = K * (300.0 * model.N + 40 * md);
     return dense < tree;
   }
@@ -377,6 +379,10 @@ struct ContactEngine {
     st = StepStats{};
     if (!finite(tau, model.nv)) {
       st.status = kTauNotFinite;
+      return;
+    }
+    if (!finite(q, model.nq) || !finite(v, model.nv)) {
+      st.status = kStateNotFinite;
       return;
     }
     W.qk = Eigen::Map<const Eigen::VectorXd>(q, model.nq);  // q_out, v_out may alias q, v
