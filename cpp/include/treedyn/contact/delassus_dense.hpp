@@ -9,7 +9,7 @@
 // Column r of Y is the backward pass of row r's force alone: nonzero only on the joints between
 // the row's bodies and the root. So Y costs O(d) per row and G_rs sums over the joints that rows
 // r and s share: O(m d + Σ_i n_i m_i²), m_i the rows through joint i, d the depth. Solves with
-// G + ρD by its inverse (Cholesky), O(m³) per ρ; products and solves O(m²). D weighs the rows by
+// G + ρD by its Cholesky factor, O(m³) per ρ; products and solves O(m²). D weighs the rows by
 // their own inverse inertia (G's diagonal): ADMM's penalty row by row (admm.hpp).
 #pragma once
 #include <Eigen/Cholesky>
@@ -24,7 +24,7 @@ struct DenseDelassus {
   using VecX = Eigen::VectorXd;
   using MatX = Eigen::MatrixXd;
   const Model<double>* model;
-  MatX G, S, Y;  // G, (G + ρD)⁻¹, Y = B Jᵀ (nv x m)
+  MatX G, S, Y;  // G, G + ρD or its inverse, Y = B Jᵀ (nv x m)
   VecX d;        // the rows' ADMM weights D (admm.hpp): G's diagonal, a contact's mean over its rows
   Eigen::LLT<MatX> llt;
   double rho = 1.0;
@@ -52,21 +52,37 @@ struct DenseDelassus {
   // ABA's backward pass of the rows r0 .. r0 + c − 1 along `path` (their forces seeded in pA, a
   // limit's τ on its coordinate): column r of Y, RBDA Table 7.1 with q̇ = 0, no gravity
   void backward(const TreeDelassus& T, int r0, int c, int tau_dof = -1, double tau = 0.0) {
+    for (int i : path) {
+      for (int k = 0; k < c; ++k) through[i].push_back(r0 + k);
+      switch (model->nv_i[i]) {  // (fixed sizes for the common joints)
+        case 1:
+          backward_step<1>(T, i, r0, c, tau_dof, tau);
+          break;
+        case 3:
+          backward_step<3>(T, i, r0, c, tau_dof, tau);
+          break;
+        default:
+          backward_step<0>(T, i, r0, c, tau_dof, tau);
+      }
+    }
+  }
+  template <int NI> void backward_step(const TreeDelassus& T, int i, int r0, int c, int tau_dof, double tau) {
     const Model<double>& M = *model;
     const Data<double>& d = *T.kin;
-    for (int i : path) {
-      const int p = M.parent[i], vi = M.v_index[i], ni = M.nv_i[i];
-      for (int k = 0; k < c; ++k) through[i].push_back(r0 + k);
-      for (int k = 0; k < c; ++k) {
-        Force<double>& f = pA[3 * i + k];
-        Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 6, 1> u(ni);  // u_i = τ_i − S_iᵀ p^A_i
-        for (int j = 0; j < ni; ++j) u[j] = (vi + j == tau_dof ? tau : 0.0) - dot(d.S[vi + j], f);
-        Y.col(r0 + k).segment(vi, ni) = u;
-        const Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 6, 1> z = d.Dinv[i] * u;
-        for (int j = 0; j < ni; ++j) f += d.U[vi + j] * z[j];  // p^A_i + U_i D_i⁻¹ u_i
-        if (p > 0) pA[3 * p + k] += d.Xup[i].inv_apply(f);
-        f = Force<double>::zero();
+    const int p = M.parent[i], vi = M.v_index[i], ni = NI ? NI : M.nv_i[i];
+    for (int k = 0; k < c; ++k) {
+      Force<double>& f = pA[3 * i + k];
+      double u[6], z[6];
+      double* y = Y.data() + std::size_t(r0 + k) * Y.rows() + vi;
+      for (int j = 0; j < ni; ++j) y[j] = u[j] = (vi + j == tau_dof ? tau : 0.0) - dot(d.S[vi + j], f);  // u_i
+      for (int j = 0; j < ni; ++j) {
+        double x = 0.0;
+        for (int l = 0; l < ni; ++l) x += d.Dinv[i](j, l) * u[l];
+        z[j] = x;
       }
+      for (int j = 0; j < ni; ++j) f += d.U[vi + j] * z[j];  // p^A_i + U_i D_i⁻¹ u_i
+      if (p > 0) pA[3 * p + k] += d.Xup[i].inv_apply(f);
+      f = Force<double>::zero();
     }
   }
 
@@ -98,12 +114,15 @@ struct DenseDelassus {
     }
     G.setZero(m, m);
     for (int i = 1; i <= M.N; ++i) {  // G_rs += Y_irᵀ D_i⁻¹ Y_is over the rows through joint i
-      const std::vector<int>& rows = through[i];
-      if (rows.empty()) continue;
-      const int vi = M.v_index[i], ni = M.nv_i[i];
-      for (std::size_t a = 0; a < rows.size(); ++a) {
-        const Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 6, 1> z = T.kin->Dinv[i] * Y.col(rows[a]).segment(vi, ni);
-        for (std::size_t b = a; b < rows.size(); ++b) G(rows[a], rows[b]) += Y.col(rows[b]).segment(vi, ni).dot(z);
+      switch (M.nv_i[i]) {            // (fixed sizes for the common joints)
+        case 1:
+          accumulate<1>(T, i);
+          break;
+        case 3:
+          accumulate<3>(T, i);
+          break;
+        default:
+          accumulate<0>(T, i);
       }
     }
     G.triangularView<Eigen::StrictlyLower>() = G.transpose();
@@ -116,6 +135,38 @@ struct DenseDelassus {
     d = (d / (top > 0 ? top : 1.0)).cwiseMax(1e-3);
   }
   const VecX& weights() const { return d; }
+
+  // joint i's share of G's upper triangle: its rows' y_r = Y_ir and z_r = D_i⁻¹ y_r gathered
+  // (contiguous), then G_rs += y_r · z_s for r ≤ s in the rows' order. NI: n_i when fixed, else 0
+  std::vector<double> ybuf, zbuf;
+  template <int NI> void accumulate(const TreeDelassus& T, int i) {
+    const std::vector<int>& rows = through[i];
+    const int n = int(rows.size()), vi = model->v_index[i], ni = NI ? NI : model->nv_i[i], m = int(G.rows());
+    if (n == 0 || ni == 0) return;
+    if (int(ybuf.size()) < n * ni) ybuf.resize(n * ni), zbuf.resize(n * ni);
+    const auto& Dinv = T.kin->Dinv[i];
+    for (int a = 0; a < n; ++a) {
+      double* y = ybuf.data() + a * ni;
+      double* z = zbuf.data() + a * ni;
+      const double* col = Y.data() + std::size_t(rows[a]) * Y.rows() + vi;
+      for (int k = 0; k < ni; ++k) y[k] = col[k];
+      for (int k = 0; k < ni; ++k) {
+        double x = 0.0;
+        for (int j = 0; j < ni; ++j) x += Dinv(k, j) * y[j];
+        z[k] = x;
+      }
+    }
+    for (int b = 0; b < n; ++b) {
+      const double* z = zbuf.data() + b * ni;
+      double* Gb = G.data() + std::size_t(rows[b]) * m;
+      for (int a = 0; a <= b; ++a) {
+        const double* y = ybuf.data() + a * ni;
+        double x = 0.0;
+        for (int k = 0; k < ni; ++k) x += y[k] * z[k];
+        Gb[rows[a]] += x;
+      }
+    }
+  }
 
   // a row of nv values (a bilateral constraint): the backward pass over the whole tree
   template <class Row> void backward_row(const TreeDelassus& T, int r, const Row& row) {
@@ -138,18 +189,30 @@ struct DenseDelassus {
   void apply(const double* x, double* y) const {
     Eigen::Map<VecX>(y, G.rows()).noalias() = G * Eigen::Map<const VecX>(x, G.rows());
   }
-  // (G + ρD)⁻¹ by Cholesky, kept whole: an iteration's solve is then one product (the triangular
-  // solves of small m cost several times more)
+  // G + ρD by Cholesky, per ρ: m³/3; its inverse formed as well (2m³ at matrix-product speed)
+  // where the iterations to come (K, expected) make it pay: the solve is then one product instead
+  // of two triangular solves (~2 times slower a flop at these sizes, measured on the centipede at
+  // m ≈ 36 and 57): K 2m² · 2 > 2m³
+  bool inverse = false;
+  void plan(int K) { inverse = 2 * K > int(G.rows()); }
   void factor(double rho_) {
     rho = rho_;
     S = G;
     S.diagonal() += rho * d;
     llt.compute(S);
-    S.setIdentity();
-    llt.solveInPlace(S);
+    if (inverse) {
+      S.setIdentity();
+      llt.solveInPlace(S);
+    }
   }
-  void solve(const double* r, double* x) const {  // (a plain product: faster than a symmetric one at small m)
-    Eigen::Map<VecX>(x, G.rows()).noalias() = S * Eigen::Map<const VecX>(r, G.rows());
+  void solve(const double* r, double* x) const {
+    Eigen::Map<VecX> out(x, G.rows());
+    if (inverse) {
+      out.noalias() = S * Eigen::Map<const VecX>(r, G.rows());
+    } else {
+      out = Eigen::Map<const VecX>(r, G.rows());
+      llt.solveInPlace(out);
+    }
   }
 };
 
