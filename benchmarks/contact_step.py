@@ -34,7 +34,7 @@ import numpy as np
 
 import treedyn as td
 from treedyn.scenes import centipede
-from treedyn.sim.contact import ENGINE_PHASES
+from treedyn.sim.engine import ENGINE_PHASES
 
 from ._common import write_csv
 from .centipede import MujocoCentipede

@@ -65,17 +65,26 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import _checks, _core
-from .._core import get_num_threads
 from ..algorithms.state import State
 from ..model import Model
-from ..model.shapes import Box, Capsule, Plane, Sphere
 from ..solvers import Solver, make_solver
 from ..solvers.inverse import _contact_product
 from ..util.timing import PhaseTimer
 from .collision import Contacts, collide, collision_pairs
-from .constraints import constrained_inverse_inertia, constraint_terms
+from .constraints import constrained_inverse_inertia
 from .contact_solvers import CONTACT_SOLVERS
-from .result import ContactTrajectory, SimulationError, SimulationWarning
+from .engine import (
+    DELASSUS,
+    ENGINE_PHASES,
+    BatchStep,
+    engine_world,
+    make_engine,
+    native_pair,
+    step_batch,
+    step_failure,
+    warn_unconverged,
+)
+from .result import ContactTrajectory, SimulationError
 from .step import (
     StepFailed,
     check_state,
@@ -101,22 +110,6 @@ __all__ = [
 INTEGRATORS = {"semi-implicit": "semi-implicit-euler", "euler": "euler"}
 #: the phases of a contact step, timed (ContactStep.phases)
 PHASES = ("collision", "dynamics", "contact_inertia", "qp", "integrate")
-#: the phases of the C++ step (contact_solver="admm")
-ENGINE_PHASES = ("collision", "dynamics", "delassus", "contact", "integrate")
-#: the C++ step's Delassus operators (contact_solver="admm"; contact/delassus*.hpp): "auto" picks per
-#: step by the problem's size, "tree" never forms G, "dense" forms it from ABA's factors
-DELASSUS = ("auto", "tree", "dense")
-#: the shapes' codes in the C++ collision (contact/collision.hpp ShapeKind)
-SHAPE_KIND = {Plane: 0, Sphere: 1, Capsule: 2, Box: 3}
-#: the shape pairs the C++ collision has closed forms for (either order): every pair of
-#: primitives (contact/collision.hpp); a pair outside it (a shape the C++ side does not know) would
-#: have its contacts found by treedyn.sim.collision.collide and handed to the step
-NATIVE_PAIRS = {frozenset((a, b)) for a in (Plane, Sphere, Capsule, Box) for b in (Plane, Sphere, Capsule, Box)}
-
-
-def _native(model, pair) -> bool:
-    a, b = (type(model.geoms[i].shape) for i in pair)
-    return frozenset((a, b)) in NATIVE_PAIRS
 
 
 def friction_basis(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -184,16 +177,6 @@ class ContactStep:
     limit_impulse: np.ndarray = field(default_factory=lambda: np.zeros(0))
     converged: bool = True
     residuals: tuple = (0.0, 0.0)
-
-
-class BatchStep(NamedTuple):
-    """What ContactSimulator.step_batch did to each of B worlds: contacts found, the solver's
-    iterations, whether it converged, its residuals (primal, dual; velocity units), (B, 2)."""
-
-    n_contacts: np.ndarray
-    iterations: np.ndarray
-    converged: np.ndarray
-    residuals: np.ndarray
 
 
 class _Impulses(NamedTuple):
@@ -393,32 +376,29 @@ class ContactSimulator:
         key = self.model._revision
         if self._engine_for != key:
             pairs = self.pairs()
-            self._other_pairs = [p for p in pairs if not _native(self.model, p)]
-            native = [p for p in pairs if _native(self.model, p)]
-            self._engine, self._engine_for = _make_engine(self, native), key
+            self._other_pairs = [p for p in pairs if not native_pair(self.model, p)]
+            native = [p for p in pairs if native_pair(self.model, p)]
+            self._engine, self._engine_for = make_engine(self, native), key
         return self._engine
 
-    def _engine_world(self, engine, state: State, tau, h: float, world: int):
-        """engine.step of one world, with what only Python has: the contacts of pairs without a C++
-        closed form, the model's bilateral rows (loop closures, couplings: G v⁺ = −C/τ)."""
-        extra = rows = targets = None
-        if self._other_pairs:
-            c = collide(self.model, state.q, pairs=self._other_pairs)
-            extra = (c.geoms, c.bodies, c.points, c.normals, c.depths, c.friction)
-        if self.model.n_constraint_rows:
-            rows, C, _ = constraint_terms(self.model, state.q, state.v)
-            rows, targets = np.ascontiguousarray(rows), -np.asarray(C) / max(self.stabilization, h)
-        return engine.step(state.q, state.v, tau, h, world, extra, rows, targets)
+    def step_batch(self, q, v, tau=None, threads: int | None = None) -> BatchStep:
+        """Advance B independent worlds of this model by dt, in place: q (B, nq) and v (B, nv)
+        writable float64 C-contiguous arrays, tau (B, nv), (nv,) (the same for all) or None. World b
+        keeps its own warm start (the b-th of the engine's workspaces) and its result is the one
+        ``step`` gives it alone, bit for bit; the worlds are spread over ``threads`` threads
+        (td.get_num_threads() by default). contact_solver="admm" only. A world whose step fails
+        (overflow) is left as it was and named in the ValueError, after the others have stepped."""
+        return step_batch(self, q, v, tau, threads)
 
     def _engine_step(self, state: State, tau, h: float, details: bool) -> ContactStep:
         tau = np.ascontiguousarray(tau, dtype=float)
         engine = self.engine()
-        status, n, nl, it, converged, primal, dual, depth, secs, _ = self._engine_world(engine, state, tau, h, 0)
+        status, n, nl, it, converged, primal, dual, depth, secs, _ = engine_world(self, engine, state, tau, h, 0)
         if status:  # the engine left (q, v) as they were
-            raise _step_failure(status, state.t, tau, state.v)
+            raise step_failure(status, state.t, tau, state.v)
         state.t += h
         if not converged:
-            _warn_unconverged(it, state.t, primal, dual, self.qp_tolerance, stacklevel=4)
+            warn_unconverged(it, state.t, primal, dual, self.qp_tolerance, stacklevel=4)
         out = ContactStep(
             n_contacts=n,
             max_penetration=depth,
@@ -434,61 +414,6 @@ class ContactSimulator:
             out.contacts = Contacts(geoms, bodies, points, normals, depths, mu)
             out.impulses, out.limit_impulse = impulses, limit_impulse
         return out
-
-    def step_batch(self, q, v, tau=None, threads: int | None = None) -> BatchStep:
-        """Advance B independent worlds of this model by dt, in place: q (B, nq) and v (B, nv)
-        writable float64 C-contiguous arrays, tau (B, nv), (nv,) (the same for all) or None. World b
-        keeps its own warm start (the b-th of the engine's workspaces) and its result is the one
-        ``step`` gives it alone, bit for bit; the worlds are spread over ``threads`` threads
-        (td.get_num_threads() by default). contact_solver="admm" only. A world whose step fails
-        (overflow) is left as it was and named in the ValueError, after the others have stepped."""
-        if not self.contact_solver.in_engine:
-            raise ValueError('step_batch needs contact_solver="admm" (the C++ step)')
-        model = self.model
-        for name, a, n in (("q", q, model.nq), ("v", v, model.nv)):
-            if not (isinstance(a, np.ndarray) and a.dtype == np.float64 and a.ndim == 2 and a.shape[1] == n):
-                raise ValueError(f"step_batch: {name} must be a float64 array of shape (B, {n})")
-            if not (a.flags.c_contiguous and a.flags.writeable):
-                raise ValueError(f"step_batch: {name} must be writable and C-contiguous (it is stepped in place)")
-        B = q.shape[0]
-        if v.shape[0] != B:
-            raise ValueError(f"step_batch: q has {B} worlds, v {v.shape[0]}")
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
-            raise ValueError("step_batch: q and v must be finite")
-        tau = np.zeros((B, model.nv)) if tau is None else np.asarray(tau, dtype=float)
-        if tau.shape == (model.nv,):
-            tau = np.broadcast_to(tau, (B, model.nv))
-        if tau.shape != (B, model.nv):
-            raise ValueError(f"step_batch: tau must have shape ({B}, {model.nv}) or ({model.nv},), got {tau.shape}")
-        tau = np.ascontiguousarray(tau)
-        threads = get_num_threads() if threads is None else _checks.integer(threads, "threads", minimum=1)
-        engine = self.engine()
-        if self._other_pairs or model.n_constraint_rows:  # a world at a time: Python's share of the step
-            status, counts, res = np.zeros(B, int), np.zeros((B, 3), int), np.zeros((B, 2))
-            for b in range(B):
-                state = State(q[b], v[b])
-                out = self._engine_world(engine, state, tau[b], self.dt, b)
-                q[b], v[b] = state.q, state.v
-                status[b] = out[0]
-                counts[b] = out[1], out[3], out[4]
-                res[b] = out[5], out[6]
-        else:
-            counts, res = engine.step_batch(q, v, tau, self.dt, threads)
-            status = counts[:, 3]
-        if np.any(status):
-            bad = np.flatnonzero(status)
-            raise ValueError(
-                f"step_batch: world(s) {bad.tolist()} could not step ({_step_failure(status[bad[0]], 0.0, tau[bad[0]], v[bad[0]])}); "
-                "they are left as they were, the others stepped"
-            )
-        converged = counts[:, 2].astype(bool)
-        if not converged.all():
-            _warn_unconverged(
-                int(counts[:, 1].max()), float("nan"), res[:, 0].max(), res[:, 1].max(), self.qp_tolerance, 3
-            )
-        return BatchStep(
-            n_contacts=counts[:, 0].copy(), iterations=counts[:, 1].copy(), converged=converged, residuals=res
-        )
 
     def _free_velocity(self, state: State, tau, h: float, blocks) -> np.ndarray:
         """v* = v + h q̈ (no contact; the model's constraints kept) in the frames of the step's start,
@@ -623,72 +548,3 @@ class ContactSimulator:
         """b = min(max(depth − slop, 0)/max(stabilization, h), push_out_limit): Baumgarte's push-out
         velocity of a penetration (or a limit's violation), capped (see the module)."""
         return np.minimum(np.maximum(depth - self.slop, 0.0) / max(self.stabilization, h), self.push_out_limit)
-
-
-def _step_failure(status: int, t: float, tau, v) -> ValueError:
-    """The named error of an engine step that did not step (status 1: τ not finite; 2: overflowed;
-    3: the state not finite)."""
-    if status == 1:
-        return ValueError(f"ContactSimulator: tau is not finite at t = {t:.6g}")
-    if status == 3:
-        return ValueError(f"ContactSimulator: state has NaN or inf in q or v at t = {t:.6g}")
-    return ValueError(
-        f"ContactSimulator: the step overflowed at t = {t:.6g} (largest |tau| {np.abs(tau).max(initial=0):.3g}, "
-        f"largest |v| {np.abs(v).max(initial=0):.3g}); the state is left as it was"
-    )
-
-
-def _warn_unconverged(iterations, t, primal, dual, tolerance, stacklevel):
-    import warnings
-
-    warnings.warn(
-        f"ContactSimulator: the contact solve did not converge in {iterations} iterations at t = {t:.6g} "
-        f"(residuals {primal:.3g}, {dual:.3g} m/s against {tolerance:g}); its best iterate is used",
-        SimulationWarning,
-        stacklevel=stacklevel,
-    )
-
-
-def _make_engine(sim: ContactSimulator, pairs):
-    """The C++ step's engine: the geoms (kind, body, placement, size, friction), the candidate
-    pairs, the finite joint-limit bounds and the options."""
-    model = sim.model
-    geoms = model.geoms
-    kinds, sizes = [], []
-    for g in geoms:
-        kinds.append(SHAPE_KIND[type(g.shape)])
-        if isinstance(g.shape, Sphere):
-            sizes.append((g.shape.radius, 0.0, 0.0))
-        elif isinstance(g.shape, Capsule):
-            sizes.append((g.shape.radius, g.shape.half_length, 0.0))
-        elif isinstance(g.shape, Box):
-            sizes.append(tuple(g.shape.half_extents))
-        else:
-            sizes.append((0.0, 0.0, 0.0))
-    G = len(geoms)
-    rot = np.array([np.asarray(g.placement.rotation, dtype=float) for g in geoms]).reshape(G, 3, 3)
-    trans = np.array([np.asarray(g.placement.translation, dtype=float) for g in geoms]).reshape(G, 3)
-    qi, vi, lower, upper = sim._limit_table()
-    finite_lo, finite_hi = np.isfinite(lower), np.isfinite(upper)
-    return _core.ContactEngine(
-        model.core,
-        np.array(kinds, dtype=np.int32),
-        np.array([g.body for g in geoms], dtype=np.int32),
-        np.ascontiguousarray(rot),
-        np.ascontiguousarray(trans),
-        np.array(sizes, dtype=float).reshape(G, 3),
-        np.array([g.friction for g in geoms], dtype=float),
-        np.array(pairs, dtype=np.int32).reshape(-1, 2),
-        np.r_[qi[finite_lo], qi[finite_hi]].astype(np.int32),
-        np.r_[vi[finite_lo], vi[finite_hi]].astype(np.int32),
-        np.r_[lower[finite_lo], upper[finite_hi]].astype(float),
-        np.r_[np.ones(finite_lo.sum()), -np.ones(finite_hi.sum())],
-        {"semi-implicit": 0, "euler": 1}[sim.integrator],
-        sim.friction_edges,
-        sim.stabilization,
-        sim.slop,
-        sim.push_out_limit,
-        sim.qp_tolerance,
-        sim.max_qp_iterations,
-        DELASSUS.index(sim.delassus),
-    )

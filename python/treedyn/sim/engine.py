@@ -1,0 +1,163 @@
+"""The C++ contact step's glue (contact_solver="admm": cpp/include/treedyn/contact/step.hpp): the
+engine a ContactSimulator builds for its model and options, one world's step with what only Python
+has (the model's bilateral rows, the contacts of pairs the C++ collision has no closed form for),
+the batch of worlds, and the errors a step reports. treedyn.sim.contact's ContactSimulator is the
+API; see docs/contact.md."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import _checks, _core
+from .._core import get_num_threads
+from ..algorithms.state import State
+from ..model.shapes import Box, Capsule, Plane, Sphere
+from .collision import SHAPE_KIND, _size, collide
+from .constraints import constraint_terms
+from .result import SimulationWarning
+
+#: the phases of the C++ step, timed (ContactStep.phases)
+ENGINE_PHASES = ("collision", "dynamics", "delassus", "contact", "integrate")
+#: the C++ step's Delassus operators (contact/delassus*.hpp): "auto" picks per step by the
+#: problem's size, "tree" never forms G, "dense" forms it from ABA's factors
+DELASSUS = ("auto", "tree", "dense")
+#: the shape pairs the C++ collision has closed forms for (either order): every pair of
+#: primitives (contact/collision.hpp); a pair outside it (a shape the C++ side does not know) would
+#: have its contacts found by treedyn.sim.collision.collide and handed to the step
+NATIVE_PAIRS = {frozenset((a, b)) for a in (Plane, Sphere, Capsule, Box) for b in (Plane, Sphere, Capsule, Box)}
+
+
+def native_pair(model, pair) -> bool:
+    """Whether the C++ collision has the pair's closed form."""
+    a, b = (type(model.geoms[i].shape) for i in pair)
+    return frozenset((a, b)) in NATIVE_PAIRS
+
+
+class BatchStep(NamedTuple):
+    """What ContactSimulator.step_batch did to each of B worlds: contacts found, the solver's
+    iterations, whether it converged, its residuals (primal, dual; velocity units), (B, 2)."""
+
+    n_contacts: np.ndarray
+    iterations: np.ndarray
+    converged: np.ndarray
+    residuals: np.ndarray
+
+
+def engine_world(sim, engine, state: State, tau, h: float, world: int):
+    """engine.step of one world, with what only Python has: the contacts of pairs without a C++
+    closed form, the model's bilateral rows (loop closures, couplings: G v⁺ = −C/τ)."""
+    extra = rows = targets = None
+    if sim._other_pairs:
+        c = collide(sim.model, state.q, pairs=sim._other_pairs)
+        extra = (c.geoms, c.bodies, c.points, c.normals, c.depths, c.friction)
+    if sim.model.n_constraint_rows:
+        rows, C, _ = constraint_terms(sim.model, state.q, state.v)
+        rows, targets = np.ascontiguousarray(rows), -np.asarray(C) / max(sim.stabilization, h)
+    return engine.step(state.q, state.v, tau, h, world, extra, rows, targets)
+
+
+def step_batch(sim, q, v, tau=None, threads: int | None = None) -> BatchStep:
+    """ContactSimulator.step_batch (its docstring)."""
+    if not sim.contact_solver.in_engine:
+        raise ValueError('step_batch needs contact_solver="admm" (the C++ step)')
+    model = sim.model
+    for name, a, n in (("q", q, model.nq), ("v", v, model.nv)):
+        if not (isinstance(a, np.ndarray) and a.dtype == np.float64 and a.ndim == 2 and a.shape[1] == n):
+            raise ValueError(f"step_batch: {name} must be a float64 array of shape (B, {n})")
+        if not (a.flags.c_contiguous and a.flags.writeable):
+            raise ValueError(f"step_batch: {name} must be writable and C-contiguous (it is stepped in place)")
+    B = q.shape[0]
+    if v.shape[0] != B:
+        raise ValueError(f"step_batch: q has {B} worlds, v {v.shape[0]}")
+    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+        raise ValueError("step_batch: q and v must be finite")
+    tau = np.zeros((B, model.nv)) if tau is None else np.asarray(tau, dtype=float)
+    if tau.shape == (model.nv,):
+        tau = np.broadcast_to(tau, (B, model.nv))
+    if tau.shape != (B, model.nv):
+        raise ValueError(f"step_batch: tau must have shape ({B}, {model.nv}) or ({model.nv},), got {tau.shape}")
+    tau = np.ascontiguousarray(tau)
+    threads = get_num_threads() if threads is None else _checks.integer(threads, "threads", minimum=1)
+    engine = sim.engine()
+    if sim._other_pairs or model.n_constraint_rows:  # a world at a time: Python's share of the step
+        status, counts, res = np.zeros(B, int), np.zeros((B, 3), int), np.zeros((B, 2))
+        for b in range(B):
+            state = State(q[b], v[b])
+            out = engine_world(sim, engine, state, tau[b], sim.dt, b)
+            q[b], v[b] = state.q, state.v
+            status[b] = out[0]
+            counts[b] = out[1], out[3], out[4]
+            res[b] = out[5], out[6]
+    else:
+        counts, res = engine.step_batch(q, v, tau, sim.dt, threads)
+        status = counts[:, 3]
+    if np.any(status):
+        bad = np.flatnonzero(status)
+        raise ValueError(
+            f"step_batch: world(s) {bad.tolist()} could not step ({step_failure(status[bad[0]], 0.0, tau[bad[0]], v[bad[0]])}); "
+            "they are left as they were, the others stepped"
+        )
+    converged = counts[:, 2].astype(bool)
+    if not converged.all():
+        warn_unconverged(int(counts[:, 1].max()), float("nan"), res[:, 0].max(), res[:, 1].max(), sim.qp_tolerance, 3)
+    return BatchStep(n_contacts=counts[:, 0].copy(), iterations=counts[:, 1].copy(), converged=converged, residuals=res)
+
+
+def step_failure(status: int, t: float, tau, v) -> ValueError:
+    """The named error of an engine step that did not step (status 1: τ not finite; 2: overflowed;
+    3: the state not finite)."""
+    if status == 1:
+        return ValueError(f"ContactSimulator: tau is not finite at t = {t:.6g}")
+    if status == 3:
+        return ValueError(f"ContactSimulator: state has NaN or inf in q or v at t = {t:.6g}")
+    return ValueError(
+        f"ContactSimulator: the step overflowed at t = {t:.6g} (largest |tau| {np.abs(tau).max(initial=0):.3g}, "
+        f"largest |v| {np.abs(v).max(initial=0):.3g}); the state is left as it was"
+    )
+
+
+def warn_unconverged(iterations, t, primal, dual, tolerance, stacklevel):
+    import warnings
+
+    warnings.warn(
+        f"ContactSimulator: the contact solve did not converge in {iterations} iterations at t = {t:.6g} "
+        f"(residuals {primal:.3g}, {dual:.3g} m/s against {tolerance:g}); its best iterate is used",
+        SimulationWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def make_engine(sim, pairs):
+    """The C++ step's engine: the geoms (kind, body, placement, size, friction), the candidate
+    pairs, the finite joint-limit bounds and the options."""
+    model = sim.model
+    geoms = model.geoms
+    G = len(geoms)
+    rot = np.array([np.asarray(g.placement.rotation, dtype=float) for g in geoms]).reshape(G, 3, 3)
+    trans = np.array([np.asarray(g.placement.translation, dtype=float) for g in geoms]).reshape(G, 3)
+    qi, vi, lower, upper = sim._limit_table()
+    finite_lo, finite_hi = np.isfinite(lower), np.isfinite(upper)
+    return _core.ContactEngine(
+        model.core,
+        np.array([SHAPE_KIND[type(g.shape)] for g in geoms], dtype=np.int32),
+        np.array([g.body for g in geoms], dtype=np.int32),
+        np.ascontiguousarray(rot),
+        np.ascontiguousarray(trans),
+        np.array([_size(g.shape) for g in geoms], dtype=float).reshape(G, 3),
+        np.array([g.friction for g in geoms], dtype=float),
+        np.array(pairs, dtype=np.int32).reshape(-1, 2),
+        np.r_[qi[finite_lo], qi[finite_hi]].astype(np.int32),
+        np.r_[vi[finite_lo], vi[finite_hi]].astype(np.int32),
+        np.r_[lower[finite_lo], upper[finite_hi]].astype(float),
+        np.r_[np.ones(finite_lo.sum()), -np.ones(finite_hi.sum())],
+        {"semi-implicit": 0, "euler": 1}[sim.integrator],
+        sim.friction_edges,
+        sim.stabilization,
+        sim.slop,
+        sim.push_out_limit,
+        sim.qp_tolerance,
+        sim.max_qp_iterations,
+        DELASSUS.index(sim.delassus),
+    )
