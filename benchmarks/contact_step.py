@@ -1,6 +1,6 @@
 """The whole contact step against MuJoCo's mj_step (issue: contact at MuJoCo's speed).
 
-    python -m benchmarks contact_step [--segments 10 50 100 250] [--steps 200] [--batch 8]
+    python -m benchmarks contact_step [--segments 10 50 100 250] [--steps 200] [--batch 8 32]
                                       [--models ant humanoid ...] [--out DIR]
 
 The walking centipede of ``treedyn.scenes.centipede(n)``, semi-implicit Euler at h = 1e-3 (the
@@ -10,7 +10,7 @@ ContactSimulator's default, MuJoCo's default integrator), the scene's gait: from
 MuJoCo's ``mj_step`` on ``model.to_mjcf()`` with its defaults: Newton solver, pyramidal cones, soft
 constraints). Per size: the median step of each, the ratio MuJoCo / treedyn (> 1: treedyn is
 faster), the ADMM iterations (median, max) and where treedyn's step goes (collision, dynamics,
-the Delassus operator's set-up, contact, integrate, Python). Then ``--batch`` worlds stepped at once (``ContactSimulator.step_batch``) on 1 and 2
+the Delassus operator's set-up, contact, integrate, Python). Then ``--batch`` worlds (8 and 32) stepped at once (``ContactSimulator.step_batch``) on 1 and 2
 threads, with pauses between calls: the speed-up.
 
 Then the Gymnasium MuJoCo models (``--models``; the files of the installed ``gymnasium`` package,
@@ -200,7 +200,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks contact_step", description=__doc__.split("\n\n")[0])
     ap.add_argument("--segments", type=int, nargs="+", default=SIZES)
     ap.add_argument("--steps", type=int, default=200, help="steps per size (the first tenth untimed)")
-    ap.add_argument("--batch", type=int, default=8, help="worlds in the batched step (0: skip)")
+    ap.add_argument("--batch", type=int, nargs="*", default=[8, 32], help="worlds in the batched step (none: skip)")
     ap.add_argument("--models", nargs="*", default=MODELS, help="Gymnasium MuJoCo models (none: skip)")
     ap.add_argument("--out", default=".")
     args = ap.parse_args(argv)
@@ -211,8 +211,8 @@ def main(argv=None) -> int:
         model_rows = [r for r in (run_model(name) for name in args.models) if r is not None]
     finally:
         td.set_num_threads(before)
-    if args.batch:
-        batch_speedup(min(args.segments), args.batch, max(20, args.steps // 4))
+    for B in args.batch:
+        batch_speedup(min(args.segments), B, max(20, args.steps // 4))
     os.makedirs(args.out, exist_ok=True)
     write_csv(os.path.join(args.out, "contact_step.csv"), rows, FIELDS)
     if model_rows:
