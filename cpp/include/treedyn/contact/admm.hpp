@@ -16,10 +16,9 @@
 // z⁺ = Π_K(λ⁺ + D⁻¹y/ρ), y⁺ = y + ρD(λ⁺ − z⁺), with
 // s the De Saxcé shift at the last iterate's σ. The state (z, y/ρ, s) — s in it, so that the update is a
 // function of the state — is Anderson-accelerated (below): it halves the iterations. Residuals in
-// velocity units: primal ‖G(λ − z)‖ ≤ λ_max(G) ‖λ − z‖∞, dual ρ ‖z⁺ − z‖∞, and, to stop, the natural
-// map of the problem itself (ncp_residual). ρ is balanced between primal and dual every 10th
-// iteration (×/÷ 5 when one exceeds the other tenfold; each change refactors the operator), and
-// starts at the last step's.
+// velocity units: primal s_k |λ − z|_k (s_k = λ_max d_k), dual ρ ‖D(z⁺ − z)‖∞, and, to stop, ‖G(λ − z)‖∞ and the
+// natural map of the problem itself (ncp_residual). ρ is balanced between primal and dual every 10th iteration (×/÷ 5
+// when one exceeds the other tenfold; each change refactors the operator), and starts at the last step's.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -116,21 +115,23 @@ struct ConeRows {
 };
 
 // how far (z, σ̃) is from solving the problem, in velocity units: the natural map
-// s ‖z − Π_K(z − σ̃/s)‖∞ (zero exactly at a solution: z ∈ K, σ̃ ∈ K*, z ⊥ σ̃), s = λ_max(G) turning
-// impulses into velocities; σ̃ = σ + De Saxcé's shift
+// s_k |z − Π_K(z − σ̃/s)|_k (zero exactly at a solution: z ∈ K, σ̃ ∈ K*, z ⊥ σ̃), s_k turning row
+// k's impulses into velocities (λ_max(G) d_k: at least the row's own inverse inertia where d_k =
+// G_kk / max G_jj, and λ_max itself on the tree, d = 1; one per contact); σ̃ = σ + De Saxcé's shift
 inline void project_one(const ConeRows& c, int i, double* x);
-inline double ncp_residual(const ConeRows& c, const double* z, const double* sigma, double s) {
+inline double ncp_residual(const ConeRows& c, const double* z, const double* sigma, const double* scale) {
   double r = 0.0;
   for (int i = 0; i < c.P; ++i) {
     const double* zi = z + 3 * i;
     const double* si = sigma + 3 * i;
+    const double s = scale[3 * i];
     const double shift = c.shift(i, si);
     double y[3] = {zi[0] - (si[0] + shift) / s, zi[1] - si[1] / s, zi[2] - si[2] / s};
     project_one(c, i, y);
     for (int k = 0; k < 3; ++k) r = std::max(r, s * std::abs(zi[k] - y[k]));
   }
   for (int l = 0; l < c.L; ++l) {
-    const double zl = z[3 * c.P + l], sl = sigma[3 * c.P + l];
+    const double zl = z[3 * c.P + l], sl = sigma[3 * c.P + l], s = scale[3 * c.P + l];
     r = std::max(r, s * std::abs(zl - std::max(zl - sl / s, 0.0)));
   }
   for (int b = 0; b < c.B; ++b) r = std::max(r, std::abs(sigma[3 * c.P + c.L + b]));
@@ -175,7 +176,7 @@ constexpr int kAndersonMax = 8;  // the largest memory
 using AndersonSmall = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kAndersonMax, kAndersonMax>;
 
 struct AdmmWorkspace {
-  Eigen::VectorXd lam, z, zold, y, yold, r, c, sigma, g, zbest, ybest, s, sold;
+  Eigen::VectorXd lam, z, zold, y, yold, r, c, sigma, g, zbest, ybest, s, sold, scale;
   // Anderson acceleration of the map (z, y/ρ, s) ↦ its ADMM update (s: De Saxcé's shift, a state so
   // that the map is a function of the state): the last M differences of the states (dX) and of the
   // residuals (dF), a ring
@@ -266,6 +267,7 @@ AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, 
                 const AdmmSettings& set, AdmmWorkspace& w) {
   const int m = int(w.z.size());
   const Eigen::VectorXd& d = G.weights();  // the rows' penalties: ρ d_k
+  w.scale = lambda_max * d;                // impulses to velocities, row by row
   AdmmResult out;
   double rho = rho0;
   G.factor(rho);
@@ -287,16 +289,20 @@ AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, 
     w.z = w.c + w.y.cwiseQuotient(d) / rho;
     project_rows(cones, w.z.data());
     w.y += rho * d.cwiseProduct(w.c - w.z);
-    out.primal = lambda_max * (w.lam - w.z).lpNorm<Eigen::Infinity>();
-    // the dual residual of ADMM; where both of ADMM's pass, the problem's own too: σ at λ (G λ + g − b,
-    // known from the solve) against the cones and complementarity with z
+    // the primal residual, row by row (s_k |λ − z|_k); the dual residual of ADMM. Where both pass,
+    // the velocities' own: ‖G(λ − z)‖∞ exactly (one product: the rows' coupling kept) and the problem's
+    // natural map at z with σ at λ (G λ + g − b, known from the solve)
+    out.primal = (w.scale.cwiseProduct(w.lam - w.z)).lpNorm<Eigen::Infinity>();
     const double admm_dual = rho * d.cwiseProduct(w.z - w.zold).lpNorm<Eigen::Infinity>();
     out.dual = admm_dual;
     out.iterations = it;
     if (!std::isfinite(out.primal) || !std::isfinite(out.dual)) break;
     if (out.primal <= set.tolerance && admm_dual <= set.tolerance) {
-      out.dual = std::max(admm_dual, ncp_residual(cones, w.z.data(), w.sigma.data(), lambda_max));
-      if (out.dual <= set.tolerance) {
+      w.c = w.lam - w.z;  // (c and r are free until the next iteration)
+      G.apply(w.c.data(), w.r.data());
+      out.primal = w.r.lpNorm<Eigen::Infinity>();
+      out.dual = std::max(admm_dual, ncp_residual(cones, w.z.data(), w.sigma.data(), w.scale.data()));
+      if (out.primal <= set.tolerance && out.dual <= set.tolerance) {
         out.converged = true;
         break;
       }
@@ -328,7 +334,7 @@ AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, 
     G.apply(w.z.data(), w.sigma.data());
     for (int k = 0; k < m; ++k) w.sigma[k] += g[k] - b[k];
     out.primal = best_primal;
-    out.dual = std::max(best_dual, ncp_residual(cones, w.z.data(), w.sigma.data(), lambda_max));
+    out.dual = std::max(best_dual, ncp_residual(cones, w.z.data(), w.sigma.data(), w.scale.data()));
   }
   return out;
 }
