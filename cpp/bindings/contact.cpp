@@ -230,8 +230,9 @@ void bind_contact(py::module_& m) {
                 columns_of(W.D, m, rho, G.mutable_data(), S.mutable_data());
                 std::copy(W.D.weights().data(), W.D.weights().data() + m, D.mutable_data());
               } else {
+                W.G.weigh();
                 columns_of(W.G, m, rho, G.mutable_data(), S.mutable_data());
-                std::fill(D.mutable_data(), D.mutable_data() + m, 1.0);
+                std::copy(W.G.weights().data(), W.G.weights().data() + m, D.mutable_data());
               }
             }
             return py::make_tuple(G, S, D);

@@ -63,7 +63,7 @@ struct TreeDelassus {
   std::vector<int> coupled;       // the coupled rows, in row order
   MatX JW;                        // m x nc: J A⁻¹ J_Cᵀ
   Eigen::LLT<MatX> SC;            // ρI + J_C A⁻¹ J_Cᵀ
-  VecX xc, yc;
+  VecX xc, yc, scaled;
 
   explicit TreeDelassus(const Model<double>& m)
       : model(&m),
@@ -72,13 +72,79 @@ struct TreeDelassus {
         a(m.N + 1, Motion<double>::zero()),
         tau(VecX::Zero(m.nv)),
         u(VecX::Zero(m.nv)),
-        armature(VecX::Zero(m.nv)) {}
-
-  VecX ones;  // the rows' ADMM weights: all 1 (admm.hpp)
-  const VecX& weights() {
-    if (ones.size() != rows()) ones.setOnes(rows());
-    return ones;
+        armature(VecX::Zero(m.nv)) {
+    for (int i = 1; i <= m.N; ++i)
+      for (int k = 0; k < m.nv_i[i]; ++k) dof_body.push_back(i);
   }
+  std::vector<int> dof_body;  // the body whose joint owns a velocity coordinate
+
+  // The rows' ADMM weights d_k (admm.hpp): each row's own inverse inertia G_kk relative to the
+  // largest (a contact's three rows their mean), floored at 1e-3, as DenseDelassus's; here from
+  // Ω_i, the inverse inertia a body shows to a force on it (forces in ABA's p^A sign),
+  //   Ω_i = S_i D_i⁻¹ S_iᵀ + P_iᵀ X_iᵀ Ω_λ X_i P_i,  P_i = 1 − U_i D_i⁻¹ S_iᵀ,
+  // X_i the force transform to the parent (inv_apply): G_kk = w_kᵀ Ω_b w_k for a row's wrench w_k
+  // on body b (both bodies' for a two-body contact, their coupling through common ancestors
+  // left out: a weight, not G), (D_j⁻¹)_kk + qᵀ Ω_λ q for a limit on joint j (q = X_j U_j D_j⁻¹ e_k).
+  // O(N) with 6 x 6 products; bilateral rows weigh 1.
+  VecX d;
+  std::vector<Mat6<double>> Omega;
+  void weigh() {
+    const Model<double>& M = *model;
+    const Data<double>& D = *kin;
+    Omega.resize(M.N + 1);
+    for (int i = 1; i <= M.N; ++i) {
+      const int p = M.parent[i], vi = M.v_index[i], ni = M.nv_i[i];
+      Eigen::Matrix<double, 6, Eigen::Dynamic, 0, 6, 6> Si(6, ni), Ui(6, ni);
+      for (int k = 0; k < ni; ++k) {
+        Si.col(k) << D.S[vi + k].ang, D.S[vi + k].lin;
+        Ui.col(k) = D.U[vi + k].vec();
+      }
+      Mat6<double>& O = Omega[i];
+      O.noalias() = Si * D.Dinv[i] * Si.transpose();
+      if (p > 0) {
+        Mat6<double> X = Mat6<double>::Zero();  // p^A_λ += X p^A_i: [Eᵀ, r×Eᵀ; 0, Eᵀ]
+        const Transform<double>& T = D.Xup[i];
+        X.topLeftCorner<3, 3>() = T.E.transpose();
+        X.topRightCorner<3, 3>() = skew<double>(T.r) * T.E.transpose();
+        X.bottomRightCorner<3, 3>() = T.E.transpose();
+        Mat6<double> XP = X;
+        XP.noalias() -= X * Ui * D.Dinv[i] * Si.transpose();
+        O.noalias() += XP.transpose() * Omega[p] * XP;
+      }
+    }
+    const int P_ = P(), L = int(limit_dof.size()), m = rows();
+    d.resize(m);
+    for (int k = 0; k < P_; ++k) {
+      const ContactFrame& f = contacts[k];
+      double sum = 0.0;
+      for (int e = 0; e < 2; ++e) {
+        if (f.body[e] == 0) continue;
+        for (int r = 0; r < 3; ++r) {
+          Vec6<double> w;
+          w << cross(f.c[e], Vec3<double>(f.D[e].col(r))), f.D[e].col(r);
+          sum += w.dot(Omega[f.body[e]] * w);
+        }
+      }
+      d.segment<3>(3 * k).setConstant(sum / 3);
+    }
+    for (int l = 0; l < L; ++l) {
+      const int k = limit_dof[l], j = dof_body[k];
+      const int vi = M.v_index[j], ni = M.nv_i[j], p = M.parent[j];
+      double g = D.Dinv[j](k - vi, k - vi);
+      if (p > 0) {
+        Force<double> u = Force<double>::zero();
+        for (int c = 0; c < ni; ++c) u += D.U[vi + c] * D.Dinv[j](c, k - vi);
+        const Vec6<double> q = D.Xup[j].inv_apply(u).vec();
+        g += q.dot(Omega[p] * q);
+      }
+      d[3 * P_ + l] = g;
+    }
+    double most = 0.0;
+    for (int k = 0; k < 3 * P_ + L; ++k) most = std::max(most, d[k]);
+    for (int k = 3 * P_ + L; k < m; ++k) d[k] = most > 0 ? most : 1.0;  // bilateral rows: 1
+    for (int k = 0; k < m; ++k) d[k] = std::max(d[k] / (most > 0 ? most : 1.0), 1e-3);
+  }
+  const VecX& weights() const { return d; }
 
   int P() const { return int(contacts.size()); }
   int rows() const { return 3 * P() + int(limit_dof.size()) + int(bilateral.rows()); }
@@ -187,12 +253,11 @@ struct TreeDelassus {
     gather(uq, y);
   }
 
-  // M + JᵀJ/ρ on the tree rows (A), and the coupled block S_C
+  // M + Jᵀ(ρD)⁻¹J on the tree rows (A), and the coupled block S_C
   void factor(double rho_) {
     rho = rho_;
     const Model<double>& M = *model;
     const Data<double>& d = *kin;
-    const double w = 1.0 / rho;
     for (int i = 1; i <= M.N; ++i) aug.IA[i] = ArticulatedInertia<double>::from(M.I[i]);
     coupled.clear();
     for (int k = 0; k < P(); ++k) {
@@ -202,7 +267,8 @@ struct TreeDelassus {
       }
       const ContactFrame& f = contacts[k];
       const int e = f.body[1] != 0 ? 1 : 0;
-      if (f.body[e] == 0) continue;                  // world against world: nothing moves
+      if (f.body[e] == 0) continue;  // world against world: nothing moves
+      const double w = 1.0 / (rho * this->d[3 * k]);
       const Mat3<double> cx = skew<double>(f.c[e]);  // a point mass w at c: [−w c×c×, w c×; −w c×, w 1]
       ArticulatedInertia<double>& I = aug.IA[f.body[e]];
       I.A.noalias() -= w * cx * cx;
@@ -210,7 +276,7 @@ struct TreeDelassus {
       I.C.diagonal().array() += w;
     }
     armature.setZero();
-    for (std::size_t l = 0; l < limit_dof.size(); ++l) armature[limit_dof[l]] += w;
+    for (std::size_t l = 0; l < limit_dof.size(); ++l) armature[limit_dof[l]] += 1.0 / (rho * this->d[3 * P() + l]);
     const int r1 = 3 * P() + int(limit_dof.size());
     for (int b = 0; b < bilateral.rows(); ++b) coupled.push_back(r1 + b);
     for (int i = M.N; i >= 1; --i) {  // ABA's backward pass: U_i = I^A_i S_i, D_i = S_iᵀU_i (+ armature)
@@ -246,14 +312,16 @@ struct TreeDelassus {
     MatX S(nc, nc);
     for (int j = 0; j < nc; ++j) S.row(j) = JW.row(coupled[j]);
     S = 0.5 * (S + S.transpose());
-    S.diagonal().array() += rho;
+    for (int j = 0; j < nc; ++j) S(j, j) += rho * this->d[coupled[j]];
     SC.compute(S);
   }
 
-  // x = (G + ρI)⁻¹ r, and Gx = r − ρx: x = (r − J B⁻¹Jᵀ r/ρ)/ρ, B = A + J_CᵀJ_C/ρ
+  // x = (G + ρD)⁻¹ r: x = (ρD)⁻¹(r − J B⁻¹Jᵀ(ρD)⁻¹r), B = A + J_Cᵀ(ρD_C)⁻¹J_C (Woodbury)
   void solve(const double* r, double* x) {
     const int m = rows(), nc = int(coupled.size());
-    spread(r, 1.0 / rho);
+    scaled.resize(m);
+    for (int k = 0; k < m; ++k) scaled[k] = r[k] / (rho * this->d[k]);
+    spread(scaled.data(), 1.0);
     tree_solve(aug.U, aug.Dinv, u.data());
     gather(u.data(), x);  // J A⁻¹ Jᵀ r/ρ
     if (nc) {             // − JW S_C⁻¹ (J_C A⁻¹ Jᵀ r/ρ)
@@ -262,7 +330,7 @@ struct TreeDelassus {
       yc = SC.solve(xc);
       Eigen::Map<VecX>(x, m).noalias() -= JW * yc;
     }
-    for (int k = 0; k < m; ++k) x[k] = (r[k] - x[k]) / rho;
+    for (int k = 0; k < m; ++k) x[k] = (r[k] - x[k]) / (rho * this->d[k]);
   }
 };
 

@@ -318,7 +318,10 @@ struct ContactEngine {
       ConeRows cones{P, int(W.bounds.size()), int(W.G.bilateral.rows()), W.mu.data(), &pyramid, W.angle.data()};
       const bool dense = opt.delassus == 2 || (opt.delassus == 0 && dense_pays(W, m));
       auto t0 = Clock::now();
-      if (dense) W.D.form(W.G), W.D.plan(std::max(W.last_iterations, 20));
+      if (dense)
+        W.D.form(W.G), W.D.plan(std::max(W.last_iterations, 20));
+      else
+        W.G.weigh();
       const AdmmResult res = dense ? solve(W, W.D, cones, m, st, t0) : solve(W, W.G, cones, m, st, t0);
       st.dense = dense;
       W.rho = res.rho;
