@@ -159,12 +159,14 @@ def _edges(k) -> int:
 
 @dataclass
 class ContactStep:
-    """What one step did: contacts found at its start, their deepest penetration (m), the QPs'
-    iterations, wall-clock seconds, the seconds of each phase (collision, dynamics,
-    contact_inertia, qp, integrate), the contacts (treedyn.sim.collision.Contacts) and the impulse of each on
-    its second body, (P, 3) world N·s (the first body gets the opposite); the number of joint-limit
-    bounds in the step's problem (those within reach, see the module) and the limits' generalized
-    impulse (nv,) (N·m·s on a revolute coordinate, N·s on a prismatic one; zero elsewhere)."""
+    """What one step did: contacts found at its start, their deepest penetration (m), the contact
+    solver's iterations, wall-clock seconds, the seconds of each phase (PHASES: collision, dynamics,
+    contact_inertia, qp, integrate; the C++ step's, contact_solver="admm", ENGINE_PHASES: collision,
+    dynamics, delassus, contact, integrate), the contacts (treedyn.sim.collision.Contacts) and the
+    impulse of each on its second body, (P, 3) world N·s (the first body gets the opposite); the
+    number of joint-limit bounds in the step's problem (those within reach, see the module) and the
+    limits' generalized impulse (nv,) (N·m·s on a revolute coordinate, N·s on a prismatic one; zero
+    elsewhere); whether the solve converged and its residuals (primal, dual; velocity units)."""
 
     n_contacts: int
     max_penetration: float
@@ -220,7 +222,10 @@ class ContactSimulator:
     penetration rises by at most push_out_limit²/(2g) (2 mm at the default 0.2 m/s); a positive
     number. qp_tolerance: ProxQP's eps_abs, in velocity units (m/s, rad/s). The model's joint
     limits are kept with the contacts (see the module). contact_solver: the name of the contact
-    solver in sim/contact_solvers.py's CONTACT_SOLVERS ("proxqp": two dense QPs).
+    solver in sim/contact_solvers.py's CONTACT_SOLVERS ("proxqp": two dense QPs, the reference;
+    "admm": the whole step in C++, docs/contact.md). delassus (contact_solver="admm"): the Delassus
+    operator, "auto" (per step, by the problem's size), "tree" (never formed) or "dense" (formed
+    from ABA's factors).
     """
 
     def __init__(
