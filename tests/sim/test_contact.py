@@ -284,6 +284,8 @@ def test_bad_input():
         ContactSimulator(model, 1e-3, integrator="rk4")
     with pytest.raises(ValueError, match="friction_edges"):
         ContactSimulator(model, 1e-3, friction_edges=2)
+    with pytest.raises(ValueError, match="exact friction cone.*admm"):
+        ContactSimulator(model, 1e-3, friction_edges=0)  # the reference's QPs take pyramids only
     for bad in (0.0, -1.0, np.inf):
         with pytest.raises(ValueError, match="push_out_limit"):
             ContactSimulator(model, 1e-3, push_out_limit=bad)

@@ -131,14 +131,19 @@ def free_velocity(model, q, v, tau, h):
     return vs
 
 
+@pytest.mark.parametrize("edges", [4, 6, 0], ids=["pyramid4", "pyramid6", "cone"])
 @pytest.mark.parametrize("seed", range(12))
-def test_the_impulses_meet_signorini_and_coulomb(seed):
-    """σ = G λ + J v* − b: λ in the pyramid, σ_n ≥ 0 and λ_n σ_n = 0, friction of maximum dissipation
-    (−λ_t·σ_t = μ λ_n h(−σ_t), h the support function of the k-gon), all to the solver's tolerance."""
+def test_the_impulses_meet_signorini_and_coulomb(seed, edges):
+    """σ = G λ + J v* − b: λ in the pyramid (k = 4: admm.hpp's closed form; 6: its general
+    projection) or the exact cone (k = 0), σ_n ≥ 0 and λ_n σ_n = 0, friction of maximum dissipation
+    (−λ_t·σ_t = μ λ_n h(−σ_t), h the support function of the k-gon, or |·| for the cone), all to the
+    solver's tolerance."""
     rng = np.random.default_rng(100 + seed)
     model, q, v = balls_on_the_ground(rng, int(rng.integers(2, 8)))
     h, tol = 1e-3, 1e-8
-    sim = ContactSimulator(model, h, contact_solver="admm", qp_tolerance=tol, max_qp_iterations=20000)
+    sim = ContactSimulator(
+        model, h, contact_solver="admm", qp_tolerance=tol, max_qp_iterations=20000, friction_edges=edges
+    )
     step = sim.step(td.State(q.copy(), v.copy()))
     assert step.converged
     J, c = dense_rows(model, q, step.contacts)
@@ -164,10 +169,14 @@ def test_the_impulses_meet_signorini_and_coulomb(seed):
             [np.cos(phi0 + (2 * np.arange(k) + 1) * np.pi / k), np.sin(phi0 + (2 * np.arange(k) + 1) * np.pi / k)], 1
         )
         assert ln >= -1e-9 * big
-        assert (faces @ lt).max() <= mu * np.cos(np.pi / k) * ln + 1e-9 * big, "outside the friction pyramid"
+        if k:
+            assert (faces @ lt).max() <= mu * np.cos(np.pi / k) * ln + 1e-9 * big, "outside the friction pyramid"
+        else:
+            assert np.hypot(*lt) <= mu * ln + 1e-9 * big, "outside the friction cone"
         assert sn >= -slack, f"contact {i} penetrates further: σ_n = {sn:.3g}"
         assert abs(ln * sn) <= slack * big, "λ_n σ_n ≠ 0"
-        dissipated, most = -np.dot(lt, st), mu * ln * (d @ -np.asarray(st)).max()
+        support = (d @ -np.asarray(st)).max() if k else np.hypot(*st)  # h(−σ_t)
+        dissipated, most = -np.dot(lt, st), mu * ln * support
         assert dissipated >= most - slack * big, f"contact {i}: friction dissipates {dissipated:.3g} < {most:.3g}"
 
 

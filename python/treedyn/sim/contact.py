@@ -127,7 +127,7 @@ def contact_jacobians(model: Model, q, contacts: Contacts, k: int = 4, v=None) -
     (pushing the second body of a pair along the normal, the first against it) and of their k
     friction-cone edges (contact-major: columns i·k .. i·k + k − 1 are contact i's). With v, the
     edges turn so that the first is opposite each contact's sliding velocity (see the module)."""
-    N, D, _ = _directions(model, q, contacts, _edges(k), v)
+    N, D, _ = _directions(model, q, contacts, _edges(k, exact_cone=False), v)
     return N, D
 
 
@@ -152,9 +152,15 @@ def _directions(model, q, contacts, k, v):
     return np.ascontiguousarray(N), D.reshape(nv, P * k), edges
 
 
-def _edges(k) -> int:
-    """k, the edges of the linearised friction cone: an integer >= 3."""
-    return _checks.integer(k, "friction_edges", minimum=3)
+def _edges(k, exact_cone: bool) -> int:
+    """k, the edges of the linearised friction cone: an integer >= 3, or 0 for the exact (second-order)
+    cone where the contact solver takes it (exact_cone)."""
+    k = _checks.integer(k, "friction_edges", minimum=0)
+    if k == 0 and not exact_cone:
+        raise ValueError('friction_edges=0 (the exact friction cone) needs contact_solver="admm"')
+    if 0 < k < 3:
+        raise ValueError(f"friction_edges must be 0 (the exact cone) or >= 3, got {k}")
+    return k
 
 
 @dataclass
@@ -214,7 +220,8 @@ class ContactSimulator:
     whose ``inverse_inertia`` gives M⁻¹[N D] (drumwright's Θ(n²) inverse by default).
     integrator: "semi-implicit" (default; q moves with the velocity after the impulses, stable at
     h = 1e-3) or "euler" (explicit: q moves with the velocity before the step, as drumwright2012's
-    experiment at h = 1e-5). friction_edges: k of the linearised cone. stabilization: Baumgarte's
+    experiment at h = 1e-5). friction_edges: k of the linearised cone (0: the exact, second-order
+    cone; contact_solver="admm" only). stabilization: Baumgarte's
     time constant (s); slop: the penetration left alone (m; for a joint limit, the violation left
     alone, in the coordinate's unit). push_out_limit: the largest push-out velocity b of a
     penetration (m/s) or of a violated joint limit (the coordinate's unit per second): b =
@@ -253,7 +260,6 @@ class ContactSimulator:
             raise ValueError(
                 f"solver {self.solver.name!r} has no inverse_inertia: it cannot give the contact-space inertia"
             )
-        self.friction_edges = _edges(friction_edges)
         self.stabilization = _checks.real(stabilization, "stabilization", positive=True)
         self.slop = _checks.real(slop, "slop", nonnegative=True)
         self.max_qp_iterations = _checks.integer(max_qp_iterations, "max_qp_iterations", minimum=1)
@@ -261,6 +267,7 @@ class ContactSimulator:
         # the impulses from the contact-space problem (sim/contact_solvers.py): "admm" is the whole
         # step in C++ (contact/step.hpp), the others solve on G formed in Python
         name = _checks.choice(contact_solver, "contact_solver", CONTACT_SOLVERS)
+        self.friction_edges = _edges(friction_edges, CONTACT_SOLVERS[name].in_engine)
         if qp_tolerance is None:
             qp_tolerance = CONTACT_SOLVERS[name].default_tolerance
         self.qp_tolerance = _checks.real(qp_tolerance, "qp_tolerance", positive=True)

@@ -25,6 +25,7 @@
 #include <limits>
 #include <vector>
 
+#include <Eigen/Cholesky>
 #include <Eigen/Core>
 
 namespace treedyn {
@@ -66,6 +67,7 @@ struct Pyramid {
   // Π_K(x): the nearest of x itself (inside), its projections on the faces (planes through two
   // adjacent edges) that fall inside, on the edges' rays, and the apex
   void project(double mu, double* x) const {
+    if (k == 4) return project_diamond(mu, x);
     if (inside(mu, x, 0.0)) return;
     const double scale = std::abs(x[0]) + std::abs(x[1]) + std::abs(x[2]);
     double best[3] = {0, 0, 0}, bestd = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
@@ -85,6 +87,27 @@ struct Pyramid {
       if (inside(mu, y, 1e-12 * scale)) consider(y);
     }
     x[0] = best[0], x[1] = best[1], x[2] = best[2];
+  }
+  // k = 4 (the default), in closed form: the section is the diamond |λ_t₁| + |λ_t₂| ≤ μ λ_n, symmetric
+  // in the signs of the tangents, so x is reflected into the quadrant t ≥ 0 (where its nearest point
+  // is too) and projected on the cone {t₁ + t₂ ≤ μ n, t ≥ 0}: on the face t₁ + t₂ = μ n (normal
+  // (−μ, 1, 1)) when that lands in the quadrant, else on the edge (1, 0, μ) or (1, μ, 0) whose
+  // coordinate went negative, or the apex
+  void project_diamond(double mu, double* x) const {
+    const double s1 = x[1] < 0 ? -1.0 : 1.0, s2 = x[2] < 0 ? -1.0 : 1.0;
+    double n = x[0], a = std::abs(x[1]), b = std::abs(x[2]);
+    const double over = a + b - mu * n;
+    if (over <= 0) return;  // inside (n ≥ (a + b)/μ ≥ 0)
+    const double t = over / (mu * mu + 2.0);
+    n += mu * t, a -= t, b -= t;
+    if (a < 0 || b < 0) {  // onto the edge of the coordinate still positive
+      const double c = a < 0 ? std::abs(x[2]) : std::abs(x[1]);
+      const double r = std::max((x[0] + mu * c) / (1.0 + mu * mu), 0.0);
+      n = r;
+      a = a < 0 ? 0.0 : mu * r;
+      b = a == 0.0 ? mu * r : 0.0;
+    }
+    x[0] = n, x[1] = s1 * a, x[2] = s2 * b;
   }
   // the support function of the unit section at w: max_j w·d_j (‖w‖ for the cone, k = 0)
   double support(double w1, double w2) const {
