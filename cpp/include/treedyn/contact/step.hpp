@@ -276,6 +276,8 @@ struct ContactEngine {
   // the cheaper of the two at 10 segments standing (m ≈ 60) and walking, and at 18, 25 and 50
   bool dense_pays(ContactWorld& W, int m) const {
     const double K = std::max(W.last_iterations, 20), md = m;
+    const double tree = K * (300.0 * model.N + 40 * md);
+    if (md * md * md >= tree) return false;  // (the factorisation alone costs more: no need to count)
     double form = 0.0;
     std::vector<int>& through = W.through_count;
     through.assign(model.N + 1, 0);
@@ -290,7 +292,6 @@ struct ContactEngine {
       form += 0.5 * model.nv_i[i] * mi * mi;
     }
     const double dense = form + md * md * md + K * (0.5 * md * md + 40 * md);
-    const double tree = K * (300.0 * model.N + 40 * md);
     return dense < tree;
   }
 
