@@ -13,8 +13,9 @@ import numpy as np
 from .. import _checks, _core
 from .._core import get_num_threads
 from ..algorithms.state import State
+from ..model.cache import cached
 from ..model.shapes import Box, Capsule, Plane, Sphere
-from .collision import SHAPE_KIND, _size, collide
+from .collision import _geom_arrays, collide
 from .constraints import constraint_terms
 from .result import SimulationWarning
 
@@ -133,20 +134,11 @@ def make_engine(sim, pairs):
     """The C++ step's engine: the geoms (kind, body, placement, size, friction), the candidate
     pairs, the finite joint-limit bounds and the options."""
     model = sim.model
-    geoms = model.geoms
-    G = len(geoms)
-    rot = np.array([np.asarray(g.placement.rotation, dtype=float) for g in geoms]).reshape(G, 3, 3)
-    trans = np.array([np.asarray(g.placement.translation, dtype=float) for g in geoms]).reshape(G, 3)
     qi, vi, lower, upper = sim._limit_table()
     finite_lo, finite_hi = np.isfinite(lower), np.isfinite(upper)
     return _core.ContactEngine(
         model.core,
-        np.array([SHAPE_KIND[type(g.shape)] for g in geoms], dtype=np.int32),
-        np.array([g.body for g in geoms], dtype=np.int32),
-        np.ascontiguousarray(rot),
-        np.ascontiguousarray(trans),
-        np.array([_size(g.shape) for g in geoms], dtype=float).reshape(G, 3),
-        np.array([g.friction for g in geoms], dtype=float),
+        *cached(model, "geoms", _geom_arrays),  # kinds, bodies, rotations, translations, sizes, friction
         np.array(pairs, dtype=np.int32).reshape(-1, 2),
         np.r_[qi[finite_lo], qi[finite_hi]].astype(np.int32),
         np.r_[vi[finite_lo], vi[finite_hi]].astype(np.int32),

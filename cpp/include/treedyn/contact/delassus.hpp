@@ -44,6 +44,15 @@ struct TreeFactor {
   }
 };
 
+// ADMM's row weights from the rows' own inverse inertias d_k = G_kk (in place): a contact's three rows
+// one weight, their mean (so that the cones' projections stay Euclidean), relative to the largest,
+// floored at 1e-3 (a row that cannot move, G_kk = 0, keeps G + ρD regular)
+inline void relative_weights(Eigen::VectorXd& d, int contacts) {
+  for (int k = 0; k < contacts; ++k) d.segment<3>(3 * k).setConstant(d.segment<3>(3 * k).mean());
+  const double top = d.size() ? d.maxCoeff() : 0.0;
+  d = (d / (top > 0 ? top : 1.0)).cwiseMax(1e-3);
+}
+
 struct TreeDelassus {
   using VecX = Eigen::VectorXd;
   using MatX = Eigen::MatrixXd;
@@ -78,8 +87,7 @@ struct TreeDelassus {
   }
   std::vector<int> dof_body;  // the body whose joint owns a velocity coordinate
 
-  // The rows' ADMM weights d_k (admm.hpp): each row's own inverse inertia G_kk relative to the
-  // largest (a contact's three rows their mean), floored at 1e-3, as DenseDelassus's; here from
+  // The rows' ADMM weights d_k (admm.hpp, relative_weights) from their own inverse inertias G_kk; here from
   // Ω_i, the inverse inertia a body shows to a force on it (forces in ABA's p^A sign),
   //   Ω_i = S_i D_i⁻¹ S_iᵀ + P_iᵀ X_iᵀ Ω_λ X_i P_i,  P_i = 1 − U_i D_i⁻¹ S_iᵀ,
   // X_i the force transform to the parent (inv_apply): G_kk = w_kᵀ Ω_b w_k for a row's wrench w_k
@@ -102,11 +110,7 @@ struct TreeDelassus {
       Mat6<double>& O = Omega[i];
       O.noalias() = Si * D.Dinv[i] * Si.transpose();
       if (p > 0) {
-        Mat6<double> X = Mat6<double>::Zero();  // p^A_λ += X p^A_i: [Eᵀ, r×Eᵀ; 0, Eᵀ]
-        const Transform<double>& T = D.Xup[i];
-        X.topLeftCorner<3, 3>() = T.E.transpose();
-        X.topRightCorner<3, 3>() = skew<double>(T.r) * T.E.transpose();
-        X.bottomRightCorner<3, 3>() = T.E.transpose();
+        const Mat6<double> X = D.Xup[i].matrix().transpose();  // p^A_λ += X p^A_i (^iX_λᵀ on forces)
         Mat6<double> XP = X;
         XP.noalias() -= X * Ui * D.Dinv[i] * Si.transpose();
         O.noalias() += XP.transpose() * Omega[p] * XP;
@@ -125,7 +129,7 @@ struct TreeDelassus {
           sum += w.dot(Omega[f.body[e]] * w);
         }
       }
-      d.segment<3>(3 * k).setConstant(sum / 3);
+      d.segment<3>(3 * k).setConstant(sum);
     }
     for (int l = 0; l < L; ++l) {
       const int k = limit_dof[l], j = dof_body[k];
@@ -139,10 +143,9 @@ struct TreeDelassus {
       }
       d[3 * P_ + l] = g;
     }
-    double most = 0.0;
-    for (int k = 0; k < 3 * P_ + L; ++k) most = std::max(most, d[k]);
-    for (int k = 3 * P_ + L; k < m; ++k) d[k] = most > 0 ? most : 1.0;  // bilateral rows: 1
-    for (int k = 0; k < m; ++k) d[k] = std::max(d[k] / (most > 0 ? most : 1.0), 1e-3);
+    const double most = 3 * P_ + L > 0 ? d.head(3 * P_ + L).maxCoeff() : 1.0;
+    d.tail(m - 3 * P_ - L).setConstant(most);  // bilateral rows: 1
+    relative_weights(d, P_);
   }
   const VecX& weights() const { return d; }
 
@@ -323,8 +326,8 @@ struct TreeDelassus {
     for (int k = 0; k < m; ++k) scaled[k] = r[k] / (rho * this->d[k]);
     spread(scaled.data(), 1.0);
     tree_solve(aug.U, aug.Dinv, u.data());
-    gather(u.data(), x);  // J A⁻¹ Jᵀ r/ρ
-    if (nc) {             // − JW S_C⁻¹ (J_C A⁻¹ Jᵀ r/ρ)
+    gather(u.data(), x);  // J A⁻¹ Jᵀ (ρD)⁻¹r
+    if (nc) {             // − JW S_C⁻¹ (J_C A⁻¹ Jᵀ (ρD)⁻¹r)
       xc.resize(nc);
       for (int j = 0; j < nc; ++j) xc[j] = x[coupled[j]];
       yc = SC.solve(xc);

@@ -28,17 +28,13 @@ struct DenseDelassus {
   VecX d;        // the rows' ADMM weights D (admm.hpp): G's diagonal, a contact's mean over its rows
   Eigen::LLT<MatX> llt;
   double rho = 1.0;
-  std::vector<int> dof_body;              // the body whose joint owns a velocity coordinate
   std::vector<Force<double>> pA;          // (N + 1) x 3: a row group's articulated forces
   std::vector<std::vector<int>> through;  // per body: the rows whose Y is nonzero on its joint
   std::vector<int> path, stamp;           // a row group's joints, leaves first; visited marks
   int visit = 0;
 
   explicit DenseDelassus(const Model<double>& m)
-      : model(&m), pA(3 * (m.N + 1), Force<double>::zero()), through(m.N + 1), stamp(m.N + 1, 0) {
-    for (int i = 1; i <= m.N; ++i)
-      for (int k = 0; k < m.nv_i[i]; ++k) dof_body.push_back(i);
-  }
+      : model(&m), pA(3 * (m.N + 1), Force<double>::zero()), through(m.N + 1), stamp(m.N + 1, 0) {}
 
   // the joints from bodies `seeds` to the root, each once, children before parents (λ(i) < i)
   void collect_path(std::initializer_list<int> seeds) {
@@ -106,7 +102,7 @@ struct DenseDelassus {
       backward(T, 3 * k, 3);
     }
     for (int l = 0; l < L; ++l) {  // a limit: s on its coordinate
-      collect_path({dof_body[T.limit_dof[l]]});
+      collect_path({T.dof_body[T.limit_dof[l]]});
       backward(T, 3 * P + l, 1, T.limit_dof[l], T.limit_sign[l]);
     }
     for (int b = 0; b < int(T.bilateral.rows()); ++b) {  // a bilateral row: any τ, the whole tree
@@ -126,13 +122,8 @@ struct DenseDelassus {
       }
     }
     G.triangularView<Eigen::StrictlyLower>() = G.transpose();
-    // D: the rows' own inverse inertias, relative to the largest, floored at 1e-3 (a row that
-    // cannot move, G_kk = 0, as the tangent of a planar robot's contact, keeps G + ρD regular);
-    // a contact's three rows one weight, their mean
-    d = G.diagonal();
-    for (int k = 0; k < P; ++k) d.segment<3>(3 * k).setConstant(d.segment<3>(3 * k).mean());
-    const double top = d.size() ? d.maxCoeff() : 1.0;
-    d = (d / (top > 0 ? top : 1.0)).cwiseMax(1e-3);
+    d = G.diagonal();  // D: the rows' own inverse inertias (relative_weights)
+    relative_weights(d, P);
   }
   const VecX& weights() const { return d; }
 

@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -286,7 +285,7 @@ struct ContactEngine {
       for (int i : W.D.path) through[i] += 3;
     }
     for (int l : W.G.limit_dof)
-      for (int i = W.D.dof_body[l]; i > 0; i = model.parent[i]) ++through[i];
+      for (int i = W.G.dof_body[l]; i > 0; i = model.parent[i]) ++through[i];
     for (int i = 1; i <= model.N; ++i) {
       const double mi = through[i] + double(W.G.bilateral.rows());
       form += 0.5 * model.nv_i[i] * mi * mi;
