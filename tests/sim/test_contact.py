@@ -236,13 +236,14 @@ def step_bound(step, eps):
 
 
 def test_shared_simulator_between_threads():
-    """One simulator stepped from 4 threads at once gives every thread the serial step. Not bit
-    for bit: ProxQP's (and numpy's) vector kernels sum in an order that depends on the arrays'
-    alignment, so two serial runs differ at the QP's tolerance too; within step_bound."""
+    """One reference simulator stepped from 4 threads at once gives every thread the serial step. Not
+    bit for bit: ProxQP's (and numpy's) vector kernels sum in an order that depends on the arrays'
+    alignment, so two serial runs differ at the QP's tolerance too; within step_bound (a bound of
+    the convex QPs; the C++ step's sharing: test_contact_admm.py)."""
     model, q = feet_on_ground()
     rng = np.random.default_rng(5)
     v = [0.3 * rng.standard_normal(model.nv) for _ in range(8)]
-    sim = ContactSimulator(model, 1e-3)
+    sim = ContactSimulator(model, 1e-3, contact_solver="proxqp")
     M = td.mass_matrix(model, q)
     serial = []
     for vi in v:
@@ -284,8 +285,8 @@ def test_bad_input():
         ContactSimulator(model, 1e-3, integrator="rk4")
     with pytest.raises(ValueError, match="friction_edges"):
         ContactSimulator(model, 1e-3, friction_edges=2)
-    with pytest.raises(ValueError, match="exact friction cone.*admm"):
-        ContactSimulator(model, 1e-3, friction_edges=0)  # the reference's QPs take pyramids only
+    with pytest.raises(ValueError, match="exact friction cone.*admm"):  # the reference's QPs take pyramids only
+        ContactSimulator(model, 1e-3, friction_edges=0, contact_solver="proxqp")
     for bad in (0.0, -1.0, np.inf):
         with pytest.raises(ValueError, match="push_out_limit"):
             ContactSimulator(model, 1e-3, push_out_limit=bad)
@@ -545,13 +546,25 @@ def gripper():
     return m
 
 
-def test_couplings_hold_while_contacts_push():
+@pytest.mark.parametrize("contact_solver", ["admm", "proxqp"])
+def test_couplings_hold_while_contacts_push(contact_solver):
     m = gripper()
-    sim = td.ContactSimulator(m, 1e-3)
+    sim = td.ContactSimulator(m, 1e-3, contact_solver=contact_solver)
     state = td.State(np.array([0.0, 0.3, -0.3]), np.zeros(3))
     traj = sim.run(state, 1.0, tau=np.array([0.0, -0.02, 0.0]))  # pulls the left finger inwards
-    assert traj.n_contacts[-1] == 2 and traj.n_limits[-1] == 1  # on both fingertips, splayed to the stop
-    assert abs(traj.q[-1, 1] - 0.5) < 1e-3 and abs(traj.v[-1]).max() < 1e-3  # at rest on the limit
+    assert traj.n_contacts[-1] == 2 and abs(traj.v[-1]).max() < 1e-3  # at rest on both fingertips
+    if contact_solver == "proxqp":
+        # Drumwright and Shell's second QP bounds friction by the first's normal impulses: the feet
+        # slide with less than μ λ_n and the fingers splay to the stop (docs/contact.md)
+        assert traj.n_limits[-1] == 1 and abs(traj.q[-1, 1] - 0.5) < 1e-3
+    else:
+        # Coulomb: each finger pushes its foot about along itself (|f_t|/f_n ≈ tan q ≈ 0.25 < μ =
+        # 0.8), so the feet stick where they landed, inside the cone, short of the stop
+        step = sim.step(state, np.array([0.0, -0.02, 0.0]))
+        f = -step.impulses  # on the fingertips (the ground, each pair's second geom, gets step.impulses)
+        ratio = np.hypot(f[:, 0], f[:, 1]) / f[:, 2]
+        assert traj.n_limits[-1] == 0 and traj.q[-1, 1] < 0.5 - 0.1
+        assert np.all(f[:, 2] > 0) and np.all(ratio < 0.5 * 0.8), ratio
     err = np.abs(traj.q[:, 2] + traj.q[:, 1]).max()
     vel = np.abs(traj.v[:, 2] + traj.v[:, 1]).max()
     # a linear coupling: the impulses keep G v exactly (G M_c⁻¹ = 0) and the free motion's

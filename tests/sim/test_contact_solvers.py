@@ -18,15 +18,15 @@ def _ball_on_the_ground():
     return m, td.State(q, np.zeros(m.nv))
 
 
-def test_the_default_is_proxqp_and_an_unknown_name_is_refused():
+def test_the_default_is_the_cpp_step_and_an_unknown_name_is_refused():
     m, _ = _ball_on_the_ground()
-    assert isinstance(td.ContactSimulator(m, 1e-3).contact_solver, contact_solvers.ProxQPContactSolver)
+    assert isinstance(td.ContactSimulator(m, 1e-3).contact_solver, contact_solvers.AdmmContactSolver)
     with pytest.raises(ValueError, match="contact_solver must be one of 'admm', 'proxqp'"):
         td.ContactSimulator(m, 1e-3, contact_solver="lcp")
 
 
 def reference_tolerance(model):
-    return td.ContactSimulator(model, 1e-3).qp_tolerance
+    return td.ContactSimulator(model, 1e-3, contact_solver="proxqp").qp_tolerance
 
 
 def test_a_registered_contact_solver_is_the_one_used(monkeypatch):
@@ -39,7 +39,7 @@ def test_a_registered_contact_solver_is_the_one_used(monkeypatch):
 
     monkeypatch.setitem(contact_solvers.CONTACT_SOLVERS, "recording", Recording)
     m, state = _ball_on_the_ground()
-    reference = td.ContactSimulator(m, 1e-3).step(state.copy())
+    reference = td.ContactSimulator(m, 1e-3, contact_solver="proxqp").step(state.copy())
     step = td.ContactSimulator(m, 1e-3, contact_solver="recording").step(state.copy())
     assert calls == [((1 + 4, 1 + 4), 1, 0)]  # one contact, its normal and 4 friction edges
     # the impulse on the second geom, the ground: down (the ball gets the opposite, up)

@@ -180,7 +180,7 @@ def test_simulate_centipede_runs_with_contact_and_writes_plot_animation_and_traj
     text = capsys.readouterr().out
     # the summary: steps, simulated time, wall time and the solver; contacts, penetration, QP; the walk
     assert "centipede:2: 25 DOF, 20 steps of h = 0.001 (0.02 s simulated) in " in text
-    assert "with drumwright (semi-implicit, contact)" in text
+    assert "with the C++ step (semi-implicit, contact solver admm)" in text
     assert "contacts per step: mean" in text and "max penetration" in text and "QP iterations per step" in text
     assert "centre of mass walked" in text and "m along x" in text
     data = np.load(out)
@@ -212,7 +212,7 @@ def test_simulate_animation_keeps_at_most_frames_and_works_for_redmax_scenes(cap
 
 def test_simulate_contact_options(capsys, tmp_path):
     out = tmp_path / "euler.npz"
-    assert main(["simulate", "centipede:1", "--steps", "3", "--integrator", "euler", "--solver", "aba", "--h", "1e-4",
+    assert main(["simulate", "centipede:1", "--steps", "3", "--integrator", "euler", "--contact-solver", "proxqp", "--solver", "aba", "--h", "1e-4",
                  "--every", "2", "--out", str(out)]) == 0  # fmt: skip
     assert "3 steps of h = 0.0001" in capsys.readouterr().out
     data = np.load(out)
@@ -220,13 +220,14 @@ def test_simulate_contact_options(capsys, tmp_path):
 
 
 def test_simulate_reports_the_constraints_of_a_file(capsys, tmp_path):
-    """An MJCF four-bar closed by <equality connect>, its crank resting on the lower end of its
-    range: the report gives the rows, the largest |C| over the run and the limits in the problem."""
+    """An MJCF four-bar closed by <equality connect>, its crank leaning back onto the lower end of
+    its range (gravity holds it there; upright, it would stand at an unstable equilibrium): the
+    report gives the rows, the largest |C| over the run and the limits in the problem."""
     path = tmp_path / "four_bar.xml"
     path.write_text("""<mujoco><worldbody>
-      <body name="crank"><joint name="j1" axis="0 1 0" range="0 20"/><geom type="capsule" fromto="0 0 0 0 0 0.1" size="0.01"/>
-        <body name="coupler" pos="0 0 0.1"><joint name="j2" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0.4 0 0.1" size="0.01"/>
-          <body name="rocker" pos="0.4 0 0.1"><joint name="j3" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 -0.2" size="0.01"/>
+      <body name="crank"><joint name="j1" axis="0 1 0" range="0 20"/><geom type="capsule" fromto="0 0 0 -0.05 0 0.1" size="0.01"/>
+        <body name="coupler" pos="-0.05 0 0.1"><joint name="j2" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0.45 0 0.1" size="0.01"/>
+          <body name="rocker" pos="0.45 0 0.1"><joint name="j3" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 -0.2" size="0.01"/>
     </body></body></body></worldbody>
     <equality><connect body1="rocker" body2="world" anchor="0 0 -0.2"/></equality></mujoco>""")
     assert main(["simulate", str(path), "--steps", "200"]) == 0
@@ -245,8 +246,10 @@ def test_simulate_reports_the_constraints_of_a_file(capsys, tmp_path):
         (["centipede:1", "--h", "-1"], "--h must be positive"),
         (["centipede:1", "--animate", "walk.mp4"], "give a .gif file"),
         (["centipede:1", "--animate", "walk.gif", "--frames", "1"], "--frames must be >= 2"),
-        (["centipede:1", "--solver", "nosuch"], "unknown solver 'nosuch'"),
+        (["centipede:1", "--contact-solver", "proxqp", "--solver", "nosuch"], "unknown solver 'nosuch'"),
+        (["centipede:1", "--solver", "aba"], "add --contact-solver proxqp or drop --solver"),
         (["bridge:5,3", "--integrator", "euler"], "--integrator is for scenes with contact"),
+        (["bridge:5,3", "--contact-solver", "admm"], "--contact-solver is for scenes with contact"),
     ],
 )
 def test_simulate_bad_options_are_clear_errors(capsys, args, message):

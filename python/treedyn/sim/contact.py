@@ -216,23 +216,24 @@ class LimitRows(NamedTuple):
 class ContactSimulator:
     """Time stepping with contact: ``sim = td.ContactSimulator(model, dt)``; ``sim.step(state, tau)``.
 
-    solver: the solver (a name or instance) whose ``forward_dynamics`` gives the free motion and
-    whose ``inverse_inertia`` gives M⁻¹[N D] (drumwright's Θ(n²) inverse by default).
+    solver (contact_solver="proxqp"): the solver (a name or instance) whose ``forward_dynamics``
+    gives the free motion and whose ``inverse_inertia`` gives M⁻¹[N D] (drumwright's Θ(n²) inverse
+    by default); the C++ step has its own articulated-body passes.
     integrator: "semi-implicit" (default; q moves with the velocity after the impulses, stable at
     h = 1e-3) or "euler" (explicit: q moves with the velocity before the step, as drumwright2012's
     experiment at h = 1e-5). friction_edges: k of the linearised cone (0: the exact, second-order
-    cone; contact_solver="admm" only). stabilization: Baumgarte's
-    time constant (s); slop: the penetration left alone (m; for a joint limit, the violation left
-    alone, in the coordinate's unit). push_out_limit: the largest push-out velocity b of a
-    penetration (m/s) or of a violated joint limit (the coordinate's unit per second): b =
-    min(max(depth − slop, 0)/max(stabilization, h), push_out_limit), so a body released from a deep
-    penetration rises by at most push_out_limit²/(2g) (2 mm at the default 0.2 m/s); a positive
-    number. qp_tolerance: ProxQP's eps_abs, in velocity units (m/s, rad/s). The model's joint
-    limits are kept with the contacts (see the module). contact_solver: the name of the contact
-    solver in sim/contact_solvers.py's CONTACT_SOLVERS ("proxqp": two dense QPs, the reference;
-    "admm": the whole step in C++, docs/contact.md). delassus (contact_solver="admm"): the Delassus
-    operator, "auto" (per step, by the problem's size), "tree" (never formed) or "dense" (formed
-    from ABA's factors).
+    cone; contact_solver="admm" only). stabilization: Baumgarte's time constant (s); slop: the
+    penetration left alone (m; for a joint limit, the violation left alone, in the coordinate's
+    unit). push_out_limit: the largest push-out velocity b of a penetration (m/s) or of a violated
+    joint limit (the coordinate's unit per second): b = min(max(depth − slop, 0)/max(stabilization,
+    h), push_out_limit), so a body released from a deep penetration rises by at most
+    push_out_limit²/(2g) (2 mm at the default 0.2 m/s); a positive number. qp_tolerance: the
+    solve's tolerance in velocity units (m/s, rad/s; ProxQP's eps_abs). The model's joint limits
+    are kept with the contacts (see the module). contact_solver: the name of the contact solver in
+    sim/contact_solvers.py's CONTACT_SOLVERS ("admm", the default: the whole step in C++,
+    docs/contact.md; "proxqp": two dense QPs, the reference). delassus (contact_solver="admm"):
+    the Delassus operator, "auto" (per step, by the problem's size), "tree" (never formed) or
+    "dense" (formed from ABA's factors).
     """
 
     def __init__(
@@ -246,7 +247,7 @@ class ContactSimulator:
         slop: float = 1e-5,
         qp_tolerance: float | None = None,
         max_qp_iterations: int = 5000,
-        contact_solver: str = "proxqp",
+        contact_solver: str = "admm",
         push_out_limit: float = 0.2,
         delassus: str = "auto",
     ):

@@ -244,10 +244,11 @@ def _cmd_simulate(args) -> int:
     scene = scene_from_spec(args.scene)
     if _has_contact(scene):
         return _simulate_contact(scene, args)
-    if args.integrator is not None:
-        raise ValueError(
-            f"--integrator is for scenes with contact; {scene.name} is stepped by the RedMax solvers' implicit step"
-        )
+    for option, given in (("--integrator", args.integrator), ("--contact-solver", args.contact_solver)):
+        if given is not None:
+            raise ValueError(
+                f"{option} is for scenes with contact; {scene.name} is stepped by the RedMax solvers' implicit step"
+            )
     return _simulate_redmax(scene, args)
 
 
@@ -330,6 +331,12 @@ def _simulate_contact(scene, args) -> int:
     from ..sim.simulate import SimulationError
     from ..solvers.registry import get_solver_class
 
+    contact_solver = args.contact_solver or "admm"
+    if args.solver is not None and contact_solver != "proxqp":
+        raise ValueError(
+            f"--solver {args.solver} gives the dynamics and M⁻¹[N D] of --contact-solver proxqp; the C++ step "
+            "(admm, the default) has its own articulated-body passes: add --contact-solver proxqp or drop --solver"
+        )
     solver_name = args.solver or "drumwright"
     if "inverse_inertia" not in get_solver_class(solver_name).capabilities:
         raise ValueError(
@@ -340,7 +347,8 @@ def _simulate_contact(scene, args) -> int:
     h = scene.h if args.h is None else args.h
     steps = scene.steps if args.steps is None else args.steps
     model, tau = scene.model, scene.tau
-    sim = ContactSimulator(model, h, solver=solver_name, integrator=integrator)
+    sim = ContactSimulator(model, h, solver=solver_name, integrator=integrator, contact_solver=contact_solver)
+    label = "the C++ step" if contact_solver == "admm" else solver_name
     state = scene.state.copy()
     t0 = time.perf_counter()
     try:
@@ -355,7 +363,7 @@ def _simulate_contact(scene, args) -> int:
     walked = com[-1, 0] - com[0, 0]
     print(
         f"{scene.name}: {model.nv} DOF, {steps} steps of h = {h:g} ({state.t:g} s simulated) "
-        f"in {wall:.3f} s with {solver_name} ({integrator}, contact)"
+        f"in {wall:.3f} s with {label} ({integrator}, contact solver {contact_solver})"
     )
     print(
         f"  contacts per step: mean {n_contacts.mean():.2f}, max {n_contacts.max()}; "
@@ -378,7 +386,8 @@ def _simulate_contact(scene, args) -> int:
             v=traj.v,
             com=com,
             scene=scene.name,
-            solver=solver_name,
+            solver=solver_name if contact_solver == "proxqp" else "",
+            contact_solver=contact_solver,
             integrator=integrator,
             h=h,
             n_contacts=n_contacts,
@@ -518,8 +527,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--solver",
         default=None,
-        help="RedMax scenes: redmax-direct (default) or redmax-pcg; contact scenes: the solver giving the "
-        "dynamics and M⁻¹[N D], drumwright (default), aba, crba-cholesky, ...",
+        help="RedMax scenes: redmax-direct (default) or redmax-pcg; contact scenes with --contact-solver proxqp: "
+        "the solver giving the dynamics and M⁻¹[N D], drumwright (default), aba, crba-cholesky, ...",
+    )
+    r.add_argument(
+        "--contact-solver",
+        choices=("admm", "proxqp"),
+        default=None,
+        help="contact scenes: admm (default: the whole step in C++) or proxqp (the dense reference, with --solver)",
     )
     r.add_argument(
         "--integrator",
