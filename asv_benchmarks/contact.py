@@ -35,7 +35,7 @@ def _warm(n, solver="drumwright"):
     """(simulator, state after one step, the gait's torques there)."""
     sc = scene(n)
     make_solver_or_skip(solver, sc.model)
-    sim = td.ContactSimulator(sc.model, H, solver=solver, integrator="euler")
+    sim = td.ContactSimulator(sc.model, H, solver=solver, integrator="euler", contact_solver="proxqp")
     state = sc.initial_state()
     sim.step(state, sc.tau(state.t, state.q, state.v))
     return sim, state, sc.tau(state.t, state.q, state.v)

@@ -21,7 +21,7 @@ steps whose solve did not converge. The models differ from MuJoCo's where treedy
 file yet (joint damping, stiffness, armature, actuators: the docs' model guide), so the rest poses
 differ; the contacts are those of the same geoms.
 
-Writes contact_step.csv and contact_models.csv.
+Writes contact_step.csv, contact_models.csv and, with matplotlib, contact_step.png.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import treedyn as td
 from treedyn.scenes import centipede
 from treedyn.sim.engine import ENGINE_PHASES
 
-from ._common import write_csv
+from ._common import log_ticks, pyplot, save, slope, write_csv
 from .centipede import MujocoCentipede
 
 H = 1e-3
@@ -48,6 +48,8 @@ FIELDS = [
     "treedyn_ms",
     "mujoco_ms",
     "ratio",
+    "treedyn_mean_ms",
+    "mujoco_mean_ms",
     "iterations_median",
     "iterations_max",
     "collision_ms",
@@ -86,6 +88,8 @@ def run_size(n: int, steps: int, log=print) -> dict:
         treedyn_ms=1e3 * t_ours,
         mujoco_ms=1e3 * t_theirs,
         ratio=t_theirs / t_ours,
+        treedyn_mean_ms=1e3 * float(ours.mean()),
+        mujoco_mean_ms=1e3 * float(theirs.mean()),
         iterations_median=float(np.median(its)),
         iterations_max=int(its.max()),
         **{f"{p}_ms": 1e3 * t for p, t in phases.items()},
@@ -94,7 +98,8 @@ def run_size(n: int, steps: int, log=print) -> dict:
     )
     log(
         f"segments={n:4d} nv={row['nv']:5d} contacts={row['contacts']:4d}  treedyn {row['treedyn_ms']:.4g} ms  "
-        f"mj_step {row['mujoco_ms']:.4g} ms  MuJoCo/treedyn {row['ratio']:.2f}x  ADMM iterations "
+        f"mj_step {row['mujoco_ms']:.4g} ms  MuJoCo/treedyn {row['ratio']:.2f}x (means {row['treedyn_mean_ms']:.4g}, "
+        f"{row['mujoco_mean_ms']:.4g} ms)  ADMM iterations "
         f"{row['iterations_median']:.0f} (max {row['iterations_max']})  [collision {row['collision_ms']:.3g}, "
         f"dynamics {row['dynamics_ms']:.3g}, delassus {row['delassus_ms']:.3g}, contact {row['contact_ms']:.3g}, integrate {row['integrate_ms']:.3g}, "
         f"Python {row['python_ms']:.3g} ms]"
@@ -110,6 +115,8 @@ MODEL_FIELDS = [
     "treedyn_ms",
     "mujoco_ms",
     "ratio",
+    "treedyn_mean_ms",
+    "mujoco_mean_ms",
     "iterations_median",
     "iterations_max",
     "unconverged",
@@ -159,6 +166,8 @@ def run_model(name: str, seconds: float = 1.0, log=print) -> dict | None:
         treedyn_ms=1e3 * t_ours,
         mujoco_ms=1e3 * t_theirs,
         ratio=t_theirs / t_ours,
+        treedyn_mean_ms=1e3 * float(np.mean(ours)),
+        mujoco_mean_ms=1e3 * float(np.mean(theirs)),
         iterations_median=float(np.median(its)),
         iterations_max=int(max(its)),
         unconverged=unconverged,
@@ -167,7 +176,8 @@ def run_model(name: str, seconds: float = 1.0, log=print) -> dict | None:
     )
     log(
         f"{name:>12s} nv={model.nv:3d} h={h:g}  treedyn {row['treedyn_ms']:.4g} ms  mj_step {row['mujoco_ms']:.4g} ms  "
-        f"MuJoCo/treedyn {row['ratio']:.2f}x  iterations {row['iterations_median']:.0f} (max {row['iterations_max']}), "
+        f"MuJoCo/treedyn {row['ratio']:.2f}x (means {row['treedyn_mean_ms']:.4g}, {row['mujoco_mean_ms']:.4g} ms)  "
+        f"iterations {row['iterations_median']:.0f} (max {row['iterations_max']}), "
         f"{unconverged} unconverged  contacts {row['contacts_median']:.0f} (MuJoCo {row['mujoco_contacts_median']:.0f})"
     )
     return row
@@ -218,4 +228,52 @@ def main(argv=None) -> int:
     write_csv(os.path.join(args.out, "contact_step.csv"), rows, FIELDS)
     if model_rows:
         write_csv(os.path.join(args.out, "contact_models.csv"), model_rows, MODEL_FIELDS)
+    plot(rows, model_rows, args.out)
     return 0
+
+
+def plot(rows, model_rows, out_dir, log=print) -> list[str]:
+    """contact_step.png: the centipede's step against its segments (log-log), and each Gymnasium
+    model's step beside mj_step's (medians; the means as thin marks)."""
+    plt = pyplot(log)
+    if plt is None:
+        return []
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), width_ratios=(1, 1.2))
+    ax = axes[0]
+    n = [r["segments"] for r in rows]
+    for key, color, marker, label in (
+        ("treedyn", "C3", "o", "treedyn (C++ step, ADMM)"),
+        ("mujoco", "C1", "D", "MuJoCo mj_step"),
+    ):
+        t = [r[f"{key}_ms"] for r in rows]
+        ax.loglog(
+            n, t, color=color, marker=marker, ms=4, label=label + (f" (slope {slope(n, t):.2f})" if len(n) > 1 else "")
+        )
+    for r in rows:
+        ax.annotate(
+            f"{r['ratio']:.1f}x",
+            (r["segments"], r["treedyn_ms"]),
+            textcoords="offset points",
+            xytext=(4, -12),
+            fontsize=7,
+        )
+    ax.set_xlabel("segments (2 legs each)")
+    ax.set_ylabel("median step [ms], 1 thread")
+    ax.set_title("walking centipede, h = 1e-3, semi-implicit (ratio: MuJoCo / treedyn)", fontsize=9)
+    log_ticks(ax.xaxis)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    if model_rows:
+        x = np.arange(len(model_rows))
+        for dx, key, color, label in ((-0.2, "treedyn", "C3", "treedyn"), (0.2, "mujoco", "C1", "MuJoCo mj_step")):
+            ax.bar(x + dx, [1e3 * r[f"{key}_ms"] for r in model_rows], 0.4, color=color, label=label + " (median)")
+            ax.scatter(x + dx, [1e3 * r[f"{key}_mean_ms"] for r in model_rows], color="k", marker="_", s=120, zorder=3)
+        ax.set_xticks(x, [f"{r['model']}\n{r['ratio']:.2f}x" for r in model_rows], fontsize=8)
+        ax.set_ylabel("step [µs], 1 thread (—: mean)")
+        ax.set_title("Gymnasium models at their timesteps, at rest, zero control", fontsize=9)
+        ax.legend(fontsize=7)
+    else:
+        ax.set_axis_off()
+    fig.tight_layout()
+    return [save(fig, os.path.join(out_dir, "contact_step.png"))]
