@@ -377,7 +377,7 @@ AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, 
       G.factor(rho);
       w.restart();  // the history was of another map
     } else if (set.anderson > 0) {
-      anderson_step(w, m, rho, std::min(set.anderson, kAndersonMax));
+      anderson_step(w, m, rho, std::min(set.anderson, int(w.dX.cols())));  // (the memory w was sized for)
     }
   }
   out.rho = rho;
