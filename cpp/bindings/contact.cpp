@@ -251,12 +251,13 @@ void bind_contact(py::module_& m) {
             d["P"] = W.G.P(), d["L"] = int(W.G.limit_dof.size()), d["B"] = int(W.G.bilateral.rows());
             d["g"] = vec(W.w.g), d["b"] = vec(W.b), d["mu"] = vec(W.mu), d["turn"] = vec(W.angle);
             d["z"] = vec(W.w.z), d["y"] = vec(W.w.y), d["rho"] = W.rho, d["lambda_max"] = W.lambda_max;
+            d["polished"] = W.polished;
             return d;
           },
           py::arg("world") = 0,
           "The last step's contact problem (for tests and solver studies): the rows' counts P (contacts), L "
           "(limits), B (bilateral), g = J v*, the targets b, μ, each contact's turn (cos, sin), the impulses z, "
-          "the dual y, ρ and λ_max(G)")
+          "the dual y, ρ, λ_max(G) and whether the solve ended by the active-set polish")
       .def(
           "contacts",
           [](PyContactEngine& e, int world) {

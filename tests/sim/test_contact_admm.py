@@ -180,6 +180,46 @@ def test_the_impulses_meet_signorini_and_coulomb(seed, edges):
         assert dissipated >= most - slack * big, f"contact {i}: friction dissipates {dissipated:.3g} < {most:.3g}"
 
 
+def test_the_polish_solves_the_problem_to_rounding():
+    """The active-set polish (contact/polish.hpp; the formed operator, the 4-edge pyramid) ends most
+    of the walking centipede's solves, and where it does, its impulses meet the problem's
+    conditions to rounding — checked on the step's own problem (engine.problem) with G formed
+    column by column from the tree's products (not the matrix the polish used): z in its
+    pyramid, σ = G z + g − b with σ_n ≥ 0 ⊥ z_n, a sticking contact's σ = 0, a sliding one's
+    friction at its maximum dissipation."""
+    scene = centipede(10)
+    sim = ContactSimulator(scene.model, 1e-3, contact_solver="admm", delassus="dense")
+    state = scene.initial_state()
+    polished = checked = 0
+    for k in range(300):
+        sim.step(state, scene.tau(state.t, state.q, state.v))
+        engine = sim.engine()
+        p = engine.problem(0)
+        polished += p["polished"]
+        if not p["polished"] or k % 10:
+            continue
+        checked += 1
+        G = engine.delassus(p["rho"], 0, False)[0]  # the tree's products: another computation of G
+        z, P = p["z"], p["P"]
+        sigma = G @ z + p["g"] - p["b"]
+        scale = np.abs(G).max() * (np.abs(z).max() + 1e-300) + np.abs(p["g"] - p["b"]).max()
+        eps = 1e3 * rounding_bound(len(z)) * scale  # G's products and the elimination's rounding
+        for i in range(P):
+            (zn, *zt), (sn, *st) = z[3 * i : 3 * i + 3], sigma[3 * i : 3 * i + 3]
+            c, s_ = p["turn"][2 * i : 2 * i + 2]
+            turn = np.array([[c, s_], [-s_, c]])  # into the pyramid's frame: |a| + |b| ≤ μ n
+            a, b = turn @ zt
+            sa, sb = turn @ st
+            mu = p["mu"][i]
+            assert zn >= 0 and abs(a) + abs(b) <= mu * zn * (1 + 1e-9), f"contact {i} outside its pyramid"
+            assert sn >= -eps and abs(zn * sn) <= eps * (np.abs(z).max() + 1e-300), f"contact {i}: Signorini"
+            if zn > 0 and abs(a) + abs(b) < mu * zn * (1 - 1e-6):  # sticking
+                assert_below(np.array([sn, sa, sb]), eps, f"contact {i} sticks: σ", size=1.0)
+            elif zn > 0:  # sliding: −λ_t·σ_t = μ λ_n h(−σ_t), h(w) = max(|w_a|, |w_b|) on the diamond
+                assert abs(-(a * sa + b * sb) - mu * zn * max(abs(sa), abs(sb))) <= eps * (np.abs(z).max() + 1e-300)
+    assert polished > 150 and checked >= 10, (polished, checked)
+
+
 def test_a_ball_agrees_with_the_dense_reference():
     """A ball on a free joint, its contact under its centre (friction does not couple with the
     normal): the two contact models are one, and the solvers agree on the impulse to their

@@ -148,6 +148,7 @@ struct TreeDelassus {
     relative_weights(d, P_);
   }
   const VecX& weights() const { return d; }
+  const Eigen::MatrixXd* formed() const { return nullptr; }  // never formed (admm.hpp's polish needs G)
 
   int P() const { return int(contacts.size()); }
   int rows() const { return 3 * P() + int(limit_dof.size()) + int(bilateral.rows()); }

@@ -126,6 +126,7 @@ struct DenseDelassus {
     relative_weights(d, P);
   }
   const VecX& weights() const { return d; }
+  const MatX* formed() const { return &G; }  // (for the polish: admm.hpp)
 
   // joint i's share of G's upper triangle: its rows' y_r = Y_ir and z_r = D_i⁻¹ y_r gathered
   // (contiguous), then G_rs += y_r · z_s for r ≤ s in the rows' order. NI: n_i when fixed, else 0

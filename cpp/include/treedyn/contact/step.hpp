@@ -77,7 +77,10 @@ struct ContactWorld {
   std::vector<char> in_problem;
   std::vector<Motion<double>> vel;  // the bodies' velocities at v*
   double rho = 0, lambda_max = 0;
-  int last_iterations = 0;         // the last solve's, for the choice of operator
+  // the last solve's iterations on each operator, for the choice of operator (the formed one's
+  // are fewer: the polish, admm.hpp); 20 until it has been used
+  int last_iterations_tree = 20, last_iterations_dense = 20;
+  bool polished = false;           // the last solve ended by the polish (admm.hpp)
   std::vector<int> through_count;  // rows through each joint (dense_pays)
   std::mutex busy;
   explicit ContactWorld(const Model<double>& m)
@@ -270,11 +273,12 @@ struct ContactEngine {
   // forming G pays where it and its solves cost less than the tree's iterations, in rough cycles:
   // the tree's two articulated-body passes ~300 a body; forming G Σ_i n_i m_i² / 2 (m_i the rows
   // through joint i, counted along the contacts' paths), its inverse (Cholesky and 2m³ flops of
-  // triangular solves at GEMM speed) ~m³ a step, an iteration m²/2; both ~40 m
-  // an iteration for projections and Anderson; K = last step's iterations. Checked on the centipede:
+  // triangular solves at GEMM speed) ~m³ a step, the polish's elimination (admm.hpp) 2m³/3 once,
+  // an iteration m²/2; both ~40 m
+  // an iteration for projections and Anderson; K = the last iterations on each. Checked on the centipede:
   // the cheaper of the two at 10 segments standing (m ≈ 60) and walking, and at 18, 25 and 50
   bool dense_pays(ContactWorld& W, int m) const {
-    const double K = std::max(W.last_iterations, 20), md = m;
+    const double K = std::max(W.last_iterations_tree, 20), Kd = std::max(W.last_iterations_dense, 5), md = m;
     const double tree = K * (300.0 * model.N + 40 * md);
     if (md * md * md >= tree) return false;  // (the factorisation alone costs more: no need to count)
     double form = 0.0;
@@ -290,7 +294,7 @@ struct ContactEngine {
       const double mi = through[i] + double(W.G.bilateral.rows());
       form += 0.5 * model.nv_i[i] * mi * mi;
     }
-    const double dense = form + md * md * md + K * (0.5 * md * md + 40 * md);
+    const double dense = form + md * md * md * (1.0 + 2.0 / 3.0) + Kd * (0.5 * md * md + 40 * md);  // (+ a polish)
     return dense < tree;
   }
 
@@ -319,13 +323,14 @@ struct ContactEngine {
       const bool dense = opt.delassus == 2 || (opt.delassus == 0 && dense_pays(W, m));
       auto t0 = Clock::now();
       if (dense)
-        W.D.form(W.G), W.D.plan(std::max(W.last_iterations, 20));
+        W.D.form(W.G), W.D.plan(std::max(W.last_iterations_dense, 5));
       else
         W.G.weigh();
       const AdmmResult res = dense ? solve(W, W.D, cones, m, st, t0) : solve(W, W.G, cones, m, st, t0);
       st.dense = dense;
+      W.polished = res.polished;
       W.rho = res.rho;
-      W.last_iterations = res.iterations;
+      (dense ? W.last_iterations_dense : W.last_iterations_tree) = res.iterations;
       st.iterations += res.iterations;
       st.converged = st.converged && res.converged;
       st.primal = res.primal, st.dual = res.dual;
