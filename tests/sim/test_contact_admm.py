@@ -366,6 +366,13 @@ def test_a_solve_that_cannot_converge_is_reported():
         step = sim.step(state, scene.tau(0.0, state.q, state.v))
     assert not step.converged and step.qp_iterations == 1
     assert np.all(np.isfinite(state.q)) and np.all(np.isfinite(state.v))
+    # a run says it once, with the count, and keeps which steps did not converge
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        traj = sim.run(state, state.t + 5 * sim.dt, tau=scene.tau)
+    said = [w for w in caught if issubclass(w.category, SimulationWarning)]
+    assert len(said) == 1 and "5 of 5 contact solves did not converge" in str(said[0].message)
+    assert traj.converged.shape == (5,) and not traj.converged.any()
 
 
 @pytest.mark.parametrize(

@@ -83,6 +83,7 @@ from .engine import (
     step_batch,
     step_failure,
     warn_unconverged,
+    warn_unconverged_run,
 )
 from .result import ContactTrajectory, SimulationError
 from .step import (
@@ -325,8 +326,8 @@ class ContactSimulator:
 
             bar = progress_bar(total=n_steps, unit="step", desc=f"contact {self.solver.name}", show=True)
 
-        def step(state, h):
-            return self._step(state, torque(state.t, state.q, state.v), h, details=False)
+        def step(state, h):  # (an unconverged solve is counted, and said once below)
+            return self._step(state, torque(state.t, state.q, state.v), h, details=False, quiet=True)
 
         kept, stats, failure = run_steps(
             state, step, n_steps, self.dt, t_end=t_end, record_every=record_every, bar=bar, stop=SimulationError
@@ -347,16 +348,22 @@ class ContactSimulator:
             qp_iterations=np.array([s.qp_iterations for s in stats], dtype=int),
             seconds=np.array([s.seconds for s in stats]),
             n_limits=np.array([s.n_limits for s in stats], dtype=int),
+            converged=np.array([s.converged for s in stats], dtype=bool),
         )
         if failure is not None:
             raise SimulationError(out.message, out)
+        unconverged = [s for s in stats if not s.converged]
+        if unconverged:
+            warn_unconverged_run(len(unconverged), len(stats), max(max(s.residuals) for s in unconverged), self)
         return out
 
     # --- one step: check, collision, dynamics, contact, integrate, check (td.sim.step) ------------------
-    def _step(self, state: State, tau: np.ndarray, h: float | None = None, details: bool = True) -> ContactStep:
+    def _step(
+        self, state: State, tau: np.ndarray, h: float | None = None, details: bool = True, quiet: bool = False
+    ) -> ContactStep:
         h = self.dt if h is None else h
         if self.contact_solver.in_engine:
-            return self._engine_step(state, tau, h, details)
+            return self._engine_step(state, tau, h, details, quiet)
         model, q = self.model, state.q
         blocks = lie_blocks(model)  # the free joints' velocities are stepped in the world frame
         phases = PhaseTimer(PHASES)
@@ -403,14 +410,14 @@ class ContactSimulator:
         (overflow) is left as it was and named in the ValueError, after the others have stepped."""
         return step_batch(self, q, v, tau, threads)
 
-    def _engine_step(self, state: State, tau, h: float, details: bool) -> ContactStep:
+    def _engine_step(self, state: State, tau, h: float, details: bool, quiet: bool = False) -> ContactStep:
         tau = np.ascontiguousarray(tau, dtype=float)
         engine = self.engine()
         status, n, nl, it, converged, primal, dual, depth, secs, _ = engine_world(self, engine, state, tau, h, 0)
         if status:  # the engine left (q, v) as they were
             raise step_failure(status, state.t, tau, state.v)
         state.t += h
-        if not converged:
+        if not converged and not quiet:
             warn_unconverged(it, state.t, primal, dual, self.qp_tolerance, stacklevel=4)
         out = ContactStep(
             n_contacts=n,

@@ -130,6 +130,18 @@ def warn_unconverged(iterations, t, primal, dual, tolerance, stacklevel):
     )
 
 
+def warn_unconverged_run(count, steps, worst, sim):
+    """ContactSimulator.run's one warning for its unconverged solves (each step's would repeat)."""
+    import warnings
+
+    warnings.warn(
+        f"ContactSimulator.run: {count} of {steps} contact solves did not converge (largest residual {worst:.3g} m/s "
+        f"against {sim.qp_tolerance:g}); their best iterates were used (ContactTrajectory.converged per step)",
+        SimulationWarning,
+        stacklevel=3,
+    )
+
+
 def make_engine(sim, pairs):
     """The C++ step's engine: the geoms (kind, body, placement, size, friction), the candidate
     pairs, the finite joint-limit bounds and the options."""

@@ -70,13 +70,15 @@ class SimulationResult:
 @dataclass
 class ContactTrajectory(SimulationResult):
     """A SimulationResult (t, q, v every record_every steps) with per-step n_contacts,
-    max_penetration, qp_iterations, seconds and n_limits."""
+    max_penetration, qp_iterations, seconds, n_limits and converged (the contact solve met its
+    tolerance; its best iterate was used where not)."""
 
     n_contacts: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
     max_penetration: np.ndarray = field(default_factory=lambda: np.zeros(0))
     qp_iterations: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
     seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
     n_limits: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    converged: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
 
 
 @dataclass
