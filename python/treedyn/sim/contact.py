@@ -188,6 +188,10 @@ class ContactStep:
     residuals: tuple = (0.0, 0.0)
 
 
+_NO_IMPULSES = np.zeros((0, 3))  # a step's impulses where not asked for (read-only: shared)
+_NO_IMPULSES.flags.writeable = False
+
+
 class _Impulses(NamedTuple):
     """What the contact phase of a step gives: v⁺, the contacts' impulses (P, 3), the joint-limit
     bounds in the problem, the limits' generalized impulse (nv,) and the QPs' iterations."""
@@ -297,13 +301,14 @@ class ContactSimulator:
     def step(self, state: State, tau=None) -> ContactStep:
         """Advance ``state`` (a td.State) by dt in place. tau: (nv,) generalized forces or None."""
         if self.contact_solver.in_engine:  # the C++ step checks the values (finite q, v, τ) itself
-            model = self.model
-            if not isinstance(state, State) or state.q.shape != (model.nq,) or state.v.shape != (model.nv,):
-                check_state(state, model)  # raises, naming the problem
+            self.engine()  # (current: its shapes below)
+            q_shape, v_shape = self._shapes
+            if not isinstance(state, State) or state.q.shape != q_shape or state.v.shape != v_shape:
+                check_state(state, self.model)  # raises, naming the problem
             if tau is None:
-                tau = np.zeros(model.nv)
-            elif callable(tau) or np.shape(tau) != (model.nv,) or np.asarray(tau).dtype.kind not in "fiub":
-                tau = torque_function(tau, model.nv)(state.t, state.q, state.v)  # checks, names
+                tau = np.zeros(v_shape)
+            elif not (type(tau) is np.ndarray and tau.shape == v_shape and tau.dtype.kind in "fiub"):
+                tau = torque_function(tau, v_shape[0])(state.t, state.q, state.v)  # checks, names
             return self._step(state, tau)
         check_state(state, self.model)
         torque = torque_function(tau, self.model.nv)
@@ -399,6 +404,9 @@ class ContactSimulator:
             self._other_pairs = [p for p in pairs if not native_pair(self.model, p)]
             native = [p for p in pairs if native_pair(self.model, p)]
             self._engine, self._engine_for = make_engine(self, native), key
+            # what each step reads of the model, kept with the engine (a change of the model rebuilds both)
+            self._shapes = ((self.model.nq,), (self.model.nv,))
+            self._bilateral = self.model.n_constraint_rows > 0
         return self._engine
 
     def step_batch(self, q, v, tau=None, threads: int | None = None) -> BatchStep:
@@ -425,7 +433,9 @@ class ContactSimulator:
             qp_iterations=it,
             seconds=sum(secs),
             phases=dict(zip(ENGINE_PHASES, secs)),
+            impulses=_NO_IMPULSES,  # (the details below, where asked for)
             n_limits=nl,
+            limit_impulse=_NO_IMPULSES[:, 0],
             converged=converged,
             residuals=(primal, dual),
         )

@@ -53,7 +53,7 @@ def engine_world(sim, engine, state: State, tau, h: float, world: int):
     if sim._other_pairs:
         c = collide(sim.model, state.q, pairs=sim._other_pairs)
         extra = (c.geoms, c.bodies, c.points, c.normals, c.depths, c.friction)
-    if sim.model.n_constraint_rows:
+    if sim._bilateral:
         rows, C, _ = constraint_terms(sim.model, state.q, state.v)
         rows, targets = np.ascontiguousarray(rows), -np.asarray(C) / max(sim.stabilization, h)
     return engine.step(state.q, state.v, tau, h, world, extra, rows, targets)
