@@ -280,6 +280,7 @@ class ContactSimulator:
         self.contact_solver = CONTACT_SOLVERS[name](self.friction_edges, self.qp_tolerance, self.max_qp_iterations)
         self.delassus = _checks.choice(delassus, "delassus", DELASSUS)
         self._engine, self._engine_for, self._other_pairs = None, None, []
+        self._shapes, self._bilateral = None, False  # (set with the engine: engine())
         self._pairs_for = None
         self._pairs = []
         self._limits_for = None

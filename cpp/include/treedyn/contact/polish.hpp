@@ -182,10 +182,9 @@ template <class Cones> bool polish(const Cones& c, const Eigen::MatrixXd& G, con
     for (int k = 0; k < u.len; ++k) w.lam[u.r0 + k] += w.x[j] * u.e[k];
   }
   for (int i = 0; i < c.P; ++i) {  // in the cones (the face's and edge's coefficients ≥ 0)
-    double a, b;
-    const double* li = w.lam.data() + 3 * i;
-    contact_mode(c, i, li, a, b);
-    if (li[0] < 0 || std::abs(a) + std::abs(b) > c.mu[i] * li[0] * (1 + 1e-9)) return false;
+    double t[3] = {w.lam[3 * i], w.lam[3 * i + 1], w.lam[3 * i + 2]};
+    c.rotate(i, t, 1.0);
+    if (!c.pyramid->inside(c.mu[i], t, 1e-9 * (std::abs(t[0]) + std::abs(t[1]) + std::abs(t[2])))) return false;
   }
   for (int l = 0; l < c.L; ++l)
     if (w.lam[3 * c.P + l] < 0) return false;
