@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _checks as C
 from .. import _core
+from .actuation import ActuationMixin
 from .cache import changes_model
 from .describe import DescribeMixin
 from .elements import Coupling, ElementsMixin, LoopClosure, ParentRef, Spring
@@ -50,7 +51,7 @@ class UnknownNameError(KeyError, ValueError):
 _FILE_READERS: dict = {}
 
 
-class Model(ElementsMixin, CoreMixin, DescribeMixin):
+class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin):
     """A tree of rigid bodies, built body by body.
 
     >>> model = Model(gravity=(0, 0, -9.81))
@@ -86,6 +87,8 @@ class Model(ElementsMixin, CoreMixin, DescribeMixin):
         self.baumgarte: float | None = None
         # the configuration the file describes (MJCF's qpos0); None: the neutral configuration
         self.reference_configuration: np.ndarray | None = None
+        # the file's time step (MJCF's <option timestep>); None: not given. ContactSimulator's default dt
+        self.timestep: float | None = None
 
     def _changed(self) -> None:
         """Mark the model changed: what was made from it (C++ engines, solvers, constraint systems:

@@ -81,7 +81,7 @@ from ...model import Model
 from .._common import warn_inconsistent_inertias
 from .._tree import build_model
 from .._xml import ModelFileError, file_errors, read_xml
-from . import bodies, defaults, document, equality, inertia, meshes, options
+from . import actuators, bodies, defaults, document, equality, inertia, meshes, options
 from .reader import Reader
 
 __all__ = ["load_mjcf"]
@@ -114,22 +114,10 @@ def _read(r: Reader) -> Model:
     model.reference_configuration = equality.reference_configuration(model, r.qpos0)
     r.tendons, r.sites = equality.fixed_tendons(r, root), equality.site_poses(r, root)
     equality.add_equalities(r, model, [e for e in root if e.tag == "equality"], model.reference_configuration)
-    _note_passive(r)
+    actuators.joint_passive(r, model)
+    actuators.tendons(r, root, model)
+    actuators.actuators(r, root, model)
+    model.timestep = options.timestep(r, root)
     r.ignored.warn()
     warn_inconsistent_inertias(r.doc.source, r.inconsistent)
     return model
-
-
-def _note_passive(r: Reader) -> None:
-    """One note per passive joint attribute (damping, stiffness, frictionloss, armature) set non-zero."""
-    for attr, joints in r.passive.items():
-        shown = ", ".join(repr(j) for j in joints[:4]) + (", ..." if len(joints) > 4 else "")
-        r.ignored.note(
-            f"{attr} of joint(s) {shown} not modelled ("
-            + (
-                "M differs from MuJoCo's by the armature"
-                if attr == "armature"
-                else "a force, which treedyn takes as an input"
-            )
-            + ")"
-        )

@@ -112,13 +112,14 @@ def _joints(r, node, body, body_pose, joints, parent):
                     e,
                 )
             # MuJoCo's free body pose is qpos itself, in world coordinates (body pos/quat only set qpos0)
+            _passive(r, name, kind, a, e)
             steps.append(Step(name, Free(), Transform(), body_name))
             r.qpos0[name] = body_pose
             anchor = np.zeros(3)
             continue
         if kind not in ("hinge", "slide", "ball"):
             raise r.err(f"joint {name!r} has type {kind!r}; MJCF joint types are hinge, slide, ball and free", e)
-        _passive(r, name, a, e)
+        _passive(r, name, kind, a, e)
         p = F.rotation @ r.vec(e, "pos", 3, a, (0, 0, 0)) + F.translation if kind != "slide" else np.zeros(3)
         axis = F.rotation @ r.vec(e, "axis", 3, a, (0, 0, 1))
         if kind != "ball" and tiny(axis):
@@ -179,9 +180,15 @@ def _range(r, name, kind, a, e):
     r.limits[name] = (float(lo), float(hi))
 
 
-def _passive(r, name, a, e):
-    for attr in ("damping", "stiffness", "frictionloss", "armature"):
+def _passive(r, name, kind, a, e):
+    """The joint's passive attributes (damping, stiffness, springref, armature, frictionloss) into
+    r.passive[name], those set non-zero only; springref in the compiler's angle unit for a hinge."""
+    vals = {}
+    for attr in ("damping", "stiffness", "springref", "armature", "frictionloss"):
         if attr in a:
-            vals = r.vec(e, attr, None, a)
-            if np.any(vals != 0):
-                r.passive.setdefault(attr, []).append(name)
+            x = float(r.vec(e, attr, 1, a)[0])
+            if attr != "springref" and x < 0:
+                raise r.err(f"joint {name!r}: {attr}={a[attr]!r} must be >= 0", e)
+            vals[attr] = r.angle(x) if attr == "springref" and kind == "hinge" else x
+    if any(vals.values()):
+        r.passive[name] = (kind, vals)

@@ -11,8 +11,6 @@ __all__ = ["check_root", "expand_includes", "check_sections"]
 
 _SILENT_SECTIONS = {"asset", "visual", "statistic", "size", "keyframe", "custom", "extension"}
 _WARN_SECTIONS = {
-    "actuator": "actuators",
-    "tendon": "tendons' springs, dampers and limits (a fixed tendon named by an <equality> is kept)",
     "sensor": "sensors",
     "contact": "contact pairs and exclusions",
 }
@@ -20,8 +18,8 @@ _ERROR_SECTIONS = {
     "deformable": "deformable bodies (flexes, skins) are not articulated rigid bodies",
 }
 # read by their own passes: the bodies, the default classes, the compiler, the options, the
-# constraints (once the tree is built); includes are expanded first
-_READ_SECTIONS = ("worldbody", "default", "compiler", "option", "include", "equality")
+# constraints, tendons and actuators (once the tree is built); includes are expanded first
+_READ_SECTIONS = ("worldbody", "default", "compiler", "option", "include", "equality", "tendon", "actuator")
 
 
 def check_root(r, root):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["read_compiler", "gravity"]
+__all__ = ["read_compiler", "gravity", "timestep"]
 
 
 def read_compiler(r, root):
@@ -66,3 +66,16 @@ def gravity(r, root):
             if flag.get("gravity") == "disable":
                 g = np.zeros(3)
     return g
+
+
+def timestep(r, root):
+    """<option timestep> (None when the file gives none: MuJoCo's default is 0.002 s); the
+    simulators' default step (ContactSimulator's dt)."""
+    h = None
+    for opt in root.iter("option"):
+        r.current = opt
+        if opt.get("timestep") is not None:
+            h = float(r.vec(opt, "timestep", 1)[0])
+            if not h > 0:
+                raise r.err(f"<option timestep={opt.get('timestep')!r}>: must be positive", opt)
+    return h

@@ -29,7 +29,7 @@ class Reader:
         self.ignored = IgnoredTags(doc.source)
         self.inconsistent: list[str] = []
         self.limits: dict[str, tuple[float, float]] = {}
-        self.passive: dict[str, list[str]] = {}
+        self.passive: dict[str, tuple] = {}  # joint name -> (kind, {attribute: value}) (bodies._passive)
         self.qpos0: dict = {}  # joint name -> MuJoCo's qpos0: hinge/slide ref, a free body's pose
         self.body_names: dict[int, str] = {}  # id(<body> element) -> its name (given or made)
         self.current = doc.root  # the element being read, for errors the checks did not foresee

@@ -1,0 +1,195 @@
+"""The passes of what acts on the joints (issue 30): the joints' passive attributes (``armature``,
+``damping``, ``stiffness`` with ``springref``), the fixed tendons of ``<tendon>`` and the
+actuators of ``<actuator>``, as the model's data (``Model.set_joint_armature``,
+``Model.set_joint_spring``, ``Model.add_tendon``, ``Model.add_actuator``;
+treedyn.model.actuation gives their meaning, which is MuJoCo's).
+
+Actuators: ``<motor>``, ``<position>`` (``kp``, ``kv``), ``<velocity>`` (``kv``) and ``<general>``
+(``gaintype``/``biastype`` fixed, affine or none, ``gainprm``, ``biasprm``, ``dyntype`` none,
+integrator or filter with ``dynprm``), each with ``gear`` (its first value), ``ctrlrange``/
+``ctrllimited``, ``forcerange``/``forcelimited``, ``actrange``/``actlimited`` (limited by MuJoCo's
+"auto" rule), on a hinge or slide ``joint`` (or ``jointinparent``) or a fixed ``tendon``. Other
+actuators (muscles, cylinders, adhesion, a site, body or ball-joint transmission, a spatial
+tendon) are noted as not modelled and left out: ``model.actuator_names`` lists those loaded.
+Tendons: ``<fixed>`` with ``stiffness``, ``damping``, ``springlength`` (default: the length at the
+joints' ``springref``) and ``range``/``limited`` (kept on the model, not enforced by the
+simulators yet: noted); ``frictionloss`` and spatial tendons are noted as not modelled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["joint_passive", "tendons", "actuators"]
+
+_SHORTCUTS = ("motor", "position", "velocity", "general")
+_UNSUPPORTED = ("intvelocity", "damper", "cylinder", "muscle", "adhesion", "plugin")
+
+
+def joint_passive(r, model) -> None:
+    """Each joint's armature and spring–damper (bodies._passive read them) into the model;
+    frictionloss, and stiffness on a free joint, noted as not modelled."""
+    friction = []
+    for name, (kind, a) in r.passive.items():
+        if a.get("armature"):
+            model.set_joint_armature(name, a["armature"])
+        k, d = a.get("stiffness", 0.0), a.get("damping", 0.0)
+        if kind == "free" and k:
+            r.ignored.note(f"stiffness of free joint {name!r} not modelled")
+            k = 0.0
+        if k or d:
+            rest = [a.get("springref", 0.0)] if kind in ("hinge", "slide") else None
+            model.set_joint_spring(name, stiffness=k, damping=d, rest=rest)
+        if a.get("frictionloss"):
+            friction.append(name)
+    if friction:
+        shown = ", ".join(repr(j) for j in friction[:4]) + (", ..." if len(friction) > 4 else "")
+        r.ignored.note(f"frictionloss of joint(s) {shown} not modelled (dry joint friction)")
+
+
+def _limited(r, e, a, key: str, what: str):
+    """A (lower, upper) range by MuJoCo's rule for <key>limited (auto: limited when range[0] <
+    range[1] under autolimits), or None."""
+    limited = a.get(key.replace("range", "limited"), "auto")
+    lo, hi = r.vec(e, key, 2, a, (0.0, 0.0))
+    if limited == "true" or (limited == "auto" and lo < hi and r.autolimits == "true"):
+        if not lo < hi:
+            raise r.err(f"{what}: {key} {a.get(key, '0 0')!r} must have range[0] < range[1] when limited", e)
+        return (float(lo), float(hi))
+    return None
+
+
+def tendons(r, root, model) -> None:
+    """The fixed tendons (see the module); spatial ones noted."""
+    springref = {name: a.get("springref", 0.0) for name, (_, a) in r.passive.items()}
+    for sec in [s for s in root if s.tag == "tendon"]:
+        for t in sec:
+            if not isinstance(t.tag, str):
+                continue
+            r.current = t
+            if t.tag == "spatial":
+                r.ignored.note(f"spatial tendon {t.get('name', '')!r} not modelled")
+                continue
+            if t.tag != "fixed":
+                r.ignored.add(t.tag)
+                continue
+            a = _tendon_attrs(r, t)
+            name = a.get("name") or f"tendon{len(model.tendons)}"
+            terms = {}
+            for j in t:
+                if j.tag == "joint":
+                    jn = j.get("joint")
+                    terms[jn] = terms.get(jn, 0.0) + float(r.vec(j, "coef", 1, None, (1.0,))[0])
+            rest = r.vec(t, "springlength", None, a, (-1.0,))
+            if rest[0] == -1.0:  # MuJoCo's default: the length at the joints' springref
+                rest = np.array([sum(c * springref.get(jn, 0.0) for jn, c in terms.items())])
+            rng = _limited(r, t, a, "range", f"tendon {name!r}")
+            if rng is not None:
+                r.ignored.note(f"the range of tendon {name!r} is kept on the model but not enforced (tendon limits)")
+            if float(r.vec(t, "frictionloss", 1, a, (0.0,))[0]):
+                r.ignored.note(f"frictionloss of tendon {name!r} not modelled")
+            try:
+                model.add_tendon(
+                    name,
+                    terms,
+                    stiffness=float(r.vec(t, "stiffness", 1, a, (0.0,))[0]),
+                    damping=float(r.vec(t, "damping", 1, a, (0.0,))[0]),
+                    rest_length=rest,
+                    range=rng,
+                )
+            except ValueError as err:
+                raise r.err(str(err), t) from None
+
+
+def _tendon_attrs(r, t):
+    a = r.attrs(t, "main")
+    d = dict(r.defaults[t.get("class", "main")].get("tendon", {}))
+    d.update(a)
+    return d
+
+
+def _actuator_attrs(r, e, cls):
+    """The actuator's attributes over its class's <general> defaults and its own tag's."""
+    name = e.get("class", cls)
+    if name not in r.defaults:
+        raise r.err(f"<{e.tag}> uses default class {name!r}, which is not defined", e)
+    d = r.defaults[name]
+    a = dict(d.get("general", {}))
+    a.update(d.get(e.tag, {}))
+    a.update(e.attrib)
+    return a
+
+
+def actuators(r, root, model) -> None:
+    """The actuators (see the module), in file order (MuJoCo's ctrl order)."""
+    for sec in [s for s in root if s.tag == "actuator"]:
+        for e in sec:
+            if not isinstance(e.tag, str):
+                continue
+            r.current = e
+            a = _actuator_attrs(r, e, "main")
+            name = a.get("name") or f"actuator{len(model.actuators)}"
+            if e.tag in _UNSUPPORTED or e.tag not in _SHORTCUTS:
+                r.ignored.note(f"<{e.tag}> actuator {name!r} not modelled (left out of model.actuator_names)")
+                continue
+            target = a.get("joint", a.get("jointinparent"))
+            transmission = "joint"
+            if target is None and "tendon" in a:
+                target, transmission = a["tendon"], "tendon"
+            if target is None:
+                r.ignored.note(f"actuator {name!r}: its transmission (a site or a body) is not modelled")
+                continue
+            if transmission == "tendon" and target not in model.tendon_names:
+                r.ignored.note(f"actuator {name!r} on tendon {target!r}: not a fixed tendon treedyn models")
+                continue
+            gain, bias, dyn, T = _gain_bias(r, e, a, name)
+            if dyn is None:
+                continue
+            try:
+                model.add_actuator(
+                    name,
+                    target,
+                    transmission,
+                    gear=float(r.vec(e, "gear", None, a, (1.0,))[0]),
+                    gain=gain,
+                    bias=bias,
+                    ctrlrange=_limited(r, e, a, "ctrlrange", f"actuator {name!r}"),
+                    forcerange=_limited(r, e, a, "forcerange", f"actuator {name!r}"),
+                    dynamics=dyn,
+                    time_constant=T,
+                    actrange=_limited(r, e, a, "actrange", f"actuator {name!r}"),
+                )
+            except ValueError as err:
+                if "not a revolute or prismatic" in str(err):
+                    r.ignored.note(f"actuator {name!r}: {err}")
+                    continue
+                raise r.err(str(err), e) from None
+
+
+def _gain_bias(r, e, a, name):
+    """(gain, bias, dynamics, time constant) of a shortcut or <general>; dynamics None: not modelled."""
+    num = lambda key, default: float(r.vec(e, key, 1, a, (default,))[0])  # noqa: E731
+    if e.tag == "motor":
+        return (1.0,), (0.0,), "none", 1.0
+    if e.tag == "position":
+        kp, kv = num("kp", 1.0), num("kv", 0.0)
+        if num("timeconst", 0.0) > 0:
+            return (kp,), (0.0, -kp, -kv), "filter", num("timeconst", 0.0)
+        return (kp,), (0.0, -kp, -kv), "none", 1.0
+    if e.tag == "velocity":
+        kv = num("kv", 1.0)
+        return (kv,), (0.0, 0.0, -kv), "none", 1.0
+    gaintype, biastype, dyntype = a.get("gaintype", "fixed"), a.get("biastype", "none"), a.get("dyntype", "none")
+    if (
+        gaintype not in ("fixed", "affine")
+        or biastype not in ("none", "affine")
+        or dyntype not in ("none", "integrator", "filter")
+    ):
+        r.ignored.note(f"actuator {name!r}: gaintype {gaintype}, biastype {biastype}, dyntype {dyntype} not modelled")
+        return None, None, None, None
+    g = r.vec(e, "gainprm", None, a, (1.0,))[:3]
+    b = r.vec(e, "biasprm", None, a, (0.0,))[:3] if biastype == "affine" else (0.0,)
+    if gaintype == "fixed":
+        g = g[:1]
+    T = float(r.vec(e, "dynprm", None, a, (1.0,))[0])
+    return tuple(g), tuple(b), dyntype, T if dyntype == "filter" else 1.0

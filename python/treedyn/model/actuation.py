@@ -1,0 +1,292 @@
+"""Tendons and actuators as model data (issue 30, deliverables 2 and 3), with MuJoCo's meaning:
+
+* a fixed tendon is a linear combination of scalar joint coordinates, L(q) = Σ_k c_k q_k
+  (MuJoCo's ``<tendon><fixed>``), with a spring–damper on its length: the generalized force
+  −Jᵀ (k (L − L₀) + d L̇), J = ∂L/∂q (a dead band [L₀, L₁] when two rest lengths are given);
+* an actuator turns a control u into a generalized force through a transmission (a scalar joint
+  or a fixed tendon) with a gear g: its length l = g·q_j (or g·L), its velocity l̇ = g·v_j (or
+  g·L̇) and its force (MuJoCo's mju_muscle-free actuator model, "gain" and "bias" of
+  ``mjModel.actuator_gainprm``/``biasprm``)
+
+      f = (a₀ + a₁ l + a₂ l̇) · w + b₀ + b₁ l + b₂ l̇,   clamped to forcerange,
+      τ = g·e_j f   (or g Jᵀ f for a tendon),
+
+  where w is the control (clamped to ctrlrange) or, with activation dynamics, the actuator's
+  activation: "integrator" ẇ = u, "filter" ẇ = (u − w)/T (stepped by explicit Euler, as MuJoCo's
+  Euler integrator; the activation starts at the control's value one step late, MuJoCo's default
+  ``actearly="false"``).
+
+``<motor>`` is (a = (1, 0, 0), b = 0); ``<position kp kv>`` (a = (kp, 0, 0), b = (0, −kp, −kv));
+``<velocity kv>`` (a = (kv, 0, 0), b = (0, 0, −kv)); ``<general>`` gives a and b. The arrays the
+simulators use (``actuation_terms``) are made once per revision of the model (model/cache.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _checks
+from .cache import cached, changes_model
+from .joints import Prismatic, Revolute
+
+__all__ = ["Tendon", "Actuator", "ActuationMixin", "actuation_terms"]
+
+DYNAMICS = ("none", "integrator", "filter")
+
+
+@dataclass(frozen=True)
+class Tendon:
+    """A fixed tendon (see Model.add_tendon): L(q) = Σ coef·q over (joint name, coef) pairs."""
+
+    name: str
+    joints: tuple
+    stiffness: float = 0.0
+    damping: float = 0.0
+    rest_length: tuple = (0.0, 0.0)  # the spring's dead band [L₀, L₁] (L₀ = L₁: a plain spring)
+    range: tuple | None = None  # (lower, upper) limits of L, or None
+
+
+@dataclass(frozen=True)
+class Actuator:
+    """An actuator (see Model.add_actuator)."""
+
+    name: str
+    transmission: str  # "joint" or "tendon"
+    target: str  # the joint's or the tendon's name
+    gear: float = 1.0
+    gain: tuple = (1.0, 0.0, 0.0)
+    bias: tuple = (0.0, 0.0, 0.0)
+    ctrlrange: tuple | None = None
+    forcerange: tuple | None = None
+    dynamics: str = "none"
+    time_constant: float = 1.0  # T of the "filter" dynamics
+    actrange: tuple | None = None
+
+
+def _range(x, what: str):
+    if x is None:
+        return None
+    lo, hi = (float(v) for v in np.asarray(x, dtype=float).reshape(2))
+    if not (lo < hi) or np.isnan(lo) or np.isnan(hi):
+        raise ValueError(f"{what} must be (lower, upper) with lower < upper, got {x!r}")
+    return (lo, hi)
+
+
+def _three(x, what: str) -> tuple:
+    a = np.zeros(3)
+    v = np.asarray(x, dtype=float).reshape(-1)
+    if v.size > 3 or not np.all(np.isfinite(v)):
+        raise ValueError(f"{what} must be at most 3 finite numbers, got {x!r}")
+    a[: v.size] = v
+    return tuple(float(t) for t in a)
+
+
+class ActuationMixin:
+    """Model's methods for its tendons and actuators."""
+
+    @changes_model
+    def add_tendon(self, name: str, joints, stiffness=0.0, damping=0.0, rest_length=0.0, range=None) -> int:
+        """A fixed tendon L(q) = Σ coef·q_joint over ``joints`` ({joint name: coef} or (name, coef)
+        pairs; revolute and prismatic joints). stiffness, damping (>= 0): its spring–damper, force
+        −(stiffness (L − rest) + damping L̇) along the tendon; rest_length: L₀ or a dead band
+        (L₀, L₁). range: (lower, upper) limits of L. Returns its index."""
+        if not isinstance(name, str) or not name or name in self.tendon_names:
+            raise ValueError(f"tendon name must be a new non-empty string, got {name!r}")
+        pairs = list(joints.items()) if isinstance(joints, dict) else list(joints)
+        if not pairs:
+            raise ValueError(f"tendon {name!r} has no joints")
+        terms = []
+        for j, c in pairs:
+            if j not in self._joint_index:
+                raise ValueError(f"tendon {name!r}: no moving joint is named {j!r}; joints are {self.joint_names}")
+            if not isinstance(self._joints[self._joint_index[j]], (Revolute, Prismatic)):
+                raise ValueError(f"tendon {name!r}: joint {j!r} is not a revolute or prismatic joint")
+            terms.append((j, _checks.real(c, f"tendon {name!r} coefficient of {j!r}")))
+        rest = np.asarray(rest_length, dtype=float).reshape(-1)
+        if rest.size == 1:
+            rest = np.r_[rest, rest]
+        if rest.shape != (2,) or not np.all(np.isfinite(rest)) or rest[0] > rest[1]:
+            raise ValueError(f"tendon {name!r}: rest_length must be L0 or (L0, L1) with L0 <= L1, got {rest_length!r}")
+        k = _checks.real(stiffness, f"tendon {name!r} stiffness", nonnegative=True)
+        d = _checks.real(damping, f"tendon {name!r} damping", nonnegative=True)
+        t = Tendon(name, tuple(terms), k, d, (float(rest[0]), float(rest[1])), _range(range, f"tendon {name!r} range"))
+        self._tendons = (*self.tendons, t)
+        return len(self._tendons) - 1
+
+    @changes_model
+    def add_actuator(
+        self,
+        name: str,
+        target: str,
+        transmission: str = "joint",
+        gear=1.0,
+        gain=(1.0,),
+        bias=(0.0,),
+        ctrlrange=None,
+        forcerange=None,
+        dynamics: str = "none",
+        time_constant=1.0,
+        actrange=None,
+    ) -> int:
+        """An actuator on a scalar joint or a fixed tendon (``target``, its name), MuJoCo's
+        ``<general>``: force (gain₀ + gain₁ l + gain₂ l̇)·w + bias₀ + bias₁ l + bias₂ l̇ (see the
+        module), clamped to forcerange, times gear. ctrlrange clamps the control; dynamics "none"
+        (w = u), "integrator" or "filter" (with time_constant) and actrange clamps the activation.
+        Returns its index (the control's)."""
+        if not isinstance(name, str) or not name or name in self.actuator_names:
+            raise ValueError(f"actuator name must be a new non-empty string, got {name!r}")
+        transmission = _checks.choice(transmission, f"actuator {name!r} transmission", ("joint", "tendon"))
+        if transmission == "joint":
+            if target not in self._joint_index:
+                raise ValueError(
+                    f"actuator {name!r}: no moving joint is named {target!r}; joints are {self.joint_names}"
+                )
+            if not isinstance(self._joints[self._joint_index[target]], (Revolute, Prismatic)):
+                raise ValueError(
+                    f"actuator {name!r}: joint {target!r} is not a revolute or prismatic joint "
+                    "(actuators on ball and free joints are not supported)"
+                )
+        elif target not in self.tendon_names:
+            raise ValueError(f"actuator {name!r}: no tendon is named {target!r}; tendons are {self.tendon_names}")
+        dynamics = _checks.choice(dynamics, f"actuator {name!r} dynamics", DYNAMICS)
+        a = Actuator(
+            name,
+            transmission,
+            target,
+            _checks.real(gear, f"actuator {name!r} gear"),
+            _three(gain, f"actuator {name!r} gain"),
+            _three(bias, f"actuator {name!r} bias"),
+            _range(ctrlrange, f"actuator {name!r} ctrlrange"),
+            _range(forcerange, f"actuator {name!r} forcerange"),
+            dynamics,
+            _checks.real(time_constant, f"actuator {name!r} time_constant", positive=True),
+            _range(actrange, f"actuator {name!r} actrange"),
+        )
+        self._actuators = (*self.actuators, a)
+        return len(self._actuators) - 1
+
+    @property
+    def tendons(self) -> tuple:
+        return self.__dict__.get("_tendons", ())
+
+    @property
+    def tendon_names(self) -> list[str]:
+        return [t.name for t in self.tendons]
+
+    @property
+    def actuators(self) -> tuple:
+        return self.__dict__.get("_actuators", ())
+
+    @property
+    def actuator_names(self) -> list[str]:
+        return [a.name for a in self.actuators]
+
+    @property
+    def nu(self) -> int:
+        """The number of controls (one per actuator)."""
+        return len(self.actuators)
+
+    @property
+    def na(self) -> int:
+        """The number of activations (actuators with dynamics)."""
+        return sum(a.dynamics != "none" for a in self.actuators)
+
+    def tendon_lengths(self, q) -> np.ndarray:
+        """L(q) of every tendon."""
+        T = actuation_terms(self)
+        return T.tendon_q @ _checks.vector(q, "q", self.nq)
+
+    def actuator_forces(self, q, v, ctrl, act=None) -> np.ndarray:
+        """The generalized force (nv,) of the actuators at (q, v) under controls ``ctrl`` (nu,)
+        (clamped to their ctrlrange) and activations ``act`` (na,; the actuators with dynamics,
+        in order)."""
+        return actuation_terms(self).forces(q, v, ctrl, act)
+
+
+class ActuationTerms:
+    """The arrays of a model's tendons and actuators (actuation_terms)."""
+
+    def __init__(self, model):
+        nq, nv = model.nq, model.nv
+        tendons, acts = model.tendons, model.actuators
+        nt, nu = len(tendons), len(acts)
+        self.tendon_q, self.tendon_v = np.zeros((nt, nq)), np.zeros((nt, nv))
+        for r, t in enumerate(tendons):
+            for j, c in t.joints:
+                self.tendon_q[r, model.q_index(j)] += c
+                self.tendon_v[r, model.v_index(j)] += c
+        self.k = np.array([t.stiffness for t in tendons])
+        self.d = np.array([t.damping for t in tendons])
+        self.rest = np.array([t.rest_length for t in tendons]).reshape(nt, 2)
+        self.passive = bool(np.any(self.k) or np.any(self.d))
+        self.moment_q, self.moment_v = np.zeros((nu, nq)), np.zeros((nu, nv))
+        names = model.tendon_names
+        for r, a in enumerate(acts):
+            if a.transmission == "joint":
+                self.moment_q[r, model.q_index(a.target)] = a.gear
+                self.moment_v[r, model.v_index(a.target)] = a.gear
+            else:
+                i = names.index(a.target)
+                self.moment_q[r], self.moment_v[r] = a.gear * self.tendon_q[i], a.gear * self.tendon_v[i]
+        self.gain = np.array([a.gain for a in acts]).reshape(nu, 3)
+        self.bias = np.array([a.bias for a in acts]).reshape(nu, 3)
+        inf = np.inf
+        self.ctrl_lo = np.array([-inf if a.ctrlrange is None else a.ctrlrange[0] for a in acts])
+        self.ctrl_hi = np.array([inf if a.ctrlrange is None else a.ctrlrange[1] for a in acts])
+        self.force_lo = np.array([-inf if a.forcerange is None else a.forcerange[0] for a in acts])
+        self.force_hi = np.array([inf if a.forcerange is None else a.forcerange[1] for a in acts])
+        self.dyn = np.array([a.dynamics != "none" for a in acts], dtype=bool)
+        self.integrator = np.array([a.dynamics == "integrator" for a in acts if a.dynamics != "none"], dtype=bool)
+        self.T = np.array([a.time_constant for a in acts if a.dynamics != "none"])
+        self.act_lo = np.array([-inf if a.actrange is None else a.actrange[0] for a in acts if a.dynamics != "none"])
+        self.act_hi = np.array([inf if a.actrange is None else a.actrange[1] for a in acts if a.dynamics != "none"])
+        self.nu, self.na, self.nv = nu, int(self.dyn.sum()), nv
+
+    def control(self, ctrl) -> np.ndarray:
+        u = _checks.vector(ctrl, "ctrl", self.nu)
+        return np.clip(u, self.ctrl_lo, self.ctrl_hi)
+
+    def forces(self, q, v, ctrl, act=None) -> np.ndarray:
+        """Σ actuators' τ (see the module); ctrl None: zero controls."""
+        u = np.zeros(self.nu) if ctrl is None else self.control(ctrl)
+        w = u.copy()
+        if self.na:
+            a = np.zeros(self.na) if act is None else _checks.vector(act, "act", self.na)
+            w[self.dyn] = a
+        l, ldot = self.moment_q @ q, self.moment_v @ v
+        f = (self.gain[:, 0] + self.gain[:, 1] * l + self.gain[:, 2] * ldot) * w
+        f += self.bias[:, 0] + self.bias[:, 1] * l + self.bias[:, 2] * ldot
+        return self.moment_v.T @ np.clip(f, self.force_lo, self.force_hi)
+
+    def tendon_passive(self, q, v) -> np.ndarray:
+        """−Jᵀ (k (L − rest) + d L̇) of the tendons' spring–dampers (rest: the dead band's nearer end)."""
+        L, Ldot = self.tendon_q @ q, self.tendon_v @ v
+        stretch = np.where(L > self.rest[:, 1], L - self.rest[:, 1], np.minimum(L - self.rest[:, 0], 0.0))
+        return -self.tendon_v.T @ (self.k * stretch + self.d * Ldot)
+
+    def applied(self, q, v, ctrl, act) -> np.ndarray | None:
+        """The actuators' and tendons' generalized force, or None when there is none."""
+        out = None
+        if self.nu:
+            out = self.forces(q, v, ctrl, act)
+        if self.passive:
+            p = self.tendon_passive(q, v)
+            out = p if out is None else out + p
+        return out
+
+    def activate(self, act, ctrl, h: float) -> np.ndarray:
+        """The activations after a step h (explicit Euler, MuJoCo's Euler), clamped to actrange."""
+        u = (np.zeros(self.nu) if ctrl is None else self.control(ctrl))[self.dyn]
+        rate = np.where(self.integrator, u, (u - act) / self.T)
+        return np.clip(act + h * rate, self.act_lo, self.act_hi)
+
+
+def _terms(model, _key) -> ActuationTerms:
+    return ActuationTerms(model)
+
+
+def actuation_terms(model) -> ActuationTerms:
+    """The model's ActuationTerms, made once per revision of the model."""
+    return cached(model, "actuation", _terms)
