@@ -290,3 +290,42 @@ def _terms(model, _key) -> ActuationTerms:
 def actuation_terms(model) -> ActuationTerms:
     """The model's ActuationTerms, made once per revision of the model."""
     return cached(model, "actuation", _terms)
+
+
+def control_function(ctrl, nu: int):
+    """ctrl(t, q, v) -> a (nu,) array or None: ctrl an array, a function or None (zero controls)."""
+    if ctrl is None:
+        return lambda t, q, v: None
+    if callable(ctrl):
+
+        def control(t, q, v):
+            u = ctrl(t, q, v)
+            try:
+                return _checks.vector(u, "ctrl", nu)
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"the function ctrl(t, q, v) returned a bad value at t = {t:.6g}: {e}") from None
+
+        return control
+    u = _checks.vector(ctrl, "ctrl", nu)
+    return lambda t, q, v: u
+
+
+def driven(model) -> bool:
+    """Whether the model has actuators or tendons (forces beyond the caller's τ)."""
+    return bool(model.actuators or model.tendons)
+
+
+def drive(model, state, tau: np.ndarray, ctrl) -> np.ndarray:
+    """τ plus the actuators' force under ``ctrl`` (and the state's activations) and the tendons'
+    spring–dampers at the state."""
+    T = actuation_terms(model)
+    extra = T.applied(state.q, state.v, ctrl, state.act if T.na and state.act.size else None)
+    return tau if extra is None else tau + extra
+
+
+def activate(model, state, ctrl, h: float) -> None:
+    """Advance the state's activations by h under ``ctrl`` (in place; they start at zero)."""
+    T = actuation_terms(model)
+    if T.na:
+        act = state.act if state.act.size == T.na else np.zeros(T.na)
+        state.act = T.activate(act, ctrl, h)

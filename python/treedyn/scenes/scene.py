@@ -3,10 +3,7 @@ baxter2019 §4 and docs/scenes.md)."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import _checks
-from ..algorithms.configuration import neutral
 from ..algorithms.state import State
 from ..model import Model
 
@@ -59,14 +56,16 @@ class Scene:
         self.tau = tau
 
     @classmethod
-    def from_model(cls, model: Model, name: str, h: float = 1e-2, duration: float = 5.0) -> Scene:
-        """A scene of a plain model: neutral configuration, zero velocity, t = 0."""
-        state = State(neutral(model), np.zeros(model.nv))
+    def from_model(cls, model: Model, name: str, h: float | None = None, duration: float = 5.0) -> Scene:
+        """A scene of a plain model: its starting state (State.initial: the file's qpos0, or the
+        neutral configuration), at rest, t = 0; h: the file's time step (model.timestep) by default,
+        else 1e-2."""
+        state = State.initial(model)
         return cls(
             model,
             state,
             name=name,
-            h=h,
+            h=(model.timestep or 1e-2) if h is None else h,
             duration=duration,
             info={"nq": model.nq, "nv": model.nv, "n_bodies": model.n_bodies},
         )

@@ -28,33 +28,9 @@ push_out_limit²/(2g) (2 mm at 0.2 m/s) above the surface. Without the cap a dee
 capsule dropped from 10 m at h = 1e-2, 0.1 m deep after its first step in contact — was pushed out
 at depth/stabilization ≈ 5 m/s and thrown 1.2 m back up by an inelastic contact.
 
-Joint limits (model.set_joint_limits) are unilateral constraints solved in the same QPs. A bound
-on coordinate i adds a column s·e_i to the normal block, R = [N L D] (s = +1 for a lower bound,
-−1 for an upper one; no friction edges), with impulse c_L ≥ 0 and the row
-
-    s v⁺_i ≥ b_L,   b_L = −d/h                                 if d ≥ 0 (not violated)
-                    b_L = min(max(−d − slop, 0)/max(stabilization, h), push_out_limit)
-                                                               if d < 0 (violated: Baumgarte, capped)
-
-where d = s(q̂_i − bound) is the gap (positive inside) and q̂ the position the step moves with v⁺
-(q_k for the semi-implicit step, q_k + h v_k for explicit Euler, whose q_{k+1} is already fixed
-by v_k). q̂ + h v⁺ then never crosses the bound: an approaching joint arrives on it within the
-step, at most. The objective gets −c_Lᵀ b_L, the work of the limit impulses against their targets:
-minimising ½‖v⁺‖²_M alone would stop an approaching joint dead (v⁺_i = 0, short of the bound)
-whenever its row is in the problem; with the term a limit pushes only when v⁺ would fall below
-its target, and then exactly to it (1 DoF: v⁺ = b_L, c_L = M (b_L − v*)).
-
-Which bounds enter: the step crosses a bound iff d + h s v⁺_i < 0. Before the solve v⁺ is known
-only as the free motion's v*, so the bounds with d ≤ h·max(−s v*_i, 0) + slop enter (reached
-within the step by the free motion, or within the slop of the bound: a joint resting on its stop
-keeps its row). The slop is read in the coordinate's unit (m or rad). Contacts can push a joint
-further than v* says: a bound left out that v⁺ would cross by more than the slop is added after
-the solve, and the step solved again (each bound at most once).
-
-The model's bilateral constraints (loop closures, couplings: treedyn.constraints) hold throughout:
-the free motion is the constrained one (Baumgarte with the same time constant, ``stabilization``)
-and M⁻¹ becomes M_c⁻¹ = M⁻¹ − Y (G Y)⁺ Yᵀ (Y = M⁻¹Gᵀ): the contact-space inertia is that of the
-constrained mechanism, and the impulses leave G v unchanged (G M_c⁻¹ = 0).
+Joint limits (model.set_joint_limits) are unilateral constraints solved in the same problems, and
+the model's bilateral constraints (loop closures, couplings) hold throughout: docs/contact.md,
+"Joint limits and the model's constraints", gives their rows, targets and which bounds enter.
 """
 
 from __future__ import annotations
@@ -67,6 +43,7 @@ import numpy as np
 from .. import _checks, _core
 from ..algorithms.state import State
 from ..model import Model
+from ..model.actuation import activate, control_function, drive, driven
 from ..solvers import Solver, make_solver
 from ..solvers.inverse import _contact_product
 from ..util.timing import PhaseTimer
@@ -244,7 +221,7 @@ class ContactSimulator:
     def __init__(
         self,
         model: Model,
-        dt: float,
+        dt: float | None = None,
         solver: str | Solver = "drumwright",
         integrator: str = "semi-implicit",
         friction_edges: int = 4,
@@ -257,7 +234,9 @@ class ContactSimulator:
         delassus: str = "auto",
     ):
         self.model = _checks.instance(model, Model, "model")
-        self.dt = _checks.real(dt, "dt", positive=True)
+        if dt is None and model.timestep is None:
+            raise ValueError("dt: give the time step (the model's file gives none: model.timestep is None)")
+        self.dt = _checks.real(model.timestep if dt is None else dt, "dt", positive=True)
         self.integrator = _checks.choice(integrator, "integrator", INTEGRATORS)
         self.solver = solver if isinstance(solver, Solver) else make_solver(solver, model)
         if self.solver.model is not model:
@@ -299,8 +278,17 @@ class ContactSimulator:
             self._pairs, self._pairs_for = collision_pairs(self.model), key
         return self._pairs
 
-    def step(self, state: State, tau=None) -> ContactStep:
-        """Advance ``state`` (a td.State) by dt in place. tau: (nv,) generalized forces or None."""
+    def step(self, state: State, tau=None, ctrl=None) -> ContactStep:
+        """Advance ``state`` (a td.State) by dt in place. tau: (nv,) generalized forces or None;
+        ctrl: the actuators' controls (model.nu,) or None (zero), their force added to tau with the
+        tendons' (treedyn.model.actuation)."""
+        if ctrl is not None or driven(self.model):
+            check_state(state, self.model)
+            torque, control = torque_function(tau, self.model.nv), control_function(ctrl, self.model.nu)
+            u = control(state.t, state.q, state.v)
+            out = self._step(state, drive(self.model, state, torque(state.t, state.q, state.v), u))
+            activate(self.model, state, u, self.dt)
+            return out
         if self.contact_solver.in_engine:  # the C++ step checks the values (finite q, v, τ) itself
             self.engine()  # (current: its shapes below)
             q_shape, v_shape = self._shapes
@@ -315,16 +303,17 @@ class ContactSimulator:
         torque = torque_function(tau, self.model.nv)
         return self._step(state, torque(state.t, state.q, state.v))
 
-    def run(self, state: State, t_end: float, tau=None, record_every: int = 1, progress: bool = False):
+    def run(self, state: State, t_end: float, tau=None, record_every: int = 1, progress: bool = False, ctrl=None):
         """Step ``state`` in place to t_end (the last step is shortened to land on it). tau: an
-        (nv,) array or a function tau(t, q, v). Returns a ContactTrajectory with the state every
+        (nv,) array or a function tau(t, q, v); ctrl: the actuators' controls, an (nu,) array or a
+        function ctrl(t, q, v) (see step). Returns a ContactTrajectory with the state every
         ``record_every`` steps (and the last) and every step's statistics."""
         check_state(state, self.model)
         t_end = _checks.real(t_end, "t_end")
         if t_end < state.t:
             raise ValueError(f"t_end must be finite and >= state.t = {state.t}, got {t_end}")
         record_every = _checks.integer(record_every, "record_every", minimum=1)
-        torque = torque_function(tau, self.model.nv)
+        torque, control = torque_function(tau, self.model.nv), control_function(ctrl, self.model.nu)
         n_steps = int(np.ceil((t_end - state.t) / self.dt - 1e-9))
         bar = None
         if progress:
@@ -333,7 +322,12 @@ class ContactSimulator:
             bar = progress_bar(total=n_steps, unit="step", desc=f"contact {self.solver.name}", show=True)
 
         def step(state, h):  # (an unconverged solve is counted, and said once below)
-            return self._step(state, torque(state.t, state.q, state.v), h, details=False, quiet=True)
+            if not driven(self.model):
+                return self._step(state, torque(state.t, state.q, state.v), h, details=False, quiet=True)
+            u = control(state.t, state.q, state.v)
+            out = self._step(state, drive(self.model, state, torque(state.t, state.q, state.v), u), h, False, True)
+            activate(self.model, state, u, h)
+            return out
 
         kept, stats, failure = run_steps(
             state, step, n_steps, self.dt, t_end=t_end, record_every=record_every, bar=bar, stop=SimulationError
