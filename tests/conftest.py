@@ -1,5 +1,8 @@
 import os
+import subprocess
+import sys
 import tempfile
+import zipfile
 
 import numpy as np
 import pytest
@@ -395,3 +398,48 @@ def saved_figures(monkeypatch):
 
     monkeypatch.setattr(Figure, "savefig", checked_savefig)
     return saved
+
+
+# --- the Gymnasium and dm_control model files (tests/io/test_io_public_models.py, tests/sim/test_mujoco_suite.py)
+# the releases whose models are listed below (pinned: a new release cannot change the set silently)
+WHEELS = {"gymnasium": "1.4.0", "dm_control": "1.0.50"}
+MODEL_DIRS = {"gymnasium": "gymnasium/envs/mujoco/assets/", "dm_control": "dm_control/suite/"}
+DOWNLOAD_TIMEOUT = 600  # seconds: the dm_control wheel is ~56 MB
+
+
+def _cache_dir():
+    if os.environ.get("TREEDYN_PUBLIC_MJCF"):
+        return os.environ["TREEDYN_PUBLIC_MJCF"]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "treedyn", "public-mjcf")
+
+
+def _unpacked(cache, package, version):
+    """The folder holding the package's models, unpacked from its wheel (downloaded if absent)."""
+    target = os.path.join(cache, f"{package}-{version}")
+    done = os.path.join(target, ".unpacked")
+    if os.path.isfile(done):
+        return target
+    wheel = os.path.join(cache, f"{package}-{version}-py3-none-any.whl")
+    if not os.path.isfile(wheel):
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
+        cmd += [f"{package}=={version}", "-d", cache, "--disable-pip-version-check", "--quiet"]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=DOWNLOAD_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            pytest.skip(f"pip download {package}=={version} took over {DOWNLOAD_TIMEOUT} s (no network?)")
+        if r.returncode != 0 or not os.path.isfile(wheel):
+            tail = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["no output"]
+            pytest.skip(f"cannot download the {package}=={version} wheel (no network?): {tail[0]}")
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(target, [n for n in z.namelist() if n.startswith(MODEL_DIRS[package])])
+    open(done, "w").close()
+    return target
+
+
+@pytest.fixture(scope="session")
+def public_models():
+    """{package: folder of its models}, downloaded and unpacked once."""
+    cache = _cache_dir()
+    os.makedirs(cache, exist_ok=True)
+    return {p: os.path.join(_unpacked(cache, p, v), MODEL_DIRS[p]) for p, v in WHEELS.items()}
