@@ -123,7 +123,7 @@ void bind_contact(py::module_& m) {
       .def(
           "step",
           [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int world, py::object extra,
-             py::object rows, py::object targets) {
+             py::object rows, py::object targets, py::object bounds) {
             const Model<double>& M = e.engine.model;
             std::vector<ContactPoint> found;  // (geoms, bodies, points, normals, depths, friction) from Python
             if (!extra.is_none()) {
@@ -156,7 +156,7 @@ void bind_contact(py::module_& m) {
             auto ta = py_arrays::as_real<double>(tau, "tau");
             if (ta.size() != M.nv) throw py::value_error("tau must have nv values");
             Eigen::MatrixXd Gc;  // bilateral rows (nb, nv) and their targets
-            Eigen::VectorXd bc;
+            Eigen::VectorXd bc, lo, hi;
             if (!rows.is_none()) {
               auto R = py_arrays::as_real<double>(rows, "rows");
               auto T = py_arrays::as_real<double>(targets, "targets");
@@ -165,22 +165,35 @@ void bind_contact(py::module_& m) {
               Gc = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
                   R.data(), R.shape(0), R.shape(1));
               bc = Eigen::Map<const Eigen::VectorXd>(T.data(), T.size());
+              if (!bounds.is_none()) {  // (nb, 2): lo ≤ λ ≤ hi per row
+                auto B = py_arrays::as_real<double>(bounds, "bounds");
+                if (B.ndim() != 2 || B.shape(0) != R.shape(0) || B.shape(1) != 2)
+                  throw py::value_error("bounds must have shape (nb, 2)");
+                lo.resize(B.shape(0)), hi.resize(B.shape(0));
+                for (py::ssize_t r = 0; r < B.shape(0); ++r) {
+                  lo[r] = B.data()[2 * r], hi[r] = B.data()[2 * r + 1];
+                  if (std::isnan(lo[r]) || std::isnan(hi[r]) || lo[r] > hi[r] || lo[r] > 0 || hi[r] < 0)
+                    throw py::value_error("bounds: each row needs lo <= 0 <= hi (not NaN)");
+                }
+              }
             }
             ContactWorld& W = e.world(std::size_t(world));
             StepStats st;
             {
               py::gil_scoped_release release;
               e.engine.step(W, qa, va, ta.data(), h, qa, va, st, extra.is_none() ? nullptr : &found,
-                            Gc.rows() ? &Gc : nullptr, Gc.rows() ? bc.data() : nullptr);
+                            Gc.rows() ? &Gc : nullptr, Gc.rows() ? bc.data() : nullptr, lo.size() ? lo.data() : nullptr,
+                            hi.size() ? hi.data() : nullptr);
             }
             return stats_tuple(st);
           },
           py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("h"), py::arg("world") = 0, py::arg("extra") = py::none(),
-          py::arg("rows") = py::none(), py::arg("targets") = py::none(),
+          py::arg("rows") = py::none(), py::arg("targets") = py::none(), py::arg("bounds") = py::none(),
           "One step of world `world` from (q, v) under tau, in place; (status: 0 stepped, 1 tau not finite "
           "(nothing done), 2 overflowed (q, v left as they were), 3 q or v not finite (nothing done); contacts, "
           "limits, iterations, converged, primal, "
-          "dual, max_penetration, seconds of the 5 phases, whether G was formed)")
+          "dual, max_penetration, seconds of the 5 phases, whether G was formed). rows (nb, nv), targets (nb,): the "
+          "bilateral rows J v⁺ = target; bounds (nb, 2): their impulses' bounds lo <= 0 <= hi (default unbounded)")
       .def(
           "step_batch",
           [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int threads) {

@@ -46,6 +46,7 @@ class Tendon:
     damping: float = 0.0
     rest_length: tuple = (0.0, 0.0)  # the spring's dead band [L₀, L₁] (L₀ = L₁: a plain spring)
     range: tuple | None = None  # (lower, upper) limits of L, or None
+    frictionloss: float = 0.0  # dry friction along the tendon (a force)
 
 
 @dataclass(frozen=True)
@@ -87,11 +88,14 @@ class ActuationMixin:
     """Model's methods for its tendons and actuators."""
 
     @changes_model
-    def add_tendon(self, name: str, joints, stiffness=0.0, damping=0.0, rest_length=0.0, range=None) -> int:
+    def add_tendon(
+        self, name: str, joints, stiffness=0.0, damping=0.0, rest_length=0.0, range=None, frictionloss=0.0
+    ) -> int:
         """A fixed tendon L(q) = Σ coef·q_joint over ``joints`` ({joint name: coef} or (name, coef)
         pairs; revolute and prismatic joints). stiffness, damping (>= 0): its spring–damper, force
         −(stiffness (L − rest) + damping L̇) along the tendon; rest_length: L₀ or a dead band
-        (L₀, L₁). range: (lower, upper) limits of L. Returns its index."""
+        (L₀, L₁). range: (lower, upper) limits of L, kept by the contact step (a unilateral row,
+        treedyn.sim.rows). frictionloss: dry friction along it (a force >= 0). Returns its index."""
         if not isinstance(name, str) or not name or name in self.tendon_names:
             raise ValueError(f"tendon name must be a new non-empty string, got {name!r}")
         pairs = list(joints.items()) if isinstance(joints, dict) else list(joints)
@@ -111,7 +115,9 @@ class ActuationMixin:
             raise ValueError(f"tendon {name!r}: rest_length must be L0 or (L0, L1) with L0 <= L1, got {rest_length!r}")
         k = _checks.real(stiffness, f"tendon {name!r} stiffness", nonnegative=True)
         d = _checks.real(damping, f"tendon {name!r} damping", nonnegative=True)
-        t = Tendon(name, tuple(terms), k, d, (float(rest[0]), float(rest[1])), _range(range, f"tendon {name!r} range"))
+        fl = _checks.real(frictionloss, f"tendon {name!r} frictionloss", nonnegative=True)
+        rng = _range(range, f"tendon {name!r} range")
+        t = Tendon(name, tuple(terms), k, d, (float(rest[0]), float(rest[1])), rng, fl)
         self._tendons = (*self.tendons, t)
         return len(self._tendons) - 1
 
@@ -167,6 +173,31 @@ class ActuationMixin:
         self._actuators = (*self.actuators, a)
         return len(self._actuators) - 1
 
+    @changes_model
+    def set_joint_frictionloss(self, joint: str, frictionloss) -> None:
+        """Dry friction on a joint (MuJoCo's ``frictionloss``): a force (N·m or N) >= 0 per velocity
+        coordinate (a scalar for all of them) that resists motion up to its size; the contact step
+        keeps it as a bounded impulse (treedyn.sim.rows). 0 removes it."""
+        if joint not in self._joint_index:
+            raise ValueError(f"joint friction: no moving joint is named {joint!r}; joints are {self.joint_names}")
+        n = self._joints[self._joint_index[joint]].nv
+        f = np.array(frictionloss, dtype=float).reshape(-1)
+        f = np.full(n, f[0]) if f.size == 1 else f
+        if f.shape != (n,) or not np.all(np.isfinite(f)) or np.any(f < 0):
+            raise ValueError(
+                f"joint friction of {joint!r} must be a scalar or {n} finite values >= 0, got {frictionloss!r}"
+            )
+        self._frictionloss = {**self.__dict__.get("_frictionloss", {}), joint: f}
+
+    @property
+    def joint_frictionloss(self) -> np.ndarray:
+        """(nv,) dry friction of every velocity coordinate (set_joint_frictionloss; a copy)."""
+        out = np.zeros(self.nv)
+        for joint, f in self.__dict__.get("_frictionloss", {}).items():
+            i = self.v_index(joint)
+            out[i : i + len(f)] = f
+        return out
+
     @property
     def tendons(self) -> tuple:
         return self.__dict__.get("_tendons", ())
@@ -221,6 +252,11 @@ class ActuationTerms:
         self.d = np.array([t.damping for t in tendons])
         self.rest = np.array([t.rest_length for t in tendons]).reshape(nt, 2)
         self.passive = bool(np.any(self.k) or np.any(self.d))
+        self.frictionloss = np.array([t.frictionloss for t in tendons])
+        self.friction = np.flatnonzero(self.frictionloss)  # the tendons with dry friction
+        self.limited = np.array([r for r, t in enumerate(tendons) if t.range is not None], dtype=int)
+        self.range_lo = np.array([tendons[r].range[0] for r in self.limited])
+        self.range_hi = np.array([tendons[r].range[1] for r in self.limited])
         self.moment_q, self.moment_v = np.zeros((nu, nq)), np.zeros((nu, nv))
         names = model.tendon_names
         for r, a in enumerate(acts):

@@ -63,6 +63,7 @@ from .engine import (
     warn_unconverged_run,
 )
 from .result import ContactTrajectory, SimulationError
+from .rows import has_rows
 from .step import (
     StepFailed,
     check_state,
@@ -258,8 +259,12 @@ class ContactSimulator:
         self.qp_tolerance = _checks.real(qp_tolerance, "qp_tolerance", positive=True)
         self.contact_solver = CONTACT_SOLVERS[name](self.friction_edges, self.qp_tolerance, self.max_qp_iterations)
         self.delassus = _checks.choice(delassus, "delassus", DELASSUS)
+        if not self.contact_solver.in_engine and (
+            np.any(model.joint_frictionloss) or has_rows(model) > bool(model.n_constraint_rows)
+        ):
+            raise ValueError(f'contact_solver="{name}": dry friction and tendon limits need contact_solver="admm"')
         self._engine, self._engine_for, self._other_pairs = None, None, []
-        self._shapes, self._bilateral = None, False  # (set with the engine: engine())
+        self._shapes, self._rows = None, False  # (set with the engine: engine())
         self._pairs_for = None
         self._pairs = []
         self._limits_for = None
@@ -401,7 +406,7 @@ class ContactSimulator:
             self._engine, self._engine_for = make_engine(self, native), key
             # what each step reads of the model, kept with the engine (a change of the model rebuilds both)
             self._shapes = ((self.model.nq,), (self.model.nv,))
-            self._bilateral = self.model.n_constraint_rows > 0
+            self._rows = has_rows(self.model)
         return self._engine
 
     def step_batch(self, q, v, tau=None, threads: int | None = None) -> BatchStep:

@@ -16,8 +16,8 @@ from ..algorithms.state import State
 from ..model.cache import cached
 from ..model.shapes import Box, Capsule, Plane, Sphere
 from .collision import _geom_arrays, collide
-from .constraints import constraint_terms
 from .result import SimulationWarning
+from .rows import step_rows
 
 #: the phases of the C++ step, timed (ContactStep.phases)
 ENGINE_PHASES = ("collision", "dynamics", "delassus", "contact", "integrate")
@@ -48,15 +48,16 @@ class BatchStep(NamedTuple):
 
 def engine_world(sim, engine, state: State, tau, h: float, world: int):
     """engine.step of one world, with what only Python has: the contacts of pairs without a C++
-    closed form, the model's bilateral rows (loop closures, couplings: G v⁺ = −C/τ)."""
-    extra = rows = targets = None
+    closed form, the general rows (the model's constraints, dry friction, tendon limits: sim/rows.py)."""
+    extra = rows = None
     if sim._other_pairs:
         c = collide(sim.model, state.q, pairs=sim._other_pairs)
         extra = (c.geoms, c.bodies, c.points, c.normals, c.depths, c.friction)
-    if sim._bilateral:
-        rows, C, _ = constraint_terms(sim.model, state.q, state.v)
-        rows, targets = np.ascontiguousarray(rows), -np.asarray(C) / max(sim.stabilization, h)
-    return engine.step(state.q, state.v, tau, h, world, extra, rows, targets)
+    if sim._rows:
+        rows = step_rows(sim, state.q, state.v, h)
+    if rows is None:
+        return engine.step(state.q, state.v, tau, h, world, extra)
+    return engine.step(state.q, state.v, tau, h, world, extra, *rows)
 
 
 def step_batch(sim, q, v, tau=None, threads: int | None = None) -> BatchStep:
@@ -82,7 +83,7 @@ def step_batch(sim, q, v, tau=None, threads: int | None = None) -> BatchStep:
     tau = np.ascontiguousarray(tau)
     threads = get_num_threads() if threads is None else _checks.integer(threads, "threads", minimum=1)
     engine = sim.engine()
-    if sim._other_pairs or model.n_constraint_rows:  # a world at a time: Python's share of the step
+    if sim._other_pairs or sim._rows:  # a world at a time: Python's share of the step
         status, counts, res = np.zeros(B, int), np.zeros((B, 3), int), np.zeros((B, 2))
         for b in range(B):
             state = State(q[b], v[b])

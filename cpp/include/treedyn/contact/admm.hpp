@@ -9,7 +9,8 @@
 //               Coulomb's friction at its maximum dissipation: a sliding contact keeps σ_n = 0 and
 //               its friction μ λ_n opposes the slide
 //   limits      λ ≥ 0, σ ≥ 0, λ σ = 0
-//   bilateral   σ = 0.
+//   bilateral   σ = 0, or with bounds lo ≤ λ ≤ hi (a joint's dry friction ±h f, a tendon's limit
+//               [0, ∞)): λ = clamp(λ − σ, lo, hi), σ = 0 inside, σ ≥ 0 at lo, σ ≤ 0 at hi.
 // ADMM on the split λ = z, z in the cones (Boyd et al. 2011, §3; the contact form of Carpentier et
 // al. 2024), each row's penalty ρ d_k (D = diag d: the operator's weights, one per contact's three
 // rows so that the cones' projections stay Euclidean): λ⁺ = (G + ρD)⁻¹(ρ D z − y − (g − b + s)),
@@ -121,10 +122,13 @@ struct Pyramid {
 };
 
 struct ConeRows {
-  int P = 0, L = 0, B = 0;           // contacts (3 rows each), limits, bilateral rows
-  const double* mu = nullptr;        // P friction coefficients
-  const Pyramid* pyramid = nullptr;  // k = 0: the second-order cone
-  const double* turn = nullptr;      // P x 2: (cos, sin) of the angle of a contact's first edge in (t₁, t₂)
+  int P = 0, L = 0, B = 0;                    // contacts (3 rows each), limits, bilateral rows
+  const double* mu = nullptr;                 // P friction coefficients
+  const Pyramid* pyramid = nullptr;           // k = 0: the second-order cone
+  const double* turn = nullptr;               // P x 2: (cos, sin) of the angle of a contact's first edge in (t₁, t₂)
+  const double *lo = nullptr, *hi = nullptr;  // B bounds of the bilateral rows' impulses (null: unbounded)
+  double lower(int r) const { return lo ? lo[r] : -std::numeric_limits<double>::infinity(); }
+  double upper(int r) const { return hi ? hi[r] : std::numeric_limits<double>::infinity(); }
   // a contact's tangent components into its turned frame (back: sign −1)
   void rotate(int i, double* x, double sign) const {
     const double c = turn[2 * i], s = sign * turn[2 * i + 1];
@@ -159,7 +163,11 @@ inline double ncp_residual(const ConeRows& c, const double* z, const double* sig
     const double zl = z[3 * c.P + l], sl = sigma[3 * c.P + l], s = scale[3 * c.P + l];
     r = std::max(r, s * std::abs(zl - std::max(zl - sl / s, 0.0)));
   }
-  for (int b = 0; b < c.B; ++b) r = std::max(r, std::abs(sigma[3 * c.P + c.L + b]));
+  for (int b = 0; b < c.B; ++b) {  // |σ| unbounded; |λ − clamp(λ − σ/s, lo, hi)| s bounded
+    const int k = 3 * c.P + c.L + b;
+    const double zb = z[k], sb = sigma[k], s = scale[k];
+    r = std::max(r, c.lo ? s * std::abs(zb - std::clamp(zb - sb / s, c.lower(b), c.upper(b))) : std::abs(sb));
+  }
   return r;
 }
 
@@ -176,6 +184,8 @@ inline void project_one(const ConeRows& c, int i, double* xi) {
 inline void project_rows(const ConeRows& c, double* x) {
   for (int i = 0; i < c.P; ++i) project_one(c, i, x + 3 * i);
   for (int l = 0; l < c.L; ++l) x[3 * c.P + l] = std::max(x[3 * c.P + l], 0.0);
+  if (c.lo)
+    for (int b = 0; b < c.B; ++b) x[3 * c.P + c.L + b] = std::clamp(x[3 * c.P + c.L + b], c.lower(b), c.upper(b));
 }
 
 struct AdmmSettings {

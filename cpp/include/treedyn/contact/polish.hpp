@@ -12,6 +12,7 @@
 //   face (s₁, s₂)    λ = α (1, s₁μ, 0) + β (1, 0, s₂μ)          σ_n = 0, s₂ σ_a − s₁ σ_b = 0
 //   limit active     λ free ≥ 0                                 σ = 0
 //   bilateral row    λ free                                     σ = 0
+//   bounded row      at a bound: λ = lo or hi (fixed)   inside: λ free, σ = 0
 //
 // in each contact's turned frame (n, a, b), where the pyramid is |a| + |b| ≤ μ n and σ = Gλ + g − b.
 // A face's two equations: λ ⊥ σ̃ on a face holds for σ̃ normal to it, σ̃ ∝ (μ, −s₁, −s₂), i.e.
@@ -62,6 +63,13 @@ template <class Cones> int contact_mode(const Cones& c, int i, const double* zi,
   return 4;
 }
 
+// a bounded row's mode at its impulse: −1 at lo, 1 at hi, 0 inside (or unbounded)
+template <class Cones> int bounded_mode(const Cones& c, int r, double z) {
+  if (!c.lo) return 0;
+  const double lo = c.lower(r), hi = c.upper(r), tol = 1e-9 * (std::abs(lo) + std::abs(hi));
+  return z <= lo + tol ? -1 : (z >= hi - tol ? 1 : 0);
+}
+
 // a signature of the modes at z (and the faces' and edges' signs): the polish is tried when it
 // has not changed for a few iterations
 template <class Cones> std::uint64_t mode_signature(const Cones& c, const double* z) {
@@ -73,6 +81,7 @@ template <class Cones> std::uint64_t mode_signature(const Cones& c, const double
     mix(std::uint64_t(mode) * 4 + (a < 0) * 2 + (b < 0));
   }
   for (int l = 0; l < c.L; ++l) mix(z[3 * c.P + l] > 0 ? 7 : 11);
+  for (int r = 0; r < c.B; ++r) mix(std::uint64_t(13 + bounded_mode(c, r, z[3 * c.P + c.L + r])));
   return h;
 }
 
@@ -115,10 +124,11 @@ template <class Cones> void reduce(const Cones& c, const double* z, PolishWorksp
       const PolishWorkspace::Vec unit{m0 + l, 1, {1, 0, 0}};
       w.unknowns.push_back(unit), w.equations.push_back(unit);
     }
-  for (int r = 0; r < c.B; ++r) {
-    const PolishWorkspace::Vec unit{m0 + c.L + r, 1, {1, 0, 0}};
-    w.unknowns.push_back(unit), w.equations.push_back(unit);
-  }
+  for (int r = 0; r < c.B; ++r)
+    if (bounded_mode(c, r, z[m0 + c.L + r]) == 0) {  // (at a bound: fixed there, in polish)
+      const PolishWorkspace::Vec unit{m0 + c.L + r, 1, {1, 0, 0}};
+      w.unknowns.push_back(unit), w.equations.push_back(unit);
+    }
 }
 
 // A x = rhs in place (A p x p, the top-left of w.A; rhs in w.x): Gaussian elimination with
@@ -155,9 +165,16 @@ inline bool solve_in_place(PolishWorkspace& w, int p) {
 // in w.sigma; false where the mode's system is singular or its solution leaves a cone
 template <class Cones> bool polish(const Cones& c, const Eigen::MatrixXd& G, const double* gb, const double* z,
                                    PolishWorkspace& w) {
+  const double* gb0 = gb;
   const int m = int(G.rows());
   reduce(c, z, w);
-  const int p = int(w.unknowns.size());
+  const int p = int(w.unknowns.size()), rB = 3 * c.P + c.L;
+  // the bounded rows at a bound hold their bound: g − b + G λ_fixed is the right-hand side (in σ)
+  w.sigma.head(m) = Eigen::Map<const Eigen::VectorXd>(gb, m);
+  for (int r = 0; r < c.B; ++r)
+    if (const int mode = bounded_mode(c, r, z[rB + r]))
+      w.sigma.head(m) += (mode < 0 ? c.lower(r) : c.upper(r)) * G.col(rB + r);
+  gb = w.sigma.data();
   for (int j = 0; j < p; ++j) {  // G E, column by column
     const PolishWorkspace::Vec& u = w.unknowns[j];
     auto col = w.GE.col(j).head(m);
@@ -177,6 +194,8 @@ template <class Cones> bool polish(const Cones& c, const Eigen::MatrixXd& G, con
   }
   if (!solve_in_place(w, p)) return false;
   w.lam.setZero();
+  for (int r = 0; r < c.B; ++r)
+    if (const int mode = bounded_mode(c, r, z[rB + r])) w.lam[rB + r] = mode < 0 ? c.lower(r) : c.upper(r);
   for (int j = 0; j < p; ++j) {
     const PolishWorkspace::Vec& u = w.unknowns[j];
     for (int k = 0; k < u.len; ++k) w.lam[u.r0 + k] += w.x[j] * u.e[k];
@@ -188,8 +207,11 @@ template <class Cones> bool polish(const Cones& c, const Eigen::MatrixXd& G, con
   }
   for (int l = 0; l < c.L; ++l)
     if (w.lam[3 * c.P + l] < 0) return false;
-  w.sigma.noalias() = G * w.lam;
-  for (int k = 0; k < m; ++k) w.sigma[k] += gb[k];
+  for (int r = 0; r < c.B; ++r)
+    if (w.lam[rB + r] < c.lower(r) || w.lam[rB + r] > c.upper(r)) return false;
+  w.x.head(m) = Eigen::Map<const Eigen::VectorXd>(gb0, m);  // (gb now points at σ's storage)
+  w.sigma.head(m).noalias() = G * w.lam.head(m);
+  w.sigma.head(m) += w.x.head(m);
   return true;
 }
 

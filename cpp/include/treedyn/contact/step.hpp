@@ -71,9 +71,10 @@ struct ContactWorld {
   DenseDelassus D;  // G formed, for the small problems
   AdmmWorkspace w;
   Eigen::VectorXd qk, vk, qdd, vstar, vnext, dv, b, angle, mu, gap;
-  std::vector<WarmEntry> warm;       // the last step's z, y by key, sorted
-  Eigen::VectorXd bilateral_target;  // the bilateral rows' targets (the rows: G.bilateral)
-  std::vector<int> bounds;           // the limit bounds in the problem
+  std::vector<WarmEntry> warm;                 // the last step's z, y by key, sorted
+  Eigen::VectorXd bilateral_target;            // the bilateral rows' targets (the rows: G.bilateral)
+  Eigen::VectorXd bilateral_lo, bilateral_hi;  // their impulses' bounds (empty: unbounded)
+  std::vector<int> bounds;                     // the limit bounds in the problem
   std::vector<char> in_problem;
   std::vector<Motion<double>> vel;  // the bodies' velocities at v*
   double rho = 0, lambda_max = 0;
@@ -320,6 +321,7 @@ struct ContactEngine {
       warm_start(W);
       const int m = int(W.b.size());
       ConeRows cones{P, int(W.bounds.size()), int(W.G.bilateral.rows()), W.mu.data(), &pyramid, W.angle.data()};
+      if (W.bilateral_lo.size()) cones.lo = W.bilateral_lo.data(), cones.hi = W.bilateral_hi.data();
       const bool dense = opt.delassus == 2 || (opt.delassus == 0 && dense_pays(W, m));
       auto t0 = Clock::now();
       if (dense)
@@ -382,7 +384,8 @@ struct ContactEngine {
   // one step of world W from (q, v) under τ: (q_out, v_out); may alias q, v
   void step(ContactWorld& W, const double* q, const double* v, const double* tau, double h, double* q_out,
             double* v_out, StepStats& st, const std::vector<ContactPoint>* extra = nullptr,
-            const Eigen::MatrixXd* rows = nullptr, const double* targets = nullptr) {
+            const Eigen::MatrixXd* rows = nullptr, const double* targets = nullptr, const double* lower = nullptr,
+            const double* upper = nullptr) {
     std::lock_guard<std::mutex> lock(W.busy);
     st = StepStats{};
     if (!finite(tau, model.nv)) {
@@ -410,8 +413,15 @@ struct ContactEngine {
     if (rows && rows->rows() > 0) {  // the model's bilateral constraints, G v⁺ = target
       W.G.bilateral = *rows;
       W.bilateral_target = Eigen::Map<const Eigen::VectorXd>(targets, rows->rows());
+      if (lower) {  // bounded rows (dry friction, tendon limits): lo ≤ λ ≤ hi
+        W.bilateral_lo = Eigen::Map<const Eigen::VectorXd>(lower, rows->rows());
+        W.bilateral_hi = Eigen::Map<const Eigen::VectorXd>(upper, rows->rows());
+      } else {
+        W.bilateral_lo.resize(0), W.bilateral_hi.resize(0);
+      }
     } else {
       W.G.bilateral.resize(0, model.nv);
+      W.bilateral_lo.resize(0), W.bilateral_hi.resize(0);
     }
     frames(W);
     contact(W, q, v, h, st);

@@ -12,8 +12,8 @@ integrator or filter with ``dynprm``), each with ``gear`` (its first value), ``c
 actuators (muscles, cylinders, adhesion, a site, body or ball-joint transmission, a spatial
 tendon) are noted as not modelled and left out: ``model.actuator_names`` lists those loaded.
 Tendons: ``<fixed>`` with ``stiffness``, ``damping``, ``springlength`` (default: the length at the
-joints' ``springref``) and ``range``/``limited`` (kept on the model, not enforced by the
-simulators yet: noted); ``frictionloss`` and spatial tendons are noted as not modelled.
+joints' ``springref``), ``range``/``limited`` and ``frictionloss``; spatial tendons are noted as not
+modelled. Joints: ``frictionloss`` (dry friction, ``Model.set_joint_frictionloss``).
 """
 
 from __future__ import annotations
@@ -27,9 +27,8 @@ _UNSUPPORTED = ("intvelocity", "damper", "cylinder", "muscle", "adhesion", "plug
 
 
 def joint_passive(r, model) -> None:
-    """Each joint's armature and spring–damper (bodies._passive read them) into the model;
-    frictionloss, and stiffness on a free joint, noted as not modelled."""
-    friction = []
+    """Each joint's armature, spring–damper and dry friction (bodies._passive read them) into the
+    model; stiffness on a free joint noted as not modelled."""
     for name, (kind, a) in r.passive.items():
         if a.get("armature"):
             model.set_joint_armature(name, a["armature"])
@@ -41,10 +40,7 @@ def joint_passive(r, model) -> None:
             rest = [a.get("springref", 0.0)] if kind in ("hinge", "slide") else None
             model.set_joint_spring(name, stiffness=k, damping=d, rest=rest)
         if a.get("frictionloss"):
-            friction.append(name)
-    if friction:
-        shown = ", ".join(repr(j) for j in friction[:4]) + (", ..." if len(friction) > 4 else "")
-        r.ignored.note(f"frictionloss of joint(s) {shown} not modelled (dry joint friction)")
+            model.set_joint_frictionloss(name, a["frictionloss"])
 
 
 def _limited(r, e, a, key: str, what: str):
@@ -83,11 +79,6 @@ def tendons(r, root, model) -> None:
             rest = r.vec(t, "springlength", None, a, (-1.0,))
             if rest[0] == -1.0:  # MuJoCo's default: the length at the joints' springref
                 rest = np.array([sum(c * springref.get(jn, 0.0) for jn, c in terms.items())])
-            rng = _limited(r, t, a, "range", f"tendon {name!r}")
-            if rng is not None:
-                r.ignored.note(f"the range of tendon {name!r} is kept on the model but not enforced (tendon limits)")
-            if float(r.vec(t, "frictionloss", 1, a, (0.0,))[0]):
-                r.ignored.note(f"frictionloss of tendon {name!r} not modelled")
             try:
                 model.add_tendon(
                     name,
@@ -95,7 +86,8 @@ def tendons(r, root, model) -> None:
                     stiffness=float(r.vec(t, "stiffness", 1, a, (0.0,))[0]),
                     damping=float(r.vec(t, "damping", 1, a, (0.0,))[0]),
                     rest_length=rest,
-                    range=rng,
+                    range=_limited(r, t, a, "range", f"tendon {name!r}"),
+                    frictionloss=float(r.vec(t, "frictionloss", 1, a, (0.0,))[0]),
                 )
             except ValueError as err:
                 raise r.err(str(err), t) from None

@@ -1,0 +1,67 @@
+"""The general rows of the C++ contact step (contact/step.hpp's bilateral rows, with bounds on
+their impulses): each step, Python hands the step the rows only it has —
+
+* the model's bilateral constraints (loop closures, couplings: treedyn.constraints), J v⁺ = −C/τ
+  (Baumgarte with the simulator's stabilization τ), impulses unbounded;
+* dry friction on a joint coordinate or a fixed tendon (MuJoCo's ``frictionloss`` f): the row e_i
+  (or the tendon's J), J v⁺ = 0 with the impulse bounded, |λ| ≤ h f — the largest impulse the
+  friction force can give in the step, so that a joint sticks while its load stays below f and
+  slides against f otherwise (maximum dissipation, as a contact's friction);
+* a fixed tendon's limits: s J v⁺ ≥ b with λ ≥ 0, the joint limits' targets (docs/contact.md, "Joint
+  limits and the model's constraints": −d/h inside, the capped Baumgarte push-out when violated),
+  for the bounds within reach (d ≤ 4h |J v| + slop + 1 % of the range).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model.actuation import actuation_terms
+from .constraints import constraint_terms
+
+__all__ = ["has_rows", "step_rows"]
+
+
+def has_rows(model) -> bool:
+    """Whether a step of the model has general rows."""
+    T = actuation_terms(model)
+    return bool(model.n_constraint_rows or np.any(model.joint_frictionloss) or T.friction.size or T.limited.size)
+
+
+def step_rows(sim, q, v, h: float):
+    """(rows (nb, nv), targets (nb,), bounds (nb, 2)) of a step from (q, v) of length h."""
+    model = sim.model
+    T = actuation_terms(model)
+    rows, targets, lo, hi = [], [], [], []
+    if model.n_constraint_rows:
+        G, C, _ = constraint_terms(model, q, v)
+        rows.append(np.asarray(G)), targets.append(-np.asarray(C) / max(sim.stabilization, h))
+        lo.append(np.full(len(C), -np.inf)), hi.append(np.full(len(C), np.inf))
+    f = model.joint_frictionloss
+    dofs = np.flatnonzero(f)
+    if dofs.size:
+        E = np.zeros((dofs.size, model.nv))
+        E[np.arange(dofs.size), dofs] = 1.0
+        rows.append(E), targets.append(np.zeros(dofs.size)), lo.append(-h * f[dofs]), hi.append(h * f[dofs])
+    if T.friction.size:
+        rows.append(T.tendon_v[T.friction]), targets.append(np.zeros(T.friction.size))
+        lo.append(-h * T.frictionloss[T.friction]), hi.append(h * T.frictionloss[T.friction])
+    if T.limited.size:
+        J = T.tendon_v[T.limited]
+        rate = J @ v
+        x = T.tendon_q[T.limited] @ q + (h * rate if sim.integrator == "euler" else 0.0)  # L at q̂
+        for s, bound in ((1.0, T.range_lo), (-1.0, T.range_hi)):
+            d = s * (x - bound)
+            near = d <= 4 * h * np.abs(rate) + sim.slop + 0.01 * (T.range_hi - T.range_lo)
+            if near.any():
+                dn = d[near]
+                push = np.minimum(np.maximum(-dn - sim.slop, 0.0) / max(sim.stabilization, h), sim.push_out_limit)
+                rows.append(s * J[near]), targets.append(np.where(dn >= 0, -dn / h, push))
+                lo.append(np.zeros(dn.size)), hi.append(np.full(dn.size, np.inf))
+    if not rows:
+        return None
+    return (
+        np.ascontiguousarray(np.vstack(rows)),
+        np.concatenate(targets),
+        np.ascontiguousarray(np.column_stack([np.concatenate(lo), np.concatenate(hi)])),
+    )

@@ -1,0 +1,80 @@
+"""The general rows of the C++ step (treedyn/sim/rows.py): a joint's dry friction (a bounded impulse)
+and a fixed tendon's limits (a unilateral row), against their closed forms."""
+
+import numpy as np
+import pytest
+
+import treedyn as td
+
+I_ZZ = 0.2
+
+
+def _wheel(friction):
+    """A wheel on a vertical axis (gravity does no work on it): inertia I_ZZ about its axis."""
+    m = td.Model()
+    m.add_body("w", None, td.Revolute((0, 0, 1)), inertia=td.Inertia(1.0, (0, 0, 0), np.diag([0.1, 0.1, I_ZZ])))
+    m.set_joint_frictionloss("w", friction)
+    return m
+
+
+@pytest.mark.parametrize("tau", [0.3, 0.9])
+def test_dry_friction_sticks_below_its_size_and_slides_against_it_above(tau):
+    """|τ| < f: the wheel does not move; |τ| > f: it accelerates at (τ − f)/I (to the solver's
+    tolerance per step, over 100 steps)."""
+    f, h, n = 0.5, 1e-3, 100
+    sim = td.ContactSimulator(_wheel(f), h)
+    s = td.State.initial(sim.model)
+    for _ in range(n):
+        sim.step(s, tau=[tau])
+    expect = max(tau - f, 0.0) / I_ZZ * n * h
+    assert s.v[0] == pytest.approx(expect, abs=n * sim.qp_tolerance)
+
+
+def test_dry_friction_stops_a_spinning_wheel_in_time():
+    """From ω₀ the friction decelerates at f/I and stops the wheel at t = I ω₀ / f; then it stays."""
+    f, h, w0 = 0.5, 1e-3, 2.0
+    sim = td.ContactSimulator(_wheel(f), h)
+    s = td.State(np.zeros(1), [w0])
+    stop = None
+    for k in range(1200):
+        sim.step(s)
+        if stop is None and abs(s.v[0]) < 1e-9:
+            stop = (k + 1) * h
+    assert stop == pytest.approx(I_ZZ * w0 / f, abs=h)
+    assert abs(s.v[0]) < 1e-9
+    assert s.q[0] == pytest.approx(I_ZZ * w0**2 / (2 * f), abs=2 * h * w0)
+
+
+def test_dry_friction_needs_the_c_step():
+    with pytest.raises(ValueError, match="admm"):
+        td.ContactSimulator(_wheel(0.5), 1e-3, contact_solver="proxqp")
+
+
+def test_tendon_limit_holds_the_combination_and_lets_the_rest_move():
+    """Two wheels, L = q₁ + q₂ limited to [−0.3, 0.3], both pushed the same way: L stops at its
+    bound (within the slop), after which the torque difference still turns q₁ − q₂."""
+    m = td.Model()
+    inertia = td.Inertia(1.0, (0, 0, 0), np.diag([0.1, 0.1, I_ZZ]))
+    m.add_body("a", None, td.Revolute((0, 0, 1)), inertia=inertia)
+    m.add_body("b", None, td.Revolute((0, 0, 1)), inertia=inertia)
+    m.add_tendon("t", {"a": 1.0, "b": 1.0}, range=(-0.3, 0.3))
+    sim = td.ContactSimulator(m, 1e-3)
+    s = td.State.initial(m)
+    for _ in range(2000):
+        sim.step(s, tau=[1.0, 0.2])
+    L = s.q.sum()
+    assert 0.3 - 1e-3 <= L <= 0.3 + sim.slop + 1e-9
+    # at the bound, the row's impulse λ (along (1, 1)) takes the common part: q̈₁ − q̈₂ = (1.0 − 0.2)/I
+    assert s.v[0] - s.v[1] > 0 and abs(s.v.sum()) < 1e-6
+    with pytest.raises(ValueError, match="range"):
+        m.add_tendon("u", {"a": 1.0}, range=(1, 0))
+
+
+def test_tendon_limit_from_outside_is_pushed_in_at_the_capped_rate():
+    m = td.Model()
+    m.add_body("a", None, td.Revolute((0, 0, 1)), inertia=td.Inertia(1.0, (0, 0, 0), np.diag([0.1, 0.1, I_ZZ])))
+    m.add_tendon("t", {"a": 2.0}, range=(0.0, 1.0))
+    sim = td.ContactSimulator(m, 1e-3)
+    s = td.State(np.array([-0.05]), np.zeros(1))  # L = −0.1, outside
+    sim.step(s)
+    assert 2 * s.v[0] == pytest.approx(sim.push_out_limit, rel=1e-6)  # the cap, 0.2 per second on L
