@@ -15,6 +15,7 @@
 
 #include "arrays.hpp"
 #include "treedyn/algorithms/crba.hpp"
+#include "treedyn/algorithms/passive.hpp"
 #include "treedyn/algorithms/rnea.hpp"
 #include "treedyn/engine/engine.hpp"
 
@@ -106,6 +107,8 @@ void bind_algorithms(py::module_& m) {
           for_items(model, B, false, [&](int b, Data<double>& data) {
             const std::size_t k = b;
             rnea(model, data, qp + k * nq, vp + k * nv, ap + k * nv, fp ? fp + k * nf : nullptr, out + k * nv);
+            if (model.has_springs)  // τ = M q̈ + c − τ_p: inverse dynamics of the forward dynamics with τ_p
+              add_passive_force(model, qp + k * nq, vp + k * nv, out + k * nv, out + k * nv, -1.0);
           });
         }
         check_result<double>(tau, "rnea");

@@ -75,9 +75,10 @@ template <class S> bool all_finite(const S* p, py::ssize_t n) {
 template <class S>
 py::tuple derivatives(Derivatives<S>& self, const Model<double>& now, py::handle q, py::handle v, py::handle x,
                       py::handle f_ext, bool forward) {
-  // the model as it is now: the copy is remade when the model has grown or its gravity was set
-  // (the only changes a treedyn.Model allows after a body is added)
-  if (now.N != self.model().N || now.gravity.template cast<S>() != self.model().gravity)
+  // the model as it is now: the copy is remade when the model has grown, its gravity was set or its
+  // passive terms (the only changes a treedyn.Model allows after a body is added)
+  if (now.N != self.model().N || now.gravity.template cast<S>() != self.model().gravity ||
+      !self.model().same_passive(now))
     self.reset(now.template cast<S>());
   const Model<S>& model = self.model();
   const char* what = forward ? "aba_derivatives" : "rnea_derivatives";

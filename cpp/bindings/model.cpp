@@ -105,6 +105,24 @@ void bind_model(py::module_& m) {
       .def_readonly("nq_i", &Model<double>::nq_i)
       .def_readonly("nv_i", &Model<double>::nv_i)
       .def_readonly("name", &Model<double>::name)
+      .def(
+          "set_passive",
+          [](Model<double>& self, std::vector<double> armature, std::vector<double> stiffness,
+             std::vector<double> damping, std::vector<double> q_rest) {
+            try {
+              self.set_passive(std::move(armature), std::move(stiffness), std::move(damping), std::move(q_rest));
+            } catch (const std::invalid_argument& e) {
+              throw py::value_error(e.what());
+            }
+          },
+          py::arg("armature"), py::arg("stiffness"), py::arg("damping"), py::arg("q_rest"),
+          "The passive joint terms: armature, stiffness, damping (nv each, finite, >= 0) and the springs' rest "
+          "configuration q_rest (nq); every solver's M has the armature, every forward dynamics the force "
+          "-stiffness (q - q_rest) - damping v (algorithms/passive.hpp)")
+      .def_readonly("armature", &Model<double>::armature)
+      .def_readonly("stiffness", &Model<double>::stiffness)
+      .def_readonly("damping", &Model<double>::damping)
+      .def_readonly("q_rest", &Model<double>::q_rest)
       .def_property_readonly("kind",
                              [](const Model<double>& s) {
                                std::vector<int> k;

@@ -198,24 +198,10 @@ void bind_redmax(py::module_& m) {
   py::class_<Sys>(m, "RedMaxSystem",
                   "A tree with springs, forces and loop closures (baxter2019 §2); built by treedyn.Model")
       .def(py::init<const Model<double>&>())
-      .def_property(
-          "k_r", [](const Sys& s) { return s.k_r; },
-          [](Sys& s, const std::vector<double>& x) {
-            if (int(x.size()) != s.tree.nv) throw py::value_error("k_r must have nv entries");
-            s.k_r = x;
-          })
-      .def_property(
-          "d_r", [](const Sys& s) { return s.d_r; },
-          [](Sys& s, const std::vector<double>& x) {
-            if (int(x.size()) != s.tree.nv) throw py::value_error("d_r must have nv entries");
-            s.d_r = x;
-          })
-      .def_property(
-          "q_rest", [](const Sys& s) { return s.q_rest; },
-          [](Sys& s, const std::vector<double>& x) {
-            if (int(x.size()) != s.tree.nq) throw py::value_error("q_rest must have nq entries");
-            s.q_rest = x;
-          })
+      // the joint springs are the tree's (treedyn.Model.set_joint_spring, _core.Model.set_passive)
+      .def_property_readonly("k_r", [](const Sys& s) { return s.tree.stiffness; })
+      .def_property_readonly("d_r", [](const Sys& s) { return s.tree.damping; })
+      .def_property_readonly("q_rest", [](const Sys& s) { return s.tree.q_rest; })
       .def_readwrite("baumgarte", &Sys::baumgarte)
       .def("set_body_damping",
            [](Sys& s, int i, const Eigen::Matrix<double, 6, 6>& D) {
@@ -432,8 +418,8 @@ void bind_redmax(py::module_& m) {
               Gt = ws.Gt;
               C = loop_errors(ws);
             }
-            VecX dr = Eigen::Map<const VecX>(s.d_r.data(), s.tree.nv),
-                 kr = Eigen::Map<const VecX>(s.k_r.data(), s.tree.nv);
+            VecX dr = Eigen::Map<const VecX>(s.tree.damping.data(), s.tree.nv),
+                 kr = Eigen::Map<const VecX>(s.tree.stiffness.data(), s.tree.nv);
             py::dict out;
             out["J"] = J;
             out["Jdot"] = Jd;

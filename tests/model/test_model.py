@@ -733,3 +733,45 @@ def test_transform_inverse_composition_and_points():
         A @ np.array([0, np.nan, 0])
     with pytest.raises(TypeError):
         A @ 3.0
+
+
+def test_joint_armature_and_springs_are_model_data():
+    """set_joint_armature: a scalar or one value per velocity coordinate, finite and >= 0; the
+    (nv,) read-only views; kept by pickling and copies; solvers made before are remade."""
+    import copy
+    import pickle
+
+    from treedyn.scenes import random_tree
+
+    m = random_tree(5, 3, joints=("revolute", "spherical"))
+    q, v, tau = td.random_configuration(m, np.random.default_rng(0)), np.ones(m.nv), np.ones(m.nv)
+    before = td.make_solver("aba", m).forward_dynamics(q, v, tau)
+    ball = next(i for i, j in enumerate(m.joints) if isinstance(j, td.Spherical))
+    vi = m.v_indices[ball]
+    rev = next(i for i, j in enumerate(m.joints) if isinstance(j, td.Revolute))
+    m.set_joint_armature(m.body_joint_names[ball], [0.1, 0.2, 0.3])  # by name
+    m.set_joint_armature(rev, 0.5)  # by body index
+    m.set_joint_spring(ball, stiffness=2.0, damping=0.4)
+    expected = np.zeros(m.nv)
+    expected[vi : vi + 3] = [0.1, 0.2, 0.3]
+    expected[m.v_indices[rev]] = 0.5
+    np.testing.assert_array_equal(m.armature, expected)
+    assert m.joint_stiffness[vi : vi + 3].tolist() == [2.0] * 3 and m.joint_damping[vi] == 0.4
+    with pytest.raises(ValueError):
+        m.armature[0] = 1.0
+    for bad, match in (([1.0, 2.0], "3 values"), (-1.0, ">= 0"), (np.nan, "finite"), ([0, 0, np.inf], "finite")):
+        with pytest.raises(ValueError, match=match):
+            m.set_joint_armature(ball, bad)
+    with pytest.raises(ValueError, match="world"):
+        m.set_joint_armature(0, 1.0)
+    with pytest.raises(ValueError, match="no moving joint"):
+        m.set_joint_armature("nope", 1.0)
+    fresh = td.make_solver("aba", m)
+    assert not np.array_equal(fresh.forward_dynamics(q, v, tau), before)
+    for other in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m), copy.copy(m)):
+        np.testing.assert_array_equal(other.armature, m.armature)
+        np.testing.assert_array_equal(other.joint_stiffness, m.joint_stiffness)
+        np.testing.assert_array_equal(other.core.q_rest, m.core.q_rest)
+        np.testing.assert_array_equal(
+            td.make_solver("aba", other).forward_dynamics(q, v, tau), fresh.forward_dynamics(q, v, tau)
+        )

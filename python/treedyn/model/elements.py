@@ -31,6 +31,12 @@ def _nonneg(x, n: int, what: str) -> np.ndarray:
     return a
 
 
+def _read_only(x) -> np.ndarray:
+    a = np.array(x, dtype=float)
+    a.flags.writeable = False
+    return a
+
+
 def _field_values(x) -> tuple:
     """A dataclass's field values, not copied (dataclasses.astuple copies them deeply)."""
     return tuple(getattr(x, f.name) for f in fields(x))
@@ -100,31 +106,43 @@ class Coupling:
 class ElementsMixin:
     """Model's methods for its force elements and constraints."""
 
-    # The terms of the RedMax step (baxter2019 eq. (2.13)); the redmax-* solvers use them, the
-    # rigid-body solvers (aba, ...) compute the dynamics of the bare tree.
+    # The joints' passive terms (armature, spring–dampers) are model data of every solver (as
+    # MuJoCo's); the other terms of the RedMax step (baxter2019 eq. (2.13)) are the redmax-*
+    # solvers' only: the rigid-body solvers (aba, ...) compute the dynamics of the tree without them.
+
+    def _moving_joint(self, joint: str | int, what: str) -> int:
+        """The body index of a moving joint given by its name or its body's index."""
+        if isinstance(joint, str):
+            if joint not in self._joint_index:
+                why = "the world has no joint" if joint == "world" else f"no moving joint is named {joint!r}"
+                raise ValueError(f"{what}: {why}; joints are {self.joint_names}")
+            i = self._joint_index[joint]
+        else:
+            i = self._body_ref(joint, what)
+        if i == 0:
+            raise ValueError(f"{what}: body 0 is the world, which has no joint")
+        if self._joints[i].nv == 0:
+            raise ValueError(f"{what}: the joint of body {self.body_names[i]!r} is fixed (no coordinates)")
+        return i
 
     @changes_model
     def set_joint_spring(self, joint: str | int, stiffness=0.0, damping=0.0, rest=None) -> None:
-        """A spring–damper on a moving joint (K_r, D_r and f_r of eq. (2.13)): the generalized
-        force −stiffness (q − rest) − damping q̇, per velocity coordinate.
+        """A spring–damper on a moving joint: the passive generalized force
+        τ_p = −stiffness (q ⊖ rest) − damping q̇, per velocity coordinate (MuJoCo's joint stiffness,
+        springref and damping; K_r, D_r and f_r of baxter2019 eq. (2.13)).
+
+        Every solver uses it: the rigid-body solvers' forward dynamics add τ_p to τ (and td.rnea
+        subtracts it: inverse dynamics is M q̈ + c − τ_p), the redmax-* solvers take it implicitly
+        in their step, and the C++ contact step (ContactSimulator) takes the damping implicitly
+        (M + h·diag(damping), as MuJoCo's Euler integrator).
 
         joint: its name or its body's index. stiffness, damping: a scalar or one value per
         velocity coordinate of the joint, >= 0. rest: the joint's rest coordinates (nq of the
         joint; default zero, or the identity quaternion). A spherical joint's spring acts on the
         rotation vector of rest⁻¹ q; a free joint takes damping only.
         """
-        if isinstance(joint, str):
-            if joint not in self._joint_index:
-                what = "the world has no joint" if joint == "world" else f"no moving joint is named {joint!r}"
-                raise ValueError(f"joint spring: {what}; joints are {self.joint_names}")
-            i = self._joint_index[joint]
-        else:
-            i = self._body_ref(joint, "joint spring")
+        i = self._moving_joint(joint, "joint spring")
         jt = self._joints[i]
-        if i == 0:
-            raise ValueError("joint spring: body 0 is the world, which has no joint")
-        if jt.nv == 0:
-            raise ValueError(f"joint spring: the joint of body {self.body_names[i]!r} is fixed (no coordinates)")
         k = _nonneg(stiffness, jt.nv, "joint spring stiffness")
         d = _nonneg(damping, jt.nv, "joint spring damping")
         if isinstance(jt, Free) and np.any(k):
@@ -139,6 +157,35 @@ class ElementsMixin:
         if rest.shape != (jt.nq,) or not np.all(np.isfinite(rest)):
             raise ValueError(f"joint spring: rest must be {jt.nq} finite joint coordinates, got {rest}")
         self._joint_springs[i] = (k, d, rest)
+        self._push_passive()
+
+    @changes_model
+    def set_joint_armature(self, joint: str | int, armature) -> None:
+        """The rotor inertia of a moving joint (MuJoCo's armature): added to the diagonal of the
+        joint-space inertia matrix, M ← M + diag(armature), in every solver (M, M⁻¹, forward and
+        inverse dynamics, their derivatives, the contact step).
+
+        joint: its name or its body's index. armature: a scalar or one value per velocity
+        coordinate of the joint, finite and >= 0.
+        """
+        i = self._moving_joint(joint, "joint armature")
+        self._joint_armature[i] = _nonneg(armature, self._joints[i].nv, "joint armature")
+        self._push_passive()
+
+    @property
+    def armature(self) -> np.ndarray:
+        """The rotor inertia per velocity coordinate (nv,), read-only (set_joint_armature)."""
+        return _read_only(self._cpp.armature)
+
+    @property
+    def joint_stiffness(self) -> np.ndarray:
+        """The joint springs' stiffness per velocity coordinate (nv,), read-only (set_joint_spring)."""
+        return _read_only(self._cpp.stiffness)
+
+    @property
+    def joint_damping(self) -> np.ndarray:
+        """The joint dampers' coefficient per velocity coordinate (nv,), read-only (set_joint_spring)."""
+        return _read_only(self._cpp.damping)
 
     @changes_model
     def set_body_damping(self, body: ParentRef, damping) -> None:
@@ -341,9 +388,10 @@ class ElementsMixin:
     def force_elements(self) -> list[str]:
         """The terms this model carries beyond the tree ("joint springs", "body damping", "springs",
         "point forces", "moving forces", "loop closures", "couplings"): the solvers with the
-        "springs" capability (redmax-*) include them in their step; every solver's
-        forward_dynamics computes the tree alone (loop closures and couplings are kept by
-        td.constrained_forward_dynamics, td.simulate and td.ContactSimulator)."""
+        "springs" capability (redmax-*) include them in their step; every other solver's
+        forward_dynamics computes the tree with its joint springs (set_joint_spring) and armature
+        alone (loop closures and couplings are kept by td.constrained_forward_dynamics,
+        td.simulate and td.ContactSimulator)."""
         terms = {
             "joint springs": self._joint_springs,
             "body damping": self._body_damping,

@@ -61,14 +61,23 @@ class CoreMixin:
                 )
         return sys
 
+    def _push_passive(self) -> None:
+        """The joints' armature and springs (set_joint_armature, set_joint_spring) into the C++
+        model, whole: every solver made from it (model/cache.py) sees them."""
+        cpp = self._cpp
+        armature, stiffness, damping = np.zeros(cpp.nv), np.zeros(cpp.nv), np.zeros(cpp.nv)
+        rest = _core.neutral(cpp)
+        for i, a in self._joint_armature.items():
+            armature[cpp.v_index[i] : cpp.v_index[i] + len(a)] = a
+        for i, (k, d, r) in self._joint_springs.items():
+            vi, qi = cpp.v_index[i], cpp.q_index[i]
+            stiffness[vi : vi + len(k)], damping[vi : vi + len(d)], rest[qi : qi + len(r)] = k, d, r
+        cpp.set_passive(armature, stiffness, damping, rest)
+
     def _redmax_system(self):
-        """The C++ RedMax system: a frozen copy of the tree with its springs, forces and loops."""
+        """The C++ RedMax system: a frozen copy of the tree with its springs (the tree's joint
+        springs and armature included), forces and loops."""
         sys = self._loop_system()
-        k_r, d_r, q_rest = np.array(sys.k_r), np.array(sys.d_r), np.array(sys.q_rest)
-        for i, (k, d, rest) in self._joint_springs.items():
-            vi, qi = self._cpp.v_index[i], self._cpp.q_index[i]
-            k_r[vi : vi + len(k)], d_r[vi : vi + len(d)], q_rest[qi : qi + len(rest)] = k, d, rest
-        sys.k_r, sys.d_r, sys.q_rest = k_r, d_r, q_rest
         for i, D in self._body_damping.items():
             sys.set_body_damping(i, D)
         for s in self._springs:

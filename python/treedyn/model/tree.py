@@ -76,8 +76,10 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin):
         self._geoms: list = []  # geometry.Geom, in the order added
         self._joint_limits: dict[int, tuple[float, float]] = {}  # body index -> (lower, upper), see set_joint_limits
         self.gravity = gravity
-        # RedMax terms (baxter2019 §2): used by the redmax-* solvers' implicit step
+        # the joints' passive terms, every solver's (set_joint_spring, set_joint_armature: _push_passive)
         self._joint_springs: dict[int, tuple] = {}
+        self._joint_armature: dict[int, np.ndarray] = {}
+        # RedMax terms (baxter2019 §2): used by the redmax-* solvers' implicit step
         self._body_damping: dict[int, np.ndarray] = {}
         self._springs: list[Spring] = []
         self._point_forces: list[tuple] = []
@@ -495,4 +497,5 @@ def _rebuild_model(gravity, bodies, rest) -> Model:
     for b in bodies:
         out.add_body(*b)
     out.__dict__.update(rest)
+    out._push_passive()
     return out

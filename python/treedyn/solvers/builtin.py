@@ -174,7 +174,8 @@ class CFASolver(_EngineSolver):
     parallel, A F_c = −Bτ^δ by odd–even elimination (§IV, Alg. 2), q̈ = Cτ^δ + BᵀF_c (eq. (17)).
 
     Unbranched chains of 1-DoF joints (revolute, prismatic) fixed to the world, every body with a
-    positive definite spatial inertia (CFA needs J_i⁻¹). ``inverse_inertia(q, R)`` is CFA's own
+    positive definite spatial inertia (CFA needs J_i⁻¹), without armature (CFA's equations have no
+    place for a joint-space inertia; the joint springs are fine). ``inverse_inertia(q, R)`` is CFA's own
     factorisation M⁻¹ = C − BᵀA⁻¹B (eq. (17)): A F_c = −B R by OEE for all m columns at once.
     """
 
@@ -185,6 +186,8 @@ class CFASolver(_EngineSolver):
 
     @classmethod
     def supports(cls, model):
+        if model.armature.any():
+            return f"{cls.name} does not take armature (rotor inertia, set_joint_armature); use aba"
         return _chain_of_1dof_reason(model, cls.name)
 
 

@@ -75,7 +75,7 @@ template <class S, class Mat> void invert_pivot(const Model<S>& model, int i, co
   }
 }
 
-// backward step, joint part: U_i = I^A_i S_i, D_i = S_iᵀ U_i, and D_i⁻¹
+// backward step, joint part: U_i = I^A_i S_i, D_i = S_iᵀ U_i + diag(armature_i), and D_i⁻¹
 template <class S> void aba_joint_inertia_step(const Model<S>& model, Data<S>& data, int i) {
   const int vi = model.v_index[i], ni = model.nv_i[i];
   const Motion<S>* Si = data.S.data() + vi;
@@ -83,10 +83,12 @@ template <class S> void aba_joint_inertia_step(const Model<S>& model, Data<S>& d
   if (ni == 1) {
     Ui[0] = data.IA[i] * Si[0];
     data.D[i](0, 0) = dot(Si[0], Ui[0]);
+    if (model.has_armature) data.D[i](0, 0) += model.armature[vi];
   } else if (ni > 1) {
     for (int b = 0; b < ni; ++b) Ui[b] = data.IA[i] * Si[b];
     for (int a = 0; a < ni; ++a)
       for (int b = 0; b < ni; ++b) data.D[i](a, b) = dot(Si[a], Ui[b]);
+    for (int a = 0; a < ni && model.has_armature; ++a) data.D[i](a, a) += model.armature[vi + a];
   }
   invert_pivot(model, i, data.D[i], data.Dinv[i]);
 }

@@ -78,7 +78,7 @@ template <class S> struct AbaDerivativesData {
   MinvBlocked<S> blocked;    // M⁻¹'s column scratch
   ProductRows rows;          // ∂τ's non-zero rows per tile of the products' columns
   std::vector<Force<S>> pA;  // p^A_i
-  std::vector<S> u, qdd, dtau_dq, dtau_dv;
+  std::vector<S> u, qdd, dtau_dq, dtau_dv, tau_p;  // (tau_p: τ + τ_p, algorithms/passive.hpp)
   explicit AbaDerivativesData(const Model<S>& model)
       : d(model),
         minv(model),
@@ -88,7 +88,8 @@ template <class S> struct AbaDerivativesData {
         u(model.nv),
         qdd(model.nv),
         dtau_dq(std::size_t(model.nv) * model.nv),
-        dtau_dv(std::size_t(model.nv) * model.nv) {}
+        dtau_dv(std::size_t(model.nv) * model.nv),
+        tau_p(model.nv) {}
 };
 
 // pass 2 at body i, ABA's bias (after minv_articulated_inertia_step turned Î^A_i into Î^a_i):
@@ -163,6 +164,10 @@ TREEDYN_ENTRY void aba_derivatives(const Model<S>& model, AbaDerivativesData<S>&
   if (nv == 0) return;
   RneaDerivativesData<S>& d = w.d;
   MinvData<S>& m = w.minv;
+  if (model.has_springs) {  // q̈ = M⁻¹(τ + τ_p − c): its partials are −M⁻¹ those of M q̈ + c − τ_p
+    add_passive_force(model, q, qd, tau, w.tau_p.data());
+    tau = w.tau_p.data();
+  }
   for (int i = 1; i <= model.N; ++i) {  // pass 1
     rnea_derivatives_velocity_step(model, d, i, q, qd, fext);
     aba_derivatives_minv_step(model, w, i);
@@ -184,6 +189,7 @@ TREEDYN_ENTRY void aba_derivatives(const Model<S>& model, AbaDerivativesData<S>&
     std::fill(tv, tv + std::size_t(nv) * nv, S(0));
   }
   for (int i = model.N; i >= 1; --i) rnea_derivatives_backward_step(model, d, i, tq, tv, static_cast<S*>(nullptr));
+  if (model.has_springs) add_passive_partials(model, q, tq, tv);
   if (!mInv(model, m, w.blocked, Minv, 1))
     throw std::domain_error(
         "aba_derivatives: M⁻¹ overflowed to inf/NaN: the inputs are too large for this precision, or the "

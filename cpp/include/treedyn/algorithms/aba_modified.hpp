@@ -13,7 +13,8 @@
 
 namespace treedyn {
 
-// D_i = S_iᵀ I_i S_i + D̃_i (eq. (11), second line), with D̃_i accumulated by the children; U_i as ABA
+// D_i = S_iᵀ I_i S_i + D̃_i (eq. (11), second line) + diag(armature_i), with D̃_i accumulated by the
+// children; U_i as ABA
 template <class S> void aba_modified_joint_step(const Model<S>& model, Data<S>& data, int i) {
   const int vi = model.v_index[i], ni = model.nv_i[i];
   if (ni == 0) return;
@@ -26,6 +27,7 @@ template <class S> void aba_modified_joint_step(const Model<S>& model, Data<S>& 
     for (int a = 0; a < ni; ++a) D(a, b) = dot(Si[a], IS) + data.Dtilde[i](a, b);
   }
   if (ni > 1) D = (S(0.5) * (D + D.transpose())).eval();  // the two quadratic forms, symmetrised
+  for (int a = 0; a < ni && model.has_armature; ++a) D(a, a) += model.armature[vi + a];
   invert_pivot(model, i, D, data.Dinv[i]);
 }
 
@@ -47,14 +49,18 @@ template <class S> void aba_modified_propagation_step(const Model<S>& model, Dat
   data.IA[p] += Mt;
   const int vp = model.v_index[p], np = model.nv_i[p];
   if (np == 0) return;  // a welded parent: its D̃ is never used
-  // E: the parent's motion subspace with its components along the null space N removed
+  // E: the parent's motion subspace with its components along the null space N removed. With
+  // armature N is no null space of Ī_i (Ī_i S_i = U_i D_i⁻¹ armature_i): E stays S_λ, the same form
+  // without the projection's accuracy
   Motion<S> E[6];
   for (int a = 0; a < np; ++a) E[a] = data.S[vp + a];
-  if (ni == 1) {
+  bool project = true;
+  for (int a = 0; a < ni && model.has_armature; ++a) project = project && model.armature[vi + a] == S(0);
+  if (project && ni == 1) {
     const Motion<S> n = data.Xup[i].inv_apply(data.S[vi]);
     const S nn = dot(n.ang, n.ang) + dot(n.lin, n.lin);
     for (int a = 0; a < np; ++a) E[a] = E[a] - n * ((dot(n.ang, E[a].ang) + dot(n.lin, E[a].lin)) / nn);
-  } else if (ni > 1) {
+  } else if (project && ni > 1) {
     Eigen::Matrix<S, 6, Eigen::Dynamic, 0, 6, 6> N(6, ni);
     for (int b = 0; b < ni; ++b) N.col(b) = data.Xup[i].inv_apply(data.S[vi + b]).vec();
     const Eigen::LDLT<typename Data<S>::Small> NtN(N.transpose() * N);

@@ -49,6 +49,8 @@ template <class S> std::string cfa_unsupported(const Model<S>& model) {
     if (model.parent[i] != i - 1) return "the model is not an unbranched chain (body '" + model.name[i] + "')";
     if (model.nv_i[i] != 1) return "joint of body '" + model.name[i] + "' does not have exactly 1 degree of freedom";
   }
+  // (the armature would join τ^δ_i = S_iᵀF_i + armature_i q̈_i, outside eq. (10)'s P)
+  if (model.has_armature) return "the model has armature (rotor inertia), which CFA's equations do not take; use aba";
   return {};
 }
 

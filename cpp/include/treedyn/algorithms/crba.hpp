@@ -5,13 +5,15 @@
 namespace treedyn {
 
 // Table 6.2's work at body i, leaves first (I^c_i complete): I^c_λ += X_iᵀ I^c_i X_i (the 52m + 52a
-// rbi transform), F = I^c_i S_i (one force per column of S_i, into F), M_ii = S_iᵀ F. Returns nv_i.
+// rbi transform), F = I^c_i S_i (one force per column of S_i, into F), M_ii = S_iᵀ F + diag(armature_i).
+// Returns nv_i.
 template <class S> inline int crba_composite_step(const Model<S>& model, Data<S>& data, int i, Force<S>* F) {
   const int p = model.parent[i], vi = model.v_index[i], ni = model.nv_i[i];
   if (p > 0) data.Ic[p] += data.Xup[i].inv_apply(data.Ic[i]);
   for (int b = 0; b < ni; ++b) F[b] = data.Ic[i] * data.S[vi + b];
   for (int a = 0; a < ni; ++a)
     for (int b = 0; b <= a; ++b) data.M(vi + a, vi + b) = data.M(vi + b, vi + a) = dot(data.S[vi + a], F[b]);
+  for (int a = 0; a < ni && model.has_armature; ++a) data.M(vi + a, vi + a) += model.armature[vi + a];
   return ni;
 }
 

@@ -76,10 +76,13 @@ template <class S> void jsiia_mass_matrix(const Model<S>& model, const Data<S>& 
   parallel_range(1, N + 1, 64,
                  [&](int i) { w.block(w.b, N - i).noalias() = model.I[i].matrix() * w.block(w.a, i - 1); });
   scan_solve<S, 6>(w.bwd, N, 6, nv, w.Xb.data(), w.b.data(), w.F.data());
-  // M = Sᵀ F (eq. (2d)): row v_index[i] + c is S_i[c]ᵀ F_i
+  // M = Sᵀ F (eq. (2d)): row v_index[i] + c is S_i[c]ᵀ F_i; then + diag(armature)
   parallel_range(1, N + 1, 64, [&](int i) {
-    for (int c = 0; c < model.nv_i[i]; ++c)
-      w.M.row(model.v_index[i] + c) = data.S[model.v_index[i] + c].vec().transpose() * w.block(w.F, N - i);
+    for (int c = 0; c < model.nv_i[i]; ++c) {
+      const int k = model.v_index[i] + c;
+      w.M.row(k) = data.S[k].vec().transpose() * w.block(w.F, N - i);
+      if (model.has_armature) w.M(k, k) += model.armature[k];
+    }
   });
 }
 

@@ -1,5 +1,6 @@
 // Recursive Newton-Euler algorithm (RBDA Table 5.1; ascher-pai-cloutier1996 §2):
-// τ = M(q) q̈ + c(q, q̇) − Σ Jᵀ f_ext, in link coordinates. q̈ = nullptr gives the bias c.
+// τ = M(q) q̈ + c(q, q̇) − Σ Jᵀ f_ext, in link coordinates, M with the armature (τ += armature ∘ q̈).
+// q̈ = nullptr gives the bias c. The joints' passive force is not here (algorithms/passive.hpp).
 #pragma once
 #include "treedyn/algorithms/kinematics.hpp"
 
@@ -26,7 +27,10 @@ TREEDYN_ENTRY void rnea(const Model<S>& model, Data<S>& data, const S* q, const 
   // backward pass: τ_i = S_iᵀ f_i, f_λ += X_iᵀ f_i
   for (int i = model.N; i >= 1; --i) {
     const int p = model.parent[i], vi = model.v_index[i];
-    for (int k = 0; k < model.nv_i[i]; ++k) tau[vi + k] = dot(data.S[vi + k], data.f[i]);
+    for (int k = 0; k < model.nv_i[i]; ++k) {
+      tau[vi + k] = dot(data.S[vi + k], data.f[i]);
+      if (qdd && model.has_armature) tau[vi + k] += model.armature[vi + k] * qdd[vi + k];
+    }
     if (p > 0) data.f[p] += data.Xup[i].inv_apply(data.f[i]);
   }
 }

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "treedyn/algorithms/kinematics.hpp"
+#include "treedyn/algorithms/passive.hpp"
 
 // A step of the passes below: a function of its own with every call inside it inlined (the small
 // spatial products are otherwise left as calls inside the loops over the columns). Not compiled
@@ -357,7 +358,8 @@ TREEDYN_DERIVATIVES_STEP void rnea_derivatives_backward_step(const Model<S>& mod
 }
 
 // outputs, row-major nv x nv: dq = ∂τ/∂q, dv = ∂τ/∂q̇, M (or null); entries between coordinates
-// of different branches are zero
+// of different branches are zero. τ is td.rnea's, M q̈ + c − τ_p: M with the armature, and the
+// passive force's partials (algorithms/passive.hpp)
 template <class S>
 TREEDYN_ENTRY void rnea_derivatives(const Model<S>& model, RneaDerivativesData<S>& d, const S* q, const S* qd,
                                     const S* qdd, const S* fext, S* dq, S* dv, S* M) {
@@ -372,6 +374,8 @@ TREEDYN_ENTRY void rnea_derivatives(const Model<S>& model, RneaDerivativesData<S
     rnea_derivatives_acceleration_step(model, d, i, qd, qdd);
   }
   for (int i = model.N; i >= 1; --i) rnea_derivatives_backward_step(model, d, i, dq, dv, M);
+  for (int k = 0; M && model.has_armature && k < nv; ++k) M[std::size_t(k) * nv + k] += model.armature[k];
+  if (model.has_springs) add_passive_partials(model, q, dq, dv);
 }
 
 }  // namespace treedyn

@@ -279,7 +279,7 @@ struct TreeDelassus {
       I.B.noalias() += w * cx;
       I.C.diagonal().array() += w;
     }
-    armature.setZero();
+    armature = Eigen::Map<const VecX>(M.armature.data(), M.nv);  // the model's (M's), then the limits'
     for (std::size_t l = 0; l < limit_dof.size(); ++l) armature[limit_dof[l]] += 1.0 / (rho * this->d[3 * P() + l]);
     const int r1 = 3 * P() + int(limit_dof.size());
     for (int b = 0; b < bilateral.rows(); ++b) coupled.push_back(r1 + b);

@@ -1,6 +1,9 @@
 // One time step with contact, in C++ (docs/contact.md): the phases of mj_step, each a small pass.
 //   collision    the candidate geom pairs' closed forms (contact/collision.hpp) at the body poses
-//   dynamics     the free motion v* = v + h q̈(q, v, τ) by ABA (its U_i, D_i⁻¹ are M's factors)
+//   dynamics     the free motion v* = v + h q̈(q, v, τ) by ABA (its U_i, D_i⁻¹ are M's factors), the
+//                joints' damping implicit as in MuJoCo's Euler: M̂ = M + h diag(damping) (the world's
+//                model copy has armature + h damping) and τ + τ_p, τ_p = −k (q ⊖ q_rest) − d v, so that
+//                M̂ (v⁺ − v)/h = τ + τ_p − c + Jᵀz/h
 //   contact      the rows (each contact's n, t₁, t₂; the joint limits within reach; the bilateral rows),
 //                g = J v*, the targets, the impulses by ADMM on the tree Delassus operator
 //                (contact/admm.hpp, contact/delassus.hpp), v⁺ = v* + M⁻¹Jᵀz
@@ -18,6 +21,7 @@
 
 #include "treedyn/algorithms/aba.hpp"
 #include "treedyn/algorithms/kinematics.hpp"
+#include "treedyn/algorithms/passive.hpp"
 #include "treedyn/contact/admm.hpp"
 #include "treedyn/contact/collision.hpp"
 #include "treedyn/contact/delassus.hpp"
@@ -63,6 +67,8 @@ struct WarmEntry {
 
 // one world's workspace
 struct ContactWorld {
+  Model<double> model;  // the engine's, its armature + h damping for the step h it was made for (damped)
+  double h = -1;
   Data<double> data;
   std::vector<Transform<double>> X0;
   std::vector<ContactPoint> found;
@@ -70,7 +76,7 @@ struct ContactWorld {
   TreeDelassus G;
   DenseDelassus D;  // G formed, for the small problems
   AdmmWorkspace w;
-  Eigen::VectorXd qk, vk, qdd, vstar, vnext, dv, b, angle, mu, gap;
+  Eigen::VectorXd qk, vk, qdd, vstar, vnext, dv, b, angle, mu, gap, tau;
   std::vector<WarmEntry> warm;                 // the last step's z, y by key, sorted
   Eigen::VectorXd bilateral_target;            // the bilateral rows' targets (the rows: G.bilateral)
   Eigen::VectorXd bilateral_lo, bilateral_hi;  // their impulses' bounds (empty: unbounded)
@@ -85,16 +91,18 @@ struct ContactWorld {
   std::vector<int> through_count;  // rows through each joint (dense_pays)
   std::mutex busy;
   explicit ContactWorld(const Model<double>& m)
-      : data(m),
+      : model(m),
+        data(m),
         X0(m.N + 1),
-        G(m),
-        D(m),
+        G(model),  // (the delassus operators factor M̂: the world's model)
+        D(model),
         qk(m.nq),
         vk(m.nv),
         qdd(m.nv),
         vstar(m.nv),
         vnext(m.nv),
         dv(m.nv),
+        tau(m.nv),
         vel(m.N + 1) {}
 };
 
@@ -381,6 +389,15 @@ struct ContactEngine {
     for (int k = 0; k < model.nv; ++k) v_out[k] = W.vnext[k];
   }
 
+  // the model of step h, M̂ = M + h diag(damping): the world's copy, its armature refreshed when h changes
+  const Model<double>& damped(ContactWorld& W, double h) const {
+    if (!model.has_springs || W.h == h) return W.model;
+    for (int k = 0; k < model.nv; ++k) W.model.armature[k] = model.armature[k] + h * model.damping[k];
+    W.model.has_armature = true;
+    W.h = h;
+    return W.model;
+  }
+
   // one step of world W from (q, v) under τ: (q_out, v_out); may alias q, v
   void step(ContactWorld& W, const double* q, const double* v, const double* tau, double h, double* q_out,
             double* v_out, StepStats& st, const std::vector<ContactPoint>* extra = nullptr,
@@ -404,8 +421,12 @@ struct ContactEngine {
     collide(W);
     if (extra) add_contacts(W, *extra);
     st.seconds[kCollision] = since(t0);
-    aba<double>(model, W.data, q, v, tau, static_cast<const double*>(nullptr),
-                W.qdd.data());  // also Xup, S and M's factors U, D⁻¹
+    if (model.has_springs) {  // τ + τ_p, with M̂ (damped)
+      add_passive_force(model, q, v, tau, W.tau.data());
+      tau = W.tau.data();
+    }
+    aba<double>(damped(W, h), W.data, q, v, tau, static_cast<const double*>(nullptr),
+                W.qdd.data());  // also Xup, S and M̂'s factors U, D⁻¹
     for (int k = 0; k < model.nv; ++k) W.vstar[k] = v[k] + h * W.qdd[k];
     free_classical(v, h, W.vstar.data());
     st.seconds[kDynamics] = since(t0);

@@ -29,7 +29,8 @@ template <class S> class Engine {
 
   // Above accuracy_limit() an ω returned below is not vouched for (the bindings warn)
   static double accuracy_limit();
-  // q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null) -> qdd (nv)
+  // q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null) -> qdd (nv); the model's passive joint
+  // force τ_p(q, qd) joins tau (algorithms/passive.hpp), but in a kernel that has it already (RedMax)
   double forward_dynamics(const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
   // B problems stored one after the other; spread over the threads (support/parallel.hpp)
   double forward_dynamics_batch(int B, const S* q, const S* qd, const S* tau, const S* fext, S* qdd);
@@ -93,6 +94,7 @@ template <class K, class S> class KernelEngine final : public Engine<S> {
   void ensure_workspaces(int n) override;  // (out of the class: a binding unit must not make workspaces)
   const K kernel_;
   Workspaces<K, S> ws_;
+  std::vector<std::vector<S>> tau_p_;  // per thread: τ + τ_p (algorithms/passive.hpp), nv
 };
 
 // ABA solvers: the pivots D_i = S_iᵀ I^A_i S_i at q (q̇ = 0), each nv_i x nv_i, column-major, one

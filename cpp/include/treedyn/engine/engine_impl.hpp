@@ -10,6 +10,7 @@
 
 #include "treedyn/algorithms/crba.hpp"
 #include "treedyn/algorithms/kinematics.hpp"
+#include "treedyn/algorithms/passive.hpp"
 #include "treedyn/algorithms/rnea.hpp"
 #include "treedyn/engine/engine.hpp"
 #include "treedyn/engine/kernels/aba.hpp"
@@ -88,10 +89,22 @@ template <class S> bool Engine<S>::inverse_mass_matrix(const S* q, S* Minv, doub
 template <class K, class S>
 template <class... Options>
 KernelEngine<K, S>::KernelEngine(const Model<S>& model, const Options&... options)
-    : Engine<S>(model), kernel_(this->model_, options...), ws_(this->model_, kernel_) {}
+    : Engine<S>(model), kernel_(this->model_, options...), ws_(this->model_, kernel_), tau_p_(1) {}
+
+// a kernel whose forward dynamics has the joints' springs already (the RedMax kernels': implicit in
+// their step) says K::passive_included = true; the engine adds τ_p to τ for every other kernel
+template <class K, class = void> struct passive_included : std::false_type {};
+template <class K>
+struct passive_included<K, std::void_t<decltype(K::passive_included)>> : std::bool_constant<K::passive_included> {};
 
 template <class K, class S>
 double KernelEngine<K, S>::run(int t, const S* q, const S* qd, const S* tau, const S* fext, S* qdd) {
+  if (!passive_included<K>::value && this->model_.has_springs) {
+    std::vector<S>& tp = tau_p_[t];
+    tp.resize(std::size_t(this->model_.nv));  // (once: the same size every call)
+    add_passive_force(this->model_, q, qd, tau, tp.data());
+    tau = tp.data();
+  }
   return kernel_.forward_dynamics(this->model_, ws_[t], q, qd, tau, fext, qdd);
 }
 
@@ -105,6 +118,7 @@ template <class K, class S>
 double KernelEngine<K, S>::run_items(int t, int b0, int b1, const S* q, const S* qd, const S* tau, const S* fext,
                                      S* qdd, std::string& error) {
   if constexpr (has_block_path<K, S>::value) {
+    if (this->model_.has_springs) return Engine<S>::run_items(t, b0, b1, q, qd, tau, fext, qdd, error);  // τ + τ_p
     const int nq = this->model_.nq, nv = this->model_.nv;
     double omega = 0;
     unsigned char bad[K::block];
@@ -124,7 +138,10 @@ double KernelEngine<K, S>::run_items(int t, int b0, int b1, const S* q, const S*
 
 // defined here rather than in the class: the vtable that a binding unit emits (pybind11's
 // destructor needs it) would otherwise make that unit instantiate every kernel's workspace
-template <class K, class S> void KernelEngine<K, S>::ensure_workspaces(int n) { ws_.ensure(n); }
+template <class K, class S> void KernelEngine<K, S>::ensure_workspaces(int n) {
+  ws_.ensure(n);
+  if (int(tau_p_.size()) < n) tau_p_.resize(std::size_t(n));
+}
 
 template <class K, class S> double KernelEngine<K, S>::run_inverse_inertia(const S* q, const S* R, int m, S* Y) {
   return kernel_.inverse_inertia(this->model_, ws_, q, R, m, Y);

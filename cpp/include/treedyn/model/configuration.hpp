@@ -35,6 +35,32 @@ template <class S> void neutral_configuration(const Model<S>& model, S* q) {
   }
 }
 
+// x = q_i ⊖ rest_i for joint i (nv_i values; q and rest: the joint's own coordinates): the
+// difference of the coordinates for 1-DoF and universal joints, the rotation vector of rest⁻¹ q for
+// a spherical joint (the shorter way round); a free joint's is left zero (its springs take damping only)
+template <class S> void joint_displacement(JointKind kind, const S* q, const S* rest, S* x) {
+  using std::atan2;
+  using std::sqrt;
+  if (kind == JointKind::Spherical) {
+    const Eigen::Matrix<S, 4, 1> b(q[0], q[1], q[2], q[3]);
+    const S conj_rest[4] = {-rest[0], -rest[1], -rest[2], rest[3]};
+    const auto r = quat_mul(conj_rest, b);
+    Vec3<S> v = r.template head<3>();
+    S w = r[3];
+    if (w < S(0)) {
+      v = -v;
+      w = -w;
+    }
+    const S sn = sqrt(dot(v, v));
+    const Vec3<S> theta = sn > S(1e-12) ? Vec3<S>(v * (S(2) * atan2(sn, w) / sn)) : Vec3<S>(v * S(2));
+    for (int k = 0; k < 3; ++k) x[k] = theta[k];
+  } else if (kind == JointKind::Free) {
+    for (int k = 0; k < 6; ++k) x[k] = S(0);
+  } else {
+    for (int k = 0; k < joint_nv(kind); ++k) x[k] = q[k] - rest[k];
+  }
+}
+
 // qout = q ⊕ v dt. Body-frame velocities: a quaternion moves by right multiplication; a free
 // joint moves along the screw exp(dt [v; ω]) of SE(3), as Pinocchio's integrate does.
 template <class S> void integrate(const Model<S>& model, const S* q, const S* v, S dt, S* qout) {

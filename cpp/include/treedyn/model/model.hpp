@@ -62,6 +62,14 @@ template <class S> struct Model {
   std::vector<RigidInertia<S>> I;    // body inertia in body coordinates
   std::vector<int> last;             // last body of i's subtree (subtree = i..last[i])
 
+  // passive joint terms, model data of every solver (MuJoCo's dof_armature, dof_damping,
+  // jnt_stiffness, qpos_spring): per velocity coordinate the rotor inertia (M ← M + diag(armature))
+  // and the spring–damper τ_p = −stiffness ∘ (q ⊖ q_rest) − damping ∘ q̇ (algorithms/passive.hpp);
+  // q_rest per configuration coordinate. has_armature / has_springs: any nonzero (set_passive).
+  std::vector<S> armature, stiffness, damping;  // nv
+  std::vector<S> q_rest;                        // nq
+  bool has_armature = false, has_springs = false;
+
   Model() { add_world(); }
 
   void add_world() {
@@ -77,6 +85,33 @@ template <class S> struct Model {
     axis2 = {Vec3<S>::Zero()};
     I = {RigidInertia<S>::zero()};
     last = {0};
+    armature.clear(), stiffness.clear(), damping.clear(), q_rest.clear();
+    has_armature = has_springs = false;
+  }
+
+  // the passive terms (sizes nv, nv, nv, nq), checked: finite, armature, stiffness, damping >= 0
+  void set_passive(std::vector<S> a, std::vector<S> k, std::vector<S> d, std::vector<S> rest) {
+    const auto check = [](const std::vector<S>& x, int n, const char* what, bool nonnegative) {
+      if (int(x.size()) != n)
+        throw std::invalid_argument(std::string(what) + " must have " + std::to_string(n) + " values, got " +
+                                    std::to_string(x.size()));
+      for (const S& e : x)
+        if (!(e == e) || e - e != S(0) || (nonnegative && e < S(0)))
+          throw std::invalid_argument(std::string(what) +
+                                      (nonnegative ? " must be finite and >= 0" : " must be finite"));
+    };
+    check(a, nv, "armature", true);
+    check(k, nv, "stiffness", true);
+    check(d, nv, "damping", true);
+    check(rest, nq, "q_rest", false);
+    const auto any = [](const std::vector<S>& x) {
+      for (const S& e : x)
+        if (e != S(0)) return true;
+      return false;
+    };
+    has_armature = any(a);
+    has_springs = any(k) || any(d);
+    armature = std::move(a), stiffness = std::move(k), damping = std::move(d), q_rest = std::move(rest);
   }
 
   int add_body(const std::string& body_name, int par, JointKind k, const Transform<S>& placement, const Vec3<S>& a1,
@@ -105,11 +140,28 @@ template <class S> struct Model {
     axis2.push_back(a2);
     I.push_back(inertia);
     last.push_back(i);
+    armature.resize(nv + joint_nv(k), S(0));
+    stiffness.resize(nv + joint_nv(k), S(0));
+    damping.resize(nv + joint_nv(k), S(0));
+    q_rest.resize(nq + joint_nq(k), S(0));  // the joint's zero: its quaternion the identity (x, y, z, w)
+    if (joint_layout(k).quaternion >= 0) q_rest[nq + joint_layout(k).quaternion + 3] = S(1);
     for (int k = par; k >= 0; k = parent[k]) last[k] = i;  // i extends every ancestor's range
     nq += joint_nq(k);
     nv += joint_nv(k);
     N = i;
     return i;
+  }
+
+  // whether o's passive terms, cast to S, are this model's (same bodies assumed)
+  template <class T> bool same_passive(const Model<T>& o) const {
+    const auto same = [](const std::vector<S>& a, const std::vector<T>& b) {
+      if (a.size() != b.size()) return false;
+      for (std::size_t k = 0; k < a.size(); ++k)
+        if (a[k] != S(b[k])) return false;
+      return true;
+    };
+    return same(armature, o.armature) && same(stiffness, o.stiffness) && same(damping, o.damping) &&
+           same(q_rest, o.q_rest);
   }
 
   template <class T> Model<T> cast() const {
@@ -126,6 +178,13 @@ template <class S> struct Model {
     m.nq_i = nq_i;
     m.nv_i = nv_i;
     m.last = last;
+    const auto to = [](const std::vector<S>& x) {
+      std::vector<T> out;
+      for (const S& e : x) out.push_back(T(e));
+      return out;
+    };
+    m.armature = to(armature), m.stiffness = to(stiffness), m.damping = to(damping), m.q_rest = to(q_rest);
+    m.has_armature = has_armature, m.has_springs = has_springs;
     m.X_tree.clear();
     m.axis.clear();
     m.axis2.clear();

@@ -260,7 +260,7 @@ template <class S> void Direct<S>::assemble(S h) {
         }
       }
   }
-  for (int k = 0; k < m.nv; ++k) emit(index(k), index(k), h * sys_.d_r[k] + h * h * sys_.k_r[k]);
+  for (int k = 0; k < m.nv; ++k) emit(index(k), index(k), m.armature[k] + h * m.damping[k] + h * h * m.stiffness[k]);
   finish_assembly();
 }
 

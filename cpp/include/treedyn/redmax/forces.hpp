@@ -90,32 +90,14 @@ template <class S> inline Mat6<S> point_force_stiffness(const Transform<S>& X0, 
   return K;
 }
 
-// f_r = −k (q ⊖ q_rest) per joint coordinate; a spherical joint uses its rotation vector
+// f_r = −k (q ⊖ q_rest) per joint coordinate (joint_displacement: a spherical joint's rotation
+// vector); the spring terms are the tree's (Model's stiffness and q_rest)
 template <class S> void joint_spring_forces(const System<S>& sys, const S* q, S* fr) {
   const Model<S>& m = sys.tree;
   for (int i = 1; i <= m.N; ++i) {
-    const int qi = m.q_index[i], vi = m.v_index[i];
-    if (m.kind[i] == JointKind::Spherical) {
-      // rotation vector of q_rest⁻¹ q
-      const S* a = &sys.q_rest[qi];
-      const Eigen::Matrix<S, 4, 1> conj_rest(-a[0], -a[1], -a[2], a[3]);
-      Eigen::Matrix<S, 4, 1> b;
-      for (int k = 0; k < 4; ++k) b[k] = q[qi + k];
-      const auto r = quat_mul(conj_rest.data(), b);
-      Vec3<S> v = r.template head<3>();
-      S w = r[3];
-      if (w < S(0)) {
-        v = -v;
-        w = -w;
-      }
-      const S sn = v.norm();
-      const Vec3<S> theta = sn > S(1e-12) ? Vec3<S>(v * (S(2) * std::atan2(sn, w) / sn)) : Vec3<S>(v * S(2));
-      for (int k = 0; k < 3; ++k) fr[vi + k] = -sys.k_r[vi + k] * theta[k];
-    } else if (m.kind[i] == JointKind::Free) {
-      for (int k = 0; k < 6; ++k) fr[vi + k] = S(0);  // stiffness refused by the builder
-    } else {
-      for (int k = 0; k < m.nv_i[i]; ++k) fr[vi + k] = -sys.k_r[vi + k] * (q[qi + k] - sys.q_rest[qi + k]);
-    }
+    const int vi = m.v_index[i];
+    joint_displacement(m.kind[i], q + m.q_index[i], &m.q_rest[m.q_index[i]], fr + vi);
+    for (int k = 0; k < m.nv_i[i]; ++k) fr[vi + k] *= -m.stiffness[vi + k];
   }
 }
 

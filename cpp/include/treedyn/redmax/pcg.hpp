@@ -76,9 +76,10 @@ template <class S> class Pcg {
   // P⁻¹ X at q for step h (Alg. 4 alone, for tests: equals M̃_r⁻¹ X without coupling springs)
   MatX precondition(const S* q, S h, const MatX& X);
 
-  // the preconditioner of the workspace's blocks, and the reduced diagonal hD_r − h²K_r
+  // the preconditioner of the workspace's blocks, and the reduced diagonal armature + hD_r − h²K_r
   void prepare(S h) {
-    for (int k = 0; k < sys_.tree.nv; ++k) Ar_[k] = h * sys_.d_r[k] + h * h * sys_.k_r[k];
+    const Model<S>& t = sys_.tree;
+    for (int k = 0; k < t.nv; ++k) Ar_[k] = t.armature[k] + h * t.damping[k] + h * h * t.stiffness[k];
     pre_.build(sys_.tree, ws_.d, ws_.A.data(), Ar_.data());
     const Model<S>& m = sys_.tree;
     for (int i = 1; i <= m.N; ++i) {  // the 6x6 forms the block passes use

@@ -83,7 +83,7 @@ void explicit_terms(const System<S>& sys, Workspace<S>& ws, const S* q, const S*
   spring_terms_all(sys, ws.d, S(0), true, ws.fm.data(), ws.A.data(), ws.C.data());
   for (int i = 0; i <= m.N; ++i) ws.w[i] = ws.fm[i] - m.I[i] * ws.d.Jdqd[i];
   JT_times(m, ws.d, ws.w.data(), x, ws.d.alpha.data());
-  for (int k = 0; k < m.nv; ++k) x[k] += tau[k] + ws.fr[k] - sys.d_r[k] * qd[k];
+  for (int k = 0; k < m.nv; ++k) x[k] += tau[k] + ws.fr[k] - m.damping[k] * qd[k];
 }
 
 // The constraint rows at the current poses and rates (C, Ġq̇) in `ws.rows`, loop closures first, then

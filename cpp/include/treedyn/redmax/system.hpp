@@ -1,5 +1,6 @@
-// The RedMax system (baxter2019 §2): the tree of Model<S> (reduced coordinates) plus what the
-// linearly implicit step needs beyond it — joint springs and dampers (K_r, D_r), body damping
+// The RedMax system (baxter2019 §2): the tree of Model<S> (reduced coordinates, with its joint
+// springs and dampers K_r = −stiffness, D_r = damping, and armature) plus what the
+// linearly implicit step needs beyond it — body damping
 // (D_m), point-to-point spring–dampers (off-block-diagonal K_m, D_m), constant and moving point
 // forces, and loop-closing joints (G q̇ = 0). Constant once built, like the Model.
 #pragma once
@@ -76,8 +77,6 @@ template <class S> struct Coupling {
 
 template <class S> struct System {
   Model<S> tree;
-  std::vector<S> k_r, d_r;   // nv: joint stiffness and damping per coordinate (K_r = −k_r)
-  std::vector<S> q_rest;     // nq: rest configuration of the joint springs
   std::vector<Mat6<S>> D_m;  // N+1: body damping, body coordinates
   std::vector<Spring<S>> springs;
   std::vector<PointForce<S>> point_forces;
@@ -86,14 +85,7 @@ template <class S> struct System {
   std::vector<Coupling<S>> couplings;
   S baumgarte = S(-1);  // Baumgarte factor of the loop closures; < 0: 1/h
 
-  explicit System(const Model<S>& model)
-      : tree(model),
-        k_r(model.nv, S(0)),
-        d_r(model.nv, S(0)),
-        q_rest(model.nq, S(0)),
-        D_m(model.N + 1, Mat6<S>::Zero()) {
-    neutral_configuration(model, q_rest.data());  // at rest: the neutral configuration
-  }
+  explicit System(const Model<S>& model) : tree(model), D_m(model.N + 1, Mat6<S>::Zero()) {}
 
   int n_loop_rows() const {
     int l = 0;

@@ -6,7 +6,8 @@
 // itself and may change freely within one ABI version.
 #pragma once
 
-#define TREEDYN_ABI_VERSION 1
+// 2: Model<S> carries the joints' passive terms (armature, stiffness, damping, q_rest)
+#define TREEDYN_ABI_VERSION 2
 
 // A Model holds std::vector and std::string, so the C++ standard library's own ABI is part of
 // treedyn's: libstdc++'s two std::string layouts (_GLIBCXX_USE_CXX11_ABI), libc++, MSVC's STL

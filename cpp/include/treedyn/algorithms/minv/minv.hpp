@@ -84,7 +84,9 @@ template <class S> struct MinvData {
     rows_at.assign(model.N + 2, 0);
     for (int i = 0; i <= model.N; ++i) rows_at[i + 1] = rows_at[i] + 18 * model.nv_i[i] + model.nv_i[i] * model.nv_i[i];
     rows.assign(rows_at[model.N + 1], S(0));
+    // (Alg. 2 inverts the base's Î^A_0 whole: a base with armature takes Alg. 1's 6 x 6 pivot instead)
     floating_base = is_floating_base(model);
+    for (int k = 0; floating_base && model.has_armature && k < 6; ++k) floating_base = model.armature[k] == S(0);
     first = floating_base ? 2 : 1;
     // The setup's leaves-to-root sweep (eq. (7)) runs N, ..., first; each step reads its Î^A_i and
     // adds it to Î^A_λ(i). Cut at m, the steps m-1, ..., j+1 touch no Î^A that the steps N, ..., m
@@ -157,7 +159,8 @@ template <class S> void minv_articulated_inertia_step(const Model<S>& model, Min
   auto& Dinv = w.Dinv[i];
   if (ni == 1) {
     w.IAs[vi] = IA * w.s[vi];
-    Dinv(0, 0) = invert_pivot(model, i, dot(w.s[vi], w.IAs[vi]));
+    Dinv(0, 0) = invert_pivot(
+        model, i, model.has_armature ? dot(w.s[vi], w.IAs[vi]) + model.armature[vi] : dot(w.s[vi], w.IAs[vi]));
     w.Ut[vi] = w.IAs[vi] * Dinv(0, 0);
     IA.subtract_outer(w.IAs[vi], Dinv(0, 0));
   } else if (ni > 1) {
@@ -165,6 +168,7 @@ template <class S> void minv_articulated_inertia_step(const Model<S>& model, Min
     for (int b = 0; b < ni; ++b) w.IAs[vi + b] = IA * w.s[vi + b];
     for (int a = 0; a < ni; ++a)
       for (int b = 0; b < ni; ++b) D(a, b) = dot(w.s[vi + a], w.IAs[vi + b]);
+    for (int a = 0; a < ni && model.has_armature; ++a) D(a, a) += model.armature[vi + a];  // + diag(armature_i)
     invert_pivot(model, i, D, Dinv);
     for (int a = 0; a < ni; ++a) {
       Force<S> t = w.IAs[vi] * Dinv(0, a);

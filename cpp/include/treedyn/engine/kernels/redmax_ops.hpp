@@ -8,7 +8,8 @@
 namespace treedyn::redmax {
 
 template <class S> struct KernelOps {
-  static constexpr bool full_inverse = false;  // M_r⁻¹ = inverse_inertia(1)
+  static constexpr bool full_inverse = false;     // M_r⁻¹ = inverse_inertia(1)
+  static constexpr bool passive_included = true;  // the joint springs: the system's own (redmax/forces.hpp)
   // the unconstrained continuous dynamics at t = 0 (fext: the model's point forces instead)
   template <class W>
   double forward_dynamics(const Model<S>&, W& w, const S* q, const S* qd, const S* tau, const S*, S* qdd) const {
