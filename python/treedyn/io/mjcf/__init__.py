@@ -81,7 +81,7 @@ from ...model import Model
 from .._common import warn_inconsistent_inertias
 from .._tree import build_model
 from .._xml import ModelFileError, file_errors, read_xml
-from . import bodies, defaults, document, equality, inertia, meshes, options
+from . import bodies, collision, defaults, document, equality, inertia, meshes, options
 from .reader import Reader
 
 __all__ = ["load_mjcf"]
@@ -114,6 +114,7 @@ def _read(r: Reader) -> Model:
     model.reference_configuration = equality.reference_configuration(model, r.qpos0)
     r.tendons, r.sites = equality.fixed_tendons(r, root), equality.site_poses(r, root)
     equality.add_equalities(r, model, [e for e in root if e.tag == "equality"], model.reference_configuration)
+    collision.read_contact(r, root, model)
     _note_passive(r)
     r.ignored.warn()
     warn_inconsistent_inertias(r.doc.source, r.inconsistent)

@@ -14,14 +14,14 @@ _WARN_SECTIONS = {
     "actuator": "actuators",
     "tendon": "tendons' springs, dampers and limits (a fixed tendon named by an <equality> is kept)",
     "sensor": "sensors",
-    "contact": "contact pairs and exclusions",
 }
 _ERROR_SECTIONS = {
     "deformable": "deformable bodies (flexes, skins) are not articulated rigid bodies",
 }
 # read by their own passes: the bodies, the default classes, the compiler, the options, the
-# constraints (once the tree is built); includes are expanded first
-_READ_SECTIONS = ("worldbody", "default", "compiler", "option", "include", "equality")
+# constraints (once the tree is built), the contact filters (collision.read_contact); includes are
+# expanded first
+_READ_SECTIONS = ("worldbody", "default", "compiler", "option", "include", "equality", "contact")
 
 
 def check_root(r, root):
