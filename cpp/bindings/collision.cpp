@@ -149,7 +149,8 @@ void bind_collision(py::module_& m) {
       "The contacts of the geom pairs (K, 2) at the bodies' world poses (contact/collision.hpp): geoms "
       "(G,) as kinds (0 plane, 1 sphere, 2 capsule, 3 box), bodies, placements (rotations (G, 3, 3), "
       "translations (G, 3)), sizes (G, 3) and friction (G,); body_rotations (N+1, 3, 3), body_positions "
-      "(N+1, 3); margins (G,) or None (0): a pair (the larger margin) touches where its surfaces are closer than it, "
+      "(N+1, 3); margins (G,) or None (0): a pair (the sum of its two margins) touches where its surfaces are closer "
+      "than it, "
       "its depth + margin reported. Returns (geoms (C, 2), bodies (C, 2), points (C, 3), normals (C, 3), depths (C,), "
       "friction (C,)), normals from a pair's first geom to its second.");
 }

@@ -48,7 +48,11 @@ that form a cycle), several root links, unknown joint types, xacro macros.
 Collision geometry: each ``<collision>`` sphere, box, cylinder, capsule (the common extension,
 ``radius`` and ``length``) and mesh (by its convex hull, trimesh reading STL, OBJ and, with
 pycollada, DAE; ``scale`` applied) becomes a geom of its link (``model.geoms``, named
-``link/name``; a link merged by a fixed joint keeps its geoms at their place in the body). A mesh
+``link/name``; a link merged by a fixed joint keeps its geoms at their place in the body), with
+``contype`` 1 and ``conaffinity`` 0: it touches the geoms added with the default masks (a floor:
+``model.add_geom(0, td.Plane())``) but not the robot's own (URDF says nothing of self-collision;
+the hulls of neighbouring links overlap on Solo-12, TALOS; PyBullet also leaves it off by default;
+``model.add_contact_pair`` adds the pairs wanted). A mesh
 that cannot be found or read is dropped and recorded in ``model.dropped_geoms``
 (``td.ContactSimulator`` warns about it). Ignored: ``<visual>`` and ``<material>`` silently (no
 part of the dynamics); ``<transmission>``, ``<gazebo>`` and any unknown element with one
@@ -411,7 +415,8 @@ class _Reader:
                     continue
             except (ValueError, TypeError) as e:
                 raise self.err(f"{what}: {e}", shape) from None
-            out.append((geom, self._origin(c, what), {"name": name}))
+            # conaffinity 0: no self-collision (module docstring), the world's geoms still touched
+            out.append((geom, self._origin(c, what), {"name": name, "conaffinity": 0}))
         return out
 
     def _mesh_hull(self, filename, scale, name):

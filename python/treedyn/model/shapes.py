@@ -145,7 +145,7 @@ class Geom:
     body's frame). ``contype``/``conaffinity``: MuJoCo's bit masks (a pair collides when
     ``a.contype & b.conaffinity or b.contype & a.conaffinity``). ``condim``: MuJoCo's (1:
     frictionless; 3, 4, 6: sliding friction); a pair takes the larger condim and the larger
-    friction. ``margin``: a pair (the larger margin of the two) touches when its surfaces are
+    friction. ``margin``: a pair (the sum of the two margins, as MuJoCo 4.0 adds them) touches when its surfaces are
     closer than it and rests at that distance (MuJoCo's dist − margin)."""
 
     name: str

@@ -100,7 +100,7 @@ def collision_pairs(model) -> list[tuple[int, int]]:
 
 def pair_parameters(model, _key=None) -> dict:
     """{(i, j): (friction, margin)} of every geom pair whose parameters are not the geoms' default
-    (friction the larger of the two, margin the larger of the two): an explicit pair's own
+    (friction the larger of the two, margin the sum of the two: MuJoCo 4.0's rules, measured): an explicit pair's own
     (``model.contact_pairs``; what it leaves None from the geoms), and a pair of two condim-1 geoms
     (frictionless: MuJoCo's pair condim is the larger of the two). Only pairs of condim-1 geoms and
     explicit pairs are listed; made once per model revision."""
@@ -109,12 +109,12 @@ def pair_parameters(model, _key=None) -> dict:
     ones = [k for k, g in enumerate(geoms) if g.condim == 1]
     for x, i in enumerate(ones):
         for j in ones[x + 1 :]:
-            out[(i, j)] = (0.0, max(geoms[i].margin, geoms[j].margin))
+            out[(i, j)] = (0.0, geoms[i].margin + geoms[j].margin)
     for c in model.contact_pairs:
         a, b = geoms[c.geom1], geoms[c.geom2]
         condim = c.condim if c.condim is not None else max(a.condim, b.condim)
         mu = c.friction if c.friction is not None else max(a.friction, b.friction)
-        margin = c.margin if c.margin is not None else max(a.margin, b.margin)
+        margin = c.margin if c.margin is not None else a.margin + b.margin
         out[(c.geom1, c.geom2)] = (0.0 if condim == 1 else mu, margin)
     return out
 
@@ -212,9 +212,11 @@ def collide(model, q, pairs=None) -> Contacts:
             continue
         mu, margin = special.get((i, j), (max(geoms[i].friction, geoms[j].friction), None))
         if margin is None:
-            margin = max(geoms[i].margin, geoms[j].margin)
+            margin = geoms[i].margin + geoms[j].margin
         if is_native[k]:
-            c = _core.collide_geoms(*arrays, pairs[k : k + 1], R, p, np.full(len(geoms), margin))
+            c = _core.collide_geoms(
+                *arrays, pairs[k : k + 1], R, p, np.full(len(geoms), 0.5 * margin)
+            )  # (the pair's: the sum)
             rows.append(c[:5] + (np.full(len(c[4]), mu),))
             continue
         if coal_objects is None:

@@ -1,7 +1,8 @@
 // Contact detection between primitive shapes, in closed form: every pair of plane, sphere, capsule
 // and box but plane–plane. collide_pair appends a pair's contacts (world point midway between the two
 // surfaces, unit normal from the first geom to the second, depth > 0) to the caller's vector (with a
-// margin m, the larger of the two geoms': the surfaces closer than m, depth + m > 0 reported); nothing
+// margin m, the sum of the two geoms' (MuJoCo's rule, measured on 4.0): the surfaces closer than m,
+// depth + m > 0 reported); nothing
 // else is allocated and nothing throws, so the contact step (contact/step.hpp) calls it every step and
 // treedyn.sim.collision.collide calls it through _core.collide_geoms.
 //   plane–{sphere, capsule, box}   each penetrating sphere, cap centre (<= 2) or corner (<= 4 resting)
@@ -33,7 +34,7 @@ struct GeomData {
   Eigen::Vector3d p;
   Eigen::Vector3d size;  // sphere (r, 0, 0); capsule (r, half_length, 0); box half extents; plane unused
   double friction;
-  double margin = 0.0;  // a pair (the larger of the two) touches closer than this, at depth + margin
+  double margin = 0.0;  // a pair (the sum of the two, as MuJoCo 4.0) touches closer than this, at depth + margin
 };
 struct ContactPoint {
   int geom[2];
@@ -411,12 +412,8 @@ inline void collide_pair(const GeomData& a, int ia, const Eigen::Matrix3d& Ra, c
                          const GeomData& b, int ib, const Eigen::Matrix3d& Rb, const Eigen::Vector3d& pb,
                          std::vector<ContactPoint>& out) {
   const bool swap = static_cast<int>(a.kind) > static_cast<int>(b.kind);
-  const collision_detail::Sink s{out,
-                                 {ia, ib},
-                                 {a.body, b.body},
-                                 std::max(a.friction, b.friction),
-                                 swap ? -1.0 : 1.0,
-                                 std::max(a.margin, b.margin)};
+  const collision_detail::Sink s{
+      out, {ia, ib}, {a.body, b.body}, std::max(a.friction, b.friction), swap ? -1.0 : 1.0, a.margin + b.margin};
   if (swap)
     collision_detail::collide_ordered(s, b, Rb, pb, a, Ra, pa);
   else

@@ -93,13 +93,15 @@ def _condim(r, e, a, label):
 
 def read_contact(r, root, model):
     """<contact>'s <exclude body1 body2> and <pair geom1 geom2 condim friction margin> onto the
-    model (Model.exclude_contact, Model.add_contact_pair), <option><flag contact="disable"/> as
-    model.contact_enabled, and the collision shapes dropped (Model.dropped_geoms)."""
+    model (Model.exclude_contact, Model.add_contact_pair), <option><flag contact="disable"/> (or
+    constraint="disable") as model.contact_enabled, and the collision shapes dropped (Model.dropped_geoms)."""
     for why in r.__dict__.get("dropped_geoms", []):
         model._drop_geom(why)
     for opt in (e for e in root if e.tag == "option"):
         for flag in (f for f in opt if f.tag == "flag"):
-            if flag.get("contact", "enable") == "disable":
+            # constraint="disable" switches off every constraint, contacts included (MuJoCo's
+            # mjDSBL_CONSTRAINT: no collision detection); treedyn's equalities stay (documented)
+            if "disable" in (flag.get("contact", "enable"), flag.get("constraint", "enable")):
                 model.contact_enabled = False
     for sec in (e for e in root if e.tag == "contact"):
         for e in (e for e in sec if isinstance(e.tag, str)):
