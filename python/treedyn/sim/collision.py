@@ -257,14 +257,26 @@ def _convex_pair(geoms, i, j, R, p, margin, coal_objects):
 
 
 def untouchable_bodies(model, pairs=None) -> list[str]:
-    """The moving bodies with mass none of whose geoms is in a candidate pair (no geom, or every
-    pair filtered), when the model has geoms and contact is on; [] otherwise. Such a body passes
-    through everything (td.ContactSimulator warns about it)."""
+    """The moving bodies with mass that nothing of theirs can touch: none of the geoms of the body or
+    of the bodies it carries is in a candidate pair (no geom, or every pair filtered), when the
+    model has geoms and contact is on; the topmost of each such subtree, [] otherwise. Such a body
+    passes through everything (td.ContactSimulator warns about it); a leg's segment carried by a
+    foot that touches is held by the foot."""
     if not model.geoms or not model.contact_enabled:
         return []
     pairs = collision_pairs(model) if pairs is None else pairs
-    reached = {model.geoms[k].body for pair in pairs for k in pair}
-    return [model.body_names[i] for i in range(1, model.n_bodies) if model.inertias[i].mass > 0 and i not in reached]
+    N, parents = model.n_bodies, model.parents
+    touches = np.zeros(N, dtype=bool)
+    touches[[model.geoms[k].body for pair in pairs for k in pair]] = True
+    mass = np.array([I.mass for I in model.inertias])
+    for i in range(N - 1, 0, -1):  # children after their parents: subtrees upwards
+        touches[parents[i]] |= touches[i]
+        mass[parents[i]] += mass[i]
+    return [
+        model.body_names[i]
+        for i in range(1, N)
+        if mass[i] > 0 and not touches[i] and (parents[i] == 0 or touches[parents[i]])
+    ]
 
 
 def warn_no_contact(model, pairs=None) -> None:
@@ -277,7 +289,7 @@ def warn_no_contact(model, pairs=None) -> None:
     if lost:
         shown = ", ".join(repr(b) for b in lost[:6]) + (f" and {len(lost) - 6} more" if len(lost) > 6 else "")
         warnings.warn(
-            f"ContactSimulator: {len(lost)} moving body(ies) can touch nothing (no geom, or every pair filtered): "
+            f"ContactSimulator: {len(lost)} moving body(ies) can touch nothing, nor can what they carry (no geom, or every pair filtered): "
             f"{shown}; they pass through the other geoms",
             SimulationWarning,
             stacklevel=4,
