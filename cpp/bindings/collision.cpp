@@ -1,5 +1,5 @@
 // Contact detection (treedyn/contact/collision.hpp) for treedyn.sim.collision.collide: the geoms as
-// arrays (kind, body, placement, size, friction), the candidate pairs and the bodies' world poses in;
+// arrays (kind, body, placement, size, friction, margin), the candidate pairs and the bodies' world poses in;
 // the contacts as arrays out. Inputs are checked (dtype, shape, range, finiteness); the pairs' loop
 // runs with the GIL released.
 #include <pybind11/numpy.h>
@@ -53,7 +53,7 @@ Reals real_arg(py::handle obj, const char* name, py::ssize_t n0, int trailing, c
 
 py::tuple collide_geoms(py::handle kinds_, py::handle bodies_, py::handle rotations_, py::handle translations_,
                         py::handle sizes_, py::handle friction_, py::handle pairs_, py::handle body_rotations_,
-                        py::handle body_positions_) {
+                        py::handle body_positions_, py::handle margins_) {
   const Ints kinds = int_arg(kinds_, "kinds");
   check_shape(kinds, "kinds", -1, 0, "(G,)");
   const py::ssize_t G = kinds.shape(0);
@@ -70,6 +70,14 @@ py::tuple collide_geoms(py::handle kinds_, py::handle bodies_, py::handle rotati
   const py::ssize_t nb = body_R.shape(0);
   if (nb < 1) throw py::value_error("body_rotations must have at least one row (the world)");
   const Reals body_p = real_arg(body_positions_, "body_positions", nb, 1, "(N+1, 3)");
+  Reals margins;
+  if (!margins_.is_none()) {
+    margins = real_arg(margins_, "margins", G, 0, "(G,)");
+    for (py::ssize_t k = 0; k < G; ++k)
+      if (!(margins.data()[k] >= 0))
+        throw py::value_error("margins[" + std::to_string(k) + "] = " + std::to_string(margins.data()[k]) +
+                              " is negative");
+  }
 
   std::vector<GeomData> geoms(G);
   for (py::ssize_t k = 0; k < G; ++k) {
@@ -87,6 +95,7 @@ py::tuple collide_geoms(py::handle kinds_, py::handle bodies_, py::handle rotati
     g.p = Eigen::Map<const Eigen::Vector3d>(translations.data() + 3 * k);
     g.size = Eigen::Map<const Eigen::Vector3d>(sizes.data() + 3 * k);
     g.friction = friction.data()[k];
+    g.margin = margins_.is_none() ? 0.0 : margins.data()[k];
   }
   const py::ssize_t K = pairs.shape(0);
   const std::int64_t* pr = pairs.data();
@@ -133,12 +142,15 @@ py::tuple collide_geoms(py::handle kinds_, py::handle bodies_, py::handle rotati
 }  // namespace
 
 void bind_collision(py::module_& m) {
-  m.def("collide_geoms", &collide_geoms, py::arg("kinds"), py::arg("bodies"), py::arg("rotations"),
-        py::arg("translations"), py::arg("sizes"), py::arg("friction"), py::arg("pairs"), py::arg("body_rotations"),
-        py::arg("body_positions"),
-        "The contacts of the geom pairs (K, 2) at the bodies' world poses (contact/collision.hpp): geoms "
-        "(G,) as kinds (0 plane, 1 sphere, 2 capsule, 3 box), bodies, placements (rotations (G, 3, 3), "
-        "translations (G, 3)), sizes (G, 3) and friction (G,); body_rotations (N+1, 3, 3), body_positions "
-        "(N+1, 3). Returns (geoms (C, 2), bodies (C, 2), points (C, 3), normals (C, 3), depths (C,), "
-        "friction (C,)), normals from a pair's first geom to its second.");
+  m.def(
+      "collide_geoms", &collide_geoms, py::arg("kinds"), py::arg("bodies"), py::arg("rotations"),
+      py::arg("translations"), py::arg("sizes"), py::arg("friction"), py::arg("pairs"), py::arg("body_rotations"),
+      py::arg("body_positions"), py::arg("margins") = py::none(),
+      "The contacts of the geom pairs (K, 2) at the bodies' world poses (contact/collision.hpp): geoms "
+      "(G,) as kinds (0 plane, 1 sphere, 2 capsule, 3 box), bodies, placements (rotations (G, 3, 3), "
+      "translations (G, 3)), sizes (G, 3) and friction (G,); body_rotations (N+1, 3, 3), body_positions "
+      "(N+1, 3); margins (G,) or None (0): a pair (the sum of its two margins) touches where its surfaces are closer "
+      "than it, "
+      "its depth + margin reported. Returns (geoms (C, 2), bodies (C, 2), points (C, 3), normals (C, 3), depths (C,), "
+      "friction (C,)), normals from a pair's first geom to its second.");
 }

@@ -196,3 +196,95 @@ def test_mimic_couplings_agree_with_pinocchios_mimic_joints(relative, floating_b
     qdd_r = np.linalg.lstsq(S, qdd, rcond=None)[0]
     assert_within_rounding(S @ qdd_r, qdd, np.abs(qdd).max(), model.nv, what="q̈ = S q̈_r")
     assert_same_solution(M_r, qdd_r, np.linalg.solve(M_r, S.T @ tau - b_r), what="q̈_r = Pinocchio's reduced q̈")
+
+
+def _lowest(model, q):
+    """The lowest world height of the robot's geoms at q (their vertices, corners, rims, caps)."""
+    from treedyn import _core
+
+    R, p = _core.forward_kinematics(model.core, q)
+    low = np.inf
+    ring = np.c_[np.cos(np.linspace(0, 2 * np.pi, 73)), np.sin(np.linspace(0, 2 * np.pi, 73)), np.zeros(73)]
+    for g in model.geoms:
+        s = g.shape
+        if isinstance(s, td.Plane):
+            continue
+        if isinstance(s, td.ConvexMesh):
+            pts = s.vertices
+        elif isinstance(s, td.Box):
+            pts = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * s.half_extents
+        elif isinstance(s, td.Cylinder):
+            pts = np.r_[s.radius * ring + [0, 0, s.half_length], s.radius * ring - [0, 0, s.half_length]]
+        else:  # sphere, capsule: their centres, less the radius below
+            h = getattr(s, "half_length", 0.0)
+            pts = np.array([[0, 0, h], [0, 0, -h]])
+        Rg, pg = (
+            R[g.body] @ np.asarray(g.placement.rotation),
+            R[g.body] @ np.asarray(g.placement.translation) + p[g.body],
+        )
+        z = (pts @ Rg.T + pg)[:, 2].min() - (s.radius if isinstance(s, (td.Sphere, td.Capsule)) else 0.0)
+        low = min(low, z)
+    return low
+
+
+def _standing_drop(relative, steps, pose, kp):
+    """The robot (floating base, its URDF collisions) above a floor, its lowest geom 1 cm up, held
+    at ``pose`` ({joint suffix: angle}) by a PD on its joints, dropped for ``steps`` of 1 ms:
+    (model, base height at the end, deepest contact)."""
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = td.Model.from_urdf(robot_path(relative), floating_base=True)
+    assert model.geoms and not model.dropped_geoms
+    model.add_geom(0, td.Plane(), name="floor")
+    q = model.neutral_configuration() if hasattr(model, "neutral_configuration") else None
+    if q is None:
+        q = np.zeros(model.nq)
+        q[6] = 1.0
+    joints = [n for n in model.joint_names if n != "root_joint"]
+    ref = np.array([pose(n) for n in joints])
+    qi, vi = [model.q_index(n) for n in joints], [model.v_index(n) for n in joints]
+    q[qi] = ref
+    q[2] -= _lowest(model, q) - 0.01
+    if steps == 0:
+        return model, q, 0.0
+    sim = td.ContactSimulator(model, 1e-3)
+    state, deepest = td.State(q, np.zeros(model.nv)), 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a few solves end at the stall rule (residuals ~1e-5 m/s)
+        for _ in range(steps):
+            tau = np.zeros(model.nv)
+            tau[vi] = kp * (ref - state.q[qi]) - 0.02 * kp * state.v[vi]
+            deepest = max(deepest, sim.step(state, tau).contacts.depths.max(initial=0.0))
+    return model, state.q[2], deepest
+
+
+def test_solo12_stands_on_its_collision_meshes():
+    """Solo-12's 17 collision meshes (their convex hulls) on a floor: dropped from 1 cm with its
+    legs held bent, it stands (base above 0.1 m after 2 s) and sinks less than 1 mm."""
+    pytest.importorskip("coal")
+
+    def pose(name):
+        s = 1.0 if name.startswith(("FL", "FR")) else -1.0
+        return {"HAA": 0.0, "HFE": 0.8 * s, "KFE": -1.6 * s}[name[-3:]]
+
+    model, z, deepest = _standing_drop("solo_description/robots/solo12.urdf", 2000, pose, kp=5.0)
+    assert len(model.geoms) == 18  # 17 meshes and the floor
+    assert z > 0.1 and deepest < 1e-3
+
+
+@pytest.mark.parametrize(
+    "relative", ["talos_data/robots/talos_reduced.urdf", "anymal_c_simple_description/urdf/anymal.urdf"]
+)
+def test_big_robots_load_their_collisions_and_touch_the_floor(relative):
+    """TALOS (meshes) and ANYmal C (boxes, cylinders): every <collision> becomes a geom; lowered
+    onto the floor (its lowest point 1 cm up, then 5 mm down) only the geoms of the lowest links
+    touch it, and within 5 mm."""
+    import xml.etree.ElementTree as ET
+
+    model, q, _ = _standing_drop(relative, 0, lambda name: 0.0, kp=0.0)
+    n = len(ET.parse(robot_path(relative)).getroot().findall("./link/collision"))
+    assert len(model.geoms) == n + 1
+    q[2] -= 0.015
+    c = td.collide(model, q)
+    assert len(c) > 0 and c.depths.max() == pytest.approx(0.005, abs=1e-9)

@@ -45,17 +45,25 @@ makes it an ordinary independent joint (Pinocchio's ``buildModel`` without ``mim
 Not supported (a ModelFileError naming the tag, the joint and the file): kinematic loops (a link that is the child of two joints, joints
 that form a cycle), several root links, unknown joint types, xacro macros.
 
-Collision geometry: each ``<collision>`` sphere, box and capsule (the common extension,
-``radius`` and ``length``) becomes a geom of its link (``model.geoms``, named ``link/name``);
-meshes and cylinders are skipped (not collision shapes yet). Ignored: ``<visual>`` and
-``<material>`` silently (no part of the dynamics); ``<transmission>``, ``<gazebo>`` and any unknown element with one
+Collision geometry: each ``<collision>`` sphere, box, cylinder, capsule (the common extension,
+``radius`` and ``length``) and mesh (by its convex hull, trimesh reading STL, OBJ and, with
+pycollada, DAE; ``scale`` applied) becomes a geom of its link (``model.geoms``, named
+``link/name``; a link merged by a fixed joint keeps its geoms at their place in the body), with
+``contype`` 1 and ``conaffinity`` 0: it touches the geoms added with the default masks (a floor:
+``model.add_geom(0, td.Plane())``) but not the robot's own (URDF says nothing of self-collision;
+the hulls of neighbouring links overlap on Solo-12, TALOS; PyBullet also leaves it off by default;
+``model.add_contact_pair`` adds the pairs wanted). A mesh
+that cannot be found or read is dropped and recorded in ``model.dropped_geoms``
+(``td.ContactSimulator`` warns about it). Ignored: ``<visual>`` and ``<material>`` silently (no
+part of the dynamics); ``<transmission>``, ``<gazebo>`` and any unknown element with one
 ``IgnoredElementWarning`` per file; joint ``<dynamics>`` (damping and friction are forces, which
 treedyn takes as inputs), ``<calibration>``, ``<safety_controller>``.
 
-Meshes matter only to visuals and collisions. They are looked at only when ``package_dirs`` is
-given: every directory in it must exist (FileNotFoundError naming it otherwise), and meshes that
-cannot be found there (``package://pkg/file`` as ``<dir>/pkg/file``; relative names beside the
-URDF file) are listed in one ``MissingMeshWarning``; the model still loads.
+Meshes are looked for as ``package://pkg/file`` in ``<dir>/pkg/file`` for each of ``package_dirs``
+(every directory in it must exist: FileNotFoundError naming it otherwise), then in a folder named
+``pkg`` above the URDF file (or ``<folder>/pkg/file``: a ROS share folder, example-robot-data);
+relative names beside the URDF file. With ``package_dirs`` given, meshes not found are listed in
+one ``MissingMeshWarning``; the model still loads.
 """
 
 from __future__ import annotations
@@ -68,7 +76,7 @@ import numpy as np
 
 from .. import _checks
 from ..model import Free, Inertia, Model, Prismatic, Revolute, Transform
-from ..model.shapes import Box, Capsule, Sphere
+from ..model.shapes import Box, Capsule, ConvexMesh, Cylinder, Sphere
 from ._common import (
     IgnoredTags,
     file_inertia,
@@ -108,8 +116,8 @@ def load_urdf(
     """Load a URDF file (a path) or URDF text (a string starting with '<') as a treedyn Model.
 
     floating_base: hinge the root link to the world with a free joint named "root_joint".
-    package_dirs: directories where ``package://`` meshes are looked for (only to warn about
-        missing ones; meshes play no part in the dynamics).
+    package_dirs: directories where ``package://`` meshes (collision shapes) are looked for first
+        (missing ones are then warned about; see the module).
     mimic: "couple" (default): a ``<mimic>`` joint follows its leader exactly (a coupling
         constraint, see the module); "independent": it becomes an ordinary independent joint;
         "error": a ``<mimic>`` joint is an error.
@@ -129,12 +137,18 @@ class _Reader:
         self.ignored = IgnoredTags(doc.source)
         self.inconsistent: list[str] = []
         self.current = doc.root  # the element being read, for errors the checks did not foresee
+        self.package_dirs: list = []  # where package:// meshes are looked for first
+        self.dropped: list[str] = []  # collision shapes not made into geoms, and why
+        self.hulls: dict = {}  # (mesh path, scale) -> ConvexMesh, or why it could not be read
 
     def err(self, message, elem=None) -> ModelFileError:
         return self.doc.error(message, elem)
 
     # ------------------------------------------------------------------ the document
     def build(self, package_dirs) -> Model:
+        if package_dirs is not None:
+            dirs = [package_dirs] if isinstance(package_dirs, (str, os.PathLike)) else package_dirs
+            self.package_dirs = [os.fspath(d) for d in dirs]
         with file_errors(self.err, lambda: self.current):
             return self._build(package_dirs)
 
@@ -174,6 +188,8 @@ class _Reader:
         for name, (lower, upper) in limits.items():
             model.set_joint_limits(name, lower, upper)
         model.source = doc.source
+        for why in self.dropped:
+            model._drop_geom(why)
         for j, mimic in self.mimics:
             self._couple(model, j, mimic)
         self.ignored.warn()
@@ -369,9 +385,9 @@ class _Reader:
         return node
 
     def _collisions(self, link_elem, link) -> list:
-        """The link's <collision> spheres, boxes and capsules (the common extension: radius,
-        length) as (shape, pose in the link frame, add_geom keywords); meshes and cylinders are
-        skipped."""
+        """The link's <collision> spheres, boxes, cylinders, capsules (the common extension: radius,
+        length) and meshes (by their convex hull, ``scale`` applied) as (shape, pose in the link
+        frame, add_geom keywords); a mesh that cannot be found or read is recorded as dropped."""
         out = []
         for k, c in enumerate(link_elem.findall("collision")):
             what = f"link {link!r} <collision>"
@@ -379,21 +395,50 @@ class _Reader:
             shape = None if g is None else next((e for e in g if isinstance(e.tag, str)), None)
             if shape is None:
                 raise self.err(f"{what} has no <geometry>", c)
+            name = f"{link}/{c.get('name') or f'collision{k}'}"
             try:
                 if shape.tag == "sphere":
                     geom = Sphere(floats(self.doc, shape, "radius", 1, None, what))
                 elif shape.tag == "box":
                     geom = Box(0.5 * floats(self.doc, shape, "size", 3, None, what))
-                elif shape.tag == "capsule":
+                elif shape.tag in ("capsule", "cylinder"):
                     length = floats(self.doc, shape, "length", 1, None, what)
-                    geom = Capsule(floats(self.doc, shape, "radius", 1, None, what), 0.5 * length)
-                else:  # meshes, cylinders: not collision shapes yet (module docstring)
+                    kind = Capsule if shape.tag == "capsule" else Cylinder
+                    geom = kind(floats(self.doc, shape, "radius", 1, None, what), 0.5 * length)
+                elif shape.tag == "mesh":
+                    scale = floats(self.doc, shape, "scale", 3, (1.0, 1.0, 1.0), what)
+                    geom = self._mesh_hull(shape.get("filename", ""), scale, name)
+                    if geom is None:
+                        continue
+                else:
+                    self.dropped.append(f"collision {name!r}: <{shape.tag}> is not a URDF shape")
                     continue
             except (ValueError, TypeError) as e:
                 raise self.err(f"{what}: {e}", shape) from None
-            name = f"{link}/{c.get('name') or f'collision{k}'}"
-            out.append((geom, self._origin(c, what), {"name": name}))
+            # conaffinity 0: no self-collision (module docstring), the world's geoms still touched
+            out.append((geom, self._origin(c, what), {"name": name, "conaffinity": 0}))
         return out
+
+    def _mesh_hull(self, filename, scale, name):
+        """The convex hull of a collision mesh (ConvexMesh), read once per file and scale by trimesh;
+        None (recorded in self.dropped) when it cannot be found or read."""
+        path = self._find_mesh(filename, self.package_dirs) if filename else None
+        if not path:
+            self.dropped.append(f"collision {name!r}: mesh {filename!r} not found")
+            return None
+        key = (path, tuple(scale))
+        if key not in self.hulls:
+            try:
+                import trimesh
+
+                mesh = trimesh.load(path, force="mesh")
+                self.hulls[key] = ConvexMesh.hull(np.asarray(mesh.vertices, dtype=float) * scale)
+            except Exception as e:  # trimesh's readers raise many kinds (a .dae without pycollada: ImportError)
+                self.hulls[key] = f"mesh {filename!r} unreadable ({type(e).__name__}: {e})"
+        if isinstance(self.hulls[key], str):
+            self.dropped.append(f"collision {name!r}: {self.hulls[key]}")
+            return None
+        return self.hulls[key]
 
     def _inertia(self, link_elem, link) -> Inertia | None:
         for e in link_elem:
@@ -440,17 +485,31 @@ class _Reader:
             shown = ", ".join(repr(m) for m in missing[:3]) + (", ..." if len(missing) > 3 else "")
             warnings.warn(
                 f"{self.doc.source}: {len(missing)} mesh file(s) not found in package_dirs "
-                f"{dirs} ({shown}); meshes play no part in the dynamics, the model is complete",
+                f"{dirs} ({shown}); the collisions among them have no geom (model.dropped_geoms)",
                 MissingMeshWarning,
                 stacklevel=user_stacklevel(),
             )
 
-    def _find_mesh(self, fn: str, dirs) -> bool:
+    def _find_mesh(self, fn: str, dirs) -> str | None:
+        """The path of a mesh file: ``package://pkg/file`` as ``<dir>/pkg/file`` for a dir of
+        ``dirs``, and without them (or not found there) as ``<folder>/file`` for a folder named pkg
+        above the URDF file, or ``<folder>/pkg/file`` (the layout of a ROS share folder or of
+        example-robot-data); ``file://`` and absolute paths as they are; relative names beside the
+        URDF file or in ``dirs``. None when not found."""
+        dirs = list(dirs or [])
         if fn.startswith("package://"):
             rel = fn[len("package://") :]
-            return any(os.path.isfile(os.path.join(d, rel)) for d in dirs)
-        if fn.startswith("file://"):
-            return os.path.isfile(fn[len("file://") :])
-        if os.path.isabs(fn):
-            return os.path.isfile(fn)
-        return any(os.path.isfile(os.path.join(d, fn)) for d in [self.doc.base_dir, *dirs])
+            pkg, _, rest = rel.partition("/")
+            found = [os.path.join(d, rel) for d in dirs]
+            folder = os.path.abspath(self.doc.base_dir) if self.doc.base_dir else None
+            while folder and os.path.dirname(folder) != folder:
+                found += [os.path.join(folder, rest)] if os.path.basename(folder) == pkg else []
+                found.append(os.path.join(folder, rel))
+                folder = os.path.dirname(folder)
+        elif fn.startswith("file://"):
+            found = [fn[len("file://") :]]
+        elif os.path.isabs(fn):
+            found = [fn]
+        else:
+            found = [os.path.join(d, fn) for d in [self.doc.base_dir, *dirs] if d is not None]
+        return next((f for f in found if os.path.isfile(f)), None)

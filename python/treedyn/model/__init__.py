@@ -2,7 +2,7 @@
 ``Model`` — the tree, its names, frames, geoms and limits, its force elements and constraints —
 copied into C++ once. Imports nothing above ``treedyn._core`` and ``treedyn._checks``."""
 
-from .shapes import Box, Capsule, Geom, Plane, Sphere
+from .shapes import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Geom, Plane, Sphere
 from .tree import (
     Fixed,
     Free,
@@ -31,6 +31,9 @@ __all__ = [
     "Capsule",
     "Box",
     "Plane",
+    "Cylinder",
+    "Ellipsoid",
+    "ConvexMesh",
     "Geom",
     "Model",
     "UnknownNameError",

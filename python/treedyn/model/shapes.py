@@ -1,8 +1,11 @@
 """Collision shapes: immutable values a model's geoms are made of.
 
 :class:`Sphere`, :class:`Capsule` (axis z, ``half_length`` from the centre to each cap's centre),
-:class:`Box` (``half_extents``) and :class:`Plane` (the placement's z axis is the normal, the
-half-space below it solid). ``model.add_geom`` fixes one to a body or to the world as a
+:class:`Box` (``half_extents``), :class:`Plane` (the placement's z axis is the normal, the
+half-space below it solid), :class:`Cylinder` (axis z, ``half_length`` from the centre to each
+flat end, as MuJoCo's size), :class:`Ellipsoid` (``radii`` along x, y, z) and :class:`ConvexMesh`
+(the vertices of a convex hull, with its triangles; ``ConvexMesh.hull`` makes one from any points
+or mesh by trimesh's convex hull, as MuJoCo collides a mesh geom by its hull). ``model.add_geom`` fixes one to a body or to the world as a
 :class:`Geom`; contact detection between them is ``treedyn.sim.collision``.
 """
 
@@ -14,7 +17,19 @@ import numpy as np
 
 from .. import _checks as C
 
-__all__ = ["Sphere", "Capsule", "Box", "Plane", "Geom", "SHAPES"]
+__all__ = [
+    "Sphere",
+    "Capsule",
+    "Box",
+    "Plane",
+    "Cylinder",
+    "Ellipsoid",
+    "ConvexMesh",
+    "Geom",
+    "ContactPair",
+    "SHAPES",
+    "CONDIM",
+]
 
 
 def _positive(x, what: str) -> float:
@@ -55,14 +70,83 @@ class Plane:
     pass
 
 
-SHAPES = (Sphere, Capsule, Box, Plane)
+@dataclass(frozen=True)
+class Cylinder:
+    radius: float
+    half_length: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", _positive(self.radius, "Cylinder radius"))
+        object.__setattr__(self, "half_length", _positive(self.half_length, "Cylinder half_length"))
+
+
+@dataclass(frozen=True)
+class Ellipsoid:
+    radii: tuple
+
+    def __post_init__(self):
+        r = np.asarray(self.radii)
+        if r.shape != (3,):
+            raise ValueError(f"Ellipsoid radii must be 3 numbers, got {self.radii!r}")
+        object.__setattr__(self, "radii", tuple(_positive(x, "Ellipsoid radii") for x in r))
+
+
+@dataclass(frozen=True, eq=False)
+class ConvexMesh:
+    """A convex polyhedron: ``vertices`` (n, 3), the hull's own, in the geom's frame, and its
+    outward-wound ``faces`` (m, 3) vertex indices. Compared by identity (its arrays are large)."""
+
+    vertices: np.ndarray
+    faces: np.ndarray
+
+    def __post_init__(self):
+        V = np.array(self.vertices, dtype=float)
+        F = np.array(self.faces, dtype=np.int64)
+        if V.ndim != 2 or V.shape[1] != 3 or len(V) < 4 or not np.all(np.isfinite(V)):
+            raise ValueError(f"ConvexMesh vertices must be finite, of shape (n >= 4, 3), got shape {V.shape}")
+        if F.ndim != 2 or F.shape[1] != 3 or len(F) < 4 or F.min() < 0 or F.max() >= len(V):
+            raise ValueError(f"ConvexMesh faces must be (m >= 4, 3) indices of its {len(V)} vertices")
+        V.flags.writeable = F.flags.writeable = False
+        object.__setattr__(self, "vertices", V)
+        object.__setattr__(self, "faces", F)
+
+    @classmethod
+    def hull(cls, points) -> ConvexMesh:
+        """The convex hull of ``points`` (n, 3) (or of a trimesh.Trimesh's vertices), by trimesh
+        (Qhull). ImportError naming the extra when trimesh is not installed; ValueError when the
+        points span no volume."""
+        try:
+            import trimesh
+        except ImportError:
+            raise ImportError(
+                "a mesh collision shape needs trimesh for its convex hull: pip install 'treedyn[collision]'"
+            ) from None
+        P = np.asarray(getattr(points, "vertices", points), dtype=float)
+        if P.ndim != 2 or P.shape[1] != 3 or len(P) < 4:
+            raise ValueError(f"ConvexMesh.hull needs (n >= 4, 3) points, got shape {P.shape}")
+        try:
+            h = trimesh.convex.convex_hull(P)
+        except Exception as e:  # Qhull's errors: flat or degenerate point sets
+            raise ValueError(f"ConvexMesh.hull: the points span no volume ({type(e).__name__})") from None
+        if h.volume <= 0 or len(h.faces) < 4:
+            raise ValueError("ConvexMesh.hull: the points span no volume")
+        return cls(np.asarray(h.vertices), np.asarray(h.faces))
+
+
+SHAPES = (Sphere, Capsule, Box, Plane, Cylinder, Ellipsoid, ConvexMesh)
+#: MuJoCo's contact dimensionalities: 1 frictionless, 3 sliding friction; 4 (torsional) and 6
+#: (rolling) are kept but act as 3 (treedyn models sliding friction only)
+CONDIM = (1, 3, 4, 6)
 
 
 @dataclass(frozen=True)
 class Geom:
     """A shape fixed to a body (index; 0 is the world) at ``placement`` (a treedyn.Transform in the
     body's frame). ``contype``/``conaffinity``: MuJoCo's bit masks (a pair collides when
-    ``a.contype & b.conaffinity or b.contype & a.conaffinity``)."""
+    ``a.contype & b.conaffinity or b.contype & a.conaffinity``). ``condim``: MuJoCo's (1:
+    frictionless; 3, 4, 6: sliding friction); a pair takes the larger condim and the larger
+    friction. ``margin``: a pair (the sum of the two margins, as MuJoCo 4.0 adds them) touches when its surfaces are
+    closer than it and rests at that distance (MuJoCo's dist − margin)."""
 
     name: str
     body: int
@@ -71,3 +155,17 @@ class Geom:
     friction: float = 1.0
     contype: int = 1
     conaffinity: int = 1
+    condim: int = 3
+    margin: float = 0.0
+
+
+@dataclass(frozen=True)
+class ContactPair:
+    """An explicit candidate pair of geoms (indices), colliding whatever the filters, with its own
+    friction, margin and condim where not None (MJCF's <contact><pair>; Model.add_contact_pair)."""
+
+    geom1: int
+    geom2: int
+    friction: float | None = None
+    margin: float | None = None
+    condim: int | None = None

@@ -16,10 +16,11 @@ from .. import _checks as C
 from .. import _core
 from .actuation import ActuationMixin
 from .cache import changes_model
+from .contact_settings import ContactSettings
 from .describe import DescribeMixin
 from .elements import Coupling, ElementsMixin, LoopClosure, ParentRef, Spring
 from .joints import Fixed, Free, Joint, Prismatic, Revolute, Spherical, Universal
-from .shapes import SHAPES, Geom
+from .shapes import CONDIM, SHAPES, Geom
 from .spatial import Inertia, Transform, _vec3
 from .to_core import CoreMixin
 
@@ -51,7 +52,7 @@ class UnknownNameError(KeyError, ValueError):
 _FILE_READERS: dict = {}
 
 
-class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin):
+class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSettings):
     """A tree of rigid bodies, built body by body.
 
     >>> model = Model(gravity=(0, 0, -9.81))
@@ -306,13 +307,23 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin):
         name: str | None = None,
         contype: int = 1,
         conaffinity: int = 1,
+        condim: int = 3,
+        margin: float = 0.0,
     ) -> int:
-        """Fix a collision shape (td.Sphere, Capsule, Box, Plane) to ``body`` (a body name or
-        index; None/0/"world": the world) at ``placement`` (its pose in the body frame); returns
-        its index in ``model.geoms``. ``friction``: Coulomb coefficient (a pair uses the larger);
-        ``contype``/``conaffinity``: MuJoCo's collision bit masks. treedyn.collide finds contacts."""
+        """Fix a collision shape (td.Sphere, Capsule, Box, Plane, Cylinder, Ellipsoid, ConvexMesh)
+        to ``body`` (a body name or index; None/0/"world": the world) at ``placement`` (its pose in
+        the body frame); returns its index in ``model.geoms``. ``friction``: Coulomb coefficient (a
+        pair uses the larger); ``contype``/``conaffinity``: MuJoCo's collision bit masks;
+        ``condim``: 1 (frictionless) or 3 (4, 6 act as 3); ``margin``: the distance at which the
+        geom's pairs touch (docs/contact.md). treedyn.collide finds contacts."""
         if not isinstance(shape, SHAPES):
-            raise TypeError(f"shape must be one of td.Sphere, Capsule, Box, Plane, got {type(shape).__name__}")
+            raise TypeError(
+                "shape must be one of td.Sphere, Capsule, Box, Plane, Cylinder, Ellipsoid, ConvexMesh, "
+                f"got {type(shape).__name__}"
+            )
+        if condim not in CONDIM or isinstance(condim, bool):
+            raise ValueError(f"geom condim must be one of {CONDIM}, got {condim!r}")
+        margin = C.real(margin, "geom margin", nonnegative=True)
         b = self._body_ref(body, "geom")
         placement = Transform() if placement is None else placement
         if not isinstance(placement, Transform):
@@ -326,13 +337,15 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin):
             raise TypeError(f"geom name must be a non-empty string, got {name!r}")
         if any(g.name == name for g in self._geoms):
             raise ValueError(f"a geom named {name!r} already exists")
-        self._geoms.append(Geom(name, b, shape, placement, friction, int(contype), int(conaffinity)))
+        self._geoms.append(
+            Geom(name, b, shape, placement, friction, int(contype), int(conaffinity), int(condim), margin)
+        )
         return len(self._geoms) - 1
 
     @property
     def geoms(self) -> tuple:
         """The collision geoms (treedyn.model.shapes.Geom: name, body index, shape, placement,
-        friction, contype, conaffinity), in the order added."""
+        friction, contype, conaffinity, condim, margin), in the order added."""
         return tuple(self._geoms)
 
     @property

@@ -47,7 +47,7 @@ from ..model.actuation import activate, control_function, drive, driven
 from ..solvers import Solver, make_solver
 from ..solvers.inverse import _contact_product
 from ..util.timing import PhaseTimer
-from .collision import Contacts, collide, collision_pairs
+from .collision import Contacts, collide, collision_pairs, warn_no_contact
 from .constraints import constrained_inverse_inertia
 from .contact_solvers import CONTACT_SOLVERS
 from .engine import (
@@ -267,6 +267,7 @@ class ContactSimulator:
         self._shapes, self._rows = None, False  # (set with the engine: engine())
         self._pairs_for = None
         self._pairs = []
+        warn_no_contact(self.model, self.pairs())
         self._limits_for = None
         self._limits = None
 

@@ -15,7 +15,7 @@ from .._core import get_num_threads
 from ..algorithms.state import State
 from ..model.cache import cached
 from ..model.shapes import Box, Capsule, Plane, Sphere
-from .collision import _geom_arrays, collide
+from .collision import _geom_arrays, collide, pair_parameters
 from .result import SimulationWarning
 from .rows import step_rows
 
@@ -25,15 +25,21 @@ ENGINE_PHASES = ("collision", "dynamics", "delassus", "contact", "integrate")
 #: problem's size, "tree" never forms G, "dense" forms it from ABA's factors
 DELASSUS = ("auto", "tree", "dense")
 #: the shape pairs the C++ collision has closed forms for (either order): every pair of
-#: primitives (contact/collision.hpp); a pair outside it (a shape the C++ side does not know) would
-#: have its contacts found by treedyn.sim.collision.collide and handed to the step
+#: primitives (contact/collision.hpp); a pair outside it (a cylinder, an ellipsoid, a convex mesh)
+#: has its contacts found by treedyn.sim.collision.collide and handed to the step
 NATIVE_PAIRS = {frozenset((a, b)) for a in (Plane, Sphere, Capsule, Box) for b in (Plane, Sphere, Capsule, Box)}
 
 
 def native_pair(model, pair) -> bool:
-    """Whether the C++ collision has the pair's closed form."""
-    a, b = (type(model.geoms[i].shape) for i in pair)
-    return frozenset((a, b)) in NATIVE_PAIRS
+    """Whether the C++ step collides the pair itself: a closed form for its shapes, the geoms' own
+    friction (not a frictionless or explicit pair's: sim.collision.pair_parameters) and no margin
+    (the ContactEngine's geoms carry none; collide's C++ closed forms do). The others are found by
+    treedyn.sim.collision.collide each step and handed to the step."""
+    i, j = (int(k) for k in pair)
+    g = model.geoms
+    if frozenset((type(g[i].shape), type(g[j].shape))) not in NATIVE_PAIRS or g[i].margin or g[j].margin:
+        return False
+    return (i, j) not in cached(model, "pair_parameters", pair_parameters)
 
 
 class BatchStep(NamedTuple):

@@ -1,6 +1,8 @@
 // Contact detection between primitive shapes, in closed form: every pair of plane, sphere, capsule
 // and box but plane–plane. collide_pair appends a pair's contacts (world point midway between the two
-// surfaces, unit normal from the first geom to the second, depth > 0) to the caller's vector; nothing
+// surfaces, unit normal from the first geom to the second, depth > 0) to the caller's vector (with a
+// margin m, the sum of the two geoms' (MuJoCo's rule, measured on 4.0): the surfaces closer than m,
+// depth + m > 0 reported); nothing
 // else is allocated and nothing throws, so the contact step (contact/step.hpp) calls it every step and
 // treedyn.sim.collision.collide calls it through _core.collide_geoms.
 //   plane–{sphere, capsule, box}   each penetrating sphere, cap centre (<= 2) or corner (<= 4 resting)
@@ -32,13 +34,14 @@ struct GeomData {
   Eigen::Vector3d p;
   Eigen::Vector3d size;  // sphere (r, 0, 0); capsule (r, half_length, 0); box half extents; plane unused
   double friction;
+  double margin = 0.0;  // a pair (the sum of the two, as MuJoCo 4.0) touches closer than this, at depth + margin
 };
 struct ContactPoint {
   int geom[2];
   int body[2];
   Eigen::Vector3d point;   // world point midway between the two surfaces
   Eigen::Vector3d normal;  // unit, from geom[0] towards geom[1]
-  double depth;            // > 0: penetration
+  double depth;            // > 0: penetration (plus the pair's margin)
   double friction;         // max of the two geoms' (MuJoCo's rule)
 };
 
@@ -65,8 +68,9 @@ struct Sink {
   std::vector<ContactPoint>& out;
   int geom[2], body[2];
   double friction, sign;
+  double margin;  // the closed forms keep depth > −margin and report depth + margin (MuJoCo's dist − margin)
   void add(const Vec3& point, const Vec3& normal, double depth) const {
-    out.push_back({{geom[0], geom[1]}, {body[0], body[1]}, point, sign * normal, depth, friction});
+    out.push_back({{geom[0], geom[1]}, {body[0], body[1]}, point, sign * normal, depth + margin, friction});
   }
 };
 
@@ -76,7 +80,7 @@ inline double sgn(double x) { return x < 0 ? -1.0 : 1.0; }
 inline void spheres(const Sink& s, const Vec3& c1, double r1, const Vec3& c2, double r2) {
   const Vec3 d = c2 - c1;
   const double dist = d.norm(), depth = r1 + r2 - dist;
-  if (!(depth > 0)) return;
+  if (!(depth > -s.margin)) return;
   const Vec3 n = dist > 1e-12 ? Vec3(d / dist) : Vec3::UnitZ();
   s.add(c1 + n * (r1 - 0.5 * depth), n, depth);
 }
@@ -84,7 +88,7 @@ inline void spheres(const Sink& s, const Vec3& c1, double r1, const Vec3& c2, do
 // a sphere (r = 0: a point) against the plane through p0 with normal n (normal n)
 inline void plane_sphere(const Sink& s, const Vec3& n, const Vec3& p0, const Vec3& c, double r) {
   const double dist = n.dot(c - p0), depth = r - dist;
-  if (depth > 0) s.add(c - n * (0.5 * (r + dist)), n, depth);
+  if (depth > -s.margin) s.add(c - n * (0.5 * (r + dist)), n, depth);
 }
 
 // the parameter t ∈ [0, 1] of the point of segment a + t d nearest to x
@@ -154,7 +158,7 @@ inline void sphere_box(const Sink& s, const Vec3& c, double r, const Mat3& R, co
   const double dist = e.norm();
   if (dist > 0) {  // outside
     const double depth = r - dist;
-    if (!(depth > 0)) return;
+    if (!(depth > -s.margin)) return;
     const Vec3 n = R * (e / dist);
     s.add(c - n * (0.5 * (r + dist)), -n, depth);
     return;
@@ -200,7 +204,7 @@ inline void capsule_box(const Sink& s, const Mat3& Rc, const Vec3& pc, const Vec
     for (const double t : {t0, t1}) {
       const Vec3 x = A + t * D;
       const double depth = r - (sigma * x[k] - h[k]);
-      if (depth > 0) emit(x, nl, depth);
+      if (depth > -s.margin) emit(x, nl, depth);
     }
     return true;
   };
@@ -236,7 +240,7 @@ inline void capsule_box(const Sink& s, const Mat3& Rc, const Vec3& pc, const Vec
   }
   const double dist = std::sqrt(best);
   if (dist > 1e-12 * h.maxCoeff()) {  // outside
-    if (!(r - dist > 0)) return;
+    if (!(r - dist > -s.margin)) return;
     const Vec3 x = A + tbest * D;
     const Vec3 nl = (x - x.cwiseMax(-h).cwiseMin(h)) / dist;
     int k;
@@ -283,12 +287,12 @@ inline void box_box(const Sink& s, const Mat3& Ra, const Vec3& pa, const Vec3& h
   Vec3 L = Vec3::Zero();
   for (int i = 0; i < 3; ++i) {  // a's faces
     const double o = ha[i] + hb.dot(absC.row(i)) - std::abs(ta[i]);
-    if (o < 0) return;
+    if (o < -s.margin) return;
     if (o < best) best = o, axis = i;
   }
   for (int j = 0; j < 3; ++j) {  // b's faces
     const double o = ha.dot(absC.col(j)) + hb[j] - std::abs(tb[j]);
-    if (o < 0) return;
+    if (o < -s.margin) return;
     if (o < (1 - kFaceBias) * best) best = o, axis = 3 + j;
   }
   for (int i = 0; i < 3; ++i)  // the edge crosses a_i × b_j
@@ -302,7 +306,7 @@ inline void box_box(const Sink& s, const Mat3& Ra, const Vec3& pa, const Vec3& h
       if (near_face > kFaceCos) continue;
       const double o =
           ha.dot((Ra.transpose() * u).cwiseAbs()) + hb.dot((Rb.transpose() * u).cwiseAbs()) - std::abs(u.dot(t));
-      if (o < 0) return;
+      if (o < -s.margin) return;
       if (o < (1 - kFaceBias) * best) best = o, axis = 6 + 3 * i + j, L = u;
     }
   if (axis >= 6) {  // edge–edge: the nearest points of the two supporting edges, one point
@@ -361,7 +365,7 @@ inline void box_box(const Sink& s, const Mat3& Ra, const Vec3& pa, const Vec3& h
     bool seen = false;
     for (int o = 0; o < e && !seen; ++o) seen = (poly[cur][o] - x).cwiseAbs().maxCoeff() <= same;
     const double depth = m.dot(top - x);
-    if (depth > 0 && !seen) s.add(x + (0.5 * depth) * m, normal, depth);
+    if (depth > -s.margin && !seen) s.add(x + (0.5 * depth) * m, normal, depth);
   }
 }
 
@@ -408,7 +412,8 @@ inline void collide_pair(const GeomData& a, int ia, const Eigen::Matrix3d& Ra, c
                          const GeomData& b, int ib, const Eigen::Matrix3d& Rb, const Eigen::Vector3d& pb,
                          std::vector<ContactPoint>& out) {
   const bool swap = static_cast<int>(a.kind) > static_cast<int>(b.kind);
-  const collision_detail::Sink s{out, {ia, ib}, {a.body, b.body}, std::max(a.friction, b.friction), swap ? -1.0 : 1.0};
+  const collision_detail::Sink s{
+      out, {ia, ib}, {a.body, b.body}, std::max(a.friction, b.friction), swap ? -1.0 : 1.0, a.margin + b.margin};
   if (swap)
     collision_detail::collide_ordered(s, b, Rb, pb, a, Ra, pa);
   else

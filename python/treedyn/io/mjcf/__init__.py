@@ -47,15 +47,23 @@ free joint's linear velocity):
   and v = (linear, angular) velocity in body coordinates, where MuJoCo's qvel has the linear
   velocity in world coordinates (v_linear = Rᵀ qvel[0:3]).
 
-Collision geometry: every sphere, capsule (``fromto`` too), box and plane geom with a non-zero
+Collision geometry (docs/contact.md): every sphere, capsule, box, plane, cylinder, ellipsoid
+(``fromto`` too) and mesh geom (by its convex hull, ``treedyn.ConvexMesh``) with a non-zero
 ``contype`` or ``conaffinity`` becomes a geom of its body (``model.geoms``: ``friction``'s first
-value, ``contype``, ``conaffinity``); cylinders, ellipsoids and meshes are skipped (not collision
-shapes yet: a mesh geom adds only its mass and inertia).
+value, ``contype``, ``conaffinity``, ``condim`` (1 frictionless; 4 and 6 act as 3, noted once:
+torsional and rolling friction are not modelled), ``margin`` (a pair's is the sum of its geoms',
+as MuJoCo 4.0 adds them)); an hfield, an sdf or a primitive fitted to a mesh is dropped and
+recorded in ``model.dropped_geoms``. ``<contact>``: ``<exclude body1 body2>`` as
+``model.exclude_contact`` (a body merged into its parent excludes its carrier), ``<pair geom1
+geom2 condim friction margin>`` (``class`` too) as ``model.add_contact_pair``;
+``<option><flag contact="disable"/>`` (or ``constraint="disable"``) switches contact off
+(``model.contact_enabled``). MuJoCo's parent filter is ``treedyn.sim.collision.collision_pairs``'.
 
 Not modelled, with one IgnoredElementWarning per file that says so: joint ``damping``,
 ``stiffness``, ``frictionloss`` and ``armature``, body ``gravcomp``, fluid forces (treedyn takes
 forces as inputs and has no rotor inertia, so M differs from MuJoCo's by the armature);
-``<actuator>``, ``<tendon>``, ``<sensor>``, ``<contact>`` (forces are inputs). Silently ignored:
+``<actuator>``, ``<tendon>``, ``<sensor>`` (forces are inputs); a contact pair's ``solref``,
+``solimp`` and ``gap`` (treedyn's contacts are hard). Silently ignored:
 ``<asset>`` but its meshes, ``<visual>``, ``<statistic>``, ``<size>``, ``<keyframe>``, ``<custom>``,
 ``<extension>``, sites, cameras, lights. A ball joint's range is noted as not modelled.
 
@@ -81,7 +89,7 @@ from ...model import Model
 from .._common import warn_inconsistent_inertias
 from .._tree import build_model
 from .._xml import ModelFileError, file_errors, read_xml
-from . import actuators, bodies, defaults, document, equality, inertia, meshes, options
+from . import actuators, bodies, collision, defaults, document, equality, inertia, meshes, options
 from .reader import Reader
 
 __all__ = ["load_mjcf"]
@@ -118,6 +126,7 @@ def _read(r: Reader) -> Model:
     actuators.tendons(r, root, model)
     actuators.actuators(r, root, model)
     model.timestep = options.timestep(r, root)
+    collision.read_contact(r, root, model)
     r.ignored.warn()
     warn_inconsistent_inertias(r.doc.source, r.inconsistent)
     return model

@@ -1,20 +1,28 @@
-"""The collision geoms of a body: its sphere, capsule, box and plane ``<geom>``s that collide."""
+"""The collision geoms of a body (its ``<geom>``s that collide), and the ``<contact>`` pass: body
+pairs excluded, explicit geom pairs, and ``<option><flag contact="disable"/>``, by MuJoCo's rules
+(docs/contact.md)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ...model import Transform
-from ...model.shapes import Box, Capsule, Plane, Sphere
+from ...model.shapes import Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere
 from .._common import z_to_vector
+from .meshes import mesh_hull
 
-__all__ = ["collision_geoms"]
+__all__ = ["collision_geoms", "read_contact"]
+
+_KINDS = ("sphere", "capsule", "box", "plane", "cylinder", "ellipsoid", "mesh")
 
 
 def collision_geoms(r, contents, body):
-    """The body's sphere, capsule, box and plane geoms that collide (contype or conaffinity
-    non-zero) as (shape, pose in the body frame, add_geom keywords); other types are skipped."""
+    """The body's geoms that collide (contype or conaffinity non-zero) as (shape, pose in the body
+    frame, add_geom keywords): sphere, capsule, box, plane, cylinder, ellipsoid and mesh (by its
+    convex hull). Those treedyn cannot collide (hfield, sdf, a primitive fitted to a mesh) are
+    recorded in r.dropped_geoms, which read_contact puts on the model."""
     out = []
+    dropped = r.__dict__.setdefault("dropped_geoms", [])
     for _, g, X, cls in (c for c in contents if c[0] == "geom"):
         r.current = g
         a = r.attrs(g, cls)
@@ -28,30 +36,105 @@ def collision_geoms(r, contents, body):
         contype, conaffinity = masks
         if contype == 0 and conaffinity == 0:
             continue  # visual only
-        if kind not in ("sphere", "capsule", "box", "plane"):
-            continue  # cylinders, ellipsoids, meshes: not collision shapes yet (documented above)
+        label = f"{kind} geom {a['name']!r}" if a.get("name") else f"a {kind} geom"
+        if kind not in _KINDS or (kind != "mesh" and "mesh" in a):
+            why = "a primitive fitted to a mesh" if kind in _KINDS else f"type {kind!r}"
+            dropped.append(f"{label} of body {body!r} ({why}: not a collision shape treedyn has)")
+            continue
         size = np.r_[r.vec(g, "size", None, a, (0, 0, 0)), np.zeros(3)][:3]
         pose = r.pose(g, a)
-        if "fromto" in a and kind in ("capsule", "box"):
+        if "fromto" in a and kind in ("capsule", "box", "cylinder", "ellipsoid"):
             ft = r.vec(g, "fromto", 6, a)
             d = ft[3:] - ft[:3]
             L = float(np.linalg.norm(d))
             if L < 1e-12:
                 raise r.err(f"geom of body {body!r}: fromto has zero length", g)
             pose = Transform(z_to_vector(d), 0.5 * (ft[:3] + ft[3:]))
-            size = np.array([size[0], 0.5 * L, 0.0]) if kind == "capsule" else np.array([size[0], size[0], 0.5 * L])
+            # box, ellipsoid: the two transverse sizes are size[0] (as MuJoCo does; io/mjcf/inertia.py)
+            size = (
+                np.array([size[0], 0.5 * L, 0.0])
+                if kind in ("capsule", "cylinder")
+                else np.r_[size[0], size[0], 0.5 * L]
+            )
         try:
             shape = {
                 "sphere": lambda: Sphere(size[0]),
                 "capsule": lambda: Capsule(size[0], size[1]),
                 "box": lambda: Box(size),
                 "plane": lambda: Plane(),
+                "cylinder": lambda: Cylinder(size[0], size[1]),
+                "ellipsoid": lambda: Ellipsoid(size),
+                "mesh": lambda: mesh_hull(r, g, a, f"mesh geom of body {body!r}"),
             }[kind]()
         except (ValueError, TypeError) as e:
             raise r.err(f"{kind} geom of body {body!r}: {e}", g) from None
+        r.current = g
         kw = {"friction": float(r.vec(g, "friction", None, a, (1.0,))[0]), "contype": contype}
         kw["conaffinity"] = conaffinity
+        kw["condim"] = _condim(r, g, a, label)
+        kw["margin"] = float(r.vec(g, "margin", 1, a, (0.0,))[0])
+        if kw["margin"] < 0:
+            raise r.err(f"{label} of body {body!r}: margin={a['margin']!r} is negative", g)
         if a.get("name"):
             kw["name"] = a["name"]
         out.append((shape, X @ pose, kw))
     return out
+
+
+def _condim(r, e, a, label):
+    """MuJoCo's condim (1, 3, 4, 6; default 3); 4 and 6 act as 3, noted once per file."""
+    raw = a.get("condim", "3").strip()
+    if raw not in ("1", "3", "4", "6"):
+        raise r.err(f"{label}: condim={raw!r} must be 1, 3, 4 or 6", e)
+    if raw in ("4", "6"):
+        r.ignored.note("condim 4 and 6 act as 3: torsional and rolling friction are not modelled (sliding only)")
+    return int(raw)
+
+
+def read_contact(r, root, model):
+    """<contact>'s <exclude body1 body2> and <pair geom1 geom2 condim friction margin> onto the
+    model (Model.exclude_contact, Model.add_contact_pair), <option><flag contact="disable"/> (or
+    constraint="disable") as model.contact_enabled, and the collision shapes dropped (Model.dropped_geoms)."""
+    for why in r.__dict__.get("dropped_geoms", []):
+        model._drop_geom(why)
+    for opt in (e for e in root if e.tag == "option"):
+        for flag in (f for f in opt if f.tag == "flag"):
+            # constraint="disable" switches off every constraint, contacts included (MuJoCo's
+            # mjDSBL_CONSTRAINT: no collision detection); treedyn's equalities stay (documented)
+            if "disable" in (flag.get("contact", "enable"), flag.get("constraint", "enable")):
+                model.contact_enabled = False
+    for sec in (e for e in root if e.tag == "contact"):
+        for e in (e for e in sec if isinstance(e.tag, str)):
+            r.current = e
+            if e.tag == "exclude":
+                bodies = [_body(r, model, e, k) for k in ("body1", "body2")]
+                if bodies[0] != bodies[1]:  # (merged into one body: never collide anyway)
+                    model.exclude_contact(*bodies)
+            elif e.tag == "pair":
+                a = r.attrs(e, e.get("class", "main"))
+                geoms = []
+                for k in ("geom1", "geom2"):
+                    if a.get(k) not in {g.name for g in model.geoms}:
+                        raise r.err(f"<pair {k}={a.get(k)!r}>: no collision geom of that name", e)
+                    geoms.append(a[k])
+                kw = {"condim": _condim(r, e, a, "<pair>") if "condim" in a else None}
+                kw["friction"] = float(r.vec(e, "friction", None, a)[0]) if "friction" in a else None
+                kw["margin"] = float(r.vec(e, "margin", 1, a)[0]) if "margin" in a else None
+                try:
+                    model.add_contact_pair(*geoms, **kw)
+                except ValueError as ex:
+                    raise r.err(f"<pair>: {ex}", e) from None
+            else:
+                r.ignored.add(f"contact/{e.tag}")
+
+
+def _body(r, model, e, key):
+    """The treedyn body an MJCF body name went to (its own, or the one it was merged into)."""
+    name = e.get(key)
+    if name is None:
+        raise r.err(f"<exclude> needs {key}", e)
+    if name == "world":
+        return 0
+    if name not in model.frames:
+        raise r.err(f"<exclude {key}={name!r}>: no such body", e)
+    return model.body_index(model.frames[name][0])

@@ -12,14 +12,14 @@ __all__ = ["check_root", "expand_includes", "check_sections"]
 _SILENT_SECTIONS = {"asset", "visual", "statistic", "size", "keyframe", "custom", "extension"}
 _WARN_SECTIONS = {
     "sensor": "sensors",
-    "contact": "contact pairs and exclusions",
 }
 _ERROR_SECTIONS = {
     "deformable": "deformable bodies (flexes, skins) are not articulated rigid bodies",
 }
 # read by their own passes: the bodies, the default classes, the compiler, the options, the
-# constraints, tendons and actuators (once the tree is built); includes are expanded first
-_READ_SECTIONS = ("worldbody", "default", "compiler", "option", "include", "equality", "tendon", "actuator")
+# constraints, tendons and actuators (once the tree is built), the contact filters
+# (collision.read_contact); includes are expanded first
+_READ_SECTIONS = ("worldbody", "default", "compiler", "option", "include", "equality", "tendon", "actuator", "contact")
 
 
 def check_root(r, root):

@@ -1,5 +1,6 @@
-"""The ``<asset><mesh>`` pass: the mesh assets by name, and each mesh's mass properties (per unit
-density; ``treedyn.io.mesh``), read once and only when a body's inertia needs them."""
+"""The ``<asset><mesh>`` pass: the mesh assets by name, each mesh's mass properties (per unit
+density; ``treedyn.io.mesh``), read once and only when a body's inertia needs them, and each
+mesh's convex hull (``treedyn.ConvexMesh``), read once and only when a mesh geom collides."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 from .._common import quat_to_matrix
 from ..mesh import MESH_INERTIA, MeshError, inline_mesh, mass_properties, place_vertices, read_mesh_file
 
-__all__ = ["mesh_assets", "mesh_properties"]
+__all__ = ["mesh_assets", "mesh_properties", "mesh_hull"]
 
 
 def mesh_assets(r, root):
@@ -28,6 +29,7 @@ def mesh_assets(r, root):
                 raise r.err(f"mesh {name!r}: file {a['file']!r} not found ({_mesh_path(r, a['file'])})", e)
             out[name] = (e, a)
     r.mesh_properties = {}  # name -> MassProperties, read when a body's inertia needs it
+    r.mesh_hulls = {}  # name -> ConvexMesh, read when a mesh geom collides
     return out
 
 
@@ -51,15 +53,41 @@ def mesh_properties(r, g, a, what):
     return r.mesh_properties[name]
 
 
+def mesh_hull(r, g, a, what):
+    """The convex hull (ConvexMesh, in the mesh geom's frame: the file's vertices placed by scale,
+    refpos, refquat) of the mesh a geom refers to, read once; MuJoCo collides a mesh geom by its
+    hull too."""
+    from ...model.shapes import ConvexMesh
+
+    name = a.get("mesh")
+    if name not in r.meshes:
+        raise r.err(f"{what}: " + (f"no <mesh name={name!r}> in <asset>" if name else "no mesh attribute"), g)
+    if name not in r.mesh_hulls:
+        e, m = r.meshes[name]
+        r.current = e
+        where = f"mesh {name!r}" + (f" (file {m['file']!r})" if "file" in m else "")
+        try:
+            V, _ = _placed_mesh(r, e, m, where)
+            r.mesh_hulls[name] = ConvexMesh.hull(V)
+        except (MeshError, ValueError) as ex:
+            raise r.err(f"{where}: {ex}", e) from None
+    return r.mesh_hulls[name]
+
+
 def _read_mesh(r, e, m, where):
     mode = m.get("inertia", "legacy")  # MuJoCo's default, still legacy in 4.0
     if mode not in MESH_INERTIA:
         raise r.err(f"{where}: inertia={mode!r} must be one of {', '.join(MESH_INERTIA)}", e)
+    if mode == "convex" and m.get("maxhullvert", "-1").strip() != "-1":
+        raise r.err(f"{where}: maxhullvert with inertia='convex' is not supported", e)
+    return mass_properties(*_placed_mesh(r, e, m, where), mode)
+
+
+def _placed_mesh(r, e, m, where):
+    """The mesh's vertices and faces as MuJoCo places them (scale, refpos, refquat)."""
     for attr in ("builtin", "plugin"):
         if attr in m:
             raise r.err(f"{where}: a mesh made by {attr}= is not supported; give it a file or vertices", e)
-    if mode == "convex" and m.get("maxhullvert", "-1").strip() != "-1":
-        raise r.err(f"{where}: maxhullvert with inertia='convex' is not supported", e)
     if "file" in m:
         if "vertex" in m:
             raise r.err(f"{where}: give either a file or vertex, not both", e)
@@ -70,4 +98,4 @@ def _read_mesh(r, e, m, where):
         raise r.err(f"{where}: a mesh needs a file or vertex", e)
     R = quat_to_matrix(r.vec(e, "refquat", 4, m, (1, 0, 0, 0)))
     scale, refpos = r.vec(e, "scale", 3, m, (1, 1, 1)), r.vec(e, "refpos", 3, m, (0, 0, 0))
-    return mass_properties(*place_vertices(V, F, scale, refpos, R), mode)
+    return place_vertices(V, F, scale, refpos, R)

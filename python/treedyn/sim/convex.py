@@ -1,0 +1,116 @@
+"""Contacts of the pairs the C++ collision has no closed form for (a cylinder, an ellipsoid or a
+convex mesh against anything): treedyn.sim.collision.collide hands them here.
+
+- A plane against a cylinder, an ellipsoid or a convex mesh: closed forms with several points where
+  the shape rests on a face, so that it stands (one point per pair would let it rock). A
+  cylinder: on each flat end, the rim's point deepest below the plane and the two rim points 120°
+  from it (MuJoCo's mjc_PlaneCylinder takes such a triangle too): a cylinder standing on an end
+  rests on 3 points, one lying on its side on the 2 ends' deepest points. An ellipsoid: its support
+  point along −n (x = −D²Rᵀn / ‖DRᵀn‖ in its frame, D = diag(radii)). A convex mesh: every hull
+  vertex below the plane (within the margin), at most 8 kept: the deepest, then each next the
+  farthest in the plane from those kept (a patch's outline).
+- Every other pair: coal's GJK/EPA signed distance between the two convex shapes (coal.distance:
+  the nearest points, or the deepest ones when they overlap), one point. coal is an optional
+  dependency (``pip install 'treedyn[collision]'``): only a model with such a pair needs it.
+
+Each contact as the C++ closed forms give it: the point midway between the surfaces, the normal
+from the first geom to the second, the depth plus the pair's margin (kept when > 0: the surfaces
+closer than the margin).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model.shapes import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Plane, Sphere
+
+__all__ = ["convex_contacts", "coal_shape"]
+
+#: most points a convex mesh rests on a plane with
+MAX_MESH_POINTS = 8
+
+
+def _plane_points(shape, R, p, n, p0, margin):
+    """The points of a shape (world pose R, p) within ``margin`` of the plane (normal n through p0)
+    or below it: [(point on the shape, signed distance)]."""
+    if isinstance(shape, Cylinder):
+        a, r = R[:, 2], shape.radius
+        u = n - (n @ a) * a
+        nu = np.linalg.norm(u)
+        e1 = -u / nu if nu > 1e-9 else R[:, 0]  # the end flat on the plane: any rim direction
+        e2 = np.cross(a, e1)
+        pts = []
+        for c in (p - shape.half_length * a, p + shape.half_length * a):
+            for phi in (0.0, 2 * np.pi / 3, -2 * np.pi / 3):
+                pts.append(c + r * (np.cos(phi) * e1 + np.sin(phi) * e2))
+        V = np.array(pts)
+    elif isinstance(shape, Ellipsoid):
+        D = np.asarray(shape.radii)
+        m = D * (R.T @ n)
+        V = (p + R @ (-D * m / np.linalg.norm(m)))[None]
+    else:  # ConvexMesh
+        V = shape.vertices @ R.T + p
+    d = (V - p0) @ n
+    keep = d < margin
+    V, d = V[keep], d[keep]
+    if isinstance(shape, ConvexMesh) and len(V) > MAX_MESH_POINTS:
+        chosen = [int(np.argmin(d))]
+        flat = V - np.outer(V @ n, n)
+        gap = np.linalg.norm(flat - flat[chosen[0]], axis=1)
+        while len(chosen) < MAX_MESH_POINTS and gap.max() > 1e-9:
+            k = int(np.argmax(gap))
+            chosen.append(k)
+            gap = np.minimum(gap, np.linalg.norm(flat - flat[k], axis=1))
+        V, d = V[chosen], d[chosen]
+    return list(zip(V, d))
+
+
+def coal_shape(shape):
+    """The coal collision object of a treedyn shape (its own frame)."""
+    try:
+        import coal
+    except ImportError:
+        raise ImportError(
+            f"contact with a {type(shape).__name__} against a shape other than a plane needs coal "
+            "(GJK/EPA): pip install 'treedyn[collision]'"
+        ) from None
+    if isinstance(shape, Sphere):
+        return coal.Sphere(shape.radius)
+    if isinstance(shape, Capsule):
+        return coal.Capsule(shape.radius, 2 * shape.half_length)
+    if isinstance(shape, Box):
+        return coal.Box(*(2 * np.asarray(shape.half_extents)))
+    if isinstance(shape, Cylinder):
+        return coal.Cylinder(shape.radius, 2 * shape.half_length)
+    if isinstance(shape, Ellipsoid):
+        return coal.Ellipsoid(*shape.radii)
+    if isinstance(shape, ConvexMesh):
+        pts = coal.StdVec_Vec3s()
+        for v in shape.vertices:
+            pts.append(np.array(v, dtype=float))
+        return coal.ConvexBase.convexHull(pts, False, "")
+    raise TypeError(f"no coal shape for {type(shape).__name__}")
+
+
+def convex_contacts(shape_a, Ra, pa, shape_b, Rb, pb, margin, coal_objects=None):
+    """[(point, normal a → b, depth + margin)] of two shapes at their world poses (the module's
+    docstring). coal_objects: (coal shape of a, of b), made here when None."""
+    out = []
+    if isinstance(shape_a, Plane) or isinstance(shape_b, Plane):
+        flip = isinstance(shape_b, Plane)
+        (Rp, pp), (shape, R, p) = ((Rb, pb), (shape_a, Ra, pa)) if flip else ((Ra, pa), (shape_b, Rb, pb))
+        n = Rp[:, 2]
+        for x, d in _plane_points(shape, R, p, n, pp, margin):
+            out.append((x - 0.5 * d * n, -n if flip else n, margin - d))
+        return out
+    import coal
+
+    ca, cb = coal_objects if coal_objects is not None else (coal_shape(shape_a), coal_shape(shape_b))
+    req, res = coal.DistanceRequest(), coal.DistanceResult()
+    req.enable_signed_distance = True
+    dist = coal.distance(ca, coal.Transform3s(Ra, pa), cb, coal.Transform3s(Rb, pb), req, res)
+    if dist < margin:
+        x = 0.5 * (np.asarray(res.getNearestPoint1()) + np.asarray(res.getNearestPoint2()))
+        normal = np.asarray(res.normal, dtype=float)
+        out.append((x, normal / np.linalg.norm(normal), margin - dist))
+    return out
