@@ -69,7 +69,7 @@ void bind_contact(py::module_& m) {
                        Arr translations, Arr sizes, Arr friction, py::array_t<int> pairs, py::array_t<int> limit_q,
                        py::array_t<int> limit_v, Arr limit_bound, Arr limit_sign, int integrator, int edges,
                        double stabilization, double slop, double push_out_limit, double tolerance, int max_iterations,
-                       int delassus) {
+                       int delassus, py::object margins, py::object pair_params) {
              const py::ssize_t G = kinds.size();
              if (bodies.size() != G || rotations.size() != 9 * G || translations.size() != 3 * G ||
                  sizes.size() != 3 * G || friction.size() != G)
@@ -87,6 +87,11 @@ void bind_contact(py::module_& m) {
                  g.size[r] = sizes.data()[3 * k + r];
                }
                g.friction = friction.data()[k];
+             }
+             if (!margins.is_none()) {  // each geom's margin (m)
+               auto mg = py_arrays::as_real<double>(margins, "margins");
+               if (mg.size() != G) throw py::value_error("ContactEngine: margins must have one value per geom");
+               for (py::ssize_t k = 0; k < G; ++k) geoms[k].margin = mg.data()[k];
              }
              std::vector<std::pair<int, int>> pr(pairs.size() / 2);
              for (std::size_t k = 0; k < pr.size(); ++k) {
@@ -112,14 +117,24 @@ void bind_contact(py::module_& m) {
              o.admm.max_iterations = max_iterations;
              if (delassus < 0 || delassus > 2) throw py::value_error("ContactEngine: delassus must be 0, 1 or 2");
              o.delassus = delassus;
-             return new PyContactEngine{
-                 ContactEngine(model, std::move(geoms), std::move(pr), std::move(lt), o), {}, {}};
+             ContactEngine engine(model, std::move(geoms), std::move(pr), std::move(lt), o);
+             if (!pair_params.is_none()) {  // (pairs, 2): each pair's friction and margin, NaN: the geoms' rule
+               auto pp = py_arrays::as_real<double>(pair_params, "pair_params");
+               const std::size_t n = engine.pairs.size();
+               if (std::size_t(pp.size()) != 2 * n)
+                 throw py::value_error("ContactEngine: pair_params must be (pairs, 2)");
+               engine.pair_friction.resize(n), engine.pair_margin.resize(n);
+               for (std::size_t k = 0; k < n; ++k)
+                 engine.pair_friction[k] = pp.data()[2 * k], engine.pair_margin[k] = pp.data()[2 * k + 1];
+             }
+             return new PyContactEngine{std::move(engine), {}, {}};
            }),
            py::arg("model"), py::arg("kinds"), py::arg("bodies"), py::arg("rotations"), py::arg("translations"),
            py::arg("sizes"), py::arg("friction"), py::arg("pairs"), py::arg("limit_q"), py::arg("limit_v"),
            py::arg("limit_bound"), py::arg("limit_sign"), py::arg("integrator"), py::arg("edges"),
            py::arg("stabilization"), py::arg("slop"), py::arg("push_out_limit"), py::arg("tolerance"),
-           py::arg("max_iterations"), py::arg("delassus") = 0)
+           py::arg("max_iterations"), py::arg("delassus") = 0, py::arg("margins") = py::none(),
+           py::arg("pair_params") = py::none())
       .def(
           "step",
           [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int world, py::object extra,

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from test_io_public_models import DM_CONTROL, GYMNASIUM, public_models  # noqa: F401 (the fixture)
+from test_io_public_models import DM_CONTROL, GYMNASIUM
 
 import treedyn as td
 from treedyn.model.shapes import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Plane, Sphere

@@ -70,11 +70,19 @@ def test_tendon_limit_holds_the_combination_and_lets_the_rest_move():
         m.add_tendon("u", {"a": 1.0}, range=(1, 0))
 
 
-def test_tendon_limit_from_outside_is_pushed_in_at_the_capped_rate():
+def test_tendon_limit_from_outside_returns_as_a_critically_damped_spring():
+    """L starts 0.1 outside: its first step's rate is h e/τ² / (1 + h/τ)², and it comes back in
+    without overshoot, within about 5τ."""
     m = td.Model()
     m.add_body("a", None, td.Revolute((0, 0, 1)), inertia=td.Inertia(1.0, (0, 0, 0), np.diag([0.1, 0.1, I_ZZ])))
     m.add_tendon("t", {"a": 2.0}, range=(0.0, 1.0))
     sim = td.ContactSimulator(m, 1e-3)
     s = td.State(np.array([-0.05]), np.zeros(1))  # L = −0.1, outside
+    h, tau, e = 1e-3, sim.stabilization, 0.1 - sim.slop
     sim.step(s)
-    assert 2 * s.v[0] == pytest.approx(sim.push_out_limit, rel=1e-6)  # the cap, 0.2 per second on L
+    assert 2 * s.v[0] == pytest.approx(h * e / tau**2 / (1 + h / tau) ** 2, rel=1e-6)
+    L = []
+    for _ in range(int(6 * tau / h)):
+        sim.step(s)
+        L.append(2 * s.q[0])
+    assert np.all(np.diff(L) >= -1e-12) and -1e-3 < L[-1] <= 1e-9  # monotone, no overshoot past the bound

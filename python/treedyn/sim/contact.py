@@ -63,7 +63,7 @@ from .engine import (
     warn_unconverged_run,
 )
 from .result import ContactTrajectory, SimulationError
-from .rows import has_rows
+from .rows import has_rows, limit_targets
 from .step import (
     StepFailed,
     check_state,
@@ -207,10 +207,11 @@ class ContactSimulator:
     experiment at h = 1e-5). friction_edges: k of the linearised cone (0: the exact, second-order
     cone; contact_solver="admm" only). stabilization: Baumgarte's time constant (s); slop: the
     penetration left alone (m; for a joint limit, the violation left alone, in the coordinate's
-    unit). push_out_limit: the largest push-out velocity b of a penetration (m/s) or of a violated
-    joint limit (the coordinate's unit per second): b = min(max(depth − slop, 0)/max(stabilization,
-    h), push_out_limit), so a body released from a deep penetration rises by at most
-    push_out_limit²/(2g) (2 mm at the default 0.2 m/s); a positive number. qp_tolerance: the
+    unit). push_out_limit: the largest push-out velocity b of a penetration (m/s): b =
+    min(max(depth − slop, 0)/max(stabilization, h), push_out_limit), so a body released from a deep
+    penetration rises by at most push_out_limit²/(2g) (2 mm at the default 0.2 m/s); a positive
+    number. A violated joint (or tendon) limit returns as a critically damped spring–damper of time
+    constant max(stabilization, h), as MuJoCo's soft limits (docs/contact.md). qp_tolerance: the
     solve's tolerance in velocity units (m/s, rad/s; ProxQP's eps_abs). The model's joint limits
     are kept with the contacts (see the module). contact_solver: the name of the contact solver in
     sim/contact_solvers.py's CONTACT_SOLVERS ("admm", the default: the whole step in C++,
@@ -477,7 +478,7 @@ class ContactSimulator:
                     R, W, G, edges = self.contact_space_inertia(q, contacts, v_free, limits)
                 with phases("qp"):
                     b_contacts = self._push_out(contacts.depths, h)
-                    b = np.r_[b_contacts, self._targets(limits, h)]
+                    b = np.r_[b_contacts, self._targets(limits, state.v, h)]
                     z, it = self.contact_solver.solve(G, R.T @ v_free, b, contacts.friction, P, len(limits))
                     iterations += it
                     v_next = v_free + W @ z
@@ -569,11 +570,10 @@ class ContactSimulator:
         iff d + h s v*_i < 0; the slop keeps a joint resting on its stop in the problem)."""
         return bounds.gap <= h * np.maximum(-bounds.sign * v_free[bounds.index], 0.0) + self.slop
 
-    def _targets(self, limits: LimitRows, h: float) -> np.ndarray:
-        """b_L: s v⁺_i ≥ −d/h inside (q̂ + h v⁺ stays on its side), the capped Baumgarte push-out of a
-        violation (d < 0), as for a contact's depth (_push_out)."""
-        d = limits.gap
-        return np.where(d >= 0, -d / h, self._push_out(-d, h))
+    def _targets(self, limits: LimitRows, v, h: float) -> np.ndarray:
+        """b_L: s v⁺_i ≥ −d/h inside (q̂ + h v⁺ stays on its side); a violation (d < 0) returns as a
+        critically damped spring of time constant τ (contact/step.hpp's limit_return)."""
+        return limit_targets(limits.gap, limits.sign * v[limits.index], h, self.stabilization, self.slop)
 
     def _push_out(self, depth, h: float) -> np.ndarray:
         """b = min(max(depth − slop, 0)/max(stabilization, h), push_out_limit): Baumgarte's push-out

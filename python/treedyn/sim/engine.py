@@ -31,15 +31,12 @@ NATIVE_PAIRS = {frozenset((a, b)) for a in (Plane, Sphere, Capsule, Box) for b i
 
 
 def native_pair(model, pair) -> bool:
-    """Whether the C++ step collides the pair itself: a closed form for its shapes, the geoms' own
-    friction (not a frictionless or explicit pair's: sim.collision.pair_parameters) and no margin
-    (the ContactEngine's geoms carry none; collide's C++ closed forms do). The others are found by
-    treedyn.sim.collision.collide each step and handed to the step."""
+    """Whether the C++ step collides the pair itself: a closed form for its shapes (with the geoms'
+    margins and the pair's own friction and margin, sim.collision.pair_parameters, handed to the
+    engine). The others are found by treedyn.sim.collision.collide each step and handed to the step."""
     i, j = (int(k) for k in pair)
     g = model.geoms
-    if frozenset((type(g[i].shape), type(g[j].shape))) not in NATIVE_PAIRS or g[i].margin or g[j].margin:
-        return False
-    return (i, j) not in cached(model, "pair_parameters", pair_parameters)
+    return frozenset((type(g[i].shape), type(g[j].shape))) in NATIVE_PAIRS
 
 
 class BatchStep(NamedTuple):
@@ -171,4 +168,18 @@ def make_engine(sim, pairs):
         sim.qp_tolerance,
         sim.max_qp_iterations,
         DELASSUS.index(sim.delassus),
+        np.array([g.margin for g in model.geoms], dtype=float),
+        _pair_params(model, pairs),
     )
+
+
+def _pair_params(model, pairs):
+    """(pairs, 2): each pair's own friction and margin (NaN: the geoms' rule), or None when none has."""
+    own = cached(model, "pair_parameters", pair_parameters)
+    if not any((int(i), int(j)) in own for i, j in pairs):
+        return None
+    out = np.full((len(pairs), 2), np.nan)
+    for k, (i, j) in enumerate(pairs):
+        if (int(i), int(j)) in own:
+            out[k] = own[(int(i), int(j))]
+    return out

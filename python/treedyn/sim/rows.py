@@ -8,7 +8,7 @@ their impulses): each step, Python hands the step the rows only it has —
   friction force can give in the step, so that a joint sticks while its load stays below f and
   slides against f otherwise (maximum dissipation, as a contact's friction);
 * a fixed tendon's limits: s J v⁺ ≥ b with λ ≥ 0, the joint limits' targets (docs/contact.md, "Joint
-  limits and the model's constraints": −d/h inside, the capped Baumgarte push-out when violated),
+  limits and the model's constraints": −d/h inside, a critically damped return when violated),
   for the bounds within reach (d ≤ 4h |J v| + slop + 1 % of the range).
 """
 
@@ -19,7 +19,17 @@ import numpy as np
 from ..model.actuation import actuation_terms
 from .constraints import constraint_terms
 
-__all__ = ["has_rows", "step_rows"]
+__all__ = ["has_rows", "step_rows", "limit_targets"]
+
+
+def limit_targets(d, rate, h: float, stabilization: float, slop: float) -> np.ndarray:
+    """The targets of unilateral bounds with gaps d (> 0 inside) and gap velocities ``rate``: −d/h
+    inside; outside, the gap returns as a critically damped spring–damper of time constant
+    τ = max(stabilization, h) stepped implicitly, (max(ḋ, 0) + h (−d − slop)/τ²)/(1 + h/τ)²
+    (contact/step.hpp's limit_return)."""
+    tau = max(stabilization, h)
+    back = (np.maximum(rate, 0.0) + h * np.maximum(-d - slop, 0.0) / tau**2) / (1.0 + h / tau) ** 2
+    return np.where(d >= 0, -d / h, back)
 
 
 def has_rows(model) -> bool:
@@ -55,8 +65,10 @@ def step_rows(sim, q, v, h: float):
             near = d <= 4 * h * np.abs(rate) + sim.slop + 0.01 * (T.range_hi - T.range_lo)
             if near.any():
                 dn = d[near]
-                push = np.minimum(np.maximum(-dn - sim.slop, 0.0) / max(sim.stabilization, h), sim.push_out_limit)
-                rows.append(s * J[near]), targets.append(np.where(dn >= 0, -dn / h, push))
+                (
+                    rows.append(s * J[near]),
+                    targets.append(limit_targets(dn, s * rate[near], h, sim.stabilization, sim.slop)),
+                )
                 lo.append(np.zeros(dn.size)), hi.append(np.full(dn.size, np.inf))
     if not rows:
         return None

@@ -312,10 +312,13 @@ class PinocchioFromFile(PeerCoordinates):
 
 
 class MujocoFromFile(PeerCoordinates):
-    """MuJoCo's own MJCF compiler on the file treedyn loaded, with what treedyn does not model
-    switched off: armature, damping, stiffness, gravity compensation and fluid density set to 0;
-    springs, dampers, constraints (contacts, limits, equalities) and actuators disabled. MuJoCo's joints are in
-    treedyn's order (both number bodies depth-first in file order)."""
+    """MuJoCo's own MJCF compiler on the file treedyn loaded, with what treedyn's solvers do not
+    compute switched off: gravity compensation, fluid density and the tendons' springs and dampers
+    (the simulators add them: treedyn.model.actuation) set to 0; constraints (contacts, limits,
+    equalities, dry friction) and actuators disabled. The joints' armature, springs and dampers stay:
+    treedyn's M has the armature and its q̈ the passive force, as MuJoCo's qacc (its bias forces,
+    as MuJoCo's qfrc_bias, do not). MuJoCo's joints are in treedyn's
+    order (both number bodies depth-first in file order)."""
 
     def __init__(self, model: Model, path_or_xml):
         import os
@@ -328,18 +331,12 @@ class MujocoFromFile(PeerCoordinates):
             m = mujoco.MjModel.from_xml_string(src)
         else:
             m = mujoco.MjModel.from_xml_path(src)
-        m.dof_armature[:] = 0.0
-        m.dof_damping[:] = 0.0
-        m.jnt_stiffness[:] = 0.0
         m.body_gravcomp[:] = 0.0
+        if m.ntendon:
+            m.tendon_stiffness[:] = 0.0
+            m.tendon_damping[:] = 0.0
         D = mujoco.mjtDisableBit
-        for flag in (
-            "mjDSBL_CONSTRAINT",
-            "mjDSBL_ACTUATION",
-            "mjDSBL_SPRING",
-            "mjDSBL_DAMPER",
-            "mjDSBL_PASSIVE",
-        ):  # by MuJoCo version
+        for flag in ("mjDSBL_CONSTRAINT", "mjDSBL_ACTUATION"):  # by MuJoCo version
             if hasattr(D, flag):
                 m.opt.disableflags |= int(getattr(D, flag))
         m.opt.density = m.opt.viscosity = 0.0  # no fluid forces

@@ -408,12 +408,17 @@ inline void collide_ordered(const Sink& s, const GeomData& a, const Mat3& Ra, co
 
 // contacts of geoms a (index ia) and b (index ib), whose world poses are (Ra, pa), (Rb, pb) (the geom's
 // own world rotation/position, already composed with its body's pose), appended to out
+// (friction, margin: the pair's own where given (not NaN): an explicit pair's, a frictionless pair's)
 inline void collide_pair(const GeomData& a, int ia, const Eigen::Matrix3d& Ra, const Eigen::Vector3d& pa,
                          const GeomData& b, int ib, const Eigen::Matrix3d& Rb, const Eigen::Vector3d& pb,
-                         std::vector<ContactPoint>& out) {
+                         std::vector<ContactPoint>& out, double friction = std::nan(""), double margin = std::nan("")) {
   const bool swap = static_cast<int>(a.kind) > static_cast<int>(b.kind);
-  const collision_detail::Sink s{
-      out, {ia, ib}, {a.body, b.body}, std::max(a.friction, b.friction), swap ? -1.0 : 1.0, a.margin + b.margin};
+  const collision_detail::Sink s{out,
+                                 {ia, ib},
+                                 {a.body, b.body},
+                                 std::isnan(friction) ? std::max(a.friction, b.friction) : friction,
+                                 swap ? -1.0 : 1.0,
+                                 std::isnan(margin) ? a.margin + b.margin : margin};
   if (swap)
     collision_detail::collide_ordered(s, b, Rb, pb, a, Ra, pa);
   else
