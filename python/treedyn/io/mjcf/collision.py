@@ -9,6 +9,7 @@ import numpy as np
 from ...model import Transform
 from ...model.shapes import Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere
 from .._common import z_to_vector
+from .._xml import ModelFileError
 from .meshes import mesh_hull
 
 __all__ = ["collision_geoms", "read_contact"]
@@ -19,7 +20,8 @@ _KINDS = ("sphere", "capsule", "box", "plane", "cylinder", "ellipsoid", "mesh")
 def collision_geoms(r, contents, body):
     """The body's geoms that collide (contype or conaffinity non-zero) as (shape, pose in the body
     frame, add_geom keywords): sphere, capsule, box, plane, cylinder, ellipsoid and mesh (by its
-    convex hull). Those treedyn cannot collide (hfield, sdf, a primitive fitted to a mesh) are
+    convex hull). Those treedyn cannot collide (hfield, sdf, a primitive fitted to a mesh, a mesh it
+    cannot read or whose points span no volume) are
     recorded in r.dropped_geoms, which read_contact puts on the model."""
     out = []
     dropped = r.__dict__.setdefault("dropped_geoms", [])
@@ -56,16 +58,26 @@ def collision_geoms(r, contents, body):
                 if kind in ("capsule", "cylinder")
                 else np.r_[size[0], size[0], 0.5 * L]
             )
+        if kind == "mesh":  # a mesh treedyn cannot read or hull is dropped, not an error: the
+            # load goes on (its inertia, where a body needs it, still reads the file and says why)
+            try:
+                shape = mesh_hull(r, g, a, f"mesh geom of body {body!r}")
+            except ModelFileError as e:
+                dropped.append(f"{label} of body {body!r} ({e})")
+                continue
         try:
-            shape = {
-                "sphere": lambda: Sphere(size[0]),
-                "capsule": lambda: Capsule(size[0], size[1]),
-                "box": lambda: Box(size),
-                "plane": lambda: Plane(),
-                "cylinder": lambda: Cylinder(size[0], size[1]),
-                "ellipsoid": lambda: Ellipsoid(size),
-                "mesh": lambda: mesh_hull(r, g, a, f"mesh geom of body {body!r}"),
-            }[kind]()
+            shape = (
+                shape
+                if kind == "mesh"
+                else {
+                    "sphere": lambda: Sphere(size[0]),
+                    "capsule": lambda: Capsule(size[0], size[1]),
+                    "box": lambda: Box(size),
+                    "plane": lambda: Plane(),
+                    "cylinder": lambda: Cylinder(size[0], size[1]),
+                    "ellipsoid": lambda: Ellipsoid(size),
+                }[kind]()
+            )
         except (ValueError, TypeError) as e:
             raise r.err(f"{kind} geom of body {body!r}: {e}", g) from None
         r.current = g
