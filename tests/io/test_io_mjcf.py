@@ -280,15 +280,19 @@ def test_euler_sequences():
 
 
 def test_what_is_not_modelled_is_said_once():
+    """The joints' passive attributes and the actuators are read; what is not modelled (sensors,
+    fluid forces) is said in one warning."""
     xml = CARTPOLE.replace('type="slide" axis="1 0 0"', 'type="slide" axis="1 0 0" damping="0.1" armature="0.01"')
     xml = xml.replace("</mujoco>", '<actuator><motor joint="slider"/></actuator><sensor/></mujoco>')
+    xml = xml.replace("<worldbody>", '<option density="1.2"/><worldbody>', 1)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        td.Model.from_mjcf(xml)
+        model = td.Model.from_mjcf(xml)
     msgs = [str(x.message) for x in w if issubclass(x.category, IgnoredElementWarning)]
     assert len(msgs) == 1
-    assert "damping of joint(s) 'slider'" in msgs[0] and "armature" in msgs[0]
-    assert "M differs from MuJoCo's" in msgs[0] and "<actuator>" in msgs[0] and "<sensor>" not in msgs[0]
+    assert "density" in msgs[0] and "<sensor>" not in msgs[0] and "damping" not in msgs[0]
+    assert model.armature[model.v_index("slider")] == 0.01 and model.joint_damping[model.v_index("slider")] == 0.1
+    assert model.actuator_names == ["actuator0"]
 
 
 def body(inner):
@@ -567,9 +571,9 @@ def test_random_mjcf_trees_agree_with_mujoco(seed):
     )
 
 
-def test_armature_and_damping_are_not_modelled_and_the_peer_removes_them():
-    """MuJoCo bakes the armature of 'simple' bodies into constants at compile time; the peer must
-    recompute them (mj_setConst) after zeroing the armature, or M differs by it."""
+def test_armature_damping_and_stiffness_agree_with_mujoco():
+    """The joints' armature (in M), damping and stiffness (in q̈) are read and agree with MuJoCo's
+    M and qacc (passive forces on), on bodies MuJoCo treats as 'simple'."""
     pytest.importorskip("mujoco")
     from treedyn.tools.peers import MujocoFromFile
 
@@ -578,8 +582,9 @@ def test_armature_and_damping_are_not_modelled_and_the_peer_removes_them():
         <joint name="turn" axis="0 1 0" armature="0.5" stiffness="2"/><geom type="box" size=".1 .2 .3"/></body>
       <body name="wheel"><joint name="spin" axis="1 0 0" armature="0.25"/><geom type="cylinder" size=".2 .05"/></body>
     </worldbody></mujoco>"""
-    with pytest.warns(IgnoredElementWarning, match="armature of joint"):
-        model = td.Model.from_mjcf(xml)
+    model = td.Model.from_mjcf(xml)
+    assert np.array_equal(model.armature, [1.0, 0.5, 0.25])
+    assert np.array_equal(model.joint_damping, [3.0, 0, 0]) and np.array_equal(model.joint_stiffness, [0, 2.0, 0])
     peer = MujocoFromFile(model, xml)
     if hasattr(peer.m, "dof_simplenum"):
         assert peer.m.dof_simplenum.any()  # MuJoCo treats these bodies as simple
@@ -607,8 +612,9 @@ def test_mujocos_own_test_model_agrees_with_mujoco():
     with pytest.warns(IgnoredElementWarning) as w:
         model = td.Model.from_mjcf(path)
     msg = str(w[0].message)
-    for part in ("stiffness", "armature", "damping", "gravcomp", "<tendon>", "<actuator>", "density"):
+    for part in ("gravcomp", "density"):  # (armature, springs, tendons and most actuators are read)
         assert part in msg, part
+    assert model.armature.any() and model.joint_stiffness.any() and model.nu > 0
     assert model.nv == 43 and model.n_constraint_rows == 6  # the weld
     assert model.constraint_residual() <= 1e-12  # it holds at qpos0, as MuJoCo defines it
     assert_peer_agrees_at_random_states(model, MujocoFromFile(model, path), np.random.default_rng(11), what="MuJoCo")

@@ -32,7 +32,21 @@ def joint_passive(r, model) -> None:
     for name, (kind, a) in r.passive.items():
         if a.get("armature"):
             model.set_joint_armature(name, a["armature"])
+    M0 = None
+    for name, (kind, a) in r.passive.items():
         k, d = a.get("stiffness", 0.0), a.get("damping", 0.0)
+        if "springdamper" in a:  # MuJoCo's (AutoSpringDamper): the spring–damper of time constant tc and
+            # damping ratio ζ on the coordinate's inertia at qpos0, m = 1/(M⁻¹)_ii (armature included;
+            # averaged over a joint's coordinates as n/Σ(M⁻¹)_ii): k = m/(tc ζ)², d = 2m/tc, replacing both
+            if M0 is None:
+                from ...algorithms.dynamics import mass_matrix
+
+                M0 = np.diag(np.linalg.inv(mass_matrix(model, model.reference_configuration)))
+            tc, ratio = a["springdamper"]
+            i = model.v_index(name)
+            n = {"free": 6, "ball": 3}.get(kind, 1)
+            m0 = n / max(M0[i : i + n].sum(), 1e-15)
+            k, d = m0 / (tc * ratio) ** 2, 2.0 * m0 / tc
         if kind == "free" and k:
             r.ignored.note(f"stiffness of free joint {name!r} not modelled")
             k = 0.0

@@ -190,5 +190,9 @@ def _passive(r, name, kind, a, e):
             if attr != "springref" and x < 0:
                 raise r.err(f"joint {name!r}: {attr}={a[attr]!r} must be >= 0", e)
             vals[attr] = r.angle(x) if attr == "springref" and kind == "hinge" else x
+    if "springdamper" in a:  # (time constant, damping ratio): stiffness and damping from M at qpos0
+        tc, ratio = r.vec(e, "springdamper", 2, a)
+        if tc > 0:
+            vals["springdamper"] = (float(tc), float(ratio))
     if any(vals.values()):
         r.passive[name] = (kind, vals)
