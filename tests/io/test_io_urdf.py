@@ -596,3 +596,21 @@ def test_planar_joint_agrees_with_pinocchio_planar():
     peer = PinocchioFromFile(model, text)
     assert peer.pm.joints[peer.pm.getJointId("slide")].shortname() == "JointModelPlanar"
     _agree(model, peer, np.random.default_rng(5))
+
+
+def test_joint_dynamics_are_damping_and_dry_friction():
+    """<dynamics damping friction>: the joint's viscous damping (in every solver's q̈: −d q̇) and
+    its dry friction (the contact step's bounded impulse)."""
+    xml = """<robot name="r">
+      <link name="base"/>
+      <link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+        <limit lower="-1" upper="1" effort="1" velocity="1"/><dynamics damping="0.7" friction="0.3"/></joint>
+    </robot>"""
+    m = td.Model.from_urdf(xml)
+    assert m.joint_damping.tolist() == [0.7] and m.joint_frictionloss.tolist() == [0.3]
+    qdd = td.make_solver("aba", m).forward_dynamics([0.0], [2.0], [0.0])
+    assert qdd[0] == pytest.approx(-0.7 * 2.0 / 0.1)  # a vertical axis: no gravity torque
+    bad = xml.replace('damping="0.7"', 'damping="-1"')
+    with pytest.raises(td.ModelFileError, match="dynamics"):
+        td.Model.from_urdf(bad)

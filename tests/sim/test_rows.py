@@ -71,8 +71,9 @@ def test_tendon_limit_holds_the_combination_and_lets_the_rest_move():
 
 
 def test_tendon_limit_from_outside_returns_as_a_critically_damped_spring():
-    """L starts 0.1 outside: its first step's rate is h e/τ² / (1 + h/τ)², and it comes back in
-    without overshoot, within about 5τ."""
+    """L starts 0.1 outside: its first step's rate is h e/τ² / (1 + h/τ)²; it comes back in
+    monotonically within a few τ, and leaves at no more than the spring's largest speed e/(e_Euler τ)
+    (the unilateral row pushes, never pulls: it does not brake the return)."""
     m = td.Model()
     m.add_body("a", None, td.Revolute((0, 0, 1)), inertia=td.Inertia(1.0, (0, 0, 0), np.diag([0.1, 0.1, I_ZZ])))
     m.add_tendon("t", {"a": 2.0}, range=(0.0, 1.0))
@@ -82,7 +83,8 @@ def test_tendon_limit_from_outside_returns_as_a_critically_damped_spring():
     sim.step(s)
     assert 2 * s.v[0] == pytest.approx(h * e / tau**2 / (1 + h / tau) ** 2, rel=1e-6)
     L = []
-    for _ in range(int(6 * tau / h)):
+    for _ in range(int(5 * tau / h)):
         sim.step(s)
         L.append(2 * s.q[0])
-    assert np.all(np.diff(L) >= -1e-12) and -1e-3 < L[-1] <= 1e-9  # monotone, no overshoot past the bound
+    assert np.all(np.diff(L) >= -1e-12) and L[-1] > 0  # monotone, back inside
+    assert 2 * s.v[0] <= e / (np.e * tau) * (1 + 1e-6)

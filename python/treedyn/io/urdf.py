@@ -56,8 +56,10 @@ the hulls of neighbouring links overlap on Solo-12, TALOS; PyBullet also leaves 
 that cannot be found or read is dropped and recorded in ``model.dropped_geoms``
 (``td.ContactSimulator`` warns about it). Ignored: ``<visual>`` and ``<material>`` silently (no
 part of the dynamics); ``<transmission>``, ``<gazebo>`` and any unknown element with one
-``IgnoredElementWarning`` per file; joint ``<dynamics>`` (damping and friction are forces, which
-treedyn takes as inputs), ``<calibration>``, ``<safety_controller>``.
+``IgnoredElementWarning`` per file; ``<calibration>``, ``<safety_controller>``. A joint's
+``<dynamics damping friction>`` (revolute, continuous, prismatic) is its viscous damping
+(``Model.set_joint_spring``'s damping, used by every solver) and dry friction
+(``Model.set_joint_frictionloss``, kept by the contact step).
 
 Meshes are looked for as ``package://pkg/file`` in ``<dir>/pkg/file`` for each of ``package_dirs``
 (every directory in it must exist: FileNotFoundError naming it otherwise), then in a folder named
@@ -139,6 +141,7 @@ class _Reader:
         self.current = doc.root  # the element being read, for errors the checks did not foresee
         self.package_dirs: list = []  # where package:// meshes are looked for first
         self.dropped: list[str] = []  # collision shapes not made into geoms, and why
+        self.dynamics: dict = {}  # joint name -> (damping, friction) of its <dynamics>
         self.hulls: dict = {}  # (mesh path, scale) -> ConvexMesh, or why it could not be read
 
     def err(self, message, elem=None) -> ModelFileError:
@@ -187,6 +190,11 @@ class _Reader:
         model = build_model(nodes, (0.0, 0.0, -9.81), self._err_line, doc.source)
         for name, (lower, upper) in limits.items():
             model.set_joint_limits(name, lower, upper)
+        for name, (damping, friction) in self.dynamics.items():  # <dynamics>: viscous and dry joint friction
+            if damping:
+                model.set_joint_spring(name, damping=damping)
+            if friction:
+                model.set_joint_frictionloss(name, friction)
         model.source = doc.source
         for why in self.dropped:
             model._drop_geom(why)
@@ -371,6 +379,13 @@ class _Reader:
                         "has lower > upper",
                         lim,
                     )
+        dyn = j.find("dynamics")
+        if dyn is not None and kind in ("revolute", "continuous", "prismatic"):  # (planar, floating: not read)
+            damping = floats(doc, dyn, "damping", 1, 0.0, what)
+            friction = floats(doc, dyn, "friction", 1, 0.0, what)
+            if damping < 0 or friction < 0:
+                raise self.err(f"joint {name!r}: <dynamics damping friction> must be >= 0", dyn)
+            self.dynamics[name] = (damping, friction)
         if kind in ("revolute", "continuous"):
             node.steps = [Step(name, Revolute(axis), origin)]
         elif kind == "prismatic":

@@ -229,6 +229,29 @@ class ActuationMixin:
         T = actuation_terms(self)
         return T.tendon_q @ _checks.vector(q, "q", self.nq)
 
+    def spring_energy(self, q) -> float:
+        """The potential energy of the model's springs at q: ½ Σ k (q ⊖ rest)² of the joint springs
+        (set_joint_spring; a spherical joint's on its rotation vector) and ½ k s² of the tendons'
+        (s: the stretch beyond the dead band). With kinetic_energy (½ q̇ᵀ M q̇, the armature in M)
+        and potential_energy (gravity), the total energy of an unactuated model."""
+        q = _checks.vector(q, "q", self.nq)
+        E = 0.0
+        for i, (k, _, r) in self._joint_springs.items():
+            qi = self._cpp.q_index[i]
+            x = q[qi : qi + len(r)]
+            if len(r) == 4:  # spherical (x, y, z, w): the rotation vector of rest⁻¹ q
+                w = r[3] * x[:3] - x[3] * r[:3] - np.cross(r[:3], x[:3])  # vector part of r* ⊗ x
+                c = r[3] * x[3] + r[:3] @ x[:3]
+                n = np.linalg.norm(w)
+                d = (2.0 * np.arctan2(n, abs(c)) * np.sign(c or 1.0) / n) * w if n > 0 else np.zeros(3)
+            else:
+                d = x - r if len(r) == len(k) else np.zeros(len(k))  # (a free joint: damping only)
+            E += 0.5 * float(k @ d**2)
+        T = actuation_terms(self)
+        L = T.tendon_q @ q
+        stretch = np.where(L > T.rest[:, 1], L - T.rest[:, 1], np.minimum(L - T.rest[:, 0], 0.0))
+        return E + float(0.5 * T.k @ stretch**2)
+
     def actuator_forces(self, q, v, ctrl, act=None) -> np.ndarray:
         """The generalized force (nv,) of the actuators at (q, v) under controls ``ctrl`` (nu,)
         (clamped to their ctrlrange) and activations ``act`` (na,; the actuators with dynamics,
