@@ -219,6 +219,8 @@ def collide(model, q, pairs=None) -> Contacts:
             )  # (the pair's: the sum)
             rows.append(c[:5] + (np.full(len(c[4]), mu),))
             continue
+        if _apart(geoms, i, j, R, p, margin, cached(model, "bounds", _bounding_radii)):
+            continue
         if coal_objects is None:
             coal_objects = cached(model, "coal", _coal_objects)
         found = _convex_pair(geoms, i, j, R, p, margin, coal_objects)
@@ -240,6 +242,38 @@ def collide(model, q, pairs=None) -> Contacts:
     rank = np.array([order[(int(a), int(b))] for a, b in out[0]], dtype=np.int64)
     sort = np.argsort(rank, kind="stable")
     return Contacts(*(a[sort] for a in out))
+
+
+def _bounding_radii(model, _key) -> np.ndarray:
+    """Each geom's bounding sphere about its frame's origin (inf for a plane)."""
+
+    def radius(shape):
+        if isinstance(shape, Plane):
+            return np.inf
+        if isinstance(shape, Sphere):
+            return shape.radius
+        if isinstance(shape, Capsule):
+            return shape.radius + shape.half_length
+        if isinstance(shape, Box):
+            return float(np.linalg.norm(shape.half_extents))
+        if hasattr(shape, "radii"):  # Ellipsoid
+            return max(shape.radii)
+        if hasattr(shape, "vertices"):  # ConvexMesh
+            return float(np.linalg.norm(shape.vertices, axis=1).max())
+        return float(np.hypot(shape.radius, shape.half_length))  # Cylinder
+
+    return np.array([radius(g.shape) for g in model.geoms])
+
+
+def _apart(geoms, i, j, R, p, margin, radii) -> bool:
+    """The broad phase of a pair collided in Python: their bounding spheres (or a sphere and a
+    plane's half-space) farther apart than the margin, so the pair has no contact."""
+    (Ra, pa), (Rb, pb) = geom_pose(geoms[i], R, p), geom_pose(geoms[j], R, p)
+    if isinstance(geoms[i].shape, Plane):
+        return float(Ra[:, 2] @ (pb - pa)) > radii[j] + margin
+    if isinstance(geoms[j].shape, Plane):
+        return float(Rb[:, 2] @ (pa - pb)) > radii[i] + margin
+    return float(np.linalg.norm(pa - pb)) > radii[i] + radii[j] + margin
 
 
 def _convex_pair(geoms, i, j, R, p, margin, coal_objects):
