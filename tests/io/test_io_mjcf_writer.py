@@ -12,7 +12,6 @@ import pytest
 from conftest import assert_peer_agrees_at_random_states, assert_within_rounding, dynamics_scale
 
 import treedyn as td
-from treedyn.io._common import IgnoredElementWarning
 from treedyn.scenes import centipede, random_tree
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "PinocchioFromFile",
     "MujocoFromFile",
     "example_robot_path",
+    "gymnasium_asset_path",
 ]
 
 
@@ -395,6 +396,22 @@ class MujocoFromFile(PeerCoordinates):
             forward(m, d)
 
         return call
+
+
+def gymnasium_asset_path(name: str) -> str:
+    """Absolute path of Gymnasium's MuJoCo model ``name`` (e.g. "ant.xml", in
+    gymnasium/envs/mujoco/assets; ``pip install gymnasium``). FileNotFoundError when Gymnasium or
+    the file is missing."""
+    import os
+
+    try:
+        import gymnasium
+    except ImportError:
+        raise FileNotFoundError(f"{name}: Gymnasium's model files need Gymnasium (pip install gymnasium)") from None
+    path = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets", name)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{name}: not among Gymnasium's MuJoCo models ({os.path.dirname(path)})")
+    return path
 
 
 def example_robot_path(relative: str) -> str:
