@@ -29,7 +29,7 @@ _UNSUPPORTED = ("intvelocity", "damper", "cylinder", "muscle", "adhesion", "plug
 def joint_passive(r, model) -> None:
     """Each joint's armature, spring–damper and dry friction (bodies._passive read them) into the
     model; stiffness on a free joint noted as not modelled."""
-    for name, (kind, a) in r.passive.items():
+    for name, (_, a) in r.passive.items():
         if a.get("armature"):
             model.set_joint_armature(name, a["armature"])
     M0 = None
