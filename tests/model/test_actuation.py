@@ -118,3 +118,36 @@ def test_simulator_adds_the_actuator_force():
     for _ in range(10):
         sim.step(s3, ctrl=[0.7])
     assert np.allclose(r.q[-1], s3.q, rtol=0, atol=1e-14)
+
+
+def test_step_batch_drives_each_world_as_step_does():
+    m = _two_links()
+    m.add_tendon("t", {"a": 1.0, "b": 0.5}, stiffness=2.0)
+    m.add_actuator("u", "a", gear=3.0)
+    sim = td.ContactSimulator(m, 1e-3)
+    q, v = np.array([[0.1, 0.0], [0.3, -0.1]]), np.array([[0.0, 0.2], [1.0, 0.0]])
+    u = np.array([[0.5], [-0.2]])
+    expect = []
+    for b in range(2):
+        s = td.State(q[b], v[b])
+        sim.step(s, ctrl=u[b])
+        expect.append((s.q, s.v))
+    sim.step_batch(q, v, ctrl=u)
+    for b in range(2):
+        assert np.array_equal(q[b], expect[b][0]) and np.array_equal(v[b], expect[b][1])
+    f = td.Model()
+    f.add_body("a", None, td.Revolute((0, 1, 0)))
+    f.add_actuator("u", "a", dynamics="filter")
+    with pytest.raises(ValueError, match="activation"):
+        td.ContactSimulator(f, 1e-3).step_batch(np.zeros((2, 1)), np.zeros((2, 1)), ctrl=np.zeros((2, 1)))
+
+
+def test_simulate_drives_the_actuators():
+    """td.simulate with ctrl equals td.simulate with the actuator's force as tau (a hanging pendulum
+    turned by a motor of gear 3)."""
+    m = _two_links()
+    m.add_actuator("u", "a", gear=3.0)
+    q0, v0 = np.array([0.2, 0.0]), np.zeros(2)
+    a = td.simulate(m, "aba", q0, v0, 0.2, method="rk4", dt=1e-3, ctrl=[0.4])
+    b = td.simulate(m, "aba", q0, v0, 0.2, method="rk4", dt=1e-3, tau=[3.0 * 0.4, 0.0])
+    assert np.array_equal(a.q, b.q)

@@ -411,14 +411,16 @@ class ContactSimulator:
             self._rows = has_rows(self.model)
         return self._engine
 
-    def step_batch(self, q, v, tau=None, threads: int | None = None) -> BatchStep:
+    def step_batch(self, q, v, tau=None, threads: int | None = None, ctrl=None) -> BatchStep:
         """Advance B independent worlds of this model by dt, in place: q (B, nq) and v (B, nv)
-        writable float64 C-contiguous arrays, tau (B, nv), (nv,) (the same for all) or None. World b
+        writable float64 C-contiguous arrays, tau (B, nv), (nv,) (the same for all) or None; ctrl
+        (B, nu), (nu,) or None: the actuators' controls (their force and the tendons' added to tau,
+        as step does; not for actuators with activation dynamics, whose state a batch has not). World b
         keeps its own warm start (the b-th of the engine's workspaces) and its result is the one
         ``step`` gives it alone, bit for bit; the worlds are spread over ``threads`` threads
         (td.get_num_threads() by default). contact_solver="admm" only. A world whose step fails
         (overflow) is left as it was and named in the ValueError, after the others have stepped."""
-        return step_batch(self, q, v, tau, threads)
+        return step_batch(self, q, v, tau, threads, ctrl)
 
     def _engine_step(self, state: State, tau, h: float, details: bool, quiet: bool = False) -> ContactStep:
         tau = np.ascontiguousarray(tau, dtype=float)

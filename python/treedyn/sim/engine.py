@@ -13,6 +13,7 @@ import numpy as np
 from .. import _checks, _core
 from .._core import get_num_threads
 from ..algorithms.state import State
+from ..model.actuation import actuation_terms, driven
 from ..model.cache import cached
 from ..model.shapes import Box, Capsule, Plane, Sphere
 from .collision import _geom_arrays, collide, pair_parameters
@@ -63,7 +64,7 @@ def engine_world(sim, engine, state: State, tau, h: float, world: int):
     return engine.step(state.q, state.v, tau, h, world, extra, *rows)
 
 
-def step_batch(sim, q, v, tau=None, threads: int | None = None) -> BatchStep:
+def step_batch(sim, q, v, tau=None, threads: int | None = None, ctrl=None) -> BatchStep:
     """ContactSimulator.step_batch (its docstring)."""
     if not sim.contact_solver.in_engine:
         raise ValueError('step_batch needs contact_solver="admm" (the C++ step)')
@@ -83,6 +84,8 @@ def step_batch(sim, q, v, tau=None, threads: int | None = None) -> BatchStep:
         tau = np.broadcast_to(tau, (B, model.nv))
     if tau.shape != (B, model.nv):
         raise ValueError(f"step_batch: tau must have shape ({B}, {model.nv}) or ({model.nv},), got {tau.shape}")
+    if ctrl is not None or driven(model):
+        tau = _driven_batch(model, q, v, tau, ctrl)
     tau = np.ascontiguousarray(tau)
     threads = get_num_threads() if threads is None else _checks.integer(threads, "threads", minimum=1)
     engine = sim.engine()
@@ -108,6 +111,28 @@ def step_batch(sim, q, v, tau=None, threads: int | None = None) -> BatchStep:
     if not converged.all():
         warn_unconverged(int(counts[:, 1].max()), float("nan"), res[:, 0].max(), res[:, 1].max(), sim.qp_tolerance, 3)
     return BatchStep(n_contacts=counts[:, 0].copy(), iterations=counts[:, 1].copy(), converged=converged, residuals=res)
+
+
+def _driven_batch(model, q, v, tau, ctrl) -> np.ndarray:
+    """tau plus each world's actuator and tendon forces (treedyn.model.actuation)."""
+    T = actuation_terms(model)
+    if T.na:
+        raise ValueError(
+            "step_batch: the model's actuators have activation dynamics (model.na > 0), a state a batch does not "
+            "carry: step each world with sim.step (State.act)"
+        )
+    B = q.shape[0]
+    u = np.zeros((B, model.nu)) if ctrl is None else np.asarray(ctrl, dtype=float)
+    if u.shape == (model.nu,):
+        u = np.broadcast_to(u, (B, model.nu))
+    if u.shape != (B, model.nu) or not np.all(np.isfinite(u)):
+        raise ValueError(f"step_batch: ctrl must be finite with shape ({B}, {model.nu}) or ({model.nu},)")
+    out = np.array(tau, dtype=float)
+    for b in range(B):
+        extra = T.applied(q[b], v[b], u[b], None)
+        if extra is not None:
+            out[b] += extra
+    return out
 
 
 def step_failure(status: int, t: float, tau, v) -> ValueError:

@@ -25,6 +25,7 @@ import numpy as np
 from .. import _checks
 from ..algorithms.configuration import difference, integrate
 from ..model import Free, Model, Prismatic, Revolute, Universal
+from ..model.actuation import actuation_terms, control_function, driven
 from .result import Recorder, SimulationError, SimulationResult, SimulationWarning
 from .step import (
     ADAPTIVE,
@@ -83,6 +84,7 @@ def simulate(
     stabilization: float | None = 0.1,
     project: bool = True,
     t_eval=None,
+    ctrl=None,
 ) -> SimulationResult:
     """Integrate the model from (q0, v0) over [0, t_end].
 
@@ -93,6 +95,10 @@ def simulate(
     function gets read-only views of q and v; an exception it raises propagates unchanged, and a
     result of the wrong dtype or shape, or with NaN/inf, raises TypeError / ValueError naming tau
     and t.
+    ctrl: the model's actuators' controls, None (zero), an (nu,) array or a function ctrl(t, q, v):
+    their force and the fixed tendons' spring–dampers (treedyn.model.actuation) are added to tau
+    at every evaluation (not for actuators with activation dynamics: td.ContactSimulator steps
+    those).
     f_ext: external forces passed to every evaluation, (n_bodies, 6).
     q0, v0, tau (an array), f_ext and the options are checked first (TypeError / ValueError
     naming the argument).
@@ -155,6 +161,8 @@ def simulate(
     if f_ext is not None:
         f_ext = real_array(f_ext, "f_ext", (model.n_bodies, 6), f"(n_bodies, 6) = ({model.n_bodies}, 6)")
     torque = torque_function(tau, model.nv)
+    if ctrl is not None or driven(model):
+        torque = _driven(model, torque, ctrl)
     after_step = None
     if model.n_constraint_rows:
         from .constraints import _gain, project_positions, project_velocities
@@ -412,3 +420,20 @@ def _initial_step(v, a, t_end, rtol, atol):
     d1 = np.linalg.norm(a) + 1e-300
     tol = atol + rtol * d0
     return float(min(t_end, max(1e-6 * t_end, 0.01 * min(tol / d1**0.5 if d1 > 0 else t_end, d0 / d1))))
+
+
+def _driven(model, torque, ctrl):
+    """tau(t, q, v) plus the actuators' force under ctrl(t, q, v) and the tendons' (simulate)."""
+    if model.na:
+        raise ValueError(
+            "simulate: the model's actuators have activation dynamics (model.na > 0); step it with td.ContactSimulator"
+        )
+    control = control_function(ctrl, model.nu)
+    terms = actuation_terms(model)
+
+    def driven_torque(t, q, v):
+        extra = terms.applied(q, v, control(t, q, v), None)
+        tau = torque(t, q, v)
+        return tau if extra is None else tau + extra
+
+    return driven_torque
