@@ -199,7 +199,7 @@ def collide(model, q, pairs=None) -> Contacts:
     arrays, margins = cached(model, "geoms", _geom_arrays), cached(model, "margins", _margins)
     special = cached(model, "pair_parameters", pair_parameters)
     geoms = model.geoms
-    is_native = np.array([native(model, int(i), int(j)) for i, j in pairs], dtype=bool)
+    is_native = _native_mask(model, pairs)
     if is_native.all() and not special:
         return Contacts(*_core.collide_geoms(*arrays, pairs, R, p, margins))
     rows = []  # (pair's position, contacts) of each group
@@ -207,8 +207,9 @@ def collide(model, q, pairs=None) -> Contacts:
     if plain:
         rows.append(_core.collide_geoms(*arrays, pairs[plain], R, p, margins))
     coal_objects = None
+    near = _near(model, pairs, R, p)
     for k, (i, j) in enumerate(pairs.tolist()):
-        if is_native[k] and (i, j) not in special:
+        if (is_native[k] and (i, j) not in special) or not near[k]:
             continue
         mu, margin = special.get((i, j), (max(geoms[i].friction, geoms[j].friction), None))
         if margin is None:
@@ -218,8 +219,6 @@ def collide(model, q, pairs=None) -> Contacts:
                 *arrays, pairs[k : k + 1], R, p, np.full(len(geoms), 0.5 * margin)
             )  # (the pair's: the sum)
             rows.append(c[:5] + (np.full(len(c[4]), mu),))
-            continue
-        if _apart(geoms, i, j, R, p, margin, cached(model, "bounds", _bounding_radii)):
             continue
         if coal_objects is None:
             coal_objects = cached(model, "coal", _coal_objects)
@@ -262,18 +261,50 @@ def _bounding_radii(model, _key) -> np.ndarray:
             return float(np.linalg.norm(shape.vertices, axis=1).max())
         return float(np.hypot(shape.radius, shape.half_length))  # Cylinder
 
-    return np.array([radius(g.shape) for g in model.geoms])
+    radii = np.array([radius(g.shape) for g in model.geoms])
+    margins = np.array([g.margin for g in model.geoms])
+    return np.where(np.isinf(radii), 0.0, radii), margins, np.isinf(radii)
 
 
-def _apart(geoms, i, j, R, p, margin, radii) -> bool:
-    """The broad phase of a pair collided in Python: their bounding spheres (or a sphere and a
-    plane's half-space) farther apart than the margin, so the pair has no contact."""
-    (Ra, pa), (Rb, pb) = geom_pose(geoms[i], R, p), geom_pose(geoms[j], R, p)
-    if isinstance(geoms[i].shape, Plane):
-        return float(Ra[:, 2] @ (pb - pa)) > radii[j] + margin
-    if isinstance(geoms[j].shape, Plane):
-        return float(Rb[:, 2] @ (pa - pb)) > radii[i] + margin
-    return float(np.linalg.norm(pa - pb)) > radii[i] + radii[j] + margin
+def _near(model, pairs, R, p) -> np.ndarray:
+    """The broad phase of the pairs collided in Python: whether each pair's bounding spheres (a
+    sphere and a plane's half-space) are within the pair's largest margin (the sum of the geoms'
+    or an explicit pair's) of each other; the others have no contact."""
+    _, bodies, Rl, tl, _, _ = cached(model, "geoms", _geom_arrays)
+    radii, margins, plane = cached(model, "bounds", _bounding_radii)
+    if len(pairs) == 0:
+        return np.zeros(0, dtype=bool)
+    i, j = pairs[:, 0], pairs[:, 1]
+    Rb = R[bodies]
+    centres = np.einsum("gij,gj->gi", Rb, tl) + p[bodies]
+    normals = np.einsum("gij,gj->gi", Rb, Rl[:, :, 2])
+    reach = margins[i] + margins[j] + cached(model, "pair_margin", _largest_pair_margin)
+    d = centres[j] - centres[i]
+    with np.errstate(invalid="ignore"):
+        apart = np.where(
+            plane[i],
+            np.einsum("kj,kj->k", normals[i], d) > radii[j] + reach,
+            np.where(
+                plane[j],
+                -np.einsum("kj,kj->k", normals[j], d) > radii[i] + reach,
+                np.linalg.norm(d, axis=1) > radii[i] + radii[j] + reach,
+            ),
+        )
+    return ~apart
+
+
+def _largest_pair_margin(model, _key) -> float:
+    return max((m for _, m in pair_parameters(model).values()), default=0.0)
+
+
+def _native_mask(model, pairs) -> np.ndarray:
+    """native(model, i, j) of each pair, from the geoms' shapes (one vectorised test)."""
+    known = cached(model, "native_kinds", _native_kinds)
+    return known[pairs[:, 0]] & known[pairs[:, 1]] if len(pairs) else np.zeros(0, dtype=bool)
+
+
+def _native_kinds(model, _key) -> np.ndarray:
+    return np.array([type(g.shape) in SHAPE_KIND for g in model.geoms], dtype=bool)
 
 
 def _convex_pair(geoms, i, j, R, p, margin, coal_objects):
