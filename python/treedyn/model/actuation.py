@@ -302,6 +302,10 @@ class ActuationTerms:
         self.act_lo = np.array([-inf if a.actrange is None else a.actrange[0] for a in acts if a.dynamics != "none"])
         self.act_hi = np.array([inf if a.actrange is None else a.actrange[1] for a in acts if a.dynamics != "none"])
         self.nu, self.na, self.nv = nu, int(self.dyn.sum()), nv
+        # whether anything acts at zero control: a bias (a servo), an activation, a tendon's spring
+        self.acts_at_rest = bool(
+            self.passive or self.na or np.any(self.bias) or np.any(self.force_lo > 0) or np.any(self.force_hi < 0)
+        )
 
     def control(self, ctrl) -> np.ndarray:
         u = _checks.vector(ctrl, "ctrl", self.nu)
@@ -370,8 +374,8 @@ def control_function(ctrl, nu: int):
 
 
 def driven(model) -> bool:
-    """Whether the model has actuators or tendons (forces beyond the caller's τ)."""
-    return bool(model.actuators or model.tendons)
+    """Whether the model's actuators or tendons act at zero control (forces beyond the caller's τ)."""
+    return bool((model.actuators or model.tendons) and actuation_terms(model).acts_at_rest)
 
 
 def drive(model, state, tau: np.ndarray, ctrl) -> np.ndarray:

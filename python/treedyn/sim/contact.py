@@ -328,8 +328,10 @@ class ContactSimulator:
 
             bar = progress_bar(total=n_steps, unit="step", desc=f"contact {self.solver.name}", show=True)
 
+        drives = ctrl is not None or driven(self.model)
+
         def step(state, h):  # (an unconverged solve is counted, and said once below)
-            if not driven(self.model):
+            if not drives:
                 return self._step(state, torque(state.t, state.q, state.v), h, details=False, quiet=True)
             u = control(state.t, state.q, state.v)
             out = self._step(state, drive(self.model, state, torque(state.t, state.q, state.v), u), h, False, True)
