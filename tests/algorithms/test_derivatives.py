@@ -220,6 +220,11 @@ def check_against_pinocchio(model, q, v, a, tau, f_ext=None, what="Pinocchio"):
     delta = rounding_bound(n)
     dq, dv, M = td.rnea_derivatives(model, q, v, a, f_ext)
     pdq, pdv, pM = (np.array(x) for x in pin.computeRNEADerivatives(pm, pd, q, v, a, *fp))
+    # treedyn's τ has the joints' passive force taken off (τ = M q̈ + c − τ_p, τ_p = −K(q − rest) − D q̇,
+    # a URDF's <dynamics damping>), which Pinocchio's derivatives leave out: added here (scalar joints)
+    K, D = np.diag(model.joint_stiffness), np.diag(model.joint_damping)
+    tau_p = td.bias_forces(model, q, v, f_ext) - td.rnea(model, q, v, np.zeros(n), f_ext)
+    pdq, pdv = pdq + K, pdv + D
     pM = _sym_upper(pM)
     S = np.abs(dynamics_scale(model, q, v, td.rnea(model, q, v, a, f_ext), a, f_ext)).max()
     if f_ext is not None:
@@ -232,8 +237,9 @@ def check_against_pinocchio(model, q, v, a, tau, f_ext=None, what="Pinocchio"):
 
     Mq = td.mass_matrix(model, q)
     aq, av, Minv = td.aba_derivatives(model, q, v, tau, f_ext)
-    paq, pav, pMinv = (np.array(x) for x in pin.computeABADerivatives(pm, pd, q, v, tau, *fp))
+    paq, pav, pMinv = (np.array(x) for x in pin.computeABADerivatives(pm, pd, q, v, tau + tau_p, *fp))
     pMinv = _sym_upper(pMinv)
+    paq, pav = paq - pMinv @ K, pav - pMinv @ D  # q̈ = FD(q, v, τ + τ_p(q, v))
     qdd = td.make_solver("aba", model).forward_dynamics(q, v, tau, f_ext)
     dtq, dtv, _ = td.rnea_derivatives(model, q, v, qdd, f_ext)
     S = np.abs(dynamics_scale(model, q, v, tau, qdd, f_ext, M=Mq)).max()

@@ -153,7 +153,7 @@ def test_humanoids_with_grippers_load_by_default_and_keep_their_couplings(relati
 def test_mimic_couplings_agree_with_pinocchios_mimic_joints(relative, floating_base):
     """Loaded by default, each <mimic> joint is a coupling row; Pinocchio's mimic joints have no
     coordinate of their own (v = S v_r). The coupled dynamics are Pinocchio's reduced ones:
-    SᵀMS = M_r, Sᵀb = b_r, and the constrained q̈ = S M_r⁻¹ Sᵀ(τ − b)."""
+    SᵀMS = M_r, Sᵀb = b_r, and the constrained q̈ = S M_r⁻¹ Sᵀ(τ − D v − b) (D: the joints' damping)."""
     path = robot_path(relative)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -195,7 +195,10 @@ def test_mimic_couplings_agree_with_pinocchios_mimic_joints(relative, floating_b
     qdd = td.constrained_forward_dynamics(td.make_solver("drumwright", model), q, v, tau)
     qdd_r = np.linalg.lstsq(S, qdd, rcond=None)[0]
     assert_within_rounding(S @ qdd_r, qdd, np.abs(qdd).max(), model.nv, what="q̈ = S q̈_r")
-    assert_same_solution(M_r, qdd_r, np.linalg.solve(M_r, S.T @ tau - b_r), what="q̈_r = Pinocchio's reduced q̈")
+    tau_p = -model.joint_damping * v  # the URDF's <dynamics damping>, in treedyn's q̈ (Pinocchio's aba leaves it out)
+    assert_same_solution(
+        M_r, qdd_r, np.linalg.solve(M_r, S.T @ (tau + tau_p) - b_r), what="q̈_r = Pinocchio's reduced q̈"
+    )
 
 
 def _lowest(model, q):

@@ -254,7 +254,8 @@ class PeerCoordinates:
 
 class PinocchioFromFile(PeerCoordinates):
     """Pinocchio's own URDF parser on the file treedyn loaded (``pinocchio.buildModelFromUrdf``, a
-    free-flyer root named "root_joint" when ``floating_base``), matched joint by joint by name."""
+    free-flyer root named "root_joint" when ``floating_base``), matched joint by joint by name. Its
+    forward dynamics subtracts the damping Pinocchio read from the URDF (treedyn's q̈ has it)."""
 
     def __init__(self, model: Model, path_or_xml, floating_base: bool = False):
         import os
@@ -305,7 +306,9 @@ class PinocchioFromFile(PeerCoordinates):
         return self.pin.nonLinearEffects(self.pm, self.pd, self.q(q), vp).copy()
 
     def _peer_aba(self, q, vp, tau_p):
-        return self.pin.aba(self.pm, self.pd, self.q(q), vp, tau_p).copy()
+        # the URDF's joint damping (<dynamics damping>, which Pinocchio reads into model.damping but
+        # its aba leaves out) as the force −d q̇, as treedyn's q̈ has it
+        return self.pin.aba(self.pm, self.pd, self.q(q), vp, tau_p - self.pm.damping * vp).copy()
 
     def _peer_call(self, qp, vp, tau_p):
         aba, pm, pd = self.pin.aba, self.pm, self.pd
