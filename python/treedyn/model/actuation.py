@@ -302,26 +302,36 @@ class ActuationTerms:
         self.act_lo = np.array([-inf if a.actrange is None else a.actrange[0] for a in acts if a.dynamics != "none"])
         self.act_hi = np.array([inf if a.actrange is None else a.actrange[1] for a in acts if a.dynamics != "none"])
         self.nu, self.na, self.nv = nu, int(self.dyn.sum()), nv
+        self.affine = bool(np.any(self.gain[:, 1:]) or np.any(self.bias))
+        self.clip_ctrl = bool(np.isfinite(self.ctrl_lo).any() or np.isfinite(self.ctrl_hi).any())
+        self.clip_force = bool(np.isfinite(self.force_lo).any() or np.isfinite(self.force_hi).any())
         # whether anything acts at zero control: a bias (a servo), an activation, a tendon's spring
         self.acts_at_rest = bool(
             self.passive or self.na or np.any(self.bias) or np.any(self.force_lo > 0) or np.any(self.force_hi < 0)
         )
 
     def control(self, ctrl) -> np.ndarray:
-        u = _checks.vector(ctrl, "ctrl", self.nu)
-        return np.clip(u, self.ctrl_lo, self.ctrl_hi)
+        if not (type(ctrl) is np.ndarray and ctrl.dtype == np.float64 and ctrl.shape == (self.nu,)):
+            ctrl = _checks.vector(ctrl, "ctrl", self.nu)
+        elif not np.isfinite(ctrl).all():
+            raise ValueError("ctrl has NaN or inf")
+        return np.clip(ctrl, self.ctrl_lo, self.ctrl_hi) if self.clip_ctrl else ctrl
 
     def forces(self, q, v, ctrl, act=None) -> np.ndarray:
         """Σ actuators' τ (see the module); ctrl None: zero controls."""
-        u = np.zeros(self.nu) if ctrl is None else self.control(ctrl)
-        w = u.copy()
+        w = np.zeros(self.nu) if ctrl is None else self.control(ctrl)
         if self.na:
-            a = np.zeros(self.na) if act is None else _checks.vector(act, "act", self.na)
-            w[self.dyn] = a
-        l, ldot = self.moment_q @ q, self.moment_v @ v
-        f = (self.gain[:, 0] + self.gain[:, 1] * l + self.gain[:, 2] * ldot) * w
-        f += self.bias[:, 0] + self.bias[:, 1] * l + self.bias[:, 2] * ldot
-        return self.moment_v.T @ np.clip(f, self.force_lo, self.force_hi)
+            w = w.copy()
+            w[self.dyn] = np.zeros(self.na) if act is None else _checks.vector(act, "act", self.na)
+        if self.affine:  # (gain and bias as affine functions of the length and its velocity)
+            l, ldot = self.moment_q @ q, self.moment_v @ v
+            f = (self.gain[:, 0] + self.gain[:, 1] * l + self.gain[:, 2] * ldot) * w
+            f += self.bias[:, 0] + self.bias[:, 1] * l + self.bias[:, 2] * ldot
+        else:  # (motors: gain₀ w)
+            f = self.gain[:, 0] * w
+        if self.clip_force:
+            f = np.clip(f, self.force_lo, self.force_hi)
+        return self.moment_v.T @ f
 
     def tendon_passive(self, q, v) -> np.ndarray:
         """−Jᵀ (k (L − rest) + d L̇) of the tendons' spring–dampers (rest: the dead band's nearer end)."""

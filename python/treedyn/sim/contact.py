@@ -291,10 +291,12 @@ class ContactSimulator:
         tendons' (treedyn.model.actuation)."""
         if ctrl is not None or driven(self.model):
             check_state(state, self.model)
-            torque, control = torque_function(tau, self.model.nv), control_function(ctrl, self.model.nu)
-            u = control(state.t, state.q, state.v)
-            out = self._step(state, drive(self.model, state, torque(state.t, state.q, state.v), u))
-            activate(self.model, state, u, self.dt)
+            if not (type(tau) is np.ndarray and tau.shape == state.v.shape and tau.dtype == np.float64):
+                tau = torque_function(tau, self.model.nv)(state.t, state.q, state.v)
+            if ctrl is not None and not isinstance(ctrl, np.ndarray):
+                ctrl = control_function(ctrl, self.model.nu)(state.t, state.q, state.v)
+            out = self._step(state, drive(self.model, state, tau, ctrl))
+            activate(self.model, state, ctrl, self.dt)
             return out
         if self.contact_solver.in_engine:  # the C++ step checks the values (finite q, v, τ) itself
             self.engine()  # (current: its shapes below)
