@@ -203,14 +203,16 @@ def collide(model, q, pairs=None) -> Contacts:
     if is_native.all() and not special:
         return Contacts(*_core.collide_geoms(*arrays, pairs, R, p, margins))
     rows = []  # (pair's position, contacts) of each group
-    plain = [k for k in np.flatnonzero(is_native) if (int(pairs[k, 0]), int(pairs[k, 1])) not in special]
-    if plain:
+    own = (
+        np.array([(int(i), int(j)) in special for i, j in pairs], dtype=bool) if special else np.zeros(len(pairs), bool)
+    )
+    plain = is_native & ~own
+    if plain.any():
         rows.append(_core.collide_geoms(*arrays, pairs[plain], R, p, margins))
     coal_objects = None
-    near = _near(model, pairs, R, p)
-    for k, (i, j) in enumerate(pairs.tolist()):
-        if (is_native[k] and (i, j) not in special) or not near[k]:
-            continue
+    rest = np.flatnonzero(~plain)
+    for k in rest[_near(model, pairs[rest], R, p)]:  # the others, past the broad phase
+        i, j = int(pairs[k, 0]), int(pairs[k, 1])
         mu, margin = special.get((i, j), (max(geoms[i].friction, geoms[j].friction), None))
         if margin is None:
             margin = geoms[i].margin + geoms[j].margin
