@@ -203,9 +203,7 @@ def collide(model, q, pairs=None) -> Contacts:
     if is_native.all() and not special:
         return Contacts(*_core.collide_geoms(*arrays, pairs, R, p, margins))
     rows = []  # (pair's position, contacts) of each group
-    own = (
-        np.array([(int(i), int(j)) in special for i, j in pairs], dtype=bool) if special else np.zeros(len(pairs), bool)
-    )
+    own = cached(model, pairs.astype(np.int64).tobytes(), _own_mask) if special else np.zeros(len(pairs), bool)
     plain = is_native & ~own
     if plain.any():
         rows.append(_core.collide_geoms(*arrays, pairs[plain], R, p, margins))
@@ -297,6 +295,12 @@ def _near(model, pairs, R, p) -> np.ndarray:
 
 def _largest_pair_margin(model, _key) -> float:
     return max((m for _, m in pair_parameters(model).values()), default=0.0)
+
+
+def _own_mask(model, key: bytes) -> np.ndarray:
+    """Which of the pairs (key: their int64 bytes) have their own friction or margin (pair_parameters)."""
+    special = cached(model, "pair_parameters", pair_parameters)
+    return np.array([(int(i), int(j)) in special for i, j in np.frombuffer(key, np.int64).reshape(-1, 2)], bool)
 
 
 def _native_mask(model, pairs) -> np.ndarray:
