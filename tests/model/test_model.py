@@ -267,7 +267,7 @@ def test_springs_and_forces_refuse_the_world_and_unknown_names():
         m.set_joint_spring("zz", stiffness=1.0)
     with pytest.raises(ValueError, match="joint spring: body 0 is the world"):
         m.set_joint_spring(0, stiffness=1.0)
-    with pytest.raises(ValueError, match="joint spring: the joint of body 'w' is fixed"):
+    with pytest.raises(ValueError, match="joint spring: joint '.*' is fixed .*body 'w'"):
         m.set_joint_spring(2, stiffness=1.0)
     with pytest.raises(ValueError, match="body damping: body 'world' is the world"):
         m.set_body_damping("world", 1.0)

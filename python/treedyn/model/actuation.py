@@ -178,9 +178,8 @@ class ActuationMixin:
         """Dry friction on a joint (MuJoCo's ``frictionloss``): a force (N·m or N) >= 0 per velocity
         coordinate (a scalar for all of them) that resists motion up to its size; the contact step
         keeps it as a bounded impulse (treedyn.sim.rows). 0 removes it."""
-        if joint not in self._joint_index:
-            raise ValueError(f"joint friction: no moving joint is named {joint!r}; joints are {self.joint_names}")
-        n = self._joints[self._joint_index[joint]].nv
+        i = self._moving_joint(joint, "joint friction")
+        joint, n = self._joint_names[i], self._joints[i].nv
         f = np.array(frictionloss, dtype=float).reshape(-1)
         f = np.full(n, f[0]) if f.size == 1 else f
         if f.shape != (n,) or not np.all(np.isfinite(f)) or np.any(f < 0):

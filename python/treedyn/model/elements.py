@@ -16,6 +16,15 @@ from .cache import changes_model
 from .joints import _LOOP_LAYOUTS, Fixed, Free, Joint, Prismatic, Revolute, Spherical, Universal
 from .spatial import Transform, _frozen, _vec3
 
+
+class UnknownNameError(KeyError, ValueError):
+    """A body or joint name the model does not have. A ``KeyError`` (a lookup by name) and a
+    ``ValueError`` (a bad argument), so either ``except`` catches it."""
+
+    def __str__(self):  # KeyError would print the message in quotes
+        return str(self.args[0]) if self.args else ""
+
+
 #: how a body is named: None or "world" (the world), a body name, or an index add_body returned
 ParentRef = Union[None, str, int]  # noqa: UP007 (a runtime alias: X | None needs Python 3.10 objects)
 
@@ -115,14 +124,16 @@ class ElementsMixin:
         if isinstance(joint, str):
             if joint not in self._joint_index:
                 why = "the world has no joint" if joint == "world" else f"no moving joint is named {joint!r}"
-                raise ValueError(f"{what}: {why}; joints are {self.joint_names}")
+                raise UnknownNameError(f"{what}: {why}; joints are {self.joint_names}")
             i = self._joint_index[joint]
         else:
             i = self._body_ref(joint, what)
         if i == 0:
             raise ValueError(f"{what}: body 0 is the world, which has no joint")
         if self._joints[i].nv == 0:
-            raise ValueError(f"{what}: the joint of body {self.body_names[i]!r} is fixed (no coordinates)")
+            raise ValueError(
+                f"{what}: joint {self._joint_names[i]!r} of body {self.body_names[i]!r} is fixed (no coordinates)"
+            )
         return i
 
     @changes_model

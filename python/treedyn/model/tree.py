@@ -18,7 +18,7 @@ from .actuation import ActuationMixin
 from .cache import changes_model
 from .contact_settings import ContactSettings
 from .describe import DescribeMixin
-from .elements import Coupling, ElementsMixin, LoopClosure, ParentRef, Spring
+from .elements import Coupling, ElementsMixin, LoopClosure, ParentRef, Spring, UnknownNameError
 from .joints import Fixed, Free, Joint, Prismatic, Revolute, Spherical, Universal
 from .shapes import CONDIM, SHAPES, Geom
 from .spatial import Inertia, Transform, _vec3
@@ -37,14 +37,6 @@ __all__ = [
     "Free",
     "Model",
 ]
-
-
-class UnknownNameError(KeyError, ValueError):
-    """A body or joint name the model does not have. A ``KeyError`` (a lookup by name) and a
-    ``ValueError`` (a bad argument), so either ``except`` catches it."""
-
-    def __str__(self):  # KeyError would print the message in quotes
-        return str(self.args[0]) if self.args else ""
 
 
 # The file readers behind Model.from_urdf / from_mjcf (and the writer of to_mjcf): treedyn.io registers them on import (the
@@ -419,15 +411,7 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         ``lower_position_limit`` and ``upper_position_limit`` read them back.
         """
         what = "joint limits"
-        if isinstance(joint, str):
-            if joint not in self._joint_index:
-                found = "the world has no joint" if joint == "world" else f"no moving joint is named {joint!r}"
-                raise UnknownNameError(f"{what}: {found}; joints are {self.joint_names}")
-            i = self._joint_index[joint]
-        else:
-            i = self._body_ref(joint, what)
-        if i == 0:
-            raise ValueError(f"{what}: body 0 is the world, which has no joint")
+        i = self._moving_joint(joint, what)
         jt, name = self._joints[i], self._joint_names[i]
         if not isinstance(jt, (Revolute, Prismatic)):
             why = {

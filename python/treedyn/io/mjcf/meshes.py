@@ -37,15 +37,26 @@ def _mesh_path(r, fn):
     return fn if os.path.isabs(fn) else os.path.join(r.doc.base_dir, r.meshdir, fn)
 
 
-def mesh_properties(r, g, a, what):
-    """The mass properties (per unit density) of the mesh a geom refers to, read once."""
+def _mesh_name(r, g, a, what):
+    """The <asset><mesh> a geom names, or the error that says it has none."""
     name = a.get("mesh")
     if name not in r.meshes:
         raise r.err(f"{what}: " + (f"no <mesh name={name!r}> in <asset>" if name else "no mesh attribute"), g)
+    return name
+
+
+def _asset(r, name):
+    """(its element, its attributes, how errors name it) of a mesh asset."""
+    e, m = r.meshes[name]
+    r.current = e
+    return e, m, f"mesh {name!r}" + (f" (file {m['file']!r})" if "file" in m else "")
+
+
+def mesh_properties(r, g, a, what):
+    """The mass properties (per unit density) of the mesh a geom refers to, read once."""
+    name = _mesh_name(r, g, a, what)
     if name not in r.mesh_properties:
-        e, m = r.meshes[name]
-        r.current = e
-        where = f"mesh {name!r}" + (f" (file {m['file']!r})" if "file" in m else "")
+        e, m, where = _asset(r, name)
         try:
             r.mesh_properties[name] = _read_mesh(r, e, m, where)
         except MeshError as ex:
@@ -59,13 +70,9 @@ def mesh_hull(r, g, a, what):
     hull too."""
     from ...model.shapes import ConvexMesh
 
-    name = a.get("mesh")
-    if name not in r.meshes:
-        raise r.err(f"{what}: " + (f"no <mesh name={name!r}> in <asset>" if name else "no mesh attribute"), g)
+    name = _mesh_name(r, g, a, what)
     if name not in r.mesh_hulls:
-        e, m = r.meshes[name]
-        r.current = e
-        where = f"mesh {name!r}" + (f" (file {m['file']!r})" if "file" in m else "")
+        e, m, where = _asset(r, name)
         try:
             V, _ = _placed_mesh(r, e, m, where)
             r.mesh_hulls[name] = ConvexMesh.hull(V)
