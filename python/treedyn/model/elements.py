@@ -132,7 +132,7 @@ class ElementsMixin:
             raise ValueError(f"{what}: body 0 is the world, which has no joint")
         if self._joints[i].nv == 0:
             raise ValueError(
-                f"{what}: joint {self._joint_names[i]!r} of body {self.body_names[i]!r} is fixed (no coordinates)"
+                f"{what}: joint {self._joint_names[i]!r} is fixed (no coordinates; body {self.body_names[i]!r})"
             )
         return i
 
