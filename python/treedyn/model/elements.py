@@ -1,8 +1,8 @@
 """The model's force elements and constraints — joint spring–dampers, body damping, point springs,
 point and moving forces (the RedMax terms of baxter2019 eq. (2.13)), loop closures and couplings —
 as value types and as the Model methods that add them (``ElementsMixin``, one of Model's bases:
-the methods live on the Model, the code by its subject). Actuators, tendons and passive joint forces
-join here."""
+the methods live on the Model, the code by its subject), and the joints' armature. Actuators and
+tendons: model/actuation.py."""
 
 from __future__ import annotations
 
