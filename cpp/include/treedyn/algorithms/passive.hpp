@@ -19,8 +19,9 @@ template <class S>
 void add_passive_force(const Model<S>& model, const S* q, const S* qd, const S* tau, S* out, S sign = S(1)) {
   for (int i = 1; i <= model.N; ++i) {
     const int vi = model.v_index[i], ni = model.nv_i[i];
+    if (ni == 0) continue;  // (a fixed joint: nothing, and its q_index may be one past q's end)
     S x[6];
-    joint_displacement(model.kind[i], q + model.q_index[i], &model.q_rest[model.q_index[i]], x);
+    joint_displacement(model.kind[i], q + model.q_index[i], model.q_rest.data() + model.q_index[i], x);
     for (int k = 0; k < ni; ++k)
       out[vi + k] = tau[vi + k] - sign * (model.stiffness[vi + k] * x[k] + model.damping[vi + k] * qd[vi + k]);
   }
@@ -41,7 +42,7 @@ template <class S> void add_passive_partials(const Model<S>& model, const S* q, 
     for (int k = vi; k < vi + ni; ++k) dv[std::size_t(k) * nv + k] += model.damping[k];
     if (model.kind[i] == JointKind::Spherical) {
       S x[3];
-      joint_displacement(model.kind[i], q + model.q_index[i], &model.q_rest[model.q_index[i]], x);
+      joint_displacement(model.kind[i], q + model.q_index[i], model.q_rest.data() + model.q_index[i], x);
       const Vec3<S> th(x[0], x[1], x[2]);
       const S t = sqrt(dot(th, th));
       const S c = t > S(1e-4) ? S(1) / (t * t) - (S(1) + cos(t)) / (S(2) * t * sin(t)) : S(1) / S(12) + t * t / S(720);

@@ -96,7 +96,8 @@ template <class S> void joint_spring_forces(const System<S>& sys, const S* q, S*
   const Model<S>& m = sys.tree;
   for (int i = 1; i <= m.N; ++i) {
     const int vi = m.v_index[i];
-    joint_displacement(m.kind[i], q + m.q_index[i], &m.q_rest[m.q_index[i]], fr + vi);
+    if (m.nv_i[i] == 0) continue;  // (a fixed joint: nothing, and its q_index may be one past q's end)
+    joint_displacement(m.kind[i], q + m.q_index[i], m.q_rest.data() + m.q_index[i], fr + vi);
     for (int k = 0; k < m.nv_i[i]; ++k) fr[vi + k] *= -m.stiffness[vi + k];
   }
 }
