@@ -238,3 +238,26 @@ def test_simulator_warns_about_bodies_that_touch_nothing():
     model._drop_geom("collision 'x': mesh 'x.stl' not found")
     with pytest.warns(SimulationWarning, match="x.stl"):
         td.ContactSimulator(model, 1e-3)
+
+
+def test_a_model_that_needs_coal_says_so_before_its_first_step(monkeypatch):
+    """Without coal, a model with a pair only coal collides (an ellipsoid against a sphere) is
+    refused at its first step, naming the extra, with the state untouched; a plane–ellipsoid pair
+    alone (a closed form) needs no coal."""
+    import sys
+
+    m = td.Model()
+    m.add_geom(0, td.Plane())
+    m.add_body("e", None, td.Free(), inertia=td.Inertia(1.0, (0, 0, 0), np.eye(3) * 0.01))
+    m.add_geom("e", td.Ellipsoid((0.1, 0.2, 0.3)))
+    monkeypatch.setitem(sys.modules, "coal", None)  # import coal raises ImportError
+    q = np.r_[0, 0, 1.0, 0, 0, 0, 1.0]
+    s = td.State(q, np.zeros(6))
+    td.ContactSimulator(m, 1e-3).step(s)  # plane–ellipsoid: no coal needed
+    m.add_body("s", None, td.Free(), inertia=td.Inertia(1.0, (0, 0, 0), np.eye(3) * 0.01))
+    m.add_geom("s", td.Sphere(0.1))
+    s = td.State(np.r_[q, 0, 0, 2.0, 0, 0, 0, 1.0], np.zeros(12))
+    before = s.q.copy()
+    with pytest.raises(ImportError, match=r"treedyn\[collision\]"):
+        td.ContactSimulator(m, 1e-3).step(s)
+    assert np.array_equal(s.q, before)

@@ -65,6 +65,16 @@ def _plane_points(shape, R, p, n, p0, margin):
     return list(zip(V, d))
 
 
+def require_coal(model, pairs) -> None:
+    """ImportError naming the extra, before any step, when one of the pairs collided in Python
+    (``pairs``) needs coal (neither geom a plane) and coal is not installed."""
+    for i, j in pairs:
+        a, b = model.geoms[int(i)].shape, model.geoms[int(j)].shape
+        if not (isinstance(a, Plane) or isinstance(b, Plane)):
+            coal_shape(b if isinstance(a, (Sphere, Capsule, Box)) else a)  # (raises without coal)
+            return
+
+
 def coal_shape(shape):
     """The coal collision object of a treedyn shape (its own frame)."""
     try:

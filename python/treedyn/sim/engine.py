@@ -174,6 +174,10 @@ def warn_unconverged_run(count, steps, worst, sim):
 def make_engine(sim, pairs):
     """The C++ step's engine: the geoms (kind, body, placement, size, friction), the candidate
     pairs, the finite joint-limit bounds and the options."""
+    if sim._other_pairs:  # (a pair that needs coal says so now, not at its first contact)
+        from .convex import require_coal
+
+        require_coal(sim.model, sim._other_pairs)
     model = sim.model
     qi, vi, lower, upper = sim._limit_table()
     finite_lo, finite_hi = np.isfinite(lower), np.isfinite(upper)
