@@ -247,9 +247,7 @@ class ActuationMixin:
                 d = x - r if len(r) == len(k) else np.zeros(len(k))  # (a free joint: damping only)
             E += 0.5 * float(k @ d**2)
         T = actuation_terms(self)
-        L = T.tendon_q @ q
-        stretch = np.where(L > T.rest[:, 1], L - T.rest[:, 1], np.minimum(L - T.rest[:, 0], 0.0))
-        return E + float(0.5 * T.k @ stretch**2)
+        return E + float(0.5 * T.k @ T.stretch(T.tendon_q @ q) ** 2)
 
     def actuator_forces(self, q, v, ctrl, act=None) -> np.ndarray:
         """The generalized force (nv,) of the actuators at (q, v) under controls ``ctrl`` (nu,)
@@ -334,9 +332,11 @@ class ActuationTerms:
 
     def tendon_passive(self, q, v) -> np.ndarray:
         """−Jᵀ (k (L − rest) + d L̇) of the tendons' spring–dampers (rest: the dead band's nearer end)."""
-        L, Ldot = self.tendon_q @ q, self.tendon_v @ v
-        stretch = np.where(L > self.rest[:, 1], L - self.rest[:, 1], np.minimum(L - self.rest[:, 0], 0.0))
-        return -self.tendon_v.T @ (self.k * stretch + self.d * Ldot)
+        return -self.tendon_v.T @ (self.k * self.stretch(self.tendon_q @ q) + self.d * (self.tendon_v @ v))
+
+    def stretch(self, L) -> np.ndarray:
+        """The tendons' stretch beyond their dead bands [L₀, L₁] at lengths L (0 inside)."""
+        return np.where(L > self.rest[:, 1], L - self.rest[:, 1], np.minimum(L - self.rest[:, 0], 0.0))
 
     def applied(self, q, v, ctrl, act) -> np.ndarray | None:
         """The actuators' and tendons' generalized force, or None when there is none."""

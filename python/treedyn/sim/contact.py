@@ -43,7 +43,7 @@ import numpy as np
 from .. import _checks, _core
 from ..algorithms.state import State
 from ..model import Model
-from ..model.actuation import activate, control_function, drive, driven
+from ..model.actuation import activate, actuation_terms, control_function, drive, driven
 from ..solvers import Solver, make_solver
 from ..solvers.inverse import _contact_product
 from ..util.timing import PhaseTimer
@@ -260,8 +260,9 @@ class ContactSimulator:
         self.qp_tolerance = _checks.real(qp_tolerance, "qp_tolerance", positive=True)
         self.contact_solver = CONTACT_SOLVERS[name](self.friction_edges, self.qp_tolerance, self.max_qp_iterations)
         self.delassus = _checks.choice(delassus, "delassus", DELASSUS)
+        terms = actuation_terms(model)
         if not self.contact_solver.in_engine and (
-            np.any(model.joint_frictionloss) or has_rows(model) > bool(model.n_constraint_rows)
+            np.any(model.joint_frictionloss) or terms.friction.size or terms.limited.size
         ):
             raise ValueError(f'contact_solver="{name}": dry friction and tendon limits need contact_solver="admm"')
         self._engine, self._engine_for, self._other_pairs = None, None, []
@@ -295,9 +296,7 @@ class ContactSimulator:
                 tau = torque_function(tau, self.model.nv)(state.t, state.q, state.v)
             if ctrl is not None and not isinstance(ctrl, np.ndarray):
                 ctrl = control_function(ctrl, self.model.nu)(state.t, state.q, state.v)
-            out = self._step(state, drive(self.model, state, tau, ctrl))
-            activate(self.model, state, ctrl, self.dt)
-            return out
+            return self._driven_step(state, tau, ctrl, self.dt)
         if self.contact_solver.in_engine:  # the C++ step checks the values (finite q, v, τ) itself
             self.engine()  # (current: its shapes below)
             q_shape, v_shape = self._shapes
@@ -335,10 +334,8 @@ class ContactSimulator:
         def step(state, h):  # (an unconverged solve is counted, and said once below)
             if not drives:
                 return self._step(state, torque(state.t, state.q, state.v), h, details=False, quiet=True)
-            u = control(state.t, state.q, state.v)
-            out = self._step(state, drive(self.model, state, torque(state.t, state.q, state.v), u), h, False, True)
-            activate(self.model, state, u, h)
-            return out
+            tau, u = torque(state.t, state.q, state.v), control(state.t, state.q, state.v)
+            return self._driven_step(state, tau, u, h, details=False, quiet=True)
 
         kept, stats, failure = run_steps(
             state, step, n_steps, self.dt, t_end=t_end, record_every=record_every, bar=bar, stop=SimulationError
@@ -366,6 +363,13 @@ class ContactSimulator:
         unconverged = [s for s in stats if not s.converged]
         if unconverged:
             warn_unconverged_run(len(unconverged), len(stats), max(max(s.residuals) for s in unconverged), self)
+        return out
+
+    def _driven_step(self, state: State, tau, u, h: float, details: bool = True, quiet: bool = False):
+        """One step under τ plus the actuators' force at controls u and the tendons' (drive), then
+        the activations advanced by h (activate)."""
+        out = self._step(state, drive(self.model, state, tau, u), h, details, quiet)
+        activate(self.model, state, u, h)
         return out
 
     # --- one step: check, collision, dynamics, contact, integrate, check (td.sim.step) ------------------

@@ -15,8 +15,7 @@ from .._core import get_num_threads
 from ..algorithms.state import State
 from ..model.actuation import actuation_terms, driven
 from ..model.cache import cached
-from ..model.shapes import Box, Capsule, Plane, Sphere
-from .collision import _geom_arrays, collide, pair_parameters
+from .collision import _geom_arrays, collide, native, pair_parameters
 from .result import SimulationWarning
 from .rows import step_rows
 
@@ -25,19 +24,14 @@ ENGINE_PHASES = ("collision", "dynamics", "delassus", "contact", "integrate")
 #: the C++ step's Delassus operators (contact/delassus*.hpp): "auto" picks per step by the
 #: problem's size, "tree" never forms G, "dense" forms it from ABA's factors
 DELASSUS = ("auto", "tree", "dense")
-#: the shape pairs the C++ collision has closed forms for (either order): every pair of
-#: primitives (contact/collision.hpp); a pair outside it (a cylinder, an ellipsoid, a convex mesh)
-#: has its contacts found by treedyn.sim.collision.collide and handed to the step
-NATIVE_PAIRS = {frozenset((a, b)) for a in (Plane, Sphere, Capsule, Box) for b in (Plane, Sphere, Capsule, Box)}
 
 
 def native_pair(model, pair) -> bool:
-    """Whether the C++ step collides the pair itself: a closed form for its shapes (with the geoms'
-    margins and the pair's own friction and margin, sim.collision.pair_parameters, handed to the
-    engine). The others are found by treedyn.sim.collision.collide each step and handed to the step."""
-    i, j = (int(k) for k in pair)
-    g = model.geoms
-    return frozenset((type(g[i].shape), type(g[j].shape))) in NATIVE_PAIRS
+    """Whether the C++ step collides the pair itself: both shapes primitives its closed forms know
+    (sim.collision.native; the geoms' margins and the pair's own friction and margin,
+    sim.collision.pair_parameters, are handed to the engine). The others are found by
+    treedyn.sim.collision.collide each step and handed to the step."""
+    return native(model, int(pair[0]), int(pair[1]))
 
 
 class BatchStep(NamedTuple):

@@ -196,11 +196,12 @@ struct ContactEngine {
   // the target of a violated bound (violation e > 0, gap velocity ḋ = s v at the step's start): the
   // gap follows a critically damped spring–damper of time constant τ = max(stabilization, h),
   // d̈ = −2ḋ/τ − d/τ², stepped implicitly: ḋ⁺ = (max(ḋ, 0) + h e/τ²)/(1 + h/τ)² (e less the slop;
-  // never outwards: a joint moving further out is stopped, as before). As
-  // MuJoCo's soft limits (solref's time constant τ, damping ratio 1): a joint started outside its range
-  // comes in within a few τ without overshoot, at speeds up to e/(e·τ) — where a first-order return
-  // capped like a contact's push-out (0.2 rad/s) took 2.6 s for the Gymnasium ant's 30° and left its
-  // legs folded under it (docs/contact.md)
+  // never outwards: a joint moving further out is stopped, as before). As MuJoCo's soft limits
+  // (solref's time constant τ, damping ratio 1) push: the row is unilateral, it pushes and never
+  // pulls, so it does not brake the return either; a joint started outside its range comes in
+  // within a few τ and leaves at no more than the spring's largest speed e/(e_E τ) — where a
+  // first-order return capped like a contact's push-out (0.2 rad/s) took 2.6 s for the Gymnasium
+  // ant's 30° and left its torso on the floor meanwhile (docs/contact.md)
   double limit_return(double e, double rate, double h) const {
     const double tau = std::max(opt.stabilization, h), a = 1.0 + h / tau;
     return (std::max(rate, 0.0) + h * std::max(e - opt.slop, 0.0) / (tau * tau)) / (a * a);
