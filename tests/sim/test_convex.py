@@ -98,6 +98,8 @@ _PAIRS = [
     ("cylinder", "0.1 0.2", "sphere", "0.15"),
     ("cylinder", "0.1 0.2", "box", "0.1 0.05 0.2"),
     ("ellipsoid", "0.1 0.2 0.15", "capsule", "0.05 0.1"),
+    ("ellipsoid", "0.1 0.2 0.15", "sphere", "0.08"),  # (closed form)
+    ("sphere", "0.08", "ellipsoid", "0.3 0.1 0.2"),
     ("cylinder", "0.1 0.2", "cylinder", "0.08 0.1"),
 ]
 
@@ -169,6 +171,35 @@ def test_coal_pairs_agree_with_mujoco_apart_and_with_support_functions_overlappi
             assert -dist == pytest.approx(depth, abs=1e-6), (pos, euler)
             overlapping += 1
     assert apart >= 3 and overlapping >= 3
+
+
+def test_a_ball_on_an_ellipsoids_crown_gets_its_vertical_normal():
+    """The closed form's nearest point (no GJK/EPA round-off): a ball on the crown of an ellipsoid
+    is pushed straight up, at the depth the radii give; off the crown, its normal is the ellipsoid's
+    (∝ x/a², checked against the gradient of the implicit surface) and the nearest point is the
+    nearest of many surface samples."""
+    from treedyn.model.shapes import Ellipsoid, Sphere
+    from treedyn.sim.convex import convex_contacts, ellipsoid_nearest
+
+    E, S, I = Ellipsoid((0.3, 0.27, 0.2)), Sphere(0.15), np.eye(3)
+    ((x, n, d),) = convex_contacts(E, I, np.zeros(3), S, I, np.array([0.0, 0.0, 0.349]), 0.0)
+    assert n.tolist() == [0.0, 0.0, 1.0] and x[:2].tolist() == [0.0, 0.0]
+    assert d == pytest.approx(0.001, abs=1e-15)
+    ((_, n2, d2),) = convex_contacts(S, I, np.array([0.0, 0.0, 0.349]), E, I, np.zeros(3), 0.0)
+    assert n2.tolist() == [0.0, 0.0, -1.0] and d2 == d
+    rng = np.random.default_rng(3)
+    a = np.array([0.3, 0.27, 0.2])
+    u = rng.normal(size=(20000, 3))
+    surface = a * u / np.linalg.norm(u, axis=1)[:, None]
+    for _ in range(20):
+        y = rng.normal(size=3)
+        y *= rng.uniform(1.05, 3.0) / np.linalg.norm(y / a)  # outside
+        x = ellipsoid_nearest(a, y)
+        assert (x / a) @ (x / a) == pytest.approx(1.0, abs=1e-14)
+        grad = x / a**2
+        assert np.cross(grad, y - x) == pytest.approx(np.zeros(3), abs=1e-12)  # y − x along the normal
+        assert np.linalg.norm(y - x) <= np.linalg.norm(surface - y, axis=1).min() + 1e-12
+    assert ellipsoid_nearest(a, np.array([0.1, 0.0, 0.0])) is None  # inside: GJK/EPA's
 
 
 def test_margin_touches_before_the_surfaces_and_rests_at_it():

@@ -9,6 +9,12 @@ convex mesh against anything): treedyn.sim.collision.collide hands them here.
   point along −n (x = −D²Rᵀn / ‖DRᵀn‖ in its frame, D = diag(radii)). A convex mesh: every hull
   vertex below the plane (within the margin), at most 8 kept: the deepest, then each next the
   farthest in the plane from those kept (a patch's outline).
+- A sphere against an ellipsoid (its centre outside it): the ellipsoid's point nearest the centre,
+  x_i = a_i² y_i/(a_i² + t) with t > 0 the root of Σ (a_i y_i/(a_i² + t))² = 1 (the Lagrange
+  condition of min ‖x − y‖ on the surface; the sum decreases and is convex in t, so Newton from
+  t = 0 rises to the root monotonically), exact to rounding: a ball resting on the crown of an
+  ellipsoid gets a vertical normal (GJK/EPA's is off by ~1e-4 there, and the DeepMind Control
+  quadruped's ball rolled off its back).
 - Every other pair: coal's GJK/EPA signed distance between the two convex shapes (coal.distance:
   the nearest points, or the deepest ones when they overlap), one point. coal is an optional
   dependency (``pip install 'treedyn[collision]'``): only a model with such a pair needs it.
@@ -102,6 +108,40 @@ def coal_shape(shape):
     raise TypeError(f"no coal shape for {type(shape).__name__}")
 
 
+def ellipsoid_nearest(radii, y):
+    """The point of the ellipsoid x·diag(radii)⁻²·x = 1 nearest y (its frame), for y outside it
+    (the module's docstring); None for y inside or on it."""
+    a2 = np.asarray(radii, dtype=float) ** 2
+    w = a2 * np.asarray(y, dtype=float) ** 2  # (a_i y_i)²
+    if w @ (1.0 / a2**2) <= 1.0:
+        return None
+    t = 0.0
+    for _ in range(100):
+        s = a2 + t
+        F, dF = w @ s**-2 - 1.0, -2.0 * (w @ s**-3)
+        step = -F / dF
+        t += step
+        if step <= 4 * np.finfo(float).eps * t:
+            break
+    return a2 * y / (a2 + t)
+
+
+def _sphere_ellipsoid(sphere, Rs, ps, ellipsoid, Re, pe, margin):
+    """[(point, normal ellipsoid → sphere, margin − distance)], or None where the sphere's centre
+    is inside the ellipsoid (then GJK/EPA)."""
+    y = Re.T @ (ps - pe)
+    x = ellipsoid_nearest(ellipsoid.radii, y)
+    if x is None:
+        return None
+    n = Re @ (x / np.asarray(ellipsoid.radii, dtype=float) ** 2)
+    n /= np.linalg.norm(n)
+    xw = Re @ x + pe
+    dist = float(n @ (ps - xw)) - sphere.radius
+    if dist >= margin:
+        return []
+    return [(xw + 0.5 * dist * n, n, margin - dist)]  # midway: the sphere's surface is at xw + dist n
+
+
 def convex_contacts(shape_a, Ra, pa, shape_b, Rb, pb, margin, coal_objects=None):
     """[(point, normal a → b, depth + margin)] of two shapes at their world poses (the module's
     docstring). coal_objects: (coal shape of a, of b), made here when None."""
@@ -113,6 +153,13 @@ def convex_contacts(shape_a, Ra, pa, shape_b, Rb, pb, margin, coal_objects=None)
         for x, d in _plane_points(shape, R, p, n, pp, margin):
             out.append((x - 0.5 * d * n, -n if flip else n, margin - d))
         return out
+    for flip, (s1, R1, p1, s2, R2, p2) in enumerate(
+        ((shape_a, Ra, pa, shape_b, Rb, pb), (shape_b, Rb, pb, shape_a, Ra, pa))
+    ):
+        if isinstance(s1, Ellipsoid) and isinstance(s2, Sphere):
+            found = _sphere_ellipsoid(s2, R2, p2, s1, R1, p1, margin)
+            if found is not None:
+                return [(x, -n if flip else n, d) for x, n, d in found]
     import coal
 
     ca, cb = coal_objects if coal_objects is not None else (coal_shape(shape_a), coal_shape(shape_b))
