@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import assert_same_accelerations, random_state
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 import treedyn as td
 import treedyn.solvers.codegen as codegen
@@ -408,39 +410,60 @@ def test_a_bad_knob_is_a_value_error_naming_it(tmp_path, monkeypatch, knob, valu
         td.make_solver("aba", MODEL, specialise=True)
 
 
-def mutations(good: bytes, other_fp: bytes, rng):
-    """Random damage: a flipped byte anywhere, a cut, an insertion, bytes appended, the trailer's
-    fingerprint relabelled as another model's."""
-    n = len(good)
-    for _ in range(12):
-        i = int(rng.integers(n))
+#: random damage of a good entry: a byte flipped anywhere or in the trailer, a cut, bytes inserted
+#: or appended, the trailer relabelled with another model's fingerprint, another model's library
+#: under this one's trailer
+MUTATIONS = st.tuples(
+    st.sampled_from(["flip", "flip in the trailer", "cut", "insert", "append", "relabel", "other body"]),
+    st.integers(0, 1 << 20),
+    st.binary(min_size=1, max_size=64),
+)
+
+
+def mutated(good: bytes, other: bytes, mutation) -> bytes:
+    kind, at, data = mutation
+    i = at % len(good)
+    if kind in ("flip", "flip in the trailer"):
+        i = len(good) - 1 - at % cache.TRAILER if kind == "flip in the trailer" else i
         flipped = bytearray(good)
-        flipped[i] ^= int(rng.integers(1, 256))
-        yield bytes(flipped)
-    for _ in range(4):
-        yield good[: int(rng.integers(n))]
-        i = int(rng.integers(n))
-        yield good[:i] + rng.bytes(int(rng.integers(1, 64))) + good[i:]
-        yield good + rng.bytes(int(rng.integers(1, 64)))
-    yield good[:-64] + other_fp + good[-32:]
-    yield good[-cache.TRAILER :]  # a trailer alone
+        flipped[i] ^= data[0] or 1
+        return bytes(flipped)
+    if kind == "cut":
+        return good[:i]
+    if kind == "insert":
+        return good[:i] + data + good[i:]
+    if kind == "append":
+        return good + data
+    if kind == "relabel":
+        return good[:-64] + other[-64:-32] + good[-32:]
+    return other[: -cache.TRAILER] + good[-cache.TRAILER :]
 
 
-def test_fuzz_every_damaged_entry_is_refused(kernels, rng):
-    """The entry check against random damage of a good entry: each is refused, the good one kept."""
-    path = entry(MODEL)
-    fp, marker = expected(path)
-    secret = cache.key(kernels)
-    good = path.read_bytes()
-    assert cache.check(path, fp, secret, marker) is None
-    tried = 0
-    for bad in mutations(good, expected(entry(OTHER))[0], rng):
-        path.write_bytes(bad)
-        assert cache.check(path, fp, secret, marker) is not None, f"mutation {tried} accepted"
-        tried += 1
-    assert tried == 12 + 4 * 3 + 2
-    path.write_bytes(good)
-    assert cache.check(path, fp, secret, marker) is None
+def test_fuzz_every_damaged_entry_is_refused(built, tmp_path_factory):
+    """The entry check (hypothesis: HYPOTHESIS_PROFILE sets the budget) against random damage of a
+    good entry: each one is refused, the good entry accepted."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TREEDYN_CACHE", str(built))
+        good_path, other_path = entry(MODEL), entry(OTHER)  # cached: nothing compiles
+    good, other = good_path.read_bytes(), other_path.read_bytes()
+    fp, marker = expected(good_path)
+    secret = cache.key(good_path.parent)
+    path = tmp_path_factory.mktemp("fuzz") / "entry.so"
+
+    def check(data: bytes):
+        path.write_bytes(data)
+        path.chmod(0o600)
+        return cache.check(path, fp, secret, marker)
+
+    assert check(good) is None
+
+    @given(mutation=MUTATIONS)
+    def refused(mutation):
+        bad = mutated(good, other, mutation)
+        assume(bad != good)
+        assert check(bad) is not None
+
+    refused()
 
 
 def test_an_entry_built_with_another_key_is_refused(kernels, monkeypatch, rng):
