@@ -24,7 +24,8 @@ import treedyn.solvers.codegen_cache as cache
 from treedyn import _core
 from treedyn.scenes import chain
 
-pytestmark = pytest.mark.skipif(codegen.compiler() is None, reason="no C++ compiler on this machine")
+#: the tests that compile a kernel (the others run a fake $CXX, or none)
+needs_compiler = pytest.mark.skipif(codegen.compiler() is None, reason="no C++ compiler on this machine")
 
 MODEL = chain(2)  # the smallest kernels: a fifth of a second to compile
 OTHER = chain(2, mass=3.0)  # another model of the same nq and nv
@@ -57,6 +58,8 @@ void treedyn_generated_fd_batch(int B, const double*, const double*, const doubl
 def built(tmp_path_factory):
     """A cache made under umask 0, in folders that did not exist, holding MODEL's and OTHER's
     kernels (each compiled once for the module): its root."""
+    if codegen.compiler() is None:
+        pytest.skip("no C++ compiler on this machine")
     root = tmp_path_factory.mktemp("built") / "made" / "here"
     mp = pytest.MonkeyPatch()
     mp.setenv("TREEDYN_CACHE", str(root))
@@ -239,6 +242,7 @@ def test_a_damaged_entry_that_cannot_be_rebuilt_gives_the_generic_kernel(kernels
     assert not path.exists()
 
 
+@needs_compiler
 def test_a_library_the_loader_refuses_is_rebuilt_once_then_the_generic_kernel(tmp_path, monkeypatch, rng):
     """A compiler whose library lacks an entry point (here: renamed): built by us, so it is
     loaded, refused by the loader, built again once, refused again; then the generic kernel."""
@@ -272,6 +276,7 @@ def test_a_missing_cxx_is_named_not_replaced(tmp_path, monkeypatch, rng):
 
 @pytest.mark.parametrize("where", ["a file", "a folder under a file", "kernels is a file", "unwritable"])
 def test_an_unusable_cache_gives_the_generic_kernel(tmp_path, monkeypatch, rng, where):
+    monkeypatch.setenv("CXX", fake_compiler(tmp_path, "exit 1"))  # never reached
     root = tmp_path / "cache"
     if where == "a file":
         root.write_text("")
@@ -394,6 +399,7 @@ def test_a_damaged_key_is_replaced_and_the_kernels_rebuilt(kernels, monkeypatch,
 
 
 def test_a_model_over_the_source_budget_is_refused(tmp_path, monkeypatch, rng):
+    monkeypatch.setenv("CXX", fake_compiler(tmp_path, "exit 1"))  # never reached
     monkeypatch.setenv("TREEDYN_CACHE", str(tmp_path))
     monkeypatch.setenv("TREEDYN_CODEGEN_MAX_MB", "0.001")
     size = len(codegen.aba_source(MODEL)[0]) / 1e6
@@ -404,6 +410,7 @@ def test_a_model_over_the_source_budget_is_refused(tmp_path, monkeypatch, rng):
 @pytest.mark.parametrize("value", ["1_000", "abc", "-1", "0", "inf", "nan", "１０"])
 @pytest.mark.parametrize("knob", ["TREEDYN_CODEGEN_TIMEOUT", "TREEDYN_CODEGEN_MAX_MB"])
 def test_a_bad_knob_is_a_value_error_naming_it(tmp_path, monkeypatch, knob, value):
+    monkeypatch.setenv("CXX", fake_compiler(tmp_path, "exit 1"))  # never reached
     monkeypatch.setenv("TREEDYN_CACHE", str(tmp_path))
     monkeypatch.setenv(knob, value)
     with pytest.raises(ValueError, match=knob):
