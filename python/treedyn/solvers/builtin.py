@@ -71,8 +71,8 @@ class ABASolver(_DerivativesSolver):
     system compiler on first use and cached (treedyn.codegen); batches then run several robots
     per vector register. Results equal the generic kernel's up to rounding (the same operations,
     minus those on constants); calls with ``f_ext``, and any the generated code flags, run the
-    generic kernel. Without a compiler it warns (treedyn.codegen.CodegenWarning) and runs the
-    generic kernel.
+    generic kernel. Without a compiler, or when the library cannot be built or trusted, it warns
+    (treedyn.codegen.CodegenWarning) and runs the generic kernel.
     """
 
     name = "aba"
@@ -85,8 +85,19 @@ class ABASolver(_DerivativesSolver):
             from .codegen import compiled_aba
 
             library = compiled_aba(model, dtype)
+        rebuilds = 1
+        while True:
+            try:
+                super().__init__(model, dtype, library or "", **options)
+                break
+            except RuntimeError as e:  # the loader refused a library we built: rebuilt once, then generic
+                if not library or "generated kernel" not in str(e):
+                    raise
+                from .codegen import refused_library
+
+                library = refused_library(library, model, dtype, e, rebuild=rebuilds > 0)
+                rebuilds -= 1
         self.specialised = library is not None
-        super().__init__(model, dtype, library or "", **options)
 
     def joint_inertias(self, q):
         """The pivots D_i = S_iᵀ I^A_i S_i at q, one (nv_i, nv_i) array per moving joint; a pivot
