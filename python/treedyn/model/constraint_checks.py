@@ -126,27 +126,80 @@ def describe(model, kind: str, index: int) -> str:
     return f"coupling {index} ({_terms(model, c.follower)} following {lead}, polycoef ({poly}))"
 
 
-def _layout(model) -> list:
-    """[(kind, index, first row, rows)] of the active constraints, in the order of C's rows."""
-    out, start = [], 0
-    for kind, items in (("loop", model._loops), ("coupling", model._couplings)):
-        for i, c in enumerate(items):
-            if c.active:
-                out.append((kind, i, start, c.n_rows))
-                start += c.n_rows
-    return out
+def _coupling_block(c, q, q_index, v_index):
+    """(columns, G (1, k), C (1,)) of a coupling's row at q, the C++ row's
+    (redmax/constraints.hpp): C = L_f(q) − y0 − p(L_l(q) − x0), computed here for its few joints
+    (no C++ system, whose copy of the tree costs O(bodies), per added coupling)."""
+    a = c.polycoef
+    x = sum(w * q[q_index[i]] for i, w in c.leader) - c.x0
+    p = sum(a[k] * x**k for k in range(len(a)))
+    dp = sum(k * a[k] * x ** (k - 1) for k in range(1, len(a)))
+    g: dict = {}
+    for i, w in c.follower:
+        g[v_index[i]] = g.get(v_index[i], 0.0) + w
+    for i, w in c.leader:
+        g[v_index[i]] = g.get(v_index[i], 0.0) - dp * w
+    value = sum(w * q[q_index[i]] for i, w in c.follower) - c.y0 - p
+    return np.array(list(g), dtype=int), np.array([list(g.values())], dtype=float), np.array([value])
 
 
-def _linked(G: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, columns) of G reachable from ``rows`` through shared joints: the only rows a
-    combination with the new ones can cancel against."""
-    touched = G != 0
-    cols = touched[rows].any(axis=0)
-    while True:
-        more = rows | touched[:, cols].any(axis=1)
-        if np.array_equal(more, rows):
-            return rows, cols
-        rows, cols = more, touched[more].any(axis=0)
+def _supports(model, q) -> tuple[list, dict]:
+    """([(key, columns)] of the active constraints, {key: (G block, C block)} of the loop
+    closures at q): the loop closures' columns from their rows in C++ (a system of the loops
+    alone), the couplings' from their joints (their rows are made only where needed)."""
+    out, loop_rows = [], {}
+    loops = [(i, c) for i, c in enumerate(model._loops) if c.active]
+    if loops:
+        keep = {("loop", i) for i, _ in loops}
+        G, C, _ = model._loop_system(keep).constraint_terms(q, np.zeros(model.nv))
+        G, C, start = np.asarray(G), np.asarray(C), 0
+        for i, c in loops:
+            rows = slice(start, start + c.n_rows)
+            cols = np.flatnonzero((G[rows] != 0).any(axis=0))
+            out.append((("loop", i), cols))
+            loop_rows[("loop", i)] = (G[rows][:, cols], C[rows])
+            start += c.n_rows
+    v_index = model._cpp.v_index
+    for i, c in enumerate(model._couplings):
+        if c.active:
+            out.append((("coupling", i), sorted({v_index[j] for j, _ in c.follower + c.leader})))
+    return out, loop_rows
+
+
+def _linked_rows(model, q, key) -> tuple[np.ndarray, np.ndarray, list, np.ndarray]:
+    """(G, C, owner of each row (its key), which rows are the new constraint's) at q, over the constraints
+    linked to the new one ``key`` through shared joints (the only rows a combination with its rows
+    can cancel against) and over their joints only: the rows made grow with them, not with the model."""
+    supports, loop_rows = _supports(model, q)
+    by_column: dict = {}
+    for b, (_, cols) in enumerate(supports):
+        for col in cols:
+            by_column.setdefault(int(col), []).append(b)
+    first = next(b for b, (k, _) in enumerate(supports) if k == key)
+    linked, frontier = {first}, [first]
+    while frontier:
+        for col in supports[frontier.pop()][1]:
+            for other in by_column[int(col)]:
+                if other not in linked:
+                    linked.add(other)
+                    frontier.append(other)
+    q_index, v_index = model._cpp.q_index, model._cpp.v_index
+    chosen = []
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused by check_added
+        for b in sorted(linked):
+            k, cols = supports[b]
+            if k in loop_rows:
+                chosen.append((k, cols, *loop_rows[k]))
+            else:
+                chosen.append((k, *_coupling_block(model._couplings[k[1]], q, q_index, v_index)))
+    columns = np.unique(np.concatenate([np.asarray(cols, dtype=int) for _, cols, _, _ in chosen]))
+    G = np.zeros((sum(len(c) for _, _, _, c in chosen), columns.size))
+    C, owners, row = np.concatenate([c for _, _, _, c in chosen]), [], 0
+    for owner, cols, g, c in chosen:
+        G[row : row + len(c), np.searchsorted(columns, cols)] = g
+        owners += [owner] * len(c)
+        row += len(c)
+    return G, C, owners, np.array([o == key for o in owners])
 
 
 class _Dependence:
@@ -158,9 +211,8 @@ class _Dependence:
 
 
 def _dependence(G: np.ndarray, C: np.ndarray, new: np.ndarray) -> _Dependence | None:
-    """The screen (see the module): None when the new rows add directions of their own only."""
-    rows, cols = _linked(G, new.copy())
-    G, C, new = G[rows][:, cols], C[rows], new[rows]
+    """The screen (see the module) on the linked rows G, C (new: the new constraint's): None when
+    the new rows add directions of their own only."""
     norms = np.linalg.norm(G, axis=1)
     zero = norms <= _DEPENDENT * max(float(norms.max(initial=0.0)), 1.0)
     scaled_G = G[~zero] / norms[~zero, None]
@@ -176,7 +228,8 @@ def _dependence(G: np.ndarray, C: np.ndarray, new: np.ndarray) -> _Dependence | 
     weights = np.zeros(A.shape[0])
     dependent = 0
     if B.size:
-        Ub, Sb, _ = np.linalg.svd(B - (B @ V.T) @ V, full_matrices=True)
+        # U complete (the left null space too) where it costs little: more rows than joints
+        Ub, Sb, _ = np.linalg.svd(B - (B @ V.T) @ V, full_matrices=B.shape[0] > B.shape[1])
         sb = np.zeros(B.shape[0])
         sb[: Sb.size] = Sb
         for u in Ub[:, sb <= _DEPENDENT].T:  # uᵀB = xᵀA: these new directions are the old ones'
@@ -187,7 +240,7 @@ def _dependence(G: np.ndarray, C: np.ndarray, new: np.ndarray) -> _Dependence | 
     if not mismatches:
         return None
     live_new = int(mine.sum())
-    partner_rows = np.flatnonzero(rows)[~new][~zero[~new]][weights > 1e-6 * max(weights.max(initial=0.0), 1e-300)]
+    partner_rows = np.flatnonzero(~new & ~zero)[weights > 1e-6 * max(weights.max(initial=0.0), 1e-300)]
     redundant = dependent == live_new
     return _Dependence(partner_rows, max(mismatches), redundant)
 
@@ -217,13 +270,13 @@ def _near(model, q: np.ndarray, k: int) -> list:
     return [_core.integrate(model.core, q, _NEAR * rng.standard_normal(model.nv), 1.0) for _ in range(k)]
 
 
-def _redundant_near(model, system, q: np.ndarray, new: np.ndarray) -> bool:
+def _redundant_near(model, q: np.ndarray, key) -> bool:
     """Whether the new rows add nothing near q as well: a duplicate does so everywhere; rows that
     are dependent only where the constraints hold (a coupling that picks a parallelogram's branch
     of a four-bar) are not one."""
     (near,) = _near(model, q, 1)
-    G, C, _ = system.constraint_terms(near, np.zeros(model.nv))
-    found = _dependence(np.asarray(G), np.asarray(C), new)
+    G, C, _, new = _linked_rows(model, near, key)
+    found = _dependence(G, C, new)
     return found is not None and found.redundant
 
 
@@ -231,40 +284,39 @@ def check_added(model, kind: str, index: int, q: np.ndarray) -> None:
     """The conflict test (see the module) of the model's constraint ``kind`` ("loop" or
     "coupling") ``index``, just appended, at the configuration q it is defined at: ValueError
     naming it and the constraints it conflicts with; a RedundantConstraintWarning for a duplicate."""
-    new_c = (model._loops if kind == "loop" else model._couplings)[index]
-    if not new_c.active:  # kept, not enforced: nothing to hold
+    key = (kind, index)
+    if not (model._loops if kind == "loop" else model._couplings)[index].active:  # kept, not enforced
         return
-    layout = _layout(model)
-    system = model._loop_system()
-    G, C, _ = system.constraint_terms(q, np.zeros(model.nv))
-    new = np.zeros(G.shape[0], dtype=bool)
-    for k, i, start, n in layout:
-        if (k, i) == (kind, index):
-            new[start : start + n] = True
-    found = _dependence(np.asarray(G), np.asarray(C), new)
-    if found is None:
-        return
-    owner = {row: (k, i) for k, i, start, n in layout for row in range(start, start + n)}
-    partners = sorted({owner[row] for row in found.partners} - {(kind, index)})
-    if found.mismatch <= _SCREEN:
-        if found.redundant and _redundant_near(model, system, q, new):
-            others = ", ".join(describe(model, k, i) for k, i in partners) or "the tree's joints"
-            warnings.warn(
-                f"{describe(model, kind, index)} adds nothing to {others} at the reference configuration: its rows "
-                "depend on theirs and agree with them (a duplicate?); it is kept, and its rows are dropped as redundant",
-                RedundantConstraintWarning,
-                stacklevel=4,
-            )
-        return
-    holds, least = _holds_somewhere(model, system, q)
-    if holds:
-        return
+    G, C, owners, new = _linked_rows(model, q, key)
+    if not (np.all(np.isfinite(G)) and np.all(np.isfinite(C))):
+        raise ValueError(f"{describe(model, kind, index)} overflows to inf/NaN at the reference configuration")
+    found = _dependence(G, C, new)
+    partners = [] if found is None else sorted({owners[row] for row in found.partners} - {key})
+    conflict = found is not None and found.mismatch > _SCREEN
+    if conflict or np.abs(C).max() > _HOLDS:  # (_HOLDS: the least tolerance, for an extent of 1 m)
+        holds, least = _holds_somewhere(model, model._loop_system(set(owners)), q)
+        if not holds:
+            raise ValueError(_refusal(model, key, partners if conflict else [], found, least))
+    if found is not None and found.redundant and not conflict and _redundant_near(model, q, key):
+        others = ", ".join(describe(model, k, i) for k, i in partners) or "the tree's joints"
+        warnings.warn(
+            f"{describe(model, kind, index)} adds nothing to {others} at the reference configuration: its rows "
+            "depend on theirs and agree with them (a duplicate?); it is kept, and its rows are dropped as redundant",
+            RedundantConstraintWarning,
+            stacklevel=4,
+        )
+
+
+def _refusal(model, key, partners, found, least) -> str:
+    """The message of a refused constraint: with whom it conflicts, or that it cannot be met."""
+    what = describe(model, *key)
     if partners:
-        who = "conflicts with " + ", ".join(describe(model, k, i) for k, i in partners)
-    else:
-        who = "cannot hold with the tree's joints"
-    raise ValueError(
-        f"{describe(model, kind, index)} {who}: at the reference configuration their rows are dependent but ask for "
-        f"different values (by {found.mismatch:.3g} in joint coordinates), and no configuration near it meets them all "
-        f"(max |C| stays {least:.3g}); the constraint is not added"
+        return (
+            f"{what} conflicts with {', '.join(describe(model, k, i) for k, i in partners)}: at the reference "
+            f"configuration their rows are dependent but ask for different values (by {found.mismatch:.3g} in joint "
+            f"coordinates), and no configuration near it meets them all (max |C| stays {least:.3g}); it is not added"
+        )
+    return (
+        f"{what} cannot be met near the reference configuration: Gauss-Newton from it (and from configurations near "
+        f"it) stalls with max |C| = {least:.3g} (a target out of the tree's reach?); it is not added"
     )
