@@ -12,6 +12,11 @@ stops after its first step.
   the rows of a point 1e6 extents out keep only 10 digits of the model's own motion, and the
   projection's tolerance (1e-10) can no longer be met; 1e300 overflows C(q) itself. (NaN and inf
   are refused by Transform.)
+- A coupling coefficient (of a joint, or of the polynomial, its offset a0 included) over
+  ``COEFFICIENT_LIMIT`` = 1e6 in magnitude is refused, for the anchors' reason: the coupling's
+  row then carries entries a million times the others' (a gear ratio of a million), and beyond
+  ~1e150 the Delassus matrix G M⁻¹ Gᵀ overflows and the rank test drops the coupling, which would
+  vanish from the dynamics without a word.
 - Conflicts. At the reference configuration q_ref (the one the constraint is defined at) the new
   rows G_new are compared with the rows of the constraints linked to them through shared joints,
   each row scaled to unit length (C_i/|G_i| is then a distance in joint coordinates). A
@@ -46,6 +51,8 @@ from .joints import _LOOP_LAYOUTS
 
 __all__ = [
     "ANCHOR_REACH",
+    "COEFFICIENT_LIMIT",
+    "check_coefficients",
     "RedundantConstraintWarning",
     "model_extent",
     "check_anchor",
@@ -56,6 +63,8 @@ __all__ = [
 
 #: how far an anchor may lie from its body, in units of the model's extent (see the module)
 ANCHOR_REACH = 1e6
+#: the largest coupling coefficient (a gear ratio of a million; see the module)
+COEFFICIENT_LIMIT = 1e6
 _DEPENDENT = 1e-9  # a singular value of unit-length rows below this: a dependent direction
 _SCREEN = 1e-9  # |wᵀC| of a dependent direction above this (joint units): the rows may conflict
 _HOLDS = 1e-9  # Gauss–Newton's target in the conflict test, times the model's extent (m, rad)
@@ -87,6 +96,20 @@ def check_anchor(placement, what: str, extent: float) -> None:
             f"{what} is {d:.3g} from its body, over {ANCHOR_REACH:g} times the model's extent ({extent:.3g} m): "
             "its rows would keep too few digits of the model's motion to be met (a unit or typing error?)"
         )
+
+
+def check_coefficients(follower, leader, polycoef) -> None:
+    """ValueError for a coupling coefficient (of a joint, or of its polynomial) over
+    COEFFICIENT_LIMIT in magnitude (see the module)."""
+    named = [("the follower's", c) for _, c in follower] + [("the leader's", c) for _, c in leader]
+    named += [(f"polycoef a{k}", a) for k, a in enumerate(polycoef)]
+    for what, c in named:
+        if abs(c) > COEFFICIENT_LIMIT:
+            raise ValueError(
+                f"coupling: {what} coefficient {c:.3g} is over {COEFFICIENT_LIMIT:g} in magnitude (a gear ratio or an "
+                "offset of a million): its row would keep too few digits of the others', and past ~1e150 the Delassus "
+                "matrix overflows and the coupling drops out of the dynamics without a word"
+            )
 
 
 def _combination(terms) -> dict:
@@ -213,7 +236,8 @@ class _Dependence:
 def _dependence(G: np.ndarray, C: np.ndarray, new: np.ndarray) -> _Dependence | None:
     """The screen (see the module) on the linked rows G, C (new: the new constraint's): None when
     the new rows add directions of their own only."""
-    norms = np.linalg.norm(G, axis=1)
+    big = np.abs(G).max(axis=1, initial=0.0)
+    norms = big * np.linalg.norm(G / np.where(big > 0, big, 1.0)[:, None], axis=1)  # (no overflow at 1e300)
     zero = norms <= _DEPENDENT * max(float(norms.max(initial=0.0)), 1.0)
     scaled_G = G[~zero] / norms[~zero, None]
     scaled_C = C[~zero] / norms[~zero]

@@ -9,10 +9,11 @@ the solvers above the model.
 Gauss–Newton: the minimum-norm step δ = −Gᵀ(GGᵀ)⁺C, q ← q ⊕ δ, halved while it does not reduce
 max |C|. Where the rows conflict (q₁ = q₀ and q₁ = q₀ + 1) it reaches the least-squares point,
 where GᵀC = 0 with C ≠ 0, and no step reduces max |C| any more: without a stop it would spend
-30 halvings a step for as many steps as it is allowed (10⁷ took hours). It stops as *stalled* when
-a step finds no reduction at all (then none will follow: the same q gives the same step), or when
-``STALL_STEPS`` steps in a row each cut max |C| by less than 1% (a crawl that would need
-hundreds of steps per decade; Gauss–Newton near a solution gains digits per step).
+30 halvings a step for as many steps as it is allowed (10⁷ took hours). It stops as *stalled*
+after ``STALL_STEPS`` steps in a row that each cut max |C| by less than 1% (a crawl that would
+need hundreds of steps per decade, where Gauss–Newton near a solution gains digits per step). A
+step whose halvings all fail is still taken, at 2⁻³⁰ of its length: at a singular configuration
+(a stretched chain asked to shorten) that small move is what lets the next steps bend it.
 """
 
 from __future__ import annotations
@@ -85,7 +86,14 @@ def _largest(C) -> float:
 
 def gauss_newton(core, terms: Callable, q: np.ndarray, tol: float, max_iterations: int) -> Projection:
     """Gauss–Newton (see the module) on C(q) = 0 from q until max |C| ≤ tol, a stall, or
-    max_iterations steps. core: the C++ model (its ⊕); terms(q) -> (G (m, nv), C (m,))."""
+    max_iterations steps. core: the C++ model (its ⊕); terms(q) -> (G (m, nv), C (m,)). An
+    overflow (a configuration flung far out) is no progress: NaN, then a stall, without numpy's
+    warnings."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _gauss_newton(core, terms, q, tol, max_iterations)
+
+
+def _gauss_newton(core, terms, q, tol, max_iterations) -> Projection:
     G, C = terms(q)
     r = _largest(C)
     slow = 0
@@ -100,10 +108,9 @@ def gauss_newton(core, terms: Callable, q: np.ndarray, tol: float, max_iteration
             if r_new < r:
                 break
             step = 0.5 * step
-        else:  # no step reduces max |C| from q: the next try would be the same one
-            return Projection(q, r, step_count + 1, True)
-        slow = slow + 1 if r_new > _PROGRESS * r else 0
-        q, G, C, r = q_new, G_new, C_new, r_new
-        if slow >= STALL_STEPS and r > tol:
+        slow = slow + 1 if not r_new <= _PROGRESS * r else 0
+        if r_new < r or np.isfinite(r_new):  # (the smallest step even without a gain: it leaves a singular q)
+            q, G, C, r = q_new, G_new, C_new, r_new
+        if slow >= STALL_STEPS and not r <= tol:
             return Projection(q, r, step_count + 1, True)
     return Projection(q, r, max_iterations, False)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _checks
 from .cache import changes_model
-from .constraint_checks import check_added, check_anchor, check_not_self, model_extent
+from .constraint_checks import check_added, check_anchor, check_coefficients, check_not_self, model_extent
 from .joints import _LOOP_LAYOUTS, Fixed, Free, Joint, Prismatic, Revolute, Spherical, Universal
 from .spatial import Transform, _frozen, _vec3
 
@@ -378,6 +378,7 @@ class ElementsMixin:
         if not 1 <= a.size <= 5 or not np.all(np.isfinite(a)):
             raise ValueError(f"coupling: polycoef must be 1 to 5 finite numbers (a0 .. a4), got {polycoef!r}")
         check_not_self(self, f, lead)
+        check_coefficients(f, lead, a)
         y0 = x0 = 0.0
         q_ref = self._reference_q()
         if reference is not None:
