@@ -68,7 +68,7 @@ COEFFICIENT_LIMIT = 1e6
 _DEPENDENT = 1e-9  # a singular value of unit-length rows below this: a dependent direction
 _SCREEN = 1e-9  # |wᵀC| of a dependent direction above this (joint units): the rows may conflict
 _HOLDS = 1e-9  # Gauss–Newton's target in the conflict test, times the model's extent (m, rad)
-_STEPS = 50  # its steps at most (it stops sooner when it stalls)
+_STEPS = 500  # its steps at most (it stops sooner when it stalls; 130 were needed, see constraint_projection)
 _NEAR = 0.3  # the other starting points: q_ref ⊕ δ, δ ~ N(0, 0.3²) per coordinate (seeded)
 
 _KIND_NAMES = {layout["kind"]: name for name, layout in _LOOP_LAYOUTS.items()}

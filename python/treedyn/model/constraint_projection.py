@@ -10,10 +10,13 @@ Gauss–Newton: the minimum-norm step δ = −Gᵀ(GGᵀ)⁺C, q ← q ⊕ δ, h
 max |C|. Where the rows conflict (q₁ = q₀ and q₁ = q₀ + 1) it reaches the least-squares point,
 where GᵀC = 0 with C ≠ 0, and no step reduces max |C| any more: without a stop it would spend
 30 halvings a step for as many steps as it is allowed (10⁷ took hours). It stops as *stalled*
-after ``STALL_STEPS`` steps in a row that each cut max |C| by less than 1% (a crawl that would
-need hundreds of steps per decade, where Gauss–Newton near a solution gains digits per step). A
-step whose halvings all fail is still taken, at 2⁻³⁰ of its length: at a singular configuration
-(a stretched chain asked to shorten) that small move is what lets the next steps bend it.
+after ``STALL_STEPS`` steps in a row that each cut max |C| by less than 1% while the full step
+itself promised less than 1% of ‖C‖₂ to first order (‖C + Gδ‖ > 0.99‖C‖: C lies almost wholly
+where G cannot move it). Both are needed: away from the manifold the max-norm line search can
+crawl for 40 steps on a plateau and then converge (a ball closure on a 4-link chain: 20 to 130
+steps from configurations near the reference), but there the full step still promises its gain.
+A step whose halvings all fail is still taken, at 2⁻³⁰ of its length (as before the stall test).
+And whatever the steps promise, ``_PLATEAU_STEPS`` = 200 steps without 1% off max |C| stop it.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ RANK_TOLERANCE = 1e-10
 STALL_STEPS = 5
 _PROGRESS = 0.99  # a step "progresses" when max |C| falls below this fraction of what it was
 _HALVINGS = 30  # backtracking: a full step far from the manifold can overshoot
+#: and, whatever the full steps promise, stalled when max |C| has not fallen by 1% in this many steps
+#: (a plateau of the max-norm line search lasted 45 steps before it converged, in the case above)
+_PLATEAU_STEPS = 200
 
 
 def min_norm_solve(Y, G, rhs):
@@ -97,10 +103,14 @@ def _gauss_newton(core, terms, q, tol, max_iterations) -> Projection:
     G, C = terms(q)
     r = _largest(C)
     slow = 0
+    mark, since = r, 0  # max |C| PLATEAU_STEPS ago at most, and the steps since
     for step_count in range(max_iterations):
         if r <= tol:
             return Projection(q, r, step_count, False)
         step = -(G.T @ min_norm_solve(G.T, G, C))  # the smallest δ (in joint coordinates) with G δ = −C
+        # no gain even to first order: C has (nearly) no part that G can move, a least-squares point
+        # of conflicting rows or a singular configuration (NaN: an overflow, hopeless too)
+        hopeless = not np.linalg.norm(C + G @ step) <= _PROGRESS * np.linalg.norm(C)
         for _halving in range(_HALVINGS):
             q_new = _core.integrate(core, q, step, 1.0)
             G_new, C_new = terms(q_new)
@@ -108,9 +118,10 @@ def _gauss_newton(core, terms, q, tol, max_iterations) -> Projection:
             if r_new < r:
                 break
             step = 0.5 * step
-        slow = slow + 1 if not r_new <= _PROGRESS * r else 0
+        slow = slow + 1 if hopeless and not r_new <= _PROGRESS * r else 0
         if r_new < r or np.isfinite(r_new):  # (the smallest step even without a gain: it leaves a singular q)
             q, G, C, r = q_new, G_new, C_new, r_new
-        if slow >= STALL_STEPS and not r <= tol:
+        mark, since = (r, 0) if r <= _PROGRESS * mark else (mark, since + 1)
+        if (slow >= STALL_STEPS or since >= _PLATEAU_STEPS) and not r <= tol:
             return Projection(q, r, step_count + 1, True)
     return Projection(q, r, max_iterations, False)

@@ -55,7 +55,12 @@ def _gain(stabilization):
     """α = 1/stabilization (0 for None): the time constant in seconds, a positive finite number."""
     if stabilization is None:
         return 0.0
-    return 1.0 / _checks.real(stabilization, "stabilization (a time constant in seconds, or None)", positive=True)
+    alpha = 1.0 / _checks.real(stabilization, "stabilization (a time constant in seconds, or None)", positive=True)
+    if not np.isfinite(alpha * alpha):  # α² C in γ: a time constant of 1e-160 s overflows it (a Python ** raised)
+        raise ValueError(
+            f"stabilization must be at least 1e-150 s (its gain 1/stabilization² overflows), got {stabilization}"
+        )
+    return alpha
 
 
 def constrained_forward_dynamics(
@@ -83,9 +88,9 @@ def constrained_forward_dynamics(
         return (qdd0, np.zeros(0)) if return_multipliers else qdd0
     G, C, Gdqd = constraint_terms(model, q, v)
     Y = np.asarray(solver.inverse_inertia(q, np.ascontiguousarray(G.T)), dtype=float).reshape(model.nv, -1)
-    gamma = -Gdqd - 2.0 * alpha * (G @ v) - alpha**2 * C
+    gamma = -Gdqd - 2.0 * alpha * (G @ v) - alpha * alpha * C
     lam = _delassus_solve(Y, G, gamma - G @ qdd0)
-    qdd = qdd0 + Y @ lam
+    qdd = _checks.finite_result(qdd0 + Y @ lam, "constrained_forward_dynamics")  # (an overflow: named, never NaN)
     return (qdd, lam) if return_multipliers else qdd
 
 
