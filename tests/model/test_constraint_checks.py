@@ -147,7 +147,7 @@ _URDF = (
     + '<joint name="j1" type="revolute">'
     '<parent link="base"/><child link="l1"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/>'
     '{mimic}</joint><joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="1 0 0"/>'
-    '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>'
+    '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/>{mimic2}</joint></robot>'
 )
 _MJCF = """<mujoco><worldbody><body name="b1"><joint name="a" type="hinge"/><geom size="0.1" mass="1"/>
 <body name="b2" pos="0 0 1"><joint name="b" type="hinge"/><geom size="0.1" mass="1"/></body></body></worldbody>
@@ -157,9 +157,21 @@ _MJCF = """<mujoco><worldbody><body name="b1"><joint name="a" type="hinge"/><geo
 @pytest.mark.parametrize("offset", ["0.5", "0"])
 def test_a_urdf_joint_that_mimics_itself_is_refused_naming_the_file(tmp_path, offset):
     path = tmp_path / "self_mimic.urdf"
-    path.write_text(_URDF.format(mimic=f'<mimic joint="j1" offset="{offset}"/>'))
+    path.write_text(_URDF.format(mimic=f'<mimic joint="j1" offset="{offset}"/>', mimic2=""))
     with pytest.raises(td.ModelFileError, match=r"self_mimic\.urdf.*joint 'j1' is coupled to itself"):
         td.Model.from_urdf(str(path))
+
+
+def test_urdf_mimic_joints_that_contradict_each_other_are_refused(tmp_path):
+    """j1 = j2 + 0.5 and j2 = j1 + 0.5: each alone is a mimic joint, together they cannot hold;
+    with opposite offsets they agree (a duplicate, kept with a warning)."""
+    path = tmp_path / "cycle.urdf"
+    path.write_text(_URDF.format(mimic='<mimic joint="j2" offset="0.5"/>', mimic2='<mimic joint="j1" offset="0.5"/>'))
+    with pytest.raises(td.ModelFileError, match=r"cycle\.urdf.*coupling 1 .* conflicts with coupling 0"):
+        td.Model.from_urdf(str(path))
+    path.write_text(_URDF.format(mimic='<mimic joint="j2" offset="0.5"/>', mimic2='<mimic joint="j1" offset="-0.5"/>'))
+    with pytest.warns(RedundantConstraintWarning, match="coupling 1 .* adds nothing to coupling 0"):
+        assert td.Model.from_urdf(str(path)).n_constraint_rows == 2
 
 
 @pytest.mark.parametrize(
