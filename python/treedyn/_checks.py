@@ -23,6 +23,7 @@ import numpy as np
 from . import _core
 
 __all__ = [
+    "INT_MAX",
     "real",
     "integer",
     "boolean",
@@ -77,8 +78,15 @@ def real(
     return value
 
 
-def integer(x, name: str, *, minimum: int | None = None, optional: bool = False) -> int | None:
+#: the largest count the C++ kernels take (a C++ int): a larger one is refused here, by name
+INT_MAX = 2**31 - 1
+
+
+def integer(
+    x, name: str, *, minimum: int | None = None, maximum: int | None = None, optional: bool = False
+) -> int | None:
     """``x`` as an int (a float with an integral value is refused too: 3.0 is not a count).
+    maximum: the largest accepted (``INT_MAX`` for a count handed to C++).
     optional: None is let through (returned as is), and the error says it may be None."""
     if optional and x is None:
         return None
@@ -88,6 +96,8 @@ def integer(x, name: str, *, minimum: int | None = None, optional: bool = False)
     value = int(x)
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}")
     return value
 
 

@@ -3,13 +3,15 @@ against dense KKT solves of the same constraints and against finite differences 
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from conftest import assert_below, assert_same_solution, rounding_bound
 from support.models import closed_tree
 
 import treedyn as td
-from treedyn.scenes import random_tree
+from treedyn.scenes import chain, random_tree
 from treedyn.sim.constraints import constraint_terms, project_positions, project_velocities
 
 SOLVERS = ["aba", "drumwright", "crba-cholesky", "crba-ltl", "aba-modified"]
@@ -235,3 +237,64 @@ def test_a_solver_shared_by_threads_gives_the_serial_results(closed, rng):
         shared = list(pool.map(lambda x: td.constrained_forward_dynamics(s, *x), states * 4))
     for k, a in enumerate(shared):
         assert np.array_equal(a, serial[k % len(states)])
+
+
+# ------------------------------------------------------------------ project_positions stops (issue 31, item 4)
+
+
+def _contradictory_chain():
+    """q2 = q1 and q2 = q1 + 1 on chain(3): refused when added now, so the second is appended as a
+    model pickled before the checks would bring it (pickling restores the constraints as they are)."""
+    import dataclasses
+
+    m = chain(3)
+    m.add_coupling("link2", "link1")
+    m._couplings.append(dataclasses.replace(m.couplings[0], polycoef=(1.0, 1.0)))
+    m._changed()
+    return m
+
+
+def test_project_positions_stops_on_a_contradiction_instead_of_running_on():
+    """The campaign's `project_positions(max_iterations=10**7)` ran for over 20 s; it stops when it
+    stalls (the issue asks for a second or two: 5x that, for a shared CI machine)."""
+    m = _contradictory_chain()
+    s = td.make_solver("drumwright", m)
+    for q in (td.neutral(m), td.random_configuration(m, np.random.default_rng(3))):
+        start = time.perf_counter()
+        with pytest.raises(ValueError, match=r"stalled after \d+ Gauss-Newton steps at max \|C\(q\)\| = 0.5"):
+            project_positions(s, q, max_iterations=10**7)
+        assert time.perf_counter() - start < 10.0
+
+
+def test_project_positions_is_not_stopped_by_a_plateau():
+    """A ball closure on a 4-link chain with its second joint held: from configurations near the
+    reference the max-norm line search crawls over plateaus of ~45 steps and then converges (a
+    stall test on the progress alone stopped it at 0.02-1.3 from every one of them)."""
+    m = chain(4)
+    m.add_coupling("link2", None, polycoef=(-2.0,))
+    at = td.Transform(translation=(0.25, -1.0, 3.0))
+    m.add_loop_closure("world", "link4", td.Spherical(), placement_a=at, placement_b=at)
+    s = td.make_solver("drumwright", m)
+    rng = np.random.default_rng(1)
+    for _ in range(4):
+        q = project_positions(s, td.integrate(m, td.neutral(m), 0.3 * rng.standard_normal(4), 1.0), max_iterations=500)
+        assert m.constraint_residual(q) <= 1e-10
+
+
+def test_project_positions_checks_its_options():
+    m = _contradictory_chain()
+    s, q = td.make_solver("drumwright", m), td.neutral(m)
+    with pytest.raises(TypeError, match="tol must be a real number, got str 'a'"):  # was numpy's UFuncTypeError
+        project_positions(s, q, tol="a")
+    for bad in (-1.0, np.nan):
+        with pytest.raises(ValueError, match="tol must be"):
+            project_positions(s, q, tol=bad)
+    for bad in (0, -5):
+        with pytest.raises(ValueError, match="max_iterations must be >= 1"):
+            project_positions(s, q, max_iterations=bad)
+    with pytest.raises(TypeError, match="max_iterations must be an integer"):
+        project_positions(s, q, max_iterations=2.5)
+    with pytest.raises(ValueError, match=r"q must have shape \(3,\)"):
+        project_positions(s, q[:2])
+    with pytest.raises(TypeError, match="solver must be a treedyn.Solver"):
+        project_positions(m, q)

@@ -6,6 +6,8 @@ import warnings
 import numpy as np
 import pytest
 from conftest import assert_below, rounding_bound
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import treedyn as td
 from treedyn.scenes import chain, random_tree
@@ -358,3 +360,34 @@ def test_an_empty_t_eval_gives_no_states():
     r = td.simulate(oscillator(), "aba", [1.0], [0.0], 1.0, t_eval=[], tau=spring)
     assert r.success and r.t.shape == (0,) and r.q.shape == (0, 1) and r.v.shape == (0, 1)
     assert "0 states" in repr(r)
+
+
+_SIMULATE_OPTIONS = {
+    "t_end": st.sampled_from([0.01, 0.0, -1.0, 1e308, 10**30, np.nan, "a"]),
+    "method": st.sampled_from(["rk4", "dopri5", "euler"]),
+    "dt": st.sampled_from([None, 1e-3, 0.0, -1e-3, 1e308, np.inf, "a"]),
+    "rtol": st.sampled_from([1e-6, 0.0, -1.0, 1e308, np.nan, "a"]),
+    "atol": st.sampled_from([1e-6, 0.0, 1e-300, np.inf, None]),
+    "max_steps": st.sampled_from([1000, 1, 0, -5, 2.5, True]),
+    "min_step": st.sampled_from([None, 0.0, -1.0, 1e-300, 1e308, np.nan]),
+    "stabilization": st.sampled_from([0.1, None, 0.0, 1e-300, 1e308, "a"]),
+}
+
+
+@settings(max_examples=max(10, settings.default.max_examples // 2))
+@given(st.fixed_dictionaries({}, optional=_SIMULATE_OPTIONS))
+def test_fuzz_simulate_options_are_refused_clearly_or_give_a_finite_result(options):
+    """td.simulate's numeric options on a coupled chain (so that stabilization and the projection
+    are used): a ValueError/TypeError naming the option (never an OverflowError: t_end = 1e308 with
+    a fixed step raised one), or a finite trajectory (stopped early with a message where it must)."""
+    m = chain(3)
+    m.add_coupling("link2", "link1", polycoef=(0.0, 0.5))
+    kw = {"t_end": 0.01, "method": "rk4", "dt": 1e-3, "on_failure": "return"} | options
+    try:
+        r = td.simulate(m, "drumwright", td.neutral(m), np.zeros(3), kw.pop("t_end"), **kw)
+    except (ValueError, TypeError) as e:
+        named = [k for k in [*options, "t_end", "dt", "tolerances"] if k in str(e)]
+        assert named, f"the error names no option: {e}"
+        return
+    assert np.all(np.isfinite(r.q)) and np.all(np.isfinite(r.v))
+    assert r.success or r.message

@@ -126,3 +126,32 @@ def test_turn_is_the_rotation_of_the_rotation_vector():
         # Rodrigues with the unit axis: x cos θ + (n × x) sin θ + n (n·x)(1 − cos θ)
         expected = x * np.cos(theta) + np.cross(axis, x) * np.sin(theta) + axis * (axis @ x) * (1 - np.cos(theta))
         assert_below(_turn(theta * axis, x) - expected, rounding_bound(10) * 4, f"θ = {theta}", size=1)
+
+
+# ------------------------------------------------------------------ step counts (issue 31, item 6)
+
+
+def test_a_run_too_long_to_count_is_refused_naming_t_end_and_the_steps():
+    """ContactSimulator.run(t_end=1e308) raised OverflowError (an int of inf steps), as did
+    td.simulate's fixed-step methods; both now say how many steps t_end is, against max_steps."""
+    from treedyn.sim.step import step_count
+
+    assert step_count(0.0, 1.0, 0.25, 10) == 4 and step_count(1.0, 1.0, 0.1, 10) == 0
+    assert step_count(0.0, 1.0, 0.3, 4) == 4  # the last step shortened to land on t_end
+    with pytest.raises(ValueError, match=r"t_end = 1 is 5 steps of 0.25 s from t = -0.25: more than max_steps = 4"):
+        step_count(-0.25, 1.0, 0.25, 4)
+    model = ball(ground=True)
+    sim = ContactSimulator(model, 1e-3)
+    state = td.State(td.neutral(model), np.zeros(model.nv))
+    for t_end, steps in ((1e308, "inf"), (2e3, "2e\\+06")):
+        with pytest.raises(ValueError, match=rf"t_end = .* is {steps} steps of 0.001 s .* max_steps = 1000000"):
+            sim.run(state, t_end)
+    assert state.t == 0.0  # refused before any step
+    run = sim.run(state, 0.01, max_steps=10)
+    assert len(run.t) == 11 and run.t[-1] == 0.01
+    with pytest.raises(ValueError, match="max_steps = 9"):
+        sim.run(td.State(td.neutral(model), np.zeros(model.nv)), 0.01, max_steps=9)
+    with pytest.raises(ValueError, match="max_steps must be >= 1"):
+        sim.run(state, 0.02, max_steps=0)
+    with pytest.raises(ValueError, match="t_end = 1e\\+308 is inf steps"):
+        td.simulate(model, "aba", td.neutral(model), np.zeros(model.nv), 1e308, method="rk4", dt=1e-3)

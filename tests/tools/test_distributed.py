@@ -4,8 +4,10 @@ depend on its batch nor on the thread count), sweeps in order, the local errors;
 without Dask."""
 
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from importlib.util import find_spec
 
@@ -233,3 +235,101 @@ def test_the_sweep_figure_script_runs_on_a_given_cluster(client, tmp_path, saved
     if find_spec("matplotlib") is not None:
         assert (tmp_path / "bridge_cable_sweep.png").stat().st_size > 0
         assert_readable(saved_figures, 1)  # axes with units, a legend, nothing clipped (tests/figcheck.py)
+
+
+# ------------------------------------------------------------------ a lost worker (issue 31, item 5)
+
+
+def _progress(tag, dask_scheduler=None):
+    """{worker: (finished tasks whose key holds ``tag``, its pid)} and how many such tasks are left."""
+    held = {a: sum(tag in str(ts.key) for ts in ws.has_what) for a, ws in dask_scheduler.workers.items()}
+    left = sum(tag in str(ts.key) and ts.state != "memory" for ts in dask_scheduler.tasks.values())
+    return held, left
+
+
+def _kill_one_worker_mid_call(client, call, tag):
+    """call() in a thread; once a worker holds a finished task of the call (``tag`` in its key)
+    and at least 3 are still to run, that worker's process is killed (SIGKILL: its results and
+    running tasks are lost). Returns what call returned (or raises what it raised)."""
+    client.wait_for_workers(2, timeout=60)
+    pids = client.run(os.getpid)
+    out, killed = {}, []
+    worker = threading.Thread(target=lambda: out.update(result=_outcome(call)))
+    worker.start()
+    deadline = time.monotonic() + 60
+    while worker.is_alive() and not killed and time.monotonic() < deadline:
+        held, left = client.run_on_scheduler(_progress, tag)
+        victims = [a for a, n in held.items() if n and a in pids]
+        if victims and left >= 3:
+            os.kill(pids[victims[0]], signal.SIGKILL)
+            killed.append(victims[0])
+        time.sleep(0.005)
+    worker.join(120)
+    assert killed, "the call ended before a worker could be killed: give it more work"
+    kind, value = out["result"]
+    if kind == "error":
+        raise value
+    return value
+
+
+def _outcome(call):
+    try:
+        return "ok", call()
+    except Exception as e:  # handed to the test's thread
+        return "error", e
+
+
+def _slow_cube(p):
+    time.sleep(0.03)
+    return p**3
+
+
+@needs_dask
+@pytest.mark.filterwarnings("ignore:Sending large graph")  # da.from_array(Q) puts Q in the graph: the test's choice
+def test_killing_one_of_two_workers_mid_call_leaves_the_local_result():
+    """The issue's reproducer (numpy in: 'FutureCancelledError ... already forgotten', 2 of 2 runs),
+    the Dask-array path and a sweep, each with one worker killed while the call runs (its nanny
+    starts another): the result equals the local one. Its own cluster: killing workers must not
+    disturb the other tests'."""
+    import dask.array as da
+    from distributed import Client, LocalCluster
+
+    from treedyn.tools import distributed as tdd
+
+    model = random_tree(40, 5, floating_base=True)
+    Q, V, T = batch(model, 12_000, np.random.default_rng(7))
+    local = td.make_solver("aba", model).forward_dynamics(Q, V, T)
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    client = Client(cluster, set_as_default=False)
+    try:
+        out = _kill_one_worker_mid_call(
+            client, lambda: tdd.forward_dynamics("aba", model, Q, V, T, client=client, chunks=400), "_part"
+        )
+        np.testing.assert_array_equal(out, local)
+        lazy = tdd.forward_dynamics("aba", model, da.from_array(Q, chunks=400), V, T)
+        out = _kill_one_worker_mid_call(client, lambda: client.compute(lazy).result(), lazy.name)
+        np.testing.assert_array_equal(out, local)
+        out = _kill_one_worker_mid_call(client, lambda: tdd.sweep(_slow_cube, range(40), client=client), "_slow_cube")
+        assert out == [p**3 for p in range(40)]
+    finally:
+        client.close()
+        cluster.close()
+
+
+@needs_dask
+def test_an_empty_batch_returns_what_the_local_call_returns(client):
+    import dask.array as da
+
+    from treedyn.tools import distributed as tdd
+
+    model = chain(3)
+    empty = np.zeros((0, 3))
+    for f_ext in (None, np.zeros((0, model.n_bodies, 6))):
+        local = td.make_solver("aba", model).forward_dynamics(empty, empty, empty, f_ext)
+        for chunks in (None, 4):
+            out = tdd.forward_dynamics("aba", model, empty, empty, empty, f_ext, client=client, chunks=chunks)
+            assert type(out) is type(local) and out.shape == local.shape == (0, 3) and out.dtype == local.dtype
+    lazy = tdd.forward_dynamics("aba", model, da.from_array(empty), empty, empty, client=client)
+    assert client.compute(lazy).result().shape == (0, 3)
+    with pytest.raises(ValueError, match="chunks must be a positive number"):
+        tdd.forward_dynamics("aba", model, empty, empty, empty, client=client, chunks=0)

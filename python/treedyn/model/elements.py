@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _checks
 from .cache import changes_model
+from .constraint_checks import check_added, check_anchor, check_coefficients, check_not_self, model_extent
 from .joints import _LOOP_LAYOUTS, Fixed, Free, Joint, Prismatic, Revolute, Spherical, Universal
 from .spatial import Transform, _frozen, _vec3
 
@@ -319,15 +320,25 @@ class ElementsMixin:
                 f"got {joint!r}"
             )
         pa = Transform() if placement_a is None else placement_a
+        if not isinstance(pa, Transform):
+            raise TypeError(f"loop closure placement_a must be a treedyn.Transform, got {type(pa).__name__}")
+        q_ref = self._reference_q() if q is None else _checks.configuration(self._cpp, q)
+        extent = model_extent(self, q_ref)
+        check_anchor(pa, "loop closure: placement_a (the anchor on body_a)", extent)
         if placement_b is None:
-            R, p = self.body_poses(self.reference_configuration if q is None else q)
+            R, p = self.body_poses(q_ref)
             world_R, world_p = R[a] @ pa.rotation, R[a] @ pa.translation + p[a]
             placement_b = Transform(rotation=R[b].T @ world_R, translation=R[b].T @ (world_p - p[b]))
-        for t, nm in ((pa, "placement_a"), (placement_b, "placement_b")):
-            if not isinstance(t, Transform):
-                raise TypeError(f"loop closure {nm} must be a treedyn.Transform, got {type(t).__name__}")
+        if not isinstance(placement_b, Transform):
+            raise TypeError(f"loop closure placement_b must be a treedyn.Transform, got {type(placement_b).__name__}")
+        check_anchor(placement_b, "loop closure: placement_b (the anchor on body_b)", extent)
         a1, a2 = joint._axes()
         self._loops.append(LoopClosure(a, pa, b, placement_b, joint, kinds[type(joint)], a1, a2, bool(active)))
+        try:  # a loop closure that cannot hold with the others is refused here (constraint_checks.py)
+            check_added(self, "loop", len(self._loops) - 1, q_ref)
+        except ValueError:
+            self._loops.pop()
+            raise
         return len(self._loops) - 1
 
     @changes_model
@@ -366,16 +377,24 @@ class ElementsMixin:
             a = np.array([np.nan])
         if not 1 <= a.size <= 5 or not np.all(np.isfinite(a)):
             raise ValueError(f"coupling: polycoef must be 1 to 5 finite numbers (a0 .. a4), got {polycoef!r}")
+        check_not_self(self, f, lead)
+        check_coefficients(f, lead, a)
         y0 = x0 = 0.0
+        q_ref = self._reference_q()
         if reference is not None:
             try:
-                q = _checks.configuration(self._cpp, reference, "reference")
+                q_ref = _checks.configuration(self._cpp, reference, "reference")
             except (TypeError, ValueError) as e:
                 raise ValueError(f"coupling: reference must be a configuration (nq = {self.nq},): {e}") from None
             qi = self._cpp.q_index
-            y0 = sum(c * q[qi[i]] for i, c in f)
-            x0 = sum(c * q[qi[i]] for i, c in lead)
+            y0 = sum(c * q_ref[qi[i]] for i, c in f)
+            x0 = sum(c * q_ref[qi[i]] for i, c in lead)
         self._couplings.append(Coupling(f, lead, tuple(a), float(y0), float(x0), bool(active)))
+        try:  # a coupling that cannot hold with the others is refused here (constraint_checks.py)
+            check_added(self, "coupling", len(self._couplings) - 1, q_ref)
+        except ValueError:
+            self._couplings.pop()
+            raise
         return len(self._couplings) - 1
 
     @property

@@ -32,11 +32,12 @@ class CoreMixin:
         Ġq̇ need), made once per revision of the model (model/cache.py)."""
         return cached(self, None, _constraint_system)
 
-    def _loop_system(self):
-        """A new C++ RedMax system of the tree and its active loop closures and couplings."""
+    def _loop_system(self, keep=None):
+        """A new C++ RedMax system of the tree and its active loop closures and couplings; keep: a
+        set of ("loop", i) and ("coupling", i) to take only those (model/constraint_checks.py)."""
         sys = _core.RedMaxSystem(self._cpp)
-        for c in self._loops:
-            if c.active:
+        for i, c in enumerate(self._loops):
+            if c.active and (keep is None or ("loop", i) in keep):
                 sys.add_loop(
                     c.body_a,
                     c.placement_a.rotation,
@@ -48,8 +49,8 @@ class CoreMixin:
                     c.axis,
                     c.axis2,
                 )
-        for c in self._couplings:
-            if c.active:
+        for i, c in enumerate(self._couplings):
+            if c.active and (keep is None or ("coupling", i) in keep):
                 sys.add_coupling(
                     [i for i, _ in c.follower],
                     [x for _, x in c.follower],

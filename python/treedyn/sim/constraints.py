@@ -19,17 +19,20 @@ angular rows (no unit) are judged alike.
 Position projection (after a step): Gauss–Newton on C(q) = 0 with the minimum-norm correction
 δ = −Gᵀ(GGᵀ)⁺C, q ← q ⊕ δ, halved while it does not reduce max |C| (the M-weighted correction
 −Y A⁺ C, an impulse's, moves the light distal links by radians on a long chain and diverges far
-from the manifold); velocities by v ← v − Y A⁺ G v, the nearest velocity in the kinetic-energy
-metric (what a constraint impulse gives).
+from the manifold), stopped as soon as it stalls (model/constraint_projection.py); velocities
+by v ← v − Y A⁺ G v, the nearest velocity in the kinetic-energy metric (what a constraint impulse
+gives). Constraints that cannot hold together are refused when they are added
+(model/constraint_checks.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import cho_solve
 
 from .. import _checks
-from ..algorithms.configuration import integrate
+from ..model.constraint_checks import RedundantConstraintWarning
+from ..model.constraint_projection import gauss_newton
+from ..model.constraint_projection import min_norm_solve as _delassus_solve
 from ..solvers.base import Solver
 
 __all__ = [
@@ -38,12 +41,8 @@ __all__ = [
     "constrained_inverse_inertia",
     "project_positions",
     "project_velocities",
+    "RedundantConstraintWarning",
 ]
-
-#: the relative size below which an eigenvalue (or a Cholesky pivot) of the scaled Delassus matrix
-#: is a redundant row: its entries carry rounding of about nv·u relative, so genuine rows stay far
-#: above this
-_RANK_TOLERANCE = 1e-10
 
 
 def constraint_terms(model, q, v):
@@ -52,39 +51,16 @@ def constraint_terms(model, q, v):
     return model._constraint_system().constraint_terms(q, v)
 
 
-def _delassus_solve(Y, G, rhs):
-    """λ = A⁺ rhs with A = G Y, its redundant directions dropped (see the module); rhs (m,) or (m, k).
-    Cholesky of the Jacobi-scaled A when its pivots stay above the rank tolerance (15x faster than
-    the eigendecomposition at m = 90); a dependent row shows as a vanishing pivot (zero in exact
-    arithmetic, rounding-sized here), and then the eigendecomposition drops it."""
-    A = G @ Y
-    A = 0.5 * (A + A.T)
-    d = np.sqrt(np.clip(np.diag(A), 0.0, None))
-    live = d > 0  # an identically zero row has no direction at all
-    s = np.where(live, 1.0 / np.where(live, d, 1.0), 0.0)
-    As = A * s[:, None] * s[None, :]
-    rhs = np.asarray(rhs, dtype=float)
-    sr = s.reshape((-1,) + (1,) * (rhs.ndim - 1))
-    try:
-        L = np.linalg.cholesky(As[np.ix_(live, live)])
-        if np.diag(L).min(initial=1.0) ** 2 > _RANK_TOLERANCE:
-            lam = np.zeros_like(rhs)
-            lam[live] = cho_solve((L, True), (sr * rhs)[live])
-            return sr * lam
-    except np.linalg.LinAlgError:  # not positive definite: a dependent row
-        pass
-    w, V = np.linalg.eigh(As)
-    keep = w > _RANK_TOLERANCE * max(w.max(initial=0.0), 0.0)
-    c = V[:, keep].T @ (sr * rhs)
-    w_keep = w[keep].reshape((-1,) + (1,) * (rhs.ndim - 1))
-    return sr * (V[:, keep] @ (c / w_keep))
-
-
 def _gain(stabilization):
     """α = 1/stabilization (0 for None): the time constant in seconds, a positive finite number."""
     if stabilization is None:
         return 0.0
-    return 1.0 / _checks.real(stabilization, "stabilization (a time constant in seconds, or None)", positive=True)
+    alpha = 1.0 / _checks.real(stabilization, "stabilization (a time constant in seconds, or None)", positive=True)
+    if not np.isfinite(alpha * alpha):  # α² C in γ: a time constant of 1e-160 s overflows it (a Python ** raised)
+        raise ValueError(
+            f"stabilization must be at least 1e-150 s (its gain 1/stabilization² overflows), got {stabilization}"
+        )
+    return alpha
 
 
 def constrained_forward_dynamics(
@@ -112,9 +88,9 @@ def constrained_forward_dynamics(
         return (qdd0, np.zeros(0)) if return_multipliers else qdd0
     G, C, Gdqd = constraint_terms(model, q, v)
     Y = np.asarray(solver.inverse_inertia(q, np.ascontiguousarray(G.T)), dtype=float).reshape(model.nv, -1)
-    gamma = -Gdqd - 2.0 * alpha * (G @ v) - alpha**2 * C
+    gamma = -Gdqd - 2.0 * alpha * (G @ v) - alpha * alpha * C
     lam = _delassus_solve(Y, G, gamma - G @ qdd0)
-    qdd = qdd0 + Y @ lam
+    qdd = _checks.finite_result(qdd0 + Y @ lam, "constrained_forward_dynamics")  # (an overflow: named, never NaN)
     return (qdd, lam) if return_multipliers else qdd
 
 
@@ -149,29 +125,36 @@ def project_positions(solver: Solver, q, tol: float = 1e-10, max_iterations: int
     """q moved onto C(q) = 0 by Gauss–Newton with minimum-norm steps (see the module), halved
     while they do not reduce max |C|, until max |C| ≤ tol; returns the new q (q is not modified).
     The steps need only G (the solver gives the model; it is taken for symmetry with
-    project_velocities, which needs M⁻¹). Raises ValueError naming the residual when it does not
-    get there (a configuration too far from the constraint manifold)."""
+    project_velocities, which needs M⁻¹). tol: ≥ 0, in the rows' units (m, rad); max_iterations:
+    ≥ 1. Raises ValueError naming the residual when it does not get there: after max_iterations
+    steps (a configuration too far from the constraint manifold), or as soon as it stalls — no
+    step reduces max |C|, or 5 steps in a row gain less than 1% each (model/constraint_projection.py):
+    the constraints conflict, q sits at a singular configuration, or tol is below the rounding of
+    C — so that a large max_iterations never runs on where nothing more can be gained."""
+    solver = _checks.instance(solver, Solver, "solver")
+    tol = _checks.real(tol, "tol", nonnegative=True)
+    max_iterations = _checks.integer(max_iterations, "max_iterations", minimum=1)
     model = solver.model
-    q = np.array(q, dtype=float)
+    q = _checks.vector(q, "q", model.nq)
     if not model.n_constraint_rows:
         return q
     zero = np.zeros(model.nv)
-    G, C, _ = constraint_terms(model, q, zero)
-    for _ in range(max_iterations):
-        r = np.abs(C).max()
-        if r <= tol:
-            return q
-        step = -(G.T @ _delassus_solve(G.T, G, C))  # the smallest δ (in joint coordinates) with G δ = −C
-        for _halving in range(30):  # backtracking: a full step far from the manifold can overshoot
-            q_new = integrate(model, q, step, 1.0)
-            G_new, C_new, _ = constraint_terms(model, q_new, zero)
-            if np.abs(C_new).max() < r:
-                break
-            step = 0.5 * step
-        q, G, C = q_new, G_new, C_new
-    if np.abs(C).max() <= tol:
-        return q
+    system = model._constraint_system()
+
+    def terms(x):
+        G, C, _ = system.constraint_terms(x, zero)
+        return G, C
+
+    out = gauss_newton(model.core, terms, q, tol, max_iterations)
+    if out.residual <= tol:
+        return out.q
+    if out.stalled:
+        raise ValueError(
+            f"project_positions stalled after {out.steps} Gauss-Newton steps at max |C(q)| = {out.residual:.3g} > "
+            f"tol = {tol:.3g} (no progress: the constraints conflict, q is at a singular configuration, or tol is "
+            "below the rounding of C)"
+        )
     raise ValueError(
-        f"project_positions: max |C(q)| = {np.abs(C).max():.3g} > tol = {tol:.3g} after {max_iterations} "
-        "Gauss-Newton steps (the configuration is too far from where the constraints hold, or they conflict)"
+        f"project_positions: max |C(q)| = {out.residual:.3g} > tol = {tol:.3g} after {max_iterations} Gauss-Newton "
+        "steps (the configuration is too far from where the constraints hold, or they conflict)"
     )

@@ -49,7 +49,7 @@ from ..solvers.inverse import _contact_product
 from ..util.timing import PhaseTimer
 from .collision import Contacts, collide, collision_pairs, warn_no_contact
 from .constraints import constrained_inverse_inertia
-from .contact_solvers import CONTACT_SOLVERS
+from .contact_solvers import CONTACT_SOLVERS, MAX_FRICTION_EDGES
 from .engine import (
     DELASSUS,
     ENGINE_PHASES,
@@ -72,6 +72,7 @@ from .step import (
     free_velocity,
     lie_blocks,
     run_steps,
+    step_count,
     torque_function,
 )
 
@@ -134,7 +135,7 @@ def _directions(model, q, contacts, k, v):
 def _edges(k, exact_cone: bool) -> int:
     """k, the edges of the linearised friction cone: an integer >= 3, or 0 for the exact (second-order)
     cone where the contact solver takes it (exact_cone)."""
-    k = _checks.integer(k, "friction_edges", minimum=0)
+    k = _checks.integer(k, "friction_edges", minimum=0, maximum=MAX_FRICTION_EDGES)
     if k == 0 and not exact_cone:
         raise ValueError('friction_edges=0 (the exact friction cone) needs contact_solver="admm"')
     if 0 < k < 3:
@@ -249,7 +250,9 @@ class ContactSimulator:
             )
         self.stabilization = _checks.real(stabilization, "stabilization", positive=True)
         self.slop = _checks.real(slop, "slop", nonnegative=True)
-        self.max_qp_iterations = _checks.integer(max_qp_iterations, "max_qp_iterations", minimum=1)
+        self.max_qp_iterations = _checks.integer(
+            max_qp_iterations, "max_qp_iterations", minimum=1, maximum=_checks.INT_MAX
+        )
         self.push_out_limit = _checks.real(push_out_limit, "push_out_limit", positive=True)
         # the impulses from the contact-space problem (sim/contact_solvers.py): "admm" is the whole
         # step in C++ (contact/step.hpp), the others solve on G formed in Python
@@ -311,18 +314,19 @@ class ContactSimulator:
         torque = torque_function(tau, self.model.nv)
         return self._step(state, torque(state.t, state.q, state.v))
 
-    def run(self, state: State, t_end: float, tau=None, record_every: int = 1, progress: bool = False, ctrl=None):
+    def run(self, state: State, t_end: float, tau=None, record_every=1, progress=False, ctrl=None, max_steps=10**6):
         """Step ``state`` in place to t_end (the last step is shortened to land on it). tau: an
         (nv,) array or a function tau(t, q, v); ctrl: the actuators' controls, an (nu,) array or a
         function ctrl(t, q, v) (see step). Returns a ContactTrajectory with the state every
-        ``record_every`` steps (and the last) and every step's statistics."""
+        ``record_every`` steps (and the last) and every step's statistics (~1 kB a step: a t_end
+        more than ``max_steps`` steps away, td.simulate's default cap, is refused: ValueError)."""
         check_state(state, self.model)
         t_end = _checks.real(t_end, "t_end")
         if t_end < state.t:
             raise ValueError(f"t_end must be finite and >= state.t = {state.t}, got {t_end}")
         record_every = _checks.integer(record_every, "record_every", minimum=1)
+        n_steps = step_count(state.t, t_end, self.dt, _checks.integer(max_steps, "max_steps", minimum=1))
         torque, control = torque_function(tau, self.model.nv), control_function(ctrl, self.model.nu)
-        n_steps = int(np.ceil((t_end - state.t) / self.dt - 1e-9))
         bar = None
         if progress:
             from ..util.progress import progress_bar

@@ -81,7 +81,11 @@ def step_batch(sim, q, v, tau=None, threads: int | None = None, ctrl=None) -> Ba
     if ctrl is not None or driven(model):
         tau = _driven_batch(model, q, v, tau, ctrl)
     tau = np.ascontiguousarray(tau)
-    threads = get_num_threads() if threads is None else _checks.integer(threads, "threads", minimum=1)
+    threads = (
+        get_num_threads()
+        if threads is None
+        else _checks.integer(threads, "threads", minimum=1, maximum=_checks.INT_MAX)
+    )
     engine = sim.engine()
     if sim._other_pairs or sim._rows:  # a world at a time: Python's share of the step
         status, counts, res = np.zeros(B, int), np.zeros((B, 3), int), np.zeros((B, 2))

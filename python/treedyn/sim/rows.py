@@ -28,7 +28,8 @@ def limit_targets(d, rate, h: float, stabilization: float, slop: float) -> np.nd
     τ = max(stabilization, h) stepped implicitly, (max(ḋ, 0) + h (−d − slop)/τ²)/(1 + h/τ)²
     (contact/step.hpp's limit_return)."""
     tau = max(stabilization, h)
-    back = (np.maximum(rate, 0.0) + h * np.maximum(-d - slop, 0.0) / tau**2) / (1.0 + h / tau) ** 2
+    # τ·τ, not τ**2: a Python float's ** raises OverflowError at τ = 1e308 where the product is inf (no spring)
+    back = (np.maximum(rate, 0.0) + h * np.maximum(-d - slop, 0.0) / (tau * tau)) / (1.0 + h / tau) ** 2
     return np.where(d >= 0, -d / h, back)
 
 

@@ -39,6 +39,7 @@ from .step import (
     lie_blocks,
     real_array,
     runge_kutta_attempt,
+    step_count,
     torque_function,
 )
 
@@ -153,7 +154,7 @@ def simulate(
     if rtol < 0 or atol < 0 or rtol + atol <= 0:
         raise ValueError(f"tolerances must be >= 0 and not both zero, got rtol={rtol}, atol={atol}")
     if min_step is not None:
-        min_step = _checks.real(min_step, "min_step")
+        min_step = _checks.real(min_step, "min_step", nonnegative=True)
     max_steps = _checks.integer(max_steps, "max_steps", minimum=1)
     t_eval = _times(t_eval, t_end)
     q = real_array(q0, "q0", (model.nq,), f"(nq,) = ({model.nq},)")
@@ -355,9 +356,7 @@ class _Dense:
 
 def _run_fixed(model, method, accel, q, v, t_end, dt, max_steps, log):
     blocks = lie_blocks(model)
-    n = int(np.ceil(t_end / dt - 1e-9))
-    if n > max_steps:
-        raise ValueError(f"t_end / dt = {n} steps exceeds max_steps = {max_steps}")
+    n = step_count(0.0, t_end, dt, max_steps)
     t = 0.0
     for k in range(n):
         h = min(dt, t_end - t)

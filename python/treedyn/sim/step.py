@@ -72,6 +72,7 @@ __all__ = [
     "runge_kutta_attempt",
     "solver_step",
     "run_steps",
+    "step_count",
     "lie_blocks",
     "dexpinv",
     "free_velocity",
@@ -269,6 +270,19 @@ def solver_step(solver, state: State, h: float) -> dict:
 
 
 # --- the loop of the fixed-step drivers ---------------------------------------------------------------
+def step_count(t0: float, t_end: float, h: float, max_steps: int) -> int:
+    """The steps of h from t0 that land on t_end (the last one shortened), at most max_steps, else a
+    ValueError naming t_end and the count. Counted in floats first: t_end = 1e308 is inf steps,
+    which int() refuses with an OverflowError."""
+    n = np.ceil((t_end - t0) / h - 1e-9)
+    if not n <= max_steps:  # (inf too)
+        raise ValueError(
+            f"t_end = {t_end:.6g} is {n:.3g} steps of {h:g} s from t = {t0:.6g}: more than max_steps = {max_steps}"
+            " (pass a larger max_steps to run them all)"
+        )
+    return max(int(n), 0)
+
+
 def run_steps(state: State, step: Callable, n_steps: int, h: float, *, t_end=None, record_every=1, bar=None, stop=()):
     """Advance ``state`` in place by ``n_steps`` calls step(state, h) (the last of h' = min(h, t_end −
     t) when t_end is given, to land on it). Returns (Recorder: the first state, every

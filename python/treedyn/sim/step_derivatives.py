@@ -113,8 +113,8 @@ def step_derivatives(model: Model, q, v, tau, dt: float, f_ext=None, dtype=np.fl
     A batch (q (B, nq), v and tau (B, nv), f_ext (B, n_bodies, 6); one dt) gives (B, nq), (B, nv),
     (B, 2nv, 2nv) and (B, 2nv, nv). dtype float64 or float32: q̈ and ``aba_derivatives`` in that
     precision (the step's Jacobians of ``integrate``, O(nv) numbers, and q⁺ in float64), the
-    results in it."""
-    dt = _checks.real(dt, "dt")
+    results in it. dt: a positive step, as every simulator's."""
+    dt = _checks.real(dt, "dt", positive=True)
     Aq, Av, Minv = aba_derivatives(model, q, v, tau, f_ext, dtype)  # checks model, dtype, q, v, tau, f_ext
     dt_ = np.dtype(dtype).type
     qdd = _solver_for(model, "aba", dtype).forward_dynamics(q, v, tau, f_ext)

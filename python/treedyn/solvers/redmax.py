@@ -118,5 +118,5 @@ class RedMaxPCGSolver(_RedMaxSolver):
             # a number that is no count is a ValueError here, True included (not _checks' TypeError):
             # tests/solvers/test_redmax_pcg.py::test_bad_options_are_named fixes it
             raise ValueError(f"redmax-pcg: max_iter must be an integer >= 1, got {max_iter!r}")
-        self.max_iter = C.integer(max_iter, "redmax-pcg: max_iter", minimum=1)
+        self.max_iter = C.integer(max_iter, "redmax-pcg: max_iter", minimum=1, maximum=C.INT_MAX)
         self._impl = _core.RedMaxPcg(self._system, self.tol, self.max_iter)

@@ -354,7 +354,12 @@ def _simulate_contact(scene, args) -> int:
     t0 = time.perf_counter()
     try:
         traj = sim.run(
-            state, state.t + steps * h, tau=tau, record_every=args.every, progress=args.progress or sys.stderr.isatty()
+            state,
+            state.t + steps * h,
+            tau=tau,
+            record_every=args.every,
+            progress=args.progress or sys.stderr.isatty(),
+            max_steps=steps + 1,  # (the steps asked for: t_end's rounding may add one)
         )
     except (SimulationError, ValueError, ArithmeticError) as e:  # non-finite state, an overflowed q̈ or v
         raise Diverged(scene.name, h, state.t, str(e)) from None

@@ -13,6 +13,12 @@ at exit, with one single-threaded worker process per core. Either way, each work
 thread count is set so that its dask threads times treedyn's fill the cores of its machine once,
 no more (``td.set_num_threads``).
 
+A lost worker (a crash, a killed process, a machine gone) costs time, not the call: every input
+travels inside the tasks (through the scheduler, never scattered to one worker), so the scheduler
+runs the lost worker's tasks again on the others and the result is the one a healthy cluster, and
+the local call, gives (tests/tools/test_distributed.py kills one of two workers mid-call). An empty
+batch returns what the local call returns, without a cluster.
+
 Dask is optional: ``pip install "treedyn[distributed]"``. ``import treedyn`` never imports it.
 """
 
@@ -29,6 +35,7 @@ from collections import OrderedDict
 import numpy as np
 
 try:
+    import dask
     import dask.array as da
     import distributed
 except ImportError as e:  # pragma: no cover - the message is the point
@@ -105,7 +112,10 @@ def _set_worker_threads(client) -> None:
     key = (id(client), frozenset(nthreads))
     if key in _configured:
         return
-    cores = client.run(_cores)
+    # a worker lost meanwhile is left out (on_error="ignore"), not an error: its replacement keeps
+    # the count its nanny gives (above), and the batch goes on without it
+    cores = client.run(_cores, on_error="ignore")
+    nthreads = {w: n for w, n in nthreads.items() if w in cores}
     host = {w: distributed.comm.get_address_host(w) for w in nthreads}
     on_host: dict = {}
     for w, n in nthreads.items():
@@ -114,7 +124,7 @@ def _set_worker_threads(client) -> None:
     for w in nthreads:
         by_count.setdefault(max(1, cores[w] // on_host[host[w]]), []).append(w)
     for k, workers in by_count.items():
-        client.run(_core.set_num_threads, k, workers=workers)
+        client.run(_core.set_num_threads, k, workers=workers, on_error="ignore")
     _configured.add(key)
 
 
@@ -226,21 +236,19 @@ def forward_dynamics(
     if not batch:  # one state: computed here
         return local.forward_dynamics(Q, V, T, f_ext)
     B = q.shape[0]
+    if chunks is not None:
+        chunks = _chunk_size(chunks)
     if f_ext is not None:
         f = np.asarray(f_ext)
-        if f.shape != (B, model.n_bodies, 6):
-            return local.forward_dynamics(q, v, tau, f)  # raises the local call's error (a shape check comes first)
+        if f.shape != (B, model.n_bodies, 6) or not B:
+            return local.forward_dynamics(q, v, tau, f)  # the local call's error (a shape check comes first)
         local.forward_dynamics(q[:1], v[:1], tau[:1], f[:1])  # f_ext's checks on an item, and solvers without f_ext
+    if not B:  # an empty batch: the local call's empty result, no cluster needed
+        return local.forward_dynamics(q, v, tau)
     client = _client(client)
     if chunks is None:
         chunks = -(-B // max(1, sum(client.nthreads().values())))
-    chunks = _chunk_size(chunks)
-    starts = range(0, B, chunks)
-    # the inputs as given (the solver converts them on the worker), scattered: not in the graph
-    parts = [tuple(x[s : s + chunks] for x in arrays) for s in starts]
-    data = client.scatter(parts)
-    spec = client.scatter(payload, broadcast=True, hash=False)  # hash=False: a key of this call's own
-    futures = [client.submit(_part, key, spec, s, d, pure=False) for s, d in zip(starts, data)]
+    futures = _submit_chunks(client, key, payload, arrays, B, chunks)
     for fut in futures:  # in order: the lowest chunk's error, as the local call reports the lowest item's
         e = fut.exception()
         if e is not None:
@@ -248,6 +256,27 @@ def forward_dynamics(
             client.cancel(futures)
             raise e.with_traceback(tb)
     return np.concatenate(client.gather(futures))
+
+
+def _payload(payload: bytes) -> bytes:
+    return payload
+
+
+def _submit_chunks(client, key, payload, arrays, B: int, chunks: int) -> list:
+    """One task per chunk of ``chunks`` items, each carrying its inputs as given (the solver
+    converts them on the worker) and depending on one task that holds the solver's payload.
+    Nothing is scattered: data scattered to a worker is gone with it (the whole call failed with
+    "already forgotten" when one of two workers was lost), while a task's inputs stay with the
+    scheduler, which runs the tasks of a lost worker again elsewhere (and the payload's task with
+    them). The price: the batch travels through the scheduler (client → scheduler → worker, where
+    scattered data goes straight to a worker), which holds each chunk until its task is done. The
+    chunk tasks are large on purpose, so dask's warning about large graphs is not raised for them."""
+    spec = client.submit(_payload, payload, pure=False)
+    starts = range(0, B, chunks)
+    with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1 PiB"}):
+        return [
+            client.submit(_part, key, spec, s, tuple(x[s : s + chunks] for x in arrays), pure=False) for s in starts
+        ]
 
 
 def _chunk_size(chunks) -> int:
