@@ -40,6 +40,13 @@ def test_table2_modified_abm_is_exact_in_every_row(table2):
 
 
 def test_table2_crbm_and_abm_fail_where_the_paper_says(table2):
+    """Where the paper's CRBM or ABM lose D2, ours lose it too, and refuse it (a pivot below
+    ε^(2/3) = 2.4e-5 of its scale in float32: algorithms/pivots.hpp) rather than return the paper's
+    wrong accelerations. Where the paper's are exact, ours are too, but for m1 = 1e7 in case 1: D2 = 1
+    against a scale of 1e7, 1e-7 of it, which treedyn refuses (the paper's exact answer there is the
+    luck of numbers exact in float32)."""
+    tolerance = np.finfo(np.float32).eps ** (2 / 3)
+
     def lost(out):  # D2 lost to cancellation: singular, or visibly wrong
         D2, qdd1, note = out
         return qdd1 is None or abs(D2 - 1.0) > 0.01
@@ -47,11 +54,12 @@ def test_table2_crbm_and_abm_fail_where_the_paper_says(table2):
     for m1, case, paper_crbm, paper_abm, _ in ascher.PAPER_TABLE2:
         out = table2[(m1, case)]
         for label, paper in (("CRBM", paper_crbm), ("ABM", paper_abm)):
-            assert lost(out[label]) == (paper[0] != 1.0), (label, m1, case, out[label])
-            if paper[1] is None:  # the paper prints no acceleration: a singular pivot, reported
-                assert out[label][1] is None and out[label][2] == "singular pivot", (label, m1, case)
-            elif paper[0] == 1.0:
-                assert out[label][1] == pytest.approx(971.19, abs=0.01)
+            if paper[0] != 1.0:  # the paper's method lost D2: ours refuses it
+                assert lost(out[label]) and out[label][2] == "singular pivot", (label, m1, case, out[label])
+            elif 1.0 / m1 < tolerance:  # exact in the paper by luck; below float32's pivot tolerance
+                assert out[label][2] == "singular pivot", (label, m1, case, out[label])
+            else:
+                assert out[label][1] == pytest.approx(971.19, abs=0.01), (label, m1, case)
 
 
 def test_joint_inertias_report_a_lost_pivot_as_it_is():
@@ -67,8 +75,10 @@ def test_table1_trend_crbm_slows_down_on_ill_conditioned_chains():
     rows = {r: counts for r, counts, _ in ascher.table1([0.1, 0.0025], methods=["CRBM", "modified ABM"])}
     c, m = rows[0.1]["CRBM"], rows[0.1]["modified ABM"]
     assert abs(c - m) <= 0.25 * max(c, m)
+    # at r = 0.0025 the light link's pivot is below float32's rounding of M's diagonal (r³ ≈ 1.6e-8 of
+    # it, against ε^(2/3) = 2.4e-5): the paper's CRBM ran on its noise, treedyn's refuses it
     c, m = rows[0.0025]["CRBM"], rows[0.0025]["modified ABM"]
-    assert c >= 2 * m, (c, m)
+    assert m is not None and (c is None or c >= 2 * m), (c, m)
 
 
 def test_bench_script_writes_table2(tmp_path, capsys):

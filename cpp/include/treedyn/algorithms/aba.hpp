@@ -5,6 +5,7 @@
 #include <string>
 
 #include "treedyn/algorithms/kinematics.hpp"
+#include "treedyn/algorithms/pivots.hpp"
 
 namespace treedyn {
 
@@ -24,58 +25,8 @@ void aba_forward_pass_1(const Model<S>& model, Data<S>& data, const S* q, const 
   }
 }
 
-template <class S> [[noreturn]] void throw_singular(const Model<S>& model, int i) {
-  throw SingularJoint("joint of body '" + model.name[i] + "' (" + joint_kind_name(model.kind[i]) +
-                      ") has a singular articulated inertia: the bodies it moves have no inertia "
-                      "along its motion subspace");
-}
-
-// D_i⁻¹ from a joint-space pivot D_i, positive definite, or the joint is singular: SingularJoint
-// names it. ABA's S_iᵀ I^A_i S_i, the modified ABA's eq. (11) and drumwright2012's ŝᵀÎ^Aŝ
-// (minv/minv.hpp) alike. One DoF: 1/D
-template <class S> inline void check_pivot(const Model<S>& model, int i, const S& D) {
-  if (!(D > S(0)) || !std::isfinite(static_cast<double>(D))) throw_singular(model, i);
-}
-template <class S> inline S invert_pivot(const Model<S>& model, int i, const S& D) {
-  check_pivot(model, i, D);
-  return S(1) / D;
-}
-// n_i DoF (n_i x n_i): by LLᵀ when n_i > 1, written out (Eigen's LLT also estimates the matrix
-// norm, comparisons that would become guards of the generated code, codegen/traced.hpp)
-template <class S, class Mat> void invert_pivot(const Model<S>& model, int i, const Mat& D, Mat& Dinv) {
-  const int ni = model.nv_i[i];
-  if (ni == 1) {
-    Dinv(0, 0) = invert_pivot(model, i, S(D(0, 0)));
-  } else if (ni > 1) {
-    using std::sqrt;
-    Mat L = D;  // D = L Lᵀ, column by column (the lower triangle)
-    for (int k = 0; k < ni; ++k) {
-      S d = L(k, k);
-      for (int j = 0; j < k; ++j) d -= L(k, j) * L(k, j);
-      check_pivot(model, i, d);  // d > 0 and finite, or SingularJoint
-      L(k, k) = sqrt(d);
-      for (int r = k + 1; r < ni; ++r) {
-        S x = L(r, k);
-        for (int j = 0; j < k; ++j) x -= L(r, j) * L(k, j);
-        L(r, k) = x / L(k, k);
-      }
-    }
-    for (int c = 0; c < ni; ++c) {  // column c of D⁻¹: L y = e_c, then Lᵀ x = y
-      for (int r = 0; r < ni; ++r) {
-        S y = r == c ? S(1) : S(0);
-        for (int j = 0; j < r; ++j) y -= L(r, j) * Dinv(j, c);
-        Dinv(r, c) = y / L(r, r);
-      }
-      for (int r = ni - 1; r >= 0; --r) {
-        S x = Dinv(r, c);
-        for (int j = r + 1; j < ni; ++j) x -= L(j, r) * Dinv(j, c);
-        Dinv(r, c) = x / L(r, r);
-      }
-    }
-  }
-}
-
-// backward step, joint part: U_i = I^A_i S_i, D_i = S_iᵀ U_i + diag(armature_i), and D_i⁻¹
+// backward step, joint part: U_i = I^A_i S_i, D_i = S_iᵀ U_i + diag(armature_i), and D_i⁻¹ (or
+// SingularJoint: a pivot below its scale, pivots.hpp)
 template <class S> void aba_joint_inertia_step(const Model<S>& model, Data<S>& data, int i) {
   const int vi = model.v_index[i], ni = model.nv_i[i];
   const Motion<S>* Si = data.S.data() + vi;
@@ -90,7 +41,7 @@ template <class S> void aba_joint_inertia_step(const Model<S>& model, Data<S>& d
       for (int b = 0; b < ni; ++b) data.D[i](a, b) = dot(Si[a], Ui[b]);
     for (int a = 0; a < ni && model.has_armature; ++a) data.D[i](a, a) += model.armature[vi + a];
   }
-  invert_pivot(model, i, data.D[i], data.Dinv[i]);
+  invert_joint_pivot(model, i, data.IA[i], Si, data.D[i], data.Dinv[i]);
 }
 
 // backward step, inertia propagation: I^a_i = I^A_i − U_i D_i⁻¹ U_iᵀ (in place: IA[i] holds I^a_i

@@ -28,7 +28,10 @@ template <class S> void aba_modified_joint_step(const Model<S>& model, Data<S>& 
   }
   if (ni > 1) D = (S(0.5) * (D + D.transpose())).eval();  // the two quadratic forms, symmetrised
   for (int a = 0; a < ni && model.has_armature; ++a) D(a, a) += model.armature[vi + a];
-  invert_pivot(model, i, D, data.Dinv[i]);
+  S scale[6];  // the same sum, the children's forms bounded (algorithms/pivots.hpp)
+  for (int a = 0; a < ni; ++a)
+    scale[a] = dot(Si[a], model.I[i] * Si[a]) + data.Dscale[vi + a] + (model.has_armature ? model.armature[vi + a] : S(0));
+  invert_pivot(model, i, D, data.Dinv[i], scale);
 }
 
 // Ī_i = I^A_i − U_i D_i⁻¹ U_iᵀ in place; M̃ = X_iᵀ Ī_i X_i joins I^A_λ (eq. (11), third line), and
@@ -70,6 +73,7 @@ template <class S> void aba_modified_propagation_step(const Model<S>& model, Dat
       E[a] = Motion<S>::from(e - N * c);
     }
   }
+  for (int a = 0; a < np; ++a) data.Dscale[vp + a] += block_bound(Mt, E[a]);
   for (int b = 0; b < np; ++b) {
     const Force<S> ME = Mt * E[b];
     for (int a = 0; a < np; ++a) data.Dtilde[p](a, b) += dot(E[a], ME);
@@ -82,6 +86,7 @@ TREEDYN_ENTRY void aba_modified(const Model<S>& model, Data<S>& data, const S* q
                                 const S* fext, S* qdd) {
   aba_forward_pass_1(model, data, q, qd, fext);
   for (int i = 1; i <= model.N; ++i) data.Dtilde[i].setZero(model.nv_i[i], model.nv_i[i]);
+  data.Dscale.setZero();
   for (int i = model.N; i >= 1; --i) {
     aba_modified_joint_step(model, data, i);
     aba_backward_bias_step(model, data, i, tau, true);
@@ -100,6 +105,7 @@ TREEDYN_ENTRY void aba_modified_inverse_inertia(const Model<S>& model, Data<S>& 
     data.IA[i] = ArticulatedInertia<S>::from(model.I[i]);
     data.Dtilde[i].setZero(model.nv_i[i], model.nv_i[i]);
   }
+  data.Dscale.setZero();
   for (int i = model.N; i >= 1; --i) {
     aba_modified_joint_step(model, data, i);
     aba_modified_propagation_step(model, data, i);

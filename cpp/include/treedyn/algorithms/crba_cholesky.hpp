@@ -4,6 +4,7 @@
 #include <string>
 
 #include "treedyn/algorithms/crba.hpp"
+#include "treedyn/algorithms/pivots.hpp"
 #include "treedyn/algorithms/rnea.hpp"
 
 namespace treedyn {
@@ -11,10 +12,8 @@ namespace treedyn {
 template <class S> void factorize_mass_matrix(const Model<S>& model, Data<S>& data, const S* q) {
   crba(model, data, q);
   data.llt.compute(data.M);
-  if (data.llt.info() != Eigen::Success)
-    throw SingularJoint(
-        "the mass matrix M(q) is not positive definite (Cholesky failed): some joint "
-        "moves bodies without inertia along its motion subspace");
+  const int bad = singular_pivot<S>(data.llt, data.M);
+  if (bad >= 0) throw_singular_coordinate(model, bad, "Cholesky");
 }
 
 // inputs: q, qd, tau, fext (or null); output: qdd. data must have with_mass_matrix.

@@ -29,6 +29,7 @@ template <class T> struct Data {  // T: the scalar (S is the motion subspace)
   std::vector<RigidInertia<T>> Ic;                     // composite inertia I^c_i (CRBA)
   std::vector<Small> D, Dinv;                          // D_i = S_iᵀ U_i (the joint-space pivots) and D_i⁻¹
   std::vector<Small> Dtilde;                           // modified ABA: D̃_i = S_iᵀ M̃_i S_i from the children
+  VecX Dscale;                                         // nv: the modified ABA's pivot scales (pivots.hpp)
   std::vector<Motion<T>> S;                            // nv: the columns of the motion subspaces S_i
   std::vector<Force<T>> U;                             // nv: the columns of U_i = I^A_i S_i
   VecX u, bias;                                        // nv
@@ -54,6 +55,7 @@ template <class T> struct Data {  // T: the scalar (S is the motion subspace)
         U(model.nv, Force<T>::zero()),
         u(VecX::Zero(model.nv)),
         bias(VecX::Zero(model.nv)),
+        Dscale(VecX::Zero(model.nv)),
         llt(with_mass_matrix ? model.nv : 0) {  // built in place: copying an LLT not yet computed reads its
                                                 // uninitialised info() (UB, found by .ci/sanitize)
     for (int i = 0; i <= model.N; ++i) {

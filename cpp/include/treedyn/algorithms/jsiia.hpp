@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "treedyn/algorithms/pivots.hpp"
 #include "treedyn/algorithms/rnea.hpp"
 #include "treedyn/linalg/scan.hpp"
 #include "treedyn/support/parallel.hpp"  // parallel_range
@@ -88,10 +89,8 @@ template <class S> void jsiia_mass_matrix(const Model<S>& model, const Data<S>& 
 
 template <class S> void jsiia_factorize(const Model<S>& model, JsiiaData<S>& w) {
   w.llt.compute(w.M);
-  if (w.llt.info() != Eigen::Success)
-    throw SingularJoint(
-        "jsiia: the mass matrix is not positive definite (a body without inertia along its joint?) in '" +
-        model.name[model.N] + "''s chain");
+  const int bad = singular_pivot<S>(w.llt, w.M);
+  if (bad >= 0) throw_singular_coordinate(model, bad, "jsiia's Cholesky");
 }
 
 // inputs: q (nq), qd (nv), tau (nv), fext ((N+1) x 6 or null); output: qdd (nv)

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "treedyn/algorithms/crba.hpp"
+#include "treedyn/algorithms/pivots.hpp"
 #include "treedyn/algorithms/rnea.hpp"
 #include "treedyn/model/model.hpp"
 #include "treedyn/support/parallel.hpp"
@@ -36,18 +37,19 @@ template <class S> std::vector<int> coordinate_parents(const Model<S>& model) {
   return lambda;
 }
 
-template <class S> [[noreturn]] void throw_not_pd(int k) {
-  throw SingularJoint("the mass matrix M(q) is not positive definite (pivot of coordinate " + std::to_string(k) +
-                      " is not positive in the LTL factorisation): some joint moves bodies without inertia along "
-                      "its motion subspace");
+// a pivot p of coordinate k is positive and finite, and above its scale's share (algorithms/pivots.hpp:
+// diag, M's diagonal before the factorisation, where given)
+template <class S> inline bool pivot_ok(const S& p, const S* diag, int k) {
+  return p > (diag ? pivot_tolerance<S>() * diag[k] : S(0)) && std::isfinite(static_cast<double>(p));
 }
 
-// LTL: M = Lᵀ L in place, k from the leaves (n-1) to the root
-template <class S> void ltl(S* H, int n, const int* lambda) {
+// LTL: M = Lᵀ L in place, k from the leaves (n-1) to the root; −1, or the first coordinate whose
+// pivot is singular (M is then left part-factored)
+template <class S> int ltl(S* H, int n, const int* lambda, const S* diag = nullptr) {
   using std::sqrt;
   auto L = [&](int k, int j) -> S& { return H[std::size_t(k) * n + j]; };
   for (int k = n - 1; k >= 0; --k) {
-    if (!(L(k, k) > S(0)) || !std::isfinite(static_cast<double>(L(k, k)))) throw_not_pd<S>(k);
+    if (!pivot_ok(L(k, k), diag, k)) return k;
     L(k, k) = sqrt(L(k, k));                                                     // H_kk = √H_kk
     for (int i = lambda[k]; i >= 0; i = lambda[i]) L(k, i) = L(k, i) / L(k, k);  // H_ki = H_ki / H_kk
     for (int i = lambda[k]; i >= 0; i = lambda[i]) {                             // H_ij −= H_ki H_kj
@@ -55,19 +57,21 @@ template <class S> void ltl(S* H, int n, const int* lambda) {
       for (int j = i; j >= 0; j = lambda[j]) L(i, j) -= Lki * L(k, j);
     }
   }
+  return -1;
 }
 
-// LTDL: M = Lᵀ D L in place, D on the diagonal, L unit lower
-template <class S> void ltdl(S* H, int n, const int* lambda) {
+// LTDL: M = Lᵀ D L in place, D on the diagonal, L unit lower; −1 or the singular coordinate, as ltl
+template <class S> int ltdl(S* H, int n, const int* lambda, const S* diag = nullptr) {
   auto L = [&](int k, int j) -> S& { return H[std::size_t(k) * n + j]; };
   for (int k = n - 1; k >= 0; --k) {
-    if (!(L(k, k) > S(0)) || !std::isfinite(static_cast<double>(L(k, k)))) throw_not_pd<S>(k);
+    if (!pivot_ok(L(k, k), diag, k)) return k;
     for (int i = lambda[k]; i >= 0; i = lambda[i]) {
       const S a = L(k, i) / L(k, k);                                  // a = H_ki / H_kk
       for (int j = i; j >= 0; j = lambda[j]) L(i, j) -= a * L(k, j);  // H_ij −= a H_kj
       L(k, i) = a;
     }
   }
+  return -1;
 }
 
 // back-substitutions: x = M⁻¹ x in place for M = Lᵀ L

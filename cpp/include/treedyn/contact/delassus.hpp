@@ -291,7 +291,7 @@ struct TreeDelassus {
       for (int b = 0; b < ni; ++b) Ui[b] = aug.IA[i] * Si[b];
       for (int r = 0; r < ni; ++r)
         for (int b = 0; b < ni; ++b) D(r, b) = dot(Si[r], Ui[b]) + (r == b ? armature[vi + r] : 0.0);
-      invert_pivot(M, i, D, aug.Dinv[i]);
+      invert_joint_pivot(M, i, aug.IA[i], Si, D, aug.Dinv[i]);
       ArticulatedInertia<double>& Ia = aug.IA[i];
       if (ni == 1) {
         Ia.subtract_outer(Ui[0], aug.Dinv[i](0, 0));

@@ -10,7 +10,9 @@
 //   integrate    q⁺ = q ⊕ h v⁺ (semi-implicit Euler) or q ⊕ h v (explicit Euler)
 // A free joint's linear velocity is stepped as the world-frame velocity it is (below), so that a
 // torque-free body keeps its speed. A world's workspace keeps the last step's impulses (the warm
-// start) and ρ; one engine steps many worlds, one workspace each.
+// start) and ρ for the step that continues it (from the state it ended in); any other step starts
+// cold, so that its result is a function of its inputs alone (the same run repeated, or a rollout
+// from a saved state, gives the same bits). One engine steps many worlds, one workspace each.
 #pragma once
 #include <algorithm>
 #include <chrono>
@@ -78,6 +80,7 @@ struct ContactWorld {
   AdmmWorkspace w;
   Eigen::VectorXd qk, vk, qdd, vstar, vnext, dv, b, angle, mu, gap, tau;
   std::vector<WarmEntry> warm;                 // the last step's z, y by key, sorted
+  Eigen::VectorXd last_q, last_v;              // the state the last step ended in (empty: none)
   Eigen::VectorXd bilateral_target;            // the bilateral rows' targets (the rows: G.bilateral)
   Eigen::VectorXd bilateral_lo, bilateral_hi;  // their impulses' bounds (empty: unbounded)
   std::vector<int> bounds;                     // the limit bounds in the problem
@@ -435,6 +438,7 @@ struct ContactEngine {
     W.qk = Eigen::Map<const Eigen::VectorXd>(q, model.nq);  // q_out, v_out may alias q, v
     W.vk = Eigen::Map<const Eigen::VectorXd>(v, model.nv);
     q = W.qk.data(), v = W.vk.data();
+    if (!(W.last_q.size() == model.nq && W.last_q == W.qk && W.last_v == W.vk)) start_cold(W);
     auto t0 = Clock::now();
     forward_kinematics(model, q, W.X0.data());
     collide(W);
@@ -475,6 +479,15 @@ struct ContactEngine {
       std::copy(q, q + model.nq, q_out), std::copy(v, v + model.nv, v_out);
       st.status = kOverflow;
     }
+    W.last_q = Eigen::Map<const Eigen::VectorXd>(q_out, model.nq);
+    W.last_v = Eigen::Map<const Eigen::VectorXd>(v_out, model.nv);
+  }
+
+  // no warm start, ρ and λ_max estimated afresh, the operator chosen as on a first step
+  static void start_cold(ContactWorld& W) {
+    W.warm.clear();
+    W.rho = W.lambda_max = 0;
+    W.last_iterations_tree = W.last_iterations_dense = 20;
   }
 };
 

@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 
+#include "treedyn/algorithms/pivots.hpp"
 #include "treedyn/redmax/step.hpp"
 
 namespace treedyn::redmax {
@@ -150,12 +151,24 @@ template <class S> class Direct {
     ldlt.factorize(Mt_);
     if (ldlt.info() != Eigen::Success)
       throw std::domain_error("redmax-direct: the implicit system matrix M̃_r is singular (a zero pivot)");
+    // the pivots against M̃_r's diagonal, as every solver's (algorithms/pivots.hpp); D in the
+    // factorisation's ordering, P M̃_r Pᵀ = L D Lᵀ
+    if (ldlt.permutationP().size() > 0)
+      diag_ = ldlt.permutationP() * Mt_.diagonal();
+    else
+      diag_ = Mt_.diagonal();  // (natural ordering: no permutation)
+    const S tol = pivot_tolerance<S>();
+    for (int k = 0; k < diag_.size(); ++k)
+      if (!(ldlt.vectorD()[k] > tol * diag_[k]))
+        throw std::domain_error("redmax-direct: the implicit system matrix M̃_r is singular (a pivot below " +
+                                tolerance_text<S>() + " of its diagonal entry): some joint moves bodies without inertia");
   }
 
   const System<S> sys_;  // a copy: the solver owns what it solves
   Workspace<S> ws_;
   bool leaf_to_root_;
   bool analyzed_ = false;
+  Eigen::Matrix<S, Eigen::Dynamic, 1> diag_;  // M̃_r's diagonal in the factorisation's ordering
   std::vector<Mat6<S>> Ac_;
   std::vector<Eigen::Triplet<S, int>> trip_;
   std::vector<int> pos_;  // where each entry of an assembly lands in Mt_'s values

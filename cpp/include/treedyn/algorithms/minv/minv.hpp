@@ -160,7 +160,8 @@ template <class S> void minv_articulated_inertia_step(const Model<S>& model, Min
   if (ni == 1) {
     w.IAs[vi] = IA * w.s[vi];
     Dinv(0, 0) = invert_pivot(
-        model, i, model.has_armature ? dot(w.s[vi], w.IAs[vi]) + model.armature[vi] : dot(w.s[vi], w.IAs[vi]));
+        model, i, model.has_armature ? dot(w.s[vi], w.IAs[vi]) + model.armature[vi] : dot(w.s[vi], w.IAs[vi]),
+        pivot_scale(model, IA, w.s[vi], vi));
     w.Ut[vi] = w.IAs[vi] * Dinv(0, 0);
     IA.subtract_outer(w.IAs[vi], Dinv(0, 0));
   } else if (ni > 1) {
@@ -169,7 +170,7 @@ template <class S> void minv_articulated_inertia_step(const Model<S>& model, Min
     for (int a = 0; a < ni; ++a)
       for (int b = 0; b < ni; ++b) D(a, b) = dot(w.s[vi + a], w.IAs[vi + b]);
     for (int a = 0; a < ni && model.has_armature; ++a) D(a, a) += model.armature[vi + a];  // + diag(armature_i)
-    invert_pivot(model, i, D, Dinv);
+    invert_joint_pivot(model, i, IA, w.s.data() + vi, D, Dinv);
     for (int a = 0; a < ni; ++a) {
       Force<S> t = w.IAs[vi] * Dinv(0, a);
       for (int b = 1; b < ni; ++b) t += w.IAs[vi + b] * Dinv(b, a);
@@ -201,11 +202,21 @@ template <class S> [[noreturn]] void throw_singular_base(const Model<S>& model) 
                       "the mechanism has no inertia along some direction of the base's motion");
 }
 
+// the base's 6 x 6 pivots [ω; v] against their scales, the traces of the whole mechanism's Î^A_0
+// blocks (pivots.hpp)
+template <class S, class Llt> bool singular_base_pivot(const ArticulatedInertia<S>& IA, const Llt& llt) {
+  for (int k = 0; k < 6; ++k) {
+    const S d = llt.matrixLLT()(k, k) * llt.matrixLLT()(k, k);
+    if (!(d > pivot_tolerance<S>() * (k < 3 ? IA.A.trace() : IA.C.trace()))) return true;
+  }
+  return false;
+}
+
 // Alg. 2's Î^A_0⁻¹: the base body's articulated inertia (whole mechanism) is inverted once
 template <class S> void minv_base_inertia_step(const Model<S>& model, MinvData<S>& w) {
   const Mat6<S> IA0 = w.IA[1].matrix();
   Eigen::LLT<Mat6<S>> llt(IA0);
-  if (llt.info() != Eigen::Success) throw_singular_base(model);
+  if (llt.info() != Eigen::Success || singular_base_pivot(w.IA[1], llt)) throw_singular_base(model);
   w.IA0inv.setIdentity();
   llt.solveInPlace(w.IA0inv);
 }

@@ -24,10 +24,10 @@ template <class S> struct CrbaLtlKernel {
 
   void factorize(const Model<S>& model, Data<S>& data, const S* q) const {
     crba(model, data, q);
-    if (use_ltdl)
-      ltdl(data.M.data(), model.nv, lambda.data());
-    else
-      ltl(data.M.data(), model.nv, lambda.data());
+    data.u = data.M.diagonal();  // (u: ABA's, free here) M_kk, the pivots' scales (pivots.hpp)
+    const int bad = use_ltdl ? ltdl(data.M.data(), model.nv, lambda.data(), data.u.data())
+                             : ltl(data.M.data(), model.nv, lambda.data(), data.u.data());
+    if (bad >= 0) throw_singular_coordinate(model, bad, use_ltdl ? "LTDL" : "LTL");
   }
   void solve(const Data<S>& data, int nv, S* x, int from = -1) const {
     if (use_ltdl)
