@@ -25,7 +25,11 @@ import numpy as np
 from ..model import Free, Inertia, Joint, Model, Transform
 from ._common import unchecked_inertia, user_stacklevel
 
-__all__ = ["Step", "Node", "build_model", "fold_inertias", "MassWarning"]
+__all__ = ["Step", "Node", "build_model", "fold_inertias", "MassWarning", "IDENTITY", "compose", "shift"]
+
+#: The identity placement, shared (a Transform is immutable): the loaders need it several times
+#: per body, and making one costs as much as the rest of a body's reading.
+IDENTITY = Transform()
 
 
 class MassWarning(UserWarning):
@@ -45,9 +49,9 @@ class Node:
     name: str
     parent: str | None  # None for the root
     steps: list = field(default_factory=list)
-    offset: Transform = field(default_factory=Transform)
+    offset: Transform = IDENTITY
     inertia: Inertia | None = None  # in the node's frame
-    placement: Transform = field(default_factory=Transform)  # node in parent node, when welded (no steps)
+    placement: Transform = IDENTITY  # node in parent node, when welded (no steps)
     line: int | None = None
     body_name: str | None = None  # name of the node's body when it is not the node's name
     geoms: list = field(default_factory=list)  # [(shape, pose in the node's frame, add_geom keywords)]
@@ -55,6 +59,8 @@ class Node:
 
 def fold_inertias(parts) -> Inertia:
     """One Inertia equal to the sum of ``parts``: (Inertia, pose of its frame in the result's frame)."""
+    if len(parts) == 1 and parts[0][1] is IDENTITY:  # the common case: one part, already in place
+        return parts[0][0]
     m = sum(I.mass for I, _ in parts)
     coms = [X.rotation @ I.com + X.translation for I, X in parts]
     c = sum(I.mass * ci for (I, _), ci in zip(parts, coms)) / m if m > 0 else np.zeros(3)
@@ -80,16 +86,16 @@ def build_model(nodes, gravity, error, source: str) -> Model:
     pending = []  # [name, parent index, joint, placement, joint name, inertia parts, line]
     for node in nodes:
         if node.parent is None:
-            body, pose = 0, Transform()
+            body, pose = 0, IDENTITY
             if not node.steps:  # the fixed root is the world itself
-                carrier[node.name] = (0, Transform())
+                carrier[node.name] = (0, IDENTITY)
                 continue
         else:
             if node.parent not in carrier:
                 raise error(f"internal: parent {node.parent!r} of {node.name!r} not placed yet", node.line)
             body, pose = carrier[node.parent]
         if not node.steps:
-            pose = pose @ node.placement
+            pose = compose(pose, node.placement)
             carrier[node.name] = (body, pose)
             if node.inertia is not None and body > 0:
                 pending[body - 1][5].append((node.inertia, pose))
@@ -105,8 +111,8 @@ def build_model(nodes, gravity, error, source: str) -> Model:
                     f"body (the floating base)",
                     node.line,
                 )
-            pending.append([name, body, step.joint, placement @ step.placement, step.joint_name, [], node.line])
-            body, placement = len(pending), Transform()
+            pending.append([name, body, step.joint, compose(placement, step.placement), step.joint_name, [], node.line])
+            body, placement = len(pending), IDENTITY
         carrier[node.name] = (body, node.offset)
         if node.inertia is not None:
             pending[body - 1][5].append((node.inertia, node.offset))
@@ -125,11 +131,25 @@ def build_model(nodes, gravity, error, source: str) -> Model:
         b, X = carrier[node.name]
         for shape, pose, kw in node.geoms:
             try:
-                model.add_geom(b, shape, X @ pose, **kw)
+                model.add_geom(b, shape, compose(X, pose), **kw)
             except (ValueError, TypeError) as e:
                 raise error(f"geom {kw.get('name')!r} of {node.name!r}: {e}", node.line) from None
     _warn_massless(model, source)
     return model
+
+
+def compose(X: Transform, Y: Transform) -> Transform:
+    """X @ Y, skipping the product when one of them is the shared identity (most are)."""
+    return Y if X is IDENTITY else X if Y is IDENTITY else X @ Y
+
+
+def shift(v: np.ndarray) -> Transform:
+    """The translation by ``v`` (IDENTITY for 0); ValueError if v is not finite."""
+    if not v.any():
+        return IDENTITY
+    if not np.isfinite(v).all():
+        raise ValueError(f"a translation is not finite: {v}")
+    return Transform._proper(np.eye(3), v)
 
 
 def _warn_massless(model: Model, source: str) -> None:
@@ -140,7 +160,8 @@ def _warn_massless(model: Model, source: str) -> None:
         weight[i] = max(abs(inertia.mass), np.abs(inertia.inertia_origin).max())
     for i in range(N - 1, 0, -1):
         weight[parents[i]] += weight[i]
-    empty = [model.body_joint_names[i] for i in range(1, N) if model.joints[i].nv and weight[i] == 0.0]
+    joints, names = model.joints, model.body_joint_names  # (each property is a copy: read once)
+    empty = [names[i] for i in range(1, N) if joints[i].nv and weight[i] == 0.0]
     if empty:
         shown = ", ".join(repr(n) for n in empty[:5]) + (", ..." if len(empty) > 5 else "")
         warnings.warn(

@@ -89,7 +89,7 @@ from ._common import (
     warn_inconsistent_inertias,
     z_to_vector,
 )
-from ._tree import Node, Step, build_model
+from ._tree import IDENTITY, Node, Step, build_model
 from ._xml import ModelFileError, file_errors, read_xml
 
 __all__ = ["load_urdf", "MissingMeshWarning"]
@@ -303,7 +303,7 @@ class _Reader:
                 if self.floating_base:
                     # a root link named "world" (as in many arm descriptions) floats too, as in
                     # Pinocchio; its body cannot take the world's name
-                    node.steps = [Step("root_joint", Free(), Transform())]
+                    node.steps = [Step("root_joint", Free(), IDENTITY)]
                     if link == "world":
                         node.body_name = "floating_base"
             else:
@@ -330,7 +330,7 @@ class _Reader:
     def _origin(self, elem, what) -> Transform:
         o = elem.find("origin")
         if o is None:
-            return Transform()
+            return IDENTITY
         xyz = floats(self.doc, o, "xyz", 3, np.zeros(3), what)
         rpy = floats(self.doc, o, "rpy", 3, np.zeros(3), what)
         return Transform.from_rpy(rpy, xyz)
@@ -394,8 +394,8 @@ class _Reader:
             R = z_to_vector(axis)
             node.steps = [
                 Step(name, Prismatic(R[:, 0]), origin, body_name=f"{child}#x"),
-                Step(f"{name}#y", Prismatic(R[:, 1]), Transform(), body_name=f"{child}#y"),
-                Step(f"{name}#theta", Revolute(axis), Transform()),
+                Step(f"{name}#y", Prismatic(R[:, 1]), IDENTITY, body_name=f"{child}#y"),
+                Step(f"{name}#theta", Revolute(axis), IDENTITY),
             ]
         return node
 

@@ -236,7 +236,7 @@ class ActuationMixin:
         q = _checks.vector(q, "q", self.nq)
         E = 0.0
         for i, (k, _, r) in self._joint_springs.items():
-            qi = self._cpp.q_index[i]
+            qi = self._q_start[i]
             x = q[qi : qi + len(r)]
             if len(r) == 4:  # spherical (x, y, z, w): the rotation vector of rest⁻¹ q
                 w = r[3] * x[:3] - x[3] * r[:3] - np.cross(r[:3], x[:3])  # vector part of r* ⊗ x

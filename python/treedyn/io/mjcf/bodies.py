@@ -9,7 +9,7 @@ import numpy as np
 
 from ...model import Free, Prismatic, Revolute, Spherical, Transform
 from .._common import axis_angle_matrix, tiny, unit
-from .._tree import Node, Step
+from .._tree import IDENTITY, Node, Step, compose, shift
 from .collision import collision_geoms
 from .inertia import body_inertia
 
@@ -25,7 +25,7 @@ def read_bodies(r, worldbodies):
     # stack of (body element, parent node name, pose of the body's parent frame in the parent body, class)
     stack = []
     for wb in reversed(worldbodies):
-        contents = _contents(r, wb, Transform(), "main", world=True)
+        contents = _contents(r, wb, IDENTITY, "main", world=True)
         nodes[0].geoms[:0] = collision_geoms(r, contents, "world")
         for kind, e, X, cls in reversed(contents):
             if kind == "body":
@@ -44,9 +44,9 @@ def read_bodies(r, worldbodies):
             raise r.err(f"<body childclass={childclass!r}>: no such default class", elem)
         if elem.get("gravcomp") not in (None, "0"):
             r.ignored.note("body gravcomp not modelled (gravity compensation is a force; forces are inputs)")
-        contents = _contents(r, elem, Transform(), childclass)
+        contents = _contents(r, elem, IDENTITY, childclass)
         node = Node(name, parent, line=r.where.get(id(elem), (None, None))[1])
-        body_pose = X @ r.pose(elem)
+        body_pose = compose(X, r.pose(elem))
         _joints(r, node, elem, body_pose, [c for c in contents if c[0] == "joint"], parent)
         node.inertia = body_inertia(r, elem, name, contents)
         node.geoms = collision_geoms(r, contents, name)
@@ -113,7 +113,7 @@ def _joints(r, node, body, body_pose, joints, parent):
                 )
             # MuJoCo's free body pose is qpos itself, in world coordinates (body pos/quat only set qpos0)
             _passive(r, name, kind, a, e)
-            steps.append(Step(name, Free(), Transform(), body_name))
+            steps.append(Step(name, Free(), IDENTITY, body_name))
             r.qpos0[name] = body_pose
             anchor = np.zeros(3)
             continue
@@ -130,19 +130,19 @@ def _joints(r, node, body, body_pose, joints, parent):
         if kind == "hinge":
             ref = r.angle(ref)
             joint = Revolute(axis)
-            pre = Transform(axis_angle_matrix(axis, -ref), np.zeros(3))  # the file's pose is q = ref
+            pre = Transform(axis_angle_matrix(axis, -ref), np.zeros(3)) if ref else IDENTITY  # the file's pose is q = ref
         elif kind == "slide":
             joint = Prismatic(axis)
-            pre = Transform(np.eye(3), -ref * unit(axis))
+            pre = shift(-ref * unit(axis))
         else:
-            joint, pre = Spherical(), Transform()
+            joint, pre = Spherical(), IDENTITY
         _range(r, name, kind, a, e)
-        placement = prev @ Transform(np.eye(3), p - anchor) @ pre
+        placement = compose(compose(prev, shift(p - anchor)), pre)
         steps.append(Step(name, joint, placement, body_name))
-        prev, anchor = Transform(), p
+        prev, anchor = IDENTITY, p
     node.steps = steps
     if steps:
-        node.offset = Transform(np.eye(3), -anchor)
+        node.offset = shift(-anchor)
     else:
         node.placement = body_pose
 

@@ -43,7 +43,7 @@ def collision_geoms(r, contents, body):
             why = "a primitive fitted to a mesh" if kind in _KINDS else f"type {kind!r}"
             dropped.append(f"{label} of body {body!r} ({why}: not a collision shape treedyn has)")
             continue
-        size = np.r_[r.vec(g, "size", None, a, (0, 0, 0)), np.zeros(3)][:3]
+        size = r.size3(g, a)
         pose = r.pose(g, a)
         if "fromto" in a and kind in ("capsule", "box", "cylinder", "ellipsoid"):
             ft = r.vec(g, "fromto", 6, a)

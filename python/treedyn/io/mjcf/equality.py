@@ -27,6 +27,7 @@ import numpy as np
 from ...algorithms.configuration import neutral
 from ...model import Fixed, Spherical, Transform
 from .._common import matrix_to_quat, quat_to_matrix
+from .._tree import IDENTITY
 
 __all__ = ["add_equalities", "fixed_tendons", "reference_configuration", "site_poses"]
 
@@ -92,7 +93,7 @@ def _frame(reader, model, e, name: str, what: str):
             raise reader.err(f"<{e.tag}>: no site named {name!r}", e)
         body, pose = reader.sites[name]
     else:
-        body, pose = name, Transform()
+        body, pose = name, IDENTITY
     if body not in frames:
         raise reader.err(f"<{e.tag}>: no body named {body!r}", e)
     b, X = frames[body]
@@ -180,7 +181,7 @@ def fixed_tendons(reader, root) -> dict:
 def site_poses(reader, root) -> dict:
     """{site name: (MuJoCo body name, the site's pose in that body's frame)}, through <frame>s."""
     out = {}
-    stack = [(wb, "world", Transform()) for wb in reversed([e for e in root if e.tag == "worldbody"])]
+    stack = [(wb, "world", IDENTITY) for wb in reversed([e for e in root if e.tag == "worldbody"])]
     while stack:  # iterative: a chain of thousands of nested bodies loads
         elem, body, X = stack.pop()
         for e in reversed(list(elem)):
@@ -189,5 +190,5 @@ def site_poses(reader, root) -> dict:
             elif e.tag == "site" and e.get("name"):
                 out[e.get("name")] = (body, X @ reader.pose(e))
             elif e.tag == "body":
-                stack.append((e, reader.body_names.get(id(e), e.get("name")), Transform()))
+                stack.append((e, reader.body_names.get(id(e), e.get("name")), IDENTITY))
     return out

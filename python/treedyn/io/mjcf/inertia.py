@@ -10,7 +10,7 @@ import numpy as np
 
 from ...model import Inertia, Transform
 from .._common import file_inertia, unchecked_inertia, z_to_vector
-from .._tree import fold_inertias
+from .._tree import compose, fold_inertias
 from .meshes import mesh_properties
 from .reader import ORIENTATIONS
 
@@ -96,7 +96,7 @@ def _geom_inertia(r, g, X, cls, body):
         p = mesh_properties(r, g, a, what)  # per unit density, in the mesh's coordinates = the geom's
         m = mass if explicit_mass else density * p.measure
         inertia = file_inertia(m, p.com, (m / p.measure) * p.inertia, what, r.inconsistent)
-        return (inertia, X @ r.pose(g, a))
+        return (inertia, compose(X, r.pose(g, a)))
     if kind not in _GEOM_SOLIDS:
         raise r.err(
             f"{what} is a {kind}: treedyn computes inertias of {', '.join(_GEOM_SOLIDS)} and mesh "
@@ -105,8 +105,7 @@ def _geom_inertia(r, g, X, cls, body):
         )
     if "mesh" in a:  # MuJoCo fits the primitive to the mesh (fitscale, fitaabb)
         raise r.err(f"{what}: a {kind} fitted to mesh {a['mesh']!r} is not supported; give it a size", g)
-    size = r.vec(g, "size", None, a, (0, 0, 0))
-    size = np.r_[size, np.zeros(3)][:3]
+    size = r.size3(g, a)
     if "fromto" in a:
         if kind == "sphere":
             raise r.err(f"{what}: fromto does not apply to a sphere", g)
@@ -126,7 +125,7 @@ def _geom_inertia(r, g, X, cls, body):
     if V <= 0:
         raise r.err(f"{what}: size {a.get('size')!r} gives a {kind} of zero volume", g)
     m = mass if explicit_mass else density * V
-    return (Inertia(m, np.zeros(3), m * I_unit), X @ pose)
+    return (Inertia(m, np.zeros(3), m * I_unit), compose(X, pose))
 
 
 def scale_total_mass(r, nodes):

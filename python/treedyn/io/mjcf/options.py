@@ -27,8 +27,10 @@ def read_compiler(r, root):
         raise r.err(f"<compiler inertiafromgeom={r.fromgeom!r}>: must be auto, true or false", elem)
     rng = c.get("inertiagrouprange", "0 5").split()
     try:
+        if len(rng) != 2 or not all(t.lstrip("+-").isascii() and t.lstrip("+-").isdigit() for t in rng):
+            raise ValueError  # (int() also takes "1_0" and non-ASCII digits)
         r.groups = (int(rng[0]), int(rng[1]))
-    except (ValueError, IndexError):
+    except ValueError:
         raise r.err(f"<compiler inertiagrouprange={c['inertiagrouprange']!r}>: two integers", elem) from None
     if c.get("coordinate", "local") != "local":
         raise r.err(

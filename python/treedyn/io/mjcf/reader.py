@@ -14,7 +14,8 @@ import math
 import numpy as np
 
 from ...model import Transform
-from .._common import IgnoredTags, axis_angle_matrix, quat_to_matrix, unit, z_to_vector
+from .._common import IgnoredTags, axis_angle_matrix, parse_numbers, quat_to_matrix, unit, z_to_vector
+from .._tree import shift
 from .._xml import ModelFileError
 
 __all__ = ["Reader", "ORIENTATIONS"]
@@ -67,14 +68,21 @@ class Reader:
                 raise self.err(f"<{elem.tag}> has no {key!r} attribute", elem)
             return np.array(default, dtype=float)
         try:
-            vals = np.array([float(t) for t in text.split()])
-        except ValueError:
-            raise self.err(f"<{elem.tag} {key}={text!r}>: not a list of numbers", elem) from None
+            vals = parse_numbers(text)
+        except ValueError as e:
+            raise self.err(f"<{elem.tag} {key}={text!r}>: not a list of numbers: {e}", elem) from None
         if n is not None and len(vals) != n:
             raise self.err(f"<{elem.tag} {key}={text!r}>: expected {n} numbers, got {len(vals)}", elem)
-        if not np.all(np.isfinite(vals)):
+        if not all(map(math.isfinite, vals)):
             raise self.err(f"<{elem.tag} {key}={text!r}>: NaN or inf", elem)
-        return vals
+        return np.array(vals, dtype=float)
+
+    def size3(self, elem, attrs):
+        """A geom's ``size``: up to 3 numbers, padded with zeros to 3."""
+        size = np.zeros(3)
+        v = self.vec(elem, "size", None, attrs, (0, 0, 0))[:3]
+        size[: len(v)] = v
+        return size
 
     def angle(self, x):
         return x * math.pi / 180.0 if self.deg else x
@@ -114,6 +122,8 @@ class Reader:
 
     def pose(self, elem, attrs=None) -> Transform:
         a = elem.attrib if attrs is None else attrs
+        if not any(k in a for k in ORIENTATIONS):  # a translation (most bodies): no rotation to clean up
+            return shift(self.vec(elem, "pos", 3, a, (0, 0, 0)))
         R = self.rotation(elem, a)
         U, _, Vt = np.linalg.svd(R)  # re-orthonormalise what the user typed
         return Transform(U @ Vt, self.vec(elem, "pos", 3, a, (0, 0, 0)))
