@@ -9,6 +9,7 @@ as Pinocchio keeps them) in an ``InertiaWarning``; joints that move no mass in a
 
 from ..model.tree import _FILE_READERS
 from ._common import IgnoredElementWarning, InertiaWarning
+from ._files import regular_file_problem
 from ._tree import MassWarning
 from ._xml import ModelFileError
 from .mjcf import load_mjcf
@@ -38,13 +39,14 @@ LOADERS = {
 
 def file_kind(path: str):
     """The LOADERS kind of a file ("urdf", "mjcf") from its root element (<robot>, <mujoco>), else
-    from its extension (.urdf; .xml, .mjcf) when the XML cannot be read (the loader then says why);
-    None otherwise."""
+    from its extension (.urdf; .xml, .mjcf) when the XML cannot be read or the path is no regular
+    file (never opened then: a FIFO would block; the loader then says why); None otherwise."""
     import xml.etree.ElementTree as ET
 
     try:
-        for _, elem in ET.iterparse(path, events=("start",)):
-            return {root: kind for kind, (_, root, _, _) in LOADERS.items()}.get(elem.tag)
+        if regular_file_problem(path) is None:
+            for _, elem in ET.iterparse(path, events=("start",)):
+                return {root: kind for kind, (_, root, _, _) in LOADERS.items()}.get(elem.tag)
     except (ET.ParseError, OSError):
         pass
     low = path.lower()

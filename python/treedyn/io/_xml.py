@@ -13,19 +13,10 @@ import xml.etree.ElementTree as ET
 from contextlib import contextmanager
 from xml.parsers import expat
 
-__all__ = ["ModelFileError", "XMLDocument", "read_xml", "file_errors"]
+from ._errors import ModelFileError
+from ._files import Budget
 
-
-class ModelFileError(ValueError):
-    """A model file that cannot be loaded: malformed XML, a structure treedyn cannot represent
-    (a kinematic loop, a mimic joint), or a value that makes no sense. The message names the file
-    (``source``) and, when known, the line."""
-
-    def __init__(self, message: str, source: str = "", line: int | None = None):
-        where = source + (f", line {line}" if line else "")
-        super().__init__(f"{where}: {message}" if where else message)
-        self.source = source
-        self.line = line
+__all__ = ["ModelFileError", "XMLDocument", "read_xml", "parse_xml_text", "file_errors"]
 
 
 class XMLDocument:
@@ -79,9 +70,11 @@ def _looks_like_xml_bytes(data: bytes) -> bool:
     return data.lstrip().startswith((b"<",) + _BOMS)
 
 
-def read_xml(path_or_xml, kind: str) -> XMLDocument:
+def read_xml(path_or_xml, kind: str, budget: Budget | None = None) -> XMLDocument:
     """Parse ``path_or_xml``: a path (str or os.PathLike), or the XML text itself (a str or bytes
     starting with '<' after whitespace). ``kind`` ("URDF", "MJCF") only names things in messages.
+    A path is read through ``budget`` (the load's: treedyn.io._files; a new one when None): a
+    regular file only, within the size limit.
     """
     if isinstance(path_or_xml, (bytes, bytearray)):
         data = bytes(path_or_xml)
@@ -100,15 +93,7 @@ def read_xml(path_or_xml, kind: str) -> XMLDocument:
         raise ModelFileError(
             f"the {kind} source is {'empty' if not path else 'blank'} (expected a file path or XML text)", text_source
         )
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{kind} file not found: {path!r}")
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{kind} path is a directory, not a file: {path!r}")
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise OSError(f"cannot read {kind} file {path!r}: {e.strerror or e}") from e
+    data = (budget or Budget()).read_xml(path, f"{kind} file")
     return parse_xml_text(data, path, os.path.dirname(os.path.abspath(path)))
 
 

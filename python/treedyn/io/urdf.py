@@ -90,7 +90,9 @@ from ._common import (
     z_to_vector,
 )
 from ._tree import IDENTITY, Node, Step, build_model
+from ._files import Budget
 from ._xml import ModelFileError, file_errors, read_xml
+from .mesh import MeshError, read_mesh_bytes, trimesh_input
 
 __all__ = ["load_urdf", "MissingMeshWarning"]
 
@@ -126,13 +128,15 @@ def load_urdf(
     """
     _checks.choice(mimic, "mimic", MIMIC)
     floating_base = _checks.boolean(floating_base, "floating_base")
-    doc = read_xml(path_or_xml, "URDF")
-    return _Reader(doc, floating_base, mimic).build(package_dirs)
+    budget = Budget()  # what this load may read (the file and its meshes: treedyn.io._files)
+    doc = read_xml(path_or_xml, "URDF", budget)
+    return _Reader(doc, floating_base, mimic, budget).build(package_dirs)
 
 
 class _Reader:
-    def __init__(self, doc, floating_base: bool, mimic: str):
+    def __init__(self, doc, floating_base: bool, mimic: str, budget: Budget):
         self.doc = doc
+        self.budget = budget
         self.floating_base = floating_base
         self.mimic = mimic
         self.mimics: list = []  # (joint, its <mimic> element) to couple once the tree is built
@@ -446,8 +450,13 @@ class _Reader:
             try:
                 import trimesh
 
-                mesh = trimesh.load(path, force="mesh")
+                # read here (a regular file, within the load's budget: treedyn.io._files), parsed from memory
+                kind = os.path.splitext(path)[1].lower().lstrip(".")
+                stream = trimesh_input(path, read_mesh_bytes(path, self.budget), kind)
+                mesh = trimesh.load(stream, file_type=kind, force="mesh")
                 self.hulls[key] = ConvexMesh.hull(np.asarray(mesh.vertices, dtype=float) * scale)
+            except MeshError as e:
+                self.hulls[key] = f"mesh {filename!r} unreadable ({e})"
             except Exception as e:  # trimesh's readers raise many kinds (a .dae without pycollada: ImportError)
                 self.hulls[key] = f"mesh {filename!r} unreadable ({type(e).__name__}: {e})"
         if isinstance(self.hulls[key], str):

@@ -179,7 +179,9 @@ class Transform:
         given in the child frame, in the parent frame: rotation @ p + translation."""
         if isinstance(other, Transform):
             # a product of two checked transforms needs no new checks (file loaders compose thousands)
-            return Transform._proper(self.rotation @ other.rotation, self.rotation @ other.translation + self.translation)
+            return Transform._proper(
+                self.rotation @ other.rotation, self.rotation @ other.translation + self.translation
+            )
         if not isinstance(other, (np.ndarray, list, tuple)):
             return NotImplemented
         p = np.asarray(other)

@@ -88,6 +88,7 @@ from __future__ import annotations
 from ...model import Model
 from .._common import warn_inconsistent_inertias
 from .._tree import build_model
+from .._files import Budget
 from .._xml import ModelFileError, file_errors, read_xml
 from . import actuators, bodies, collision, defaults, document, equality, inertia, meshes, options
 from .reader import Reader
@@ -97,7 +98,8 @@ __all__ = ["load_mjcf"]
 
 def load_mjcf(path_or_xml) -> Model:
     """Load an MJCF file (a path) or MJCF text (a string starting with '<') as a treedyn Model."""
-    r = Reader(read_xml(path_or_xml, "MJCF"))
+    budget = Budget()  # what this load may read (its files, includes and meshes: treedyn.io._files)
+    r = Reader(read_xml(path_or_xml, "MJCF", budget), budget)
     r.locate(r.doc)
     with file_errors(r.err, lambda: r.current):
         return _read(r)

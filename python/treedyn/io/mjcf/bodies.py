@@ -130,7 +130,9 @@ def _joints(r, node, body, body_pose, joints, parent):
         if kind == "hinge":
             ref = r.angle(ref)
             joint = Revolute(axis)
-            pre = Transform(axis_angle_matrix(axis, -ref), np.zeros(3)) if ref else IDENTITY  # the file's pose is q = ref
+            pre = (
+                Transform(axis_angle_matrix(axis, -ref), np.zeros(3)) if ref else IDENTITY
+            )  # the file's pose is q = ref
         elif kind == "slide":
             joint = Prismatic(axis)
             pre = shift(-ref * unit(axis))

@@ -15,6 +15,7 @@ import numpy as np
 
 from ...model import Transform
 from .._common import IgnoredTags, axis_angle_matrix, parse_numbers, quat_to_matrix, unit, z_to_vector
+from .._files import Budget
 from .._tree import shift
 from .._xml import ModelFileError
 
@@ -24,8 +25,9 @@ ORIENTATIONS = ("quat", "axisangle", "euler", "xyaxes", "zaxis")
 
 
 class Reader:
-    def __init__(self, doc):
+    def __init__(self, doc, budget=None):
         self.doc = doc
+        self.budget = budget or Budget()  # what the load may still read (treedyn.io._files)
         self.where: dict[int, tuple[str, int | None]] = {}
         self.ignored = IgnoredTags(doc.source)
         self.inconsistent: list[str] = []
