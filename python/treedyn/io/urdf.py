@@ -89,8 +89,8 @@ from ._common import (
     warn_inconsistent_inertias,
     z_to_vector,
 )
-from ._tree import IDENTITY, Node, Step, build_model
 from ._files import Budget
+from ._tree import IDENTITY, Node, Step, build_model
 from ._xml import ModelFileError, file_errors, read_xml
 from .mesh import MeshError, read_mesh_bytes, trimesh_input
 

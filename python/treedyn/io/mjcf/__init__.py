@@ -87,8 +87,8 @@ from __future__ import annotations
 
 from ...model import Model
 from .._common import warn_inconsistent_inertias
-from .._tree import build_model
 from .._files import Budget
+from .._tree import build_model
 from .._xml import ModelFileError, file_errors, read_xml
 from . import actuators, bodies, collision, defaults, document, equality, inertia, meshes, options
 from .reader import Reader
