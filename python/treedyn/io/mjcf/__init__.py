@@ -86,7 +86,7 @@ collision geoms), ``equality``; ``treedyn.io._tree.build_model`` assembles the M
 from __future__ import annotations
 
 from ...model import Model
-from .._common import warn_inconsistent_inertias
+from .._common import gc_paused, warn_inconsistent_inertias
 from .._files import Budget
 from .._tree import build_model
 from .._xml import ModelFileError, file_errors, read_xml
@@ -99,10 +99,11 @@ __all__ = ["load_mjcf"]
 def load_mjcf(path_or_xml) -> Model:
     """Load an MJCF file (a path) or MJCF text (a string starting with '<') as a treedyn Model."""
     budget = Budget()  # what this load may read (its files, includes and meshes: treedyn.io._files)
-    r = Reader(read_xml(path_or_xml, "MJCF", budget), budget)
-    r.locate(r.doc)
-    with file_errors(r.err, lambda: r.current):
-        return _read(r)
+    with gc_paused():
+        r = Reader(read_xml(path_or_xml, "MJCF", budget), budget)
+        r.locate(r.doc)
+        with file_errors(r.err, lambda: r.current):
+            return _read(r)
 
 
 def _read(r: Reader) -> Model:

@@ -89,7 +89,7 @@ def tendons(r, root, model) -> None:
             for j in t:
                 if j.tag == "joint":
                     jn = j.get("joint")
-                    terms[jn] = terms.get(jn, 0.0) + float(r.vec(j, "coef", 1, None, (1.0,))[0])
+                    terms[jn] = terms.get(jn, 0.0) + r.num(j, "coef", None, 1.0)
             rest = r.vec(t, "springlength", None, a, (-1.0,))
             if rest[0] == -1.0:  # MuJoCo's default: the length at the joints' springref
                 rest = np.array([sum(c * springref.get(jn, 0.0) for jn, c in terms.items())])
@@ -97,11 +97,11 @@ def tendons(r, root, model) -> None:
                 model.add_tendon(
                     name,
                     terms,
-                    stiffness=float(r.vec(t, "stiffness", 1, a, (0.0,))[0]),
-                    damping=float(r.vec(t, "damping", 1, a, (0.0,))[0]),
+                    stiffness=r.num(t, "stiffness", a, 0.0),
+                    damping=r.num(t, "damping", a, 0.0),
                     rest_length=rest,
                     range=_limited(r, t, a, "range", f"tendon {name!r}"),
-                    frictionloss=float(r.vec(t, "frictionloss", 1, a, (0.0,))[0]),
+                    frictionloss=r.num(t, "frictionloss", a, 0.0),
                 )
             except ValueError as err:
                 raise r.err(str(err), t) from None
@@ -156,7 +156,7 @@ def actuators(r, root, model) -> None:
                     name,
                     target,
                     transmission,
-                    gear=float(r.vec(e, "gear", None, a, (1.0,))[0]),
+                    gear=r.num(e, "gear", a, 1.0, n=None),
                     gain=gain,
                     bias=bias,
                     ctrlrange=_limited(r, e, a, "ctrlrange", f"actuator {name!r}"),
@@ -174,7 +174,7 @@ def actuators(r, root, model) -> None:
 
 def _gain_bias(r, e, a, name):
     """(gain, bias, dynamics, time constant) of a shortcut or <general>; dynamics None: not modelled."""
-    num = lambda key, default: float(r.vec(e, key, 1, a, (default,))[0])  # noqa: E731
+    num = lambda key, default: r.num(e, key, a, default)  # noqa: E731
     if e.tag == "motor":
         return (1.0,), (0.0,), "none", 1.0
     if e.tag == "position":
@@ -197,5 +197,5 @@ def _gain_bias(r, e, a, name):
     b = r.vec(e, "biasprm", None, a, (0.0,))[:3] if biastype == "affine" else (0.0,)
     if gaintype == "fixed":
         g = g[:1]
-    T = float(r.vec(e, "dynprm", None, a, (1.0,))[0])
+    T = r.num(e, "dynprm", a, 1.0, n=None)
     return tuple(g), tuple(b), dyntype, T if dyntype == "filter" else 1.0

@@ -120,19 +120,19 @@ def _joints(r, node, body, body_pose, joints, parent):
         if kind not in ("hinge", "slide", "ball"):
             raise r.err(f"joint {name!r} has type {kind!r}; MJCF joint types are hinge, slide, ball and free", e)
         _passive(r, name, kind, a, e)
-        p = F.rotation @ r.vec(e, "pos", 3, a, (0, 0, 0)) + F.translation if kind != "slide" else np.zeros(3)
-        axis = F.rotation @ r.vec(e, "axis", 3, a, (0, 0, 1))
+        p = np.zeros(3) if kind == "slide" else _placed(F, r.vec(e, "pos", 3, a, (0, 0, 0)))
+        axis = r.vec(e, "axis", 3, a, (0, 0, 1))
+        axis = axis if F is IDENTITY else F.rotation @ axis
         if kind != "ball" and tiny(axis):
             raise r.err(f"joint {name!r} has a zero axis", e)
-        ref = float(r.vec(e, "ref", 1, a, (0,))[0]) if kind != "ball" else 0.0
+        ref = r.num(e, "ref", a, 0) if kind != "ball" else 0.0
         if kind != "ball":
             r.qpos0[name] = r.angle(ref) if kind == "hinge" else ref
         if kind == "hinge":
             ref = r.angle(ref)
             joint = Revolute(axis)
-            pre = (
-                Transform(axis_angle_matrix(axis, -ref), np.zeros(3)) if ref else IDENTITY
-            )  # the file's pose is q = ref
+            # the file's pose is q = ref
+            pre = Transform(axis_angle_matrix(axis, -ref), np.zeros(3)) if ref else IDENTITY
         elif kind == "slide":
             joint = Prismatic(axis)
             pre = shift(-ref * unit(axis))
@@ -147,6 +147,11 @@ def _joints(r, node, body, body_pose, joints, parent):
         node.offset = shift(-anchor)
     else:
         node.placement = body_pose
+
+
+def _placed(F, p):
+    """The point p of an enclosing <frame> F in the body's frame (most joints have no frame)."""
+    return p if F is IDENTITY else F.rotation @ p + F.translation
 
 
 def _range(r, name, kind, a, e):
@@ -188,7 +193,7 @@ def _passive(r, name, kind, a, e):
     vals = {}
     for attr in ("damping", "stiffness", "springref", "armature", "frictionloss"):
         if attr in a:
-            x = float(r.vec(e, attr, 1, a)[0])
+            x = r.num(e, attr, a)
             if attr != "springref" and x < 0:
                 raise r.err(f"joint {name!r}: {attr}={a[attr]!r} must be >= 0", e)
             vals[attr] = r.angle(x) if attr == "springref" and kind == "hinge" else x

@@ -31,7 +31,7 @@ def collision_geoms(r, contents, body):
         kind = a.get("type", "sphere")
         masks = []
         for key in ("contype", "conaffinity"):
-            x = float(r.vec(g, key, 1, a, (1,))[0])
+            x = r.num(g, key, a, 1)
             if not (0 <= x < 2**31 and x == int(x)):
                 raise r.err(f"geom of body {body!r}: {key}={a.get(key)!r} is not a non-negative integer", g)
             masks.append(int(x))
@@ -81,10 +81,10 @@ def collision_geoms(r, contents, body):
         except (ValueError, TypeError) as e:
             raise r.err(f"{kind} geom of body {body!r}: {e}", g) from None
         r.current = g
-        kw = {"friction": float(r.vec(g, "friction", None, a, (1.0,))[0]), "contype": contype}
+        kw = {"friction": r.num(g, "friction", a, 1.0, n=None), "contype": contype}
         kw["conaffinity"] = conaffinity
         kw["condim"] = _condim(r, g, a, label)
-        kw["margin"] = float(r.vec(g, "margin", 1, a, (0.0,))[0])
+        kw["margin"] = r.num(g, "margin", a, 0.0)
         if kw["margin"] < 0:
             raise r.err(f"{label} of body {body!r}: margin={a['margin']!r} is negative", g)
         if a.get("name"):
@@ -130,8 +130,8 @@ def read_contact(r, root, model):
                         raise r.err(f"<pair {k}={a.get(k)!r}>: no collision geom of that name", e)
                     geoms.append(a[k])
                 kw = {"condim": _condim(r, e, a, "<pair>") if "condim" in a else None}
-                kw["friction"] = float(r.vec(e, "friction", None, a)[0]) if "friction" in a else None
-                kw["margin"] = float(r.vec(e, "margin", 1, a)[0]) if "margin" in a else None
+                kw["friction"] = r.num(e, "friction", a, n=None) if "friction" in a else None
+                kw["margin"] = r.num(e, "margin", a) if "margin" in a else None
                 try:
                     model.add_contact_pair(*geoms, **kw)
                 except ValueError as ex:

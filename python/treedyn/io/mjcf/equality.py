@@ -173,7 +173,7 @@ def fixed_tendons(reader, root) -> dict:
             terms = {}
             for j in t:
                 if j.tag == "joint":
-                    terms[j.get("joint")] = terms.get(j.get("joint"), 0.0) + float(reader.vec(j, "coef", 1)[0])
+                    terms[j.get("joint")] = terms.get(j.get("joint"), 0.0) + reader.num(j, "coef")
             out[t.get("name")] = terms
     return out
 

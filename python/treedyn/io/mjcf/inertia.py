@@ -53,7 +53,7 @@ def _file_body_inertia(r, body, name, contents):
 def _inertial(r, e, name):
     r.current = e
     a = e.attrib
-    mass = float(r.vec(e, "mass", 1, a)[0])
+    mass = r.num(e, "mass", a)
     pos = r.vec(e, "pos", 3, a, (0, 0, 0))
     if ("diaginertia" in a) == ("fullinertia" in a):
         raise r.err(f"body {name!r} <inertial>: give exactly one of diaginertia and fullinertia", e)
@@ -76,15 +76,15 @@ def _geom_inertia(r, g, X, cls, body):
     a = r.attrs(g, cls)
     gname = a.get("name") or "(unnamed)"
     what = f"geom {gname} of body {body!r}"
-    group = float(r.vec(g, "group", 1, a, (0,))[0])
+    group = r.num(g, "group", a, 0)
     if group != int(group):
         raise r.err(f"<geom group={a['group']!r}>: not an integer", g)
     if not r.groups[0] <= group <= r.groups[1]:
         return None
     kind = a.get("type", "sphere")
     explicit_mass = "mass" in a
-    mass = float(r.vec(g, "mass", 1, a)[0]) if explicit_mass else None
-    density = float(r.vec(g, "density", 1, a, (1000.0,))[0])
+    mass = r.num(g, "mass", a) if explicit_mass else None
+    density = r.num(g, "density", a, 1000.0)
     if (explicit_mass and mass == 0) or (not explicit_mass and density == 0):
         return None
     if kind == "plane":

@@ -64,11 +64,26 @@ class Reader:
 
     # ------------------------------------------------------------------ numbers and poses
     def vec(self, elem, key, n, attrs=None, default=None):
+        """The numbers of attribute ``key`` (of ``attrs``, else the element's) as a float array: n
+        of them (any number for None), finite; ``default`` when absent (an error if None)."""
         text = (attrs if attrs is not None else elem.attrib).get(key)
         if text is None:
             if default is None:
                 raise self.err(f"<{elem.tag}> has no {key!r} attribute", elem)
             return np.array(default, dtype=float)
+        return np.array(self._numbers(elem, key, text, n), dtype=float)
+
+    def num(self, elem, key, attrs=None, default=None, n=1) -> float:
+        """The first number of attribute ``key`` as a float (read as ``vec`` reads it, without the
+        array: several per body, in the loader's hot path)."""
+        text = (attrs if attrs is not None else elem.attrib).get(key)
+        if text is None:
+            if default is None:
+                raise self.err(f"<{elem.tag}> has no {key!r} attribute", elem)
+            return float(default)
+        return self._numbers(elem, key, text, n)[0]
+
+    def _numbers(self, elem, key, text, n) -> list:
         try:
             vals = parse_numbers(text)
         except ValueError as e:
@@ -77,7 +92,7 @@ class Reader:
             raise self.err(f"<{elem.tag} {key}={text!r}>: expected {n} numbers, got {len(vals)}", elem)
         if not all(map(math.isfinite, vals)):
             raise self.err(f"<{elem.tag} {key}={text!r}>: NaN or inf", elem)
-        return np.array(vals, dtype=float)
+        return vals
 
     def size3(self, elem, attrs):
         """A geom's ``size``: up to 3 numbers, padded with zeros to 3."""
