@@ -25,11 +25,17 @@ import numpy as np
 from ..model import Free, Inertia, Joint, Model, Transform
 from ._common import unchecked_inertia, user_stacklevel
 
-__all__ = ["Step", "Node", "build_model", "fold_inertias", "MassWarning", "IDENTITY", "compose", "shift"]
+__all__ = ["Step", "Node", "build_model", "fold_inertias", "MassWarning", "IDENTITY", "compose", "shift", "rotates"]
 
 #: The identity placement, shared (a Transform is immutable): the loaders need it several times
 #: per body, and making one costs as much as the rest of a body's reading.
-IDENTITY = Transform()
+IDENTITY = Transform._translation(np.zeros(3))
+
+
+def rotates(X: Transform) -> bool:
+    """Whether X has a rotation: False for IDENTITY and the translations ``shift`` makes (they
+    share IDENTITY's rotation array), so that callers skip products with the identity."""
+    return X.rotation is not IDENTITY.rotation
 
 
 class MassWarning(UserWarning):
@@ -149,7 +155,7 @@ def shift(v: np.ndarray) -> Transform:
         return IDENTITY
     if not np.isfinite(v).all():
         raise ValueError(f"a translation is not finite: {v}")
-    return Transform._proper(np.eye(3), v)
+    return Transform._translation(v)
 
 
 def _warn_massless(model: Model, source: str) -> None:
@@ -157,7 +163,8 @@ def _warn_massless(model: Model, source: str) -> None:
     N, parents = model.n_bodies, model.parents
     weight = np.zeros(N)
     for i, inertia in enumerate(model.inertias[1:], start=1):
-        weight[i] = max(abs(inertia.mass), np.abs(inertia.inertia_origin).max())
+        # only whether a subtree weighs nothing matters: a positive mass says so without Ī
+        weight[i] = inertia.mass if inertia.mass > 0 else np.abs(inertia.inertia_origin).max()
     for i in range(N - 1, 0, -1):
         weight[parents[i]] += weight[i]
     joints, names = model.joints, model.body_joint_names  # (each property is a copy: read once)

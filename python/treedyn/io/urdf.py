@@ -91,7 +91,7 @@ from ._common import (
     z_to_vector,
 )
 from ._files import Budget
-from ._tree import IDENTITY, Node, Step, build_model, shift
+from ._tree import IDENTITY, Node, Step, build_model, rotates, shift
 from ._xml import ModelFileError, file_errors, read_xml
 from .mesh import MeshError, read_mesh_bytes, trimesh_input
 
@@ -488,8 +488,9 @@ class _Reader:
             floats(doc, i, k, 1, None, what + " <inertia>") for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
         )
         I = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        I = X.rotation @ I @ X.rotation.T if rotates(X) else I
         try:
-            return file_inertia(mass, X.translation, X.rotation @ I @ X.rotation.T, f"link {link!r}", self.inconsistent)
+            return file_inertia(mass, X.translation, I, f"link {link!r}", self.inconsistent)
         except ValueError as e:
             raise self.err(f"{what}: {e}", inertial) from None
 

@@ -104,12 +104,23 @@ class Transform:
         object.__setattr__(self, "translation", _freeze(_vec3(self.translation, "Transform translation")))
 
     @classmethod
-    def _proper(cls, rotation: np.ndarray, translation: np.ndarray) -> Transform:
+    def _proper(cls, rotation: np.ndarray, translation: np.ndarray, *, fresh: bool = False) -> Transform:
         """A Transform without the checks, for a rotation that is proper by construction (a product
         of checked rotations, Rodrigues' formula of a finite axis and angle) and a finite
-        translation: the file loaders make several per body, and the checks cost most of one."""
+        translation: the file loaders make several per body, and the checks cost most of one.
+        fresh: the arrays are new float arrays no caller holds (they are frozen, not copied)."""
         X = object.__new__(cls)
-        object.__setattr__(X, "rotation", _frozen(rotation))
+        keep = _freeze if fresh else _frozen
+        object.__setattr__(X, "rotation", keep(rotation))
+        object.__setattr__(X, "translation", keep(translation))
+        return X
+
+    @classmethod
+    def _translation(cls, translation: np.ndarray) -> Transform:
+        """The pure translation by a finite ``translation`` (copied), without the checks; its rotation
+        is one shared read-only identity (a Transform's arrays are never written)."""
+        X = object.__new__(cls)
+        object.__setattr__(X, "rotation", _EYE3)
         object.__setattr__(X, "translation", _frozen(translation))
         return X
 
@@ -180,9 +191,8 @@ class Transform:
         given in the child frame, in the parent frame: rotation @ p + translation."""
         if isinstance(other, Transform):
             # a product of two checked transforms needs no new checks (file loaders compose thousands)
-            return Transform._proper(
-                self.rotation @ other.rotation, self.rotation @ other.translation + self.translation
-            )
+            R, p = self.rotation @ other.rotation, self.rotation @ other.translation + self.translation
+            return Transform._proper(R, p, fresh=True)
         if not isinstance(other, (np.ndarray, list, tuple)):
             return NotImplemented
         p = np.asarray(other)
