@@ -17,6 +17,7 @@ body frame sits on its joint).
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 
@@ -151,9 +152,10 @@ def compose(X: Transform, Y: Transform) -> Transform:
 
 def shift(v: np.ndarray) -> Transform:
     """The translation by ``v`` (IDENTITY for 0); ValueError if v is not finite."""
-    if not v.any():
+    x, y, z = v.tolist()  # (Python floats: numpy's reductions cost more on 3 numbers)
+    if x == y == z == 0.0:
         return IDENTITY
-    if not np.isfinite(v).all():
+    if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
         raise ValueError(f"a translation is not finite: {v}")
     return Transform._translation(v)
 

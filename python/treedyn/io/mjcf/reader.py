@@ -16,7 +16,7 @@ import numpy as np
 from ...model import Transform
 from .._common import IgnoredTags, axis_angle_matrix, parse_numbers, quat_to_matrix, unit, z_to_vector
 from .._files import Budget
-from .._tree import shift
+from .._tree import IDENTITY, shift
 from .._xml import ModelFileError
 
 __all__ = ["Reader", "ORIENTATIONS"]
@@ -140,7 +140,7 @@ class Reader:
     def pose(self, elem, attrs=None) -> Transform:
         a = elem.attrib if attrs is None else attrs
         if not any(k in a for k in ORIENTATIONS):  # a translation (most bodies): no rotation to clean up
-            return shift(self.vec(elem, "pos", 3, a, (0, 0, 0)))
+            return shift(self.vec(elem, "pos", 3, a)) if "pos" in a else IDENTITY
         R = self.rotation(elem, a)
         U, _, Vt = np.linalg.svd(R)  # re-orthonormalise what the user typed
         return Transform(U @ Vt, self.vec(elem, "pos", 3, a, (0, 0, 0)))
