@@ -59,7 +59,7 @@ class Node:
     offset: Transform = IDENTITY
     inertia: Inertia | None = None  # in the node's frame
     placement: Transform = IDENTITY  # node in parent node, when welded (no steps)
-    line: int | None = None
+    elem: object = None  # the XML element errors about the node name (its file and line)
     body_name: str | None = None  # name of the node's body when it is not the node's name
     geoms: list = field(default_factory=list)  # [(shape, pose in the node's frame, add_geom keywords)]
 
@@ -82,7 +82,7 @@ def fold_inertias(parts) -> Inertia:
 
 
 def build_model(nodes, gravity, error, source: str) -> Model:
-    """Model from ``nodes`` (depth-first, root first). ``error(message, line)`` makes the exception
+    """Model from ``nodes`` (depth-first, root first). ``error(message, element)`` makes the exception
     to raise. The root node, if it has no steps, is the world: its own inertia is dropped.
 
     Adds ``model.frames``: {node name: (name of the body it is part of, pose of the node's frame in
@@ -90,7 +90,7 @@ def build_model(nodes, gravity, error, source: str) -> Model:
     """
     # node -> (index of the pending body that carries it (0: world), pose of node frame in it)
     carrier: dict[str, tuple[int, Transform]] = {}
-    pending = []  # [name, parent index, joint, placement, joint name, inertia parts, line]
+    pending = []  # [name, parent index, joint, placement, joint name, inertia parts, element]
     for node in nodes:
         if node.parent is None:
             body, pose = 0, IDENTITY
@@ -99,7 +99,7 @@ def build_model(nodes, gravity, error, source: str) -> Model:
                 continue
         else:
             if node.parent not in carrier:
-                raise error(f"internal: parent {node.parent!r} of {node.name!r} not placed yet", node.line)
+                raise error(f"internal: parent {node.parent!r} of {node.name!r} not placed yet", node.elem)
             body, pose = carrier[node.parent]
         if not node.steps:
             pose = compose(pose, node.placement)
@@ -116,9 +116,9 @@ def build_model(nodes, gravity, error, source: str) -> Model:
                     f"joint {step.joint_name!r} is a free (floating) joint between {node.parent!r} "
                     f"and {node.name!r}; treedyn supports free joints only between the world and a "
                     f"body (the floating base)",
-                    node.line,
+                    node.elem,
                 )
-            pending.append([name, body, step.joint, compose(placement, step.placement), step.joint_name, [], node.line])
+            pending.append([name, body, step.joint, compose(placement, step.placement), step.joint_name, [], node.elem])
             body, placement = len(pending), IDENTITY
         carrier[node.name] = (body, node.offset)
         if node.inertia is not None:
@@ -126,12 +126,12 @@ def build_model(nodes, gravity, error, source: str) -> Model:
 
     model = Model(gravity=gravity)
     zero = Inertia(0.0, np.zeros(3), np.zeros((3, 3)))
-    for name, parent, joint, placement, jname, parts, line in pending:
+    for name, parent, joint, placement, jname, parts, elem in pending:
         try:
             inertia = fold_inertias(parts) if parts else zero
             model.add_body(name, parent=parent, joint=joint, placement=placement, inertia=inertia, joint_name=jname)
         except (ValueError, TypeError) as e:
-            raise error(f"body {name!r} (joint {jname!r}): {e}", line) from None
+            raise error(f"body {name!r} (joint {jname!r}): {e}", elem) from None
     for n, (b, X) in carrier.items():
         model.add_frame(n, b, X)
     for node in nodes:
@@ -140,7 +140,7 @@ def build_model(nodes, gravity, error, source: str) -> Model:
             try:
                 model.add_geom(b, shape, compose(X, pose), **kw)
             except (ValueError, TypeError) as e:
-                raise error(f"geom {kw.get('name')!r} of {node.name!r}: {e}", node.line) from None
+                raise error(f"geom {kw.get('name')!r} of {node.name!r}: {e}", node.elem) from None
     _warn_massless(model, source)
     return model
 

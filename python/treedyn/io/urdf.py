@@ -195,7 +195,7 @@ class _Reader:
         nodes, limits = self._nodes(root, links, tree, joint_of)
         if package_dirs is not None:
             self._check_meshes(links.values(), package_dirs)
-        model = build_model(nodes, (0.0, 0.0, -9.81), self._err_line, doc.source)
+        model = build_model(nodes, (0.0, 0.0, -9.81), self.err, doc.source)
         for name, (lower, upper) in limits.items():
             model.set_joint_limits(name, lower, upper)
         for name, (damping, friction) in self.dynamics.items():  # <dynamics>: viscous and dry joint friction
@@ -229,9 +229,6 @@ class _Reader:
             model.add_coupling(name, leader, polycoef=(offset, multiplier))
         except ValueError as e:
             raise self.err(f"{what}: {e}", mimic) from None
-
-    def _err_line(self, message, line):
-        return ModelFileError(message, self.doc.source, line)
 
     def _refuse_xacro(self, robot):
         for elem in robot.iter():
@@ -307,7 +304,7 @@ class _Reader:
             seen.add(link)
             elem = self.current = links[link]
             if link == root:
-                node = Node(link, None, line=self.doc.line(elem))
+                node = Node(link, None, elem=elem)
                 if self.floating_base:
                     # a root link named "world" (as in many arm descriptions) floats too, as in
                     # Pinocchio; its body cannot take the world's name
@@ -365,7 +362,7 @@ class _Reader:
             self.mimics.append((j, mimic))
         parent = j.find("parent").get("link")
         origin = self._origin(j, what)
-        node = Node(child, parent, line=doc.line(j))
+        node = Node(child, parent, elem=j)
         if kind == "fixed":
             node.placement = origin
             return node

@@ -45,7 +45,7 @@ def read_bodies(r, worldbodies):
         if elem.get("gravcomp") not in (None, "0"):
             r.ignored.note("body gravcomp not modelled (gravity compensation is a force; forces are inputs)")
         contents = _contents(r, elem, IDENTITY, childclass)
-        node = Node(name, parent, line=r.where.get(id(elem), (None, None))[1])
+        node = Node(name, parent, elem=elem)
         body_pose = compose(X, r.pose(elem))
         _joints(r, node, elem, body_pose, [c for c in contents if c[0] == "joint"], parent)
         node.inertia = body_inertia(r, elem, name, contents)

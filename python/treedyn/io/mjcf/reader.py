@@ -28,7 +28,7 @@ class Reader:
     def __init__(self, doc, budget=None):
         self.doc = doc
         self.budget = budget or Budget()  # what the load may still read (treedyn.io._files)
-        self.where: dict[int, tuple[str, int | None]] = {}
+        self.where: dict = {}  # id(element) -> the included document it came from (else: doc)
         self.ignored = IgnoredTags(doc.source)
         self.inconsistent: list[str] = []
         self.limits: dict[str, tuple[float, float]] = {}
@@ -42,15 +42,15 @@ class Reader:
 
     # ------------------------------------------------------------------ errors
     def err(self, message: str, elem=None) -> ModelFileError:
-        source, line = (
-            self.where.get(id(elem), (self.doc.source, None)) if elem is not None else (self.doc.source, None)
-        )
-        return ModelFileError(message, source, line)
+        """The error naming the file and line of ``elem`` (the main file's or an include's)."""
+        if elem is None:
+            return ModelFileError(message, self.doc.source)
+        return self.where.get(id(elem), self.doc).error(message, elem)
 
     def locate(self, doc):
-        """Remember the file and line of each element of ``doc`` (the main file or an include)."""
+        """Remember that the elements of ``doc`` (an included file) come from it, for errors."""
         for e in doc.root.iter():
-            self.where[id(e)] = (doc.source, doc.line(e))
+            self.where[id(e)] = doc
 
     # ------------------------------------------------------------------ defaults
     def attrs(self, elem, cls):
