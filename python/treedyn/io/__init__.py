@@ -5,6 +5,9 @@ a path or the XML text itself (a string starting with '<'). A file that cannot b
 ``ModelFileError`` (a ValueError) naming the file, the line and the problem; elements that are read
 past are reported in one ``IgnoredElementWarning`` per file; physically inconsistent inertias (kept,
 as Pinocchio keeps them) in an ``InertiaWarning``; joints that move no mass in a ``MassWarning``.
+Every file a load reads (the model, its includes, its meshes) is read only if it is a regular file
+and within the load's limits (``treedyn.io._files``: TREEDYN_MAX_XML_BYTES, TREEDYN_MAX_INCLUDES,
+TREEDYN_MAX_MESH_BYTES); numbers only as MJCF and URDF write them (``_common.parse_numbers``).
 """
 
 from ..model.tree import _FILE_READERS
