@@ -198,11 +198,12 @@ class _Reader:
         model = build_model(nodes, (0.0, 0.0, -9.81), self.err, doc.source)
         for name, (lower, upper) in limits.items():
             model.set_joint_limits(name, lower, upper)
-        for name, (damping, friction) in self.dynamics.items():  # <dynamics>: viscous and dry joint friction
-            if damping:
-                model.set_joint_spring(name, damping=damping)
-            if friction:
-                model.set_joint_frictionloss(name, friction)
+        with model._passive_batch():  # <dynamics>: viscous and dry joint friction
+            for name, (damping, friction) in self.dynamics.items():
+                if damping:
+                    model.set_joint_spring(name, damping=damping)
+                if friction:
+                    model.set_joint_frictionloss(name, friction)
         model.source = doc.source
         for why in self.dropped:
             model._drop_geom(why)

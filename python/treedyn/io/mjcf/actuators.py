@@ -29,9 +29,16 @@ _UNSUPPORTED = ("intvelocity", "damper", "cylinder", "muscle", "adhesion", "plug
 def joint_passive(r, model) -> None:
     """Each joint's armature, spring–damper and dry friction (bodies._passive read them) into the
     model; stiffness on a free joint noted as not modelled."""
-    for name, (_, a) in r.passive.items():
-        if a.get("armature"):
-            model.set_joint_armature(name, a["armature"])
+    with model._passive_batch():  # (pushed to the C++ model once: before M0 below needs it)
+        for name, (_, a) in r.passive.items():
+            if a.get("armature"):
+                model.set_joint_armature(name, a["armature"])
+    with model._passive_batch():
+        _springs(r, model)
+
+
+def _springs(r, model) -> None:
+    """The joints' spring–dampers and dry friction (joint_passive)."""
     M0 = None
     for name, (kind, a) in r.passive.items():
         k, d = a.get("stiffness", 0.0), a.get("damping", 0.0)
