@@ -219,7 +219,7 @@ class _Reader:
         what = f"joint {name!r} <mimic>"
         if leader is None:
             raise self.err(f"{what} has no joint attribute (the joint it follows)", mimic)
-        if leader not in model.joint_names:
+        if leader not in model._joint_index:  # (a moving joint; joint_names is a new list per call)
             raise self.err(
                 f"{what}: no moving joint named {leader!r} to follow (load with mimic='independent' to ignore the tag)",
                 mimic,

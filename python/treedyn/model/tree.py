@@ -73,7 +73,7 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         self._inertias: list[Inertia] = [Inertia(mass=0.0, com=(0, 0, 0), inertia=np.zeros((3, 3)))]
         self._frames: dict[str, tuple] = {}
         self._geoms: list = []  # geometry.Geom, in the order added
-        self._geom_names: set[str] = set()  # their names, for the duplicate check of add_geom
+        self._geom_names: dict[str, int] = {}  # their names -> indices (add_geom, add_contact_pair)
         self._joint_limits: dict[int, tuple[float, float]] = {}  # body index -> (lower, upper), see set_joint_limits
         self.gravity = gravity
         # the joints' passive terms, every solver's (set_joint_spring, set_joint_armature: _push_passive)
@@ -351,21 +351,21 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         name = f"geom{len(self._geoms)}" if name is None else name
         if not isinstance(name, str) or not name:
             raise TypeError(f"geom name must be a non-empty string, got {name!r}")
-        names = self._geom_name_set()
+        names = self._geom_index()
         if name in names:
             raise ValueError(f"a geom named {name!r} already exists")
         self._geoms.append(
             Geom(name, b, shape, placement, friction, int(contype), int(conaffinity), int(condim), margin)
         )
-        names.add(name)
+        names[name] = len(self._geoms) - 1
         return len(self._geoms) - 1
 
-    def _geom_name_set(self) -> set:
-        """The names of the geoms (a set kept beside the list, so that adding n geoms is O(n), not
-        O(n²)); remade from the list when they disagree (a model pickled before the set existed)."""
+    def _geom_index(self) -> dict:
+        """{geom name: index} (kept beside the list, so that adding n geoms is O(n), not O(n²));
+        remade from the list when they disagree (a model pickled before it existed)."""
         names = self.__dict__.get("_geom_names")
-        if names is None or len(names) != len(self._geoms):
-            names = {g.name for g in self._geoms}
+        if not isinstance(names, dict) or len(names) != len(self._geoms):
+            names = {g.name: i for i, g in enumerate(self._geoms)}
             self.__dict__["_geom_names"] = names
         return names
 

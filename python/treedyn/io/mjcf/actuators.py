@@ -79,6 +79,7 @@ def _limited(r, e, a, key: str, what: str):
 def tendons(r, root, model) -> None:
     """The fixed tendons (see the module); spatial ones noted."""
     springref = {name: a.get("springref", 0.0) for name, (_, a) in r.passive.items()}
+    added = len(model.tendon_names)  # (counted here: model.tendons is a copy per call)
     for sec in [s for s in root if s.tag == "tendon"]:
         for t in sec:
             if not isinstance(t.tag, str):
@@ -91,7 +92,7 @@ def tendons(r, root, model) -> None:
                 r.ignored.add(t.tag)
                 continue
             a = _tendon_attrs(r, t)
-            name = a.get("name") or f"tendon{len(model.tendons)}"
+            name = a.get("name") or f"tendon{added}"
             terms = {}
             for j in t:
                 if j.tag == "joint":
@@ -112,6 +113,7 @@ def tendons(r, root, model) -> None:
                 )
             except ValueError as err:
                 raise r.err(str(err), t) from None
+            added += 1
 
 
 def _tendon_attrs(r, t):
@@ -135,13 +137,14 @@ def _actuator_attrs(r, e, cls):
 
 def actuators(r, root, model) -> None:
     """The actuators (see the module), in file order (MuJoCo's ctrl order)."""
+    tendon_names = set(model.tendon_names)  # (all added already: the tendons pass comes first)
     for sec in [s for s in root if s.tag == "actuator"]:
         for e in sec:
             if not isinstance(e.tag, str):
                 continue
             r.current = e
             a = _actuator_attrs(r, e, "main")
-            name = a.get("name") or f"actuator{len(model.actuators)}"
+            name = a.get("name") or f"actuator{model.nu}"
             if e.tag in _UNSUPPORTED or e.tag not in _SHORTCUTS:
                 r.ignored.note(f"<{e.tag}> actuator {name!r} not modelled (left out of model.actuator_names)")
                 continue
@@ -152,7 +155,7 @@ def actuators(r, root, model) -> None:
             if target is None:
                 r.ignored.note(f"actuator {name!r}: its transmission (a site or a body) is not modelled")
                 continue
-            if transmission == "tendon" and target not in model.tendon_names:
+            if transmission == "tendon" and target not in tendon_names:
                 r.ignored.note(f"actuator {name!r} on tendon {target!r}: not a fixed tendon treedyn models")
                 continue
             gain, bias, dyn, T = _gain_bias(r, e, a, name)

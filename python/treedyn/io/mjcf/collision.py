@@ -115,18 +115,19 @@ def read_contact(r, root, model):
             # mjDSBL_CONSTRAINT: no collision detection); treedyn's equalities stay (documented)
             if "disable" in (flag.get("contact", "enable"), flag.get("constraint", "enable")):
                 model.contact_enabled = False
+    frames, geom_names = model.frames, {g.name for g in model.geoms}  # (copies: made once, not per element)
     for sec in (e for e in root if e.tag == "contact"):
         for e in (e for e in sec if isinstance(e.tag, str)):
             r.current = e
             if e.tag == "exclude":
-                bodies = [_body(r, model, e, k) for k in ("body1", "body2")]
+                bodies = [_body(r, model, frames, e, k) for k in ("body1", "body2")]
                 if bodies[0] != bodies[1]:  # (merged into one body: never collide anyway)
                     model.exclude_contact(*bodies)
             elif e.tag == "pair":
                 a = r.attrs(e, e.get("class", "main"))
                 geoms = []
                 for k in ("geom1", "geom2"):
-                    if a.get(k) not in {g.name for g in model.geoms}:
+                    if a.get(k) not in geom_names:
                         raise r.err(f"<pair {k}={a.get(k)!r}>: no collision geom of that name", e)
                     geoms.append(a[k])
                 kw = {"condim": _condim(r, e, a, "<pair>") if "condim" in a else None}
@@ -140,13 +141,13 @@ def read_contact(r, root, model):
                 r.ignored.add(f"contact/{e.tag}")
 
 
-def _body(r, model, e, key):
+def _body(r, model, frames, e, key):
     """The treedyn body an MJCF body name went to (its own, or the one it was merged into)."""
     name = e.get(key)
     if name is None:
         raise r.err(f"<exclude> needs {key}", e)
     if name == "world":
         return 0
-    if name not in model.frames:
+    if name not in frames:
         raise r.err(f"<exclude {key}={name!r}>: no such body", e)
-    return model.body_index(model.frames[name][0])
+    return model.body_index(frames[name][0])

@@ -87,7 +87,9 @@ def _attrs(reader, e) -> dict:
 
 def _frame(reader, model, e, name: str, what: str):
     """(treedyn body index, pose in it) of MuJoCo body ``name`` (its frame) or of a site."""
-    frames = model.frames
+    frames = reader.__dict__.get("frames")
+    if frames is None:  # (model.frames is a copy: read once per load, not once per equality)
+        frames = reader.frames = model.frames
     if what == "site":
         if name not in reader.sites:
             raise reader.err(f"<{e.tag}>: no site named {name!r}", e)
@@ -143,7 +145,7 @@ def _coupling(reader, model, e, a, q0, active):
 
     def terms(name):
         if n == "joint":
-            if name not in model.joint_names:
+            if name not in model._joint_index:  # (a moving joint; joint_names is a new list per call)
                 raise reader.err(f"<joint>: no joint named {name!r}", e)
             return {name: 1.0}
         if name not in reader.tendons:
