@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from support.urdf import inertial, joint, link, robot
 
 import treedyn as td
-from treedyn.io import ModelFileError
+from treedyn.io import ModelFileError, load_model_file
 
 TARGET_S = 1.0  # the "refused in under a second"
 GENEROUS = 5.0  # shared CI machines are slow: assert 5x the target
@@ -141,6 +141,8 @@ FIFO_CASES = {
     "urdf-file": lambda tmp: (td.Model.from_urdf, *(2 * [_fifo(tmp / "robot.urdf")])),
     "mjcf-include": _include_fifo,
     "mjcf-mesh": _mesh_fifo,
+    # treedyn compare/simulate and scenes.from_spec: the kind of a file is read from its root element
+    "model-file": lambda tmp: (load_model_file, *(2 * [_fifo(tmp / "model.xml")])),
 }
 
 

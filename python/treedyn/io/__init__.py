@@ -12,7 +12,7 @@ TREEDYN_MAX_MESH_BYTES); numbers only as MJCF and URDF write them (``_common.par
 
 from ..model.tree import _FILE_READERS
 from ._common import IgnoredElementWarning, InertiaWarning
-from ._files import regular_file_problem
+from ._files import limit, regular_file_problem
 from ._tree import MassWarning
 from ._xml import ModelFileError
 from .mjcf import load_mjcf
@@ -43,11 +43,14 @@ LOADERS = {
 def file_kind(path: str):
     """The LOADERS kind of a file ("urdf", "mjcf") from its root element (<robot>, <mujoco>), else
     from its extension (.urdf; .xml, .mjcf) when the XML cannot be read or the path is no regular
-    file (never opened then: a FIFO would block; the loader then says why); None otherwise."""
+    file or over the XML size limit (never opened then: a FIFO would block; the loader then says
+    why); None otherwise."""
+    import os
     import xml.etree.ElementTree as ET
 
     try:
-        if regular_file_problem(path) is None:
+        readable = regular_file_problem(path) is None and os.path.getsize(path) <= limit("TREEDYN_MAX_XML_BYTES")
+        if readable:
             for _, elem in ET.iterparse(path, events=("start",)):
                 return {root: kind for kind, (_, root, _, _) in LOADERS.items()}.get(elem.tag)
     except (ET.ParseError, OSError):
