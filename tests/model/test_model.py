@@ -1,11 +1,15 @@
 """The model builder (python/treedyn/model/, cpp/include/treedyn/model): structure, names,
 coordinate layout, and clear errors for bad models."""
 
+import gc
+import time
+
 import numpy as np
 import pytest
 from conftest import assert_within_rounding
 
 import treedyn as td
+from treedyn.scenes import random_tree
 
 
 def _three_body_model():
@@ -775,3 +779,54 @@ def test_joint_armature_and_springs_are_model_data():
         np.testing.assert_array_equal(
             td.make_solver("aba", other).forward_dynamics(q, v, tau), fresh.forward_dynamics(q, v, tau)
         )
+
+
+def test_the_python_layout_mirrors_are_the_cores():
+    """Model keeps each body's name and where its coordinates start in q and v in Python (the C++
+    vectors are copied whole on every read): the same numbers as the core's, after pickling too."""
+    import pickle
+
+    for seed in range(4):
+        m = random_tree(25, np.random.default_rng(seed), floating_base=seed % 2 == 1)
+        for model in (m, pickle.loads(pickle.dumps(m))):
+            assert model.body_names == list(model.core.name)
+            assert model.q_indices.tolist() == list(model.core.q_index)
+            for i, name in enumerate(model.body_joint_names):
+                if model.joints[i].nv:
+                    assert model.q_index(name) == model.core.q_index[i]
+                    assert model.v_index(name) == model.core.v_index[i]
+
+
+def test_naming_and_indexing_cost_the_same_at_any_model_size():
+    """add_frame, add_geom, q_index and v_index do not slow down as the model grows (issue 31: a
+    linear scan for duplicate geom names, the body names copied per add_frame and the q layout
+    copied per q_index made loading a file O(n²)). A star of bodies: no depth, so the core's own
+    per-body bookkeeping stays O(1)."""
+
+    def star(n):
+        m = td.Model()
+        for i in range(n):
+            m.add_body(f"b{i}", None, td.Revolute())
+            m.add_geom(i + 1, td.Sphere(0.1), name=f"g{i}")
+        return m
+
+    def seconds_per_1000_calls(m, tag):
+        gc.collect()
+        gc.disable()  # (a collection walks the whole heap, larger with the larger model: not the model's cost)
+        try:
+            start = time.process_time()
+            for k in range(1000):
+                m.add_frame(f"f{tag}{k}", m.n_bodies - 1)
+                m.add_geom(0, td.Sphere(0.1), name=f"extra{tag}{k}")
+                m.q_index(f"b{k % 100}")
+                m.v_index(f"b{k % 100}")
+            return time.process_time() - start
+        finally:
+            gc.enable()
+
+    small, large = star(100), star(10000)
+    t_small = min(seconds_per_1000_calls(small, t) for t in "ab")
+    t_large = min(seconds_per_1000_calls(large, t) for t in "ab")
+    assert t_large < 3 * t_small + 0.05, (t_small, t_large)
+    with pytest.raises(ValueError, match="geom named 'g5' already exists"):
+        large.add_geom(3, td.Sphere(0.1), name="g5")

@@ -5,10 +5,14 @@ a path or the XML text itself (a string starting with '<'). A file that cannot b
 ``ModelFileError`` (a ValueError) naming the file, the line and the problem; elements that are read
 past are reported in one ``IgnoredElementWarning`` per file; physically inconsistent inertias (kept,
 as Pinocchio keeps them) in an ``InertiaWarning``; joints that move no mass in a ``MassWarning``.
+Every file a load reads (the model, its includes, its meshes) is read only if it is a regular file
+and within the load's limits (``treedyn.io._files``: TREEDYN_MAX_XML_BYTES, TREEDYN_MAX_INCLUDES,
+TREEDYN_MAX_MESH_BYTES); numbers only as MJCF and URDF write them (``_common.parse_numbers``).
 """
 
 from ..model.tree import _FILE_READERS
 from ._common import IgnoredElementWarning, InertiaWarning
+from ._files import limit, regular_file_problem
 from ._tree import MassWarning
 from ._xml import ModelFileError
 from .mjcf import load_mjcf
@@ -38,13 +42,17 @@ LOADERS = {
 
 def file_kind(path: str):
     """The LOADERS kind of a file ("urdf", "mjcf") from its root element (<robot>, <mujoco>), else
-    from its extension (.urdf; .xml, .mjcf) when the XML cannot be read (the loader then says why);
-    None otherwise."""
+    from its extension (.urdf; .xml, .mjcf) when the XML cannot be read or the path is no regular
+    file or over the XML size limit (never opened then: a FIFO would block; the loader then says
+    why); None otherwise."""
+    import os
     import xml.etree.ElementTree as ET
 
     try:
-        for _, elem in ET.iterparse(path, events=("start",)):
-            return {root: kind for kind, (_, root, _, _) in LOADERS.items()}.get(elem.tag)
+        readable = regular_file_problem(path) is None and os.path.getsize(path) <= limit("TREEDYN_MAX_XML_BYTES")
+        if readable:
+            for _, elem in ET.iterparse(path, events=("start",)):
+                return {root: kind for kind, (_, root, _, _) in LOADERS.items()}.get(elem.tag)
     except (ET.ParseError, OSError):
         pass
     low = path.lower()

@@ -17,6 +17,7 @@ body frame sits on its joint).
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 
@@ -25,7 +26,17 @@ import numpy as np
 from ..model import Free, Inertia, Joint, Model, Transform
 from ._common import unchecked_inertia, user_stacklevel
 
-__all__ = ["Step", "Node", "build_model", "fold_inertias", "MassWarning"]
+__all__ = ["Step", "Node", "build_model", "fold_inertias", "MassWarning", "IDENTITY", "compose", "shift", "rotates"]
+
+#: The identity placement, shared (a Transform is immutable): the loaders need it several times
+#: per body, and making one costs as much as the rest of a body's reading.
+IDENTITY = Transform._translation(np.zeros(3))
+
+
+def rotates(X: Transform) -> bool:
+    """Whether X has a rotation: False for IDENTITY and the translations ``shift`` makes (they
+    share IDENTITY's rotation array), so that callers skip products with the identity."""
+    return X.rotation is not IDENTITY.rotation
 
 
 class MassWarning(UserWarning):
@@ -45,16 +56,18 @@ class Node:
     name: str
     parent: str | None  # None for the root
     steps: list = field(default_factory=list)
-    offset: Transform = field(default_factory=Transform)
+    offset: Transform = IDENTITY
     inertia: Inertia | None = None  # in the node's frame
-    placement: Transform = field(default_factory=Transform)  # node in parent node, when welded (no steps)
-    line: int | None = None
+    placement: Transform = IDENTITY  # node in parent node, when welded (no steps)
+    elem: object = None  # the XML element errors about the node name (its file and line)
     body_name: str | None = None  # name of the node's body when it is not the node's name
     geoms: list = field(default_factory=list)  # [(shape, pose in the node's frame, add_geom keywords)]
 
 
 def fold_inertias(parts) -> Inertia:
     """One Inertia equal to the sum of ``parts``: (Inertia, pose of its frame in the result's frame)."""
+    if len(parts) == 1 and parts[0][1] is IDENTITY:  # the common case: one part, already in place
+        return parts[0][0]
     m = sum(I.mass for I, _ in parts)
     coms = [X.rotation @ I.com + X.translation for I, X in parts]
     c = sum(I.mass * ci for (I, _), ci in zip(parts, coms)) / m if m > 0 else np.zeros(3)
@@ -69,7 +82,7 @@ def fold_inertias(parts) -> Inertia:
 
 
 def build_model(nodes, gravity, error, source: str) -> Model:
-    """Model from ``nodes`` (depth-first, root first). ``error(message, line)`` makes the exception
+    """Model from ``nodes`` (depth-first, root first). ``error(message, element)`` makes the exception
     to raise. The root node, if it has no steps, is the world: its own inertia is dropped.
 
     Adds ``model.frames``: {node name: (name of the body it is part of, pose of the node's frame in
@@ -77,19 +90,19 @@ def build_model(nodes, gravity, error, source: str) -> Model:
     """
     # node -> (index of the pending body that carries it (0: world), pose of node frame in it)
     carrier: dict[str, tuple[int, Transform]] = {}
-    pending = []  # [name, parent index, joint, placement, joint name, inertia parts, line]
+    pending = []  # [name, parent index, joint, placement, joint name, inertia parts, element]
     for node in nodes:
         if node.parent is None:
-            body, pose = 0, Transform()
+            body, pose = 0, IDENTITY
             if not node.steps:  # the fixed root is the world itself
-                carrier[node.name] = (0, Transform())
+                carrier[node.name] = (0, IDENTITY)
                 continue
         else:
             if node.parent not in carrier:
-                raise error(f"internal: parent {node.parent!r} of {node.name!r} not placed yet", node.line)
+                raise error(f"internal: parent {node.parent!r} of {node.name!r} not placed yet", node.elem)
             body, pose = carrier[node.parent]
         if not node.steps:
-            pose = pose @ node.placement
+            pose = compose(pose, node.placement)
             carrier[node.name] = (body, pose)
             if node.inertia is not None and body > 0:
                 pending[body - 1][5].append((node.inertia, pose))
@@ -103,33 +116,48 @@ def build_model(nodes, gravity, error, source: str) -> Model:
                     f"joint {step.joint_name!r} is a free (floating) joint between {node.parent!r} "
                     f"and {node.name!r}; treedyn supports free joints only between the world and a "
                     f"body (the floating base)",
-                    node.line,
+                    node.elem,
                 )
-            pending.append([name, body, step.joint, placement @ step.placement, step.joint_name, [], node.line])
-            body, placement = len(pending), Transform()
+            pending.append([name, body, step.joint, compose(placement, step.placement), step.joint_name, [], node.elem])
+            body, placement = len(pending), IDENTITY
         carrier[node.name] = (body, node.offset)
         if node.inertia is not None:
             pending[body - 1][5].append((node.inertia, node.offset))
 
     model = Model(gravity=gravity)
     zero = Inertia(0.0, np.zeros(3), np.zeros((3, 3)))
-    for name, parent, joint, placement, jname, parts, line in pending:
+    for name, parent, joint, placement, jname, parts, elem in pending:
         try:
             inertia = fold_inertias(parts) if parts else zero
             model.add_body(name, parent=parent, joint=joint, placement=placement, inertia=inertia, joint_name=jname)
         except (ValueError, TypeError) as e:
-            raise error(f"body {name!r} (joint {jname!r}): {e}", line) from None
+            raise error(f"body {name!r} (joint {jname!r}): {e}", elem) from None
     for n, (b, X) in carrier.items():
         model.add_frame(n, b, X)
     for node in nodes:
         b, X = carrier[node.name]
         for shape, pose, kw in node.geoms:
             try:
-                model.add_geom(b, shape, X @ pose, **kw)
+                model.add_geom(b, shape, compose(X, pose), **kw)
             except (ValueError, TypeError) as e:
-                raise error(f"geom {kw.get('name')!r} of {node.name!r}: {e}", node.line) from None
+                raise error(f"geom {kw.get('name')!r} of {node.name!r}: {e}", node.elem) from None
     _warn_massless(model, source)
     return model
+
+
+def compose(X: Transform, Y: Transform) -> Transform:
+    """X @ Y, skipping the product when one of them is the shared identity (most are)."""
+    return Y if X is IDENTITY else X if Y is IDENTITY else X @ Y
+
+
+def shift(v: np.ndarray) -> Transform:
+    """The translation by ``v`` (IDENTITY for 0); ValueError if v is not finite."""
+    x, y, z = v.tolist()  # (Python floats: numpy's reductions cost more on 3 numbers)
+    if x == y == z == 0.0:
+        return IDENTITY
+    if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+        raise ValueError(f"a translation is not finite: {v}")
+    return Transform._translation(v)
 
 
 def _warn_massless(model: Model, source: str) -> None:
@@ -137,10 +165,12 @@ def _warn_massless(model: Model, source: str) -> None:
     N, parents = model.n_bodies, model.parents
     weight = np.zeros(N)
     for i, inertia in enumerate(model.inertias[1:], start=1):
-        weight[i] = max(abs(inertia.mass), np.abs(inertia.inertia_origin).max())
+        # only whether a subtree weighs nothing matters: a positive mass says so without Ī
+        weight[i] = inertia.mass if inertia.mass > 0 else np.abs(inertia.inertia_origin).max()
     for i in range(N - 1, 0, -1):
         weight[parents[i]] += weight[i]
-    empty = [model.body_joint_names[i] for i in range(1, N) if model.joints[i].nv and weight[i] == 0.0]
+    joints, names = model.joints, model.body_joint_names  # (each property is a copy: read once)
+    empty = [names[i] for i in range(1, N) if joints[i].nv and weight[i] == 0.0]
     if empty:
         shown = ", ".join(repr(n) for n in empty[:5]) + (", ..." if len(empty) > 5 else "")
         warnings.warn(

@@ -1,9 +1,12 @@
 """Reading an XML model file (or string) into an ElementTree, keeping each element's line.
 
 The parsing itself is the standard library's expat parser feeding ElementTree's TreeBuilder; the
-only addition is a record of the line where each element starts, so that loaders can say *where*
-a problem is ("panda.urdf, line 120: joint 'j1' ..."), and a ValueError naming the file instead
-of expat's bare error when the XML is malformed.
+only addition is the line where each element starts, so that loaders can say *where* a problem is
+("panda.urdf, line 120: joint 'j1' ..."), and a ValueError naming the file instead of expat's bare
+error when the XML is malformed. The lines are found when first asked for, by parsing the text
+again (element k of the document, in document order, starts on the k-th start tag's line): a
+load that goes well never asks, and recording a line per element during the parse was a tenth
+of the time of loading a large URDF.
 """
 
 from __future__ import annotations
@@ -13,32 +16,30 @@ import xml.etree.ElementTree as ET
 from contextlib import contextmanager
 from xml.parsers import expat
 
-__all__ = ["ModelFileError", "XMLDocument", "read_xml", "file_errors"]
+from ._errors import ModelFileError
+from ._files import Budget
 
-
-class ModelFileError(ValueError):
-    """A model file that cannot be loaded: malformed XML, a structure treedyn cannot represent
-    (a kinematic loop, a mimic joint), or a value that makes no sense. The message names the file
-    (``source``) and, when known, the line."""
-
-    def __init__(self, message: str, source: str = "", line: int | None = None):
-        where = source + (f", line {line}" if line else "")
-        super().__init__(f"{where}: {message}" if where else message)
-        self.source = source
-        self.line = line
+__all__ = ["ModelFileError", "XMLDocument", "read_xml", "parse_xml_text", "file_errors"]
 
 
 class XMLDocument:
     """A parsed file: its root element, a display name (the path, or "<URDF string>"), the folder
     relative file names are resolved against, and the line where each element starts."""
 
-    def __init__(self, root: ET.Element, source: str, base_dir: str, lines: dict[int, int]):
+    def __init__(self, root: ET.Element, source: str, base_dir: str, data: bytes, utf8: bool):
         self.root = root
         self.source = source
         self.base_dir = base_dir
-        self._lines = lines
+        # the elements in document order as parsed (the loaders move some later; the list also
+        # keeps each one alive, so that no other object takes its id), and what was parsed
+        self._elements = list(root.iter())
+        self._data, self._utf8 = data, utf8
+        self._lines: dict[int, int] | None = None
 
     def line(self, element: ET.Element) -> int | None:
+        if self._lines is None:
+            starts = _start_lines(self._data, self._utf8)
+            self._lines = dict(zip(map(id, self._elements), starts))
         return self._lines.get(id(element))
 
     def error(self, message: str, element: ET.Element | None = None) -> ModelFileError:
@@ -79,9 +80,11 @@ def _looks_like_xml_bytes(data: bytes) -> bool:
     return data.lstrip().startswith((b"<",) + _BOMS)
 
 
-def read_xml(path_or_xml, kind: str) -> XMLDocument:
+def read_xml(path_or_xml, kind: str, budget: Budget | None = None) -> XMLDocument:
     """Parse ``path_or_xml``: a path (str or os.PathLike), or the XML text itself (a str or bytes
     starting with '<' after whitespace). ``kind`` ("URDF", "MJCF") only names things in messages.
+    A path is read through ``budget`` (the load's: treedyn.io._files; a new one when None): a
+    regular file only, within the size limit.
     """
     if isinstance(path_or_xml, (bytes, bytearray)):
         data = bytes(path_or_xml)
@@ -100,20 +103,13 @@ def read_xml(path_or_xml, kind: str) -> XMLDocument:
         raise ModelFileError(
             f"the {kind} source is {'empty' if not path else 'blank'} (expected a file path or XML text)", text_source
         )
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{kind} file not found: {path!r}")
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{kind} path is a directory, not a file: {path!r}")
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise OSError(f"cannot read {kind} file {path!r}: {e.strerror or e}") from e
+    data = (budget or Budget()).read_xml(path, f"{kind} file")
     return parse_xml_text(data, path, os.path.dirname(os.path.abspath(path)))
 
 
 def parse_xml_text(data, source: str, base_dir: str) -> XMLDocument:
     """Parse XML text (str or bytes) with expat into an ElementTree, recording element lines."""
+    text = data
     if isinstance(data, str):
         # the text is handed to expat as UTF-8, whatever its encoding declaration says
         try:
@@ -127,18 +123,10 @@ def parse_xml_text(data, source: str, base_dir: str) -> XMLDocument:
                 source,
                 line,
             ) from None
-        parser = expat.ParserCreate("utf-8")
-    else:
-        parser = expat.ParserCreate()
+    parser = _parser(isinstance(text, str))
     builder = ET.TreeBuilder()
-    lines: dict[int, int] = {}
-
-    def start(tag, attrs):
-        elem = builder.start(tag, attrs)
-        lines[id(elem)] = parser.CurrentLineNumber
-
     parser.buffer_text = True
-    parser.StartElementHandler = start
+    parser.StartElementHandler = builder.start
     parser.EndElementHandler = builder.end
     parser.CharacterDataHandler = builder.data
     try:
@@ -158,4 +146,17 @@ def parse_xml_text(data, source: str, base_dir: str) -> XMLDocument:
     root = builder.close()
     if root is None:
         raise ModelFileError("no XML element found", source)
-    return XMLDocument(root, source, base_dir, lines)
+    return XMLDocument(root, source, base_dir, data, isinstance(text, str))
+
+
+def _parser(utf8: bool):
+    """An expat parser; ``utf8``: the text was a str, handed over as UTF-8 whatever its declaration."""
+    return expat.ParserCreate("utf-8") if utf8 else expat.ParserCreate()
+
+
+def _start_lines(data: bytes, utf8: bool) -> list[int]:
+    """The line of each start tag of ``data`` (parsed once already), in document order."""
+    parser, lines = _parser(utf8), []
+    parser.StartElementHandler = lambda tag, attrs: lines.append(parser.CurrentLineNumber)
+    parser.Parse(data, True)
+    return lines

@@ -1,7 +1,12 @@
 """Mass properties of MJCF mesh geoms, computed as MuJoCo's compiler infers them.
 
 Reading: STL (binary and ASCII) and OBJ files through trimesh, MuJoCo's own binary ``.msh`` by
-the layout its XML reference gives, or the ``vertex``/``face`` attributes of ``<mesh>``. MuJoCo
+the layout its XML reference gives, or the ``vertex``/``face`` attributes of ``<mesh>``. A file is
+read as bytes through the load's budget (treedyn.io._files: a regular file, within
+TREEDYN_MAX_MESH_BYTES) and handed to trimesh from memory; an STL that is neither a binary STL (its
+length is 84 + 50 × the triangle count in its header) nor text is refused here by name, and text
+that is not UTF-8 is read as Latin-1 (its numbers are ASCII), so that trimesh never guesses an
+encoding (it needs charset_normalizer for that, an optional dependency: issue 31). MuJoCo
 stores vertices in single precision, so every vertex is rounded to float32 first (a ``0.1`` in the
 file is 0.1000000015 to MuJoCo); everything after that is in double precision.
 
@@ -42,10 +47,14 @@ reference leaves open measured on MuJoCo 4.0 (tests/io/test_io_mesh.py compares 
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass
 
 import numpy as np
+
+from ._errors import ModelFileError
+from ._files import Budget
 
 __all__ = [
     "MESH_INERTIA",
@@ -81,29 +90,67 @@ class MassProperties:
 # ------------------------------------------------------------------ reading
 
 
-def read_mesh_file(path: str, content_type: str | None = None):
+def read_mesh_file(path: str, content_type: str | None = None, budget: Budget | None = None):
     """(vertices (n, 3) float64 rounded to float32, faces (m, 3) int or None) of an STL, OBJ or
     MSH file; the type from ``content_type`` (MJCF's attribute) or else the file's extension.
-    ASCII STL is read too, which MuJoCo 4.0 refuses ("perhaps this is an ASCII file?")."""
+    ASCII STL is read too, which MuJoCo 4.0 refuses ("perhaps this is an ASCII file?"). The file
+    is read through ``budget`` (the load's; a new one when None)."""
     kind = _CONTENT_TYPES.get(content_type) if content_type else os.path.splitext(path)[1].lower().lstrip(".")
     if kind not in ("stl", "obj", "msh"):
         raise MeshError(
             f"unknown mesh type {content_type or os.path.splitext(path)[1]!r}: MuJoCo reads STL, OBJ and MSH"
         )
-    if not os.path.isfile(path):
-        raise MeshError(f"file not found ({path})")
+    data = read_mesh_bytes(path, budget)
     if kind == "msh":
-        V, F = _read_msh(path)
+        V, F = _read_msh(path, data)
     else:
-        V, F = _read_trimesh(path, kind)
+        V, F = _read_trimesh(path, data, kind)
     return _as_float32(V), F
 
 
-def _read_trimesh(path, kind):
+def read_mesh_bytes(path: str, budget: Budget | None = None) -> bytes:
+    """The bytes of a mesh file (a regular file, within the budget); MeshError saying why not."""
+    try:
+        return (budget or Budget()).read_mesh(path)
+    except FileNotFoundError:
+        raise MeshError(f"file not found ({path})") from None
+    except (OSError, ModelFileError) as e:
+        raise MeshError(str(e)) from None
+
+
+def trimesh_input(path: str, data: bytes, kind: str) -> io.BytesIO:
+    """The file's bytes as trimesh should get them: an STL checked to be binary or text, text that
+    is not UTF-8 re-encoded from Latin-1 (see the module's docstring); MeshError otherwise."""
+    if kind == "stl" and not _binary_stl(data):
+        if b"\0" in data[:1024] or not data.lstrip()[:5].lower() == b"solid":
+            n = int.from_bytes(data[80:84], "little") if len(data) >= 84 else None
+            binary = (
+                f"a binary STL whose header counts {n} triangles has {84 + 50 * n} bytes, this file has {len(data)}"
+                if n is not None
+                else f"a binary STL has at least 84 bytes, this file has {len(data)}"
+            )
+            raise MeshError(
+                f"cannot read {path}: not an STL file: {binary}, and it is not ASCII STL text (starting with 'solid')"
+            )
+    if kind in ("stl", "obj") and not _binary_stl(data):
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            data = data.decode("latin-1").encode("utf-8")
+    return io.BytesIO(data)
+
+
+def _binary_stl(data: bytes) -> bool:
+    """An 80-byte header, a triangle count n, 50 bytes per triangle: exactly 84 + 50 n bytes."""
+    return len(data) >= 84 and len(data) == 84 + 50 * int.from_bytes(data[80:84], "little")
+
+
+def _read_trimesh(path, data, kind):
     import trimesh  # the standard mesh reader; imported on the first mesh only
 
+    stream = trimesh_input(path, data, kind)
     try:
-        mesh = trimesh.load(path, file_type=kind, process=False, force="mesh")
+        mesh = trimesh.load(stream, file_type=kind, process=False, force="mesh")
     except Exception as e:  # trimesh raises whatever its parsers raise on a damaged file
         raise MeshError(f"cannot read {path}: {type(e).__name__}: {e}") from None
     V = np.asarray(getattr(mesh, "vertices", np.zeros((0, 3))), dtype=np.float64).reshape(-1, 3)
@@ -113,11 +160,9 @@ def _read_trimesh(path, kind):
     return V, (F if len(F) else None)
 
 
-def _read_msh(path):
+def _read_msh(path, data):
     """MuJoCo's binary mesh: int32 nvertex, nnormal, ntexcoord, nface, then float32 vertices (3 per
     vertex), normals (3 each), texture coordinates (2 each) and int32 faces (3 each)."""
-    with open(path, "rb") as f:
-        data = f.read()
     if len(data) < 16:
         raise MeshError(f"{path}: too short for an MSH header")
     nv, nn, nt, nf = (int(x) for x in np.frombuffer(data[:16], dtype="<i4"))

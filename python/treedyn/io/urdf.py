@@ -83,14 +83,17 @@ from ._common import (
     IgnoredTags,
     file_inertia,
     floats,
+    gc_paused,
     tiny,
     unit,
     user_stacklevel,
     warn_inconsistent_inertias,
     z_to_vector,
 )
-from ._tree import Node, Step, build_model
+from ._files import Budget
+from ._tree import IDENTITY, Node, Step, build_model, rotates, shift
 from ._xml import ModelFileError, file_errors, read_xml
+from .mesh import MeshError, read_mesh_bytes, trimesh_input
 
 __all__ = ["load_urdf", "MissingMeshWarning"]
 
@@ -106,6 +109,8 @@ _ROBOT_SILENT = {"link", "joint", "material"}
 
 
 MIMIC = ("couple", "independent", "error")
+_ZERO = np.zeros(3)
+_ZERO.flags.writeable = False
 
 
 def load_urdf(
@@ -126,13 +131,16 @@ def load_urdf(
     """
     _checks.choice(mimic, "mimic", MIMIC)
     floating_base = _checks.boolean(floating_base, "floating_base")
-    doc = read_xml(path_or_xml, "URDF")
-    return _Reader(doc, floating_base, mimic).build(package_dirs)
+    budget = Budget()  # what this load may read (the file and its meshes: treedyn.io._files)
+    with gc_paused():
+        doc = read_xml(path_or_xml, "URDF", budget)
+        return _Reader(doc, floating_base, mimic, budget).build(package_dirs)
 
 
 class _Reader:
-    def __init__(self, doc, floating_base: bool, mimic: str):
+    def __init__(self, doc, floating_base: bool, mimic: str, budget: Budget):
         self.doc = doc
+        self.budget = budget
         self.floating_base = floating_base
         self.mimic = mimic
         self.mimics: list = []  # (joint, its <mimic> element) to couple once the tree is built
@@ -187,14 +195,15 @@ class _Reader:
         nodes, limits = self._nodes(root, links, tree, joint_of)
         if package_dirs is not None:
             self._check_meshes(links.values(), package_dirs)
-        model = build_model(nodes, (0.0, 0.0, -9.81), self._err_line, doc.source)
+        model = build_model(nodes, (0.0, 0.0, -9.81), self.err, doc.source)
         for name, (lower, upper) in limits.items():
             model.set_joint_limits(name, lower, upper)
-        for name, (damping, friction) in self.dynamics.items():  # <dynamics>: viscous and dry joint friction
-            if damping:
-                model.set_joint_spring(name, damping=damping)
-            if friction:
-                model.set_joint_frictionloss(name, friction)
+        with model._passive_batch():  # <dynamics>: viscous and dry joint friction
+            for name, (damping, friction) in self.dynamics.items():
+                if damping:
+                    model.set_joint_spring(name, damping=damping)
+                if friction:
+                    model.set_joint_frictionloss(name, friction)
         model.source = doc.source
         for why in self.dropped:
             model._drop_geom(why)
@@ -210,7 +219,7 @@ class _Reader:
         what = f"joint {name!r} <mimic>"
         if leader is None:
             raise self.err(f"{what} has no joint attribute (the joint it follows)", mimic)
-        if leader not in model.joint_names:
+        if leader not in model._joint_index:  # (a moving joint; joint_names is a new list per call)
             raise self.err(
                 f"{what}: no moving joint named {leader!r} to follow (load with mimic='independent' to ignore the tag)",
                 mimic,
@@ -221,9 +230,6 @@ class _Reader:
             model.add_coupling(name, leader, polycoef=(offset, multiplier))
         except ValueError as e:
             raise self.err(f"{what}: {e}", mimic) from None
-
-    def _err_line(self, message, line):
-        return ModelFileError(message, self.doc.source, line)
 
     def _refuse_xacro(self, robot):
         for elem in robot.iter():
@@ -299,11 +305,11 @@ class _Reader:
             seen.add(link)
             elem = self.current = links[link]
             if link == root:
-                node = Node(link, None, line=self.doc.line(elem))
+                node = Node(link, None, elem=elem)
                 if self.floating_base:
                     # a root link named "world" (as in many arm descriptions) floats too, as in
                     # Pinocchio; its body cannot take the world's name
-                    node.steps = [Step("root_joint", Free(), Transform())]
+                    node.steps = [Step("root_joint", Free(), IDENTITY)]
                     if link == "world":
                         node.body_name = "floating_base"
             else:
@@ -330,10 +336,10 @@ class _Reader:
     def _origin(self, elem, what) -> Transform:
         o = elem.find("origin")
         if o is None:
-            return Transform()
-        xyz = floats(self.doc, o, "xyz", 3, np.zeros(3), what)
-        rpy = floats(self.doc, o, "rpy", 3, np.zeros(3), what)
-        return Transform.from_rpy(rpy, xyz)
+            return IDENTITY
+        xyz = floats(self.doc, o, "xyz", 3, _ZERO, what)
+        rpy = floats(self.doc, o, "rpy", 3, _ZERO, what)
+        return Transform.from_rpy(rpy, xyz) if rpy.any() else shift(xyz)  # (most origins do not rotate)
 
     def _joint_node(self, j, child, limits) -> Node:
         doc = self.doc
@@ -357,7 +363,7 @@ class _Reader:
             self.mimics.append((j, mimic))
         parent = j.find("parent").get("link")
         origin = self._origin(j, what)
-        node = Node(child, parent, line=doc.line(j))
+        node = Node(child, parent, elem=j)
         if kind == "fixed":
             node.placement = origin
             return node
@@ -394,8 +400,8 @@ class _Reader:
             R = z_to_vector(axis)
             node.steps = [
                 Step(name, Prismatic(R[:, 0]), origin, body_name=f"{child}#x"),
-                Step(f"{name}#y", Prismatic(R[:, 1]), Transform(), body_name=f"{child}#y"),
-                Step(f"{name}#theta", Revolute(axis), Transform()),
+                Step(f"{name}#y", Prismatic(R[:, 1]), IDENTITY, body_name=f"{child}#y"),
+                Step(f"{name}#theta", Revolute(axis), IDENTITY),
             ]
         return node
 
@@ -446,8 +452,13 @@ class _Reader:
             try:
                 import trimesh
 
-                mesh = trimesh.load(path, force="mesh")
+                # read here (a regular file, within the load's budget: treedyn.io._files), parsed from memory
+                kind = os.path.splitext(path)[1].lower().lstrip(".")
+                stream = trimesh_input(path, read_mesh_bytes(path, self.budget), kind)
+                mesh = trimesh.load(stream, file_type=kind, force="mesh")
                 self.hulls[key] = ConvexMesh.hull(np.asarray(mesh.vertices, dtype=float) * scale)
+            except MeshError as e:
+                self.hulls[key] = f"mesh {filename!r} unreadable ({e})"
             except Exception as e:  # trimesh's readers raise many kinds (a .dae without pycollada: ImportError)
                 self.hulls[key] = f"mesh {filename!r} unreadable ({type(e).__name__}: {e})"
         if isinstance(self.hulls[key], str):
@@ -475,8 +486,9 @@ class _Reader:
             floats(doc, i, k, 1, None, what + " <inertia>") for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
         )
         I = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        I = X.rotation @ I @ X.rotation.T if rotates(X) else I
         try:
-            return file_inertia(mass, X.translation, X.rotation @ I @ X.rotation.T, f"link {link!r}", self.inconsistent)
+            return file_inertia(mass, X.translation, I, f"link {link!r}", self.inconsistent)
         except ValueError as e:
             raise self.err(f"{what}: {e}", inertial) from None
 

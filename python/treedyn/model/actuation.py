@@ -96,7 +96,7 @@ class ActuationMixin:
         −(stiffness (L − rest) + damping L̇) along the tendon; rest_length: L₀ or a dead band
         (L₀, L₁). range: (lower, upper) limits of L, kept by the contact step (a unilateral row,
         treedyn.sim.rows). frictionloss: dry friction along it (a force >= 0). Returns its index."""
-        if not isinstance(name, str) or not name or name in self.tendon_names:
+        if not isinstance(name, str) or not name or name in self._name_set("_tendons"):
             raise ValueError(f"tendon name must be a new non-empty string, got {name!r}")
         pairs = list(joints.items()) if isinstance(joints, dict) else list(joints)
         if not pairs:
@@ -118,8 +118,7 @@ class ActuationMixin:
         fl = _checks.real(frictionloss, f"tendon {name!r} frictionloss", nonnegative=True)
         rng = _range(range, f"tendon {name!r} range")
         t = Tendon(name, tuple(terms), k, d, (float(rest[0]), float(rest[1])), rng, fl)
-        self._tendons = (*self.tendons, t)
-        return len(self._tendons) - 1
+        return self._append("_tendons", t)
 
     @changes_model
     def add_actuator(
@@ -141,7 +140,7 @@ class ActuationMixin:
         module), clamped to forcerange, times gear. ctrlrange clamps the control; dynamics "none"
         (w = u), "integrator" or "filter" (with time_constant) and actrange clamps the activation.
         Returns its index (the control's)."""
-        if not isinstance(name, str) or not name or name in self.actuator_names:
+        if not isinstance(name, str) or not name or name in self._name_set("_actuators"):
             raise ValueError(f"actuator name must be a new non-empty string, got {name!r}")
         transmission = _checks.choice(transmission, f"actuator {name!r} transmission", ("joint", "tendon"))
         if transmission == "joint":
@@ -154,7 +153,7 @@ class ActuationMixin:
                     f"actuator {name!r}: joint {target!r} is not a revolute or prismatic joint "
                     "(actuators on ball and free joints are not supported)"
                 )
-        elif target not in self.tendon_names:
+        elif target not in self._name_set("_tendons"):
             raise ValueError(f"actuator {name!r}: no tendon is named {target!r}; tendons are {self.tendon_names}")
         dynamics = _checks.choice(dynamics, f"actuator {name!r} dynamics", DYNAMICS)
         a = Actuator(
@@ -170,8 +169,29 @@ class ActuationMixin:
             _checks.real(time_constant, f"actuator {name!r} time_constant", positive=True),
             _range(actrange, f"actuator {name!r} actrange"),
         )
-        self._actuators = (*self.actuators, a)
-        return len(self._actuators) - 1
+        return self._append("_actuators", a)
+
+    # the tendons and actuators are kept in lists and their names in sets, so that adding n of them
+    # costs O(n), not O(n²) (a model file may have an actuator per joint: issue 31)
+    def _append(self, key: str, item) -> int:
+        """Append ``item`` to the list under ``key`` (a tuple in a model pickled before: made a list)."""
+        items = self.__dict__.get(key)
+        if not isinstance(items, list):
+            items = self.__dict__[key] = list(items or ())
+        items.append(item)
+        names = self.__dict__.get("_name_sets", {}).get(key)
+        if names is not None:
+            names.add(item.name)
+        return len(items) - 1
+
+    def _name_set(self, key: str) -> set:
+        """The names of the items under ``key``, remade when they disagree with the items."""
+        sets = self.__dict__.setdefault("_name_sets", {})
+        items = self.__dict__.get(key, ())
+        names = sets.get(key)
+        if names is None or len(names) != len(items):
+            names = sets[key] = {x.name for x in items}
+        return names
 
     @changes_model
     def set_joint_frictionloss(self, joint: str, frictionloss) -> None:
@@ -186,7 +206,7 @@ class ActuationMixin:
             raise ValueError(
                 f"joint friction of {joint!r} must be a scalar or {n} finite values >= 0, got {frictionloss!r}"
             )
-        self._frictionloss = {**self.__dict__.get("_frictionloss", {}), joint: f}
+        self.__dict__.setdefault("_frictionloss", {})[joint] = f  # (in place: O(1) per joint)
 
     @property
     def joint_frictionloss(self) -> np.ndarray:
@@ -199,7 +219,7 @@ class ActuationMixin:
 
     @property
     def tendons(self) -> tuple:
-        return self.__dict__.get("_tendons", ())
+        return tuple(self.__dict__.get("_tendons", ()))
 
     @property
     def tendon_names(self) -> list[str]:
@@ -207,7 +227,7 @@ class ActuationMixin:
 
     @property
     def actuators(self) -> tuple:
-        return self.__dict__.get("_actuators", ())
+        return tuple(self.__dict__.get("_actuators", ()))
 
     @property
     def actuator_names(self) -> list[str]:
@@ -216,7 +236,7 @@ class ActuationMixin:
     @property
     def nu(self) -> int:
         """The number of controls (one per actuator)."""
-        return len(self.actuators)
+        return len(self.__dict__.get("_actuators", ()))
 
     @property
     def na(self) -> int:
@@ -236,7 +256,7 @@ class ActuationMixin:
         q = _checks.vector(q, "q", self.nq)
         E = 0.0
         for i, (k, _, r) in self._joint_springs.items():
-            qi = self._cpp.q_index[i]
+            qi = self._q_start[i]
             x = q[qi : qi + len(r)]
             if len(r) == 4:  # spherical (x, y, z, w): the rotation vector of rest⁻¹ q
                 w = r[3] * x[:3] - x[3] * r[:3] - np.cross(r[:3], x[:3])  # vector part of r* ⊗ x
@@ -278,13 +298,13 @@ class ActuationTerms:
         self.range_lo = np.array([tendons[r].range[0] for r in self.limited])
         self.range_hi = np.array([tendons[r].range[1] for r in self.limited])
         self.moment_q, self.moment_v = np.zeros((nu, nq)), np.zeros((nu, nv))
-        names = model.tendon_names
+        row = {name: i for i, name in enumerate(model.tendon_names)}
         for r, a in enumerate(acts):
             if a.transmission == "joint":
                 self.moment_q[r, model.q_index(a.target)] = a.gear
                 self.moment_v[r, model.v_index(a.target)] = a.gear
             else:
-                i = names.index(a.target)
+                i = row[a.target]
                 self.moment_q[r], self.moment_v[r] = a.gear * self.tendon_q[i], a.gear * self.tendon_v[i]
         self.gain = np.array([a.gain for a in acts]).reshape(nu, 3)
         self.bias = np.array([a.bias for a in acts]).reshape(nu, 3)

@@ -16,7 +16,7 @@ __all__ = ["ContactSettings"]
 
 class ContactSettings:
     """The contact part of treedyn.Model (a mixin: its state lives in the model's __dict__, so that
-    copies and pickles keep it; the model's ``_body_ref``, ``geoms``, ``body_names`` and
+    copies and pickles keep it; the model's ``_body_ref``, ``_geom_index``, ``_geoms``, ``body_names`` and
     ``_changed`` are used)."""
 
     @changes_model
@@ -38,20 +38,20 @@ class ContactSettings:
         """Make geoms ``geom1`` and ``geom2`` (names or indices) a candidate pair whatever their masks,
         bodies or exclusions (MJCF's <contact><pair>), with its own ``friction``, ``margin`` and
         ``condim`` (None: from the geoms, as for any pair)."""
-        names = [g.name for g in self.geoms]
+        index, n = self._geom_index(), len(self._geoms)  # (a dict: O(1) per pair, not a list per call)
 
         def ref(g, what):
             if isinstance(g, str):
-                if g not in names:
+                if g not in index:
                     raise ValueError(f"add_contact_pair: no geom named {g!r}")
-                return names.index(g)
-            if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not 0 <= g < len(names):
-                raise ValueError(f"add_contact_pair: {what} must be a geom name or index below {len(names)}, got {g!r}")
+                return index[g]
+            if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not 0 <= g < n:
+                raise ValueError(f"add_contact_pair: {what} must be a geom name or index below {n}, got {g!r}")
             return int(g)
 
         a, b = ref(geom1, "geom1"), ref(geom2, "geom2")
         if a == b:
-            raise ValueError(f"add_contact_pair: geom1 and geom2 are the same geom ({names[a]!r})")
+            raise ValueError(f"add_contact_pair: geom1 and geom2 are the same geom ({self._geoms[a].name!r})")
         if friction is not None:
             friction = C.real(friction, "contact pair friction", nonnegative=True)
         if margin is not None:

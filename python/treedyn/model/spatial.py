@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ def _vector(x, n: int, what: str, names: str = "") -> np.ndarray:
     a = a.astype(float)
     if a.shape != (n,):
         raise ValueError(f"{what} must have {n} components{names}, got shape {a.shape}")
-    if not np.all(np.isfinite(a)):
+    if not np.isfinite(a).all():
         raise ValueError(f"{what} contains NaN or inf: {a}")
     return a
 
@@ -34,16 +35,17 @@ def _mat3(x, what: str) -> np.ndarray:
     a = a.astype(float)
     if a.shape != (3, 3):
         raise ValueError(f"{what} must be a 3x3 matrix, got shape {a.shape}")
-    if not np.all(np.isfinite(a)):
+    if not np.isfinite(a).all():
         raise ValueError(f"{what} contains NaN or inf")
     return a
 
 
 def _unit(x, what: str) -> np.ndarray:
     a = _vec3(x, what)
-    if np.abs(a).max() < 1e-12 and np.linalg.norm(a) < 1e-12:  # (no norm of huge entries: it overflows)
+    m = max(map(abs, a.tolist()))  # max |a_i| (in Python floats: cheaper than numpy on 3 numbers)
+    if m < 1e-12 and np.linalg.norm(a) < 1e-12:  # (no norm of huge entries: it overflows)
         raise ValueError(f"{what} must be a non-zero direction, got {a}")
-    a = a / np.abs(a).max()  # first to O(1): the norm of (1e300, 1e300, 0) must not overflow
+    a = a / m  # first to O(1): the norm of (1e300, 1e300, 0) must not overflow
     return a / np.linalg.norm(a)
 
 
@@ -52,6 +54,23 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     a = np.array(a, dtype=float)
     a.flags.writeable = False
     return a
+
+
+def _freeze(a: np.ndarray) -> np.ndarray:
+    """``a`` itself made read-only: for an array just made here (no caller holds it), which
+    ``_frozen`` would copy once more."""
+    a.flags.writeable = False
+    return a
+
+
+def _det3(R: np.ndarray) -> float:
+    """det R of a 3x3 matrix by the triple product, in Python floats (np.linalg.det costs more
+    than the rest of a Transform's checks, and file loaders make hundreds of thousands)."""
+    (a, b, c), (d, e, f), (g, h, i) = R.tolist()
+    return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+
+
+_EYE3 = _freeze(np.eye(3))
 
 
 def _key(*arrays) -> tuple:
@@ -78,11 +97,32 @@ class Transform:
     translation: np.ndarray = field(default_factory=lambda: np.zeros(3))
 
     def __post_init__(self):
-        R = _mat3(self.rotation, "Transform rotation")
-        if np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
+        R = _mat3(self.rotation, "Transform rotation")  # (a new array: frozen as it is)
+        if np.abs(R.T @ R - _EYE3).max() > 1e-6 or _det3(R) < 0:
             raise ValueError("Transform rotation must be a proper rotation matrix (RᵀR = 1, det R = +1)")
-        object.__setattr__(self, "rotation", _frozen(R))
-        object.__setattr__(self, "translation", _frozen(_vec3(self.translation, "Transform translation")))
+        object.__setattr__(self, "rotation", _freeze(R))
+        object.__setattr__(self, "translation", _freeze(_vec3(self.translation, "Transform translation")))
+
+    @classmethod
+    def _proper(cls, rotation: np.ndarray, translation: np.ndarray, *, fresh: bool = False) -> Transform:
+        """A Transform without the checks, for a rotation that is proper by construction (a product
+        of checked rotations, Rodrigues' formula of a finite axis and angle) and a finite
+        translation: the file loaders make several per body, and the checks cost most of one.
+        fresh: the arrays are new float arrays no caller holds (they are frozen, not copied)."""
+        X = object.__new__(cls)
+        keep = _freeze if fresh else _frozen
+        object.__setattr__(X, "rotation", keep(rotation))
+        object.__setattr__(X, "translation", keep(translation))
+        return X
+
+    @classmethod
+    def _translation(cls, translation: np.ndarray) -> Transform:
+        """The pure translation by a finite ``translation`` (copied), without the checks; its rotation
+        is one shared read-only identity (a Transform's arrays are never written)."""
+        X = object.__new__(cls)
+        object.__setattr__(X, "rotation", _EYE3)
+        object.__setattr__(X, "translation", _frozen(translation))
+        return X
 
     @staticmethod
     def identity() -> Transform:
@@ -91,12 +131,16 @@ class Transform:
     @staticmethod
     def from_rpy(rpy: Sequence[float] = (0, 0, 0), xyz: Sequence[float] = (0, 0, 0)) -> Transform:
         """URDF's fixed-axis roll, pitch, yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
-        r, p, y = _vec3(rpy, "rpy")
-        cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
-        Rx = np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
-        Ry = np.array([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
-        Rz = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
-        return Transform(Rz @ Ry @ Rx, xyz)
+        r, p, y = _vec3(rpy, "rpy").tolist()
+        xyz = _vec3(xyz, "xyz")
+        cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+        # Rz Ry Rx multiplied out (in Python floats: numpy's overhead on 3x3 matrices is most of the time)
+        R = [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+        return Transform._proper(np.array(R), xyz)
 
     @staticmethod
     def from_quat(quat: Sequence[float] = (0, 0, 0, 1), xyz: Sequence[float] = (0, 0, 0)) -> Transform:
@@ -147,10 +191,8 @@ class Transform:
         given in the child frame, in the parent frame: rotation @ p + translation."""
         if isinstance(other, Transform):
             # a product of two checked transforms needs no new checks (file loaders compose thousands)
-            X = object.__new__(Transform)
-            object.__setattr__(X, "rotation", _frozen(self.rotation @ other.rotation))
-            object.__setattr__(X, "translation", _frozen(self.rotation @ other.translation + self.translation))
-            return X
+            R, p = self.rotation @ other.rotation, self.rotation @ other.translation + self.translation
+            return Transform._proper(R, p, fresh=True)
         if not isinstance(other, (np.ndarray, list, tuple)):
             return NotImplemented
         p = np.asarray(other)
@@ -176,11 +218,28 @@ class Transform:
 
 
 def _symmetric(x, what: str) -> np.ndarray:
-    """A finite 3x3 matrix that is symmetric to rounding, made exactly symmetric."""
+    """A finite 3x3 matrix that is symmetric to rounding, made exactly symmetric (a new array)."""
     I = _mat3(x, what)
+    (_, a, b), (c, _, d), (e, f, _) = I.tolist()
+    if a == c and b == e and d == f:  # symmetric already (most are): I itself, a copy made by _mat3
+        return I
     if np.abs(I - I.T).max() > 1e-9 * max(1.0, np.abs(I).max()):
         raise ValueError(f"{what} must be symmetric, got\n{I}")
     return 0.5 * (I + I.T)
+
+
+def _check_physical(I: np.ndarray) -> None:
+    """ValueError unless the symmetric I is positive semi-definite with principal moments that
+    satisfy the triangle inequality (to rounding). A diagonal I (most files' inertias) is its own
+    eigenvalues: no eigensolver then."""
+    rows = I.tolist()
+    scale = max(1.0, *map(abs, rows[0]), *map(abs, rows[1]), *map(abs, rows[2]))
+    (a, b, c), (_, d, e), (_, _, f) = rows
+    ev = sorted((a, d, f)) if b == c == e == 0.0 else np.linalg.eigvalsh(I)
+    if ev[0] < -1e-12 * scale:
+        raise ValueError(f"Inertia inertia is not positive semi-definite (eigenvalues {ev})")
+    if ev[0] + ev[1] < ev[2] - 1e-9 * scale:
+        raise ValueError(f"Inertia inertia violates the triangle inequality of principal moments {ev}")
 
 
 def _cross_squared(c: np.ndarray) -> np.ndarray:
@@ -218,12 +277,8 @@ class Inertia:
         m = _mass(mass)
         c = _vec3(com, "Inertia com")
         I = _symmetric(np.eye(3) if inertia is None else inertia, "Inertia inertia")
-        scale = max(1.0, np.abs(I).max())
-        ev = np.linalg.eigvalsh(I)
-        if check and ev.min() < -1e-12 * scale:
-            raise ValueError(f"Inertia inertia is not positive semi-definite (eigenvalues {ev})")
-        if check and ev[0] + ev[1] < ev[2] - 1e-9 * scale:
-            raise ValueError(f"Inertia inertia violates the triangle inequality of principal moments {ev}")
+        if check:
+            _check_physical(I)
         self._init(m, bool(check), "mci", c, I)
 
     @classmethod
@@ -237,7 +292,8 @@ class Inertia:
         return x
 
     def _init(self, m: float, check: bool, given: str, a: np.ndarray, b: np.ndarray) -> None:
-        for name, value in (("mass", m), ("check", check), ("_given", given), ("_a", _frozen(a)), ("_b", _frozen(b))):
+        """(a, b: arrays just made by the caller, frozen as they are)"""
+        for name, value in (("mass", m), ("check", check), ("_given", given), ("_a", _freeze(a)), ("_b", _freeze(b))):
             object.__setattr__(self, name, value)
 
     # --- the two forms; rbi(m, h, Ī) with Ī = I_c + m(|c|²1 − ccᵀ) (featherstone-part3, "Iv")

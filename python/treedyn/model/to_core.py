@@ -4,6 +4,8 @@ and rebuilt body by body, is Model's own: tree.py.) ``CoreMixin`` is one of Mode
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from .. import _core
@@ -64,16 +66,31 @@ class CoreMixin:
 
     def _push_passive(self) -> None:
         """The joints' armature and springs (set_joint_armature, set_joint_spring) into the C++
-        model, whole: every solver made from it (model/cache.py) sees them."""
+        model, whole: every solver made from it (model/cache.py) sees them. Inside
+        ``_passive_batch()`` (the file loaders, setting them joint by joint) once, at its end."""
+        if self.__dict__.get("_passive_deferred"):
+            return
         cpp = self._cpp
         armature, stiffness, damping = np.zeros(cpp.nv), np.zeros(cpp.nv), np.zeros(cpp.nv)
         rest = _core.neutral(cpp)
+        q_start, v_start = self._q_start, self._v_start  # (the core's vectors copy whole on each read)
         for i, a in self._joint_armature.items():
-            armature[cpp.v_index[i] : cpp.v_index[i] + len(a)] = a
+            armature[v_start[i] : v_start[i] + len(a)] = a
         for i, (k, d, r) in self._joint_springs.items():
-            vi, qi = cpp.v_index[i], cpp.q_index[i]
+            vi, qi = v_start[i], q_start[i]
             stiffness[vi : vi + len(k)], damping[vi : vi + len(d)], rest[qi : qi + len(r)] = k, d, r
         cpp.set_passive(armature, stiffness, damping, rest)
+
+    @contextmanager
+    def _passive_batch(self):
+        """Joint springs and armatures set inside are pushed to the C++ model once, at the end
+        (each push is O(n): one per joint made loading a file with damped joints O(n²))."""
+        self.__dict__["_passive_deferred"] = True
+        try:
+            yield
+        finally:
+            del self.__dict__["_passive_deferred"]
+            self._push_passive()
 
     def _redmax_system(self):
         """The C++ RedMax system: a frozen copy of the tree with its springs (the tree's joint

@@ -62,11 +62,18 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         self._joints: list[Joint] = [Fixed()]
         self._joint_names: list[str] = [""]
         self._index: dict[str, int] = {"world": 0}
+        # Python mirrors of what each body added to the C++ model (its name, where its coordinates
+        # start in q and v): the C++ vectors are copied whole on every read, so reading one entry
+        # per body made loading a model O(n²) (issue 31)
+        self._names: list[str] = ["world"]
+        self._q_start: list[int] = [0]
+        self._v_start: list[int] = [0]
         self._joint_index: dict[str, int] = {}
         self._placements: list[Transform] = [Transform()]
         self._inertias: list[Inertia] = [Inertia(mass=0.0, com=(0, 0, 0), inertia=np.zeros((3, 3)))]
         self._frames: dict[str, tuple] = {}
         self._geoms: list = []  # geometry.Geom, in the order added
+        self._geom_names: dict[str, int] = {}  # their names -> indices (add_geom, add_contact_pair)
         self._joint_limits: dict[int, tuple[float, float]] = {}  # body index -> (lower, upper), see set_joint_limits
         self.gravity = gravity
         # the joints' passive terms, every solver's (set_joint_spring, set_joint_armature: _push_passive)
@@ -134,6 +141,7 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         if joint.nv and jname in self._joint_index:
             raise ValueError(f"a joint named {jname!r} already exists")
         a1, a2 = joint._axes()
+        q0, v0 = self._cpp.nq, self._cpp.nv  # the new body's coordinates come last (bodies in order)
         # each form of the inertia goes to C++ as given: (m, c, I_c) converted there as always, (m, h, Ī_O) as is
         add = self._cpp.add_body_parameters if inertia._given == "parameters" else self._cpp.add_body
         i = add(
@@ -149,6 +157,9 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
             inertia._b,
         )
         self._index[name] = i
+        self._names.append(name)
+        self._q_start.append(q0)
+        self._v_start.append(v0)
         self._joints.append(joint)
         self._joint_names.append(jname)
         self._placements.append(placement)
@@ -170,7 +181,7 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         placement = Transform() if placement is None else placement
         if not isinstance(placement, Transform):
             raise TypeError(f"placement of frame {name!r} must be a treedyn.Transform, got {type(placement).__name__}")
-        self._frames[name] = (self.body_names[b], placement)
+        self._frames[name] = (self._names[b], placement)
 
     # ----------------------------------------------------------------- files
     @classmethod
@@ -222,7 +233,7 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
 
     @property
     def body_names(self) -> list[str]:
-        return list(self._cpp.name)
+        return list(self._names)
 
     @property
     def parents(self) -> np.ndarray:
@@ -287,7 +298,20 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         return _rebuild_model(self.gravity, bodies, copy.deepcopy(rest))
 
     # them) and every other attribute, whatever it is (those the file readers add included)
-    _REBUILT = frozenset({"_cpp", "_joints", "_joint_names", "_index", "_joint_index", "_placements", "_inertias"})
+    _REBUILT = frozenset(
+        {
+            "_cpp",
+            "_joints",
+            "_joint_names",
+            "_index",
+            "_joint_index",
+            "_placements",
+            "_inertias",
+            "_names",
+            "_q_start",
+            "_v_start",
+        }
+    )
 
     @changes_model
     def add_geom(
@@ -327,12 +351,23 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         name = f"geom{len(self._geoms)}" if name is None else name
         if not isinstance(name, str) or not name:
             raise TypeError(f"geom name must be a non-empty string, got {name!r}")
-        if any(g.name == name for g in self._geoms):
+        names = self._geom_index()
+        if name in names:
             raise ValueError(f"a geom named {name!r} already exists")
         self._geoms.append(
             Geom(name, b, shape, placement, friction, int(contype), int(conaffinity), int(condim), margin)
         )
+        names[name] = len(self._geoms) - 1
         return len(self._geoms) - 1
+
+    def _geom_index(self) -> dict:
+        """{geom name: index} (kept beside the list, so that adding n geoms is O(n), not O(n²));
+        remade from the list when they disagree (a model pickled before it existed)."""
+        names = self.__dict__.get("_geom_names")
+        if not isinstance(names, dict) or len(names) != len(self._geoms):
+            names = {g.name: i for i, g in enumerate(self._geoms)}
+            self.__dict__["_geom_names"] = names
+        return names
 
     @property
     def geoms(self) -> tuple:
@@ -357,11 +392,11 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
 
     def q_index(self, name: str) -> int:
         """Where the coordinates of joint ``name`` start in q."""
-        return self._cpp.q_index[self._joint_body(name)]
+        return self._q_start[self._joint_body(name)]
 
     def v_index(self, name: str) -> int:
         """Where the coordinates of joint ``name`` start in v."""
-        return self._cpp.v_index[self._joint_body(name)]
+        return self._v_start[self._joint_body(name)]
 
     @property
     def has_floating_base(self) -> bool:
@@ -463,7 +498,7 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
     def _position_limits(self, side: int, unlimited: float) -> np.ndarray:
         out = np.full(self.nq, unlimited)
         for i, bounds in self._joint_limits.items():
-            out[self._cpp.q_index[i]] = bounds[side]
+            out[self._q_start[i]] = bounds[side]
         out.flags.writeable = False
         return out
 

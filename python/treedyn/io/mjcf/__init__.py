@@ -86,9 +86,10 @@ collision geoms), ``equality``; ``treedyn.io._tree.build_model`` assembles the M
 from __future__ import annotations
 
 from ...model import Model
-from .._common import warn_inconsistent_inertias
+from .._common import gc_paused, warn_inconsistent_inertias
+from .._files import Budget
 from .._tree import build_model
-from .._xml import ModelFileError, file_errors, read_xml
+from .._xml import file_errors, read_xml
 from . import actuators, bodies, collision, defaults, document, equality, inertia, meshes, options
 from .reader import Reader
 
@@ -97,10 +98,11 @@ __all__ = ["load_mjcf"]
 
 def load_mjcf(path_or_xml) -> Model:
     """Load an MJCF file (a path) or MJCF text (a string starting with '<') as a treedyn Model."""
-    r = Reader(read_xml(path_or_xml, "MJCF"))
-    r.locate(r.doc)
-    with file_errors(r.err, lambda: r.current):
-        return _read(r)
+    budget = Budget()  # what this load may read (its files, includes and meshes: treedyn.io._files)
+    with gc_paused():
+        r = Reader(read_xml(path_or_xml, "MJCF", budget), budget)
+        with file_errors(r.err, lambda: r.current):
+            return _read(r)
 
 
 def _read(r: Reader) -> Model:
@@ -115,7 +117,7 @@ def _read(r: Reader) -> Model:
     document.check_sections(r, root)
     nodes = bodies.read_bodies(r, [e for e in root if e.tag == "worldbody"])
     inertia.scale_total_mass(r, nodes)
-    model = build_model(nodes, gravity, lambda msg, line: ModelFileError(msg, r.doc.source, line), r.doc.source)
+    model = build_model(nodes, gravity, r.err, r.doc.source)
     for name, (lower, upper) in r.limits.items():
         model.set_joint_limits(name, lower, upper)
     model.source = r.doc.source

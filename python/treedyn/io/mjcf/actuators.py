@@ -29,9 +29,16 @@ _UNSUPPORTED = ("intvelocity", "damper", "cylinder", "muscle", "adhesion", "plug
 def joint_passive(r, model) -> None:
     """Each joint's armature, spring–damper and dry friction (bodies._passive read them) into the
     model; stiffness on a free joint noted as not modelled."""
-    for name, (_, a) in r.passive.items():
-        if a.get("armature"):
-            model.set_joint_armature(name, a["armature"])
+    with model._passive_batch():  # (pushed to the C++ model once: before M0 below needs it)
+        for name, (_, a) in r.passive.items():
+            if a.get("armature"):
+                model.set_joint_armature(name, a["armature"])
+    with model._passive_batch():
+        _springs(r, model)
+
+
+def _springs(r, model) -> None:
+    """The joints' spring–dampers and dry friction (joint_passive)."""
     M0 = None
     for name, (kind, a) in r.passive.items():
         k, d = a.get("stiffness", 0.0), a.get("damping", 0.0)
@@ -72,6 +79,7 @@ def _limited(r, e, a, key: str, what: str):
 def tendons(r, root, model) -> None:
     """The fixed tendons (see the module); spatial ones noted."""
     springref = {name: a.get("springref", 0.0) for name, (_, a) in r.passive.items()}
+    added = len(model.tendon_names)  # (counted here: model.tendons is a copy per call)
     for sec in [s for s in root if s.tag == "tendon"]:
         for t in sec:
             if not isinstance(t.tag, str):
@@ -84,12 +92,12 @@ def tendons(r, root, model) -> None:
                 r.ignored.add(t.tag)
                 continue
             a = _tendon_attrs(r, t)
-            name = a.get("name") or f"tendon{len(model.tendons)}"
+            name = a.get("name") or f"tendon{added}"
             terms = {}
             for j in t:
                 if j.tag == "joint":
                     jn = j.get("joint")
-                    terms[jn] = terms.get(jn, 0.0) + float(r.vec(j, "coef", 1, None, (1.0,))[0])
+                    terms[jn] = terms.get(jn, 0.0) + r.num(j, "coef", None, 1.0)
             rest = r.vec(t, "springlength", None, a, (-1.0,))
             if rest[0] == -1.0:  # MuJoCo's default: the length at the joints' springref
                 rest = np.array([sum(c * springref.get(jn, 0.0) for jn, c in terms.items())])
@@ -97,14 +105,15 @@ def tendons(r, root, model) -> None:
                 model.add_tendon(
                     name,
                     terms,
-                    stiffness=float(r.vec(t, "stiffness", 1, a, (0.0,))[0]),
-                    damping=float(r.vec(t, "damping", 1, a, (0.0,))[0]),
+                    stiffness=r.num(t, "stiffness", a, 0.0),
+                    damping=r.num(t, "damping", a, 0.0),
                     rest_length=rest,
                     range=_limited(r, t, a, "range", f"tendon {name!r}"),
-                    frictionloss=float(r.vec(t, "frictionloss", 1, a, (0.0,))[0]),
+                    frictionloss=r.num(t, "frictionloss", a, 0.0),
                 )
             except ValueError as err:
                 raise r.err(str(err), t) from None
+            added += 1
 
 
 def _tendon_attrs(r, t):
@@ -128,13 +137,14 @@ def _actuator_attrs(r, e, cls):
 
 def actuators(r, root, model) -> None:
     """The actuators (see the module), in file order (MuJoCo's ctrl order)."""
+    tendon_names = set(model.tendon_names)  # (all added already: the tendons pass comes first)
     for sec in [s for s in root if s.tag == "actuator"]:
         for e in sec:
             if not isinstance(e.tag, str):
                 continue
             r.current = e
             a = _actuator_attrs(r, e, "main")
-            name = a.get("name") or f"actuator{len(model.actuators)}"
+            name = a.get("name") or f"actuator{model.nu}"
             if e.tag in _UNSUPPORTED or e.tag not in _SHORTCUTS:
                 r.ignored.note(f"<{e.tag}> actuator {name!r} not modelled (left out of model.actuator_names)")
                 continue
@@ -145,7 +155,7 @@ def actuators(r, root, model) -> None:
             if target is None:
                 r.ignored.note(f"actuator {name!r}: its transmission (a site or a body) is not modelled")
                 continue
-            if transmission == "tendon" and target not in model.tendon_names:
+            if transmission == "tendon" and target not in tendon_names:
                 r.ignored.note(f"actuator {name!r} on tendon {target!r}: not a fixed tendon treedyn models")
                 continue
             gain, bias, dyn, T = _gain_bias(r, e, a, name)
@@ -156,7 +166,7 @@ def actuators(r, root, model) -> None:
                     name,
                     target,
                     transmission,
-                    gear=float(r.vec(e, "gear", None, a, (1.0,))[0]),
+                    gear=r.num(e, "gear", a, 1.0, n=None),
                     gain=gain,
                     bias=bias,
                     ctrlrange=_limited(r, e, a, "ctrlrange", f"actuator {name!r}"),
@@ -174,7 +184,7 @@ def actuators(r, root, model) -> None:
 
 def _gain_bias(r, e, a, name):
     """(gain, bias, dynamics, time constant) of a shortcut or <general>; dynamics None: not modelled."""
-    num = lambda key, default: float(r.vec(e, key, 1, a, (default,))[0])  # noqa: E731
+    num = lambda key, default: r.num(e, key, a, default)  # noqa: E731
     if e.tag == "motor":
         return (1.0,), (0.0,), "none", 1.0
     if e.tag == "position":
@@ -197,5 +207,5 @@ def _gain_bias(r, e, a, name):
     b = r.vec(e, "biasprm", None, a, (0.0,))[:3] if biastype == "affine" else (0.0,)
     if gaintype == "fixed":
         g = g[:1]
-    T = float(r.vec(e, "dynprm", None, a, (1.0,))[0])
+    T = r.num(e, "dynprm", a, 1.0, n=None)
     return tuple(g), tuple(b), dyntype, T if dyntype == "filter" else 1.0

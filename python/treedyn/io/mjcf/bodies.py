@@ -9,7 +9,7 @@ import numpy as np
 
 from ...model import Free, Prismatic, Revolute, Spherical, Transform
 from .._common import axis_angle_matrix, tiny, unit
-from .._tree import Node, Step
+from .._tree import IDENTITY, Node, Step, compose, shift
 from .collision import collision_geoms
 from .inertia import body_inertia
 
@@ -25,7 +25,7 @@ def read_bodies(r, worldbodies):
     # stack of (body element, parent node name, pose of the body's parent frame in the parent body, class)
     stack = []
     for wb in reversed(worldbodies):
-        contents = _contents(r, wb, Transform(), "main", world=True)
+        contents = _contents(r, wb, IDENTITY, "main", world=True)
         nodes[0].geoms[:0] = collision_geoms(r, contents, "world")
         for kind, e, X, cls in reversed(contents):
             if kind == "body":
@@ -44,9 +44,9 @@ def read_bodies(r, worldbodies):
             raise r.err(f"<body childclass={childclass!r}>: no such default class", elem)
         if elem.get("gravcomp") not in (None, "0"):
             r.ignored.note("body gravcomp not modelled (gravity compensation is a force; forces are inputs)")
-        contents = _contents(r, elem, Transform(), childclass)
-        node = Node(name, parent, line=r.where.get(id(elem), (None, None))[1])
-        body_pose = X @ r.pose(elem)
+        contents = _contents(r, elem, IDENTITY, childclass)
+        node = Node(name, parent, elem=elem)
+        body_pose = compose(X, r.pose(elem))
         _joints(r, node, elem, body_pose, [c for c in contents if c[0] == "joint"], parent)
         node.inertia = body_inertia(r, elem, name, contents)
         node.geoms = collision_geoms(r, contents, name)
@@ -113,38 +113,45 @@ def _joints(r, node, body, body_pose, joints, parent):
                 )
             # MuJoCo's free body pose is qpos itself, in world coordinates (body pos/quat only set qpos0)
             _passive(r, name, kind, a, e)
-            steps.append(Step(name, Free(), Transform(), body_name))
+            steps.append(Step(name, Free(), IDENTITY, body_name))
             r.qpos0[name] = body_pose
             anchor = np.zeros(3)
             continue
         if kind not in ("hinge", "slide", "ball"):
             raise r.err(f"joint {name!r} has type {kind!r}; MJCF joint types are hinge, slide, ball and free", e)
         _passive(r, name, kind, a, e)
-        p = F.rotation @ r.vec(e, "pos", 3, a, (0, 0, 0)) + F.translation if kind != "slide" else np.zeros(3)
-        axis = F.rotation @ r.vec(e, "axis", 3, a, (0, 0, 1))
+        p = np.zeros(3) if kind == "slide" else _placed(F, r.vec(e, "pos", 3, a, (0, 0, 0)))
+        axis = r.vec(e, "axis", 3, a, (0, 0, 1))
+        axis = axis if F is IDENTITY else F.rotation @ axis
         if kind != "ball" and tiny(axis):
             raise r.err(f"joint {name!r} has a zero axis", e)
-        ref = float(r.vec(e, "ref", 1, a, (0,))[0]) if kind != "ball" else 0.0
+        ref = r.num(e, "ref", a, 0) if kind != "ball" else 0.0
         if kind != "ball":
             r.qpos0[name] = r.angle(ref) if kind == "hinge" else ref
         if kind == "hinge":
             ref = r.angle(ref)
             joint = Revolute(axis)
-            pre = Transform(axis_angle_matrix(axis, -ref), np.zeros(3))  # the file's pose is q = ref
+            # the file's pose is q = ref
+            pre = Transform(axis_angle_matrix(axis, -ref), np.zeros(3)) if ref else IDENTITY
         elif kind == "slide":
             joint = Prismatic(axis)
-            pre = Transform(np.eye(3), -ref * unit(axis))
+            pre = shift(-ref * unit(axis))
         else:
-            joint, pre = Spherical(), Transform()
+            joint, pre = Spherical(), IDENTITY
         _range(r, name, kind, a, e)
-        placement = prev @ Transform(np.eye(3), p - anchor) @ pre
+        placement = compose(compose(prev, shift(p - anchor)), pre)
         steps.append(Step(name, joint, placement, body_name))
-        prev, anchor = Transform(), p
+        prev, anchor = IDENTITY, p
     node.steps = steps
     if steps:
-        node.offset = Transform(np.eye(3), -anchor)
+        node.offset = shift(-anchor)
     else:
         node.placement = body_pose
+
+
+def _placed(F, p):
+    """The point p of an enclosing <frame> F in the body's frame (most joints have no frame)."""
+    return p if F is IDENTITY else F.rotation @ p + F.translation
 
 
 def _range(r, name, kind, a, e):
@@ -186,7 +193,7 @@ def _passive(r, name, kind, a, e):
     vals = {}
     for attr in ("damping", "stiffness", "springref", "armature", "frictionloss"):
         if attr in a:
-            x = float(r.vec(e, attr, 1, a)[0])
+            x = r.num(e, attr, a)
             if attr != "springref" and x < 0:
                 raise r.err(f"joint {name!r}: {attr}={a[attr]!r} must be >= 0", e)
             vals[attr] = r.angle(x) if attr == "springref" and kind == "hinge" else x

@@ -31,7 +31,7 @@ def collision_geoms(r, contents, body):
         kind = a.get("type", "sphere")
         masks = []
         for key in ("contype", "conaffinity"):
-            x = float(r.vec(g, key, 1, a, (1,))[0])
+            x = r.num(g, key, a, 1)
             if not (0 <= x < 2**31 and x == int(x)):
                 raise r.err(f"geom of body {body!r}: {key}={a.get(key)!r} is not a non-negative integer", g)
             masks.append(int(x))
@@ -43,7 +43,7 @@ def collision_geoms(r, contents, body):
             why = "a primitive fitted to a mesh" if kind in _KINDS else f"type {kind!r}"
             dropped.append(f"{label} of body {body!r} ({why}: not a collision shape treedyn has)")
             continue
-        size = np.r_[r.vec(g, "size", None, a, (0, 0, 0)), np.zeros(3)][:3]
+        size = r.size3(g, a)
         pose = r.pose(g, a)
         if "fromto" in a and kind in ("capsule", "box", "cylinder", "ellipsoid"):
             ft = r.vec(g, "fromto", 6, a)
@@ -81,10 +81,10 @@ def collision_geoms(r, contents, body):
         except (ValueError, TypeError) as e:
             raise r.err(f"{kind} geom of body {body!r}: {e}", g) from None
         r.current = g
-        kw = {"friction": float(r.vec(g, "friction", None, a, (1.0,))[0]), "contype": contype}
+        kw = {"friction": r.num(g, "friction", a, 1.0, n=None), "contype": contype}
         kw["conaffinity"] = conaffinity
         kw["condim"] = _condim(r, g, a, label)
-        kw["margin"] = float(r.vec(g, "margin", 1, a, (0.0,))[0])
+        kw["margin"] = r.num(g, "margin", a, 0.0)
         if kw["margin"] < 0:
             raise r.err(f"{label} of body {body!r}: margin={a['margin']!r} is negative", g)
         if a.get("name"):
@@ -115,23 +115,24 @@ def read_contact(r, root, model):
             # mjDSBL_CONSTRAINT: no collision detection); treedyn's equalities stay (documented)
             if "disable" in (flag.get("contact", "enable"), flag.get("constraint", "enable")):
                 model.contact_enabled = False
+    frames, geom_names = model.frames, {g.name for g in model.geoms}  # (copies: made once, not per element)
     for sec in (e for e in root if e.tag == "contact"):
         for e in (e for e in sec if isinstance(e.tag, str)):
             r.current = e
             if e.tag == "exclude":
-                bodies = [_body(r, model, e, k) for k in ("body1", "body2")]
+                bodies = [_body(r, model, frames, e, k) for k in ("body1", "body2")]
                 if bodies[0] != bodies[1]:  # (merged into one body: never collide anyway)
                     model.exclude_contact(*bodies)
             elif e.tag == "pair":
                 a = r.attrs(e, e.get("class", "main"))
                 geoms = []
                 for k in ("geom1", "geom2"):
-                    if a.get(k) not in {g.name for g in model.geoms}:
+                    if a.get(k) not in geom_names:
                         raise r.err(f"<pair {k}={a.get(k)!r}>: no collision geom of that name", e)
                     geoms.append(a[k])
                 kw = {"condim": _condim(r, e, a, "<pair>") if "condim" in a else None}
-                kw["friction"] = float(r.vec(e, "friction", None, a)[0]) if "friction" in a else None
-                kw["margin"] = float(r.vec(e, "margin", 1, a)[0]) if "margin" in a else None
+                kw["friction"] = r.num(e, "friction", a, n=None) if "friction" in a else None
+                kw["margin"] = r.num(e, "margin", a) if "margin" in a else None
                 try:
                     model.add_contact_pair(*geoms, **kw)
                 except ValueError as ex:
@@ -140,13 +141,13 @@ def read_contact(r, root, model):
                 r.ignored.add(f"contact/{e.tag}")
 
 
-def _body(r, model, e, key):
+def _body(r, model, frames, e, key):
     """The treedyn body an MJCF body name went to (its own, or the one it was merged into)."""
     name = e.get(key)
     if name is None:
         raise r.err(f"<exclude> needs {key}", e)
     if name == "world":
         return 0
-    if name not in model.frames:
+    if name not in frames:
         raise r.err(f"<exclude {key}={name!r}>: no such body", e)
-    return model.body_index(model.frames[name][0])
+    return model.body_index(frames[name][0])

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+from .._errors import ModelFileError
+from .._files import regular_file_problem
 from .._xml import parse_xml_text
 
 __all__ = ["check_root", "expand_includes", "check_sections"]
@@ -49,18 +51,21 @@ def expand_includes(r, root, base_dir, chain):
             if not fn:
                 raise r.err("<include> without a file attribute", e)
             path = fn if os.path.isabs(fn) else os.path.join(eb, fn)
-            if not os.path.isfile(path):
+            if regular_file_problem(path) == "not found":
                 raise r.err(f"<include file={fn!r}>: file not found ({path})", e)
             if os.path.abspath(path) in ech:
                 raise r.err(f"<include file={fn!r}> includes itself", e)
-            with open(path, "rb") as f:
-                sub = parse_xml_text(f.read(), path, os.path.dirname(os.path.abspath(path)))
+            try:  # a regular file only, counted: an include fan-out is refused (treedyn.io._files)
+                data = r.budget.include(path, "included file")
+            except (OSError, ModelFileError) as ex:
+                raise r.err(f"<include file={fn!r}>: {ex}", e) from None
+            sub = parse_xml_text(data, path, os.path.dirname(os.path.abspath(path)))
             r.locate(sub)
             kids = list(sub.root)
-            parent.remove(e)
-            for k, kid in enumerate(kids):
-                parent.insert(i + k, kid)
-                origin[id(kid)] = (sub.base_dir, ech + [os.path.abspath(path)])
+            parent[i : i + 1] = kids  # (one splice: inserting one by one is quadratic in the kids)
+            where = (sub.base_dir, ech + [os.path.abspath(path)])
+            for kid in kids:
+                origin[id(kid)] = where
             # the kids are looked at next, in place (one of them may be an <include> itself)
 
 

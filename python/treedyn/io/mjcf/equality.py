@@ -27,6 +27,7 @@ import numpy as np
 from ...algorithms.configuration import neutral
 from ...model import Fixed, Spherical, Transform
 from .._common import matrix_to_quat, quat_to_matrix
+from .._tree import IDENTITY
 
 __all__ = ["add_equalities", "fixed_tendons", "reference_configuration", "site_poses"]
 
@@ -86,13 +87,15 @@ def _attrs(reader, e) -> dict:
 
 def _frame(reader, model, e, name: str, what: str):
     """(treedyn body index, pose in it) of MuJoCo body ``name`` (its frame) or of a site."""
-    frames = model.frames
+    frames = reader.__dict__.get("frames")
+    if frames is None:  # (model.frames is a copy: read once per load, not once per equality)
+        frames = reader.frames = model.frames
     if what == "site":
         if name not in reader.sites:
             raise reader.err(f"<{e.tag}>: no site named {name!r}", e)
         body, pose = reader.sites[name]
     else:
-        body, pose = name, Transform()
+        body, pose = name, IDENTITY
     if body not in frames:
         raise reader.err(f"<{e.tag}>: no body named {body!r}", e)
     b, X = frames[body]
@@ -142,7 +145,7 @@ def _coupling(reader, model, e, a, q0, active):
 
     def terms(name):
         if n == "joint":
-            if name not in model.joint_names:
+            if name not in model._joint_index:  # (a moving joint; joint_names is a new list per call)
                 raise reader.err(f"<joint>: no joint named {name!r}", e)
             return {name: 1.0}
         if name not in reader.tendons:
@@ -172,7 +175,7 @@ def fixed_tendons(reader, root) -> dict:
             terms = {}
             for j in t:
                 if j.tag == "joint":
-                    terms[j.get("joint")] = terms.get(j.get("joint"), 0.0) + float(reader.vec(j, "coef", 1)[0])
+                    terms[j.get("joint")] = terms.get(j.get("joint"), 0.0) + reader.num(j, "coef")
             out[t.get("name")] = terms
     return out
 
@@ -180,7 +183,7 @@ def fixed_tendons(reader, root) -> dict:
 def site_poses(reader, root) -> dict:
     """{site name: (MuJoCo body name, the site's pose in that body's frame)}, through <frame>s."""
     out = {}
-    stack = [(wb, "world", Transform()) for wb in reversed([e for e in root if e.tag == "worldbody"])]
+    stack = [(wb, "world", IDENTITY) for wb in reversed([e for e in root if e.tag == "worldbody"])]
     while stack:  # iterative: a chain of thousands of nested bodies loads
         elem, body, X = stack.pop()
         for e in reversed(list(elem)):
@@ -189,5 +192,5 @@ def site_poses(reader, root) -> dict:
             elif e.tag == "site" and e.get("name"):
                 out[e.get("name")] = (body, X @ reader.pose(e))
             elif e.tag == "body":
-                stack.append((e, reader.body_names.get(id(e), e.get("name")), Transform()))
+                stack.append((e, reader.body_names.get(id(e), e.get("name")), IDENTITY))
     return out

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...model import Inertia, Transform
 from .._common import file_inertia, unchecked_inertia, z_to_vector
-from .._tree import fold_inertias
+from .._tree import compose, fold_inertias
 from .meshes import mesh_properties
 from .reader import ORIENTATIONS
 
@@ -53,7 +53,7 @@ def _file_body_inertia(r, body, name, contents):
 def _inertial(r, e, name):
     r.current = e
     a = e.attrib
-    mass = float(r.vec(e, "mass", 1, a)[0])
+    mass = r.num(e, "mass", a)
     pos = r.vec(e, "pos", 3, a, (0, 0, 0))
     if ("diaginertia" in a) == ("fullinertia" in a):
         raise r.err(f"body {name!r} <inertial>: give exactly one of diaginertia and fullinertia", e)
@@ -76,15 +76,15 @@ def _geom_inertia(r, g, X, cls, body):
     a = r.attrs(g, cls)
     gname = a.get("name") or "(unnamed)"
     what = f"geom {gname} of body {body!r}"
-    group = float(r.vec(g, "group", 1, a, (0,))[0])
+    group = r.num(g, "group", a, 0)
     if group != int(group):
         raise r.err(f"<geom group={a['group']!r}>: not an integer", g)
     if not r.groups[0] <= group <= r.groups[1]:
         return None
     kind = a.get("type", "sphere")
     explicit_mass = "mass" in a
-    mass = float(r.vec(g, "mass", 1, a)[0]) if explicit_mass else None
-    density = float(r.vec(g, "density", 1, a, (1000.0,))[0])
+    mass = r.num(g, "mass", a) if explicit_mass else None
+    density = r.num(g, "density", a, 1000.0)
     if (explicit_mass and mass == 0) or (not explicit_mass and density == 0):
         return None
     if kind == "plane":
@@ -96,7 +96,7 @@ def _geom_inertia(r, g, X, cls, body):
         p = mesh_properties(r, g, a, what)  # per unit density, in the mesh's coordinates = the geom's
         m = mass if explicit_mass else density * p.measure
         inertia = file_inertia(m, p.com, (m / p.measure) * p.inertia, what, r.inconsistent)
-        return (inertia, X @ r.pose(g, a))
+        return (inertia, compose(X, r.pose(g, a)))
     if kind not in _GEOM_SOLIDS:
         raise r.err(
             f"{what} is a {kind}: treedyn computes inertias of {', '.join(_GEOM_SOLIDS)} and mesh "
@@ -105,8 +105,7 @@ def _geom_inertia(r, g, X, cls, body):
         )
     if "mesh" in a:  # MuJoCo fits the primitive to the mesh (fitscale, fitaabb)
         raise r.err(f"{what}: a {kind} fitted to mesh {a['mesh']!r} is not supported; give it a size", g)
-    size = r.vec(g, "size", None, a, (0, 0, 0))
-    size = np.r_[size, np.zeros(3)][:3]
+    size = r.size3(g, a)
     if "fromto" in a:
         if kind == "sphere":
             raise r.err(f"{what}: fromto does not apply to a sphere", g)
@@ -126,7 +125,7 @@ def _geom_inertia(r, g, X, cls, body):
     if V <= 0:
         raise r.err(f"{what}: size {a.get('size')!r} gives a {kind} of zero volume", g)
     m = mass if explicit_mass else density * V
-    return (Inertia(m, np.zeros(3), m * I_unit), X @ pose)
+    return (Inertia(m, np.zeros(3), m * I_unit), compose(X, pose))
 
 
 def scale_total_mass(r, nodes):

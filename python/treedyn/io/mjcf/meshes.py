@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from .._common import quat_to_matrix
+from .._files import regular_file_problem
 from ..mesh import MESH_INERTIA, MeshError, inline_mesh, mass_properties, place_vertices, read_mesh_file
 
 __all__ = ["mesh_assets", "mesh_properties", "mesh_hull"]
@@ -25,8 +26,10 @@ def mesh_assets(r, root):
                 raise r.err("a <mesh> needs a name or a file", e)
             if name in out:
                 raise r.err(f"two meshes are named {name!r}", e)
-            if "file" in a and not os.path.isfile(_mesh_path(r, a["file"])):  # MuJoCo's error too
-                raise r.err(f"mesh {name!r}: file {a['file']!r} not found ({_mesh_path(r, a['file'])})", e)
+            problem = regular_file_problem(_mesh_path(r, a["file"])) if "file" in a else None
+            if problem:  # not found: MuJoCo's error too; a FIFO or a device would block or never end
+                what = "not found" if problem == "not found" else f"is {problem}, not a regular file"
+                raise r.err(f"mesh {name!r}: file {a['file']!r} {what} ({_mesh_path(r, a['file'])})", e)
             out[name] = (e, a)
     r.mesh_properties = {}  # name -> MassProperties, read when a body's inertia needs it
     r.mesh_hulls = {}  # name -> ConvexMesh, read when a mesh geom collides
@@ -98,7 +101,7 @@ def _placed_mesh(r, e, m, where):
     if "file" in m:
         if "vertex" in m:
             raise r.err(f"{where}: give either a file or vertex, not both", e)
-        V, F = read_mesh_file(_mesh_path(r, m["file"]), m.get("content_type"))
+        V, F = read_mesh_file(_mesh_path(r, m["file"]), m.get("content_type"), r.budget)
     elif "vertex" in m:
         V, F = inline_mesh(r.vec(e, "vertex", None, m), r.vec(e, "face", None, m, ()))
     else:

@@ -27,8 +27,10 @@ def read_compiler(r, root):
         raise r.err(f"<compiler inertiafromgeom={r.fromgeom!r}>: must be auto, true or false", elem)
     rng = c.get("inertiagrouprange", "0 5").split()
     try:
+        if len(rng) != 2 or not all(t.lstrip("+-").isascii() and t.lstrip("+-").isdigit() for t in rng):
+            raise ValueError  # (int() also takes "1_0" and non-ASCII digits)
         r.groups = (int(rng[0]), int(rng[1]))
-    except (ValueError, IndexError):
+    except ValueError:
         raise r.err(f"<compiler inertiagrouprange={c['inertiagrouprange']!r}>: two integers", elem) from None
     if c.get("coordinate", "local") != "local":
         raise r.err(
@@ -37,12 +39,12 @@ def read_compiler(r, root):
         )
     # lower bounds on each body's mass and principal moments, and the fix of moments that break the
     # triangle inequality (their mean), as MuJoCo applies them to every body but the world
-    r.boundmass = float(r.vec(elem, "boundmass", 1, c, (0.0,))[0])
-    r.boundinertia = float(r.vec(elem, "boundinertia", 1, c, (0.0,))[0])
+    r.boundmass = r.num(elem, "boundmass", c, 0.0)
+    r.boundinertia = r.num(elem, "boundinertia", c, 0.0)
     r.balanceinertia = c.get("balanceinertia", "false") == "true"
     if c.get("alignfree", "false") == "true":
         raise r.err("<compiler alignfree='true'> is not supported", elem)
-    r.totalmass = float(r.vec(elem, "settotalmass", 1, c, (-1.0,))[0])
+    r.totalmass = r.num(elem, "settotalmass", c, -1.0)
     r.autolimits = c.get("autolimits", "true")  # MuJoCo's default since 2.2.2
     if r.autolimits not in ("true", "false"):
         raise r.err(f"<compiler autolimits={r.autolimits!r}>: must be 'true' or 'false'", elem)
@@ -75,7 +77,7 @@ def timestep(r, root):
     for opt in root.iter("option"):
         r.current = opt
         if opt.get("timestep") is not None:
-            h = float(r.vec(opt, "timestep", 1)[0])
+            h = r.num(opt, "timestep")
             if not h > 0:
                 raise r.err(f"<option timestep={opt.get('timestep')!r}>: must be positive", opt)
     return h

@@ -14,7 +14,9 @@ import math
 import numpy as np
 
 from ...model import Transform
-from .._common import IgnoredTags, axis_angle_matrix, quat_to_matrix, unit, z_to_vector
+from .._common import IgnoredTags, axis_angle_matrix, parse_numbers, quat_to_matrix, unit, z_to_vector
+from .._files import Budget
+from .._tree import IDENTITY, shift
 from .._xml import ModelFileError
 
 __all__ = ["Reader", "ORIENTATIONS"]
@@ -23,9 +25,10 @@ ORIENTATIONS = ("quat", "axisangle", "euler", "xyaxes", "zaxis")
 
 
 class Reader:
-    def __init__(self, doc):
+    def __init__(self, doc, budget=None):
         self.doc = doc
-        self.where: dict[int, tuple[str, int | None]] = {}
+        self.budget = budget or Budget()  # what the load may still read (treedyn.io._files)
+        self.where: dict = {}  # id(element) -> the included document it came from (else: doc)
         self.ignored = IgnoredTags(doc.source)
         self.inconsistent: list[str] = []
         self.limits: dict[str, tuple[float, float]] = {}
@@ -39,15 +42,15 @@ class Reader:
 
     # ------------------------------------------------------------------ errors
     def err(self, message: str, elem=None) -> ModelFileError:
-        source, line = (
-            self.where.get(id(elem), (self.doc.source, None)) if elem is not None else (self.doc.source, None)
-        )
-        return ModelFileError(message, source, line)
+        """The error naming the file and line of ``elem`` (the main file's or an include's)."""
+        if elem is None:
+            return ModelFileError(message, self.doc.source)
+        return self.where.get(id(elem), self.doc).error(message, elem)
 
     def locate(self, doc):
-        """Remember the file and line of each element of ``doc`` (the main file or an include)."""
+        """Remember that the elements of ``doc`` (an included file) come from it, for errors."""
         for e in doc.root.iter():
-            self.where[id(e)] = (doc.source, doc.line(e))
+            self.where[id(e)] = doc
 
     # ------------------------------------------------------------------ defaults
     def attrs(self, elem, cls):
@@ -61,20 +64,42 @@ class Reader:
 
     # ------------------------------------------------------------------ numbers and poses
     def vec(self, elem, key, n, attrs=None, default=None):
+        """The numbers of attribute ``key`` (of ``attrs``, else the element's) as a float array: n
+        of them (any number for None), finite; ``default`` when absent (an error if None)."""
         text = (attrs if attrs is not None else elem.attrib).get(key)
         if text is None:
             if default is None:
                 raise self.err(f"<{elem.tag}> has no {key!r} attribute", elem)
             return np.array(default, dtype=float)
+        return np.array(self._numbers(elem, key, text, n), dtype=float)
+
+    def num(self, elem, key, attrs=None, default=None, n=1) -> float:
+        """The first number of attribute ``key`` as a float (read as ``vec`` reads it, without the
+        array: several per body, in the loader's hot path)."""
+        text = (attrs if attrs is not None else elem.attrib).get(key)
+        if text is None:
+            if default is None:
+                raise self.err(f"<{elem.tag}> has no {key!r} attribute", elem)
+            return float(default)
+        return self._numbers(elem, key, text, n)[0]
+
+    def _numbers(self, elem, key, text, n) -> list:
         try:
-            vals = np.array([float(t) for t in text.split()])
-        except ValueError:
-            raise self.err(f"<{elem.tag} {key}={text!r}>: not a list of numbers", elem) from None
+            vals = parse_numbers(text)
+        except ValueError as e:
+            raise self.err(f"<{elem.tag} {key}={text!r}>: not a list of numbers: {e}", elem) from None
         if n is not None and len(vals) != n:
             raise self.err(f"<{elem.tag} {key}={text!r}>: expected {n} numbers, got {len(vals)}", elem)
-        if not np.all(np.isfinite(vals)):
+        if not all(map(math.isfinite, vals)):
             raise self.err(f"<{elem.tag} {key}={text!r}>: NaN or inf", elem)
         return vals
+
+    def size3(self, elem, attrs):
+        """A geom's ``size``: up to 3 numbers, padded with zeros to 3."""
+        size = np.zeros(3)
+        v = self.vec(elem, "size", None, attrs, (0, 0, 0))[:3]
+        size[: len(v)] = v
+        return size
 
     def angle(self, x):
         return x * math.pi / 180.0 if self.deg else x
@@ -114,6 +139,8 @@ class Reader:
 
     def pose(self, elem, attrs=None) -> Transform:
         a = elem.attrib if attrs is None else attrs
+        if not any(k in a for k in ORIENTATIONS):  # a translation (most bodies): no rotation to clean up
+            return shift(self.vec(elem, "pos", 3, a)) if "pos" in a else IDENTITY
         R = self.rotation(elem, a)
         U, _, Vt = np.linalg.svd(R)  # re-orthonormalise what the user typed
         return Transform(U @ Vt, self.vec(elem, "pos", 3, a, (0, 0, 0)))
