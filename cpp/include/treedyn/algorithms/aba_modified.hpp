@@ -30,7 +30,8 @@ template <class S> void aba_modified_joint_step(const Model<S>& model, Data<S>& 
   for (int a = 0; a < ni && model.has_armature; ++a) D(a, a) += model.armature[vi + a];
   S scale[6];  // the same sum, the children's forms bounded (algorithms/pivots.hpp)
   for (int a = 0; a < ni; ++a)
-    scale[a] = dot(Si[a], model.I[i] * Si[a]) + data.Dscale[vi + a] + (model.has_armature ? model.armature[vi + a] : S(0));
+    scale[a] =
+        dot(Si[a], model.I[i] * Si[a]) + data.Dscale[vi + a] + (model.has_armature ? model.armature[vi + a] : S(0));
   invert_pivot(model, i, D, data.Dinv[i], scale);
 }
 

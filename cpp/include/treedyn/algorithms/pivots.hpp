@@ -9,12 +9,13 @@
 //   A factorisation of M (Cholesky, LTL) computes its pivots from M's entries: s_k = M_kk. ABA
 // computes D_i from the articulated inertia I^A_i, whose entries are what cancels: s_k is an upper
 // bound of S_kᵀ I^A_i S_k from I^A_i's blocks (pivot_scale). The modified ABA (ascher-pai-cloutier1996
-// eq. (11)) sums S_iᵀ I_i S_i and each child's quadratic form on E, the part of S_i its joint does not
-// free: its scale is the same sum with each child's form bounded by its blocks. A child moved by a
-// parallel joint has E = 0 and adds nothing — the light link under a heavy one of the paper's Table 2
-// (float32, mass ratios to 1e9), which only the modified ABA keeps, ABA's pivot being lost and refused. Each scale is its factorisation's own: a singular model is refused by every solver, while a merely
-// ill-conditioned one — a 10 000-link chain, whose M_kk grow as n³ while ABA's I^A stay O(n) — is
-// refused by the M-based solvers first, which lose more digits on it.
+// eq. (11)) sums S_iᵀ I_i S_i and each child's quadratic form on E, the part of S_i its joint does
+// not free: its scale is the same sum with each child's form bounded by its blocks. A child moved by
+// a parallel joint has E = 0 and adds nothing: the light link under a heavy one of the paper's
+// Table 2 (float32, mass ratios to 1e9), which only the modified ABA keeps, ABA's pivot being lost
+// and refused. Each scale is its factorisation's own: a singular model is refused by every solver,
+// while a merely ill-conditioned one (a 10 000-link chain, whose M_kk grow as n³ while ABA's I^A
+// stay O(n)) is refused by the M-based solvers first, which lose more digits on it.
 #pragma once
 #include <cmath>
 #include <cstdio>
@@ -24,9 +25,7 @@
 
 namespace treedyn {
 
-template <class S> inline S pivot_tolerance() {
-  return S(std::pow(double(Eigen::NumTraits<S>::epsilon()), 2.0 / 3.0));
-}
+template <class S> inline S pivot_tolerance() { return S(std::pow(double(Eigen::NumTraits<S>::epsilon()), 2.0 / 3.0)); }
 
 // "ε^(2/3) = 3.7e-11" for the messages
 template <class S> std::string tolerance_text() {
@@ -43,13 +42,14 @@ template <class S> [[noreturn]] void throw_singular(const Model<S>& model, int i
 }
 
 // M's pivot of coordinate k below its share of M_kk: SingularJoint naming the joint that owns k
-template <class S> [[noreturn]] void throw_singular_coordinate(const Model<S>& model, int k, const char* factorisation) {
+template <class S> [[noreturn]] void throw_singular_coordinate(const Model<S>& model, int k,
+                                                               const char* factorisation) {
   int i = 1;
   while (i < model.N && !(k >= model.v_index[i] && k < model.v_index[i] + model.nv_i[i])) ++i;
   throw SingularJoint(std::string("the mass matrix M(q) is not positive definite (singular to rounding): the ") +
-                      factorisation + " pivot of coordinate " +
-                      std::to_string(k) + " (joint of body '" + model.name[i] + "', " +
-                      joint_kind_name(model.kind[i]) + ") is below " + tolerance_text<S>() + " of M_kk: the bodies it moves have no inertia along its motion subspace");
+                      factorisation + " pivot of coordinate " + std::to_string(k) + " (joint of body '" +
+                      model.name[i] + "', " + joint_kind_name(model.kind[i]) + ") is below " + tolerance_text<S>() +
+                      " of M_kk: the bodies it moves have no inertia along its motion subspace");
 }
 
 // s_k for the motion subspace column s = (ω, v) of coordinate k on I^A = [A B; Bᵀ C] (the joint's
@@ -67,7 +67,8 @@ template <class S> inline S block_bound(const ArticulatedInertia<S>& IA, const M
   if (w2 > S(0) && v2 > S(0)) scale += S(2) * sqrt(w2 * v2 * IA.B.squaredNorm());
   return scale;
 }
-template <class S> inline S pivot_scale(const Model<S>& model, const ArticulatedInertia<S>& IA, const Motion<S>& s, int k) {
+template <class S> inline S pivot_scale(const Model<S>& model, const ArticulatedInertia<S>& IA, const Motion<S>& s,
+                                        int k) {
   return model.has_armature ? block_bound(IA, s) + model.armature[k] : block_bound(IA, s);
 }
 

@@ -161,7 +161,8 @@ template <class S> class Direct {
     for (int k = 0; k < diag_.size(); ++k)
       if (!(ldlt.vectorD()[k] > tol * diag_[k]))
         throw std::domain_error("redmax-direct: the implicit system matrix M̃_r is singular (a pivot below " +
-                                tolerance_text<S>() + " of its diagonal entry): some joint moves bodies without inertia");
+                                tolerance_text<S>() +
+                                " of its diagonal entry): some joint moves bodies without inertia");
   }
 
   const System<S> sys_;  // a copy: the solver owns what it solves
