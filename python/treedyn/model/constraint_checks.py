@@ -42,6 +42,7 @@ rows linked to the new ones (the projections run only for suspected conflicts).
 from __future__ import annotations
 
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
@@ -225,12 +226,13 @@ def _linked_rows(model, q, key) -> tuple[np.ndarray, np.ndarray, list, np.ndarra
     return G, C, owners, np.array([o == key for o in owners])
 
 
-class _Dependence:
+class _Dependence(NamedTuple):
     """What the screen found: the old rows that take part, |wᵀC| at worst, and whether every new
     direction is dependent (the constraint adds nothing)."""
 
-    def __init__(self, partners, mismatch: float, redundant: bool):
-        self.partners, self.mismatch, self.redundant = partners, mismatch, redundant
+    partners: list
+    mismatch: float
+    redundant: bool
 
 
 def _dependence(G: np.ndarray, C: np.ndarray, new: np.ndarray) -> _Dependence | None:

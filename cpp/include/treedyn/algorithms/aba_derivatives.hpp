@@ -175,8 +175,7 @@ TREEDYN_ENTRY void aba_derivatives(const Model<S>& model, AbaDerivativesData<S>&
   for (int i = model.N; i >= m.first; --i) aba_derivatives_inertia_step(model, w, i, tau);  // pass 2
   if (m.floating_base) {  // Î^A_0⁻¹ by the written-out LLᵀ of ABA's pivots (Eigen's solve of a 6 x 6 cost more)
     const Mat6<S> IA0 = m.IA[1].matrix();
-    const S a = m.IA[1].A.trace(), c = m.IA[1].C.trace(), scale[6] = {a, a, a, c, c, c};  // (pivots.hpp)
-    invert_pivot(model, 1, IA0, m.IA0inv, scale);
+    invert_pivot(model, 1, IA0, m.IA0inv, base_scales(m.IA[1]).data());
     aba_derivatives_base_step(model, w, tau);
     rnea_derivatives_acceleration_step(model, d, 1, qd, w.qdd.data());
   }

@@ -17,6 +17,7 @@
 // while a merely ill-conditioned one (a 10 000-link chain, whose M_kk grow as n³ while ABA's I^A
 // stay O(n)) is refused by the M-based solvers first, which lose more digits on it.
 #pragma once
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -128,18 +129,26 @@ void invert_joint_pivot(const Model<S>& model, int i, const ArticulatedInertia<S
   invert_pivot(model, i, D, Dinv, scale);
 }
 
-// a dense factorisation's pivots d_k = L_kk² against M's diagonal (crba-cholesky, jsiia): the index of
-// the first singular one, or −1
-template <class S, class Llt, class MatX> int singular_pivot(const Llt& llt, const MatX& M) {
+// a dense factorisation's pivots d_k = L_kk² against their scales (M's diagonal where none are given:
+// crba-cholesky, jsiia; the floating base's 6 x 6, base_scales): the index of the first singular one,
+// or −1
+template <class S, class Llt, class MatX> int singular_pivot(const Llt& llt, const MatX& M, const S* scale = nullptr) {
   const S tol = pivot_tolerance<S>();
   const auto& L = llt.matrixLLT();
   const bool failed = llt.info() != Eigen::Success;
   for (int k = 0; k < M.rows(); ++k) {
     // Eigen stops at a non-positive pivot leaving that column as it was: there, d recomputed
     const S d = failed ? S(M(k, k) - L.row(k).head(k).squaredNorm()) : S(L(k, k) * L(k, k));
-    if (!(d > tol * M(k, k)) || !std::isfinite(static_cast<double>(d))) return k;
+    if (!(d > tol * (scale ? scale[k] : S(M(k, k)))) || !std::isfinite(static_cast<double>(d))) return k;
   }
   return failed ? 0 : -1;
+}
+
+// the scales of a floating base's 6 x 6 pivots [ω; v] on the whole mechanism's articulated inertia:
+// its blocks' traces (block_bound of a unit column)
+template <class S> std::array<S, 6> base_scales(const ArticulatedInertia<S>& IA) {
+  const S a = IA.A.trace(), c = IA.C.trace();
+  return {a, a, a, c, c, c};
 }
 
 }  // namespace treedyn

@@ -202,21 +202,11 @@ template <class S> [[noreturn]] void throw_singular_base(const Model<S>& model) 
                       "the mechanism has no inertia along some direction of the base's motion");
 }
 
-// the base's 6 x 6 pivots [ω; v] against their scales, the traces of the whole mechanism's Î^A_0
-// blocks (pivots.hpp)
-template <class S, class Llt> bool singular_base_pivot(const ArticulatedInertia<S>& IA, const Llt& llt) {
-  for (int k = 0; k < 6; ++k) {
-    const S d = llt.matrixLLT()(k, k) * llt.matrixLLT()(k, k);
-    if (!(d > pivot_tolerance<S>() * (k < 3 ? IA.A.trace() : IA.C.trace()))) return true;
-  }
-  return false;
-}
-
 // Alg. 2's Î^A_0⁻¹: the base body's articulated inertia (whole mechanism) is inverted once
 template <class S> void minv_base_inertia_step(const Model<S>& model, MinvData<S>& w) {
   const Mat6<S> IA0 = w.IA[1].matrix();
   Eigen::LLT<Mat6<S>> llt(IA0);
-  if (llt.info() != Eigen::Success || singular_base_pivot(w.IA[1], llt)) throw_singular_base(model);
+  if (singular_pivot<S>(llt, IA0, base_scales(w.IA[1]).data()) >= 0) throw_singular_base(model);
   w.IA0inv.setIdentity();
   llt.solveInPlace(w.IA0inv);
 }
