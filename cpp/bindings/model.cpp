@@ -99,7 +99,12 @@ void bind_model(py::module_& m) {
           "gravity", [](const Model<double>& s) { return Eigen::Vector3d(s.gravity); },
           [](Model<double>& s, const Eigen::Vector3d& g) { s.gravity = g; })
       .def_readonly("parent", &Model<double>::parent)
-      .def_readonly("last", &Model<double>::last)
+      .def_property_readonly("last",
+                             [](const Model<double>& s) {
+                               std::vector<int> out(s.N + 1);
+                               for (int i = 0; i <= s.N; ++i) out[i] = s.last(i);
+                               return out;
+                             })
       .def_readonly("q_index", &Model<double>::q_index)
       .def_readonly("v_index", &Model<double>::v_index)
       .def_readonly("nq_i", &Model<double>::nq_i)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import math
+
 import numpy as np
 
 from . import _core
@@ -67,7 +69,7 @@ def real(
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a real number, got {_kind(x)}")
     value = float(x)
-    if np.isnan(value) or (finite and not np.isfinite(value)):
+    if math.isnan(value) or (finite and not math.isfinite(value)):
         raise ValueError(f"{name} must be finite, got {value}")
     if positive and not value > 0:
         raise ValueError(f"{name} must be positive, got {value}")

@@ -113,9 +113,26 @@ _NUMBER_RE = re.compile(_NUMBER, re.IGNORECASE | re.ASCII)
 _NUMBERS_RE = re.compile(rf"{_SPACE}*(?:{_NUMBER}(?:{_SPACE}+{_NUMBER})*)?{_SPACE}*", re.IGNORECASE | re.ASCII)
 
 
-def parse_numbers(text: str) -> list[float]:
+# texts already read (a file repeats its axes, origins and sizes: "0 0 1" thousands of times);
+# short ones only, and at most _MEMO_SIZE of them (the memo is emptied when full)
+_MEMO: dict[str, tuple[float, ...]] = {}
+_MEMO_SIZE, _MEMO_CHARS = 4096, 128
+
+
+def parse_numbers(text: str) -> tuple[float, ...]:
     """The whitespace-separated numbers of an attribute, read strictly (see _NUMBER above);
     ValueError naming the first token that is not one."""
+    vals = _MEMO.get(text)
+    if vals is None:
+        vals = _parse_numbers(text)
+        if len(text) <= _MEMO_CHARS:
+            if len(_MEMO) >= _MEMO_SIZE:
+                _MEMO.clear()
+            _MEMO[text] = vals
+    return vals
+
+
+def _parse_numbers(text: str) -> tuple[float, ...]:
     if _NUMBERS_RE.fullmatch(text) is None:
         tokens = re.split(f"{_SPACE}+", text.strip(" \t\n\r"))
         bad = next((t for t in tokens if not _NUMBER_RE.fullmatch(t)), text)
@@ -123,49 +140,50 @@ def parse_numbers(text: str) -> list[float]:
             f"{bad!r} is not a number (ASCII digits with an optional sign, decimal point and exponent, "
             f"separated by spaces)"
         )
-    return [float(t) for t in text.split()]
+    return tuple(map(float, text.split()))
 
 
 def floats(doc, elem, attr: str, n: int | None = None, default=None, what: str = ""):
     """The whitespace-separated numbers of attribute ``attr`` of ``elem`` as a float array (or a
     float when n == 1); ``default`` when absent; a ModelFileError naming the element otherwise."""
     text = elem.get(attr)
-    label = what or f"<{elem.tag}>"
     if text is None:
         if default is None:
-            raise doc.error(f"{label}: attribute {attr!r} is missing", elem)
+            raise doc.error(f"{what or f'<{elem.tag}>'}: attribute {attr!r} is missing", elem)
         return default
     try:
         vals = parse_numbers(text)
     except ValueError as e:
-        raise doc.error(f"{label}: attribute {attr}={text!r} is not a list of numbers: {e}", elem) from None
+        raise doc.error(
+            f"{what or f'<{elem.tag}>'}: attribute {attr}={text!r} is not a list of numbers: {e}", elem
+        ) from None
     if n is not None and len(vals) != n:
         raise doc.error(
-            f"{label}: attribute {attr}={text!r} must have {n} number{'s' if n > 1 else ''}, got {len(vals)}", elem
+            f"{what or f'<{elem.tag}>'}: attribute {attr}={text!r} must have {n} number{'s' if n > 1 else ''}, "
+            f"got {len(vals)}",
+            elem,
         )
     if not all(map(math.isfinite, vals)):
-        raise doc.error(f"{label}: attribute {attr}={text!r} contains NaN or inf", elem)
-    if n == 1:
-        return vals[0]
-    return np.array(vals)
+        raise doc.error(f"{what or f'<{elem.tag}>'}: attribute {attr}={text!r} contains NaN or inf", elem)
+    return vals[0] if n == 1 else np.array(vals)
 
 
-def _max_abs(v: np.ndarray) -> float:
-    """max |v_i| (in Python floats: on 3 or 4 numbers, cheaper than numpy's reductions)."""
-    return max(map(abs, np.ravel(v).tolist()))
+def _norm(v: np.ndarray) -> float:
+    """|v| by math.hypot (it scales: no overflow for huge entries; on 3 or 4 numbers cheaper than numpy)."""
+    return math.hypot(*np.ravel(v).tolist())
 
 
 def tiny(v: np.ndarray) -> bool:
-    """|v| < 1e-12, without computing the norm of huge entries (it would overflow)."""
-    return bool(_max_abs(v) < 1e-12 and np.linalg.norm(v) < 1e-12)
+    """|v| < 1e-12."""
+    return _norm(v) < 1e-12
 
 
 def unit(v: np.ndarray) -> np.ndarray:
-    """v / |v|, scaled to O(1) first so that |v| of huge entries does not overflow; ValueError for v ≈ 0."""
-    if tiny(v):
+    """v / |v|; ValueError for v ≈ 0."""
+    n = _norm(v)
+    if n < 1e-12:
         raise ValueError(f"a direction must not be zero, got {v}")
-    v = v / _max_abs(v)
-    return v / np.linalg.norm(v)
+    return v / n
 
 
 def quat_to_matrix(q, wxyz: bool = True) -> np.ndarray:

@@ -19,7 +19,7 @@ def _vector(x, n: int, what: str, names: str = "") -> np.ndarray:
     a = a.astype(float)
     if a.shape != (n,):
         raise ValueError(f"{what} must have {n} components{names}, got shape {a.shape}")
-    if not np.isfinite(a).all():
+    if not all(map(math.isfinite, a.tolist())):  # (Python floats: cheaper than numpy on a few numbers)
         raise ValueError(f"{what} contains NaN or inf: {a}")
     return a
 
@@ -35,18 +35,17 @@ def _mat3(x, what: str) -> np.ndarray:
     a = a.astype(float)
     if a.shape != (3, 3):
         raise ValueError(f"{what} must be a 3x3 matrix, got shape {a.shape}")
-    if not np.isfinite(a).all():
+    if not all(map(math.isfinite, a.ravel().tolist())):
         raise ValueError(f"{what} contains NaN or inf")
     return a
 
 
 def _unit(x, what: str) -> np.ndarray:
     a = _vec3(x, what)
-    m = max(map(abs, a.tolist()))  # max |a_i| (in Python floats: cheaper than numpy on 3 numbers)
-    if m < 1e-12 and np.linalg.norm(a) < 1e-12:  # (no norm of huge entries: it overflows)
+    n = math.hypot(*a.tolist())  # |a| (math.hypot scales: no overflow for huge entries)
+    if n < 1e-12:
         raise ValueError(f"{what} must be a non-zero direction, got {a}")
-    a = a / m  # first to O(1): the norm of (1e300, 1e300, 0) must not overflow
-    return a / np.linalg.norm(a)
+    return a / n
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -395,7 +394,7 @@ class Inertia:
 
 def _mass(mass) -> float:
     m = float(mass)
-    if not np.isfinite(m) or m < 0:
+    if not math.isfinite(m) or m < 0:
         raise ValueError(f"Inertia mass must be finite and >= 0, got {mass}")
     return m
 

@@ -96,7 +96,7 @@ template <class S> struct RneaDerivativesData {
       }
       if (lo >= 0) runs.push_back(lo), runs.push_back(hi);
       runs_at[i + 1] = int(runs.size());
-      int related = model.v_index[model.last[i]] + model.nv_i[model.last[i]] - model.v_index[i];  // own + subtree
+      int related = model.v_index[model.last(i)] + model.nv_i[model.last(i)] - model.v_index[i];  // own + subtree
       for (int r = runs_at[i]; r < runs_at[i + 1]; r += 2) related += runs[r + 1] - runs[r];
       if (model.nv_i[i] > 0 && related != model.nv) dense = false;
     }
@@ -321,7 +321,7 @@ TREEDYN_INLINE void rnea_derivatives_backward_joint(const Model<S>& model, RneaD
       col[(12 + r) * nv] = K[b].ang[r], col[(15 + r) * nv] = K[b].lin[r];
     }
   }
-  const int c0 = vi + ni, c1 = model.v_index[model.last[i]] + model.nv_i[model.last[i]];
+  const int c0 = vi + ni, c1 = model.v_index[model.last(i)] + model.nv_i[model.last(i)];
   if (c0 < c1)
     for (int a = 0; a < ni; ++a) {
       const int k = vi + a;

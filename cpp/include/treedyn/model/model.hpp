@@ -1,7 +1,7 @@
 // The model: a constant structure of arrays, built once from Python and then frozen.
 // Bodies are numbered 1..N; index 0 is the fixed world and its entries are unused.
 // parent[i] < i and bodies come in depth-first order, so a body's subtree is the contiguous
-// range i..last[i].
+// range i..last(i).
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -60,7 +60,11 @@ template <class S> struct Model {
   std::vector<Transform<S>> X_tree;  // parent frame -> joint frame (the joint's placement)
   std::vector<Vec3<S>> axis, axis2;  // joint axes in the joint frame (axis2: universal only)
   std::vector<RigidInertia<S>> I;    // body inertia in body coordinates
-  std::vector<int> last;             // last body of i's subtree (subtree = i..last[i])
+  // the last body of i's subtree (subtree = i..last(i)); closed_last[i] = -1 while i is on the path
+  // from the world to the last body added (its subtree may still grow), so adding a body is O(1)
+  // amortised instead of a walk over every ancestor
+  std::vector<int> closed_last;
+  int last(int i) const { return closed_last[i] < 0 ? N : closed_last[i]; }
 
   // passive joint terms, model data of every solver (MuJoCo's dof_armature, dof_damping,
   // jnt_stiffness, qpos_spring): per velocity coordinate the rotor inertia (M ← M + diag(armature))
@@ -84,7 +88,7 @@ template <class S> struct Model {
     axis = {Vec3<S>::Zero()};
     axis2 = {Vec3<S>::Zero()};
     I = {RigidInertia<S>::zero()};
-    last = {0};
+    closed_last = {-1};
     armature.clear(), stiffness.clear(), damping.clear(), q_rest.clear();
     has_armature = has_springs = false;
   }
@@ -121,7 +125,7 @@ template <class S> struct Model {
       throw std::invalid_argument("body '" + body_name + "': parent index " + std::to_string(par) +
                                   " is not an existing body (bodies are added parent first)");
     // depth-first order: the parent must be the last body added or one of its ancestors, so
-    // that every subtree is the contiguous range i..last[i]
+    // that every subtree is the contiguous range i..last(i)
     int j = N;
     while (j > par) j = parent[j];
     if (j != par)
@@ -139,13 +143,13 @@ template <class S> struct Model {
     axis.push_back(a1);
     axis2.push_back(a2);
     I.push_back(inertia);
-    last.push_back(i);
+    for (j = N; j > par; j = parent[j]) closed_last[j] = N;  // j's subtree ended with the last body added
+    closed_last.push_back(-1);
     armature.resize(nv + joint_nv(k), S(0));
     stiffness.resize(nv + joint_nv(k), S(0));
     damping.resize(nv + joint_nv(k), S(0));
     q_rest.resize(nq + joint_nq(k), S(0));  // the joint's zero: its quaternion the identity (x, y, z, w)
     if (joint_layout(k).quaternion >= 0) q_rest[nq + joint_layout(k).quaternion + 3] = S(1);
-    for (int k = par; k >= 0; k = parent[k]) last[k] = i;  // i extends every ancestor's range
     nq += joint_nq(k);
     nv += joint_nv(k);
     N = i;
@@ -177,7 +181,7 @@ template <class S> struct Model {
     m.v_index = v_index;
     m.nq_i = nq_i;
     m.nv_i = nv_i;
-    m.last = last;
+    m.closed_last = closed_last;
     const auto to = [](const std::vector<S>& x) {
       std::vector<T> out;
       for (const S& e : x) out.push_back(T(e));

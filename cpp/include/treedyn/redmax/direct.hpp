@@ -259,7 +259,7 @@ template <class S> void Direct<S>::assemble(S h) {
         Force<S> F = Force<S>::zero();
         for (int k : g.second.springs) {
           const int a = sys_.springs[k].a;
-          if (a < al || a > m.last[al]) continue;  // α is not above a
+          if (a < al || a > m.last(al)) continue;  // α is not above a
           F += Force<S>::from(ws_.C[k].transpose() * d.X0[a].apply(Sa).vec());
         }
         const int ra = index(m.v_index[al] + ka);

@@ -26,15 +26,15 @@
 
 namespace treedyn {
 
-// the end of body i's coordinate range: the subtree i..last[i] owns coordinates [v_index[i], v_end)
+// the end of body i's coordinate range: the subtree i..last(i) owns coordinates [v_index[i], v_end)
 template <class S> inline int subtree_v_end(const Model<S>& model, int i) {
-  const int l = model.last[i];
+  const int l = model.last(i);
   return model.v_index[l] + model.nv_i[l];
 }
 
 // Alg. 2 applies when body 1 floats (a free joint) and carries every other body
 template <class S> inline bool is_floating_base(const Model<S>& model) {
-  return model.N >= 1 && model.kind[1] == JointKind::Free && model.last[1] == model.N;
+  return model.N >= 1 && model.kind[1] == JointKind::Free && model.last(1) == model.N;
 }
 
 template <class S> struct MinvData {
