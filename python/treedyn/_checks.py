@@ -16,9 +16,8 @@ One behaviour for every function:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-
 import math
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
