@@ -17,6 +17,7 @@ import numpy as np
 __all__ = [
     "SimulationResult",
     "ContactTrajectory",
+    "RecordedContacts",
     "SolverStepTrajectory",
     "SimulationWarning",
     "SimulationError",
@@ -79,6 +80,32 @@ class ContactTrajectory(SimulationResult):
     seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
     n_limits: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
     converged: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    #: with run(record_contacts=True): per kept state, the contacts of the step that led to it
+    #: (RecordedContacts; none for the first state); None otherwise
+    contacts: list | None = None
+
+
+@dataclass(frozen=True)
+class RecordedContacts:
+    """The contacts of one step, kept with the state it led to: world points (k, 3), unit normals
+    (k, 3) from the first body towards the second, penetration depths (k,), the two bodies (k, 2)
+    and the impulse of each contact on its second body (k, 3) world N·s (the first body gets the
+    opposite), over the step's h (s): impulse / h is the mean force (N)."""
+
+    points: np.ndarray
+    normals: np.ndarray
+    depths: np.ndarray
+    bodies: np.ndarray
+    impulses: np.ndarray
+    h: float
+
+    @staticmethod
+    def none() -> RecordedContacts:
+        z = np.zeros((0, 3))
+        return RecordedContacts(z, z, np.zeros(0), np.zeros((0, 2), int), z, 0.0)
+
+    def __len__(self) -> int:
+        return len(self.depths)
 
 
 @dataclass
