@@ -50,6 +50,7 @@ from .sim.simulate import SimulationError, SimulationResult, SimulationWarning, 
 from .sim.step_derivatives import step_derivatives
 from .solvers import Solver, available_solvers, make_solver
 from .solvers.inverse import contact_inertia, inverse_mass_matrix
+from .tools.viewer import view  # (viser is imported only when a viewer opens: treedyn[viewer])
 
 __all__ = [
     "Model",
@@ -120,4 +121,5 @@ __all__ = [
     "sdk",
     "get_include",
     "get_cmake_dir",
+    "view",
 ]

@@ -62,7 +62,7 @@ from .engine import (
     warn_unconverged,
     warn_unconverged_run,
 )
-from .result import ContactTrajectory, RecordedContacts, SimulationError
+from .result import ContactKeeper, ContactTrajectory, SimulationError
 from .rows import has_rows, limit_targets
 from .step import (
     StepFailed,
@@ -315,23 +315,13 @@ class ContactSimulator:
         return self._step(state, torque(state.t, state.q, state.v))
 
     def run(
-        self,
-        state: State,
-        t_end: float,
-        tau=None,
-        record_every=1,
-        progress=False,
-        ctrl=None,
-        max_steps=10**6,
-        record_contacts=False,
+        self, state, t_end, tau=None, record_every=1, progress=False, ctrl=None, max_steps=10**6, record_contacts=False
     ):
-        """Step ``state`` in place to t_end (the last step is shortened to land on it). tau: an
-        (nv,) array or a function tau(t, q, v); ctrl: the actuators' controls, an (nu,) array or a
-        function ctrl(t, q, v) (see step). Returns a ContactTrajectory with the state every
-        ``record_every`` steps (and the last) and every step's statistics (~1 kB a step: a t_end
-        more than ``max_steps`` steps away, td.simulate's default cap, is refused: ValueError).
-        record_contacts: also keep, with each kept state, the contacts and impulses of the step
-        that led to it (``trajectory.contacts``, RecordedContacts: what td.view draws)."""
+        """Step ``state`` in place to t_end (the last step shortened to land on it). tau: (nv,) or tau(t, q, v);
+        ctrl: the actuators' controls, (nu,) or ctrl(t, q, v) (see step). Returns a ContactTrajectory: the
+        state every ``record_every`` steps (and the last), every step's statistics (~1 kB a step: a t_end
+        more than ``max_steps`` steps away is refused: ValueError) and, with record_contacts, the contacts
+        and impulses of the step that led to each kept state (RecordedContacts: what td.view draws)."""
         check_state(state, self.model)
         t_end = _checks.real(t_end, "t_end")
         if t_end < state.t:
@@ -344,27 +334,16 @@ class ContactSimulator:
             from ..util.progress import progress_bar
 
             bar = progress_bar(total=n_steps, unit="step", desc=f"contact {self.solver.name}", show=True)
-
         drives = ctrl is not None or driven(self.model)
-        record_contacts = bool(record_contacts)
-        kept_contacts = [RecordedContacts.none()] if record_contacts else None
-        count = [0]
+        keeper = ContactKeeper(bool(record_contacts), record_every, n_steps)
 
         def step(state, h):  # (an unconverged solve is counted, and said once below)
-            s = count[0]
-            count[0] += 1
-            keep = record_contacts and ((s + 1) % record_every == 0 or s == n_steps - 1)  # (run_steps' rule)
-            if not drives:
-                out = self._step(state, torque(state.t, state.q, state.v), h, details=keep, quiet=True)
+            keep, tau = keeper.wants(), torque(state.t, state.q, state.v)
+            if drives:
+                out = self._driven_step(state, tau, control(state.t, state.q, state.v), h, details=keep, quiet=True)
             else:
-                tau, u = torque(state.t, state.q, state.v), control(state.t, state.q, state.v)
-                out = self._driven_step(state, tau, u, h, details=keep, quiet=True)
-            if keep:
-                c = out.contacts
-                kept_contacts.append(
-                    RecordedContacts(c.points, c.normals, c.depths, c.bodies, np.array(out.impulses), h)
-                )
-            return out
+                out = self._step(state, tau, h, details=keep, quiet=True)
+            return keeper.keep(out, h) if keep else out
 
         kept, stats, failure = run_steps(
             state, step, n_steps, self.dt, t_end=t_end, record_every=record_every, bar=bar, stop=SimulationError
@@ -386,7 +365,7 @@ class ContactSimulator:
             seconds=np.array([s.seconds for s in stats]),
             n_limits=np.array([s.n_limits for s in stats], dtype=int),
             converged=np.array([s.converged for s in stats], dtype=bool),
-            contacts=kept_contacts[: len(t)] if record_contacts else None,
+            contacts=keeper.kept(len(t)),
         )
         if failure is not None:
             raise SimulationError(out.message, out)

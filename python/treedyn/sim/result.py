@@ -108,6 +108,29 @@ class RecordedContacts:
         return len(self.depths)
 
 
+class ContactKeeper:
+    """The contacts a run keeps (record_contacts): those of the steps that lead to a kept state
+    (run_steps' rule: every ``record_every``-th step and the last), one RecordedContacts each."""
+
+    def __init__(self, on: bool, record_every: int, n_steps: int):
+        self.on, self.every, self.n_steps, self.s = on, record_every, n_steps, 0
+        self.contacts = [RecordedContacts.none()]  # (the first state: no step led to it)
+
+    def wants(self) -> bool:
+        """Whether the step about to run leads to a kept state (and its contacts are wanted)."""
+        s, self.s = self.s, self.s + 1
+        return self.on and ((s + 1) % self.every == 0 or s == self.n_steps - 1)
+
+    def keep(self, step, h: float):
+        """Keep a ContactStep's contacts and impulses; returns the step."""
+        c = step.contacts
+        self.contacts.append(RecordedContacts(c.points, c.normals, c.depths, c.bodies, np.array(step.impulses), h))
+        return step
+
+    def kept(self, n_states: int) -> list | None:
+        return self.contacts[:n_states] if self.on else None
+
+
 @dataclass
 class SolverStepTrajectory(SimulationResult):
     """A SimulationResult of a solver's own step (the RedMax solvers' ``step``; t, q, v every

@@ -18,6 +18,8 @@ treedyn simulate centipede:50 --plot walk.png --animate walk.gif
                                    walked; --plot: side and top views of the final state and
                                    the centre of mass x over time; --animate: a GIF of the run
                                    (at most --frames frames; any scene, RedMax ones too)
+treedyn view robot.urdf            the model, a scene or --trajectory RUN.npz in the 3D browser
+                                   viewer; simulate ... --view / --html / --png: the run
 treedyn info                       what this build has (OpenMP, SIMD, Eigen)
 """
 
@@ -34,6 +36,7 @@ import numpy as np
 from .. import _checks
 from .._version import __version__
 from ..util.timing import time_call
+from .view_command import add_run_options, add_view_parser, show_run
 
 # the widest a view of a contact scene gets, relative to its height: a long centipede is shown in a
 # window around its centre of mass rather than as a thin line
@@ -309,6 +312,7 @@ def _simulate_redmax(scene, args) -> int:
     if args.out:
         np.savez_compressed(args.out, t=traj.t, q=traj.q, v=traj.v, scene=scene.name, solver=solver_name, h=h, **stats)
         print(f"  trajectory: {args.out} ({len(traj.t)} states)")
+    show_run(scene.model, traj, scene.name, args)
     shapes = scene.info.get("shapes") if isinstance(scene.info, dict) else None
     plt = _pyplot() if args.plot or args.animate else None
     if plt is None:
@@ -360,6 +364,7 @@ def _simulate_contact(scene, args) -> int:
             record_every=args.every,
             progress=args.progress or sys.stderr.isatty(),
             max_steps=steps + 1,  # (the steps asked for: t_end's rounding may add one)
+            record_contacts=bool(args.view or args.html or args.png),
         )
     except (SimulationError, ValueError, ArithmeticError) as e:  # non-finite state, an overflowed q̈ or v
         raise Diverged(scene.name, h, state.t, str(e)) from None
@@ -402,6 +407,7 @@ def _simulate_contact(scene, args) -> int:
             seconds=traj.seconds,
         )
         print(f"  trajectory: {args.out} ({len(t)} states)")
+    show_run(model, traj, scene.name, args)
     plt = _pyplot() if args.plot or args.animate else None
     if plt is None:
         return 0
@@ -566,7 +572,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--fps", type=float, default=20.0, help="animation frames per second (default 20)")
     r.add_argument("--threads", type=int, default=0, help="OpenMP threads (default: all)")
     r.add_argument("--progress", action="store_true", help="always show the progress bar")
+    add_run_options(r)
     r.set_defaults(func=_cmd_simulate)
+    add_view_parser(sub)
     i = sub.add_parser("info", help="what this build has")
     i.set_defaults(func=_cmd_info)
     return p

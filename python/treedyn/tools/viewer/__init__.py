@@ -17,6 +17,9 @@ friction, scaled and coloured by magnitude.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 import socket
 import threading
 import time
@@ -36,6 +39,7 @@ from .meshes import (
     link_meshes,
     magnitude_colours,
     quaternion_wxyz,
+    shape_radius,
 )
 from .playback import Playback, contact_arrows, playback_of
 
@@ -57,6 +61,20 @@ def _viser():
     except ImportError:
         raise ImportError("the 3D viewer needs viser: pip install 'treedyn[viewer]'") from None
     return viser
+
+
+class _NoFailedHandshakes(logging.Filter):
+    """Drops websockets' "opening handshake failed" (a browser's speculative connection closed
+    unused, which headless Chromium makes at every start): not an error of the viewer's."""
+
+    def filter(self, record):
+        return "opening handshake failed" not in record.getMessage()
+
+
+def _quiet_handshakes():
+    log = logging.getLogger("websockets.server")
+    if not any(isinstance(f, _NoFailedHandshakes) for f in log.filters):
+        log.addFilter(_NoFailedHandshakes())
 
 
 def _free_port(host: str) -> int:
@@ -99,18 +117,25 @@ class Viewer:
         poses = [model.body_poses(q) for q in self.playback.q]
         self._R = np.array([R for R, _ in poses])  # (K, n, 3, 3): every body's rotation and origin, every state
         self._p = np.array([p for _, p in poses])  # (K, n, 3)
+        self._extent()
+        self._force_scale(force_scale)
         port = _free_port(host) if port is None else _checks.integer(port, "port", minimum=1)
-        self.server = viser.ViserServer(host=host, port=port, verbose=False)
-        self.url = f"http://{'127.0.0.1' if host == '0.0.0.0' else host}:{port}"
+        with contextlib.redirect_stdout(io.StringIO()):  # (viser's banner: the URL is printed below)
+            self.server = viser.ViserServer(host=host, port=port, verbose=False)
+        _quiet_handshakes()
+        self.url = f"http://{'127.0.0.1' if host == '0.0.0.0' else host}:{self.server.get_port()}"
         self._lock = threading.RLock()
         self._closed = threading.Event()
         self._index, self._time, self._playing = 0, float(self.playback.t[0]), bool(play) and len(self.playback) > 1
         self._setting = False  # the slider is being set by the playback (not by the user)
-        self._extent()
-        self._force_scale(force_scale)
-        self._scene(tree, frames, named_frames, com, contacts)
-        self._gui()
-        self.show_index(0)
+        try:
+            self._scene(tree, frames, named_frames, com, contacts)
+            self._gui()
+            self.show_index(0)
+        except BaseException:
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.server.stop()
+            raise
         self._thread = threading.Thread(target=self._run, name="treedyn-viewer", daemon=True)
         self._thread.start()
         if verbose:
@@ -119,25 +144,26 @@ class Viewer:
     # ------------------------------------------------------------------ the scene
     def _extent(self):
         """The model's size L (m) and where it is: the box of the body origins and centres of mass
-        over the trajectory; the camera looks at its centre from a diagonal, 1.25 L away."""
+        over the trajectory; the camera looks at its centre from a diagonal, 1.1 L away."""
         model, pts = self.model, [self._p[:, 1:].reshape(-1, 3)]
         if model.n_bodies > 1:
             pts.append(self.playback.com_path(model))
         P = np.concatenate(pts) if model.n_bodies > 1 else np.zeros((1, 3))
-        lo, hi = P.min(axis=0), P.max(axis=0)
+        reach = max((shape_radius(g.shape) for g in model.geoms if g.body > 0), default=0.0)
+        lo, hi = P.min(axis=0) - reach, P.max(axis=0) + reach  # (the geoms stick out of the frames)
         self._centre = 0.5 * (lo + hi)
         self.size = max(float(np.max(hi - lo)), 0.2)
         g = np.asarray(model.gravity, dtype=float)
         self._up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
 
     def camera_default(self) -> tuple[np.ndarray, np.ndarray]:
-        """(position, look_at) of the first view: from the front-left, above, 1.25 sizes away."""
+        """(position, look_at) of the first view: from the front-left, above, 1.1 sizes away."""
         up = self._up
         side = np.cross(up, [1.0, 0.0, 0.0]) if abs(up[0]) < 0.9 else np.cross(up, [0.0, 1.0, 0.0])
         side /= np.linalg.norm(side)
         front = np.cross(side, up)
         d = 0.45 * front - 0.8 * side + 0.45 * up
-        return self._centre + 1.25 * self.size * d / np.linalg.norm(d), self._centre.copy()
+        return self._centre + 1.1 * self.size * d / np.linalg.norm(d), self._centre.copy()
 
     def _force_scale(self, force_scale):
         pb = self.playback
@@ -464,7 +490,8 @@ class Viewer:
         if not self._closed.is_set():
             self._closed.set()
             self._thread.join(timeout=5)
-            self.server.stop()
+            with contextlib.redirect_stdout(io.StringIO()):  # ("Server stopped")
+                self.server.stop()
 
     def __enter__(self):
         return self

@@ -90,7 +90,9 @@ class headless_browser:
         return False
 
 
-def page_screenshot(page: str | os.PathLike, png: str | os.PathLike, *, width=1024, height=768, wait_ms=8000, timeout=120):
+def page_screenshot(
+    page: str | os.PathLike, png: str | os.PathLike, *, width=1024, height=768, wait_ms=8000, timeout=120
+):
     """A PNG of a page (a file path or URL) as headless Chromium draws it after ``wait_ms`` of the
     page's (virtual) time: how the tests and the docs look at an exported HTML file."""
     url = str(page) if "://" in str(page) else Path(page).resolve().as_uri()

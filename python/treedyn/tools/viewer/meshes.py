@@ -7,7 +7,15 @@ import numpy as np
 
 from ...model.shapes import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Plane, Sphere
 
-__all__ = ["geom_mesh", "link_meshes", "ground_mesh", "body_colour", "magnitude_colours", "quaternion_wxyz"]
+__all__ = [
+    "geom_mesh",
+    "link_meshes",
+    "ground_mesh",
+    "shape_radius",
+    "body_colour",
+    "magnitude_colours",
+    "quaternion_wxyz",
+]
 
 # a body's colour by its depth in the tree (the world's geoms: GROUND); contacts: CONTACT;
 # forces: the MAGNITUDE ramp from small (blue) to large (red)
@@ -52,7 +60,7 @@ def link_meshes(model, size: float) -> dict[int, tuple[np.ndarray, np.ndarray]]:
 
     reach = np.zeros(model.n_bodies)  # the size of the body's largest geom
     for g in model.geoms:
-        reach[g.body] = max(reach[g.body], _radius(g.shape))
+        reach[g.body] = max(reach[g.body], shape_radius(g.shape))
     ends: dict[int, list] = {}
     parents, placements, inertias = model.parents, model.placements, model.inertias
     for c in range(1, model.n_bodies):
@@ -81,7 +89,7 @@ def link_meshes(model, size: float) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-def _radius(shape) -> float:
+def shape_radius(shape) -> float:
     """The radius of a ball about the geom's origin that holds the shape (0 for a plane)."""
     if isinstance(shape, Sphere):
         return shape.radius
