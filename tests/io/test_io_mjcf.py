@@ -676,3 +676,21 @@ def test_a_ball_joints_range_is_said_not_to_be_modelled():
     with pytest.warns(IgnoredElementWarning, match="ball joint 'b': its range .* is not modelled"):
         model = td.Model.from_mjcf(xml)
     assert model.joint_limits == {}
+
+
+def test_geoms_that_only_show_are_visuals_with_their_colours():
+    """contype = conaffinity = 0: not a collision geom but a visual (what td.view draws), coloured by
+    its rgba or its material's; a mesh as its surface placed as the hull is."""
+    xml = """<mujoco><asset><material name="blue" rgba="0 0 1 1"/>
+      <mesh name="tet" vertex="0 0 0  1 0 0  0 1 0  0 0 1"/></asset>
+      <worldbody><body name="b"><joint type="hinge"/><geom size="0.1" mass="1"/>
+        <geom type="capsule" fromto="0 0 0 0 0 0.4" size="0.02" contype="0" conaffinity="0" material="blue"/>
+        <geom type="mesh" mesh="tet" contype="0" conaffinity="0" rgba="1 0 0 0.5" name="shell" mass="0"/>
+      </body></worldbody></mujoco>"""
+    model = td.Model.from_mjcf(xml)
+    assert len(model.geoms) == 1
+    rod, shell = model.visuals
+    assert rod.body == 1 and rod.shape == td.Capsule(0.02, 0.2) and rod.rgba == (0.0, 0.0, 1.0, 1.0)
+    np.testing.assert_allclose(rod.placement.translation, [0, 0, 0.2], atol=1e-15)
+    assert shell.name == "shell" and isinstance(shell.shape, td.TriangleMesh) and shell.rgba == (1.0, 0.0, 0.0, 0.5)
+    assert shell.shape.faces.shape == (4, 3)

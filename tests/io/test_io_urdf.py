@@ -614,3 +614,41 @@ def test_joint_dynamics_are_damping_and_dry_friction():
     bad = xml.replace('damping="0.7"', 'damping="-1"')
     with pytest.raises(td.ModelFileError, match="dynamics"):
         td.Model.from_urdf(bad)
+
+
+# ------------------------------------------------------------------ visuals
+
+
+def test_visuals_are_read_with_their_colours_and_follow_merged_links(tmp_path):
+    """<visual>: primitives, a mesh as a MeshFile (scale kept; read only when drawn; not found: left
+    out), the colour inline or from the robot's <material> of that name, and a link merged by a
+    fixed joint keeping its visual at its place in the body."""
+    (tmp_path / "part.stl").write_text("solid s\nendsolid s\n")
+    urdf = robot(
+        '<material name="red"><color rgba="1 0 0 1"/></material>',
+        link(
+            "base",
+            '<visual><origin xyz="0 0 0.5"/><geometry><box size="0.2 0.4 0.6"/></geometry>'
+            '<material name="red"/></visual>',
+        ),
+        link(
+            "a",
+            inertial(1.0),
+            '<visual name="shell"><geometry><mesh filename="part.stl" scale="2 2 2"/></geometry>'
+            '<material name="x"><color rgba="0 0.5 1 0.5"/></material></visual>'
+            '<visual><geometry><mesh filename="missing.stl"/></geometry></visual>',
+        ),
+        link("tip", '<visual><geometry><sphere radius="0.05"/></geometry></visual>'),
+        joint("j", "revolute", "base", "a", axis=(0, 0, 1)),
+        joint("weld", "fixed", "a", "tip", xyz=(0, 0, 0.3)),
+    )
+    path = tmp_path / "r.urdf"
+    path.write_text(urdf)
+    model = td.Model.from_urdf(str(path))
+    box, shell, ball = model.visuals
+    assert box.body == 0 and box.shape == td.Box((0.1, 0.2, 0.3)) and box.rgba == (1.0, 0.0, 0.0, 1.0)
+    np.testing.assert_array_equal(box.placement.translation, [0, 0, 0.5])
+    assert shell.name == "a/shell" and shell.body == 1 and shell.rgba == (0.0, 0.5, 1.0, 0.5)
+    assert shell.shape == td.MeshFile(str(tmp_path / "part.stl"), (2.0, 2.0, 2.0))
+    assert ball.body == 1 and ball.shape == td.Sphere(0.05) and ball.rgba is None
+    np.testing.assert_array_equal(ball.placement.translation, [0, 0, 0.3])  # (the merged link's place)

@@ -2,6 +2,7 @@
 coordinate layout, and clear errors for bad models."""
 
 import gc
+import pickle
 import time
 
 import numpy as np
@@ -861,3 +862,26 @@ def test_naming_and_indexing_cost_the_same_at_any_model_size():
     assert t_large < 3 * t_small + 0.05, (t_small, t_large)
     with pytest.raises(ValueError, match="geom named 'g5' already exists"):
         large.add_geom(3, td.Sphere(0.1), name="g5")
+
+
+def test_visuals_are_checked_kept_and_pickled_and_do_not_remake_the_solvers():
+    m = td.scenes.chain(2)
+    revision = m._revision
+    k = m.add_visual("link1", td.Capsule(0.05, 0.2), td.Transform(translation=(0, 0, 0.1)), rgba=(1, 0.5, 0, 1))
+    m.add_visual(2, td.MeshFile("/robots/part.stl", (0.001, 0.001, 0.001)), name="part")
+    assert k == 0 and [v.name for v in m.visuals] == ["visual0", "part"] and m.visuals[0].rgba == (1.0, 0.5, 0.0, 1.0)
+    assert m._revision == revision  # (visuals are no part of the dynamics: nothing made from the model is remade)
+    assert pickle.loads(pickle.dumps(m)).visuals == m.visuals
+    for bad, error, match in [
+        ((1, td.Plane()), TypeError, "visual's shape"),
+        ((1, td.Sphere(1.0), None, (1, 0, 0)), ValueError, "shape"),
+        ((1, td.Sphere(1.0), None, (1, 0, 0, 2)), ValueError, r"\[0, 1\]"),
+        ((9, td.Sphere(1.0)), ValueError, "no body 9"),
+        ((1, td.Sphere(1.0), "here"), TypeError, "placement"),
+    ]:
+        with pytest.raises(error, match=match):
+            m.add_visual(*bad)
+    with pytest.raises(ValueError, match="scale"):
+        td.MeshFile("/x.stl", (1, 0, 1))
+    with pytest.raises(ValueError, match="faces"):
+        td.TriangleMesh(np.zeros((3, 3)), [[0, 1, 3]])

@@ -163,6 +163,26 @@ def _wxyz(R):
     return np.array([w, x, y, z])
 
 
+def test_visuals_are_drawn_and_hide_their_bodys_collision_geoms_at_first(viser, tmp_path):
+    """A body with a visual shows it (in its colour) and hides its collision geoms until asked; a
+    body whose visual cannot be read shows its collision geoms, and the viewer says why."""
+    import trimesh
+
+    trimesh.creation.box(extents=(0.1, 0.1, 0.1)).export(tmp_path / "cube.stl")
+    (tmp_path / "broken.stl").write_bytes(b"\x01" * 80 + (7).to_bytes(4, "little") + b"\x02" * 33)
+    m = td.Model()
+    for name, mesh in (("a", "cube.stl"), ("b", "broken.stl")):
+        m.add_body(name, None if name == "a" else "a", td.Revolute((0, 0, 1)))
+        m.add_geom(name, td.Sphere(0.05))
+        m.add_visual(name, td.MeshFile(str(tmp_path / mesh)), rgba=(1, 0, 0, 1))
+    with td.view(m, verbose=False) as v:
+        (a_geom, a_hidden), (b_geom, b_hidden) = v._collision
+        assert a_hidden and not a_geom.visible and not b_hidden and b_geom.visible
+        (why,) = v.left_out
+        assert "broken.stl" in why
+        assert [h.name for h in v._visuals] == ["/robot/body1/visual0"]
+
+
 def test_bad_viewer_arguments_are_refused(viser):
     with pytest.raises(TypeError, match="model"):
         td.view("not a model")
@@ -227,8 +247,15 @@ def test_the_page_draws_a_urdf_robot(browser, tmp_path):
     q = np.array(q)
     q[2] = 0.4
     with td.view(model, q=q, verbose=False) as v:
+        assert len(v._visuals) == 17 and not v.left_out  # (its STL visual meshes)
         img = v.screenshot(tmp_path / "solo.png", width=640, height=480)
-    assert coloured(img, (0.2, 0.8, 0.2, 0.8)) > 0.01
+        for h in v._bodies.values():
+            h.visible = False
+        bare = v.screenshot(width=640, height=480)
+    robot = np.abs(img.astype(int) - bare).max(axis=2) > 30  # the pixels the robot (and its shadow) changed
+    h, w = robot.shape
+    assert robot[h // 4 : 3 * h // 4, w // 4 : 3 * w // 4].mean() > 0.1  # where the camera looks
+    assert robot[: h // 8].mean() < 0.01 and robot[:, : w // 10].mean() < 0.01  # not everywhere
 
 
 def test_the_exported_page_plays_the_run_without_python(browser, tmp_path):

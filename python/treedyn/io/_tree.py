@@ -62,6 +62,7 @@ class Node:
     elem: object = None  # the XML element errors about the node name (its file and line)
     body_name: str | None = None  # name of the node's body when it is not the node's name
     geoms: list = field(default_factory=list)  # [(shape, pose in the node's frame, add_geom keywords)]
+    visuals: list = field(default_factory=list)  # [(shape, pose in the node's frame, add_visual keywords)]
 
 
 def fold_inertias(parts) -> Inertia:
@@ -141,6 +142,8 @@ def build_model(nodes, gravity, error, source: str) -> Model:
                 model.add_geom(b, shape, compose(X, pose), **kw)
             except (ValueError, TypeError) as e:
                 raise error(f"geom {kw.get('name')!r} of {node.name!r}: {e}", node.elem) from None
+        for shape, pose, kw in node.visuals:
+            model.add_visual(b, shape, compose(X, pose), **kw)
     _warn_massless(model, source)
     return model
 

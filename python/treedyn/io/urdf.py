@@ -54,8 +54,9 @@ pycollada, DAE; ``scale`` applied) becomes a geom of its link (``model.geoms``, 
 the hulls of neighbouring links overlap on Solo-12, TALOS; PyBullet also leaves it off by default;
 ``model.add_contact_pair`` adds the pairs wanted). A mesh
 that cannot be found or read is dropped and recorded in ``model.dropped_geoms``
-(``td.ContactSimulator`` warns about it). Ignored: ``<visual>`` and ``<material>`` silently (no
-part of the dynamics); ``<transmission>``, ``<gazebo>`` and any unknown element with one
+(``td.ContactSimulator`` warns about it). A ``<visual>`` becomes a visual of its link
+(``model.visuals``: what td.view draws; a mesh as a MeshFile, read when drawn) with its
+``<material>``'s colour; ``<transmission>``, ``<gazebo>`` and any unknown element with one
 ``IgnoredElementWarning`` per file; ``<calibration>``, ``<safety_controller>``. A joint's
 ``<dynamics damping friction>`` (revolute, continuous, prismatic) is its viscous damping
 (``Model.set_joint_spring``'s damping, used by every solver) and dry friction
@@ -78,7 +79,7 @@ import numpy as np
 
 from .. import _checks
 from ..model import Free, Inertia, Model, Prismatic, Revolute, Transform
-from ..model.shapes import Box, Capsule, ConvexMesh, Cylinder, Sphere
+from ..model.shapes import Box, Capsule, ConvexMesh, Cylinder, MeshFile, Sphere
 from ._common import (
     IgnoredTags,
     file_inertia,
@@ -322,6 +323,7 @@ class _Reader:
             self.current = elem
             node.inertia = self._inertia(elem, link)
             node.geoms = self._collisions(elem, link)
+            node.visuals = self._visuals(elem, link)
             nodes.append(node)
             stack.extend(reversed([j.find("child").get("link") for j in children[link]]))
         if len(seen) != len(links):
@@ -405,6 +407,43 @@ class _Reader:
             ]
         return node
 
+    def _visuals(self, link_elem, link) -> list:
+        """The link's <visual>s as (shape, pose in the link frame, add_visual keywords): spheres,
+        boxes, cylinders, capsules, and meshes as MeshFile (read when drawn; not found: left out),
+        coloured by their <material>'s <color rgba> (inline, or the robot's material of that name)."""
+        out = []
+        for k, v in enumerate(link_elem.findall("visual")):
+            what = f"link {link!r} <visual>"
+            g = v.find("geometry")
+            shape = None if g is None else next((e for e in g if isinstance(e.tag, str)), None)
+            if shape is None:
+                continue  # (nothing to draw; visuals are no part of the dynamics)
+            try:
+                if shape.tag == "mesh":
+                    path = self._find_mesh(shape.get("filename", ""), self.package_dirs)
+                    if path is None:
+                        continue
+                    geom = MeshFile(os.path.abspath(path), floats(self.doc, shape, "scale", 3, (1.0, 1.0, 1.0), what))
+                else:
+                    geom = self._primitive(shape, what)
+            except (ValueError, TypeError) as e:
+                raise self.err(f"{what}: {e}", shape) from None
+            if geom is not None:
+                name = f"{link}/{v.get('name') or f'visual{k}'}"
+                out.append((geom, self._origin(v, what), {"name": name, "rgba": self._rgba(v.find("material"), what)}))
+        return out
+
+    def _rgba(self, material, what):
+        """A <material>'s colour: its <color rgba>, else the robot's <material> of its name's; None."""
+        if material is None:
+            return None
+        color = material.find("color")
+        if color is None and material.get("name"):
+            named = self.doc.root.find(f"material[@name='{material.get('name')}']")
+            color = None if named is None else named.find("color")
+        rgba = None if color is None else floats(self.doc, color, "rgba", 4, None, what + " <color>")
+        return None if rgba is None else tuple(float(x) for x in np.clip(rgba, 0.0, 1.0))
+
     def _collisions(self, link_elem, link) -> list:
         """The link's <collision> spheres, boxes, cylinders, capsules (the common extension: radius,
         length) and meshes (by their convex hull, ``scale`` applied) as (shape, pose in the link
@@ -418,27 +457,34 @@ class _Reader:
                 raise self.err(f"{what} has no <geometry>", c)
             name = f"{link}/{c.get('name') or f'collision{k}'}"
             try:
-                if shape.tag == "sphere":
-                    geom = Sphere(floats(self.doc, shape, "radius", 1, None, what))
-                elif shape.tag == "box":
-                    geom = Box(0.5 * floats(self.doc, shape, "size", 3, None, what))
-                elif shape.tag in ("capsule", "cylinder"):
-                    length = floats(self.doc, shape, "length", 1, None, what)
-                    kind = Capsule if shape.tag == "capsule" else Cylinder
-                    geom = kind(floats(self.doc, shape, "radius", 1, None, what), 0.5 * length)
-                elif shape.tag == "mesh":
+                if shape.tag == "mesh":
                     scale = floats(self.doc, shape, "scale", 3, (1.0, 1.0, 1.0), what)
                     geom = self._mesh_hull(shape.get("filename", ""), scale, name)
                     if geom is None:
                         continue
                 else:
-                    self.dropped.append(f"collision {name!r}: <{shape.tag}> is not a URDF shape")
-                    continue
+                    geom = self._primitive(shape, what)
+                    if geom is None:
+                        self.dropped.append(f"collision {name!r}: <{shape.tag}> is not a URDF shape")
+                        continue
             except (ValueError, TypeError) as e:
                 raise self.err(f"{what}: {e}", shape) from None
             # conaffinity 0: no self-collision (module docstring), the world's geoms still touched
             out.append((geom, self._origin(c, what), {"name": name, "conaffinity": 0}))
         return out
+
+    def _primitive(self, shape, what):
+        """A <geometry>'s sphere, box, cylinder or capsule (the common extension: radius, length);
+        None for another element."""
+        if shape.tag == "sphere":
+            return Sphere(floats(self.doc, shape, "radius", 1, None, what))
+        if shape.tag == "box":
+            return Box(0.5 * floats(self.doc, shape, "size", 3, None, what))
+        if shape.tag in ("capsule", "cylinder"):
+            length = floats(self.doc, shape, "length", 1, None, what)
+            kind = Capsule if shape.tag == "capsule" else Cylinder
+            return kind(floats(self.doc, shape, "radius", 1, None, what), 0.5 * length)
+        return None
 
     def _mesh_hull(self, filename, scale, name):
         """The convex hull of a collision mesh (ConvexMesh), read once per file and scale by trimesh;

@@ -2,7 +2,7 @@
 ``Model`` — the tree, its names, frames, geoms and limits, its force elements and constraints —
 copied into C++ once. Imports nothing above ``treedyn._core`` and ``treedyn._checks``."""
 
-from .shapes import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Geom, Plane, Sphere
+from .shapes import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Geom, MeshFile, Plane, Sphere, TriangleMesh, Visual
 from .tree import (
     Fixed,
     Free,
@@ -34,6 +34,9 @@ __all__ = [
     "Cylinder",
     "Ellipsoid",
     "ConvexMesh",
+    "TriangleMesh",
+    "MeshFile",
+    "Visual",
     "Geom",
     "Model",
     "UnknownNameError",

@@ -25,6 +25,10 @@ __all__ = [
     "Cylinder",
     "Ellipsoid",
     "ConvexMesh",
+    "TriangleMesh",
+    "MeshFile",
+    "Visual",
+    "VISUAL_SHAPES",
     "Geom",
     "ContactPair",
     "SHAPES",
@@ -133,7 +137,59 @@ class ConvexMesh:
         return cls(np.asarray(h.vertices), np.asarray(h.faces))
 
 
+@dataclass(frozen=True, eq=False)
+class TriangleMesh:
+    """A surface to draw (not to collide: any shape, convex or not): ``vertices`` (n, 3) in the
+    visual's frame and ``faces`` (m, 3) vertex indices. Compared by identity."""
+
+    vertices: np.ndarray
+    faces: np.ndarray
+
+    def __post_init__(self):
+        V = np.array(self.vertices, dtype=float)
+        F = np.array(self.faces, dtype=np.int64)
+        if V.ndim != 2 or V.shape[1] != 3 or len(V) < 3 or not np.all(np.isfinite(V)):
+            raise ValueError(f"TriangleMesh vertices must be finite, of shape (n >= 3, 3), got shape {V.shape}")
+        if F.ndim != 2 or F.shape[1] != 3 or len(F) < 1 or F.min() < 0 or F.max() >= len(V):
+            raise ValueError(f"TriangleMesh faces must be (m >= 1, 3) indices of its {len(V)} vertices")
+        V.flags.writeable = F.flags.writeable = False
+        object.__setattr__(self, "vertices", V)
+        object.__setattr__(self, "faces", F)
+
+
+@dataclass(frozen=True)
+class MeshFile:
+    """A mesh file to draw (STL, OBJ, DAE, ... read by trimesh when drawn, not when loaded): its
+    absolute ``path`` and the ``scale`` along x, y, z applied to its vertices (a URDF's <mesh>)."""
+
+    path: str
+    scale: tuple = (1.0, 1.0, 1.0)
+
+    def __post_init__(self):
+        if not isinstance(self.path, str) or not self.path:
+            raise TypeError(f"MeshFile path must be a non-empty string, got {self.path!r}")
+        s = np.asarray(self.scale, dtype=float)
+        if s.shape != (3,) or not np.all(np.isfinite(s)) or np.any(s == 0):
+            raise ValueError(f"MeshFile scale must be 3 finite non-zero numbers, got {self.scale!r}")
+        object.__setattr__(self, "scale", tuple(float(x) for x in s))
+
+
+@dataclass(frozen=True)
+class Visual:
+    """What a body looks like (``Model.add_visual``; drawn by td.view, never collided): a shape
+    (Sphere, Capsule, Box, Cylinder, Ellipsoid, ConvexMesh, TriangleMesh or MeshFile) fixed to a
+    body (index; 0: the world) at ``placement`` (a treedyn.Transform in the body's frame), in the
+    colour ``rgba`` (4 numbers in [0, 1]) or None (the viewer's colour for the body)."""
+
+    name: str
+    body: int
+    shape: object
+    placement: object
+    rgba: tuple | None = None
+
+
 SHAPES = (Sphere, Capsule, Box, Plane, Cylinder, Ellipsoid, ConvexMesh)
+VISUAL_SHAPES = (Sphere, Capsule, Box, Cylinder, Ellipsoid, ConvexMesh, TriangleMesh, MeshFile)
 #: MuJoCo's contact dimensionalities: 1 frictionless, 3 sliding friction; 4 (torsional) and 6
 #: (rolling) are kept but act as 3 (treedyn models sliding friction only)
 CONDIM = (1, 3, 4, 6)

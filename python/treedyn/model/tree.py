@@ -20,7 +20,7 @@ from .contact_settings import ContactSettings
 from .describe import DescribeMixin
 from .elements import Coupling, ElementsMixin, LoopClosure, ParentRef, Spring, UnknownNameError
 from .joints import Fixed, Free, Joint, Prismatic, Revolute, Spherical, Universal
-from .shapes import CONDIM, SHAPES, Geom
+from .shapes import CONDIM, SHAPES, VISUAL_SHAPES, Geom, Visual
 from .spatial import Inertia, Transform, _vec3
 from .to_core import CoreMixin
 
@@ -359,6 +359,42 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         )
         names[name] = len(self._geoms) - 1
         return len(self._geoms) - 1
+
+    def add_visual(
+        self, body: ParentRef, shape, placement: Transform | None = None, rgba=None, name: str | None = None
+    ):
+        """Say what ``body`` looks like (a body name or index; None/0/"world": the world): ``shape``
+        (td.Sphere, Capsule, Box, Cylinder, Ellipsoid, ConvexMesh, TriangleMesh, or a MeshFile read
+        when drawn) at ``placement`` in the body frame, coloured ``rgba`` (4 numbers in [0, 1], or
+        None). Visuals are drawn by td.view and take no part in the dynamics or the contacts (the
+        model's solvers and engines are not remade). Returns its index in ``model.visuals``."""
+        if not isinstance(shape, VISUAL_SHAPES):
+            raise TypeError(
+                "a visual's shape must be one of td.Sphere, Capsule, Box, Cylinder, Ellipsoid, ConvexMesh, "
+                f"TriangleMesh, MeshFile, got {type(shape).__name__}"
+            )
+        b = self._body_ref(body, "visual")
+        placement = Transform() if placement is None else placement
+        if not isinstance(placement, Transform):
+            raise TypeError(f"visual placement must be a treedyn.Transform, got {type(placement).__name__}")
+        if rgba is not None:
+            rgba = C.array(rgba, "visual rgba", (4,))
+            if np.any(rgba < 0) or np.any(rgba > 1):
+                raise ValueError(f"visual rgba must be 4 numbers in [0, 1], got {rgba.tolist()}")
+            rgba = tuple(rgba.tolist())
+        visuals = self.__dict__.setdefault("_visuals", [])
+        name = f"visual{len(visuals)}" if name is None else name
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"visual name must be a non-empty string, got {name!r}")
+        visuals.append(Visual(name, b, shape, placement, rgba))
+        return len(visuals) - 1
+
+    @property
+    def visuals(self) -> tuple:
+        """What the bodies look like (treedyn.model.shapes.Visual: name, body index, shape,
+        placement, rgba), in the order added; td.view draws them (and a body's collision geoms
+        where it has none)."""
+        return tuple(self.__dict__.get("_visuals", ()))
 
     def _geom_index(self) -> dict:
         """{geom name: index} (kept beside the list, so that adding n geoms is O(n), not O(n²));

@@ -27,6 +27,7 @@ def read_bodies(r, worldbodies):
     for wb in reversed(worldbodies):
         contents = _contents(r, wb, IDENTITY, "main", world=True)
         nodes[0].geoms[:0] = collision_geoms(r, contents, "world")
+        nodes[0].visuals[:0] = r.visual_geoms.pop("world", [])
         for kind, e, X, cls in reversed(contents):
             if kind == "body":
                 stack.append((e, "world", X, cls))
@@ -50,6 +51,7 @@ def read_bodies(r, worldbodies):
         _joints(r, node, elem, body_pose, [c for c in contents if c[0] == "joint"], parent)
         node.inertia = body_inertia(r, elem, name, contents)
         node.geoms = collision_geoms(r, contents, name)
+        node.visuals = r.visual_geoms.pop(name, [])
         nodes.append(node)
         for kind, e, Xc, c in reversed(contents):
             if kind == "body":

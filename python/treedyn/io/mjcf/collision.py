@@ -22,9 +22,12 @@ def collision_geoms(r, contents, body):
     frame, add_geom keywords): sphere, capsule, box, plane, cylinder, ellipsoid and mesh (by its
     convex hull). Those treedyn cannot collide (hfield, sdf, a primitive fitted to a mesh, a mesh it
     cannot read or whose points span no volume) are
-    recorded in r.dropped_geoms, which read_contact puts on the model."""
+    recorded in r.dropped_geoms, which read_contact puts on the model. The geoms that only show
+    (contype and conaffinity 0) are kept in r.visual_geoms[body] as (shape, pose, add_visual
+    keywords), a mesh as its surface (TriangleMesh), for td.view."""
     out = []
     dropped = r.__dict__.setdefault("dropped_geoms", [])
+    visuals = r.__dict__.setdefault("visual_geoms", {}).setdefault(body, [])
     for _, g, X, cls in (c for c in contents if c[0] == "geom"):
         r.current = g
         a = r.attrs(g, cls)
@@ -37,7 +40,10 @@ def collision_geoms(r, contents, body):
             masks.append(int(x))
         contype, conaffinity = masks
         if contype == 0 and conaffinity == 0:
-            continue  # visual only
+            shown = _visual(r, g, a, kind, body)
+            if shown is not None:
+                visuals.append((shown[0], X @ shown[1], shown[2]))
+            continue
         label = f"{kind} geom {a['name']!r}" if a.get("name") else f"a {kind} geom"
         if kind not in _KINDS or (kind != "mesh" and "mesh" in a):
             why = "a primitive fitted to a mesh" if kind in _KINDS else f"type {kind!r}"
@@ -91,6 +97,45 @@ def collision_geoms(r, contents, body):
             kw["name"] = a["name"]
         out.append((shape, X @ pose, kw))
     return out
+
+
+def _visual(r, g, a, kind, body):
+    """(shape, pose in its frame's parent, add_visual keywords) of a geom that only shows; None for
+    what treedyn cannot draw (a plane, an hfield, a mesh it cannot read)."""
+    from ...model.shapes import TriangleMesh
+    from .meshes import mesh_surface
+
+    if kind not in _KINDS or kind == "plane":
+        return None
+    size, pose = r.size3(g, a), r.pose(g, a)
+    if "fromto" in a and kind in ("capsule", "box", "cylinder", "ellipsoid"):
+        ft = r.vec(g, "fromto", 6, a)
+        d = ft[3:] - ft[:3]
+        L = float(np.linalg.norm(d))
+        if L < 1e-12:
+            return None
+        pose = Transform(z_to_vector(d), 0.5 * (ft[:3] + ft[3:]))
+        size = (
+            np.array([size[0], 0.5 * L, 0.0]) if kind in ("capsule", "cylinder") else np.r_[size[0], size[0], 0.5 * L]
+        )
+    try:
+        if kind == "mesh":
+            shape = TriangleMesh(*mesh_surface(r, g, a, f"mesh geom of body {body!r}"))
+        else:
+            shape = {
+                "sphere": lambda: Sphere(size[0]),
+                "capsule": lambda: Capsule(size[0], size[1]),
+                "box": lambda: Box(size),
+                "cylinder": lambda: Cylinder(size[0], size[1]),
+                "ellipsoid": lambda: Ellipsoid(size),
+            }[kind]()
+    except (ValueError, TypeError, ModelFileError):
+        return None  # (a visual treedyn cannot make is not drawn; it is no part of the dynamics)
+    rgba = r.vec(g, "rgba", 4, a) if "rgba" in a else r.materials.get(a.get("material"))
+    kw = {"rgba": None if rgba is None else tuple(float(x) for x in np.clip(rgba, 0, 1))}
+    if a.get("name"):
+        kw["name"] = a["name"]
+    return shape, pose, kw
 
 
 def _condim(r, e, a, label):

@@ -10,7 +10,7 @@ from .._common import quat_to_matrix
 from .._files import regular_file_problem
 from ..mesh import MESH_INERTIA, MeshError, inline_mesh, mass_properties, place_vertices, read_mesh_file
 
-__all__ = ["mesh_assets", "mesh_properties", "mesh_hull"]
+__all__ = ["mesh_assets", "mesh_properties", "mesh_hull", "mesh_surface"]
 
 
 def mesh_assets(r, root):
@@ -31,6 +31,11 @@ def mesh_assets(r, root):
                 what = "not found" if problem == "not found" else f"is {problem}, not a regular file"
                 raise r.err(f"mesh {name!r}: file {a['file']!r} {what} ({_mesh_path(r, a['file'])})", e)
             out[name] = (e, a)
+    for sec in (e for e in root if e.tag == "asset"):  # materials' colours, for the visual geoms
+        for e in (e for e in sec if e.tag == "material" and e.get("name")):
+            a = r.attrs(e, "main")
+            if "rgba" in a:
+                r.materials[a["name"]] = r.vec(e, "rgba", 4, a)
     r.mesh_properties = {}  # name -> MassProperties, read when a body's inertia needs it
     r.mesh_hulls = {}  # name -> ConvexMesh, read when a mesh geom collides
     return out
@@ -82,6 +87,26 @@ def mesh_hull(r, g, a, what):
         except (MeshError, ValueError) as ex:
             raise r.err(f"{where}: {ex}", e) from None
     return r.mesh_hulls[name]
+
+
+def mesh_surface(r, g, a, what):
+    """(vertices, faces) of the mesh a geom refers to, placed as MuJoCo places them (its hull's
+    frame), read once: what td.view draws for a mesh geom that only shows."""
+    name = _mesh_name(r, g, a, what)
+    surfaces = r.__dict__.setdefault("mesh_surfaces", {})
+    if name not in surfaces:
+        e, m, where = _asset(r, name)
+        try:
+            V, F = _placed_mesh(r, e, m, where)
+            if F is None:  # (vertices only: MuJoCo makes the hull)
+                from ...model.shapes import ConvexMesh
+
+                hull = ConvexMesh.hull(V)
+                V, F = hull.vertices, hull.faces
+            surfaces[name] = (V, F)
+        except (MeshError, ValueError) as ex:
+            raise r.err(f"{where}: {ex}", e) from None
+    return surfaces[name]
 
 
 def _read_mesh(r, e, m, where):

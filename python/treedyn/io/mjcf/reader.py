@@ -35,6 +35,7 @@ class Reader:
         self.passive: dict[str, tuple] = {}  # joint name -> (kind, {attribute: value}) (bodies._passive)
         self.qpos0: dict = {}  # joint name -> MuJoCo's qpos0: hinge/slide ref, a free body's pose
         self.body_names: dict[int, str] = {}  # id(<body> element) -> its name (given or made)
+        self.materials: dict = {}  # <asset><material> name -> its rgba (meshes.mesh_assets)
         self.current = doc.root  # the element being read, for errors the checks did not foresee
         # set by the passes: <compiler> (options.read_compiler), default classes (defaults), mesh
         # assets (meshes), fixed tendons and sites (equality)

@@ -39,6 +39,7 @@ from .meshes import (
     link_meshes,
     magnitude_colours,
     quaternion_wxyz,
+    rgb_opacity,
     shape_radius,
 )
 from .playback import Playback, contact_arrows, playback_of
@@ -157,12 +158,12 @@ class Viewer:
         self._up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
 
     def camera_default(self) -> tuple[np.ndarray, np.ndarray]:
-        """(position, look_at) of the first view: from the front-left, above, 1.1 sizes away."""
+        """(position, look_at) of the first view: from the front (+x), left (+y) and above, 1.1 sizes away."""
         up = self._up
         side = np.cross(up, [1.0, 0.0, 0.0]) if abs(up[0]) < 0.9 else np.cross(up, [0.0, 1.0, 0.0])
         side /= np.linalg.norm(side)
         front = np.cross(side, up)
-        d = 0.45 * front - 0.8 * side + 0.45 * up
+        d = 0.8 * front + 0.5 * side + 0.45 * up
         return self._centre + 1.1 * self.size * d / np.linalg.norm(d), self._centre.copy()
 
     def _force_scale(self, force_scale):
@@ -182,7 +183,22 @@ class Viewer:
         self.server.initial_camera.position, self.server.initial_camera.look_at = position, look_at
         n = model.n_bodies
         self._bodies = {}  # body index -> the handle of its frame node (moved each frame)
-        drawn = np.zeros(n, dtype=bool)
+        self.left_out, self._visuals = [], []  # the visuals that could not be drawn, and why; those drawn
+        seen = np.zeros(n, dtype=bool)  # bodies with a visual: their collision geoms hidden at first
+        for k, vis in enumerate(model.visuals):
+            try:
+                mesh = geom_mesh(vis.shape)
+            except ValueError as e:
+                self.left_out.append(f"{vis.name}: {e}")
+                continue
+            colour, opacity = rgb_opacity(vis.rgba) if vis.rgba is not None else (body_colour(model, vis.body), None)
+            parent = "/world" if vis.body == 0 else self._body_node(vis.body)
+            pose = dict(wxyz=quaternion_wxyz(vis.placement.rotation), position=vis.placement.translation)
+            self._visuals.append(
+                scene.add_mesh_simple(f"{parent}/visual{k}", *mesh, color=colour, opacity=opacity, **pose)
+            )
+            seen[vis.body] = True
+        self._collision = []  # (handle, whether its body has visuals)
         for k, g in enumerate(model.geoms):
             mesh = geom_mesh(g.shape)
             pose = dict(wxyz=quaternion_wxyz(g.placement.rotation), position=g.placement.translation)
@@ -195,16 +211,16 @@ class Viewer:
                     f"/world/ground{k}/grid", width=2 * half, height=2 * half, cell_size=cell, section_size=10 * cell
                 )
                 continue
-            if g.body == 0:
-                scene.add_mesh_simple(f"/world/geom{k}", *mesh, color=body_colour(model, 0), **pose)
-                continue
-            node = self._body_node(g.body)
-            scene.add_mesh_simple(f"{node}/geom{k}", *mesh, color=body_colour(model, g.body), **pose)
-            drawn[g.body] = True
+            parent = "/world" if g.body == 0 else self._body_node(g.body)
+            h = scene.add_mesh_simple(
+                f"{parent}/geom{k}", *mesh, color=body_colour(model, g.body), visible=not seen[g.body], **pose
+            )
+            self._collision.append((h, seen[g.body]))
         for i, mesh in link_meshes(model, self.size).items():  # bodies with no geom: their links as rods
             scene.add_mesh_simple(f"{self._body_node(i)}/link", *mesh, color=body_colour(model, i))
         self._tree_on = bool(tree)
         self._frames_on, self._named_on, self._com_on = bool(frames), bool(named_frames), bool(com)
+        self._collision_on = False
         self._contacts_on = bool(contacts) and self.playback.contacts is not None
         axis = 0.15 * self.size
         self._axes = [
@@ -347,6 +363,8 @@ class Viewer:
                 "centre of mass": ("_com_on", [getattr(self, "_com_ball", None), getattr(self, "_com_path", None)]),
                 "tree": ("_tree_on", []),
             }
+            if any(shown for _, shown in self._collision):  # (bodies with visuals hide their collision geoms)
+                boxes["collision geoms"] = ("_collision_on", [h for h, shown in self._collision if shown])
             if pb.contacts is not None:
                 boxes["contacts and forces"] = ("_contacts_on", [])
             for label, (attr, nodes) in boxes.items():

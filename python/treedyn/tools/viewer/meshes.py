@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...model.shapes import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Plane, Sphere
+from ...model.shapes import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, MeshFile, Plane, Sphere, TriangleMesh
 
 __all__ = [
     "geom_mesh",
     "link_meshes",
     "ground_mesh",
     "shape_radius",
+    "rgb_opacity",
     "body_colour",
     "magnitude_colours",
     "quaternion_wxyz",
@@ -44,8 +45,10 @@ def geom_mesh(shape) -> tuple[np.ndarray, np.ndarray] | None:
         m = trimesh.creation.capsule(height=2 * shape.half_length, radius=shape.radius, count=[16, 16])
     elif isinstance(shape, Cylinder):
         m = trimesh.creation.cylinder(radius=shape.radius, height=2 * shape.half_length, sections=24)
-    elif isinstance(shape, ConvexMesh):
+    elif isinstance(shape, (ConvexMesh, TriangleMesh)):
         return np.asarray(shape.vertices, dtype=np.float32), np.asarray(shape.faces, dtype=np.uint32)
+    elif isinstance(shape, MeshFile):
+        return _mesh_file(shape.path, shape.scale)
     else:
         raise TypeError(f"the viewer cannot draw a {type(shape).__name__}")
     return np.asarray(m.vertices, dtype=np.float32), np.asarray(m.faces, dtype=np.uint32)
@@ -58,8 +61,8 @@ def link_meshes(model, size: float) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     centipede's legs) is seen as its links."""
     import trimesh
 
-    reach = np.zeros(model.n_bodies)  # the size of the body's largest geom
-    for g in model.geoms:
+    reach = np.zeros(model.n_bodies)  # the size of the body's largest geom or visual
+    for g in (*model.geoms, *model.visuals):
         reach[g.body] = max(reach[g.body], shape_radius(g.shape))
     ends: dict[int, list] = {}
     parents, placements, inertias = model.parents, model.placements, model.inertias
@@ -99,9 +102,39 @@ def shape_radius(shape) -> float:
         return float(np.linalg.norm(shape.half_extents))
     if isinstance(shape, Ellipsoid):
         return max(shape.radii)
-    if isinstance(shape, ConvexMesh):
+    if isinstance(shape, (ConvexMesh, TriangleMesh)):
         return float(np.linalg.norm(shape.vertices, axis=1).max())
+    if isinstance(shape, MeshFile):
+        return np.inf  # (unknown until read: taken to show its body)
     return 0.0
+
+
+_FILES: dict = {}  # (path, scale) -> (vertices, faces), or the reason it could not be read
+
+
+def _mesh_file(path: str, scale: tuple):
+    """A mesh file's triangles (trimesh; a scene's meshes concatenated), scaled; read once per
+    process. ValueError naming the file when it cannot be read (the viewer leaves it out)."""
+    import trimesh
+
+    key = (path, tuple(scale))
+    if key not in _FILES:
+        try:
+            m = trimesh.load(path, force="mesh")
+            V = np.asarray(m.vertices, dtype=float) * np.asarray(scale)
+            F = np.asarray(m.faces)
+            _FILES[key] = (V.astype(np.float32), F.astype(np.uint32)) if len(F) else "it has no triangles"
+        except Exception as e:  # trimesh's readers raise many kinds (a .dae without pycollada: ImportError)
+            _FILES[key] = f"{type(e).__name__}: {e}"
+    if isinstance(_FILES[key], str):
+        raise ValueError(f"cannot draw {path} ({_FILES[key]})")
+    return _FILES[key]
+
+
+def rgb_opacity(rgba) -> tuple[tuple[int, int, int], float | None]:
+    """A visual's rgba (in [0, 1]) as viser's colour (0..255) and opacity (None when opaque)."""
+    r, g, b, a = rgba
+    return (int(round(255 * r)), int(round(255 * g)), int(round(255 * b))), (None if a >= 1 else float(a))
 
 
 def ground_mesh(half_size: float) -> tuple[np.ndarray, np.ndarray]:
