@@ -179,6 +179,9 @@ class Viewer:
     def _scene(self, tree, frames, named_frames, com, contacts):
         model, scene = self.model, self.server.scene
         scene.set_up_direction(tuple(float(x) for x in self._up))
+        # the default lights only: viser's environment map (an HDRI the page loads after it connects)
+        # washes the colours out and makes a still depend on when it is taken
+        scene.configure_environment_map(None)
         position, look_at = self.camera_default()
         self.server.initial_camera.position, self.server.initial_camera.look_at = position, look_at
         n = model.n_bodies
@@ -469,6 +472,9 @@ class Viewer:
                     raise TimeoutError(f"no browser connected to {self.url} within {timeout} s")
                 time.sleep(0.05)
             client = next(iter(self.server.get_clients().values()))
+            if browser is not None:  # a page just opened loads its lights and environment map after connecting:
+                client.get_render(64, 64, timeout=float(timeout))  # a first frame, thrown away, and a moment
+                time.sleep(1.5)
             client.camera.up_direction = tuple(self._up)
             client.camera.position, client.camera.look_at = position, look_at
             time.sleep(0.3)  # (the page takes the camera, then renders)
