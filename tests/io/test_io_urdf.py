@@ -638,7 +638,8 @@ def test_visuals_are_read_with_their_colours_and_follow_merged_links(tmp_path):
             '<material name="x"><color rgba="0 0.5 1 0.5"/></material></visual>'
             '<visual><geometry><mesh filename="missing.stl"/></geometry></visual>',
         ),
-        link("tip", '<visual><geometry><sphere radius="0.05"/></geometry></visual>'),
+        '<material name="o\'brien"><color rgba="0 1 0 1"/></material>',
+        link("tip", '<visual><geometry><sphere radius="0.05"/></geometry><material name="o\'brien"/></visual>'),
         joint("j", "revolute", "base", "a", axis=(0, 0, 1)),
         joint("weld", "fixed", "a", "tip", xyz=(0, 0, 0.3)),
     )
@@ -650,5 +651,5 @@ def test_visuals_are_read_with_their_colours_and_follow_merged_links(tmp_path):
     np.testing.assert_array_equal(box.placement.translation, [0, 0, 0.5])
     assert shell.name == "a/shell" and shell.body == 1 and shell.rgba == (0.0, 0.5, 1.0, 0.5)
     assert shell.shape == td.MeshFile(str(tmp_path / "part.stl"), (2.0, 2.0, 2.0))
-    assert ball.body == 1 and ball.shape == td.Sphere(0.05) and ball.rgba is None
+    assert ball.body == 1 and ball.shape == td.Sphere(0.05) and ball.rgba == (0.0, 1.0, 0.0, 1.0)
     np.testing.assert_array_equal(ball.placement.translation, [0, 0, 0.3])  # (the merged link's place)

@@ -414,8 +414,7 @@ class _Reader:
         out = []
         for k, v in enumerate(link_elem.findall("visual")):
             what = f"link {link!r} <visual>"
-            g = v.find("geometry")
-            shape = None if g is None else next((e for e in g if isinstance(e.tag, str)), None)
+            shape = _geometry(v)
             if shape is None:
                 continue  # (nothing to draw; visuals are no part of the dynamics)
             try:
@@ -439,7 +438,9 @@ class _Reader:
             return None
         color = material.find("color")
         if color is None and material.get("name"):
-            named = self.doc.root.find(f"material[@name='{material.get('name')}']")
+            if not hasattr(self, "_materials"):  # the robot's <material>s by name, found once
+                self._materials = {m.get("name"): m for m in self.doc.root.findall("material")}
+            named = self._materials.get(material.get("name"))
             color = None if named is None else named.find("color")
         rgba = None if color is None else floats(self.doc, color, "rgba", 4, None, what + " <color>")
         return None if rgba is None else tuple(float(x) for x in np.clip(rgba, 0.0, 1.0))
@@ -451,8 +452,7 @@ class _Reader:
         out = []
         for k, c in enumerate(link_elem.findall("collision")):
             what = f"link {link!r} <collision>"
-            g = c.find("geometry")
-            shape = None if g is None else next((e for e in g if isinstance(e.tag, str)), None)
+            shape = _geometry(c)
             if shape is None:
                 raise self.err(f"{what} has no <geometry>", c)
             name = f"{link}/{c.get('name') or f'collision{k}'}"
@@ -586,3 +586,9 @@ class _Reader:
         else:
             found = [os.path.join(d, fn) for d in [self.doc.base_dir, *dirs] if d is not None]
         return next((f for f in found if os.path.isfile(f)), None)
+
+
+def _geometry(elem):
+    """The shape element (<box>, <mesh>, ...) of a <visual>'s or <collision>'s <geometry>; None."""
+    g = elem.find("geometry")
+    return None if g is None else next((e for e in g if isinstance(e.tag, str)), None)

@@ -95,6 +95,20 @@ class Ellipsoid:
         object.__setattr__(self, "radii", tuple(_positive(x, "Ellipsoid radii") for x in r))
 
 
+def _triangles(mesh, kind: str, n_min: int, m_min: int) -> None:
+    """Check and freeze a mesh's ``vertices`` (n >= n_min, 3), finite, and ``faces`` (m >= m_min,
+    3) indices of them: read-only copies."""
+    V = np.array(mesh.vertices, dtype=float)
+    F = np.array(mesh.faces, dtype=np.int64)
+    if V.ndim != 2 or V.shape[1] != 3 or len(V) < n_min or not np.all(np.isfinite(V)):
+        raise ValueError(f"{kind} vertices must be finite, of shape (n >= {n_min}, 3), got shape {V.shape}")
+    if F.ndim != 2 or F.shape[1] != 3 or len(F) < m_min or F.min() < 0 or F.max() >= len(V):
+        raise ValueError(f"{kind} faces must be (m >= {m_min}, 3) indices of its {len(V)} vertices")
+    V.flags.writeable = F.flags.writeable = False
+    object.__setattr__(mesh, "vertices", V)
+    object.__setattr__(mesh, "faces", F)
+
+
 @dataclass(frozen=True, eq=False)
 class ConvexMesh:
     """A convex polyhedron: ``vertices`` (n, 3), the hull's own, in the geom's frame, and its
@@ -104,15 +118,7 @@ class ConvexMesh:
     faces: np.ndarray
 
     def __post_init__(self):
-        V = np.array(self.vertices, dtype=float)
-        F = np.array(self.faces, dtype=np.int64)
-        if V.ndim != 2 or V.shape[1] != 3 or len(V) < 4 or not np.all(np.isfinite(V)):
-            raise ValueError(f"ConvexMesh vertices must be finite, of shape (n >= 4, 3), got shape {V.shape}")
-        if F.ndim != 2 or F.shape[1] != 3 or len(F) < 4 or F.min() < 0 or F.max() >= len(V):
-            raise ValueError(f"ConvexMesh faces must be (m >= 4, 3) indices of its {len(V)} vertices")
-        V.flags.writeable = F.flags.writeable = False
-        object.__setattr__(self, "vertices", V)
-        object.__setattr__(self, "faces", F)
+        _triangles(self, "ConvexMesh", 4, 4)
 
     @classmethod
     def hull(cls, points) -> ConvexMesh:
@@ -146,15 +152,7 @@ class TriangleMesh:
     faces: np.ndarray
 
     def __post_init__(self):
-        V = np.array(self.vertices, dtype=float)
-        F = np.array(self.faces, dtype=np.int64)
-        if V.ndim != 2 or V.shape[1] != 3 or len(V) < 3 or not np.all(np.isfinite(V)):
-            raise ValueError(f"TriangleMesh vertices must be finite, of shape (n >= 3, 3), got shape {V.shape}")
-        if F.ndim != 2 or F.shape[1] != 3 or len(F) < 1 or F.min() < 0 or F.max() >= len(V):
-            raise ValueError(f"TriangleMesh faces must be (m >= 1, 3) indices of its {len(V)} vertices")
-        V.flags.writeable = F.flags.writeable = False
-        object.__setattr__(self, "vertices", V)
-        object.__setattr__(self, "faces", F)
+        _triangles(self, "TriangleMesh", 3, 1)
 
 
 @dataclass(frozen=True)
