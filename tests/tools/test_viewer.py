@@ -9,6 +9,7 @@ instead of skipping)."""
 import os
 import subprocess
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -154,6 +155,24 @@ def test_the_timeline_moves_every_body_to_its_pose_at_the_time_asked(viser):
                 w, x, y, z = h.wxyz
                 np.testing.assert_allclose(np.abs(np.dot(h.wxyz, _wxyz(R[i]))), 1.0, atol=1e-9)
         assert v.url.startswith("http://127.0.0.1:")
+
+
+def test_playing_moves_along_the_run_and_pausing_stops_it(viser):
+    model, traj = centipede_run()
+    with td.view(model, traj, verbose=False) as v:  # (plays at first)
+        deadline = time.monotonic() + 10
+        while v._index == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert v._index > 0 and v._play_button.label == "Pause"
+        v.pause()
+        time.sleep(0.1)
+        k = v._index
+        time.sleep(0.3)
+        assert v._index == k and v._play_button.label == "Play"
+        v._speed.value = 4.0
+        v.play()
+        time.sleep(1.0)  # (4x: the 0.6 s run passes in 0.15 s; looping, it goes round)
+        assert v._playing
 
 
 def _wxyz(R):
