@@ -118,6 +118,7 @@ class Viewer:
         poses = [model.body_poses(q) for q in self.playback.q]
         self._R = np.array([R for R, _ in poses])  # (K, n, 3, 3): every body's rotation and origin, every state
         self._p = np.array([p for _, p in poses])  # (K, n, 3)
+        self._wxyz = quaternion_wxyz(self._R)  # (K, n, 4), once: the frames only read them
         self._extent()
         self._force_scale(force_scale)
         port = _free_port(host) if port is None else _checks.integer(port, "port", minimum=1)
@@ -273,9 +274,9 @@ class Viewer:
         """Show the k-th kept state (and its contacts)."""
         k = int(np.clip(k, 0, len(self.playback) - 1))
         with self._lock, self.server.atomic():
-            self._index, R, p = k, self._R[k], self._p[k]
+            self._index, R, p, wxyz = k, self._R[k], self._p[k], self._wxyz[k]
             for i, h in self._bodies.items():
-                h.wxyz, h.position = quaternion_wxyz(R[i]), p[i]
+                h.wxyz, h.position = wxyz[i], p[i]
             self._draw_tree(R, p)
             if self.model.n_bodies > 1 and self._com_on:
                 self._com_ball.position = self._com[k]
