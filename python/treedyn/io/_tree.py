@@ -133,8 +133,7 @@ def build_model(nodes, gravity, error, source: str) -> Model:
             model.add_body(name, parent=parent, joint=joint, placement=placement, inertia=inertia, joint_name=jname)
         except (ValueError, TypeError) as e:
             raise error(f"body {name!r} (joint {jname!r}): {e}", elem) from None
-    for n, (b, X) in carrier.items():
-        model.add_frame(n, b, X)
+    model._add_frames((n, b, X) for n, (b, X) in carrier.items())
     for node in nodes:
         b, X = carrier[node.name]
         for shape, pose, kw in node.geoms:

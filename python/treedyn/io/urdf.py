@@ -340,8 +340,10 @@ class _Reader:
         if o is None:
             return IDENTITY
         xyz = floats(self.doc, o, "xyz", 3, _ZERO, what)
-        rpy = floats(self.doc, o, "rpy", 3, _ZERO, what)
-        return Transform.from_rpy(rpy, xyz) if rpy.any() else shift(xyz)  # (most origins do not rotate)
+        rpy = floats(self.doc, o, "rpy", 3, None, what) if o.get("rpy") is not None else None
+        if rpy is None or rpy.tolist() == [0.0, 0.0, 0.0]:  # (most origins do not rotate)
+            return shift(xyz)
+        return Transform.from_rpy(rpy, xyz)
 
     def _joint_node(self, j, child, limits) -> Node:
         doc = self.doc
@@ -376,7 +378,6 @@ class _Reader:
         axis = np.array([1.0, 0.0, 0.0]) if ax is None else floats(doc, ax, "xyz", 3, np.array([1.0, 0, 0]), what)
         if tiny(axis):
             raise self.err(f"joint {name!r} has a zero <axis xyz={ax.get('xyz')!r}>", ax)
-        axis = unit(axis)
         if kind in ("revolute", "prismatic"):
             lim = j.find("limit")
             if lim is not None and (lim.get("lower") is not None or lim.get("upper") is not None):
@@ -399,6 +400,7 @@ class _Reader:
         elif kind == "prismatic":
             node.steps = [Step(name, Prismatic(axis), origin)]
         else:  # planar: motion in the plane normal to axis = prismatic u, prismatic w, revolute axis
+            axis = unit(axis)  # (the joints normalise their own axes)
             R = z_to_vector(axis)
             node.steps = [
                 Step(name, Prismatic(R[:, 0]), origin, body_name=f"{child}#x"),
