@@ -88,10 +88,11 @@ class Viewer:
     """A viser server showing a model (``url``; ``with`` closes it, as does ``close()``).
 
     host, port: where the server listens (default 127.0.0.1 and a free port; host "0.0.0.0" to
-    reach it from another machine). frames / named_frames / com / contacts / tree: what is shown at
-    first (each has a checkbox in the page); tree: lines from each body's frame to its children's
-    (a body with mass and no geom is drawn as rods to its children's joints in any case). force_scale: metres of arrow per newton (default: the largest contact force of the
-    trajectory, 95th percentile, drawn as a quarter of the model's size). play: start playing.
+    reach it from another machine). frames / named_frames / com / contacts / tree: what is shown
+    at first (each has a checkbox in the page); tree: lines from each body's frame to its
+    children's (a body with mass and nothing to show it is drawn as rods to its children's joints
+    in any case). force_scale: metres of arrow per newton (default: the run's largest contact
+    force, 95th percentile, drawn as a quarter of the model's size). play: start playing.
     verbose: print the URL."""
 
     def __init__(
