@@ -680,15 +680,16 @@ def test_a_ball_joints_range_is_said_not_to_be_modelled():
 
 def test_geoms_that_only_show_are_visuals_with_their_colours():
     """contype = conaffinity = 0: not a collision geom but a visual (what td.view draws), coloured by
-    its rgba or its material's; a mesh as its surface placed as the hull is."""
+    its rgba or its material's; a mesh as its surface placed as the hull is. A collision geom keeps
+    its colour for the viewer too."""
     xml = """<mujoco><asset><material name="blue" rgba="0 0 1 1"/>
       <mesh name="tet" vertex="0 0 0  1 0 0  0 1 0  0 0 1"/></asset>
-      <worldbody><body name="b"><joint type="hinge"/><geom size="0.1" mass="1"/>
+      <worldbody><body name="b"><joint type="hinge"/><geom size="0.1" mass="1" rgba="0 1 0 1"/>
         <geom type="capsule" fromto="0 0 0 0 0 0.4" size="0.02" contype="0" conaffinity="0" material="blue"/>
         <geom type="mesh" mesh="tet" contype="0" conaffinity="0" rgba="1 0 0 0.5" name="shell" mass="0"/>
       </body></worldbody></mujoco>"""
     model = td.Model.from_mjcf(xml)
-    assert len(model.geoms) == 1
+    assert len(model.geoms) == 1 and model.geoms[0].rgba == (0.0, 1.0, 0.0, 1.0)  # (a collision geom's colour too)
     rod, shell = model.visuals
     assert rod.body == 1 and rod.shape == td.Capsule(0.02, 0.2) and rod.rgba == (0.0, 0.0, 1.0, 1.0)
     np.testing.assert_allclose(rod.placement.translation, [0, 0, 0.2], atol=1e-15)

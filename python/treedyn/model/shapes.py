@@ -29,6 +29,7 @@ __all__ = [
     "MeshFile",
     "Visual",
     "VISUAL_SHAPES",
+    "checked_rgba",
     "Geom",
     "ContactPair",
     "SHAPES",
@@ -200,7 +201,8 @@ class Geom:
     ``a.contype & b.conaffinity or b.contype & a.conaffinity``). ``condim``: MuJoCo's (1:
     frictionless; 3, 4, 6: sliding friction); a pair takes the larger condim and the larger
     friction. ``margin``: a pair (the sum of the two margins, as MuJoCo 4.0 adds them) touches when its surfaces are
-    closer than it and rests at that distance (MuJoCo's dist − margin)."""
+    closer than it and rests at that distance (MuJoCo's dist − margin). ``rgba``: its colour in the
+    viewer (an MJCF geom's rgba or material), no part of the dynamics."""
 
     name: str
     body: int
@@ -211,6 +213,17 @@ class Geom:
     conaffinity: int = 1
     condim: int = 3
     margin: float = 0.0
+    rgba: tuple | None = None  # its colour in td.view (4 numbers in [0, 1]; None: the viewer's)
+
+
+def checked_rgba(rgba, what: str) -> tuple | None:
+    """rgba as a tuple of 4 floats in [0, 1] (None stays None); ValueError naming ``what``."""
+    if rgba is None:
+        return None
+    x = C.array(rgba, what, (4,))
+    if np.any(x < 0) or np.any(x > 1):
+        raise ValueError(f"{what} must be 4 numbers in [0, 1], got {x.tolist()}")
+    return tuple(x.tolist())
 
 
 @dataclass(frozen=True)

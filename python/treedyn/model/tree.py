@@ -20,7 +20,7 @@ from .contact_settings import ContactSettings
 from .describe import DescribeMixin
 from .elements import Coupling, ElementsMixin, LoopClosure, ParentRef, Spring, UnknownNameError
 from .joints import Fixed, Free, Joint, Prismatic, Revolute, Spherical, Universal
-from .shapes import CONDIM, SHAPES, VISUAL_SHAPES, Geom, Visual
+from .shapes import CONDIM, SHAPES, VISUAL_SHAPES, Geom, Visual, checked_rgba
 from .spatial import Inertia, Transform, _vec3
 from .to_core import CoreMixin
 
@@ -337,13 +337,15 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         conaffinity: int = 1,
         condim: int = 3,
         margin: float = 0.0,
+        rgba=None,
     ) -> int:
         """Fix a collision shape (td.Sphere, Capsule, Box, Plane, Cylinder, Ellipsoid, ConvexMesh)
         to ``body`` (a body name or index; None/0/"world": the world) at ``placement`` (its pose in
         the body frame); returns its index in ``model.geoms``. ``friction``: Coulomb coefficient (a
         pair uses the larger); ``contype``/``conaffinity``: MuJoCo's collision bit masks;
         ``condim``: 1 (frictionless) or 3 (4, 6 act as 3); ``margin``: the distance at which the
-        geom's pairs touch (docs/contact.md). treedyn.collide finds contacts."""
+        geom's pairs touch (docs/contact.md); ``rgba``: its colour in td.view (4 numbers in [0, 1]).
+        treedyn.collide finds contacts."""
         if not isinstance(shape, SHAPES):
             raise TypeError(
                 "shape must be one of td.Sphere, Capsule, Box, Plane, Cylinder, Ellipsoid, ConvexMesh, "
@@ -352,6 +354,7 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         if condim not in CONDIM or isinstance(condim, bool):
             raise ValueError(f"geom condim must be one of {CONDIM}, got {condim!r}")
         margin = C.real(margin, "geom margin", nonnegative=True)
+        rgba = checked_rgba(rgba, "geom rgba")
         b = self._body_ref(body, "geom")
         placement = Transform() if placement is None else placement
         if not isinstance(placement, Transform):
@@ -367,7 +370,7 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         if name in names:
             raise ValueError(f"a geom named {name!r} already exists")
         self._geoms.append(
-            Geom(name, b, shape, placement, friction, int(contype), int(conaffinity), int(condim), margin)
+            Geom(name, b, shape, placement, friction, int(contype), int(conaffinity), int(condim), margin, rgba)
         )
         names[name] = len(self._geoms) - 1
         return len(self._geoms) - 1
@@ -389,11 +392,7 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         placement = Transform() if placement is None else placement
         if not isinstance(placement, Transform):
             raise TypeError(f"visual placement must be a treedyn.Transform, got {type(placement).__name__}")
-        if rgba is not None:
-            rgba = C.array(rgba, "visual rgba", (4,))
-            if np.any(rgba < 0) or np.any(rgba > 1):
-                raise ValueError(f"visual rgba must be 4 numbers in [0, 1], got {rgba.tolist()}")
-            rgba = tuple(rgba.tolist())
+        rgba = checked_rgba(rgba, "visual rgba")
         visuals = self.__dict__.setdefault("_visuals", [])
         name = f"visual{len(visuals)}" if name is None else name
         if not isinstance(name, str) or not name:

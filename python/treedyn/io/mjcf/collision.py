@@ -91,6 +91,7 @@ def collision_geoms(r, contents, body):
         kw["conaffinity"] = conaffinity
         kw["condim"] = _condim(r, g, a, label)
         kw["margin"] = r.num(g, "margin", a, 0.0)
+        kw["rgba"] = _rgba(r, g, a)
         if kw["margin"] < 0:
             raise r.err(f"{label} of body {body!r}: margin={a['margin']!r} is negative", g)
         if a.get("name"):
@@ -131,11 +132,16 @@ def _visual(r, g, a, kind, body):
             }[kind]()
     except (ValueError, TypeError, ModelFileError):
         return None  # (a visual treedyn cannot make is not drawn; it is no part of the dynamics)
-    rgba = r.vec(g, "rgba", 4, a) if "rgba" in a else r.materials.get(a.get("material"))
-    kw = {"rgba": None if rgba is None else tuple(float(x) for x in np.clip(rgba, 0, 1))}
+    kw = {"rgba": _rgba(r, g, a)}
     if a.get("name"):
         kw["name"] = a["name"]
     return shape, pose, kw
+
+
+def _rgba(r, g, a):
+    """A geom's colour: its rgba, else its material's; None (the viewer's colour)."""
+    rgba = r.vec(g, "rgba", 4, a) if "rgba" in a else r.materials.get(a.get("material"))
+    return None if rgba is None else tuple(float(x) for x in np.clip(rgba, 0, 1))
 
 
 def _condim(r, e, a, label):

@@ -7,7 +7,7 @@ recordings play back in its own client without Python, which is how ``save_html`
 self-contained page. It is an optional extra (``pip install 'treedyn[viewer]'``): importing
 treedyn never imports it, and a simulation never touches the viewer.
 
-The scene: every geom (primitives and convex meshes, coloured by the body's depth in the tree), a
+The scene: every geom (primitives and convex meshes, in its rgba or by the body's depth in the tree), a
 body with mass and no geom as rods from its frame to its children's joints, the ground where the
 model has a plane, and on demand the tree as lines, the body frames, the model's named frames, the
 centre of mass and its path, and the contacts of each recorded step (``ContactSimulator.run(...,
@@ -217,8 +217,9 @@ class Viewer:
                 )
                 continue
             parent = "/world" if g.body == 0 else self._body_node(g.body)
+            colour, opacity = rgb_opacity(g.rgba) if g.rgba is not None else (body_colour(model, g.body), None)
             h = scene.add_mesh_simple(
-                f"{parent}/geom{k}", *mesh, color=body_colour(model, g.body), visible=not seen[g.body], **pose
+                f"{parent}/geom{k}", *mesh, color=colour, opacity=opacity, visible=not seen[g.body], **pose
             )
             self._collision.append((h, seen[g.body]))
         for i, mesh in link_meshes(model, self.size).items():  # bodies with no geom: their links as rods
