@@ -302,3 +302,13 @@ def test_the_commands_write_a_still_and_a_page(browser, tmp_path, capsys):
     out = tmp_path / "run.html"
     assert main(["simulate", "centipede:3", "--steps", "100", "--every", "10", "--html", str(out)]) == 0
     assert "page:" in capsys.readouterr().out and out.stat().st_size > 100_000
+
+
+def test_the_view_command_names_a_bad_trajectory_file(tmp_path, capsys):
+    from treedyn.tools.cli import main
+
+    assert main(["view", "chain:3", "--trajectory", str(tmp_path / "none.npz")]) == 2
+    assert "none.npz: No such file" in capsys.readouterr().err
+    np.savez(tmp_path / "x.npz", x=np.zeros(3))
+    assert main(["view", "chain:3", "--trajectory", str(tmp_path / "x.npz")]) == 2
+    assert "no arrays 't' and 'q'" in capsys.readouterr().err

@@ -56,8 +56,15 @@ def cmd_view(args) -> int:
     model, q, name = _model_and_state(args)
     trajectory = None
     if args.trajectory:
-        with np.load(args.trajectory) as run:
-            trajectory = (run["t"].copy(), run["q"].copy())
+        try:
+            with np.load(args.trajectory) as run:
+                if "t" not in run or "q" not in run:
+                    raise ValueError(
+                        f"--trajectory {args.trajectory}: no arrays 't' and 'q' (treedyn simulate --out writes them)"
+                    )
+                trajectory = (run["t"].copy(), run["q"].copy())
+        except OSError as e:
+            raise ValueError(f"--trajectory {args.trajectory}: {e.strerror or e}") from None
         q = None
     opts = dict(frames=args.frames, named_frames=args.named_frames, com=args.com)
     return _serve_or_write(model, trajectory, q, name, args, **opts)
