@@ -251,6 +251,21 @@ def test_the_page_draws_the_walking_centipede_and_its_forces_where_the_camera_lo
     assert coloured(away) == 0.0  # looking up at the sky: none (the pixels were the robot's)
 
 
+def test_chromium_opens_the_live_page_with_the_robot_and_its_controls(browser, tmp_path):
+    """The page as Chromium itself shows it (its own screenshot of the viewer's URL, not a render
+    asked of the page): the robot left of the controls' panel, where the camera looks."""
+    from PIL import Image
+
+    from treedyn.tools.viewer import page_screenshot
+
+    model, traj = centipede_run()
+    with td.view(model, traj, play=False, verbose=False) as v:
+        v.show_time(traj.t[-1])
+        png = page_screenshot(v.url, tmp_path / "live.png", width=800, height=600)
+    img = np.asarray(Image.open(png).convert("RGB"))
+    assert coloured(img, (0.3, 0.9, 0.05, 0.55)) > 0.02  # (the panel takes the right third)
+
+
 def test_the_page_draws_a_urdf_robot(browser, tmp_path):
     from treedyn.tools.peers import example_robot_path
 
