@@ -52,7 +52,6 @@ from .sim.simulate import SimulationError, SimulationResult, SimulationWarning, 
 from .sim.step_derivatives import step_derivatives
 from .solvers import Solver, available_solvers, make_solver
 from .solvers.inverse import contact_inertia, inverse_mass_matrix
-from .tools.viewer import view  # (viser is imported only when a viewer opens: treedyn[viewer])
 
 __all__ = [
     "Model",
@@ -127,3 +126,12 @@ __all__ = [
     "get_cmake_dir",
     "view",
 ]
+
+
+def __getattr__(name: str):
+    # td.view, imported on first use: the viewer (and viser, treedyn[viewer]) costs nothing until then
+    if name == "view":
+        from .tools.viewer import view
+
+        return view
+    raise AttributeError(f"module 'treedyn' has no attribute {name!r}")

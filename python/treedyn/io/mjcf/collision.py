@@ -49,21 +49,7 @@ def collision_geoms(r, contents, body):
             why = "a primitive fitted to a mesh" if kind in _KINDS else f"type {kind!r}"
             dropped.append(f"{label} of body {body!r} ({why}: not a collision shape treedyn has)")
             continue
-        size = r.size3(g, a)
-        pose = r.pose(g, a)
-        if "fromto" in a and kind in ("capsule", "box", "cylinder", "ellipsoid"):
-            ft = r.vec(g, "fromto", 6, a)
-            d = ft[3:] - ft[:3]
-            L = float(np.linalg.norm(d))
-            if L < 1e-12:
-                raise r.err(f"geom of body {body!r}: fromto has zero length", g)
-            pose = Transform(z_to_vector(d), 0.5 * (ft[:3] + ft[3:]))
-            # box, ellipsoid: the two transverse sizes are size[0] (as MuJoCo does; io/mjcf/inertia.py)
-            size = (
-                np.array([size[0], 0.5 * L, 0.0])
-                if kind in ("capsule", "cylinder")
-                else np.r_[size[0], size[0], 0.5 * L]
-            )
+        size, pose = _size_and_pose(r, g, a, kind, body)
         if kind == "mesh":  # a mesh treedyn cannot read or hull is dropped, not an error: the
             # load goes on (its inertia, where a body needs it, still reads the file and says why)
             try:
@@ -72,18 +58,7 @@ def collision_geoms(r, contents, body):
                 dropped.append(f"{label} of body {body!r} ({e})")
                 continue
         try:
-            shape = (
-                shape
-                if kind == "mesh"
-                else {
-                    "sphere": lambda: Sphere(size[0]),
-                    "capsule": lambda: Capsule(size[0], size[1]),
-                    "box": lambda: Box(size),
-                    "plane": lambda: Plane(),
-                    "cylinder": lambda: Cylinder(size[0], size[1]),
-                    "ellipsoid": lambda: Ellipsoid(size),
-                }[kind]()
-            )
+            shape = shape if kind == "mesh" else _PRIMITIVES[kind](size)
         except (ValueError, TypeError) as e:
             raise r.err(f"{kind} geom of body {body!r}: {e}", g) from None
         r.current = g
@@ -100,6 +75,35 @@ def collision_geoms(r, contents, body):
     return out
 
 
+# a primitive geom's shape from its size (3 numbers, padded with zeros)
+_PRIMITIVES = {
+    "sphere": lambda size: Sphere(size[0]),
+    "capsule": lambda size: Capsule(size[0], size[1]),
+    "box": lambda size: Box(size),
+    "plane": lambda size: Plane(),
+    "cylinder": lambda size: Cylinder(size[0], size[1]),
+    "ellipsoid": lambda size: Ellipsoid(size),
+}
+
+
+def _size_and_pose(r, g, a, kind, body):
+    """A geom's size (3 numbers) and pose in its frame's parent: its size and pos/orientation, or,
+    given fromto, the segment's: centred on it, z along it, half its length (box, ellipsoid: the
+    two transverse sizes are size[0], as MuJoCo does; io/mjcf/inertia.py)."""
+    size, pose = r.size3(g, a), r.pose(g, a)
+    if "fromto" in a and kind in ("capsule", "box", "cylinder", "ellipsoid"):
+        ft = r.vec(g, "fromto", 6, a)
+        d = ft[3:] - ft[:3]
+        L = float(np.linalg.norm(d))
+        if L < 1e-12:
+            raise r.err(f"geom of body {body!r}: fromto has zero length", g)
+        pose = Transform(z_to_vector(d), 0.5 * (ft[:3] + ft[3:]))
+        size = (
+            np.array([size[0], 0.5 * L, 0.0]) if kind in ("capsule", "cylinder") else np.r_[size[0], size[0], 0.5 * L]
+        )
+    return size, pose
+
+
 def _visual(r, g, a, kind, body):
     """(shape, pose in its frame's parent, add_visual keywords) of a geom that only shows; None for
     what treedyn cannot draw (a plane, an hfield, a mesh it cannot read)."""
@@ -108,28 +112,12 @@ def _visual(r, g, a, kind, body):
 
     if kind not in _KINDS or kind == "plane":
         return None
-    size, pose = r.size3(g, a), r.pose(g, a)
-    if "fromto" in a and kind in ("capsule", "box", "cylinder", "ellipsoid"):
-        ft = r.vec(g, "fromto", 6, a)
-        d = ft[3:] - ft[:3]
-        L = float(np.linalg.norm(d))
-        if L < 1e-12:
-            return None
-        pose = Transform(z_to_vector(d), 0.5 * (ft[:3] + ft[3:]))
-        size = (
-            np.array([size[0], 0.5 * L, 0.0]) if kind in ("capsule", "cylinder") else np.r_[size[0], size[0], 0.5 * L]
-        )
     try:
+        size, pose = _size_and_pose(r, g, a, kind, body)
         if kind == "mesh":
             shape = TriangleMesh(*mesh_surface(r, g, a, f"mesh geom of body {body!r}"))
         else:
-            shape = {
-                "sphere": lambda: Sphere(size[0]),
-                "capsule": lambda: Capsule(size[0], size[1]),
-                "box": lambda: Box(size),
-                "cylinder": lambda: Cylinder(size[0], size[1]),
-                "ellipsoid": lambda: Ellipsoid(size),
-            }[kind]()
+            shape = _PRIMITIVES[kind](size)
     except (ValueError, TypeError, ModelFileError):
         return None  # (a visual treedyn cannot make is not drawn; it is no part of the dynamics)
     kw = {"rgba": _rgba(r, g, a)}

@@ -33,7 +33,7 @@ from .browser import BrowserNotFound, find_browser, headless_browser, page_scree
 from .meshes import (
     CONTACT,
     FRICTION,
-    body_colour,
+    body_colours,
     geom_mesh,
     ground_mesh,
     link_meshes,
@@ -186,7 +186,7 @@ class Viewer:
         scene.configure_environment_map(None)
         position, look_at = self.camera_default()
         self.server.initial_camera.position, self.server.initial_camera.look_at = position, look_at
-        n = model.n_bodies
+        n, colours = model.n_bodies, body_colours(model)
         self._bodies = {}  # body index -> the handle of its frame node (moved each frame)
         self.left_out, self._visuals = [], []  # the visuals that could not be drawn, and why; those drawn
         seen = np.zeros(n, dtype=bool)  # bodies with a visual: their collision geoms hidden at first
@@ -196,7 +196,7 @@ class Viewer:
             except ValueError as e:
                 self.left_out.append(f"{vis.name}: {e}")
                 continue
-            colour, opacity = rgb_opacity(vis.rgba) if vis.rgba is not None else (body_colour(model, vis.body), None)
+            colour, opacity = rgb_opacity(vis.rgba) if vis.rgba is not None else (colours[vis.body], None)
             parent = "/world" if vis.body == 0 else self._body_node(vis.body)
             pose = dict(wxyz=quaternion_wxyz(vis.placement.rotation), position=vis.placement.translation)
             self._visuals.append(
@@ -210,20 +210,20 @@ class Viewer:
             if mesh is None:  # a plane: the ground, where the model moves
                 half = 3.0 * self.size + float(np.max(np.abs(self._centre)))
                 V, F = ground_mesh(half)
-                scene.add_mesh_simple(f"/world/ground{k}", V, F, color=body_colour(model, 0), **pose)
+                scene.add_mesh_simple(f"/world/ground{k}", V, F, color=colours[0], **pose)
                 cell = float(10 ** np.floor(np.log10(max(self.size / 4, 1e-3))))
                 scene.add_grid(
                     f"/world/ground{k}/grid", width=2 * half, height=2 * half, cell_size=cell, section_size=10 * cell
                 )
                 continue
             parent = "/world" if g.body == 0 else self._body_node(g.body)
-            colour, opacity = rgb_opacity(g.rgba) if g.rgba is not None else (body_colour(model, g.body), None)
+            colour, opacity = rgb_opacity(g.rgba) if g.rgba is not None else (colours[g.body], None)
             h = scene.add_mesh_simple(
                 f"{parent}/geom{k}", *mesh, color=colour, opacity=opacity, visible=not seen[g.body], **pose
             )
             self._collision.append((h, seen[g.body]))
         for i, mesh in link_meshes(model, self.size).items():  # bodies with no geom: their links as rods
-            scene.add_mesh_simple(f"{self._body_node(i)}/link", *mesh, color=body_colour(model, i))
+            scene.add_mesh_simple(f"{self._body_node(i)}/link", *mesh, color=colours[i])
         self._tree_on = bool(tree)
         self._frames_on, self._named_on, self._com_on = bool(frames), bool(named_frames), bool(com)
         self._collision_on = False
@@ -236,9 +236,8 @@ class Viewer:
             for i in range(1, n)
         ]
         self._named = []
-        names = model.body_names
         for name, (body, X) in model.frames.items():
-            b = names.index(body)
+            b = model.body_index(body)
             if b == 0:
                 node = f"/world/frames/{name}"
             else:

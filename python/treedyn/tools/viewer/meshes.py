@@ -13,7 +13,7 @@ __all__ = [
     "ground_mesh",
     "shape_radius",
     "rgb_opacity",
-    "body_colour",
+    "body_colours",
     "magnitude_colours",
     "quaternion_wxyz",
 ]
@@ -145,14 +145,12 @@ def ground_mesh(half_size: float) -> tuple[np.ndarray, np.ndarray]:
     return V, np.array([(0, 1, 2), (0, 2, 3)], dtype=np.uint32)
 
 
-def body_colour(model, body: int) -> tuple[int, int, int]:
-    """A body's colour: one per depth in the tree (neighbours differ), the world's GROUND."""
-    if body == 0:
-        return GROUND
-    depth, parents = 0, model.parents
-    while body > 0:
-        body, depth = parents[body], depth + 1
-    return tuple(int(c) for c in _PALETTE[(depth - 1) % len(_PALETTE)])
+def body_colours(model) -> list[tuple[int, int, int]]:
+    """Each body's colour: one per depth in the tree (neighbours differ), the world's GROUND."""
+    depth = [0] * model.n_bodies
+    for i, p in enumerate(model.parents.tolist()[1:], start=1):  # (parents come first)
+        depth[i] = depth[p] + 1
+    return [GROUND] + [tuple(int(c) for c in _PALETTE[(d - 1) % len(_PALETTE)]) for d in depth[1:]]
 
 
 def magnitude_colours(x: np.ndarray, top: float) -> np.ndarray:
