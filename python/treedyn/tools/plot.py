@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _checks as C
 
-__all__ = ["draw", "animate", "trajectory_figure", "frame_indices"]
+__all__ = ["draw", "animate", "trajectory_figure", "frame_indices", "tree_segments"]
 
 
 def draw(
@@ -38,21 +38,8 @@ def draw(
     import matplotlib.pyplot as plt
 
     R, p = model.body_poses(q)
-    parents = model.parents
-    n = len(parents)
-    com = np.zeros((n, 3))
-    for i in range(1, n):
-        com[i] = R[i] @ _com(model.inertias[i]) + p[i]
-    segments = []
-    has_child = np.zeros(n, dtype=bool)
-    for i in range(1, n):
-        if parents[i] > 0:
-            segments.append((p[parents[i]], p[i]))
-            has_child[parents[i]] = True
-    for i in range(1, n):
-        if not has_child[i]:
-            segments.append((p[i], p[i] + 2 * (com[i] - p[i])))
-    pts = np.concatenate([p[1:], com[1:]]) if n > 1 else np.zeros((1, 3))
+    segments, com = tree_segments(model, R, p)
+    pts = np.concatenate([p[1:], com[1:]]) if len(p) > 1 else np.zeros((1, 3))
     if axes is None:
         spread = pts.max(axis=0) - pts.min(axis=0)
         axes = tuple(sorted(np.argsort(spread)[-2:]))
@@ -157,6 +144,27 @@ def _draw_moving_forces(ax, model, t, R, p, a, b, pts):
                     tail, (x[a], x[b]), arrowstyle="-|>", mutation_scale=12, shrinkB=5, color="tab:purple", lw=1.5
                 )
             )
+
+
+def tree_segments(model, R, p) -> tuple[np.ndarray, np.ndarray]:
+    """How the tree is drawn at body rotations R (n, 3, 3) and origins p (n, 3): segments (k, 2, 3)
+    from each body's origin to its children's, and from a leaf's origin to twice its centre of mass;
+    and every body's centre of mass (n, 3) in world coordinates."""
+    parents = model.parents
+    n = len(parents)
+    com = np.zeros((n, 3))
+    for i in range(1, n):
+        com[i] = R[i] @ _com(model.inertias[i]) + p[i]
+    segments = []
+    has_child = np.zeros(n, dtype=bool)
+    for i in range(1, n):
+        if parents[i] > 0:
+            segments.append((p[parents[i]], p[i]))
+            has_child[parents[i]] = True
+    for i in range(1, n):
+        if not has_child[i]:
+            segments.append((p[i], p[i] + 2 * (com[i] - p[i])))
+    return (np.array(segments) if segments else np.zeros((0, 2, 3))), com
 
 
 def _com(inertia) -> np.ndarray:

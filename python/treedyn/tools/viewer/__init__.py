@@ -29,6 +29,7 @@ import numpy as np
 
 from ... import _checks
 from ...model import Model
+from ..plot import tree_segments
 from .browser import BrowserNotFound, find_browser, headless_browser, page_screenshot, standalone_html
 from .meshes import (
     CONTACT,
@@ -289,18 +290,7 @@ class Viewer:
             if hasattr(self, "_tree_node"):
                 self._tree_node.visible = False
             return
-        parents = model.parents
-        seg = []
-        has_child = np.zeros(model.n_bodies, dtype=bool)
-        for i in range(1, model.n_bodies):
-            if parents[i] > 0:
-                seg.append((p[parents[i]], p[i]))
-                has_child[parents[i]] = True
-        for i in range(1, model.n_bodies):  # a leaf: to twice its centre of mass
-            if not has_child[i] and model.inertias[i].mass > 0:
-                c = R[i] @ model.inertias[i].com + p[i]
-                seg.append((p[i], p[i] + 2 * (c - p[i])))
-        seg = np.array(seg) if seg else np.zeros((0, 2, 3))
+        seg, _ = tree_segments(model, R, p)  # (treedyn.plot's: frame to child frame, a leaf to 2x its centre of mass)
         self._tree_node = self.server.scene.add_line_segments(
             "/tree", seg, (30, 60, 160), thickness=0.012 * self.size, visible=len(seg) > 0
         )
