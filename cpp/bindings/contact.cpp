@@ -63,6 +63,14 @@ template <class Op> void columns_of(Op& op, int m, double rho, double* G, double
 
 }  // namespace
 
+// solref (2) then solimp (5)
+static Softness softness(const double* x) {
+  Softness s;
+  std::copy(x, x + 2, s.ref);
+  std::copy(x + 2, x + 7, s.imp);
+  return s;
+}
+
 void bind_contact(py::module_& m) {
   py::class_<PyContactEngine>(m, "ContactEngine", "The contact step of one model (treedyn.sim.contact)")
       .def(py::init([](const Model<double>& model, py::array_t<int> kinds, py::array_t<int> bodies, Arr rotations,
@@ -108,6 +116,7 @@ void bind_contact(py::module_& m) {
                lt.sign.push_back(limit_sign.data()[k]);
              }
              ContactOptions o;
+             if (integrator < 0 || integrator > 2) throw py::value_error("ContactEngine: integrator must be 0, 1 or 2");
              o.integrator = integrator;
              o.edges = edges;
              o.stabilization = stabilization;
@@ -136,6 +145,42 @@ void bind_contact(py::module_& m) {
            py::arg("max_iterations"), py::arg("delassus") = 0, py::arg("margins") = py::none(),
            py::arg("pair_params") = py::none())
       .def(
+          "set_soft",
+          [](PyContactEngine& e, double impratio, py::handle pair_soft, py::handle limit_soft, py::handle body_invweight,
+             py::handle dof_invweight) {
+            ContactEngine& E = e.engine;
+            auto ps = py_arrays::as_real<double>(pair_soft, "pair_soft");
+            auto ls = py_arrays::as_real<double>(limit_soft, "limit_soft");
+            auto bw = py_arrays::as_real<double>(body_invweight, "body_invweight");
+            auto dw = py_arrays::as_real<double>(dof_invweight, "dof_invweight");
+            if (ps.size() != 7 * py::ssize_t(E.pairs.size()) || ls.size() != 7 * py::ssize_t(E.limits.qi.size()))
+              throw py::value_error("set_soft: pair_soft must be (pairs, 7) and limit_soft (bounds, 7)");
+            if (bw.size() != E.model.N + 1 || dw.size() != E.model.nv)
+              throw py::value_error("set_soft: body_invweight must be (N + 1,) and dof_invweight (nv,)");
+            for (py::ssize_t k = 0; k < ps.size(); ++k)
+              if (!std::isfinite(ps.data()[k])) throw py::value_error("set_soft: pair_soft must be finite");
+            for (py::ssize_t k = 0; k < ls.size(); ++k)
+              if (!std::isfinite(ls.data()[k])) throw py::value_error("set_soft: limit_soft must be finite");
+            if (!(impratio > 0) || !std::isfinite(impratio)) throw py::value_error("set_soft: impratio must be > 0");
+            E.pair_soft.resize(E.pairs.size());
+            for (std::size_t k = 0; k < E.pairs.size(); ++k) E.pair_soft[k] = softness(ps.data() + 7 * k);
+            E.limit_soft.resize(E.limits.qi.size());
+            for (std::size_t k = 0; k < E.limits.qi.size(); ++k) E.limit_soft[k] = softness(ls.data() + 7 * k);
+            E.body_invweight.assign(bw.data(), bw.data() + bw.size());
+            E.dof_invweight.assign(dw.data(), dw.data() + dw.size());
+            E.opt.impratio = impratio;
+            E.opt.soft = true;
+            for (auto& W : e.worlds) {  // (their models back to M: a soft step damps after the solve)
+              ContactEngine::start_cold(*W);
+              W->model.armature = E.model.armature, W->model.has_armature = E.model.has_armature, W->h = -1;
+            }
+          },
+          py::arg("impratio"), py::arg("pair_soft"), py::arg("limit_soft"), py::arg("body_invweight"),
+          py::arg("dof_invweight"),
+          "Make the contacts and limits MuJoCo's soft constraints (contact/soft.hpp): each pair's and each limit "
+          "bound's (solref, solimp) as 7 numbers, MuJoCo's impratio, body_invweight0's translation per body and "
+          "dof_invweight0")
+      .def(
           "step",
           [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int world, py::object extra,
              py::object rows, py::object targets, py::object bounds) {
@@ -152,6 +197,11 @@ void bind_contact(py::module_& m) {
               const py::ssize_t P = d.size();
               if (g.size() != 2 * P || b.size() != 2 * P || p.size() != 3 * P || n.size() != 3 * P || f.size() != P)
                 throw py::value_error("extra contacts: the arrays' sizes disagree");
+              Arr sp;  // (P, 7): each contact's solref and solimp (the soft rows)
+              if (t.size() > 6) {
+                sp = py_arrays::as_real<double>(t[6], "softness");
+                if (sp.size() != 7 * P) throw py::value_error("extra contacts: softness must be (P, 7)");
+              }
               for (py::ssize_t k = 0; k < P; ++k) {
                 ContactPoint c;
                 for (int r = 0; r < 2; ++r) {
@@ -163,6 +213,7 @@ void bind_contact(py::module_& m) {
                 c.normal = Vec3<double>(n.data()[3 * k], n.data()[3 * k + 1], n.data()[3 * k + 2]);
                 c.depth = d.data()[k];
                 c.friction = f.data()[k];
+                if (sp.size()) c.soft = softness(sp.data() + 7 * k);
                 found.push_back(c);
               }
             }
@@ -192,6 +243,8 @@ void bind_contact(py::module_& m) {
                 }
               }
             }
+            if (e.engine.opt.integrator == 2 && (found.size() || Gc.rows() || !e.engine.opt.soft))
+              throw py::value_error("the RK4 step needs soft constraints (set_soft), no outside contacts, no bilateral rows");
             ContactWorld& W = e.world(std::size_t(world));
             StepStats st;
             {
@@ -220,6 +273,8 @@ void bind_contact(py::module_& m) {
             double* va = inout(v, "v", B, M.nv);
             auto ta = py_arrays::as_real<double>(tau, "tau");
             if (ta.size() != B * M.nv) throw py::value_error("tau must have shape (B, nv)");
+            if (e.engine.opt.integrator == 2 && !e.engine.opt.soft)
+              throw py::value_error("the RK4 step needs soft constraints (set_soft)");
             e.world(std::size_t(B - 1));
             py::array_t<int> counts({B, py::ssize_t(4)});
             Arr res({B, py::ssize_t(2)});
@@ -291,16 +346,24 @@ void bind_contact(py::module_& m) {
           [](PyContactEngine& e, int world) {
             ContactWorld& W = e.world(std::size_t(world));
             std::lock_guard<std::mutex> lock(W.busy);
-            const py::ssize_t P = py::ssize_t(W.found.size());
+            const py::ssize_t F = py::ssize_t(W.found.size()), P = ContactEngine::contact_count(W);
             py::array_t<std::int64_t> geoms({P, py::ssize_t(2)}), bodies({P, py::ssize_t(2)});
             Arr points({P, py::ssize_t(3)}), normals({P, py::ssize_t(3)}), impulses({P, py::ssize_t(3)}), depths(P),
                 mu(P);
-            const bool solved = W.w.z.size() >= 3 * P;
-            for (py::ssize_t k = 0; k < P; ++k) {
-              const ContactPoint& c = W.found[k];
-              Mat3<double> D = W.X0[c.body[1]].E.transpose() * W.G.contacts[k].D[1];  // world n, t₁, t₂
-              const Vec3<double> z = solved ? Vec3<double>(W.w.z.segment<3>(3 * k)) : Vec3<double>::Zero();
-              const Vec3<double> f = D * z;
+            const bool solved = W.w.z.size() >= 3 * F && py::ssize_t(W.G.contacts.size()) == F;
+            for (py::ssize_t j = 0, k = -1; j < F; ++j) {  // (MuJoCo's pyramid: its two halves summed)
+              const ContactPoint& c = W.found[j];
+              const auto force = [&](py::ssize_t i) -> Vec3<double> {
+                if (!solved) return Vec3<double>::Zero();
+                const Mat3<double> D = W.X0[c.body[1]].E.transpose() * W.G.contacts[i].D[1];  // world frame
+                return D * Vec3<double>(W.w.z.segment<3>(3 * i));
+              };
+              if (c.half == 1) {
+                for (int r = 0; r < 3; ++r) impulses.mutable_at(k, r) += force(j)[r];
+                continue;
+              }
+              ++k;
+              const Vec3<double> f = force(j);
               for (int r = 0; r < 2; ++r) geoms.mutable_at(k, r) = c.geom[r], bodies.mutable_at(k, r) = c.body[r];
               for (int r = 0; r < 3; ++r) {
                 points.mutable_at(k, r) = c.point[r];
@@ -313,8 +376,8 @@ void bind_contact(py::module_& m) {
             const py::ssize_t L = py::ssize_t(W.bounds.size());
             Arr limit_impulse(py::ssize_t(e.engine.model.nv));
             std::fill(limit_impulse.mutable_data(), limit_impulse.mutable_data() + limit_impulse.size(), 0.0);
-            for (py::ssize_t l = 0; l < L && W.w.z.size() >= 3 * P + L; ++l)
-              limit_impulse.mutable_data()[W.G.limit_dof[l]] += W.G.limit_sign[l] * W.w.z[3 * P + l];
+            for (py::ssize_t l = 0; l < L && W.w.z.size() >= 3 * F + L; ++l)
+              limit_impulse.mutable_data()[W.G.limit_dof[l]] += W.G.limit_sign[l] * W.w.z[3 * F + l];
             return py::make_tuple(geoms, bodies, points, normals, depths, mu, impulses, limit_impulse);
           },
           py::arg("world") = 0,

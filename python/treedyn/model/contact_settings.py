@@ -5,11 +5,43 @@ reads them (docs/contact.md)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .. import _checks as C
 from .cache import changes_model
 from .shapes import CONDIM, ContactPair
+
+DEFAULT_SOLREF = (0.02, 1.0)  # MuJoCo's defaults
+DEFAULT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
+
+
+def checked_solref(solref, what: str) -> tuple:
+    """solref as 2 floats, both > 0 (time constant, damping ratio) or both ≤ 0 (−stiffness, −damping)."""
+    x = C.array(solref, what, (2,))
+    if not (np.all(x > 0) or np.all(x <= 0)):
+        raise ValueError(f"{what} must be (timeconst > 0, dampratio > 0) or (-stiffness, -damping), got {x.tolist()}")
+    return tuple(x.tolist())
+
+
+def checked_softness(key: str, x):
+    """A geom's solref, solimp or solmix, checked."""
+    if key == "solmix":
+        return C.real(x, "geom solmix", nonnegative=True)
+    return (checked_solref if key == "solref" else checked_solimp)(x, f"geom {key}")
+
+
+def checked_solimp(solimp, what: str) -> tuple:
+    """solimp as 5 floats: 0 < d0, dmax, midpoint < 1, width ≥ 0, power ≥ 1."""
+    x = C.array(solimp, what, (5,))
+    if not (0 < x[0] < 1 and 0 < x[1] < 1 and x[2] >= 0 and 0 < x[3] < 1 and x[4] >= 1):
+        raise ValueError(
+            f"{what} must be (d0, dmax, width, midpoint, power) with 0 < d0, dmax, midpoint < 1, width >= 0 "
+            f"and power >= 1, got {x.tolist()}"
+        )
+    return tuple(x.tolist())
+
 
 __all__ = ["ContactSettings"]
 
@@ -34,22 +66,11 @@ class ContactSettings:
         return tuple(sorted(self.__dict__.get("_contact_excludes", ())))
 
     @changes_model
-    def add_contact_pair(self, geom1, geom2, friction=None, margin=None, condim=None) -> None:
+    def add_contact_pair(self, geom1, geom2, friction=None, margin=None, condim=None, solref=None, solimp=None) -> None:
         """Make geoms ``geom1`` and ``geom2`` (names or indices) a candidate pair whatever their masks,
-        bodies or exclusions (MJCF's <contact><pair>), with its own ``friction``, ``margin`` and
-        ``condim`` (None: from the geoms, as for any pair)."""
-        index, n = self._geom_index(), len(self._geoms)  # (a dict: O(1) per pair, not a list per call)
-
-        def ref(g, what):
-            if isinstance(g, str):
-                if g not in index:
-                    raise ValueError(f"add_contact_pair: no geom named {g!r}")
-                return index[g]
-            if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not 0 <= g < n:
-                raise ValueError(f"add_contact_pair: {what} must be a geom name or index below {n}, got {g!r}")
-            return int(g)
-
-        a, b = ref(geom1, "geom1"), ref(geom2, "geom2")
+        bodies or exclusions (MJCF's <contact><pair>), with its own ``friction``, ``margin``,
+        ``condim``, ``solref`` and ``solimp`` (None: from the geoms, as for any pair)."""
+        a, b = self._geom_ref(geom1, "add_contact_pair", "geom1"), self._geom_ref(geom2, "add_contact_pair", "geom2")
         if a == b:
             raise ValueError(f"add_contact_pair: geom1 and geom2 are the same geom ({self._geoms[a].name!r})")
         if friction is not None:
@@ -58,8 +79,60 @@ class ContactSettings:
             margin = C.real(margin, "contact pair margin", nonnegative=True)
         if condim is not None and (condim not in CONDIM or isinstance(condim, bool)):
             raise ValueError(f"contact pair condim must be one of {CONDIM}, got {condim!r}")
-        pair = ContactPair(a, b, friction, margin, None if condim is None else int(condim))
+        solref = None if solref is None else checked_solref(solref, "contact pair solref")
+        solimp = None if solimp is None else checked_solimp(solimp, "contact pair solimp")
+        pair = ContactPair(a, b, friction, margin, None if condim is None else int(condim), solref, solimp)
         self.__dict__.setdefault("_contact_pairs", []).append(pair)
+
+    def _geom_ref(self, g, method: str, what: str = "geom") -> int:
+        """A geom's index from its name or index; ValueError naming ``method`` otherwise."""
+        index, n = self._geom_index(), len(self._geoms)  # (a dict: O(1) per pair, not a list per call)
+        if isinstance(g, str):
+            if g not in index:
+                raise ValueError(f"{method}: no geom named {g!r}")
+            return index[g]
+        if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not 0 <= g < n:
+            raise ValueError(f"{method}: {what} must be a geom name or index below {n}, got {g!r}")
+        return int(g)
+
+    @changes_model
+    def set_geom_softness(self, geom, solref=None, solimp=None, solmix=None) -> None:
+        """A geom's MuJoCo soft-contact parameters, used by ``ContactSimulator(soft=True)``
+        (docs/contact.md, "Soft constraints"); None leaves one as it is. ``solref``: (time
+        constant > 0, damping ratio > 0) or (−stiffness, −damping); ``solimp``: (d0, dmax, width,
+        midpoint, power), the impedance rising from d0 at the surface to dmax at ``width`` deep
+        (0 < d0, dmax, midpoint < 1, width ≥ 0, power ≥ 1); ``solmix``: the geom's weight when a
+        pair mixes its two geoms' parameters (MuJoCo's rule; ≥ 0)."""
+        k = self._geom_ref(geom, "set_geom_softness")
+        change = {"solref": solref, "solimp": solimp, "solmix": solmix}
+        change = {key: checked_softness(key, x) for key, x in change.items() if x is not None}
+        self._geoms[k] = dataclasses.replace(self._geoms[k], **change)
+
+    @changes_model
+    def set_limit_softness(self, joint: str, solref=None, solimp=None) -> None:
+        """A joint's limits' MuJoCo soft-constraint parameters (MJCF's solreflimit, solimplimit),
+        used by ``ContactSimulator(soft=True)``; as set_geom_softness's. ``joint``: its name."""
+        if joint not in self.joint_names:
+            raise ValueError(f"set_limit_softness: no joint named {joint!r}")
+        ref, imp = self.limit_softness(joint)
+        ref = ref if solref is None else checked_solref(solref, "limit solref")
+        imp = imp if solimp is None else checked_solimp(solimp, "limit solimp")
+        self.__dict__.setdefault("_limit_softness", {})[joint] = (ref, imp)
+
+    def limit_softness(self, joint: str) -> tuple:
+        """(solref, solimp) of a joint's limits (set_limit_softness; MuJoCo's defaults if never set)."""
+        return self.__dict__.get("_limit_softness", {}).get(joint, (DEFAULT_SOLREF, DEFAULT_SOLIMP))
+
+    @property
+    def impratio(self) -> float:
+        """MuJoCo's impratio (MJCF <option impratio>): a soft contact's friction rows are regularised
+        by its normal's R / impratio (ContactSimulator(soft=True)). Default 1."""
+        return self.__dict__.get("_impratio", 1.0)
+
+    @impratio.setter
+    def impratio(self, value) -> None:
+        self.__dict__["_impratio"] = C.real(value, "impratio", positive=True)
+        self._changed()
 
     @property
     def contact_pairs(self) -> tuple:

@@ -202,7 +202,9 @@ class Geom:
     frictionless; 3, 4, 6: sliding friction); a pair takes the larger condim and the larger
     friction. ``margin``: a pair (the sum of the two margins, as MuJoCo 4.0 adds them) touches when its surfaces are
     closer than it and rests at that distance (MuJoCo's dist − margin). ``rgba``: its colour in the
-    viewer (an MJCF geom's rgba or material), no part of the dynamics."""
+    viewer (an MJCF geom's rgba or material), no part of the dynamics. ``solref``, ``solimp``,
+    ``solmix``: MuJoCo's soft-contact parameters, used by ContactSimulator(soft=True)
+    (Model.set_geom_softness; docs/contact.md)."""
 
     name: str
     body: int
@@ -214,6 +216,10 @@ class Geom:
     condim: int = 3
     margin: float = 0.0
     rgba: tuple | None = None  # its colour in td.view (4 numbers in [0, 1]; None: the viewer's)
+    # MuJoCo's soft contact parameters (ContactSimulator(soft=True)): solref, solimp, solmix
+    solref: tuple = (0.02, 1.0)
+    solimp: tuple = (0.9, 0.95, 0.001, 0.5, 2.0)
+    solmix: float = 1.0
 
 
 def checked_rgba(rgba, what: str) -> tuple | None:
@@ -236,3 +242,5 @@ class ContactPair:
     friction: float | None = None
     margin: float | None = None
     condim: int | None = None
+    solref: tuple | None = None  # (ContactSimulator(soft=True)); None: mixed from the geoms'
+    solimp: tuple | None = None

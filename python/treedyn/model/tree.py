@@ -16,7 +16,7 @@ from .. import _checks as C
 from .. import _core
 from .actuation import ActuationMixin
 from .cache import changes_model
-from .contact_settings import ContactSettings
+from .contact_settings import ContactSettings, checked_softness
 from .describe import DescribeMixin
 from .elements import Coupling, ElementsMixin, LoopClosure, ParentRef, Spring, UnknownNameError
 from .joints import Fixed, Free, Joint, Prismatic, Revolute, Spherical, Universal
@@ -334,14 +334,18 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         condim: int = 3,
         margin: float = 0.0,
         rgba=None,
+        solref=None,
+        solimp=None,
+        solmix=None,
     ) -> int:
         """Fix a collision shape (td.Sphere, Capsule, Box, Plane, Cylinder, Ellipsoid, ConvexMesh)
         to ``body`` (a body name or index; None/0/"world": the world) at ``placement`` (its pose in
         the body frame); returns its index in ``model.geoms``. ``friction``: Coulomb coefficient (a
         pair uses the larger); ``contype``/``conaffinity``: MuJoCo's collision bit masks;
         ``condim``: 1 (frictionless) or 3 (4, 6 act as 3); ``margin``: the distance at which the
-        geom's pairs touch (docs/contact.md); ``rgba``: its colour in td.view (4 numbers in [0, 1]).
-        treedyn.collide finds contacts."""
+        geom's pairs touch (docs/contact.md); ``rgba``: its colour in td.view (4 numbers in [0, 1]);
+        ``solref``, ``solimp``, ``solmix``: MuJoCo's soft-contact parameters (set_geom_softness;
+        None: MuJoCo's defaults). treedyn.collide finds contacts."""
         if not isinstance(shape, SHAPES):
             raise TypeError(
                 "shape must be one of td.Sphere, Capsule, Box, Plane, Cylinder, Ellipsoid, ConvexMesh, "
@@ -365,8 +369,10 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         names = self._geom_index()
         if name in names:
             raise ValueError(f"a geom named {name!r} already exists")
+        soft = {"solref": solref, "solimp": solimp, "solmix": solmix}
+        soft = {k: checked_softness(k, x) for k, x in soft.items() if x is not None}
         self._geoms.append(
-            Geom(name, b, shape, placement, friction, int(contype), int(conaffinity), int(condim), margin, rgba)
+            Geom(name, b, shape, placement, friction, int(contype), int(conaffinity), int(condim), margin, rgba, **soft)
         )
         names[name] = len(self._geoms) - 1
         return len(self._geoms) - 1

@@ -87,7 +87,7 @@ __all__ = [
 ]
 
 #: the contact simulator's integrators, as the step core names them
-INTEGRATORS = {"semi-implicit": "semi-implicit-euler", "euler": "euler"}
+INTEGRATORS = {"semi-implicit": "semi-implicit-euler", "euler": "euler", "rk4": None}  # rk4: soft only
 #: the phases of a contact step, timed (ContactStep.phases)
 PHASES = ("collision", "dynamics", "contact_inertia", "qp", "integrate")
 
@@ -218,7 +218,9 @@ class ContactSimulator:
     sim/contact_solvers.py's CONTACT_SOLVERS ("admm", the default: the whole step in C++,
     docs/contact.md; "proxqp": two dense QPs, the reference). delassus (contact_solver="admm"):
     the Delassus operator, "auto" (per step, by the problem's size), "tree" (never formed) or
-    "dense" (formed from ABA's factors).
+    "dense" (formed from ABA's factors). soft: contacts and joint limits as MuJoCo's soft
+    constraints, with the geoms' and limits' solref and solimp (Model.set_geom_softness; read from
+    MJCF), in place of the hard rows and their push-out (docs/contact.md, "Soft constraints").
     """
 
     def __init__(
@@ -235,6 +237,7 @@ class ContactSimulator:
         contact_solver: str = "admm",
         push_out_limit: float = 0.2,
         delassus: str = "auto",
+        soft: bool = False,
     ):
         self.model = _checks.instance(model, Model, "model")
         if dt is None and model.timestep is None:
@@ -264,10 +267,13 @@ class ContactSimulator:
         self.contact_solver = CONTACT_SOLVERS[name](self.friction_edges, self.qp_tolerance, self.max_qp_iterations)
         self.delassus = _checks.choice(delassus, "delassus", DELASSUS)
         terms = actuation_terms(model)
+        self.soft = _checks.boolean(soft, "soft")
         if not self.contact_solver.in_engine and (
-            np.any(model.joint_frictionloss) or terms.friction.size or terms.limited.size
+            np.any(model.joint_frictionloss) or terms.friction.size or terms.limited.size or self.soft
         ):
-            raise ValueError(f'contact_solver="{name}": dry friction and tendon limits need contact_solver="admm"')
+            raise ValueError(f'contact_solver="{name}": dry friction, tendon limits and soft=True need "admm"')
+        if self.integrator == "rk4" and not self.soft:
+            raise ValueError('integrator="rk4" needs soft=True (hard contacts are impulses, not forces)')
         self._engine, self._engine_for, self._other_pairs = None, None, []
         self._shapes, self._rows = None, False  # (set with the engine: engine())
         self._pairs_for = None
@@ -279,7 +285,7 @@ class ContactSimulator:
     def __repr__(self):
         return (
             f"treedyn.ContactSimulator(dt={self.dt:g}, solver={self.solver.name!r}, integrator={self.integrator!r}, "
-            f"friction_edges={self.friction_edges})"
+            f"friction_edges={self.friction_edges}{', soft=True' if self.soft else ''})"
         )
 
     def pairs(self) -> list[tuple[int, int]]:
@@ -426,6 +432,11 @@ class ContactSimulator:
             # what each step reads of the model, kept with the engine (a change of the model rebuilds both)
             self._shapes = ((self.model.nq,), (self.model.nv,))
             self._rows = has_rows(self.model)
+            if self.integrator == "rk4" and (self._rows or self._other_pairs):
+                raise ValueError(
+                    'integrator="rk4": the model has pairs collided outside C++ (cylinders, ellipsoids, meshes) or rows '
+                    '(loop closures, couplings, dry friction, tendon limits), which RK4\'s stages do not see: use "semi-implicit"'
+                )
         return self._engine
 
     def step_batch(self, q, v, tau=None, threads: int | None = None, ctrl=None) -> BatchStep:

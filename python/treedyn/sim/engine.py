@@ -16,6 +16,7 @@ from ..algorithms.state import State
 from ..model.actuation import actuation_terms, driven
 from ..model.cache import cached
 from .collision import _geom_arrays, collide, native, pair_parameters
+from . import soft
 from .result import SimulationWarning
 from .rows import step_rows
 
@@ -51,6 +52,8 @@ def engine_world(sim, engine, state: State, tau, h: float, world: int):
     if sim._other_pairs:
         c = collide(sim.model, state.q, pairs=sim._other_pairs)
         extra = (c.geoms, c.bodies, c.points, c.normals, c.depths, c.friction)
+        if sim.soft:
+            extra += (soft.extra_softness(sim.model, c.geoms),)
     if sim._rows:
         rows = step_rows(sim, state.q, state.v, h)
     if rows is None:
@@ -179,7 +182,7 @@ def make_engine(sim, pairs):
     model = sim.model
     qi, vi, lower, upper = sim._limit_table()
     finite_lo, finite_hi = np.isfinite(lower), np.isfinite(upper)
-    return _core.ContactEngine(
+    engine = _core.ContactEngine(
         model.core,
         *cached(model, "geoms", _geom_arrays),  # kinds, bodies, rotations, translations, sizes, friction
         np.array(pairs, dtype=np.int32).reshape(-1, 2),
@@ -187,7 +190,7 @@ def make_engine(sim, pairs):
         np.r_[vi[finite_lo], vi[finite_hi]].astype(np.int32),
         np.r_[lower[finite_lo], upper[finite_hi]].astype(float),
         np.r_[np.ones(finite_lo.sum()), -np.ones(finite_hi.sum())],
-        {"semi-implicit": 0, "euler": 1}[sim.integrator],
+        {"semi-implicit": 0, "euler": 1, "rk4": 2}[sim.integrator],
         sim.friction_edges,
         sim.stabilization,
         sim.slop,
@@ -198,6 +201,9 @@ def make_engine(sim, pairs):
         np.array([g.margin for g in model.geoms], dtype=float),
         _pair_params(model, pairs),
     )
+    if sim.soft:
+        soft.configure(engine, sim, pairs)
+    return engine
 
 
 def _pair_params(model, pairs):

@@ -127,6 +127,10 @@ struct ConeRows {
   const Pyramid* pyramid = nullptr;           // k = 0: the second-order cone
   const double* turn = nullptr;               // P x 2: (cos, sin) of the angle of a contact's first edge in (t₁, t₂)
   const double *lo = nullptr, *hi = nullptr;  // B bounds of the bilateral rows' impulses (null: unbounded)
+  bool convex = false;  // no De Saxcé shift: the convex problem (MuJoCo's soft contacts, contact/soft.hpp)
+  // per contact, or null: 1 where its rows are two of MuJoCo's pyramid edges (λ₀, λ₁ ≥ 0) and a
+  // third row held at 0 (contact/step.hpp, split_pyramids)
+  const unsigned char* edges = nullptr;
   double lower(int r) const { return lo ? lo[r] : -std::numeric_limits<double>::infinity(); }
   double upper(int r) const { return hi ? hi[r] : std::numeric_limits<double>::infinity(); }
   // a contact's tangent components into its turned frame (back: sign −1)
@@ -136,6 +140,7 @@ struct ConeRows {
     x[1] = a, x[2] = b;
   }
   double shift(int i, const double* sigma) const {  // μ h(−σ_t): De Saxcé's
+    if (convex) return 0.0;
     if (pyramid->k == 0) return mu[i] * std::hypot(sigma[1], sigma[2]);
     double y[3] = {0, -sigma[1], -sigma[2]};
     rotate(i, y, 1.0);
@@ -172,7 +177,9 @@ inline double ncp_residual(const ConeRows& c, const double* z, const double* sig
 }
 
 inline void project_one(const ConeRows& c, int i, double* xi) {
-  if (c.pyramid->k == 0) {
+  if (c.edges && c.edges[i]) {
+    xi[0] = std::max(xi[0], 0.0), xi[1] = std::max(xi[1], 0.0), xi[2] = 0.0;
+  } else if (c.pyramid->k == 0) {
     project_soc(c.mu[i], xi);
   } else {
     c.rotate(i, xi, 1.0);
@@ -352,7 +359,7 @@ AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, 
   for (int k = 0; k < m; ++k) w.sigma[k] += g[k] - b[k];
   shifts(cones, w.sigma.data(), w.s);
   // the polish needs G's entries: the formed operator's (formed() is null on the tree)
-  const Eigen::MatrixXd* formed = cones.pyramid->k == 4 && set.polish_after > 0 ? G.formed() : nullptr;
+  const Eigen::MatrixXd* formed = cones.pyramid->k == 4 && set.polish_after > 0 && !cones.edges ? G.formed() : nullptr;
   if (formed) {
     if (w.polish.gb.size() != m) w.polish.resize(m);
     w.polish.restart();

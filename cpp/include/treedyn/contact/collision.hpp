@@ -25,6 +25,8 @@
 #include <limits>
 #include <vector>
 
+#include "treedyn/contact/soft.hpp"
+
 namespace treedyn {
 enum class ShapeKind : int { Plane = 0, Sphere = 1, Capsule = 2, Box = 3 };
 struct GeomData {
@@ -43,6 +45,9 @@ struct ContactPoint {
   Eigen::Vector3d normal;  // unit, from geom[0] towards geom[1]
   double depth;            // > 0: penetration (plus the pair's margin)
   double friction;         // max of the two geoms' (MuJoCo's rule)
+  Softness soft;           // its solref, solimp (ContactOptions::soft: contact/soft.hpp)
+  int half = -1;           // MuJoCo's pyramid: 0, 1 the edges n ± μ t₁, n ± μ t₂ (step.hpp, split_pyramids)
+  Eigen::Vector3d tangent = Eigen::Vector3d::Zero();  // MuJoCo's t₁ hint (plane–capsule: the axis), or 0
 };
 
 namespace collision_detail {
@@ -379,8 +384,10 @@ inline void collide_ordered(const Sink& s, const GeomData& a, const Mat3& Ra, co
         plane_sphere(s, n, pa, pb, b.size[0]);
       } else if (b.kind == ShapeKind::Capsule) {
         const Vec3 e = Rb.col(2) * b.size[1];
+        const std::size_t first = s.out.size();
         plane_sphere(s, n, pa, pb - e, b.size[0]);
         plane_sphere(s, n, pa, pb + e, b.size[0]);
+        for (std::size_t k = first; k < s.out.size(); ++k) s.out[k].tangent = Rb.col(2);  // (MuJoCo's frame)
       } else if (b.kind == ShapeKind::Box) {
         for (int c = 0; c < 8; ++c) {
           const Vec3 corner(c & 1 ? b.size[0] : -b.size[0], c & 2 ? b.size[1] : -b.size[1],

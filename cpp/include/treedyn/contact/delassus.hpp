@@ -64,6 +64,9 @@ struct TreeDelassus {
   std::vector<double> limit_sign;
   MatX bilateral;  // nb x nv
   double rho = 1.0;
+  // the soft rows' regularisers (contact/soft.hpp): the operator is then G + diag(R); empty: hard
+  VecX R;
+  double reg(int k) const { return R.size() ? R[k] : 0.0; }
 
   TreeFactor aug;                 // M + JᵀJ/ρ without the coupled rows (A)
   std::vector<Force<double>> pA;  // body forces, scratch
@@ -145,6 +148,7 @@ struct TreeDelassus {
     }
     const double most = 3 * P_ + L > 0 ? d.head(3 * P_ + L).maxCoeff() : 1.0;
     d.tail(m - 3 * P_ - L).setConstant(most);  // bilateral rows: 1
+    if (R.size()) d += R;
     relative_weights(d, P_);
   }
   const VecX& weights() const { return d; }
@@ -249,15 +253,16 @@ struct TreeDelassus {
     }
   }
 
-  // y = G x (x, y: rows()), on M's factors (the free motion's ABA in kin); dv = M⁻¹Jᵀx if asked
+  // y = (G + R) x (x, y: rows()), on M's factors (the free motion's ABA in kin); dv = M⁻¹Jᵀx if asked
   void apply(const double* x, double* y, double* dv = nullptr) {
     spread(x, 1.0);
     double* uq = dv ? dv : u.data();
     tree_solve(kin->U, kin->Dinv, uq);
     gather(uq, y);
+    for (int k = 0; k < int(R.size()); ++k) y[k] += R[k] * x[k];
   }
 
-  // M + Jᵀ(ρD)⁻¹J on the tree rows (A), and the coupled block S_C
+  // M + Jᵀ(ρD + R)⁻¹J on the tree rows (A), and the coupled block S_C
   void factor(double rho_) {
     rho = rho_;
     const Model<double>& M = *model;
@@ -272,15 +277,18 @@ struct TreeDelassus {
       const ContactFrame& f = contacts[k];
       const int e = f.body[1] != 0 ? 1 : 0;
       if (f.body[e] == 0) continue;  // world against world: nothing moves
-      const double w = 1.0 / (rho * this->d[3 * k]);
-      const Mat3<double> cx = skew<double>(f.c[e]);  // a point mass w at c: [−w c×c×, w c×; −w c×, w 1]
+      // a point mass W = D diag(w) Dᵀ at c, w_r = 1/(ρ d_r + R_r): [−c× W c×, c× W; −W c×, W]
+      const Vec3<double> w(1.0 / (rho * this->d[3 * k] + reg(3 * k)), 1.0 / (rho * this->d[3 * k + 1] + reg(3 * k + 1)),
+                           1.0 / (rho * this->d[3 * k + 2] + reg(3 * k + 2)));
+      const Mat3<double> W = f.D[e] * w.asDiagonal() * f.D[e].transpose();
+      const Mat3<double> cx = skew<double>(f.c[e]);
       ArticulatedInertia<double>& I = aug.IA[f.body[e]];
-      I.A.noalias() -= w * cx * cx;
-      I.B.noalias() += w * cx;
-      I.C.diagonal().array() += w;
+      I.A.noalias() -= cx * W * cx;
+      I.B.noalias() += cx * W;
+      I.C.noalias() += W;
     }
     armature = Eigen::Map<const VecX>(M.armature.data(), M.nv);  // the model's (M's), then the limits'
-    for (std::size_t l = 0; l < limit_dof.size(); ++l) armature[limit_dof[l]] += 1.0 / (rho * this->d[3 * P() + l]);
+    for (std::size_t l = 0; l < limit_dof.size(); ++l) armature[limit_dof[l]] += 1.0 / (rho * this->d[3 * P() + l] + reg(3 * P() + l));
     const int r1 = 3 * P() + int(limit_dof.size());
     for (int b = 0; b < bilateral.rows(); ++b) coupled.push_back(r1 + b);
     for (int i = M.N; i >= 1; --i) {  // ABA's backward pass: U_i = I^A_i S_i, D_i = S_iᵀU_i (+ armature)
@@ -316,15 +324,15 @@ struct TreeDelassus {
     MatX S(nc, nc);
     for (int j = 0; j < nc; ++j) S.row(j) = JW.row(coupled[j]);
     S = 0.5 * (S + S.transpose());
-    for (int j = 0; j < nc; ++j) S(j, j) += rho * this->d[coupled[j]];
+    for (int j = 0; j < nc; ++j) S(j, j) += rho * this->d[coupled[j]] + reg(coupled[j]);
     SC.compute(S);
   }
 
-  // x = (G + ρD)⁻¹ r: x = (ρD)⁻¹(r − J B⁻¹Jᵀ(ρD)⁻¹r), B = A + J_Cᵀ(ρD_C)⁻¹J_C (Woodbury)
+  // x = (G + ρD + R)⁻¹ r: x = Ŵ⁻¹(r − J B⁻¹JᵀŴ⁻¹r), Ŵ = ρD + R, B = A + J_CᵀŴ_C⁻¹J_C (Woodbury)
   void solve(const double* r, double* x) {
     const int m = rows(), nc = int(coupled.size());
     scaled.resize(m);
-    for (int k = 0; k < m; ++k) scaled[k] = r[k] / (rho * this->d[k]);
+    for (int k = 0; k < m; ++k) scaled[k] = r[k] / (rho * this->d[k] + reg(k));
     spread(scaled.data(), 1.0);
     tree_solve(aug.U, aug.Dinv, u.data());
     gather(u.data(), x);  // J A⁻¹ Jᵀ (ρD)⁻¹r
@@ -334,7 +342,7 @@ struct TreeDelassus {
       yc = SC.solve(xc);
       Eigen::Map<VecX>(x, m).noalias() -= JW * yc;
     }
-    for (int k = 0; k < m; ++k) x[k] = (r[k] - x[k]) / (rho * this->d[k]);
+    for (int k = 0; k < m; ++k) x[k] = (r[k] - x[k]) / (rho * this->d[k] + reg(k));
   }
 };
 

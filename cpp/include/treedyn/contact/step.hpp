@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -33,11 +34,14 @@
 namespace treedyn {
 
 struct ContactOptions {
-  int integrator = 0;  // 0: semi-implicit Euler, 1: explicit Euler
+  int integrator = 0;  // 0: semi-implicit Euler, 1: explicit Euler, 2: RK4 (soft only: rk4 below)
   int edges = 4;       // 0: the second-order cone; k >= 3: k-edge pyramid
   double stabilization = 0.02, slop = 1e-5, push_out_limit = 0.2;
   int delassus = 0;  // the operator: 0 chosen per step by size (dense_pays), 1 tree, 2 dense
   AdmmSettings admm;
+  // MuJoCo's soft contacts and limits (contact/soft.hpp) instead of the hard rows with their push-out
+  bool soft = false;
+  double impratio = 1.0;  // a contact's friction rows' R = R_n / impratio
 };
 
 struct LimitTable {  // the model's finite joint-limit bounds: coordinate (q, v) and bound, ±1
@@ -73,12 +77,13 @@ struct ContactWorld {
   double h = -1;
   Data<double> data;
   std::vector<Transform<double>> X0;
-  std::vector<ContactPoint> found;
-  std::vector<long long> keys;  // per contact: (pair << 8) + its index in the pair's; limits: −1 − bound
+  std::vector<ContactPoint> found, split;
+  std::vector<long long> keys, split_keys;  // per contact: (pair << 8) + its index in the pair's; limits: −1 − bound
+  std::vector<unsigned char> edges;         // per contact: MuJoCo's pyramid edges (split_pyramids)
   TreeDelassus G;
   DenseDelassus D;  // G formed, for the small problems
   AdmmWorkspace w;
-  Eigen::VectorXd qk, vk, qdd, vstar, vnext, dv, b, angle, mu, gap, tau;
+  Eigen::VectorXd qk, vk, qdd, vstar, vnext, dv, b, angle, mu, gap, tau, jv;
   std::vector<WarmEntry> warm;                 // the last step's z, y by key, sorted
   Eigen::VectorXd last_q, last_v;              // the state the last step ended in (empty: none)
   Eigen::VectorXd bilateral_target;            // the bilateral rows' targets (the rows: G.bilateral)
@@ -92,6 +97,15 @@ struct ContactWorld {
   int last_iterations_tree = 20, last_iterations_dense = 20;
   bool polished = false;           // the last solve ended by the polish (admm.hpp)
   std::vector<int> through_count;  // rows through each joint (dense_pays)
+  // soft steps with joint damping (damp_implicitly): a copy of the model with armature + h damping
+  // and no gravity, its workspace; made at the first such step
+  std::unique_ptr<Model<double>> euler;
+  std::unique_ptr<Data<double>> euler_data;
+  double euler_h = -1;
+  Eigen::VectorXd zero_v, y, corr;
+  // RK4 (rk4): the step's start and each stage's velocity and acceleration in MuJoCo's form
+  Eigen::VectorXd q0, v0, v_in, vtmp;
+  Eigen::MatrixXd rk_vel, rk_acc;
   std::mutex busy;
   explicit ContactWorld(const Model<double>& m)
       : model(m),
@@ -115,12 +129,23 @@ struct ContactEngine {
   std::vector<std::pair<int, int>> pairs;
   std::vector<double> pair_friction, pair_margin;  // per pair: its own (NaN: the geoms' rule), or empty
   LimitTable limits;
+  // the soft rows (opt.soft): each pair's and each limit bound's solref and solimp, and MuJoCo's
+  // approximate inverse inertias at the reference pose (body_invweight0's translation, dof_invweight0)
+  std::vector<Softness> pair_soft, limit_soft;
+  std::vector<double> body_invweight, dof_invweight;
   ContactOptions opt;
   Pyramid pyramid;
+  bool damped_joints;  // some joint has damping
 
   ContactEngine(const Model<double>& m, std::vector<GeomData> g, std::vector<std::pair<int, int>> p, LimitTable l,
                 const ContactOptions& o)
-      : model(m), geoms(std::move(g)), pairs(std::move(p)), limits(std::move(l)), opt(o), pyramid(o.edges) {}
+      : model(m),
+        geoms(std::move(g)),
+        pairs(std::move(p)),
+        limits(std::move(l)),
+        opt(o),
+        pyramid(o.edges),
+        damped_joints(std::any_of(m.damping.begin(), m.damping.end(), [](double d) { return d > 0; })) {}
 
   static bool finite(const double* x, int n) {
     for (int k = 0; k < n; ++k)
@@ -151,26 +176,41 @@ struct ContactEngine {
         collide_pair(a, ia, Ra, pa, b, ib, Rb, pb, W.found);
       else
         collide_pair(a, ia, Ra, pa, b, ib, Rb, pb, W.found, pair_friction[k], pair_margin[k]);
-      for (std::size_t j = first; j < W.found.size(); ++j)
+      for (std::size_t j = first; j < W.found.size(); ++j) {
         W.keys.push_back((static_cast<long long>(k) << 8) + (j - first));
+        if (opt.soft) W.found[j].soft = pair_soft[k];
+      }
     }
   }
 
   // the contacts' frames in their bodies' coordinates: n; t₁ = n × e/|n × e|, e the world axis least
-  // aligned with n; t₂ = n × t₁ (treedyn.sim.contact.friction_basis)
+  // aligned with n; t₂ = n × t₁ (treedyn.sim.contact.friction_basis). Soft: MuJoCo's (mju_makeFrame:
+  // t₁ the collision's hint — a plane–capsule contact's axis — or else the y axis, or z where
+  // |n_y| ≥ ½, made orthogonal to n), whose axes its pyramid's edges follow
   void frames(ContactWorld& W) const {
     W.G.contacts.resize(W.found.size());
     for (std::size_t k = 0; k < W.found.size(); ++k) {
       const ContactPoint& c = W.found[k];
       const Vec3<double> n = c.normal;
-      int e = 0;
-      for (int j = 1; j < 3; ++j)
-        if (std::abs(n[j]) < std::abs(n[e])) e = j;
-      Vec3<double> t1 = cross(n, Vec3<double>(Vec3<double>::Unit(e)));
+      Vec3<double> t1;
+      if (opt.soft) {
+        const Vec3<double> e = c.tangent.squaredNorm() >= 0.25 ? c.tangent : Vec3<double>::Unit(std::abs(n[1]) < 0.5 ? 1 : 2);
+        t1 = e - n.dot(e) * n;
+      } else {
+        int e = 0;
+        for (int j = 1; j < 3; ++j)
+          if (std::abs(n[j]) < std::abs(n[e])) e = j;
+        t1 = cross(n, Vec3<double>(Vec3<double>::Unit(e)));
+      }
       t1 /= t1.norm();
       const Vec3<double> t2 = cross(n, t1);
       Mat3<double> D;
-      D << n, t1, t2;
+      if (c.half < 0) {
+        D << n, t1, t2;
+      } else {  // MuJoCo's pyramid: two edges n ± μ t, a row held at 0
+        const Vec3<double> t = (c.half == 0 ? t1 : t2) * c.friction;
+        D << n + t, n - t, Vec3<double>::Zero();
+      }
       ContactFrame& f = W.G.contacts[k];
       for (int s = 0; s < 2; ++s) {
         const Transform<double>& X = W.X0[c.body[s]];
@@ -182,12 +222,18 @@ struct ContactEngine {
   }
 
   // the bodies' velocities at v (for g = J v*)
-  void body_velocities(ContactWorld& W, const double* v) const {
+  void body_velocities(ContactWorld& W, const double* v, std::vector<Motion<double>>& vel) const {
     for (int i = 1; i <= model.N; ++i) {
       const int p = model.parent[i], vi = model.v_index[i];
       const Motion<double> vJ = subspace_times<double>(W.data.S.data() + vi, model.nv_i[i], v + vi);
-      W.vel[i] = p > 0 ? W.data.Xup[i].apply(W.vel[p]) + vJ : vJ;
+      vel[i] = p > 0 ? W.data.Xup[i].apply(vel[p]) + vJ : vJ;
     }
+  }
+
+  static int contact_count(const ContactWorld& W) {  // (a pyramid's two halves are one contact)
+    int n = 0;
+    for (const ContactPoint& c : W.found) n += c.half <= 0;
+    return n;
   }
 
   // the limit bounds: gap d = s(q̂ − bound), q̂ = q (semi-implicit) or q + h v (explicit)
@@ -228,10 +274,10 @@ struct ContactEngine {
       const ContactPoint& c = W.found[k];
       W.b[3 * k] = std::min(std::max(c.depth - opt.slop, 0.0) / tau, opt.push_out_limit);
       W.b[3 * k + 1] = W.b[3 * k + 2] = 0.0;
-      W.mu[k] = c.friction;
+      W.mu[k] = c.half < 0 ? c.friction : 0.0;
       const double s1 = g[3 * k + 1], s2 = g[3 * k + 2];
       const double sl = std::hypot(s1, s2);  // the first edge against the slide: (cos, sin) = −s/|s|
-      const bool sliding = sl > 1e-12 * (1.0 + std::abs(g[3 * k]));
+      const bool sliding = !opt.soft && sl > 1e-12 * (1.0 + std::abs(g[3 * k]));  // (soft: MuJoCo's axes)
       W.angle[2 * k] = sliding ? -s1 / sl : 1.0;
       W.angle[2 * k + 1] = sliding ? -s2 / sl : 0.0;
     }
@@ -241,6 +287,44 @@ struct ContactEngine {
       W.b[3 * P + l] = d >= 0 ? -d / h : limit_return(-d, limits.sign[k] * W.vk[limits.vi[k]], h);
     }
     for (int r = 0; r < B; ++r) W.b[3 * P + L + r] = W.bilateral_target[r];  // G v⁺ = −C/τ (Baumgarte)
+    if (opt.soft) soft_rows(W, h);
+  }
+
+  // MuJoCo's soft contacts and limits (contact/soft.hpp): each row's R and its target from the
+  // reference acceleration, b = J v + h a_ref, J v the rows' velocities at the step's start; Â a
+  // contact's bodies' body_invweight0 (translation), a limit's dof_invweight0 (MuJoCo's
+  // diagApprox); bilateral rows hard. Elliptic cones (edges = 0): the friction rows R_n / impratio,
+  // damped only (no position term). MuJoCo's pyramid (edges = 4): its edges n ± μ t_i (split_pyramids),
+  // each Â (1 + μ²), all with R_py = 2μ²/impratio R_e (R_e the first edge's)
+  void soft_rows(ContactWorld& W, double h) {
+    const int P = int(W.found.size()), L = int(W.bounds.size()), m = int(W.b.size());
+    W.G.R.setZero(m);
+    W.jv.resize(m);
+    body_velocities(W, W.vk.data(), W.G.a);
+    W.G.gather(W.vk.data(), W.jv.data());
+    for (int k = 0; k < P; ++k) {
+      const ContactPoint& c = W.found[k];
+      const double A_hat = body_invweight[c.body[0]] + body_invweight[c.body[1]], mu = c.friction;
+      if (c.half >= 0) {  // two pyramid edges: Â (1 + μ²) each, R_py = 2μ²/impratio R_e on both
+        for (int e = 0; e < 2; ++e) {
+          const SoftRow r = soft_row(c.soft, -c.depth, W.jv[3 * k + e], A_hat * (1 + mu * mu), h);
+          W.G.R[3 * k + e] = 2 * mu * mu / opt.impratio * r.R, W.b[3 * k + e] = r.b;
+        }
+        W.G.R[3 * k + 2] = W.G.R[3 * k], W.b[3 * k + 2] = 0.0;
+        continue;
+      }
+      const SoftRow n = soft_row(c.soft, -c.depth, W.jv[3 * k], A_hat, h);  // r = dist − margin = −depth
+      W.G.R[3 * k] = n.R, W.b[3 * k] = n.b;
+      for (int t = 1; t < 3; ++t) {  // (elliptic: R_t = R_n / impratio, damped only)
+        W.G.R[3 * k + t] = n.R / opt.impratio;
+        W.b[3 * k + t] = (1.0 - h * n.B) * W.jv[3 * k + t];
+      }
+    }
+    for (int l = 0; l < L; ++l) {
+      const int k = W.bounds[l];
+      const SoftRow s = soft_row(limit_soft[k], W.gap[k], W.jv[3 * P + l], dof_invweight[limits.vi[k]], h);
+      W.G.R[3 * P + l] = s.R, W.b[3 * P + l] = s.b;
+    }
   }
 
   // the warm start: the last step's z, y of the same contact (pair, index) or bound, else 0
@@ -273,6 +357,21 @@ struct ContactEngine {
                         {W.w.z[3 * k], W.w.z[3 * k + 1], W.w.z[3 * k + 2]},
                         {W.w.y[3 * k], W.w.y[3 * k + 1], W.w.y[3 * k + 2]}});
     std::sort(W.warm.begin(), W.warm.end(), [](const WarmEntry& a, const WarmEntry& b) { return a.key < b.key; });
+  }
+
+  // soft with MuJoCo's pyramid: a frictional contact becomes two, its edges n ± μ t₁ and n ± μ t₂
+  // (half 0, 1; frames), each edge's impulse ≥ 0 (the cones' edges flag), keys 2 key + half
+  void split_pyramids(ContactWorld& W) const {
+    W.split.clear(), W.split_keys.clear(), W.edges.clear();
+    for (std::size_t k = 0; k < W.found.size(); ++k) {
+      ContactPoint c = W.found[k];
+      const bool split = opt.soft && opt.edges == 4 && c.friction > 0;
+      for (int half = 0; half < (split ? 2 : 1); ++half) {
+        c.half = split ? half : -1;
+        W.split.push_back(c), W.split_keys.push_back(2 * W.keys[k] + half), W.edges.push_back(split);
+      }
+    }
+    std::swap(W.found, W.split), std::swap(W.keys, W.split_keys);
   }
 
   // contacts found outside (the pairs without a closed form here: coal's, in Python), appended; a
@@ -335,23 +434,26 @@ struct ContactEngine {
     W.gap.resize(nB);
     W.in_problem.assign(nB, 0);
     W.bounds.clear();
-    for (int k = 0; k < nB; ++k) {  // within reach: d ≤ h max(−s v*, 0) + slop
+    for (int k = 0; k < nB; ++k) {  // within reach: d ≤ h max(−s v*, 0) + slop; soft: violated (MuJoCo's)
       W.gap[k] = gap(k, q, v, h);
-      if (W.gap[k] <= h * std::max(-limits.sign[k] * W.vstar[limits.vi[k]], 0.0) + opt.slop)
-        W.in_problem[k] = 1, W.bounds.push_back(k);
+      const double reach = opt.soft ? 0.0 : h * std::max(-limits.sign[k] * W.vstar[limits.vi[k]], 0.0) + opt.slop;
+      if (opt.soft ? W.gap[k] < 0 : W.gap[k] <= reach) W.in_problem[k] = 1, W.bounds.push_back(k);
     }
     W.vnext = W.vstar;
+    W.G.R.resize(0);
     if (P == 0 && W.bounds.empty() && W.G.bilateral.rows() == 0) {
       W.warm.clear();
       return;
     }
-    body_velocities(W, W.vstar.data());
+    body_velocities(W, W.vstar.data(), W.vel);
     for (int again = 0; again <= nB; ++again) {
       rows(W, h);
       warm_start(W);
       const int m = int(W.b.size());
       ConeRows cones{P, int(W.bounds.size()), int(W.G.bilateral.rows()), W.mu.data(), &pyramid, W.angle.data()};
       if (W.bilateral_lo.size()) cones.lo = W.bilateral_lo.data(), cones.hi = W.bilateral_hi.data();
+      cones.convex = opt.soft;
+      if (opt.soft && opt.edges == 4) cones.edges = W.edges.data();
       const bool dense = opt.delassus == 2 || (opt.delassus == 0 && dense_pays(W, m));
       auto t0 = Clock::now();
       if (dense)
@@ -368,9 +470,9 @@ struct ContactEngine {
       st.primal = res.primal, st.dual = res.dual;
       W.G.apply(W.w.z.data(), W.w.sigma.data(), W.dv.data());  // M⁻¹Jᵀz
       W.vnext = W.vstar + W.dv;
-      // a bound left out that v⁺ crosses by more than the slop: into the problem, solve again
+      // a bound left out that v⁺ crosses by more than the slop: into the problem, solve again (hard rows)
       bool missed = false;
-      for (int k = 0; k < nB; ++k)
+      for (int k = 0; k < nB && !opt.soft; ++k)
         if (!W.in_problem[k] && W.gap[k] + h * limits.sign[k] * W.vnext[limits.vi[k]] < -opt.slop)
           W.in_problem[k] = 1, W.bounds.push_back(k), missed = true;
       if (!missed) break;
@@ -411,13 +513,117 @@ struct ContactEngine {
     for (int k = 0; k < model.nv; ++k) v_out[k] = W.vnext[k];
   }
 
-  // the model of step h, M̂ = M + h diag(damping): the world's copy, its armature refreshed when h changes
+  // the model of step h, M̂ = M + h diag(damping): the world's copy, its armature refreshed when h
+  // changes (soft: M, and damp_implicitly after the solve, as MuJoCo's Euler)
   const Model<double>& damped(ContactWorld& W, double h) const {
-    if (!model.has_springs || W.h == h) return W.model;
+    if (!model.has_springs || opt.soft || W.h == h) return W.model;
     for (int k = 0; k < model.nv; ++k) W.model.armature[k] = model.armature[k] + h * model.damping[k];
     W.model.has_armature = true;
     W.h = h;
     return W.model;
+  }
+
+  // soft (MuJoCo's Euler integrator): the constraints solved on M, then the damping implicit,
+  // M̂(v⁺ − v) = M Δ with Δ = v_M − v the step on M (M̂ = M + h diag(d)): v⁺ = v + Δ − M̂⁻¹(h d ∘ Δ),
+  // M̂⁻¹ by ABA at q̇ = 0 without gravity on a copy of the model with armature + h d
+  void damp_implicitly(ContactWorld& W, const double* q, const double* v, double h) const {
+    const int nv = model.nv;
+    if (!W.euler) {
+      W.euler = std::make_unique<Model<double>>(model);
+      W.euler->gravity.setZero();
+      W.euler_data = std::make_unique<Data<double>>(*W.euler);
+      W.zero_v = Eigen::VectorXd::Zero(nv), W.y.resize(nv), W.corr.resize(nv);
+    }
+    if (W.euler_h != h) {
+      for (int k = 0; k < nv; ++k) W.euler->armature[k] = model.armature[k] + h * model.damping[k];
+      W.euler->has_armature = true;
+      W.euler->has_springs = false;
+      W.euler_h = h;
+    }
+    for (int k = 0; k < nv; ++k) W.y[k] = h * model.damping[k] * (W.vnext[k] - v[k]);
+    aba<double>(*W.euler, *W.euler_data, q, W.zero_v.data(), W.y.data(), static_cast<const double*>(nullptr),
+                W.corr.data());
+    W.vnext -= W.corr;
+  }
+
+  // a free joint's linear velocity in MuJoCo's form (world frame, w = R u) and back (u = Rᵀ w), in place
+  void free_to_world(const double* q, double* v, bool back) const {
+    for (int i = 1; i <= model.N; ++i) {
+      if (model.kind[i] != JointKind::Free) continue;
+      const int qi = model.q_index[i], vi = model.v_index[i];
+      const Mat3<double> R = quat_rotation<double>(q + qi + 3);
+      const Vec3<double> x(v[vi], v[vi + 1], v[vi + 2]);
+      const Vec3<double> y = back ? Vec3<double>(R.transpose() * x) : Vec3<double>(R * x);
+      for (int k = 0; k < 3; ++k) v[vi + k] = y[k];
+    }
+  }
+
+  // q_out = q ⊕ dt·vel, vel in MuJoCo's form (a free joint's position moves by dt·w, its
+  // orientation and every other joint as integrate moves them: mj_integratePos)
+  void integrate_mujoco(ContactWorld& W, const double* q, const Eigen::VectorXd& vel, double dt, double* q_out) const {
+    W.vtmp = vel;
+    free_to_world(q, W.vtmp.data(), true);
+    integrate(model, q, W.vtmp.data(), dt, q_out);
+    for (int i = 1; i <= model.N; ++i) {
+      if (model.kind[i] != JointKind::Free) continue;
+      const int qi = model.q_index[i], vi = model.v_index[i];
+      for (int k = 0; k < 3; ++k) q_out[qi + k] = q[qi + k] + dt * vel[vi + k];
+    }
+  }
+
+  // one evaluation of the soft dynamics at (W.qk, W.vk): the velocity and the acceleration
+  // q̈ + M⁻¹Jᵀf (f the soft constraints' forces, λ/h) in MuJoCo's form, into column j of W.rk_vel,
+  // W.rk_acc (a free joint's linear acceleration R(q̈ + ω × u): the world frame's, free_classical)
+  void evaluate(ContactWorld& W, const double* tau, double h, StepStats& st, int j) {
+    const double *q = W.qk.data(), *v = W.vk.data();
+    forward_kinematics(model, q, W.X0.data());
+    collide(W);
+    if (opt.edges == 4) split_pyramids(W);
+    if (model.has_springs) {
+      add_passive_force(model, q, v, tau, W.tau.data());
+      tau = W.tau.data();
+    }
+    aba<double>(W.model, W.data, q, v, tau, static_cast<const double*>(nullptr), W.qdd.data());
+    W.vstar = W.vk + h * W.qdd;
+    free_classical(v, h, W.vstar.data());  // (the rows' velocities from MuJoCo's qacc: with ω × u)
+    W.G.kin = &W.data;
+    W.G.bilateral.resize(0, model.nv);
+    W.bilateral_lo.resize(0), W.bilateral_hi.resize(0);
+    frames(W);
+    contact(W, q, v, h, st);
+    if (j == 0) st.contacts = contact_count(W), st.limits = int(W.bounds.size());
+    for (const ContactPoint& c : W.found) st.max_penetration = std::max(st.max_penetration, c.depth);
+    W.rk_acc.col(j) = (W.vnext - W.vk) / h;
+    free_to_world(q, W.rk_acc.col(j).data(), false);
+    W.rk_vel.col(j) = W.vk;
+    free_to_world(q, W.rk_vel.col(j).data(), false);
+  }
+
+  // MuJoCo's RK4 (mj_RungeKutta) on the soft dynamics: stages X_i = X_0 + a_i h F_{i−1}
+  // (a = ½, ½, 1), F = (velocity, acceleration) in MuJoCo's form, X⁺ = X_0 + h Σ B_i F_i
+  // (B = 1/6, 1/3, 1/3, 1/6); the positions by integrate_mujoco. τ is held over the step.
+  void rk4(ContactWorld& W, const double* tau, double h, double* q_out, double* v_out, StepStats& st) {
+    const int nv = model.nv;
+    W.rk_vel.resize(nv, 4), W.rk_acc.resize(nv, 4);
+    W.q0 = W.qk, W.v0 = W.vk;
+    free_to_world(W.q0.data(), W.v0.data(), false);
+    static constexpr double a[3] = {0.5, 0.5, 1.0}, B[4] = {1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6};
+    auto t0 = Clock::now();
+    evaluate(W, tau, h, st, 0);
+    for (int i = 1; i < 4; ++i) {
+      integrate_mujoco(W, W.q0.data(), W.rk_vel.col(i - 1), a[i - 1] * h, W.qk.data());
+      W.vk = W.v0 + (a[i - 1] * h) * W.rk_acc.col(i - 1);
+      free_to_world(W.qk.data(), W.vk.data(), true);
+      evaluate(W, tau, h, st, i);
+    }
+    st.seconds[kContact] = since(t0) - st.seconds[kDelassus];
+    W.vtmp = W.rk_vel * Eigen::Map<const Eigen::Vector4d>(B);
+    W.y = W.vtmp;  // (the combined velocity: integrate_mujoco uses vtmp)
+    W.corr = W.rk_acc * Eigen::Map<const Eigen::Vector4d>(B);
+    integrate_mujoco(W, W.q0.data(), W.y, h, q_out);
+    Eigen::Map<Eigen::VectorXd>(v_out, nv) = W.v0 + h * W.corr;
+    free_to_world(q_out, v_out, true);
+    st.seconds[kIntegrate] = since(t0);
   }
 
   // one step of world W from (q, v) under τ: (q_out, v_out); may alias q, v
@@ -439,10 +645,16 @@ struct ContactEngine {
     W.vk = Eigen::Map<const Eigen::VectorXd>(v, model.nv);
     q = W.qk.data(), v = W.vk.data();
     if (!(W.last_q.size() == model.nq && W.last_q == W.qk && W.last_v == W.vk)) start_cold(W);
+    if (opt.integrator == 2) {  // (soft, no bilateral rows or outside contacts: checked by the binding)
+      W.v_in = W.vk;
+      rk4(W, tau, h, q_out, v_out, st);  // (W.qk, W.vk then hold its last stage; W.q0 the start)
+      return finish(W, W.q0.data(), W.v_in.data(), q_out, v_out, st);
+    }
     auto t0 = Clock::now();
     forward_kinematics(model, q, W.X0.data());
     collide(W);
     if (extra) add_contacts(W, *extra);
+    if (opt.soft && opt.edges == 4) split_pyramids(W);
     st.seconds[kCollision] = since(t0);
     if (model.has_springs) {  // τ + τ_p, with M̂ (damped)
       add_passive_force(model, q, v, tau, W.tau.data());
@@ -469,12 +681,18 @@ struct ContactEngine {
     }
     frames(W);
     contact(W, q, v, h, st);
-    st.contacts = int(W.found.size());
+    st.contacts = contact_count(W);
     st.limits = int(W.bounds.size());
     for (const ContactPoint& c : W.found) st.max_penetration = std::max(st.max_penetration, c.depth);
+    if (opt.soft && damped_joints) damp_implicitly(W, q, v, h);
     st.seconds[kContact] = since(t0) - st.seconds[kDelassus];
     integrate_step(W, q, v, h, q_out, v_out);
     st.seconds[kIntegrate] = since(t0);
+    finish(W, q, v, q_out, v_out, st);
+  }
+
+  // the step's end: an overflow restores the state; the state it ended in is kept (warm start)
+  void finish(ContactWorld& W, const double* q, const double* v, double* q_out, double* v_out, StepStats& st) const {
     if (!finite(q_out, model.nq) || !finite(v_out, model.nv)) {  // overflowed: the state as it was
       std::copy(q, q + model.nq, q_out), std::copy(v, v + model.nv, v_out);
       st.status = kOverflow;

@@ -120,6 +120,8 @@ def _read(r: Reader) -> Model:
     model = build_model(nodes, gravity, r.err, r.doc.source)
     for name, (lower, upper) in r.limits.items():
         model.set_joint_limits(name, lower, upper)
+    for name, soft in r.__dict__.get("limit_softness", {}).items():
+        model.set_limit_softness(name, **soft)
     model.source = r.doc.source
     model.reference_configuration = equality.reference_configuration(model, r.qpos0)
     r.tendons, r.sites = equality.fixed_tendons(r, root), equality.site_poses(r, root)

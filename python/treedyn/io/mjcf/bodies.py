@@ -10,7 +10,7 @@ import numpy as np
 from ...model import Free, Prismatic, Revolute, Spherical, Transform
 from .._common import axis_angle_matrix, tiny, unit
 from .._tree import IDENTITY, Node, Step, compose, shift
-from .collision import collision_geoms
+from .collision import collision_geoms, softness
 from .inertia import body_inertia
 
 __all__ = ["read_bodies"]
@@ -187,6 +187,9 @@ def _range(r, name, kind, a, e):
     if kind == "hinge":
         lo, hi = r.angle(lo), r.angle(hi)
     r.limits[name] = (float(lo), float(hi))
+    soft = softness(r, e, a, ("solreflimit", "solimplimit"))
+    if soft:
+        r.__dict__.setdefault("limit_softness", {})[name] = soft
 
 
 def _passive(r, name, kind, a, e):

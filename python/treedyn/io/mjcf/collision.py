@@ -67,6 +67,9 @@ def collision_geoms(r, contents, body):
         kw["condim"] = _condim(r, g, a, label)
         kw["margin"] = r.num(g, "margin", a, 0.0)
         kw["rgba"] = _rgba(r, g, a)
+        kw.update(softness(r, g, a, ("solref", "solimp")))
+        if "solmix" in a:
+            kw["solmix"] = r.num(g, "solmix", a)
         if kw["margin"] < 0:
             raise r.err(f"{label} of body {body!r}: margin={a['margin']!r} is negative", g)
         if a.get("name"):
@@ -142,6 +145,27 @@ def _condim(r, e, a, label):
     return int(raw)
 
 
+def softness(r, e, a, keys) -> dict:
+    """The soft-constraint attributes ``keys`` (a solref's and a solimp's name) given to element e
+    (or its class) as {"solref": ..., "solimp": ...}; solimp bounded as MuJoCo bounds it
+    (getsolparam: d0, dmax, midpoint in [1e-4, 0.9999], width >= 0, power >= 1)."""
+    out = {}
+    if keys[0] in a:
+        x = r.vec(e, keys[0], 2, a)
+        if (x[0] > 0) != (x[1] > 0):  # (MuJoCo warns and takes its default)
+            r.ignored.note(f"{keys[0]}={a[keys[0]]!r} mixes a time constant and a damping: MuJoCo's default used")
+        else:
+            out["solref"] = x
+    if keys[1] in a:
+        x = r.vec(e, keys[1], None, a)
+        x = np.r_[x, _SOLIMP[len(x) :]][:5]
+        out["solimp"] = (*np.clip(x[:2], 1e-4, 0.9999), max(x[2], 0.0), np.clip(x[3], 1e-4, 0.9999), max(x[4], 1.0))
+    return out
+
+
+_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)  # MuJoCo's default, for the numbers a short solimp leaves out
+
+
 def read_contact(r, root, model):
     """<contact>'s <exclude body1 body2> and <pair geom1 geom2 condim friction margin> onto the
     model (Model.exclude_contact, Model.add_contact_pair), <option><flag contact="disable"/> (or
@@ -154,6 +178,8 @@ def read_contact(r, root, model):
             # mjDSBL_CONSTRAINT: no collision detection); treedyn's equalities stay (documented)
             if "disable" in (flag.get("contact", "enable"), flag.get("constraint", "enable")):
                 model.contact_enabled = False
+        if opt.get("impratio") is not None:
+            model.impratio = r.num(opt, "impratio")
     frames, geom_names = model.frames, {g.name for g in model.geoms}  # (copies: made once, not per element)
     for sec in (e for e in root if e.tag == "contact"):
         for e in (e for e in sec if isinstance(e.tag, str)):
@@ -172,6 +198,7 @@ def read_contact(r, root, model):
                 kw = {"condim": _condim(r, e, a, "<pair>") if "condim" in a else None}
                 kw["friction"] = r.num(e, "friction", a, n=None) if "friction" in a else None
                 kw["margin"] = r.num(e, "margin", a) if "margin" in a else None
+                kw.update(softness(r, e, a, ("solref", "solimp")))
                 try:
                     model.add_contact_pair(*geoms, **kw)
                 except ValueError as ex:
