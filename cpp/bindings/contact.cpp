@@ -146,17 +146,17 @@ void bind_contact(py::module_& m) {
            py::arg("pair_params") = py::none())
       .def(
           "set_soft",
-          [](PyContactEngine& e, double impratio, py::handle pair_soft, py::handle limit_soft, py::handle body_invweight,
-             py::handle dof_invweight) {
+          [](PyContactEngine& e, double impratio, py::handle pair_soft, py::handle limit_soft,
+             py::handle geom_invweight, py::handle dof_invweight) {
             ContactEngine& E = e.engine;
             auto ps = py_arrays::as_real<double>(pair_soft, "pair_soft");
             auto ls = py_arrays::as_real<double>(limit_soft, "limit_soft");
-            auto bw = py_arrays::as_real<double>(body_invweight, "body_invweight");
+            auto bw = py_arrays::as_real<double>(geom_invweight, "geom_invweight");
             auto dw = py_arrays::as_real<double>(dof_invweight, "dof_invweight");
             if (ps.size() != 7 * py::ssize_t(E.pairs.size()) || ls.size() != 7 * py::ssize_t(E.limits.qi.size()))
               throw py::value_error("set_soft: pair_soft must be (pairs, 7) and limit_soft (bounds, 7)");
-            if (bw.size() != E.model.N + 1 || dw.size() != E.model.nv)
-              throw py::value_error("set_soft: body_invweight must be (N + 1,) and dof_invweight (nv,)");
+            if (bw.size() != py::ssize_t(E.geoms.size()) || dw.size() != E.model.nv)
+              throw py::value_error("set_soft: geom_invweight must be (geoms,) and dof_invweight (nv,)");
             for (py::ssize_t k = 0; k < ps.size(); ++k)
               if (!std::isfinite(ps.data()[k])) throw py::value_error("set_soft: pair_soft must be finite");
             for (py::ssize_t k = 0; k < ls.size(); ++k)
@@ -166,7 +166,7 @@ void bind_contact(py::module_& m) {
             for (std::size_t k = 0; k < E.pairs.size(); ++k) E.pair_soft[k] = softness(ps.data() + 7 * k);
             E.limit_soft.resize(E.limits.qi.size());
             for (std::size_t k = 0; k < E.limits.qi.size(); ++k) E.limit_soft[k] = softness(ls.data() + 7 * k);
-            E.body_invweight.assign(bw.data(), bw.data() + bw.size());
+            E.geom_invweight.assign(bw.data(), bw.data() + bw.size());
             E.dof_invweight.assign(dw.data(), dw.data() + dw.size());
             E.opt.impratio = impratio;
             E.opt.soft = true;
@@ -175,11 +175,11 @@ void bind_contact(py::module_& m) {
               W->model.armature = E.model.armature, W->model.has_armature = E.model.has_armature, W->h = -1;
             }
           },
-          py::arg("impratio"), py::arg("pair_soft"), py::arg("limit_soft"), py::arg("body_invweight"),
+          py::arg("impratio"), py::arg("pair_soft"), py::arg("limit_soft"), py::arg("geom_invweight"),
           py::arg("dof_invweight"),
           "Make the contacts and limits MuJoCo's soft constraints (contact/soft.hpp): each pair's and each limit "
-          "bound's (solref, solimp) as 7 numbers, MuJoCo's impratio, body_invweight0's translation per body and "
-          "dof_invweight0")
+          "bound's (solref, solimp) as 7 numbers, MuJoCo's impratio, body_invweight0's translation per geom (its "
+          "body's) and dof_invweight0")
       .def(
           "step",
           [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int world, py::object extra,
@@ -244,7 +244,8 @@ void bind_contact(py::module_& m) {
               }
             }
             if (e.engine.opt.integrator == 2 && (found.size() || Gc.rows() || !e.engine.opt.soft))
-              throw py::value_error("the RK4 step needs soft constraints (set_soft), no outside contacts, no bilateral rows");
+              throw py::value_error(
+                  "the RK4 step needs soft constraints (set_soft), no outside contacts, no bilateral rows");
             ContactWorld& W = e.world(std::size_t(world));
             StepStats st;
             {

@@ -17,6 +17,8 @@ body frame sits on its joint).
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -138,9 +140,12 @@ def build_model(nodes, gravity, error, source: str) -> Model:
         b, X = carrier[node.name]
         for shape, pose, kw in node.geoms:
             try:
-                model.add_geom(b, shape, compose(X, pose), **kw)
+                k = model.add_geom(b, shape, compose(X, pose), **kw)
             except (ValueError, TypeError) as e:
                 raise error(f"geom {kw.get('name')!r} of {node.name!r}: {e}", node.elem) from None
+            if node.inertia is not None:  # (its file body's centre of mass: Geom.weight_point)
+                c = X.rotation @ np.asarray(node.inertia.com, dtype=float) + X.translation
+                model._geoms[k] = dataclasses.replace(model._geoms[k], weight_point=tuple(c.tolist()))
         for shape, pose, kw in node.visuals:
             model.add_visual(b, shape, compose(X, pose), **kw)
     _warn_massless(model, source)

@@ -33,12 +33,13 @@ def checked_softness(key: str, x):
 
 
 def checked_solimp(solimp, what: str) -> tuple:
-    """solimp as 5 floats: 0 < d0, dmax, midpoint < 1, width ≥ 0, power ≥ 1."""
+    """solimp as 5 floats: 0 <= d0, dmax, midpoint <= 1, width >= 0, power > 0 (kept as given; the step
+    bounds them as MuJoCo does: d0, dmax, midpoint to [1e-4, 0.9999], power to >= 1)."""
     x = C.array(solimp, what, (5,))
-    if not (0 < x[0] < 1 and 0 < x[1] < 1 and x[2] >= 0 and 0 < x[3] < 1 and x[4] >= 1):
+    if not (0 <= x[0] <= 1 and 0 <= x[1] <= 1 and x[2] >= 0 and 0 <= x[3] <= 1 and x[4] > 0):
         raise ValueError(
-            f"{what} must be (d0, dmax, width, midpoint, power) with 0 < d0, dmax, midpoint < 1, width >= 0 "
-            f"and power >= 1, got {x.tolist()}"
+            f"{what} must be (d0, dmax, width, midpoint, power) with 0 <= d0, dmax, midpoint <= 1, width >= 0 "
+            f"and power > 0, got {x.tolist()}"
         )
     return tuple(x.tolist())
 
@@ -101,7 +102,7 @@ class ContactSettings:
         (docs/contact.md, "Soft constraints"); None leaves one as it is. ``solref``: (time
         constant > 0, damping ratio > 0) or (−stiffness, −damping); ``solimp``: (d0, dmax, width,
         midpoint, power), the impedance rising from d0 at the surface to dmax at ``width`` deep
-        (0 < d0, dmax, midpoint < 1, width ≥ 0, power ≥ 1); ``solmix``: the geom's weight when a
+        (in [0, 1], but width ≥ 0 and power > 0; the step bounds them as MuJoCo does); ``solmix``: the geom's weight when a
         pair mixes its two geoms' parameters (MuJoCo's rule; ≥ 0)."""
         k = self._geom_ref(geom, "set_geom_softness")
         change = {"solref": solref, "solimp": solimp, "solmix": solmix}
@@ -122,6 +123,44 @@ class ContactSettings:
     def limit_softness(self, joint: str) -> tuple:
         """(solref, solimp) of a joint's limits (set_limit_softness; MuJoCo's defaults if never set)."""
         return self.__dict__.get("_limit_softness", {}).get(joint, (DEFAULT_SOLREF, DEFAULT_SOLIMP))
+
+    @property
+    def soft_constraints(self) -> bool:
+        """Whether ``td.ContactSimulator`` steps this model's contacts and joint limits as MuJoCo's
+        soft constraints by default (its ``soft=None``): True for a model read from MJCF, whose
+        solref/solimp it carries; False otherwise (hard contacts). Settable."""
+        return self.__dict__.get("_soft_constraints", False)
+
+    @soft_constraints.setter
+    def soft_constraints(self, value) -> None:
+        self.__dict__["_soft_constraints"] = C.boolean(value, "soft_constraints")
+        self._changed()
+
+    @property
+    def integrator(self) -> str | None:
+        """The file's integrator for ContactSimulator's default with soft constraints: "rk4" (MJCF
+        <option integrator="RK4">), "semi-implicit" (Euler, implicit, implicitfast), or None."""
+        return self.__dict__.get("_integrator")
+
+    @integrator.setter
+    def integrator(self, value) -> None:
+        if value not in (None, "rk4", "semi-implicit"):
+            raise ValueError(f"integrator must be None, 'rk4' or 'semi-implicit', got {value!r}")
+        self.__dict__["_integrator"] = value
+        self._changed()
+
+    @property
+    def friction_cone(self) -> str | None:
+        """The file's friction cone (MJCF <option cone>): "pyramidal", "elliptic" or None; with soft
+        constraints ContactSimulator's default friction_edges is 4 or 0 by it."""
+        return self.__dict__.get("_friction_cone")
+
+    @friction_cone.setter
+    def friction_cone(self, value) -> None:
+        if value not in (None, "pyramidal", "elliptic"):
+            raise ValueError(f"friction_cone must be None, 'pyramidal' or 'elliptic', got {value!r}")
+        self.__dict__["_friction_cone"] = value
+        self._changed()
 
     @property
     def impratio(self) -> float:

@@ -220,6 +220,10 @@ class Geom:
     solref: tuple = (0.02, 1.0)
     solimp: tuple = (0.9, 0.95, 0.001, 0.5, 2.0)
     solmix: float = 1.0
+    # the point (body frame) whose translational inverse inertia weighs this geom's soft contacts: its
+    # file body's centre of mass (MuJoCo's body_invweight0; a welded body merged into its parent
+    # keeps its own); None: the body's centre of mass
+    weight_point: tuple | None = None
 
 
 def checked_rgba(rgba, what: str) -> tuple | None:

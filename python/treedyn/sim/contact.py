@@ -49,7 +49,7 @@ from ..solvers.inverse import _contact_product
 from ..util.timing import PhaseTimer
 from .collision import Contacts, collide, collision_pairs, warn_no_contact
 from .constraints import constrained_inverse_inertia
-from .contact_solvers import CONTACT_SOLVERS, MAX_FRICTION_EDGES
+from .contact_solvers import CONTACT_SOLVERS
 from .engine import (
     DELASSUS,
     ENGINE_PHASES,
@@ -64,6 +64,7 @@ from .engine import (
 )
 from .result import ContactKeeper, ContactTrajectory, SimulationError
 from .rows import has_rows, limit_targets
+from .soft import checked_edges, resolve, rk4_unseen
 from .step import (
     StepFailed,
     check_state,
@@ -107,7 +108,7 @@ def contact_jacobians(model: Model, q, contacts: Contacts, k: int = 4, v=None) -
     (pushing the second body of a pair along the normal, the first against it) and of their k
     friction-cone edges (contact-major: columns i·k .. i·k + k − 1 are contact i's). With v, the
     edges turn so that the first is opposite each contact's sliding velocity (see the module)."""
-    N, D, _ = _directions(model, q, contacts, _edges(k, exact_cone=False), v)
+    N, D, _ = _directions(model, q, contacts, checked_edges(k, exact_cone=False), v)
     return N, D
 
 
@@ -130,17 +131,6 @@ def _directions(model, q, contacts, k, v):
     D = T1[:, :, None] * c + T2[:, :, None] * s  # (nv, P, k)
     edges = t1[:, None, :] * c[:, :, None] + t2[:, None, :] * s[:, :, None]
     return np.ascontiguousarray(N), D.reshape(nv, P * k), edges
-
-
-def _edges(k, exact_cone: bool) -> int:
-    """k, the edges of the linearised friction cone: an integer >= 3, or 0 for the exact (second-order)
-    cone where the contact solver takes it (exact_cone)."""
-    k = _checks.integer(k, "friction_edges", minimum=0, maximum=MAX_FRICTION_EDGES)
-    if k == 0 and not exact_cone:
-        raise ValueError('friction_edges=0 (the exact friction cone) needs contact_solver="admm"')
-    if 0 < k < 3:
-        raise ValueError(f"friction_edges must be 0 (the exact cone) or >= 3, got {k}")
-    return k
 
 
 @dataclass
@@ -200,27 +190,22 @@ class LimitRows(NamedTuple):
 class ContactSimulator:
     """Time stepping with contact: ``sim = td.ContactSimulator(model, dt)``; ``sim.step(state, tau)``.
 
-    solver (contact_solver="proxqp"): the solver (a name or instance) whose ``forward_dynamics``
-    gives the free motion and whose ``inverse_inertia`` gives M⁻¹[N D] (drumwright's Θ(n²) inverse
-    by default); the C++ step has its own articulated-body passes.
-    integrator: "semi-implicit" (default; q moves with the velocity after the impulses, stable at
-    h = 1e-3) or "euler" (explicit: q moves with the velocity before the step, as drumwright2012's
-    experiment at h = 1e-5). friction_edges: k of the linearised cone (0: the exact, second-order
-    cone; contact_solver="admm" only). stabilization: Baumgarte's time constant (s); slop: the
-    penetration left alone (m; for a joint limit, the violation left alone, in the coordinate's
-    unit). push_out_limit: the largest push-out velocity b of a penetration (m/s): b =
-    min(max(depth − slop, 0)/max(stabilization, h), push_out_limit), so a body released from a deep
-    penetration rises by at most push_out_limit²/(2g) (2 mm at the default 0.2 m/s); a positive
-    number. A violated joint (or tendon) limit returns as a critically damped spring–damper of time
-    constant max(stabilization, h), as MuJoCo's soft limits (docs/contact.md). qp_tolerance: the
-    solve's tolerance in velocity units (m/s, rad/s; ProxQP's eps_abs). The model's joint limits
-    are kept with the contacts (see the module). contact_solver: the name of the contact solver in
-    sim/contact_solvers.py's CONTACT_SOLVERS ("admm", the default: the whole step in C++,
-    docs/contact.md; "proxqp": two dense QPs, the reference). delassus (contact_solver="admm"):
-    the Delassus operator, "auto" (per step, by the problem's size), "tree" (never formed) or
-    "dense" (formed from ABA's factors). soft: contacts and joint limits as MuJoCo's soft
-    constraints, with the geoms' and limits' solref and solimp (Model.set_geom_softness; read from
-    MJCF), in place of the hard rows and their push-out (docs/contact.md, "Soft constraints").
+    soft: contacts and joint limits as MuJoCo's soft constraints (solref, solimp: Model.set_geom_softness,
+    set_limit_softness; docs/contact.md "Soft constraints"), or hard with Baumgarte's push-out; None: the
+    model's (``model.soft_constraints``: True for a model read from MJCF). integrator: "semi-implicit"
+    (q moves with the velocity after the impulses), "euler" (explicit, as drumwright2012's experiment at
+    h = 1e-5) or "rk4" (soft only: MuJoCo's RK4); None: the model's with soft constraints (its file's
+    <option integrator>), else "semi-implicit". friction_edges: k of the linearised cone (0: the exact
+    cone, contact_solver="admm" only; soft: 4 is MuJoCo's pyramid, 0 its elliptic cone); None: the
+    file's <option cone> with soft constraints, else 4. solver (contact_solver="proxqp"): the solver
+    whose ``forward_dynamics`` and ``inverse_inertia`` give the free motion and M⁻¹[N D]. Hard
+    contacts: stabilization, Baumgarte's time constant (s); slop, the penetration (or a limit's
+    violation) left alone; push_out_limit, the largest push-out velocity (m/s), b =
+    min(max(depth − slop, 0)/max(stabilization, h), push_out_limit); a violated limit returns as a
+    critically damped spring of time constant max(stabilization, h). qp_tolerance: the solve's
+    tolerance (velocity units). contact_solver: "admm" (default: the whole step in C++,
+    docs/contact.md) or "proxqp" (two dense QPs, the reference; hard only). delassus ("admm"): the
+    Delassus operator, "auto" (per step, by size), "tree" (never formed) or "dense".
     """
 
     def __init__(
@@ -228,8 +213,8 @@ class ContactSimulator:
         model: Model,
         dt: float | None = None,
         solver: str | Solver = "drumwright",
-        integrator: str = "semi-implicit",
-        friction_edges: int = 4,
+        integrator: str | None = None,
+        friction_edges: int | None = None,
         stabilization: float = 0.02,
         slop: float = 1e-5,
         qp_tolerance: float | None = None,
@@ -237,13 +222,18 @@ class ContactSimulator:
         contact_solver: str = "admm",
         push_out_limit: float = 0.2,
         delassus: str = "auto",
-        soft: bool = False,
+        soft: bool | None = None,
     ):
         self.model = _checks.instance(model, Model, "model")
         if dt is None and model.timestep is None:
             raise ValueError("dt: give the time step (the model's file gives none: model.timestep is None)")
         self.dt = _checks.real(model.timestep if dt is None else dt, "dt", positive=True)
-        self.integrator = _checks.choice(integrator, "integrator", INTEGRATORS)
+        name = _checks.choice(contact_solver, "contact_solver", CONTACT_SOLVERS)
+        self._asked_integrator = integrator
+        soft, integrator, friction_edges = resolve(
+            model, CONTACT_SOLVERS[name].in_engine, soft, integrator, friction_edges
+        )
+        self.integrator, self.soft = _checks.choice(integrator, "integrator", INTEGRATORS), soft
         self.solver = solver if isinstance(solver, Solver) else make_solver(solver, model)
         if self.solver.model is not model:
             raise ValueError("the solver instance was made for another model")
@@ -259,15 +249,13 @@ class ContactSimulator:
         self.push_out_limit = _checks.real(push_out_limit, "push_out_limit", positive=True)
         # the impulses from the contact-space problem (sim/contact_solvers.py): "admm" is the whole
         # step in C++ (contact/step.hpp), the others solve on G formed in Python
-        name = _checks.choice(contact_solver, "contact_solver", CONTACT_SOLVERS)
-        self.friction_edges = _edges(friction_edges, CONTACT_SOLVERS[name].in_engine)
+        self.friction_edges = friction_edges
         if qp_tolerance is None:
             qp_tolerance = CONTACT_SOLVERS[name].default_tolerance
         self.qp_tolerance = _checks.real(qp_tolerance, "qp_tolerance", positive=True)
         self.contact_solver = CONTACT_SOLVERS[name](self.friction_edges, self.qp_tolerance, self.max_qp_iterations)
         self.delassus = _checks.choice(delassus, "delassus", DELASSUS)
         terms = actuation_terms(model)
-        self.soft = _checks.boolean(soft, "soft")
         if not self.contact_solver.in_engine and (
             np.any(model.joint_frictionloss) or terms.friction.size or terms.limited.size or self.soft
         ):
@@ -428,15 +416,12 @@ class ContactSimulator:
             pairs = self.pairs()
             self._other_pairs = [p for p in pairs if not native_pair(self.model, p)]
             native = [p for p in pairs if native_pair(self.model, p)]
-            self._engine, self._engine_for = make_engine(self, native), key
             # what each step reads of the model, kept with the engine (a change of the model rebuilds both)
             self._shapes = ((self.model.nq,), (self.model.nv,))
             self._rows = has_rows(self.model)
             if self.integrator == "rk4" and (self._rows or self._other_pairs):
-                raise ValueError(
-                    'integrator="rk4": the model has pairs collided outside C++ (cylinders, ellipsoids, meshes) or rows '
-                    '(loop closures, couplings, dry friction, tendon limits), which RK4\'s stages do not see: use "semi-implicit"'
-                )
+                rk4_unseen(self)
+            self._engine, self._engine_for = make_engine(self, native), key
         return self._engine
 
     def step_batch(self, q, v, tau=None, threads: int | None = None, ctrl=None) -> BatchStep:

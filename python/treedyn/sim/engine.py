@@ -15,8 +15,8 @@ from .._core import get_num_threads
 from ..algorithms.state import State
 from ..model.actuation import actuation_terms, driven
 from ..model.cache import cached
-from .collision import _geom_arrays, collide, native, pair_parameters
 from . import soft
+from .collision import _geom_arrays, collide, native, pair_parameters
 from .result import SimulationWarning
 from .rows import step_rows
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..model.cache import cached
 from ..solvers.inverse import inverse_mass_matrix
+from .contact_solvers import MAX_FRICTION_EDGES
 
 
 def _mixed(a, b) -> tuple:
@@ -35,6 +36,17 @@ def _explicit(model, _key=None) -> dict:
     return out
 
 
+def impedance(solimp, r: float) -> float:
+    """MuJoCo's impedance d(r) of a constraint with residual r (contact/soft.hpp's, for tests and
+    plots): solimp's sigmoid from d0 at r = 0 to dmax at |r| >= width."""
+    d0, d1, width, mid, p = solimp
+    x = abs(r) / width if width > 0 else 1.0
+    if d0 == d1 or x >= 1:
+        return d1 if x >= 1 else d0
+    y = x if p == 1 else (x**p / mid ** (p - 1) if x <= mid else 1 - (1 - x) ** p / (1 - mid) ** (p - 1))
+    return d0 + y * (d1 - d0)
+
+
 def pair_softness(model, pairs) -> np.ndarray:
     """(len(pairs), 7): each geom pair's solref (2) and solimp (5)."""
     own = cached(model, "soft_explicit_pairs", _explicit)
@@ -54,29 +66,30 @@ def limit_softness(model, names_low, names_high) -> np.ndarray:
 
 
 def inverse_weights(model, _key=None) -> tuple[np.ndarray, np.ndarray]:
-    """MuJoCo's body_invweight0 (translation) per body and dof_invweight0 per velocity coordinate at
-    the reference configuration (the file's qpos0, else td.neutral): a body's mean of the diagonal of
-    J_c M⁻¹ J_cᵀ over its centre of mass's three translations, a coordinate's (M⁻¹)_kk (a ball
-    joint's three the mean of theirs, a free joint's translations and rotations each their mean);
-    bodies without mass or geom weigh 0 (none of their rows is soft)."""
+    """MuJoCo's body_invweight0 (translation) per geom and dof_invweight0 per velocity coordinate at
+    the reference configuration (the file's qpos0, else td.neutral): the mean of the diagonal of
+    J_c M⁻¹ J_cᵀ over the three translations of its body's centre of mass (Geom.weight_point: the
+    file body's, where a welded body was merged), 0 on the world; a coordinate's (M⁻¹)_kk (a ball
+    joint's three the mean of theirs, a free joint's translations and rotations each their mean)."""
     from ..algorithms.kinematics import frame_jacobian
     from ..algorithms.state import neutral_or_reference
 
     q0 = neutral_or_reference(model)
     Minv = inverse_mass_matrix(model, q0)
-    body = np.zeros(model.n_bodies)
-    with_geoms = sorted({g.body for g in model.geoms} - {0})
-    inertias = model.inertias
-    for i in with_geoms:
-        J = frame_jacobian(model, q0, i, np.asarray(inertias[i].com, dtype=float), "local_world_aligned")[3:]
-        body[i] = np.trace(J @ Minv @ J.T) / 3
+    geoms, inertias, done = np.zeros(len(model.geoms)), model.inertias, {}
+    for k, g in enumerate(model.geoms):
+        point = g.weight_point if g.weight_point is not None else tuple(np.asarray(inertias[g.body].com, dtype=float))
+        if g.body and (g.body, point) not in done:
+            J = frame_jacobian(model, q0, g.body, np.array(point), "local_world_aligned")[3:]
+            done[(g.body, point)] = np.trace(J @ Minv @ J.T) / 3
+        geoms[k] = done.get((g.body, point), 0.0)
     dof = np.diag(Minv).copy()
     core = model.core
     for i in range(1, model.n_bodies):
         k, n = core.v_index[i], core.nv_i[i]
         for a in range(0, n, 3) if n in (3, 6) else ():
             dof[k + a : k + a + 3] = dof[k + a : k + a + 3].mean()
-    return body, dof
+    return geoms, dof
 
 
 def configure(engine, sim, pairs) -> None:
@@ -85,10 +98,67 @@ def configure(engine, sim, pairs) -> None:
     names = list(model.joint_limits)
     lo = [n for n in names if np.isfinite(model.joint_limits[n][0])]
     hi = [n for n in names if np.isfinite(model.joint_limits[n][1])]
-    body, dof = cached(model, "soft_inverse_weights", inverse_weights)
-    engine.set_soft(model.impratio, pair_softness(model, pairs), limit_softness(model, lo, hi), body, dof)
+    geoms, dof = cached(model, "soft_inverse_weights", inverse_weights)
+    engine.set_soft(model.impratio, pair_softness(model, pairs), limit_softness(model, lo, hi), geoms, dof)
 
 
 def extra_softness(model, geoms) -> np.ndarray:
     """(P, 7): the solref and solimp of contacts found in Python, by their geom pairs."""
     return pair_softness(model, [tuple(g) for g in np.asarray(geoms).reshape(-1, 2)])
+
+
+def checked_edges(k, exact_cone: bool) -> int:
+    """k, the edges of the linearised friction cone: an integer >= 3, or 0 for the exact (second-order)
+    cone where the contact solver takes it (exact_cone)."""
+    from .. import _checks
+
+    k = _checks.integer(k, "friction_edges", minimum=0, maximum=MAX_FRICTION_EDGES)
+    if k == 0 and not exact_cone:
+        raise ValueError('friction_edges=0 (the exact friction cone) needs contact_solver="admm"')
+    if 0 < k < 3:
+        raise ValueError(f"friction_edges must be 0 (the exact cone) or >= 3, got {k}")
+    return k
+
+
+def resolve(model, in_engine: bool, soft, integrator, friction_edges) -> tuple:
+    """ContactSimulator's (soft, integrator, friction_edges) where given as None: the model's
+    (``model.soft_constraints``, ``model.integrator``, ``model.friction_cone``: an MJCF file's
+    constraint model, <option integrator> and <option cone>) where the contact solver is the C++
+    step, else hard contacts, "semi-implicit" and the 4-edge pyramid; friction_edges checked."""
+    from .. import _checks
+
+    if soft is None:
+        soft = bool(model.soft_constraints) and in_engine
+    soft = _checks.boolean(soft, "soft")
+    if integrator is None:
+        integrator = model.integrator if soft and model.integrator else "semi-implicit"
+    if friction_edges is None:
+        friction_edges = 0 if soft and model.friction_cone == "elliptic" else 4
+    friction_edges = checked_edges(friction_edges, in_engine)
+    if soft and friction_edges not in (0, 4):
+        raise ValueError(
+            f"soft=True takes MuJoCo's cones: friction_edges=4 (pyramidal) or 0 (elliptic), got {friction_edges!r}"
+        )
+    return soft, integrator, friction_edges
+
+
+def rk4_unseen(sim) -> None:
+    """RK4 on a model with what its stages cannot see (pairs collided in Python, the model's rows):
+    refused where asked for, else (the file's <option integrator="RK4">) stepped by semi-implicit
+    Euler, said once."""
+    if sim._asked_integrator == "rk4":
+        raise ValueError(
+            'integrator="rk4": the model has pairs collided outside C++ (cylinders, ellipsoids, meshes) or rows '
+            '(loop closures, couplings, dry friction, tendon limits), which RK4\'s stages do not see: use "semi-implicit"'
+        )
+    import warnings
+
+    from .result import SimulationWarning
+
+    warnings.warn(
+        "ContactSimulator: the model's file asks for RK4, but its pairs collided outside C++ or its rows (loop "
+        "closures, dry friction, tendon limits) are not seen by RK4's stages: stepping by semi-implicit Euler",
+        SimulationWarning,
+        stacklevel=4,
+    )
+    sim.integrator = "semi-implicit"

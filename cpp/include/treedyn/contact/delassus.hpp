@@ -288,7 +288,8 @@ struct TreeDelassus {
       I.C.noalias() += W;
     }
     armature = Eigen::Map<const VecX>(M.armature.data(), M.nv);  // the model's (M's), then the limits'
-    for (std::size_t l = 0; l < limit_dof.size(); ++l) armature[limit_dof[l]] += 1.0 / (rho * this->d[3 * P() + l] + reg(3 * P() + l));
+    for (std::size_t l = 0; l < limit_dof.size(); ++l)
+      armature[limit_dof[l]] += 1.0 / (rho * this->d[3 * P() + l] + reg(3 * P() + l));
     const int r1 = 3 * P() + int(limit_dof.size());
     for (int b = 0; b < bilateral.rows(); ++b) coupled.push_back(r1 + b);
     for (int i = M.N; i >= 1; --i) {  // ABA's backward pass: U_i = I^A_i S_i, D_i = S_iᵀU_i (+ armature)

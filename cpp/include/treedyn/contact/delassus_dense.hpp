@@ -123,7 +123,7 @@ struct DenseDelassus {
     }
     G.triangularView<Eigen::StrictlyLower>() = G.transpose();
     if (T.R.size()) G.diagonal() += T.R;  // the soft rows: G + R (contact/soft.hpp)
-    d = G.diagonal();  // D: the rows' own inverse inertias (relative_weights)
+    d = G.diagonal();                     // D: the rows' own inverse inertias (relative_weights)
     relative_weights(d, P);
   }
   const VecX& weights() const { return d; }

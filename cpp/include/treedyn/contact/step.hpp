@@ -130,9 +130,10 @@ struct ContactEngine {
   std::vector<double> pair_friction, pair_margin;  // per pair: its own (NaN: the geoms' rule), or empty
   LimitTable limits;
   // the soft rows (opt.soft): each pair's and each limit bound's solref and solimp, and MuJoCo's
-  // approximate inverse inertias at the reference pose (body_invweight0's translation, dof_invweight0)
+  // approximate inverse inertias at the reference pose: each geom's body's body_invweight0
+  // (translation), each coordinate's dof_invweight0
   std::vector<Softness> pair_soft, limit_soft;
-  std::vector<double> body_invweight, dof_invweight;
+  std::vector<double> geom_invweight, dof_invweight;
   ContactOptions opt;
   Pyramid pyramid;
   bool damped_joints;  // some joint has damping
@@ -194,7 +195,8 @@ struct ContactEngine {
       const Vec3<double> n = c.normal;
       Vec3<double> t1;
       if (opt.soft) {
-        const Vec3<double> e = c.tangent.squaredNorm() >= 0.25 ? c.tangent : Vec3<double>::Unit(std::abs(n[1]) < 0.5 ? 1 : 2);
+        const Vec3<double> e =
+            c.tangent.squaredNorm() >= 0.25 ? c.tangent : Vec3<double>::Unit(std::abs(n[1]) < 0.5 ? 1 : 2);
         t1 = e - n.dot(e) * n;
       } else {
         int e = 0;
@@ -292,7 +294,7 @@ struct ContactEngine {
 
   // MuJoCo's soft contacts and limits (contact/soft.hpp): each row's R and its target from the
   // reference acceleration, b = J v + h a_ref, J v the rows' velocities at the step's start; Â a
-  // contact's bodies' body_invweight0 (translation), a limit's dof_invweight0 (MuJoCo's
+  // contact's geoms' bodies' body_invweight0 (translation), a limit's dof_invweight0 (MuJoCo's
   // diagApprox); bilateral rows hard. Elliptic cones (edges = 0): the friction rows R_n / impratio,
   // damped only (no position term). MuJoCo's pyramid (edges = 4): its edges n ± μ t_i (split_pyramids),
   // each Â (1 + μ²), all with R_py = 2μ²/impratio R_e (R_e the first edge's)
@@ -304,7 +306,7 @@ struct ContactEngine {
     W.G.gather(W.vk.data(), W.jv.data());
     for (int k = 0; k < P; ++k) {
       const ContactPoint& c = W.found[k];
-      const double A_hat = body_invweight[c.body[0]] + body_invweight[c.body[1]], mu = c.friction;
+      const double A_hat = geom_invweight[c.geom[0]] + geom_invweight[c.geom[1]], mu = c.friction;
       if (c.half >= 0) {  // two pyramid edges: Â (1 + μ²) each, R_py = 2μ²/impratio R_e on both
         for (int e = 0; e < 2; ++e) {
           const SoftRow r = soft_row(c.soft, -c.depth, W.jv[3 * k + e], A_hat * (1 + mu * mu), h);

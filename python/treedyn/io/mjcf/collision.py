@@ -147,8 +147,8 @@ def _condim(r, e, a, label):
 
 def softness(r, e, a, keys) -> dict:
     """The soft-constraint attributes ``keys`` (a solref's and a solimp's name) given to element e
-    (or its class) as {"solref": ..., "solimp": ...}; solimp bounded as MuJoCo bounds it
-    (getsolparam: d0, dmax, midpoint in [1e-4, 0.9999], width >= 0, power >= 1)."""
+    (or its class) as {"solref": ..., "solimp": ...}, as MuJoCo keeps them (it bounds them at use,
+    as the step does); a short solimp completed by MuJoCo's defaults."""
     out = {}
     if keys[0] in a:
         x = r.vec(e, keys[0], 2, a)
@@ -158,8 +158,7 @@ def softness(r, e, a, keys) -> dict:
             out["solref"] = x
     if keys[1] in a:
         x = r.vec(e, keys[1], None, a)
-        x = np.r_[x, _SOLIMP[len(x) :]][:5]
-        out["solimp"] = (*np.clip(x[:2], 1e-4, 0.9999), max(x[2], 0.0), np.clip(x[3], 1e-4, 0.9999), max(x[4], 1.0))
+        out["solimp"] = np.r_[x, _SOLIMP[len(x) :]][:5]
     return out
 
 
@@ -180,6 +179,19 @@ def read_contact(r, root, model):
                 model.contact_enabled = False
         if opt.get("impratio") is not None:
             model.impratio = r.num(opt, "impratio")
+        if opt.get("integrator") is not None:  # (implicit, implicitfast: damping implicit, as treedyn's Euler)
+            kind = opt.get("integrator").lower()
+            if kind not in ("euler", "rk4", "implicit", "implicitfast"):
+                raise r.err(
+                    f"<option integrator={opt.get('integrator')!r}>: MuJoCo's are Euler, RK4, implicit, implicitfast",
+                    opt,
+                )
+            model.integrator = "rk4" if kind == "rk4" else "semi-implicit"
+        if opt.get("cone") is not None:
+            if opt.get("cone") not in ("pyramidal", "elliptic"):
+                raise r.err(f"<option cone={opt.get('cone')!r}>: must be pyramidal or elliptic", opt)
+            model.friction_cone = opt.get("cone")
+    model.soft_constraints = True  # (MuJoCo's constraint model: ContactSimulator's default for this model)
     frames, geom_names = model.frames, {g.name for g in model.geoms}  # (copies: made once, not per element)
     for sec in (e for e in root if e.tag == "contact"):
         for e in (e for e in sec if isinstance(e.tag, str)):
