@@ -18,7 +18,6 @@ body frame sits on its joint).
 from __future__ import annotations
 
 import dataclasses
-
 import math
 import warnings
 from dataclasses import dataclass, field
