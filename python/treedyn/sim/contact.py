@@ -203,7 +203,7 @@ class ContactSimulator:
     violation) left alone; push_out_limit, the largest push-out velocity (m/s), b =
     min(max(depth − slop, 0)/max(stabilization, h), push_out_limit); a violated limit returns as a
     critically damped spring of time constant max(stabilization, h). qp_tolerance: the solve's
-    tolerance (velocity units). contact_solver: "admm" (default: the whole step in C++,
+    tolerance (velocity units; None: 1e-8 with soft constraints, else the solver's). contact_solver: "admm" (default: the whole step in C++,
     docs/contact.md) or "proxqp" (two dense QPs, the reference; hard only). delassus ("admm"): the
     Delassus operator, "auto" (per step, by size), "tree" (never formed) or "dense".
     """
@@ -250,8 +250,8 @@ class ContactSimulator:
         # the impulses from the contact-space problem (sim/contact_solvers.py): "admm" is the whole
         # step in C++ (contact/step.hpp), the others solve on G formed in Python
         self.friction_edges = friction_edges
-        if qp_tolerance is None:
-            qp_tolerance = CONTACT_SOLVERS[name].default_tolerance
+        if qp_tolerance is None:  # (soft: 1e-8, MuJoCo's own, where a fall would part by the solvers' rounding)
+            qp_tolerance = 1e-8 if soft else CONTACT_SOLVERS[name].default_tolerance
         self.qp_tolerance = _checks.real(qp_tolerance, "qp_tolerance", positive=True)
         self.contact_solver = CONTACT_SOLVERS[name](self.friction_edges, self.qp_tolerance, self.max_qp_iterations)
         self.delassus = _checks.choice(delassus, "delassus", DELASSUS)

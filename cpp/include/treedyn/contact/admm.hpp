@@ -359,7 +359,7 @@ AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, 
   for (int k = 0; k < m; ++k) w.sigma[k] += g[k] - b[k];
   shifts(cones, w.sigma.data(), w.s);
   // the polish needs G's entries: the formed operator's (formed() is null on the tree)
-  const Eigen::MatrixXd* formed = cones.pyramid->k == 4 && set.polish_after > 0 && !cones.edges ? G.formed() : nullptr;
+  const Eigen::MatrixXd* formed = cones.pyramid->k == 4 && set.polish_after > 0 ? G.formed() : nullptr;
   if (formed) {
     if (w.polish.gb.size() != m) w.polish.resize(m);
     w.polish.restart();

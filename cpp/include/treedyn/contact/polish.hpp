@@ -11,6 +11,7 @@
 //   edge e = (1, ±μ, 0) or (1, 0, ±μ)   λ = x e                 σ_n = 0
 //   face (s₁, s₂)    λ = α (1, s₁μ, 0) + β (1, 0, s₂μ)          σ_n = 0, s₂ σ_a − s₁ σ_b = 0
 //   limit active     λ free ≥ 0                                 σ = 0
+//   pyramid edge     λ_e free ≥ 0 where z_e > 0                 σ_e = 0   (MuJoCo's, soft: step.hpp)
 //   bilateral row    λ free                                     σ = 0
 //   bounded row      at a bound: λ = lo or hi (fixed)   inside: λ free, σ = 0
 //
@@ -76,6 +77,10 @@ template <class Cones> std::uint64_t mode_signature(const Cones& c, const double
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a
   auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
   for (int i = 0; i < c.P; ++i) {
+    if (c.edges && c.edges[i]) {
+      mix(17 + (z[3 * i] > 0) + 2 * (z[3 * i + 1] > 0));
+      continue;
+    }
     double a, b;
     const int mode = contact_mode(c, i, z + 3 * i, a, b);
     mix(std::uint64_t(mode) * 4 + (a < 0) * 2 + (b < 0));
@@ -94,6 +99,14 @@ template <class Cones> void reduce(const Cones& c, const double* z, PolishWorksp
     return v;
   };
   for (int i = 0; i < c.P; ++i) {
+    if (c.edges && c.edges[i]) {  // two edges, each active where its impulse is positive
+      for (int e = 0; e < 2; ++e)
+        if (z[3 * i + e] > 0) {
+          const PolishWorkspace::Vec unit{3 * i + e, 1, {1, 0, 0}};
+          w.unknowns.push_back(unit), w.equations.push_back(unit);
+        }
+      continue;
+    }
     double a, b;
     const int mode = contact_mode(c, i, z + 3 * i, a, b);
     const double mu = c.mu[i], sa = a < 0 ? -1.0 : 1.0, sb = b < 0 ? -1.0 : 1.0;
@@ -201,6 +214,10 @@ template <class Cones> bool polish(const Cones& c, const Eigen::MatrixXd& G, con
     for (int k = 0; k < u.len; ++k) w.lam[u.r0 + k] += w.x[j] * u.e[k];
   }
   for (int i = 0; i < c.P; ++i) {  // in the cones (the face's and edge's coefficients ≥ 0)
+    if (c.edges && c.edges[i]) {
+      if (w.lam[3 * i] < 0 || w.lam[3 * i + 1] < 0) return false;
+      continue;
+    }
     double t[3] = {w.lam[3 * i], w.lam[3 * i + 1], w.lam[3 * i + 2]};
     c.rotate(i, t, 1.0);
     if (!c.pyramid->inside(c.mu[i], t, 1e-9 * (std::abs(t[0]) + std::abs(t[1]) + std::abs(t[2])))) return false;
