@@ -27,7 +27,7 @@ What is read:
 * ``<equality>`` connect, weld, joint and tendon (fixed tendons, ``<tendon><fixed>``), ``active``,
   as the model's hard constraints (``Model.add_loop_closure``, ``Model.add_coupling``; the rules:
   ``treedyn.io.mjcf.equality``), with MuJoCo's qpos0 kept as ``model.reference_configuration``;
-  ``solref``/``solimp`` are noted as not used (treedyn's constraints are hard).
+  their ``solref``/``solimp`` are noted as not used (the model's bilateral constraints are hard).
 
 How bodies and coordinates map (so that q and v are MuJoCo's, up to the quaternion order and the
 free joint's linear velocity):
@@ -59,11 +59,17 @@ geom2 condim friction margin>`` (``class`` too) as ``model.add_contact_pair``;
 ``<option><flag contact="disable"/>`` (or ``constraint="disable"``) switches contact off
 (``model.contact_enabled``). MuJoCo's parent filter is ``treedyn.sim.collision.collision_pairs``'.
 
-Not modelled, with one IgnoredElementWarning per file that says so: joint ``damping``,
-``stiffness``, ``frictionloss`` and ``armature``, body ``gravcomp``, fluid forces (treedyn takes
-forces as inputs and has no rotor inertia, so M differs from MuJoCo's by the armature);
-``<actuator>``, ``<tendon>``, ``<sensor>`` (forces are inputs); a contact pair's ``solref``,
-``solimp`` and ``gap`` (treedyn's contacts are hard). Silently ignored:
+MuJoCo's constraint model (docs/contact.md, "Soft constraints"): the geoms' ``solref``,
+``solimp``, ``solmix`` (``Geom``), the pairs', the joints' ``solreflimit``/``solimplimit``
+(``Model.limit_softness``), ``<option impratio integrator cone>`` (``model.impratio``,
+``model.integrator``: "rk4" or "semi-implicit" for Euler and the implicit ones,
+``model.friction_cone``); ``model.soft_constraints`` is True, so ``td.ContactSimulator`` steps the
+model as MuJoCo does. Joint damping, stiffness, armature, frictionloss, actuators and fixed
+tendons: docs/guide/mujoco.md.
+
+Not modelled, with one IgnoredElementWarning per file that says so: body ``gravcomp``, fluid
+forces, sensors, spatial tendons, muscles, a pair's ``gap``, the equalities' solref/solimp (their
+rows are hard). Silently ignored:
 ``<asset>`` but its meshes, ``<visual>``, ``<statistic>``, ``<size>``, ``<keyframe>``, ``<custom>``,
 ``<extension>``, sites, cameras, lights. A ball joint's range is noted as not modelled.
 

@@ -16,7 +16,8 @@ residuals (efc_pos) in tests/io/test_io_mjcf_equality.py:
   ``polycoef`` and (x0, y0) the coordinates at qpos0; without joint2, y = y0 + a0 (1 row).
 * ``tendon``: the same for the lengths of fixed tendons (``<tendon><fixed>``: Σ coef·q).
 * ``active="false"``: kept in the model, not enforced. ``solref``/``solimp``: the parameters of
-  MuJoCo's soft constraints; treedyn's are hard, so they are not used (one warning says so).
+  MuJoCo's soft constraints; treedyn's equality rows are hard (its contacts and limits can be
+  soft: docs/contact.md), so they are not used (one warning says so).
 * ``flex`` equalities and spatial tendons in a tendon equality: ModelFileError.
 """
 
@@ -71,7 +72,7 @@ def add_equalities(reader, model, sections, q0: np.ndarray) -> None:
                 _coupling(reader, model, e, a, q0, active)
     if soft:
         reader.ignored.note(
-            "<equality> solref/solimp not used: they tune MuJoCo's soft constraints, and treedyn's are hard"
+            "<equality> solref/solimp not used: they tune MuJoCo's soft constraints, and treedyn's equalities are hard"
         )
 
 
