@@ -259,8 +259,10 @@ def test_simulate_bad_options_are_clear_errors(capsys, args, message):
 
 def test_simulate_unknown_integrator_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as e:
-        main(["simulate", "centipede:1", "--integrator", "rk4"])
-    assert e.value.code == 2 and "invalid choice: 'rk4'" in capsys.readouterr().err
+        main(["simulate", "centipede:1", "--integrator", "leapfrog"])
+    assert e.value.code == 2 and "invalid choice: 'leapfrog'" in capsys.readouterr().err
+    assert main(["simulate", "centipede:1", "--integrator", "rk4"]) == 2  # (hard contacts: no RK4)
+    assert "needs soft=True" in capsys.readouterr().err
 
 
 def test_simulate_bridge_with_the_car_draws_it(capsys, tmp_path, saved_figures):

@@ -348,11 +348,11 @@ def _simulate_contact(scene, args) -> int:
             f"solver {solver_name!r} has no inverse_inertia: the contact impulses need M⁻¹[N D] "
             "(drumwright, aba, crba-cholesky, crba-ltl, ...)"
         )
-    integrator = args.integrator or "semi-implicit"
     h = scene.h if args.h is None else args.h
     steps = scene.steps if args.steps is None else args.steps
     model, tau = scene.model, scene.tau
-    sim = ContactSimulator(model, h, solver=solver_name, integrator=integrator, contact_solver=contact_solver)
+    sim = ContactSimulator(model, h, solver=solver_name, integrator=args.integrator, contact_solver=contact_solver)
+    integrator = sim.integrator + (", MuJoCo's soft constraints" if sim.soft else "")
     label = "the C++ step" if contact_solver == "admm" else solver_name
     state = scene.state.copy()
     t0 = time.perf_counter()
@@ -399,7 +399,7 @@ def _simulate_contact(scene, args) -> int:
             scene=scene.name,
             solver=solver_name if contact_solver == "proxqp" else "",
             contact_solver=contact_solver,
-            integrator=integrator,
+            integrator=sim.integrator,
             h=h,
             n_contacts=n_contacts,
             max_penetration=traj.max_penetration,
@@ -550,9 +550,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument(
         "--integrator",
-        choices=("semi-implicit", "euler"),
+        choices=("semi-implicit", "euler", "rk4"),
         default=None,
-        help="contact scenes: semi-implicit (default) or explicit euler",
+        help="contact scenes: semi-implicit (default; an MJCF file's own), explicit euler, or rk4 (soft constraints)",
     )
     r.add_argument("--out", default=None, help="write the trajectory to this .npz file")
     r.add_argument("--every", type=int, default=1, help="keep every k-th state in the trajectory")
