@@ -72,6 +72,7 @@ def test_round_trip(seed):
 
 def test_geoms_carry_over():
     model = centipede(2).model
+    model.set_geom_softness(0, solref=(0.03, 0.9), solimp=(0.8, 0.9, 0.01, 0.4, 3.0), solmix=2.0)
     back = td.Model.from_mjcf(model.to_mjcf())
     by_name = {h.name: h for h in back.geoms}
     assert sorted(by_name) == sorted(g.name for g in model.geoms)
@@ -80,6 +81,7 @@ def test_geoms_carry_over():
         assert type(g.shape) is type(h.shape) and g.shape == h.shape
         assert model.body_names[g.body] == back.body_names[h.body]
         assert (g.friction, g.contype, g.conaffinity) == (h.friction, h.contype, h.conaffinity)
+        assert (g.solref, g.solimp, g.solmix) == (h.solref, h.solimp, h.solmix)
         # poses written with repr(float): the same numbers, up to the quaternion's rounding
         assert np.allclose(g.placement.translation, h.placement.translation, rtol=0, atol=1e-15)
         assert np.allclose(g.placement.rotation, h.placement.rotation, rtol=0, atol=4 * np.finfo(float).eps)

@@ -33,6 +33,14 @@ def _load(xml):
         os.unlink(f.name)
 
 
+def _public(public_models, package, name):
+    """(MuJoCo's model, treedyn's) of a public model file."""
+    path = os.path.join(public_models[package], f"{name}.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", td.io.IgnoredElementWarning)
+        return mujoco.MjModel.from_xml_path(path), td.load_mjcf(path)
+
+
 HINGE = """<mujoco><option timestep="0.01" integrator="{integrator}" gravity="0 0 0" tolerance="1e-12"/>
 <worldbody><body name="b"><joint name="j" type="hinge" axis="0 1 0" range="-30 30" armature="{armature}"
 damping="{damping}" solreflimit="{timeconst} 1"/><geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05"/>
@@ -92,12 +100,8 @@ def test_gymnasium_ant_runs_as_mj_step(public_models):
     """Gymnasium's ant as a user loads it (RK4, pyramidal cones, its margins, armature, damping):
     dropped, then driven, its root follows mj_step's to half a millimetre; with hard contacts
     (soft=False) the two part by centimetres (docs/guide/mujoco.md)."""
-    path = os.path.join(public_models["gymnasium"], "ant.xml")
-    m = mujoco.MjModel.from_xml_path(path)
+    m, model = _public(public_models, "gymnasium", "ant")
     d = mujoco.MjData(m)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", td.io.IgnoredElementWarning)
-        model = td.load_mjcf(path)
     sims = {soft: td.ContactSimulator(model, soft=soft) for soft in (True, False)}
     states = {soft: td.State.initial(model) for soft in sims}
     assert sims[True].integrator == "rk4" and sims[False].integrator == "semi-implicit"
@@ -117,10 +121,7 @@ def test_gymnasium_ant_runs_as_mj_step(public_models):
 def test_the_tree_and_the_formed_operator_give_one_soft_step(delassus, public_models):
     """G + R by the tree's passes (Woodbury with each row's ρ d_k + R_k: a contact's point mass
     anisotropic, D diag(w) Dᵀ) and formed: one trajectory to the solver's tolerance."""
-    path = os.path.join(public_models["gymnasium"], "ant.xml")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", td.io.IgnoredElementWarning)
-        model = td.load_mjcf(path)
+    _, model = _public(public_models, "gymnasium", "ant")
     runs = {}
     for how in ("auto", delassus):
         sim = td.ContactSimulator(model, delassus=how, integrator="semi-implicit", qp_tolerance=1e-11)
@@ -134,11 +135,7 @@ def test_inverse_weights_are_mujocos(public_models):
     """MuJoCo's body_invweight0 (translation) of every geom's body and dof_invweight0, from
     treedyn's M⁻¹ and centre-of-mass Jacobians at qpos0."""
     for package, name in (("gymnasium", "ant"), ("gymnasium", "humanoid"), ("dm_control", "quadruped")):
-        path = os.path.join(public_models[package], f"{name}.xml")
-        m = mujoco.MjModel.from_xml_path(path)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", td.io.IgnoredElementWarning)
-            model = td.load_mjcf(path)
+        m, model = _public(public_models, package, name)
         geoms, dof = inverse_weights(model)
         for k, g in enumerate(model.geoms):  # (by the geom's own MuJoCo body: a welded foot's, not the shin's)
             b = m.geom_bodyid[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, g.name)]
@@ -155,11 +152,7 @@ def test_the_files_solref_solimp_and_options_are_read(public_models):
     and solimplimit, and <option integrator, cone, impratio> as MuJoCo compiles them; a pair's mixed
     by solmix as MuJoCo mixes them."""
     for package, name in (("gymnasium", "hopper"), ("gymnasium", "half_cheetah"), ("dm_control", "quadruped")):
-        path = os.path.join(public_models[package], f"{name}.xml")
-        m = mujoco.MjModel.from_xml_path(path)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", td.io.IgnoredElementWarning)
-            model = td.load_mjcf(path)
+        m, model = _public(public_models, package, name)
         assert model.soft_constraints
         assert (model.integrator == "rk4") == (m.opt.integrator == mujoco.mjtIntegrator.mjINT_RK4)
         assert model.impratio == m.opt.impratio
@@ -218,10 +211,7 @@ def test_soft_needs_the_cpp_step_and_mujocos_cones():
 def test_rk4_refuses_what_its_stages_cannot_see(public_models):
     """The quadruped's cylinders and ellipsoids are collided in Python once per step: asked for,
     RK4 is refused; from the file (a model marked RK4), it is said and semi-implicit Euler steps."""
-    path = os.path.join(public_models["dm_control"], "quadruped.xml")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", td.io.IgnoredElementWarning)
-        model = td.load_mjcf(path)
+    _, model = _public(public_models, "dm_control", "quadruped")
     with pytest.raises(ValueError, match="RK4's stages"):
         td.ContactSimulator(model, integrator="rk4").step(td.State.initial(model))
     model.integrator = "rk4"
@@ -266,10 +256,7 @@ def test_soft_worlds_step_in_a_batch_and_from_threads_as_alone(public_models):
     (interleaved, a step may start cold where alone it continued warm: other bits, same solution)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    path = os.path.join(public_models["gymnasium"], "ant.xml")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", td.io.IgnoredElementWarning)
-        model = td.load_mjcf(path)
+    _, model = _public(public_models, "gymnasium", "ant")
     rng = np.random.default_rng(3)
     B = 4
     q = np.tile(td.State.initial(model).q, (B, 1))

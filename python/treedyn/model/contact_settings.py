@@ -136,6 +136,13 @@ class ContactSettings:
         self.__dict__["_soft_constraints"] = C.boolean(value, "soft_constraints")
         self._changed()
 
+    def _option(self, key: str, value, choices: tuple) -> None:
+        """Set one of the file's options (``key`` among ``choices``, or None), ValueError naming it."""
+        if value is not None and value not in choices:
+            raise ValueError(f"{key} must be None or one of {choices}, got {value!r}")
+        self.__dict__["_" + key] = value
+        self._changed()
+
     @property
     def integrator(self) -> str | None:
         """The file's integrator for ContactSimulator's default with soft constraints: "rk4" (MJCF
@@ -144,10 +151,7 @@ class ContactSettings:
 
     @integrator.setter
     def integrator(self, value) -> None:
-        if value not in (None, "rk4", "semi-implicit"):
-            raise ValueError(f"integrator must be None, 'rk4' or 'semi-implicit', got {value!r}")
-        self.__dict__["_integrator"] = value
-        self._changed()
+        self._option("integrator", value, ("rk4", "semi-implicit"))
 
     @property
     def friction_cone(self) -> str | None:
@@ -157,10 +161,7 @@ class ContactSettings:
 
     @friction_cone.setter
     def friction_cone(self, value) -> None:
-        if value not in (None, "pyramidal", "elliptic"):
-            raise ValueError(f"friction_cone must be None, 'pyramidal' or 'elliptic', got {value!r}")
-        self.__dict__["_friction_cone"] = value
-        self._changed()
+        self._option("friction_cone", value, ("pyramidal", "elliptic"))
 
     @property
     def impratio(self) -> float:
