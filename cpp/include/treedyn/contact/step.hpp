@@ -104,6 +104,7 @@ struct ContactWorld {
   double euler_h = -1;
   Eigen::VectorXd zero_v, y, corr;
   // RK4 (rk4): the step's start and each stage's velocity and acceleration in MuJoCo's form
+  // (y, corr: damp_implicitly's, or RK4's combined velocity and acceleration)
   Eigen::VectorXd q0, v0, v_in, vtmp;
   Eigen::MatrixXd rk_vel, rk_acc;
   std::mutex busy;
@@ -580,7 +581,7 @@ struct ContactEngine {
     const double *q = W.qk.data(), *v = W.vk.data();
     forward_kinematics(model, q, W.X0.data());
     collide(W);
-    if (opt.edges == 4) split_pyramids(W);
+    if (opt.soft && opt.edges == 4) split_pyramids(W);
     if (model.has_springs) {
       add_passive_force(model, q, v, tau, W.tau.data());
       tau = W.tau.data();
@@ -613,15 +614,15 @@ struct ContactEngine {
     auto t0 = Clock::now();
     evaluate(W, tau, h, st, 0);
     for (int i = 1; i < 4; ++i) {
-      integrate_mujoco(W, W.q0.data(), W.rk_vel.col(i - 1), a[i - 1] * h, W.qk.data());
+      W.y = W.rk_vel.col(i - 1);  // (a vector of its own: integrate_mujoco takes one, no temporary)
+      integrate_mujoco(W, W.q0.data(), W.y, a[i - 1] * h, W.qk.data());
       W.vk = W.v0 + (a[i - 1] * h) * W.rk_acc.col(i - 1);
       free_to_world(W.qk.data(), W.vk.data(), true);
       evaluate(W, tau, h, st, i);
     }
     st.seconds[kContact] = since(t0) - st.seconds[kDelassus];
-    W.vtmp = W.rk_vel * Eigen::Map<const Eigen::Vector4d>(B);
-    W.y = W.vtmp;  // (the combined velocity: integrate_mujoco uses vtmp)
-    W.corr = W.rk_acc * Eigen::Map<const Eigen::Vector4d>(B);
+    W.y.noalias() = W.rk_vel * Eigen::Map<const Eigen::Vector4d>(B);  // the combined velocity, acceleration
+    W.corr.noalias() = W.rk_acc * Eigen::Map<const Eigen::Vector4d>(B);
     integrate_mujoco(W, W.q0.data(), W.y, h, q_out);
     Eigen::Map<Eigen::VectorXd>(v_out, nv) = W.v0 + h * W.corr;
     free_to_world(q_out, v_out, true);
