@@ -177,6 +177,16 @@ def test_the_files_solref_solimp_and_options_are_read(public_models):
     mujoco.mj_forward(m, d)
     (row,) = pair_softness(model, [(0, 1)])  # mixed 3 : 1 (mj_contactParam), against MuJoCo's contact
     assert d.ncon == 1 and np.allclose(row, np.r_[d.contact[0].solref, d.contact[0].solimp], rtol=1e-12)
+    for pair in ("", ' solimp="0.7 0.8 0.02"'):  # an explicit <pair>: its own or MuJoCo's defaults, not its geoms'
+        m, model = _load(
+            f"""<mujoco><worldbody><geom name="a" type="plane" size="1 1 1" solref="0.04 1" contype="0"/>
+            <body pos="0 0 0.09"><freejoint/><geom name="b" type="sphere" size="0.1" solimp="0.5 0.6 0.01"
+            conaffinity="0"/></body></worldbody><contact><pair geom1="a" geom2="b"{pair}/></contact></mujoco>"""
+        )
+        d = mujoco.MjData(m)
+        mujoco.mj_forward(m, d)
+        (row,) = pair_softness(model, [(0, 1)])
+        assert d.ncon == 1 and np.allclose(row, np.r_[d.contact[0].solref, d.contact[0].solimp], rtol=1e-12)
 
 
 def test_soft_needs_the_cpp_step_and_mujocos_cones():
@@ -198,12 +208,12 @@ def test_soft_needs_the_cpp_step_and_mujocos_cones():
     for _ in range(300):
         sim.step(state)
     # at rest R f = a_ref = −K d(r) r with f = m g, R = (1 − d)/d Â, Â = 1/m: r = −(1 − d) g/(d² K),
-    # K = 1/(d_max² τ²) (solref (0.02, 1), solimp's defaults), d = d(r) by its fixed point
-    from treedyn.sim.soft import impedance
-
+    # K = 1/(d_max² τ²) (solref (0.02, 1)), d(r) solimp's default (0.9, 0.95, 0.001, 0.5, 2): for
+    # x = |r|/0.001 <= 1/2, d = 0.9 + 0.05 · 2x², above 1/2 d = 0.95 − 0.05 · 2(1 − x)²; r by its fixed point
     K, r = 1 / (0.95**2 * 0.02**2), -1e-4
     for _ in range(100):
-        d = impedance((0.9, 0.95, 0.001, 0.5, 2.0), r)
+        x = min(abs(r) / 0.001, 1.0)
+        d = 0.9 + 0.1 * x * x if x <= 0.5 else 0.95 - 0.1 * (1 - x) ** 2
         r = -(1 - d) * 9.81 / (d * d * K)
     assert state.q[2] - 0.1 == pytest.approx(r, abs=1e-7)
 

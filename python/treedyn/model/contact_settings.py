@@ -70,7 +70,8 @@ class ContactSettings:
     def add_contact_pair(self, geom1, geom2, friction=None, margin=None, condim=None, solref=None, solimp=None) -> None:
         """Make geoms ``geom1`` and ``geom2`` (names or indices) a candidate pair whatever their masks,
         bodies or exclusions (MJCF's <contact><pair>), with its own ``friction``, ``margin``,
-        ``condim``, ``solref`` and ``solimp`` (None: from the geoms, as for any pair)."""
+        ``condim``, ``solref`` and ``solimp`` (None: friction, margin, condim from the geoms, as for
+        any pair; solref and solimp MuJoCo's defaults, as a <pair> takes them)."""
         a, b = self._geom_ref(geom1, "add_contact_pair", "geom1"), self._geom_ref(geom2, "add_contact_pair", "geom2")
         if a == b:
             raise ValueError(f"add_contact_pair: geom1 and geom2 are the same geom ({self._geoms[a].name!r})")

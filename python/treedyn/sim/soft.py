@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model.cache import cached
+from ..model.contact_settings import DEFAULT_SOLIMP, DEFAULT_SOLREF
 from ..solvers.inverse import inverse_mass_matrix
 from .contact_solvers import MAX_FRICTION_EDGES
 
@@ -28,23 +29,9 @@ def _mixed(a, b) -> tuple:
 
 
 def _explicit(model, _key=None) -> dict:
-    """{(i, j): (solref, solimp)} of the explicit pairs, what they leave None mixed from the geoms."""
-    geoms, out = model.geoms, {}
-    for c in model.contact_pairs:
-        ref, imp = _mixed(geoms[c.geom1], geoms[c.geom2])
-        out[(c.geom1, c.geom2)] = (c.solref or ref, c.solimp or imp)
-    return out
-
-
-def impedance(solimp, r: float) -> float:
-    """MuJoCo's impedance d(r) of a constraint with residual r (contact/soft.hpp's, for tests and
-    plots): solimp's sigmoid from d0 at r = 0 to dmax at |r| >= width."""
-    d0, d1, width, mid, p = solimp
-    x = abs(r) / width if width > 0 else 1.0
-    if d0 == d1 or x >= 1:
-        return d1 if x >= 1 else d0
-    y = x if p == 1 else (x**p / mid ** (p - 1) if x <= mid else 1 - (1 - x) ** p / (1 - mid) ** (p - 1))
-    return d0 + y * (d1 - d0)
+    """{(i, j): (solref, solimp)} of the explicit pairs: their own, MuJoCo's defaults where None (a
+    <pair> takes its class's, not its geoms')."""
+    return {(c.geom1, c.geom2): (c.solref or DEFAULT_SOLREF, c.solimp or DEFAULT_SOLIMP) for c in model.contact_pairs}
 
 
 def pair_softness(model, pairs) -> np.ndarray:
