@@ -11,10 +11,7 @@ import numpy as np
 
 from .. import _checks as C
 from .cache import changes_model
-from .shapes import CONDIM, ContactPair
-
-DEFAULT_SOLREF = (0.02, 1.0)  # MuJoCo's defaults
-DEFAULT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
+from .shapes import CONDIM, DEFAULT_SOLIMP, DEFAULT_SOLREF, ContactPair
 
 
 def checked_solref(solref, what: str) -> tuple:
@@ -23,13 +20,6 @@ def checked_solref(solref, what: str) -> tuple:
     if not (np.all(x > 0) or np.all(x <= 0)):
         raise ValueError(f"{what} must be (timeconst > 0, dampratio > 0) or (-stiffness, -damping), got {x.tolist()}")
     return tuple(x.tolist())
-
-
-def checked_softness(key: str, x):
-    """A geom's solref, solimp or solmix, checked."""
-    if key == "solmix":
-        return C.real(x, "geom solmix", nonnegative=True)
-    return (checked_solref if key == "solref" else checked_solimp)(x, f"geom {key}")
 
 
 def checked_solimp(solimp, what: str) -> tuple:
@@ -42,6 +32,13 @@ def checked_solimp(solimp, what: str) -> tuple:
             f"and power > 0, got {x.tolist()}"
         )
     return tuple(x.tolist())
+
+
+def checked_softness(key: str, x):
+    """A geom's solref, solimp or solmix, checked."""
+    if key == "solmix":
+        return C.real(x, "geom solmix", nonnegative=True)
+    return (checked_solref if key == "solref" else checked_solimp)(x, f"geom {key}")
 
 
 __all__ = ["ContactSettings"]

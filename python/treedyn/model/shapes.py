@@ -194,6 +194,10 @@ VISUAL_SHAPES = (Sphere, Capsule, Box, Cylinder, Ellipsoid, ConvexMesh, Triangle
 CONDIM = (1, 3, 4, 6)
 
 
+DEFAULT_SOLREF = (0.02, 1.0)  # MuJoCo's default solref (time constant, damping ratio) and solimp
+DEFAULT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)  # (d0, dmax, width, midpoint, power)
+
+
 @dataclass(frozen=True)
 class Geom:
     """A shape fixed to a body (index; 0 is the world) at ``placement`` (a treedyn.Transform in the
@@ -217,8 +221,8 @@ class Geom:
     margin: float = 0.0
     rgba: tuple | None = None  # its colour in td.view (4 numbers in [0, 1]; None: the viewer's)
     # MuJoCo's soft contact parameters (ContactSimulator(soft=True)): solref, solimp, solmix
-    solref: tuple = (0.02, 1.0)
-    solimp: tuple = (0.9, 0.95, 0.001, 0.5, 2.0)
+    solref: tuple = DEFAULT_SOLREF
+    solimp: tuple = DEFAULT_SOLIMP
     solmix: float = 1.0
     # the point (body frame) whose translational inverse inertia weighs this geom's soft contacts: its
     # file body's centre of mass (MuJoCo's body_invweight0; a welded body merged into its parent
@@ -246,5 +250,5 @@ class ContactPair:
     friction: float | None = None
     margin: float | None = None
     condim: int | None = None
-    solref: tuple | None = None  # (ContactSimulator(soft=True)); None: mixed from the geoms'
+    solref: tuple | None = None  # (ContactSimulator(soft=True)); None: MuJoCo's defaults, as a <pair>'s
     solimp: tuple | None = None

@@ -6,12 +6,18 @@ model's reference pose (its body_invweight0 and dof_invweight0, mj_setConst)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from .. import _checks
+from ..algorithms.kinematics import frame_jacobian
+from ..algorithms.state import neutral_or_reference
 from ..model.cache import cached
-from ..model.contact_settings import DEFAULT_SOLIMP, DEFAULT_SOLREF
-from ..solvers.inverse import inverse_mass_matrix
+from ..model.shapes import DEFAULT_SOLIMP, DEFAULT_SOLREF
+from ..solvers.inverse import _solver_for, inverse_mass_matrix
 from .contact_solvers import MAX_FRICTION_EDGES
+from .result import SimulationWarning
 
 
 def _mixed(a, b) -> tuple:
@@ -35,13 +41,16 @@ def _explicit(model, _key=None) -> dict:
 
 
 def pair_softness(model, pairs) -> np.ndarray:
-    """(len(pairs), 7): each geom pair's solref (2) and solimp (5)."""
-    own = cached(model, "soft_explicit_pairs", _explicit)
+    """(len(pairs), 7): each geom pair's solref (2) and solimp (5), each pair's made once per model
+    revision (the pairs collided in Python ask every step)."""
+    rows = cached(model, "soft", _explicit)  # (filled in below with the mixed pairs as they come)
     geoms = model.geoms
     out = np.empty((len(pairs), 7))
     for k, (i, j) in enumerate(pairs):
-        i, j = int(i), int(j)
-        ref, imp = own[(i, j)] if (i, j) in own else _mixed(geoms[i], geoms[j])
+        key = (int(i), int(j))
+        if key not in rows:
+            rows[key] = _mixed(geoms[key[0]], geoms[key[1]])
+        ref, imp = rows[key]
         out[k, :2], out[k, 2:] = ref, imp
     return out
 
@@ -57,20 +66,21 @@ def inverse_weights(model, _key=None) -> tuple[np.ndarray, np.ndarray]:
     the reference configuration (the file's qpos0, else td.neutral): the mean of the diagonal of
     J_c M⁻¹ J_cᵀ over the three translations of its body's centre of mass (Geom.weight_point: the
     file body's, where a welded body was merged), 0 on the world; a coordinate's (M⁻¹)_kk (a ball
-    joint's three the mean of theirs, a free joint's translations and rotations each their mean)."""
-    from ..algorithms.kinematics import frame_jacobian
-    from ..algorithms.state import neutral_or_reference
-
+    joint's three the mean of theirs, a free joint's translations and rotations each their mean).
+    The points' Jacobians J (3 rows each) go through one M⁻¹Jᵀ (drumwright's, Θ(nv) a column)."""
     q0 = neutral_or_reference(model)
-    Minv = inverse_mass_matrix(model, q0)
-    geoms, inertias, done = np.zeros(len(model.geoms)), model.inertias, {}
-    for k, g in enumerate(model.geoms):
+    inertias, points = model.inertias, {}  # (body, point) → its column block
+    where = []
+    for g in model.geoms:
         point = g.weight_point if g.weight_point is not None else tuple(np.asarray(inertias[g.body].com, dtype=float))
-        if g.body and (g.body, point) not in done:
-            J = frame_jacobian(model, q0, g.body, np.array(point), "local_world_aligned")[3:]
-            done[(g.body, point)] = np.trace(J @ Minv @ J.T) / 3
-        geoms[k] = done.get((g.body, point), 0.0)
-    dof = np.diag(Minv).copy()
+        where.append(points.setdefault((g.body, point), len(points)) if g.body else -1)
+    Jt = np.zeros((model.nv, 3 * len(points)))
+    for (body, point), c in points.items():
+        Jt[:, 3 * c : 3 * c + 3] = frame_jacobian(model, q0, body, np.array(point), "local_world_aligned")[3:].T
+    W = _solver_for(model, "drumwright", np.float64).inverse_inertia(q0, Jt) if points else Jt
+    mean_diag = np.einsum("ij,ij->j", Jt, W).reshape(-1, 3).mean(axis=1)  # trace(J M⁻¹ Jᵀ)/3 per point
+    geoms = np.array([mean_diag[c] if c >= 0 else 0.0 for c in where])
+    dof = np.diag(inverse_mass_matrix(model, q0)).copy()
     core = model.core
     for i in range(1, model.n_bodies):
         k, n = core.v_index[i], core.nv_i[i]
@@ -97,8 +107,6 @@ def extra_softness(model, geoms) -> np.ndarray:
 def checked_edges(k, exact_cone: bool) -> int:
     """k, the edges of the linearised friction cone: an integer >= 3, or 0 for the exact (second-order)
     cone where the contact solver takes it (exact_cone)."""
-    from .. import _checks
-
     k = _checks.integer(k, "friction_edges", minimum=0, maximum=MAX_FRICTION_EDGES)
     if k == 0 and not exact_cone:
         raise ValueError('friction_edges=0 (the exact friction cone) needs contact_solver="admm"')
@@ -112,8 +120,6 @@ def resolve(model, in_engine: bool, soft, integrator, friction_edges) -> tuple:
     (``model.soft_constraints``, ``model.integrator``, ``model.friction_cone``: an MJCF file's
     constraint model, <option integrator> and <option cone>) where the contact solver is the C++
     step, else hard contacts, "semi-implicit" and the 4-edge pyramid; friction_edges checked."""
-    from .. import _checks
-
     if soft is None:
         soft = bool(model.soft_constraints) and in_engine
     soft = _checks.boolean(soft, "soft")
@@ -138,10 +144,6 @@ def rk4_unseen(sim) -> None:
             'integrator="rk4": the model has pairs collided outside C++ (cylinders, ellipsoids, meshes) or rows '
             '(loop closures, couplings, dry friction, tendon limits), which RK4\'s stages do not see: use "semi-implicit"'
         )
-    import warnings
-
-    from .result import SimulationWarning
-
     warnings.warn(
         "ContactSimulator: the model's file asks for RK4, but its pairs collided outside C++ or its rows (loop "
         "closures, dry friction, tendon limits) are not seen by RK4's stages: stepping by semi-implicit Euler",

@@ -1,4 +1,4 @@
-// MuJoCo's soft constraints (docs/contact.md, "Soft constraints"; MuJoCo's documentation,
+// MuJoCo's soft constraints (docs/contact.md, "Soft constraints"; Todorov 2014, MuJoCo's documentation,
 // "Computation"): a constraint row k is a spring–damper with an impedance d ∈ (0, 1). With R_k the
 // regulariser and a_ref,k the reference acceleration, MuJoCo's dual problem is
 //   min_f ½ fᵀ(A + R) f + fᵀ(J a₀ − a_ref),  f in the cones,

@@ -443,7 +443,7 @@ struct ContactEngine {
       if (opt.soft ? W.gap[k] < 0 : W.gap[k] <= reach) W.in_problem[k] = 1, W.bounds.push_back(k);
     }
     W.vnext = W.vstar;
-    W.G.R.resize(0);
+    if (!opt.soft) W.G.R.resize(0);  // (hard: no regulariser; soft: set by soft_rows, its storage kept)
     if (P == 0 && W.bounds.empty() && W.G.bilateral.rows() == 0) {
       W.warm.clear();
       return;

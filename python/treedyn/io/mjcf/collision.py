@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...model import Transform
-from ...model.shapes import Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere
+from ...model.shapes import DEFAULT_SOLIMP, Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere
 from .._common import z_to_vector
 from .._xml import ModelFileError
 from .meshes import mesh_hull
@@ -158,11 +158,8 @@ def softness(r, e, a, keys) -> dict:
             out["solref"] = x
     if keys[1] in a:
         x = r.vec(e, keys[1], None, a)
-        out["solimp"] = np.r_[x, _SOLIMP[len(x) :]][:5]
+        out["solimp"] = np.r_[x, DEFAULT_SOLIMP[len(x) :]][:5]
     return out
-
-
-_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)  # MuJoCo's default, for the numbers a short solimp leaves out
 
 
 def read_contact(r, root, model):
