@@ -99,7 +99,7 @@ LAYERS = (
     ("treedyn._core", "treedyn._checks", "treedyn._version", "treedyn.util"),
     ("treedyn.model",),
     ("treedyn.algorithms",),
-    ("treedyn.solvers",),
+    ("treedyn.solvers", "treedyn.xla"),
     ("treedyn.sim",),
     ("treedyn.io",),
     ("treedyn.scenes",),

@@ -90,8 +90,13 @@ def get_solver_class(name: str) -> type[Solver]:
 def make_solver(solver: str | type[Solver], model, **options) -> Solver:
     """A solver instance for ``model``: ``solver`` is a registered name or a Solver subclass.
 
-    Options (e.g. ``dtype=np.float32``) go to the solver's constructor.
+    Options (e.g. ``dtype=np.float32``) go to the solver's constructor. ``device=`` ("cpu", "gpu"
+    or a jax.Device) or ``backend="jax"`` picks treedyn's XLA backend instead of the C++ solvers:
+    the same algorithm written in JAX, on that device (treedyn.xla; ``pip install 'treedyn[gpu]'``).
     """
+    backend = options.pop("backend", None)
+    if backend is not None or "device" in options:
+        return _xla_solver(solver, model, backend, **options)
     if isinstance(solver, type):
         if not issubclass(solver, Solver):
             raise TypeError(f"{solver.__name__} is not a treedyn.Solver subclass")
@@ -100,6 +105,34 @@ def make_solver(solver: str | type[Solver], model, **options) -> Solver:
         cls = get_solver_class(solver)
     else:
         raise TypeError(f"solver must be a name or a Solver subclass, got {solver!r}")
+    from ..model import Model
+
+    _checks.instance(model, Model, "model")
+    return cls(model, **options)
+
+
+def _xla_solver(solver, model, backend, **options):
+    """make_solver's route to treedyn.xla's solvers."""
+    if backend not in (None, "jax"):
+        raise ValueError(f"unknown backend {backend!r}: treedyn's backends are the C++ solvers (no backend) and 'jax'")
+    try:
+        from ..xla import SOLVERS
+    except ImportError as e:
+        raise ImportError(
+            f"treedyn's XLA backend (device=, backend='jax') needs JAX ({e}): pip install 'treedyn[gpu]'"
+        ) from None
+    from ..xla.solvers import XlaSolver
+
+    if isinstance(solver, type) and issubclass(solver, XlaSolver):
+        cls = solver
+    elif not isinstance(solver, str):
+        raise TypeError(
+            f"with device= or backend='jax', solver must be one of the names {sorted(SOLVERS)}, got {solver!r}"
+        )
+    elif solver not in SOLVERS:
+        raise ValueError(f"no solver named {solver!r} on the XLA backend; it has {', '.join(sorted(SOLVERS))}")
+    else:
+        cls = SOLVERS[solver]
     from ..model import Model
 
     _checks.instance(model, Model, "model")
