@@ -44,6 +44,11 @@ against the installed treedyn: ``python -m benchmarks <name> [options]`` (``--li
   td.rnea_derivatives / td.aba_derivatives and computeRNEADerivatives / computeABADerivatives on one
   thread over chain lengths and on UR5, Solo12 and Talos, interleaved min-of-samples, and the ratio.
 
+- ``gpu``: yang-wu-pan Figs. 2-3 on a GPU with treedyn's XLA backend (treedyn.xla): one robot's forward
+  dynamics against its links (aba, cfa-oee, crba-cholesky on the device) and B robots' against B
+  (Panda, Talos) beside treedyn's C++ batch on all cores, pin.abaInParallel and MJX's forward on the same
+  device; ``--quick`` for a short GPU loan. Runs on the CPU too (its figures then say so).
+
 matplotlib is optional: the scripts always write CSV, and PNG when matplotlib is installed.
 """
 
@@ -57,4 +62,5 @@ SCRIPTS = {
     "speed": "benchmarks.speed",
     "sweep": "benchmarks.sweep",
     "derivatives": "benchmarks.derivatives",
+    "gpu": "benchmarks.gpu",
 }
