@@ -15,7 +15,9 @@ Talos (example-robot-data's talos_reduced: a humanoid, 38 DoF, floating base) on
 machine's cores (``td.set_num_threads``), ``pin.abaInParallel`` on as many threads, and MJX's
 ``mjx.forward`` under ``jax.vmap`` on the same device, the same model (written by ``to_mjcf``; contacts
 and constraints disabled, so that it computes the smooth dynamics: kinematics, CRBA, the bias by
-RNEA and a Cholesky solve). The models are the robots' trees alone (no geoms, no joint damping).
+RNEA and a Cholesky solve); for Panda (fixed base, the same coordinates) the CSV gives MJX's q̈ against
+treedyn's (``mjx_qacc_rel_diff``: float32 rounding). The models are the robots' trees alone (no geoms,
+no joint damping).
 
 Each device time is the minimum over --repeat samples of a jitted call on arrays already on the
 device, waited for (``block_until_ready``); compile time is not counted but printed. --quick (about
@@ -112,7 +114,8 @@ def device_call(jax, name, model, dtype, device, batched, Q, V, T):
 
 
 def mjx_call(jax, model, dtype, device, Q, V, T):
-    """(call, compile seconds) of jax.vmap(mjx.forward) on the same tree, or None without MJX."""
+    """(call, compile seconds, the first robot's q̈) of jax.vmap(mjx.forward) on the same tree, or None
+    without MJX."""
     try:
         import mujoco
         from mujoco import mjx
@@ -134,8 +137,8 @@ def mjx_call(jax, model, dtype, device, Q, V, T):
     )
     f = jax.jit(jax.vmap(lambda d: mjx.forward(mx, d).qacc))
     t0 = time.perf_counter()
-    f(batch).block_until_ready()
-    return (lambda: f(batch).block_until_ready()), time.perf_counter() - t0
+    qacc = f(batch).block_until_ready()
+    return (lambda: f(batch).block_until_ready()), time.perf_counter() - t0, np.asarray(qacc[0])
 
 
 def fig2(jax, device, dtype, ns, repeat, log):
@@ -184,10 +187,13 @@ def fig3(jax, device, dtype, Bs, repeat, log, robots=("panda", "talos")):
                 row[f"{name}_s"] = timed(call, repeat)
                 row[f"{name}_compile_s"] = compile_s
             mjx = mjx_call(jax, model, dtype, device, Q, V, T)
+            cpu = td.make_solver("aba", model, dtype=dtype)
             if mjx is not None:
                 row["mjx_s"] = timed(mjx[0], repeat)
                 row["mjx_compile_s"] = mjx[1]
-            cpu = td.make_solver("aba", model, dtype=dtype)
+                if not any(k == "free" for k in model.joint_kinds):  # same q̈ (a free joint's v differs)
+                    ref = cpu.forward_dynamics(Q[0], V[0], T[0])
+                    row["mjx_qacc_rel_diff"] = float(np.abs(mjx[2] - ref).max() / max(1.0, np.abs(ref).max()))
             before = td.get_num_threads()
             td.set_num_threads(threads)
             try:
@@ -243,7 +249,11 @@ def plot(rows2, rows3, out, log):
                 pts = [(r["B"], r[key] * 1e3) for r in rs if key in r]
                 if pts:
                     ax.loglog(*zip(*pts), marker="o", label=label)
-            ax.set(xlabel="robots B [-]", ylabel="time per batch [ms]", title=f"{which} ({rs[0]['nv']} DoF) on {rs[0]['device']}")
+            ax.set(
+                xlabel="robots B [-]",
+                ylabel="time per batch [ms]",
+                title=f"{which} ({rs[0]['nv']} DoF) on {rs[0]['device']}",
+            )
             ax.legend(fontsize=7)
         log(f"wrote {save(fig, os.path.join(out, 'gpu_fig3.png'))}")
 
@@ -276,7 +286,9 @@ def main(argv=None) -> int:
     dtype = np.dtype(args.dtype)
     os.makedirs(args.out, exist_ok=True)
     log = print
-    log(f"device: {device.device_kind} ({device.platform}); jax {jax.__version__}; {args.dtype}; CPU cores: {os.cpu_count()}")
+    log(
+        f"device: {device.device_kind} ({device.platform}); jax {jax.__version__}; {args.dtype}; CPU cores: {os.cpu_count()}"
+    )
     if device.platform != "gpu":
         log("no GPU: these are CPU figures (the XLA code on the CPU), not the GPU's")
     figs = args.fig or [2, 3]

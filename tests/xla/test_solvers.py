@@ -30,6 +30,8 @@ def test_make_solver_routes_to_the_xla_backend():
         td.make_solver("aba", model, device="tpu9")
     with pytest.raises(TypeError, match="float64 or float32"):
         td.make_solver("aba", model, device="cpu", dtype=np.int32)
+    with pytest.raises(TypeError, match=r"unknown options \['specialise'\]"):
+        td.make_solver("aba", model, device="cpu", specialise=True)
 
 
 def test_gpu_is_a_gpu_or_a_clear_error():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .joints import passive_force
-from .spatial import congruence, crf, mtv, mv
+from .spatial import congruence, cross_force, mtv, mv
 from .tree import add, external, kinematics, over_levels, padded, put, spatial_gravity, take
 
 
@@ -17,7 +17,7 @@ def aba(st, A, q, qd, tau, f_ext=None):
     X, S, v, c = kinematics(st, A, q, qd)
     I = A["inertia"]
     # pass 1 (RBDA 7.1): I^A_i = I_i, p^A_i = v_i ×* I_i v_i − f^x_i
-    pA = mv(crf(v), mv(I, v)) - external(st, f_ext, q.dtype)
+    pA = cross_force(v, mv(I, v)) - external(st, f_ext, q.dtype)
     tau = padded(tau + passive_force(st, A, q, qd))
     armature = padded(A["armature"])
 

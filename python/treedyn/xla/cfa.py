@@ -18,7 +18,7 @@ import jax.numpy as jnp
 from .joints import joint_transforms, passive_force
 from .oee import oee_solve, oee_substitute
 from .scan import affine_scan
-from .spatial import crf, crm, mtv, mv
+from .spatial import cross_force, cross_motion, mtv, mv
 from .tree import external, spatial_gravity
 
 #: refinement steps on the equations of motion. The C++ kernel takes one, after refining the
@@ -32,10 +32,10 @@ def _chain_rnea(X, S, I, qd, qdd, a0, fx):
     """RNEA on a chain by scans: the link forces' projections S_iᵀ F_i (n,) for q̈ = qdd."""
     vJ = S * qd[:, None]
     v = affine_scan(X, vJ)  # v_i = X_i v_{i-1} + S_i q̇_i
-    b = mv(crm(v), vJ) + S * qdd[:, None]  # c_i + S_i q̈_i
+    b = cross_motion(v, vJ) + S * qdd[:, None]  # c_i + S_i q̈_i
     b = b.at[0].add(mv(X[0], a0))
     a = affine_scan(X, b)  # a_i = X_i a_{i-1} + c_i + S_i q̈_i
-    f = mv(I, a) + mv(crf(v), mv(I, v)) - fx
+    f = mv(I, a) + cross_force(v, mv(I, v)) - fx
     Xt_next = jnp.concatenate([jnp.swapaxes(X[1:], -1, -2), jnp.zeros_like(X[:1])])  # X_{i+1}ᵀ
     F = affine_scan(Xt_next, f, reverse=True)  # F_i = f_i + X_{i+1}ᵀ F_{i+1}
     return jnp.sum(S * F, -1)

@@ -60,8 +60,8 @@ class XlaSolver(Solver):
     capabilities = frozenset({"batch", "inverse_inertia", "float32", "floating_base", "branched", "multi_dof", "f_ext"})
     _kernel = staticmethod(aba)
 
-    def __init__(self, model, dtype=np.float64, device=None):
-        super().__init__(model, dtype)
+    def __init__(self, model, dtype=np.float64, device=None, **options):
+        super().__init__(model, dtype, **options)  # (unknown options: the TypeError every solver gives)
         self.device = resolve_device(device)
         self.device_model = DeviceModel(model, self.dtype, self.device)
         self._arrays = self.device_model.arrays
@@ -289,8 +289,8 @@ class XlaCFASolver(XlaSolver):
             return f"{cls.name} does not take armature (rotor inertia, set_joint_armature); use aba"
         return _chain_of_1dof_reason(model, cls.name)
 
-    def __init__(self, model, dtype=np.float64, device=None):
-        super().__init__(model, dtype, device)
+    def __init__(self, model, dtype=np.float64, device=None, **options):
+        super().__init__(model, dtype, device, **options)
         if "J_inv" not in self._arrays:
             singular = next(
                 name

@@ -47,6 +47,18 @@ def crf(v):
     return -jnp.swapaxes(crm(v), -1, -2)
 
 
+def cross_motion(v, m):
+    """v × m = [ω × m_ω; ω × m_v + v_v × m_ω] for motions v = [ω; v_v], m (RBDA eq. 2.31)."""
+    w, u, a, b = v[..., :3], v[..., 3:], m[..., :3], m[..., 3:]
+    return jnp.concatenate([jnp.cross(w, a), jnp.cross(w, b) + jnp.cross(u, a)], -1)
+
+
+def cross_force(v, f):
+    """v ×* f = [ω × n + v_v × f_f; ω × f_f] for a motion v and a force f = [n; f_f] (RBDA eq. 2.32)."""
+    w, u, n, g = v[..., :3], v[..., 3:], f[..., :3], f[..., 3:]
+    return jnp.concatenate([jnp.cross(w, n) + jnp.cross(u, g), jnp.cross(w, g)], -1)
+
+
 def mv(A, x):
     """A x over leading axes."""
     return jnp.einsum("...ij,...j->...i", A, x)

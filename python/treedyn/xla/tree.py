@@ -14,7 +14,7 @@ from jax import lax
 
 from .device_model import Level
 from .joints import body_rates, joint_bias, joint_transforms, motion_subspace
-from .spatial import crm, mv
+from .spatial import cross_motion, mv
 
 
 def _static_range(idx):
@@ -109,7 +109,7 @@ def kinematics(st, A, q, qd):
     S = motion_subspace(st, A, q)
     vJ = jnp.einsum("bik,bk->bi", S, body_rates(st, qd))
     v = propagate(st, X, vJ, jnp.zeros(6, q.dtype))
-    c = mv(crm(v), vJ) + joint_bias(st, A, S, qd)
+    c = cross_motion(v, vJ) + joint_bias(st, A, S, qd)
     return X, S, v, c
 
 
