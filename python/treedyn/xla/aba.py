@@ -9,7 +9,17 @@ import jax.numpy as jnp
 
 from .joints import passive_force
 from .spatial import congruence, cross_force, mtv, mv
-from .tree import add, external, kinematics, over_levels, padded, put, spatial_gravity, take
+from .tree import (
+    downward,
+    external,
+    kinematics,
+    padded,
+    scatter_coordinates,
+    spatial_gravity,
+    split,
+    upward,
+    zip_levels,
+)
 
 
 def aba(st, A, q, qd, tau, f_ext=None):
@@ -20,34 +30,35 @@ def aba(st, A, q, qd, tau, f_ext=None):
     pA = cross_force(v, mv(I, v)) - external(st, f_ext, q.dtype)
     tau = padded(tau + passive_force(st, A, q, qd))
     armature = padded(A["armature"])
+    levels = zip_levels(*(split(st, x) for x in (X, S, I, pA, c)))
 
-    def inward(carry, lv, k, _):  # pass 2, the leaves first
-        IA, pA = carry
-        Sb = take(S, lv.bodies)[..., :k]
-        IAb, pAb = take(IA, lv.bodies), take(pA, lv.bodies)
+    def inward(from_children, x, lv, k):  # pass 2, the leaves first
+        Xb, Sb, IAb, pAb, cb = x
+        IAb, pAb = IAb + from_children[0], pAb + from_children[1]  # the children's I^a, p^a
+        Sb = Sb[..., :k]
         U = IAb @ Sb  # U_i = I^A_i S_i
         D = jnp.swapaxes(Sb, -1, -2) @ U  # D_i = S_iᵀ U_i (+ armature; 1 on padded coordinates)
-        D = D + jnp.eye(k, dtype=q.dtype) * (armature[lv.dofs] + lv.pad)[:, None, :]
+        D = D + jnp.eye(k, dtype=q.dtype) * (armature[lv.dofs] + lv.pad)[..., None, :]
         u = tau[lv.dofs] - mtv(Sb, pAb)  # u_i = τ_i − S_iᵀ p^A_i
         Dinv = 1 / D if k == 1 else jnp.linalg.inv(D)
         UDinv = U @ Dinv
         Ia = IAb - UDinv @ jnp.swapaxes(U, -1, -2)  # I^a = I^A − U D⁻¹ Uᵀ
-        pa = pAb + mv(Ia, take(c, lv.bodies)) + mv(UDinv, u)  # p^a = p^A + I^a c + U D⁻¹ u
-        Xb = take(X, lv.bodies)
-        IA = add(IA, lv.parents, congruence(Xb, Ia))  # I^A_λ += Xᵀ I^a X (the world's slot unused)
-        pA = add(pA, lv.parents, mtv(Xb, pa))  # p^A_λ += Xᵀ p^a
-        return (IA, pA), (UDinv, mv(Dinv, u))
+        pa = pAb + mv(Ia, cb) + mv(UDinv, u)  # p^a = p^A + I^a c + U D⁻¹ u
+        # to the parent: Xᵀ I^a X, Xᵀ p^a (the world's share is dropped)
+        return (congruence(Xb, Ia), mtv(Xb, pa)), (UDinv, mv(Dinv, u))
 
-    _, saved = over_levels(st, inward, (I, pA), reverse=True)
+    def zero(w):
+        return jnp.zeros((w, 6, 6), q.dtype), jnp.zeros((w, 6), q.dtype)
 
-    def outward(carry, lv, k, x):  # pass 3, the root first
-        a, qdd = carry
-        UDinv, Dinv_u = x
-        ab = mv(take(X, lv.bodies), take(a, lv.parents)) + take(c, lv.bodies)  # a' = X a_λ + c
+    saved = upward(st, inward, zero, levels)
+
+    def outward(parent, x, lv, k):  # pass 3, the root first
+        (Xb, Sb, _, _, cb), (UDinv, Dinv_u) = x
+        ab = mv(Xb, parent[0]) + cb  # a' = X a_λ + c
         qb = Dinv_u - mtv(UDinv, ab)  # q̈_i = D⁻¹(u − Uᵀ a')
-        a = put(a, lv.bodies, ab + mv(take(S, lv.bodies)[..., :k], qb))
-        return (a, qdd.at[lv.dofs].set(qb)), None
+        return ab + mv(Sb[..., :k], qb), qb
 
-    a0 = jnp.zeros((st.N + 1, 6), q.dtype).at[0].set(spatial_gravity(A))
-    (_, qdd), _ = over_levels(st, outward, (a0, jnp.zeros(st.nv + 1, q.dtype)), saved=saved)
+    start = (spatial_gravity(A), jnp.zeros(1, q.dtype))
+    ys = downward(st, outward, start, zip_levels(levels, saved))
+    qdd = scatter_coordinates(st, jnp.zeros(st.nv + 1, q.dtype), [[y[1] for y in seg] for seg in ys])
     return qdd[: st.nv]

@@ -18,7 +18,7 @@ from jax.scipy.linalg import cho_solve
 from .joints import joint_placements
 from .rnea import rnea
 from .spatial import compose, congruence, plx
-from .tree import add, kinematics, over_levels, put, take
+from .tree import assemble, downward, kinematics, split, upward, zip_levels
 
 
 def _root_frames(st, A, q):
@@ -28,23 +28,26 @@ def _root_frames(st, A, q):
     roots = st.levels[0]
     E = E.at[roots].set(jnp.eye(3, dtype=q.dtype))
     r = r.at[roots].set(0)
-
-    def step(carry, lv, k, _):
-        Er, rr = carry
-        Eb, rb = compose(take(E, lv.bodies), take(r, lv.bodies), take(Er, lv.parents), take(rr, lv.parents))
-        return (put(Er, lv.bodies, Eb), put(rr, lv.bodies, rb)), None
-
-    return over_levels(st, step, (jnp.broadcast_to(jnp.eye(3, dtype=q.dtype), E.shape), jnp.zeros_like(r)))[0]
+    start = (jnp.eye(3, dtype=q.dtype), jnp.zeros(3, q.dtype))
+    ys = downward(
+        st, lambda p, x, lv, k: compose(x[0], x[1], p[0], p[1]), start, zip_levels(split(st, E), split(st, r))
+    )
+    return assemble(st, [[y[0] for y in seg] for seg in ys], start[0]), assemble(
+        st, [[y[1] for y in seg] for seg in ys], start[1]
+    )
 
 
 def crba(st, A, q):
     """M(q) (nv, nv), the armature on its diagonal."""
     X, S, _, _ = kinematics(st, A, q, jnp.zeros(st.nv, q.dtype))
 
-    def inward(Ic, lv, k, _):  # I^c_λ += Xᵀ I^c_i X, the leaves first
-        return add(Ic, lv.parents, congruence(take(X, lv.bodies), take(Ic, lv.bodies))), None
+    def inward(from_children, x, lv, k):  # I^c_i = I_i + Σ_children Xᵀ I^c X, the leaves first
+        Ic = x[1] + from_children
+        return congruence(x[0], Ic), Ic
 
-    Ic = over_levels(st, inward, A["inertia"], reverse=True)[0]
+    I = A["inertia"]
+    outs = upward(st, inward, lambda w: jnp.zeros((w, 6, 6), q.dtype), zip_levels(split(st, X), split(st, I)))
+    Ic = assemble(st, outs, I[0])
     F = Ic @ S  # (N + 1, 6, K)
     Er, rr = _root_frames(st, A, q)
     T = plx(Er, rr)  # ^iX_root: motion, root -> i

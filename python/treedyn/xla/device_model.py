@@ -23,7 +23,8 @@ class Structure:
     passes walk them (tree.py: runs of levels with the same joint width, each a Segment); kind, nv_i, parent per body
     (body 0, the world, included); dof (N + 1, K): body i's velocity coordinates, padded with nv;
     qpos (N + 1, 7): its position coordinates, padded with nq; K: the most velocity coordinates of
-    one joint; dof_body, dof_column: the body and the column of S of each velocity coordinate; by_kind: the bodies of each joint kind present; ancestor (nv, nv): coordinate d's
+    one joint; body_order: the model's body of each body here (levels are runs
+    of consecutive bodies); dof_body, dof_column: the body and the column of S of each velocity coordinate; by_kind: the bodies of each joint kind present; ancestor (nv, nv): coordinate d's
     body is an ancestor of coordinate e's body or the same body; chain: the model is an unbranched
     chain of 1-DoF joints fixed to the world (what CFA takes)."""
 
@@ -42,26 +43,30 @@ class Structure:
     ancestor: np.ndarray
     dof_body: np.ndarray
     dof_column: np.ndarray
+    body_order: np.ndarray
     floating: bool
     has_armature: bool
 
 
 @dataclass(frozen=True, eq=False)
 class Level:
-    """One level's bodies (W,), their parents (W,), their velocity coordinates (W, k) and which of
-    those are padding (W, k); in a scanned segment each field has a leading axis over its levels, and
-    a narrower level is padded with bodies N + 1 (out of range: read as zeros, written nowhere)."""
+    """One level of the tree as the passes hold it: its bodies (W,), each one's parent's position in
+    the previous level's array (W,; the world is a level of one), the width of that array, the
+    bodies' velocity coordinates (W, k) and which of those are padding (W, k). A scanned segment's
+    levels are all W wide, padded with bodies N + 1 whose parent position is out of range (they read
+    zeros and add nowhere); its levels after the first are one Level with a leading axis."""
 
     bodies: np.ndarray
-    parents: np.ndarray
+    parent_position: np.ndarray
+    parent_width: int
     dofs: np.ndarray
     pad: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
 class Segment:
-    """Consecutive levels of one joint width k: unrolled (``levels``, a tuple of Level) when there are
-    few of them, else one Level of stacked arrays for ``jax.lax.scan`` (``stacked``)."""
+    """Consecutive levels of one joint width k: unrolled (``levels``) when there are few, else the
+    first level (``levels[0]``, padded) and the others stacked for ``jax.lax.scan`` (``stacked``)."""
 
     k: int
     levels: tuple
@@ -82,19 +87,36 @@ def _segments(levels, parent, dof, nv_i, nv, N):
             runs[-1][1].append(bodies)
         else:
             runs.append((k, [bodies]))
-    out = []
+    position = np.zeros(N + 2, dtype=np.int64)  # a body's position in its level's array
+    for bodies in levels:
+        position[bodies] = np.arange(len(bodies))
+    out, prev_width = [], 1  # the world: a level of one
     for k, run in runs:
-        exact = tuple(Level(b, parent[b], dof[b, :k], dof[b, :k] == nv) for b in run)
-        if len(run) <= UNROLL_LEVELS:
-            out.append(Segment(k, exact, None))
+        scanned = len(run) > UNROLL_LEVELS
+        W = max(len(b) for b in run) if scanned else None
+        made = []
+        for b in run:
+            width = W if scanned else len(b)
+            bodies = np.full(width, N + 1)
+            bodies[: len(b)] = b
+            pp = np.full(width, 1 << 30)  # padding: out of range
+            pp[: len(b)] = position[parent[b]]
+            dofs = np.full((width, k), nv)
+            dofs[: len(b)] = dof[b, :k]
+            made.append(Level(bodies, pp, prev_width, dofs, dofs == nv))
+            prev_width = width
+        if not scanned:
+            out.append(Segment(k, tuple(made), None))
             continue
-        W = max(len(b) for b in run)
-        bodies = np.full((len(run), W), N + 1)
-        dofs = np.full((len(run), W, k), nv)
-        for j, b in enumerate(run):
-            bodies[j, : len(b)], dofs[j, : len(b)] = b, dof[b, :k]
-        parents = np.where(bodies <= N, parent[np.minimum(bodies, N)], N + 1)
-        out.append(Segment(k, exact, Level(bodies, parents, dofs, dofs == nv)))
+        rest = made[1:]
+        stacked = Level(
+            np.stack([lv.bodies for lv in rest]),
+            np.stack([lv.parent_position for lv in rest]),
+            W,
+            np.stack([lv.dofs for lv in rest]),
+            np.stack([lv.pad for lv in rest]),
+        )
+        out.append(Segment(k, (made[0],), stacked))
     return tuple(out)
 
 
@@ -116,14 +138,22 @@ class DeviceModel:
         depth = np.zeros(N + 1, dtype=np.int64)
         for i in range(1, N + 1):
             depth[i] = depth[parent[i]] + 1
+        # the bodies renumbered level by level (breadth first), so that each level is a run of
+        # consecutive bodies: a pass then reads and writes a level's rows as one slice
+        perm = np.argsort(depth, kind="stable")  # new body -> the model's body
+        inv = np.empty_like(perm)
+        inv[perm] = np.arange(N + 1)
+        parent = np.concatenate([[-1], inv[parent[perm[1:]]]])
+        kind, nv_i, nq_i, qi, vi, depth = (x[perm] for x in (kind, nv_i, nq_i, qi, vi, depth))
         levels = tuple(np.flatnonzero(depth == d) for d in range(1, int(depth.max(initial=0)) + 1))
         K = max(int(nv_i.max(initial=0)), 1)
         dof = np.full((N + 1, K), nv, dtype=np.int64)
         qpos = np.full((N + 1, 7), nq, dtype=np.int64)
+        body_of, column = np.zeros(nv, dtype=np.int64), np.zeros(nv, dtype=np.int64)  # per velocity coordinate
         for i in range(1, N + 1):
             dof[i, : nv_i[i]] = vi[i] + np.arange(nv_i[i])
             qpos[i, : nq_i[i]] = qi[i] + np.arange(nq_i[i])
-        body_of = np.concatenate([np.full(nv_i[i], i) for i in range(N + 1)]).astype(np.int64)
+            body_of[dof[i, : nv_i[i]]], column[dof[i, : nv_i[i]]] = i, np.arange(nv_i[i])
         anc = np.zeros((N + 1, N + 1), dtype=bool)  # anc[a, b]: a is b or an ancestor of b
         for b in range(1, N + 1):
             a = b
@@ -146,7 +176,8 @@ class DeviceModel:
             by_kind={k: np.flatnonzero(kind == k) for k in range(1, 6) if np.any(kind == k)},
             ancestor=anc[np.ix_(body_of, body_of)],
             dof_body=body_of,
-            dof_column=np.concatenate([np.arange(n) for n in nv_i]).astype(np.int64),
+            dof_column=column,
+            body_order=perm,
             floating=any(isinstance(j, Free) for j in model.joints),
             has_armature=bool(armature.any()),
         )
@@ -159,6 +190,7 @@ class DeviceModel:
             E_T[i], r_T[i] = core.placement(i)
             inertia[i] = core.spatial_inertia(i)
             axis[i], axis2[i] = joint._axes()
+        E_T, r_T, inertia, axis, axis2 = (x[perm] for x in (E_T, r_T, inertia, axis, axis2))
         self.dtype = np.dtype(dtype)
         self.device = device
         host = dict(
@@ -173,7 +205,7 @@ class DeviceModel:
             damping=np.array(core.damping),
             q_rest=np.array(core.q_rest),
         )
-        if _is_chain(parent, nv_i) and N:  # what CFA reads (xla/cfa.py)
+        if _is_chain(parent, nv_i) and N:  # what CFA reads (xla/cfa.py; a chain's order is unchanged)
             host.update(chain_arrays(model))
         with jax.enable_x64(self.dtype == np.float64):
             self.arrays = {k: jax.device_put(np.asarray(v, dtype=self.dtype), device) for k, v in host.items()}

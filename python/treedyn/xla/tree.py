@@ -2,12 +2,16 @@
 independent (their parents are all in earlier levels), so each level is one vectorised step over
 its bodies, and a pass takes depth-many steps, not N. A level's joints are padded to the widest
 (k columns of S); a padded coordinate reads and writes the extra slot nv of a velocity-sized
-vector, and its pivot is 1. Runs of many levels of one width are a ``jax.lax.scan`` (one compiled
-step; padded bodies N + 1 are out of range, read as zeros and written nowhere), the others are
-unrolled (device_model.Segment)."""
+vector, and its pivot is 1. Each level's values are held in arrays of that level alone (split,
+assemble), so that a step reads its parents from the previous level's small array and adds into
+it, never into arrays over all bodies (XLA on the CPU copied such an array for every level's
+update: 3.5 ms a level for 1 024 Talos). Runs of many levels of one width are a ``jax.lax.scan``
+(one compiled step; padded bodies N + 1 read zeros and add nowhere), the others are unrolled
+(device_model.Segment)."""
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -17,60 +21,124 @@ from .joints import body_rates, joint_bias, joint_transforms, motion_subspace
 from .spatial import cross_motion, mv
 
 
-def _static_range(idx):
-    """slice(a, b) when idx is a static run a, a + 1, …, b − 1, else None."""
-    if isinstance(idx, np.ndarray) and idx.ndim == 1 and len(idx) and np.all(np.diff(idx) == 1):
-        return slice(int(idx[0]), int(idx[-1]) + 1)
-    return None
+def _rows(a, idx):
+    """a's rows at idx: a static run of consecutive rows (a level's bodies, numbered level by level:
+    device_model) as a slice, reshaped when idx is (L, W); otherwise a gather with zeros where idx is
+    out of range (a scanned level's padding)."""
+    if isinstance(idx, np.ndarray) and idx.size and np.all(np.diff(idx.reshape(-1)) == 1) and idx.max() < len(a):
+        first = int(idx.reshape(-1)[0])
+        return a[first : first + idx.size].reshape(idx.shape + a.shape[1:])
+    return a.at[idx].get(mode="fill", fill_value=0)
 
 
-def take(x, idx):
-    """x[idx]; a scanned level's out-of-range padding reads zeros. Static indices (unrolled levels)
-    are in range: a run of them is a slice, others a gather without bounds masks."""
-    if isinstance(idx, np.ndarray):
-        run = _static_range(idx)
-        return x[run] if run is not None else x.at[idx].get(mode="promise_in_bounds")
-    return x.at[idx].get(mode="fill", fill_value=0)
+def _gather(tree, idx):
+    """Each leaf's rows at idx (_rows)."""
+    return jax.tree.map(lambda a: _rows(a, idx), tree)
 
 
-def put(x, idx, y):
-    """x with x[idx] = y; out-of-range (padding) idx dropped."""
-    if isinstance(idx, np.ndarray):
-        run = _static_range(idx)
-        return x.at[run].set(y) if run is not None else x.at[idx].set(y, mode="promise_in_bounds")
-    return x.at[idx].set(y, mode="drop")
+def _scatter_sum(tree, idx, width):
+    """Rows of each leaf summed into ``width`` rows at idx; out-of-range idx (padding) dropped."""
+    return jax.tree.map(lambda a: jnp.zeros((width,) + a.shape[1:], a.dtype).at[idx].add(a, mode="drop"), tree)
 
 
-def add(x, idx, y):
-    """x with x[idx] += y (repeated idx accumulate); out-of-range (padding) idx dropped."""
-    if isinstance(idx, np.ndarray):
-        run = _static_range(idx)
-        return x.at[run].add(y) if run is not None else x.at[idx].add(y, mode="promise_in_bounds")
-    return x.at[idx].add(y, mode="drop")
+def _stacked_level(seg):
+    lv = seg.stacked
+    return (lv.bodies, lv.parent_position, lv.dofs, lv.pad)
 
 
-def over_levels(st, step, carry, reverse=False, saved=None):
-    """(carry, outputs): carry, y = step(carry, level, k, x) for every level, the root's first (or,
-    reverse, the leaves' first); x is what step returned for that level in an earlier pass (its
-    ``outputs``, given as ``saved``), else None."""
-    order = range(len(st.segments))
-    outputs = [None] * len(st.segments)
-    for i in reversed(order) if reverse else order:
-        seg, xs = st.segments[i], None if saved is None else saved[i]
-        if seg.stacked is None:
-            ys = [None] * len(seg.levels)
-            for j in reversed(range(len(seg.levels))) if reverse else range(len(seg.levels)):
-                carry, ys[j] = step(carry, seg.levels[j], seg.k, None if xs is None else xs[j])
-            outputs[i] = ys
-        else:
-            lv = seg.stacked
+def split(st, x):
+    """A body-indexed array (N + 1, …) as the passes hold it, level by level: per segment, a list of
+    its levels' rows (unrolled), or [the first level's rows (W, …), the others' (L − 1, W, …)]."""
+    out = []
+    for seg in st.segments:
+        parts = [_gather(x, lv.bodies) for lv in seg.levels]
+        if seg.stacked is not None:
+            parts.append(_gather(x, seg.stacked.bodies))
+        out.append(parts)
+    return out
 
-            def body(c, inp, k=seg.k):
-                (b, p, d, pad), x = inp
-                return step(c, Level(b, p, d, pad), k, x)
 
-            carry, outputs[i] = lax.scan(body, carry, ((lv.bodies, lv.parents, lv.dofs, lv.pad), xs), reverse=reverse)
-    return carry, outputs
+def zip_levels(*parts):
+    """Several level-by-level values as one of tuples."""
+    return [[tuple(p[s][j] for p in parts) for j in range(len(parts[0][s]))] for s in range(len(parts[0]))]
+
+
+def assemble(st, parts, world):
+    """Level-by-level rows back into one body-indexed array (N + 1, …), row 0 ``world``."""
+    rows, bodies = [world[None]], [np.zeros(1, np.int64)]
+    for seg, seg_parts in zip(st.segments, parts):
+        for lv, x in zip(seg.levels, seg_parts):
+            rows.append(x)
+            bodies.append(lv.bodies)
+        if seg.stacked is not None:
+            x = seg_parts[-1]
+            rows.append(x.reshape((-1,) + x.shape[2:]))
+            bodies.append(seg.stacked.bodies.reshape(-1))
+    where = np.zeros(st.N + 2, np.int64)
+    order = np.concatenate(bodies)
+    where[order] = np.arange(len(order))
+    return jnp.concatenate(rows)[where[: st.N + 1]]
+
+
+def downward(st, step, start, ins):
+    """From the root out: y = step(y of each body's parent, ins of the level, level, k) for every level
+    (the world's y: ``start``); ``ins`` as split gives it. Returns the ys, level by level."""
+    prev = jax.tree.map(lambda a: a[None], start)
+    out = []
+    for seg, seg_ins in zip(st.segments, ins):
+        ys = []
+        for lv, x in zip(seg.levels, seg_ins):
+            prev = step(_gather(prev, lv.parent_position), x, lv, seg.k)
+            ys.append(prev)
+        if seg.stacked is not None:
+            width = seg.stacked.parent_width
+
+            def body(p, inp, k=seg.k, width=width):
+                (b, pp, d, pad), x = inp
+                y = step(_gather(p, pp), x, Level(b, pp, width, d, pad), k)
+                return y, y
+
+            prev, rest = lax.scan(body, prev, (_stacked_level(seg), seg_ins[-1]))
+            ys.append(rest)
+        out.append(ys)
+    return out
+
+
+def upward(st, step, zero, ins):
+    """From the leaves in: (up, out) = step(the sum of the level's children's ups, ins of the level,
+    level, k) for every level (a level without children gets zero(W)); ``up`` goes to the parent.
+    Returns the outs, level by level."""
+    carry = None
+    out = [None] * len(st.segments)
+    for s in reversed(range(len(st.segments))):
+        seg, seg_ins = st.segments[s], ins[s]
+        outs = [None] * len(seg_ins)
+        if seg.stacked is not None:
+            width = seg.stacked.parent_width
+
+            def body(c, inp, k=seg.k, width=width):
+                (b, pp, d, pad), x = inp
+                up, o = step(c, x, Level(b, pp, width, d, pad), k)
+                return _scatter_sum(up, pp, width), o
+
+            carry = zero(width) if carry is None else carry
+            carry, outs[-1] = lax.scan(body, carry, (_stacked_level(seg), seg_ins[-1]), reverse=True)
+        for j in reversed(range(len(seg.levels))):
+            lv = seg.levels[j]
+            up, outs[j] = step(zero(len(lv.bodies)) if carry is None else carry, seg_ins[j], lv, seg.k)
+            carry = _scatter_sum(up, lv.parent_position, lv.parent_width)
+        out[s] = outs
+    return out
+
+
+def scatter_coordinates(st, x, parts):
+    """x (nv + 1,) with each level's coordinate values (W, k) written at its dofs (padding: slot nv)."""
+    for seg, seg_parts in zip(st.segments, parts):
+        for lv, y in zip(seg.levels, seg_parts):
+            x = x.at[lv.dofs].set(y)
+        if seg.stacked is not None:
+            x = x.at[seg.stacked.dofs].set(seg_parts[-1])
+    return x
 
 
 def padded(x):
@@ -85,21 +153,19 @@ def spatial_gravity(A):
 
 def propagate(st, X, b, start):
     """x_i = X_i x_λ(i) + b_i from the root out (x_0 = start): velocities, accelerations."""
-
-    def step(x, lv, k, _):
-        return put(x, lv.bodies, mv(take(X, lv.bodies), take(x, lv.parents)) + take(b, lv.bodies)), None
-
-    x0 = jnp.zeros_like(b).at[0].set(start)
-    return over_levels(st, step, x0)[0]
+    ys = downward(st, lambda p, x, lv, k: mv(x[0], p) + x[1], start, zip_levels(split(st, X), split(st, b)))
+    return assemble(st, ys, start)
 
 
 def accumulate(st, X, f):
-    """f_λ(i) += X_iᵀ f_i from the leaves in: forces (a body's own plus its subtree's)."""
+    """F_i = f_i + Σ_children X_cᵀ F_c from the leaves in: a body's force and its subtree's."""
 
-    def step(f, lv, k, _):
-        return add(f, lv.parents, jnp.einsum("bji,bj->bi", take(X, lv.bodies), take(f, lv.bodies))), None
+    def step(from_children, x, lv, k):
+        F = x[1] + from_children
+        return jnp.einsum("bji,bj->bi", x[0], F), F
 
-    return over_levels(st, step, f, reverse=True)[0]
+    outs = upward(st, step, lambda w: jnp.zeros((w, 6), f.dtype), zip_levels(split(st, X), split(st, f)))
+    return assemble(st, outs, f[0])
 
 
 def kinematics(st, A, q, qd):
@@ -114,5 +180,5 @@ def kinematics(st, A, q, qd):
 
 
 def external(st, f_ext, dtype):
-    """f_ext as (N + 1, 6) (zeros when None)."""
-    return jnp.zeros((st.N + 1, 6), dtype) if f_ext is None else f_ext.astype(dtype)
+    """f_ext (the model's body order) as (N + 1, 6) in this body order (zeros when None)."""
+    return jnp.zeros((st.N + 1, 6), dtype) if f_ext is None else f_ext.astype(dtype)[st.body_order]
