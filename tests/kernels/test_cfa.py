@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 from conftest import outputs_for_thread_counts, random_state, rel_err
+from support.models import alternating_chain
 
 import treedyn as td
 from treedyn.scenes import chain, random_tree
@@ -36,20 +37,6 @@ def forward_error_bound(M, u, c=8.0):
 def backward_error(M, Y, R):
     """‖M Y − R‖ / (‖M‖ ‖Y‖) (max norms): ≤ c n u for a backward-stable M⁻¹R (c = 8 as above)."""
     return np.abs(M @ Y - R).max() / (np.abs(M).max() * np.abs(Y).max())
-
-
-def alternating_chain():
-    """Issue 12's reproducer: 6 links whose masses alternate 1e-3 / 1e3."""
-    m = td.Model()
-    for i, mass in enumerate([1e-3, 1e3, 1e-3, 1e3, 1e-3, 1e3]):
-        m.add_body(
-            f"b{i}",
-            parent=None if i == 0 else f"b{i - 1}",
-            joint=td.Revolute((0, 1, 0) if i % 2 else (1, 0, 0)),
-            placement=td.Transform(translation=(0.1, 0, 0.3)),
-            inertia=td.Inertia(mass, (0.05, 0, 0.1), np.eye(3) * 0.05 * mass),
-        )
-    return m
 
 
 def log_uniform_mass_chain(n, seed):

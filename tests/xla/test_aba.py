@@ -3,16 +3,14 @@ every joint kind, floating bases, and example-robot-data's robots, single and ba
 float32, with the bound two backward-stable solves of M q̈ = τ − b may differ by
 (conftest.assert_same_accelerations); and jax.jacfwd through it against the analytic derivatives."""
 
-import warnings
-
 import numpy as np
 import pytest
 from conftest import assert_same_accelerations, random_models
-from xla_checks import jax, random_batch, xla
+from support.models import example_robot
+from xla_checks import assert_batch_agrees, jax, random_batch, xla
 
 import treedyn as td
 from treedyn import xla as tdx
-from treedyn.tools.peers import example_robot_path
 
 jnp = jax.numpy
 
@@ -50,19 +48,8 @@ ROBOTS = [
 
 @pytest.mark.parametrize("relative,floating", [r[1:] for r in ROBOTS], ids=[r[0] for r in ROBOTS])
 def test_aba_on_example_robot_data(relative, floating):
-    try:
-        path = example_robot_path(relative)
-    except FileNotFoundError as e:
-        pytest.skip(str(e))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = td.Model.from_urdf(path, floating_base=floating, mimic="independent")
-    rng = np.random.default_rng(3)
-    Q, V, T, F = random_batch(model, rng, 4)
-    got = xla("aba", model).forward_dynamics(Q, V, T, F)
-    ref = td.make_solver("aba", model).forward_dynamics(Q, V, T, F)
-    for b in range(4):
-        assert_same_accelerations(model, Q[b], V[b], T[b], got[b], ref[b], F[b])
+    model = example_robot(relative, floating)
+    assert_batch_agrees(model, xla("aba", model), *random_batch(model, np.random.default_rng(3), 4))
 
 
 def test_aba_with_springs_dampers_and_armature():
@@ -76,10 +63,7 @@ def test_aba_with_springs_dampers_and_armature():
             model.set_joint_spring(j, rng.uniform(1, 5, n), rng.uniform(0.1, 1, n))
     assert model.core.armature.count(0.0) < model.nv and any(model.core.stiffness)
     Q, V, T, _ = random_batch(model, rng, 2)
-    got = xla("aba", model).forward_dynamics(Q, V, T)
-    ref = td.make_solver("aba", model).forward_dynamics(Q, V, T)
-    for b in range(2):
-        assert_same_accelerations(model, Q[b], V[b], T[b], got[b], ref[b])
+    assert_batch_agrees(model, xla("aba", model), Q, V, T)
 
 
 def test_jacfwd_through_aba_is_the_analytic_derivative():

@@ -4,6 +4,7 @@ compiles its kernels on first use, seconds on a 2-core machine — and batches o
 
 import numpy as np
 import pytest
+from conftest import assert_same_accelerations
 
 import treedyn as td
 
@@ -26,3 +27,13 @@ def random_batch(model, rng, B):
     V, T = rng.standard_normal((B, model.nv)), rng.standard_normal((B, model.nv))
     F = rng.standard_normal((B, model.n_bodies, 6))
     return Q, V, T, F
+
+
+def assert_batch_agrees(model, solver, Q, V, T, F=None, reference="aba"):
+    """solver's batched q̈ against the C++ ``reference`` solver's, item by item, within the bound of
+    two backward-stable solves (conftest.assert_same_accelerations)."""
+    got = solver.forward_dynamics(Q, V, T, F)
+    ref = td.make_solver(reference, model).forward_dynamics(Q, V, T, F)
+    for b in range(len(Q)):
+        f = None if F is None else F[b]
+        assert_same_accelerations(model, Q[b], V[b], T[b], got[b], ref[b], f, what=f"q̈ vs {reference}")
