@@ -23,7 +23,7 @@ from .tree import external, spatial_gravity
 
 #: refinement steps on the equations of motion. The C++ kernel takes one, after refining the
 #: constraint-force solve until its backward error stops falling (a data-dependent loop); here the
-#: solve gets one fixed sweep, and on chains whose link masses span 1e6 (tests/xla/test_cfa.py) one
+#: solve gets one fixed sweep, and on chains whose link masses span 1e6 (tests/xla/test_xla_cfa.py) one
 #: step left q̈ 3e-11 from ABA's, above the bound of two backward-stable solves, two steps 1e-13
 REFINEMENT_STEPS = 2
 
