@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from ..model import Free, Model
+from ..model import Model
 
 # joint kinds as the C++ model numbers them (cpp/include/treedyn/model/model.hpp)
 FIXED, REVOLUTE, PRISMATIC, UNIVERSAL, SPHERICAL, FREE = range(6)
@@ -44,8 +44,6 @@ class Structure:
     dof_body: np.ndarray
     dof_column: np.ndarray
     body_order: np.ndarray
-    floating: bool
-    has_armature: bool
 
 
 @dataclass(frozen=True, eq=False)
@@ -178,8 +176,6 @@ class DeviceModel:
             dof_body=body_of,
             dof_column=column,
             body_order=perm,
-            floating=any(isinstance(j, Free) for j in model.joints),
-            has_armature=bool(armature.any()),
         )
         E_T = np.zeros((N + 1, 3, 3))
         r_T = np.zeros((N + 1, 3))

@@ -35,18 +35,6 @@ def compose(E1, r1, E2, r2):
     return E1 @ E2, r2 + jnp.einsum("...ji,...j->...i", E2, r1)
 
 
-def crm(v):
-    """v× (…, 6, 6): the motion cross product [ω×  0; v× ω×]."""
-    w, u = skew(v[..., :3]), skew(v[..., 3:])
-    Z = jnp.zeros_like(w)
-    return jnp.concatenate([jnp.concatenate([w, Z], -1), jnp.concatenate([u, w], -1)], -2)
-
-
-def crf(v):
-    """v×* = −(v×)ᵀ (…, 6, 6): the force cross product."""
-    return -jnp.swapaxes(crm(v), -1, -2)
-
-
 def cross_motion(v, m):
     """v × m = [ω × m_ω; ω × m_v + v_v × m_ω] for motions v = [ω; v_v], m (RBDA eq. 2.31)."""
     w, u, a, b = v[..., :3], v[..., 3:], m[..., :3], m[..., 3:]
