@@ -108,8 +108,9 @@ def test_bad_input_gets_the_cpp_solvers_errors_for_numpy_and_jax_arrays():
             assert _message(lambda: s.forward_dynamics(*dev)) == want
     with pytest.raises(ValueError, match=r"a must have shape \(nv,\)"):
         s.inverse_dynamics(q, v, tau[:-1])
-    with pytest.raises(ValueError, match="R must have shape"):
-        s.inverse_inertia(q, np.ones(model.nv + 1))
+    for R in (np.ones(model.nv + 1), jnp.ones(model.nv + 1), jnp.ones((2, model.nv, 1))):
+        with pytest.raises(ValueError, match=rf"R must have shape \(nv,\) or \(nv, m\) with nv = {model.nv}, got"):
+            s.inverse_inertia(q, R)
 
 
 def test_a_solver_shared_by_threads():

@@ -198,10 +198,10 @@ class XlaSolver(Solver):
         R_host = R
         if not isinstance(R, jax.Array):
             R = np.asarray(R, dtype=float)
-            if R.ndim not in (1, 2) or R.shape[0] != self.model.nv:
-                raise ValueError(f"R must have shape (nv,) or (nv, m) with nv = {self.model.nv}, got {R.shape}")
-            if not np.all(np.isfinite(R)):
-                raise ValueError("R must be finite (no NaN or inf)")
+        if R.ndim not in (1, 2) or R.shape[0] != self.model.nv:  # (a JAX array's shape is known on the host)
+            raise ValueError(f"R must have shape (nv,) or (nv, m) with nv = {self.model.nv}, got {tuple(R.shape)}")
+        if not isinstance(R, jax.Array) and not np.all(np.isfinite(R)):
+            raise ValueError("R must be finite (no NaN or inf)")
         (qd,), batched, _, as_jax = self._prepare(("q",), (q,))
         if batched:
             raise ValueError(f"inverse_inertia takes one configuration q of shape ({self.model.nq},), got {qd.shape}")
