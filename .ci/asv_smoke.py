@@ -2,7 +2,7 @@
 
 Prints one `asv run --bench` regex per benchmark of asv_benchmarks/ (its name and, when it has
 parameters, its first combination, in asv's "name(param, ...)" form), one per line. `asv run --quick`
-over every combination (about 800 calls, each with its setup in a fresh process) took ~30 min on 2
+over every combination (about 800 calls, each with its setup in a fresh process) took 15 min on 2
 cores; one combination each runs every benchmark's setup and body once, which is what a smoke run
 checks (the suite still imports and runs against this build). .ci/asv times a subset on HEAD and its
 parent; a full run is `asv run --python=same` (docs/benchmarks.md).
