@@ -23,12 +23,14 @@
 #include <vector>
 
 #include "treedyn/algorithms/aba.hpp"
+#include "treedyn/algorithms/crba.hpp"
 #include "treedyn/algorithms/kinematics.hpp"
 #include "treedyn/algorithms/passive.hpp"
 #include "treedyn/contact/admm.hpp"
 #include "treedyn/contact/collision.hpp"
 #include "treedyn/contact/delassus.hpp"
 #include "treedyn/contact/delassus_dense.hpp"
+#include "treedyn/contact/newton.hpp"
 #include "treedyn/model/configuration.hpp"
 
 namespace treedyn {
@@ -39,6 +41,11 @@ struct ContactOptions {
   double stabilization = 0.02, slop = 1e-5, push_out_limit = 0.2;
   int delassus = 0;  // the operator: 0 chosen per step by size (dense_pays), 1 tree, 2 dense
   AdmmSettings admm;
+  // the contact solver: 0 auto (Newton where it applies and the tree is small: newton_max_nv), 1 ADMM,
+  // 2 Newton where it applies (contact/newton.hpp: soft rows, pyramidal or frictionless, no hard rows)
+  int solver = 0;
+  int newton_max_nv = 60;
+  NewtonSettings newton;
   // MuJoCo's soft contacts and limits (contact/soft.hpp) instead of the hard rows with their push-out
   bool soft = false;
   double impratio = 1.0;  // a contact's friction rows' R = R_n / impratio
@@ -107,6 +114,11 @@ struct ContactWorld {
   // (y, corr: damp_implicitly's, or RK4's combined velocity and acceleration)
   Eigen::VectorXd q0, v0, v_in, vtmp;
   Eigen::MatrixXd rk_vel, rk_acc;
+  // the Newton solver (contact/newton.hpp): its workspace, M (CRBA) and the joints' motion axes in
+  // world coordinates (each coordinate's angular velocity Ω_j and velocity of the world origin u_j)
+  NewtonWorkspace nw;
+  std::unique_ptr<Data<double>> mass;
+  std::vector<Vec3<double>> axis_ang, axis_lin;
   std::mutex busy;
   explicit ContactWorld(const Model<double>& m)
       : model(m),
@@ -431,6 +443,86 @@ struct ContactEngine {
     return dense < tree;
   }
 
+  // whether Newton solves this step's problem (contact/newton.hpp): soft rows only (no hard bilateral
+  // ones), each contact a pyramid's edges or frictionless (elliptic cones: ADMM), and chosen
+  bool newton_applies(const ContactWorld& W) const {
+    if (!opt.soft || opt.solver == 1 || W.G.bilateral.rows() > 0) return false;
+    if (opt.solver == 0 && model.nv > opt.newton_max_nv) return false;
+    for (std::size_t k = 0; k < W.found.size(); ++k)
+      if (W.found[k].half < 0 && W.mu[k] > 0) return false;
+    return true;
+  }
+
+  // the dense rows J (n × nv) of the rows Newton takes: a pyramid's two edges, a frictionless contact's
+  // normal, each limit. Row (side e of contact k, direction d, point p in world coordinates) of
+  // coordinate j, an ancestor's of body b_e: ±(d · u_j + (p × d) · Ω_j), + for e = 1 (gather's sign)
+  void newton_rows(ContactWorld& W) const {
+    const int nv = model.nv, P = int(W.found.size()), L = int(W.bounds.size());
+    W.axis_ang.resize(nv), W.axis_lin.resize(nv);
+    for (int i = 1; i <= model.N; ++i) {
+      const Mat3<double> Et = W.X0[i].E.transpose();
+      for (int j = model.v_index[i]; j < model.v_index[i] + model.nv_i[i]; ++j) {
+        const Motion<double>& S = W.data.S[j];
+        W.axis_ang[j] = Et * S.ang;
+        W.axis_lin[j] = Et * S.lin - cross(W.axis_ang[j], W.X0[i].r);
+      }
+    }
+    NewtonWorkspace& w = W.nw;
+    w.rows.clear();
+    for (int k = 0; k < P; ++k) {
+      w.rows.push_back(3 * k);
+      if (W.found[k].half >= 0) w.rows.push_back(3 * k + 1);
+    }
+    for (int l = 0; l < L; ++l) w.rows.push_back(3 * P + l);
+    const int n = int(w.rows.size());
+    w.J.setZero(n, nv);
+    w.b.resize(n), w.Rinv.resize(n);
+    for (int r = 0; r < n; ++r) {
+      const int row = w.rows[r];
+      w.b[r] = W.b[row], w.Rinv[r] = 1.0 / W.G.R[row];
+      if (row >= 3 * P) {
+        const int l = row - 3 * P;
+        w.J(r, W.G.limit_dof[l]) = W.G.limit_sign[l];
+        continue;
+      }
+      const ContactFrame& f = W.G.contacts[row / 3];
+      for (int e = 0; e < 2; ++e) {
+        const int body = f.body[e];
+        if (body == 0) continue;
+        const Transform<double>& X = W.X0[body];
+        const Vec3<double> d = X.E.transpose() * f.D[e].col(row % 3);
+        const Vec3<double> p = X.E.transpose() * f.c[e] + X.r, pxd = cross(p, d);
+        const double sign = e == 1 ? 1.0 : -1.0;
+        for (int i = body; i > 0; i = model.parent[i])
+          for (int j = model.v_index[i]; j < model.v_index[i] + model.nv_i[i]; ++j)
+            w.J(r, j) += sign * (d.dot(W.axis_lin[j]) + pxd.dot(W.axis_ang[j]));
+      }
+    }
+  }
+
+  // the soft problem by Newton (contact/newton.hpp) on M (CRBA at q), warm-started from the last
+  // step's impulses (x₀ = v* + M⁻¹Jᵀz by the tree's solve) where that is cheaper than v*
+  void solve_newton(ContactWorld& W, const double* q, double h, StepStats& st) const {
+    auto t0 = Clock::now();
+    if (!W.mass) W.mass = std::make_unique<Data<double>>(W.model, true);
+    crba(W.model, *W.mass, q);
+    newton_rows(W);
+    st.seconds[kDelassus] += since(t0);
+    const bool warm = W.w.z.size() && W.w.z.cwiseAbs().maxCoeff() > 0;
+    if (warm) {
+      W.G.apply(W.w.z.data(), W.w.sigma.data(), W.dv.data());  // M⁻¹Jᵀz
+      W.nw.xw = W.vstar + W.dv;
+    }
+    W.w.z.setZero();
+    W.w.y.setZero();
+    const NewtonResult res = newton(W.mass->M, W.vstar, warm ? &W.nw.xw : nullptr, h, opt.newton, W.nw, W.w.z.data());
+    W.vnext = W.nw.x;
+    st.iterations += res.iterations;
+    st.converged = st.converged && res.converged;
+    st.primal = res.gradient, st.dual = res.improvement;
+    st.dense = true;
+  }
+
   // the contact phase: v⁺ = v* + M⁻¹Jᵀz
   void contact(ContactWorld& W, const double* q, const double* v, double h, StepStats& st) {
     const int P = int(W.found.size()), nB = int(limits.qi.size());
@@ -452,6 +544,10 @@ struct ContactEngine {
     for (int again = 0; again <= nB; ++again) {
       rows(W, h);
       warm_start(W);
+      if (newton_applies(W)) {
+        solve_newton(W, q, h, st);
+        break;
+      }
       const int m = int(W.b.size());
       ConeRows cones{P, int(W.bounds.size()), int(W.G.bilateral.rows()), W.mu.data(), &pyramid, W.angle.data()};
       if (W.bilateral_lo.size()) cones.lo = W.bilateral_lo.data(), cones.hi = W.bilateral_hi.data();

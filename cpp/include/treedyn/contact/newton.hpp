@@ -1,0 +1,151 @@
+// MuJoCo's soft constraint problem solved in its primal form by Newton's method with an exact line
+// search (Todorov 2014, "Convex and analytically-invertible dynamics with contacts and constraints",
+// §IV; MuJoCo's documentation, "Computation: Solver: Newton"), dense: the step's second contact solver
+// beside ADMM (contact/admm.hpp), for the soft problem of a small tree.
+//
+// In impulse units (λ = h f, the free motion v* = v + h q̈, the rows' targets b, regularisers R > 0)
+// the dual problem that ADMM solves, min ½λᵀ(J M⁻¹Jᵀ + R)λ + λᵀ(J v* − b) over λ ≥ 0 row by row
+// (a pyramid's edges, a frictionless normal, a limit), is the dual of
+//   min_x  c(x) = ½ (x − v*)ᵀ M (x − v*) + Σ_k ½ min(0, J_k x − b_k)² / R_k           (1)
+// over the velocity after the step x = v⁺, with λ_k = max(0, −(J_k x − b_k)/R_k) (eq. 1's
+// stationarity M(x − v*) = Jᵀλ). c is convex and piecewise quadratic, its pieces the sets of active
+// rows J_k x < b_k:
+//   gradient   ∇c = M (x − v*) + Jᵀ (a ∘ r / R),  r = J x − b, a_k = [r_k < 0]                (2)
+//   Hessian    H  = M + Jᵀ diag(a / R) J                                                     (3)
+//   step       p  = −H⁻¹ ∇c, x ← x + α p, α the exact minimiser of c(x + α p):               (4)
+//              c' along p is continuous, piecewise linear and increasing; its breakpoints are
+//              the rows' zeros α_k = −r_k/s_k (s = J p), swept in order until c' = 0.
+// On a piece Newton's step is exact: the iteration stops when the active set no longer changes
+// (the gradient vanishes to rounding) or by MuJoCo's tests, the gradient or the cost's
+// improvement below tolerance on its scale 1/(mean inertia · max(1, nv)), in acceleration units.
+// Elliptic cones and hard (R = 0) rows are ADMM's (step.hpp chooses).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+
+namespace treedyn {
+
+struct NewtonSettings {
+  double tolerance = 1e-8;  // MuJoCo's: the scaled gradient and improvement (acceleration units)
+  int max_iterations = 100;
+};
+
+struct NewtonResult {
+  int iterations = 0;
+  bool converged = false;
+  double gradient = 0, improvement = 0;  // the last scaled gradient norm and cost improvement
+};
+
+// one world's dense workspace, sized at first use (no allocation once sizes are reached)
+struct NewtonWorkspace {
+  Eigen::MatrixXd J, H, JtD;               // the rows in use (n × nv), the Hessian, Jᵀ diag(a/R)
+  Eigen::VectorXd x, r, s, Rinv, b, grad;  // the iterate; per row in use: J x − b, J p, 1/R, b
+  Eigen::VectorXd p, Mp, dx, xw, tmp;
+  Eigen::LLT<Eigen::MatrixXd> llt, lltM;
+  std::vector<int> rows;                      // the problem's row of each row in use
+  std::vector<std::pair<double, int>> event;  // the line search's breakpoints
+  std::vector<char> active, next;
+};
+
+// c(x) of (1), with r = J x − b left in w.r
+inline double newton_cost(const Eigen::MatrixXd& M, const Eigen::VectorXd& vstar, NewtonWorkspace& w,
+                          const Eigen::VectorXd& x) {
+  w.dx = x - vstar;
+  double c = 0.5 * w.dx.dot(M * w.dx);
+  w.r.noalias() = w.J * x;
+  w.r -= w.b;
+  for (int k = 0; k < int(w.r.size()); ++k)
+    if (w.r[k] < 0) c += 0.5 * w.r[k] * w.r[k] * w.Rinv[k];
+  return c;
+}
+
+// the exact line search of (4): α minimising c(x + α p), from c'(0) = d0 < 0; r = J x − b, s = J p
+inline double newton_line_search(NewtonWorkspace& w, double pMp, double d0) {
+  const int n = int(w.r.size());
+  double curv = pMp;  // c'' on the current piece
+  w.event.clear();
+  for (int k = 0; k < n; ++k) {
+    const double rk = w.r[k], sk = w.s[k];
+    if (rk < 0 || (rk == 0 && sk < 0)) curv += sk * sk * w.Rinv[k];  // active just after α = 0
+    if (sk != 0 && -rk / sk > 0) w.event.emplace_back(-rk / sk, k);
+  }
+  std::sort(w.event.begin(), w.event.end());
+  double alpha = 0, d = d0;
+  for (const auto& [at, k] : w.event) {
+    if (curv > 0 && alpha - d / curv <= at) return alpha - d / curv;
+    d += curv * (at - alpha);
+    alpha = at;
+    const double q = w.s[k] * w.s[k] * w.Rinv[k];
+    curv += w.s[k] < 0 ? q : -q;  // row k enters (s < 0: r + α s turns negative) or leaves
+  }
+  return curv > 0 ? alpha - d / curv : alpha;
+}
+
+// minimise (1) from the warm start x0 (or v* where cheaper): w.x the velocity after the step, λ into lam
+// (one per row of J; rows not in use keep 0). M: the mass matrix (with armature), h: the step.
+inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vstar, const Eigen::VectorXd* x0, double h,
+                           const NewtonSettings& opt, NewtonWorkspace& w, double* lam) {
+  const int nv = int(M.rows()), n = int(w.J.rows());
+  NewtonResult res;
+  const double scale = 1.0 / (std::max(M.trace() / std::max(nv, 1), 1e-300) * std::max(nv, 1));
+  double cost = newton_cost(M, vstar, w, vstar);
+  w.x = vstar;
+  if (x0) {
+    const double cw = newton_cost(M, vstar, w, *x0);
+    if (cw < cost) cost = cw, w.x = *x0;
+  }
+  w.active.assign(n, 0);
+  w.next.assign(n, 0);
+  for (int it = 0; it < opt.max_iterations; ++it) {
+    w.dx = w.x - vstar;
+    w.r.noalias() = w.J * w.x;
+    w.r -= w.b;
+    w.grad.noalias() = M * w.dx;  // (2)
+    for (int k = 0; k < n; ++k) {
+      w.next[k] = w.r[k] < 0;
+      if (w.next[k]) w.grad.noalias() += (w.r[k] * w.Rinv[k]) * w.J.row(k).transpose();
+    }
+    res.gradient = scale * w.grad.norm() / h;
+    if (res.gradient < opt.tolerance) {
+      res.converged = true;
+      break;
+    }
+    if (it == 0 || w.next != w.active) {  // (3), refactored where the active set changed
+      w.active = w.next;
+      w.JtD.resize(nv, n);
+      for (int k = 0; k < n; ++k) w.JtD.col(k) = (w.active[k] ? w.Rinv[k] : 0.0) * w.J.row(k).transpose();
+      w.H = M;
+      w.H.noalias() += w.JtD * w.J;
+      w.llt.compute(w.H);
+    }
+    ++res.iterations;
+    w.p = -w.llt.solve(w.grad);  // (4)
+    w.Mp.noalias() = M * w.p;
+    w.s.noalias() = w.J * w.p;
+    const double d0 = w.grad.dot(w.p);
+    if (!(d0 < 0)) {  // no descent left: the minimum to rounding
+      res.converged = true;
+      break;
+    }
+    const double alpha = newton_line_search(w, w.p.dot(w.Mp), d0);
+    w.x += alpha * w.p;
+    const double before = cost;
+    cost = newton_cost(M, vstar, w, w.x);
+    res.improvement = scale * (before - cost) / (h * h);
+    if (res.improvement < opt.tolerance) {
+      res.converged = true;
+      break;
+    }
+  }
+  w.r.noalias() = w.J * w.x;
+  w.r -= w.b;
+  for (int k = 0; k < n; ++k) lam[w.rows[k]] = std::max(0.0, -w.r[k] * w.Rinv[k]);
+  return res;
+}
+
+}  // namespace treedyn
