@@ -16,8 +16,9 @@ threads, with pauses between calls: the speed-up.
 Then the Gymnasium MuJoCo models (``--models``; the files of the installed ``gymnasium`` package,
 the benchmark extra): each model as ``td.load_mjcf`` reads it against ``mj_step`` on the same file,
 both from the file's qpos0 at rest, zero control, for 1 s at the file's own timestep,
-interleaved, one thread: the median step of each, the ratio, the iterations (median, max) and the
-steps whose solve did not converge. The models differ from MuJoCo's where treedyn does not read the
+interleaved, one thread, by ``sim.step(state)`` and by ``td.StepData`` (``sim.data()``: one call into
+C++ a step): the median step of each, the ratios, the iterations (median, max) and the steps whose
+solve did not converge. The models differ from MuJoCo's where treedyn does not read the
 file yet (joint damping, stiffness, armature, actuators: the docs' model guide), so the rest poses
 differ; the contacts are those of the same geoms.
 
@@ -115,6 +116,8 @@ MODEL_FIELDS = [
     "treedyn_ms",
     "mujoco_ms",
     "ratio",
+    "data_ms",
+    "data_ratio",
     "treedyn_mean_ms",
     "mujoco_mean_ms",
     "iterations_median",
@@ -142,15 +145,19 @@ def run_model(name: str, seconds: float = 1.0, log=print) -> dict | None:
     m = mujoco.MjModel.from_xml_path(path)
     d = mujoco.MjData(m)
     h = m.opt.timestep
-    sim = td.ContactSimulator(model, h, contact_solver="admm")
+    sim = td.ContactSimulator(model, h)
     state = td.State(np.array(model.reference_configuration, dtype=float), np.zeros(model.nv))
-    ours, theirs, its, contacts, peer_contacts, unconverged = [], [], [], [], [], 0
+    data = sim.data(state)  # (the same run through td.StepData: one call into C++ a step)
+    ours, theirs, by_data, its, contacts, peer_contacts, unconverged = [], [], [], [], [], [], 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", td.SimulationWarning)  # counted below
         for _ in range(int(round(seconds / h))):
             t0 = time.perf_counter()
             s = sim.step(state)
             ours.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            data.step()
+            by_data.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             mujoco.mj_step(m, d)
             theirs.append(time.perf_counter() - t0)
@@ -166,6 +173,8 @@ def run_model(name: str, seconds: float = 1.0, log=print) -> dict | None:
         treedyn_ms=1e3 * t_ours,
         mujoco_ms=1e3 * t_theirs,
         ratio=t_theirs / t_ours,
+        data_ms=1e3 * float(np.median(by_data)),
+        data_ratio=t_theirs / float(np.median(by_data)),
         treedyn_mean_ms=1e3 * float(np.mean(ours)),
         mujoco_mean_ms=1e3 * float(np.mean(theirs)),
         iterations_median=float(np.median(its)),
@@ -177,6 +186,7 @@ def run_model(name: str, seconds: float = 1.0, log=print) -> dict | None:
     log(
         f"{name:>12s} nv={model.nv:3d} h={h:g}  treedyn {row['treedyn_ms']:.4g} ms  mj_step {row['mujoco_ms']:.4g} ms  "
         f"MuJoCo/treedyn {row['ratio']:.2f}x (means {row['treedyn_mean_ms']:.4g}, {row['mujoco_mean_ms']:.4g} ms)  "
+        f"td.StepData {row['data_ms']:.4g} ms: {row['data_ratio']:.2f}x  "
         f"iterations {row['iterations_median']:.0f} (max {row['iterations_max']}), "
         f"{unconverged} unconverged  contacts {row['contacts_median']:.0f} (MuJoCo {row['mujoco_contacts_median']:.0f})"
     )

@@ -61,6 +61,89 @@ template <class Op> void columns_of(Op& op, int m, double rho, double* G, double
   }
 }
 
+// a world's last contacts: geoms, bodies, points, normals, depths, friction, impulses (on the second
+// body, world N·s) and the limits' generalized impulse
+py::tuple contacts_of(const ContactEngine& E, ContactWorld& W) {
+  std::lock_guard<std::mutex> lock(W.busy);
+  const py::ssize_t F = py::ssize_t(W.found.size()), P = ContactEngine::contact_count(W);
+  py::array_t<std::int64_t> geoms({P, py::ssize_t(2)}), bodies({P, py::ssize_t(2)});
+  Arr points({P, py::ssize_t(3)}), normals({P, py::ssize_t(3)}), impulses({P, py::ssize_t(3)}), depths(P), mu(P);
+  const bool solved = W.w.z.size() >= 3 * F && py::ssize_t(W.G.contacts.size()) == F;
+  for (py::ssize_t j = 0, k = -1; j < F; ++j) {  // (MuJoCo's pyramid: its two halves summed)
+    const ContactPoint& c = W.found[j];
+    const auto force = [&](py::ssize_t i) -> Vec3<double> {
+      if (!solved) return Vec3<double>::Zero();
+      const Mat3<double> D = W.X0[c.body[1]].E.transpose() * W.G.contacts[i].D[1];  // world frame
+      return D * Vec3<double>(W.w.z.segment<3>(3 * i));
+    };
+    if (c.half == 1) {
+      for (int r = 0; r < 3; ++r) impulses.mutable_at(k, r) += force(j)[r];
+      continue;
+    }
+    ++k;
+    const Vec3<double> f = force(j);
+    for (int r = 0; r < 2; ++r) geoms.mutable_at(k, r) = c.geom[r], bodies.mutable_at(k, r) = c.body[r];
+    for (int r = 0; r < 3; ++r) {
+      points.mutable_at(k, r) = c.point[r];
+      normals.mutable_at(k, r) = c.normal[r];
+      impulses.mutable_at(k, r) = f[r];
+    }
+    depths.mutable_at(k) = c.depth;
+    mu.mutable_at(k) = c.friction;
+  }
+  const py::ssize_t L = py::ssize_t(W.bounds.size());
+  Arr limit_impulse(py::ssize_t(E.model.nv));
+  std::fill(limit_impulse.mutable_data(), limit_impulse.mutable_data() + limit_impulse.size(), 0.0);
+  for (py::ssize_t l = 0; l < L && W.w.z.size() >= 3 * F + L; ++l)
+    limit_impulse.mutable_data()[W.G.limit_dof[l]] += W.G.limit_sign[l] * W.w.z[3 * F + l];
+  return py::make_tuple(geoms, bodies, points, normals, depths, mu, impulses, limit_impulse);
+}
+
+// a world's data (StepData) with its own workspace, tied to the engine (kept alive) and to the Python
+// model's revision at the engine's making: a changed model is refused at the next step
+struct PyStepData {
+  py::object engine_ref, model, warning;
+  PyContactEngine* engine;
+  long long revision;
+  double h, tolerance;
+  std::unique_ptr<ContactWorld> world;
+  StepData data;
+  PyStepData(py::object e, py::object m, long long rev, double h_, double tol, py::object warn)
+      : engine_ref(e),
+        model(std::move(m)),
+        warning(std::move(warn)),
+        engine(e.cast<PyContactEngine*>()),
+        revision(rev),
+        h(h_),
+        tolerance(tol),
+        world(std::make_unique<ContactWorld>(engine->engine.model)),
+        data(engine->engine.model.nq, engine->engine.model.nv, engine->engine.actuation.nu,
+             engine->engine.actuation.na) {}
+};
+
+// a numpy view of x, alive as long as owner
+py::array view(Eigen::VectorXd& x, py::handle owner) {
+  return py::array_t<double>({x.size()}, {py::ssize_t(sizeof(double))}, x.data(), owner);
+}
+
+// the named error of a step that did not step (the Python side's step_failure)
+[[noreturn]] void step_failed(const StepData& d) {
+  const std::string at = " at t = " + std::to_string(d.time);
+  switch (d.stats.status) {
+    case kTauNotFinite:
+      throw py::value_error("StepData.step: tau is not finite" + at);
+    case kStateNotFinite:
+      throw py::value_error("StepData.step: the state has NaN or inf in q, v or act" + at);
+    case kCtrlNotFinite:
+      throw py::value_error("StepData.step: ctrl has NaN or inf" + at);
+    default:
+      throw py::value_error("StepData.step: the step overflowed" + at + " (largest |force| " +
+                            std::to_string(d.force.size() ? d.force.cwiseAbs().maxCoeff() : 0.0) + ", largest |v| " +
+                            std::to_string(d.v.size() ? d.v.cwiseAbs().maxCoeff() : 0.0) +
+                            "); the state is left as it was");
+  }
+}
+
 }  // namespace
 
 // solref (2) then solimp (5)
@@ -180,6 +263,69 @@ void bind_contact(py::module_& m) {
           "Make the contacts and limits MuJoCo's soft constraints (contact/soft.hpp): each pair's and each limit "
           "bound's (solref, solimp) as 7 numbers, MuJoCo's impratio, body_invweight0's translation per geom (its "
           "body's) and dof_invweight0")
+      .def(
+          "new_data",
+          [](py::object self, py::object model, long long revision, double h, double tolerance, py::object warning) {
+            if (!(h > 0) || !std::isfinite(h)) throw py::value_error("new_data: h must be > 0");
+            return PyStepData(self, std::move(model), revision, h, tolerance, std::move(warning));
+          },
+          py::arg("model"), py::arg("revision"), py::arg("h"), py::arg("tolerance"), py::arg("warning"),
+          "A world's StepData with a workspace of its own, for the Python model at this revision")
+      .def(
+          "set_actuation",
+          [](PyContactEngine& e, Arr tendon_q, Arr tendon_v, Arr k, Arr d, Arr rest, Arr moment_q, Arr moment_v,
+             Arr gain, Arr bias, Arr ctrl_range, Arr force_range, py::array_t<int> act_of, py::array_t<int> integrator,
+             Arr T, Arr act_range) {
+            const Model<double>& M = e.engine.model;
+            const py::ssize_t nt = k.size(), nu = gain.size() / 3, na = T.size();
+            auto mat = [](const Arr& a, py::ssize_t r, py::ssize_t c, const char* name) {
+              if (a.size() != r * c) throw py::value_error(std::string("set_actuation: ") + name + " has a wrong size");
+              return Eigen::MatrixXd(
+                  Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(a.data(), r,
+                                                                                                           c));
+            };
+            Actuation A;
+            A.nq = M.nq, A.nv = M.nv, A.nu = int(nu), A.na = int(na);
+            A.tendon_q = mat(tendon_q, nt, M.nq, "tendon_q"), A.tendon_v = mat(tendon_v, nt, M.nv, "tendon_v");
+            A.k = mat(k, nt, 1, "k"), A.d = mat(d, nt, 1, "d");
+            const Eigen::MatrixXd r = mat(rest, nt, 2, "rest");
+            A.rest_lo = r.col(0), A.rest_hi = r.col(1);
+            A.passive = (A.k.array() != 0).any() || (A.d.array() != 0).any();
+            A.moment_q = mat(moment_q, nu, M.nq, "moment_q"), A.moment_v = mat(moment_v, nu, M.nv, "moment_v");
+            A.gain = mat(gain, nu, 3, "gain"), A.bias = mat(bias, nu, 3, "bias");
+            const Eigen::MatrixXd cr = mat(ctrl_range, nu, 2, "ctrl_range"),
+                                  fr = mat(force_range, nu, 2, "force_range");
+            A.ctrl_lo = cr.col(0), A.ctrl_hi = cr.col(1), A.force_lo = fr.col(0), A.force_hi = fr.col(1);
+            if (act_of.size() != nu || integrator.size() != na)
+              throw py::value_error("set_actuation: act_of, integrator");
+            A.act_of.assign(act_of.data(), act_of.data() + nu);
+            for (int a : A.act_of)
+              if (a < -1 || a >= na) throw py::value_error("set_actuation: act_of out of range");
+            A.integrator.assign(integrator.data(), integrator.data() + na);
+            A.T = mat(T, na, 1, "T");
+            const Eigen::MatrixXd ar = mat(act_range, na, 2, "act_range");
+            A.act_lo = ar.col(0), A.act_hi = ar.col(1);
+            e.engine.actuation = std::move(A);
+          },
+          py::arg("tendon_q"), py::arg("tendon_v"), py::arg("k"), py::arg("d"), py::arg("rest"), py::arg("moment_q"),
+          py::arg("moment_v"), py::arg("gain"), py::arg("bias"), py::arg("ctrl_range"), py::arg("force_range"),
+          py::arg("act_of"), py::arg("integrator"), py::arg("T"), py::arg("act_range"),
+          "The model's tendons and actuators (model/actuation.hpp) for StepData's steps: the tendons' maps (nt, nq), "
+          "(nt, nv), stiffness, damping, dead band (nt, 2); the actuators' maps (nu, nq), (nu, nv), gain and bias "
+          "(nu, 3), ctrl and force ranges (nu, 2), each one's activation or -1; per activation whether an "
+          "integrator, its time constant, its range (na, 2)")
+      .def(
+          "set_solver",
+          [](PyContactEngine& e, int solver, int newton_max_nv, double tolerance, int max_iterations) {
+            if (solver < 0 || solver > 2) throw py::value_error("set_solver: solver must be 0, 1 or 2");
+            e.engine.opt.solver = solver;
+            e.engine.opt.newton_max_nv = newton_max_nv;
+            e.engine.opt.newton.tolerance = tolerance;
+            e.engine.opt.newton.max_iterations = max_iterations;
+          },
+          py::arg("solver"), py::arg("newton_max_nv"), py::arg("tolerance"), py::arg("max_iterations"),
+          "The contact solver: 0 auto (Newton on soft problems of trees up to newton_max_nv coordinates), 1 ADMM, "
+          "2 Newton wherever it applies (contact/newton.hpp); Newton's tolerance and iterations")
       .def(
           "step",
           [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int world, py::object extra,
@@ -343,45 +489,88 @@ void bind_contact(py::module_& m) {
           "(limits), B (bilateral), g = J v*, the targets b, μ, each contact's turn (cos, sin), the impulses z, "
           "the dual y, ρ, λ_max(G) and whether the solve ended by the active-set polish")
       .def(
-          "contacts",
-          [](PyContactEngine& e, int world) {
-            ContactWorld& W = e.world(std::size_t(world));
-            std::lock_guard<std::mutex> lock(W.busy);
-            const py::ssize_t F = py::ssize_t(W.found.size()), P = ContactEngine::contact_count(W);
-            py::array_t<std::int64_t> geoms({P, py::ssize_t(2)}), bodies({P, py::ssize_t(2)});
-            Arr points({P, py::ssize_t(3)}), normals({P, py::ssize_t(3)}), impulses({P, py::ssize_t(3)}), depths(P),
-                mu(P);
-            const bool solved = W.w.z.size() >= 3 * F && py::ssize_t(W.G.contacts.size()) == F;
-            for (py::ssize_t j = 0, k = -1; j < F; ++j) {  // (MuJoCo's pyramid: its two halves summed)
-              const ContactPoint& c = W.found[j];
-              const auto force = [&](py::ssize_t i) -> Vec3<double> {
-                if (!solved) return Vec3<double>::Zero();
-                const Mat3<double> D = W.X0[c.body[1]].E.transpose() * W.G.contacts[i].D[1];  // world frame
-                return D * Vec3<double>(W.w.z.segment<3>(3 * i));
-              };
-              if (c.half == 1) {
-                for (int r = 0; r < 3; ++r) impulses.mutable_at(k, r) += force(j)[r];
-                continue;
-              }
-              ++k;
-              const Vec3<double> f = force(j);
-              for (int r = 0; r < 2; ++r) geoms.mutable_at(k, r) = c.geom[r], bodies.mutable_at(k, r) = c.body[r];
-              for (int r = 0; r < 3; ++r) {
-                points.mutable_at(k, r) = c.point[r];
-                normals.mutable_at(k, r) = c.normal[r];
-                impulses.mutable_at(k, r) = f[r];
-              }
-              depths.mutable_at(k) = c.depth;
-              mu.mutable_at(k) = c.friction;
-            }
-            const py::ssize_t L = py::ssize_t(W.bounds.size());
-            Arr limit_impulse(py::ssize_t(e.engine.model.nv));
-            std::fill(limit_impulse.mutable_data(), limit_impulse.mutable_data() + limit_impulse.size(), 0.0);
-            for (py::ssize_t l = 0; l < L && W.w.z.size() >= 3 * F + L; ++l)
-              limit_impulse.mutable_data()[W.G.limit_dof[l]] += W.G.limit_sign[l] * W.w.z[3 * F + l];
-            return py::make_tuple(geoms, bodies, points, normals, depths, mu, impulses, limit_impulse);
-          },
+          "contacts", [](PyContactEngine& e, int world) { return contacts_of(e.engine, e.world(std::size_t(world))); },
           py::arg("world") = 0,
           "The last step's contacts of world `world`: geoms, bodies, points, normals, depths, friction, impulses "
           "(on the second body, world N·s) and the limits' generalized impulse");
+
+  py::class_<PyStepData>(m, "StepData",
+                         "One world's state, inputs and last step's outcome, its arrays numpy views of C++ memory "
+                         "(made by ContactSimulator.data)")
+      .def_property_readonly(
+          "q", [](py::object self) { return view(self.cast<PyStepData&>().data.q, self); }, "positions (nq,)")
+      .def_property_readonly(
+          "v", [](py::object self) { return view(self.cast<PyStepData&>().data.v, self); }, "velocities (nv,)")
+      .def_property_readonly(
+          "ctrl", [](py::object self) { return view(self.cast<PyStepData&>().data.ctrl, self); },
+          "the actuators' controls (nu,), held until changed")
+      .def_property_readonly(
+          "act", [](py::object self) { return view(self.cast<PyStepData&>().data.act, self); },
+          "the actuators' activations (na,)")
+      .def_property_readonly(
+          "tau", [](py::object self) { return view(self.cast<PyStepData&>().data.tau, self); },
+          "the applied generalized force (nv,), held until changed (MuJoCo's qfrc_applied)")
+      .def_property_readonly(
+          "force", [](py::object self) { return view(self.cast<PyStepData&>().data.force, self); },
+          "the last step's generalized force: tau plus the actuators' and tendons' (nv,)")
+      .def_property(
+          "time", [](const PyStepData& d) { return d.data.time; },
+          [](PyStepData& d, double t) {
+            if (!std::isfinite(t)) throw py::value_error("time must be finite");
+            d.data.time = t;
+          },
+          "the simulated time (s)")
+      .def_property_readonly(
+          "dt", [](const PyStepData& d) { return d.h; }, "the time step (s)")
+      .def_property_readonly(
+          "n_contacts", [](const PyStepData& d) { return d.data.stats.contacts; }, "the last step's contacts")
+      .def_property_readonly(
+          "n_limits", [](const PyStepData& d) { return d.data.stats.limits; }, "the last step's limit rows")
+      .def_property_readonly(
+          "iterations", [](const PyStepData& d) { return d.data.stats.iterations; },
+          "the last step's contact-solver iterations")
+      .def_property_readonly(
+          "converged", [](const PyStepData& d) { return d.data.stats.converged; },
+          "whether the last step's contact solve converged")
+      .def_property_readonly(
+          "max_penetration", [](const PyStepData& d) { return d.data.stats.max_penetration; },
+          "the last step's deepest contact (m)")
+      .def(
+          "step",
+          [](PyStepData& d, int n) {
+            if (n < 0) throw py::value_error("step: n must be >= 0");
+            if (d.model.attr("_revision").cast<long long>() != d.revision)
+              throw py::value_error(
+                  "StepData.step: the model changed since this data was made; make a new one with sim.data()");
+            ContactEngine& E = d.engine->engine;
+            int unconverged = 0, worst = 0;
+            double residual = 0;
+            {
+              py::gil_scoped_release release;
+              for (int k = 0; k < n; ++k) {
+                E.step_data(*d.world, d.data, d.h);
+                if (d.data.stats.status != kStepped) break;
+                if (!d.data.stats.converged) {
+                  ++unconverged, worst = std::max(worst, d.data.stats.iterations);
+                  residual = std::max(residual, d.data.stats.primal);
+                }
+              }
+            }
+            if (d.data.stats.status != kStepped) step_failed(d.data);
+            if (unconverged) {
+              const std::string msg = "StepData.step: " + std::to_string(unconverged) +
+                                      " contact solve(s) did not converge (up to " + std::to_string(worst) +
+                                      " iterations, residual " + std::to_string(residual) + " against " +
+                                      std::to_string(d.tolerance) + "); their best iterates were used";
+              if (PyErr_WarnEx(d.warning.ptr(), msg.c_str(), 1) != 0) throw py::error_already_set();
+            }
+          },
+          py::arg("n") = 1,
+          "Advance n steps of dt in place, the GIL released, one crossing into C++: each step's force is tau plus "
+          "the actuators' at ctrl and the tendons', then the activations and the time advance. Raises ValueError "
+          "(the state left as it was before the failing step) where a step cannot be taken")
+      .def(
+          "contacts", [](PyStepData& d) { return contacts_of(d.engine->engine, *d.world); },
+          "The last step's contacts: geoms, bodies, points, normals, depths, friction, impulses (on the second "
+          "body, world N·s) and the limits' generalized impulse");
 }

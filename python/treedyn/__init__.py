@@ -6,7 +6,7 @@ The package in layers, each importing only from the ones before it (docs/archite
 """
 
 from . import codegen, constraints, io, linalg, scenes, sdk
-from ._core import AccuracyWarning, SingularInertiaError, build_info, get_num_threads, set_num_threads
+from ._core import AccuracyWarning, SingularInertiaError, StepData, build_info, get_num_threads, set_num_threads
 from ._version import __version__  # noqa: F401 (treedyn.__version__)
 from .algorithms.configuration import difference, integrate, interpolate, neutral, random_configuration
 from .algorithms.derivatives import aba_derivatives, rnea_derivatives
@@ -79,6 +79,7 @@ __all__ = [
     "MeshFile",
     "collide",
     "ContactSimulator",
+    "StepData",
     "contact_jacobians",
     "frame_placement",
     "frame_jacobian",

@@ -22,8 +22,9 @@ def _ball_on_the_ground():
 
 def test_the_default_is_the_cpp_step_and_an_unknown_name_is_refused():
     m, _ = _ball_on_the_ground()
-    assert isinstance(td.ContactSimulator(m, 1e-3).contact_solver, contact_solvers.AdmmContactSolver)
-    with pytest.raises(ValueError, match="contact_solver must be one of 'admm', 'proxqp'"):
+    solver = td.ContactSimulator(m, 1e-3).contact_solver
+    assert isinstance(solver, contact_solvers.AutoContactSolver) and solver.in_engine
+    with pytest.raises(ValueError, match="contact_solver must be one of 'auto', 'admm', 'newton', 'proxqp'"):
         td.ContactSimulator(m, 1e-3, contact_solver="lcp")
 
 

@@ -55,6 +55,7 @@ from .engine import (
     ENGINE_PHASES,
     BatchStep,
     engine_world,
+    make_data,
     make_engine,
     native_pair,
     step_batch,
@@ -203,8 +204,10 @@ class ContactSimulator:
     violation) left alone; push_out_limit, the largest push-out velocity (m/s), b =
     min(max(depth − slop, 0)/max(stabilization, h), push_out_limit); a violated limit returns as a
     critically damped spring of time constant max(stabilization, h). qp_tolerance: the solve's
-    tolerance (velocity units; None: 1e-8 with soft constraints, else the solver's). contact_solver: "admm" (default: the whole step in C++,
-    docs/contact.md) or "proxqp" (two dense QPs, the reference; hard only). delassus ("admm"): the
+    tolerance (velocity units; None: 1e-8 with soft constraints, else the solver's). contact_solver: the whole step in C++
+    (docs/contact.md) with "auto" (default: MuJoCo's Newton on the soft problem of a tree of at most 60
+    coordinates, ADMM otherwise), "newton" (wherever it applies) or "admm"; or "proxqp" (two dense QPs, the
+    reference; hard only). delassus ("admm"): the
     Delassus operator, "auto" (per step, by size), "tree" (never formed) or "dense".
     """
 
@@ -219,7 +222,7 @@ class ContactSimulator:
         slop: float = 1e-5,
         qp_tolerance: float | None = None,
         max_qp_iterations: int = 5000,
-        contact_solver: str = "admm",
+        contact_solver: str = "auto",
         push_out_limit: float = 0.2,
         delassus: str = "auto",
         soft: bool | None = None,
@@ -307,6 +310,14 @@ class ContactSimulator:
         check_state(state, self.model)
         torque = torque_function(tau, self.model.nv)
         return self._step(state, torque(state.t, state.q, state.v))
+
+    def data(self, state: State | None = None):
+        """A world's ``td.StepData`` (MuJoCo's mjData in treedyn's words) from ``state`` (copied; None: the
+        model's initial state): q, v, act, ctrl, tau and time as numpy views of C++ memory, and
+        ``data.step(n=1)``, n steps in one call into C++ with the GIL released — the actuators' and tendons'
+        forces, collision, dynamics and contact all in C++. The data has its own workspace (its own warm
+        start); it steps the model as it was when made (a changed model is refused: make a new data)."""
+        return make_data(self, State.initial(self.model) if state is None else state)
 
     def run(
         self, state, t_end, tau=None, record_every=1, progress=False, ctrl=None, max_steps=10**6, record_contacts=False

@@ -17,7 +17,14 @@ import numpy as np
 from .. import _checks
 from .result import SimulationWarning
 
-__all__ = ["AdmmContactSolver", "ProxQPContactSolver", "CONTACT_SOLVERS", "MAX_FRICTION_EDGES"]
+__all__ = [
+    "AutoContactSolver",
+    "AdmmContactSolver",
+    "NewtonContactSolver",
+    "ProxQPContactSolver",
+    "CONTACT_SOLVERS",
+    "MAX_FRICTION_EDGES",
+]
 
 
 #: the most edges of a linearised friction cone: its error, 1 − cos(π/k), is 5e-6 at k = 1024, finer
@@ -36,18 +43,42 @@ def _options(friction_edges, tolerance, max_iterations) -> tuple[int, float, int
     )
 
 
-class AdmmContactSolver:
-    """The whole step in C++ (treedyn/contact/step.hpp): the impulses by ADMM on the tree Delassus
-    operator (contact/admm.hpp, contact/delassus.hpp: G never formed, O(N + m) per iteration),
-    warm-started from the last step. tolerance: the residuals' bound in velocity units (m/s, rad/s);
-    max_iterations: the cap, after which the last iterate is used and the step says it did not
-    converge (ContactStep.converged, a SimulationWarning)."""
+class EngineContactSolver:
+    """A contact solver of the C++ step (treedyn/contact/step.hpp), chosen in the engine by ``engine_code``.
+    tolerance: the solve's bound; max_iterations: the cap, after which the best iterate is used and the
+    step says it did not converge (ContactStep.converged, a SimulationWarning)."""
 
     in_engine = True
     default_tolerance = 1e-6
+    engine_code = 0
 
     def __init__(self, friction_edges: int, tolerance: float, max_iterations: int):
         self.friction_edges, self.tolerance, self.max_iterations = _options(friction_edges, tolerance, max_iterations)
+
+
+class AutoContactSolver(EngineContactSolver):
+    """The C++ step's choice per step (the default): Newton (NewtonContactSolver) on MuJoCo's soft problem of a
+    tree of at most NEWTON_MAX_NV coordinates where it applies, else ADMM (AdmmContactSolver)."""
+
+    engine_code = 0
+
+
+class AdmmContactSolver(EngineContactSolver):
+    """The impulses by ADMM on the tree Delassus operator (contact/admm.hpp, contact/delassus.hpp: G never
+    formed, O(N + m) per iteration), warm-started from the last step; hard and soft contacts, every cone.
+    tolerance: the residuals' bound in velocity units (m/s, rad/s)."""
+
+    engine_code = 1
+
+
+class NewtonContactSolver(EngineContactSolver):
+    """MuJoCo's primal Newton method with an exact line search on the soft problem (contact/newton.hpp: dense,
+    M by CRBA, a Cholesky factor per change of the active set), for pyramidal and frictionless contacts and
+    limits; a step it does not apply to (hard contacts or rows, elliptic cones) is ADMM's. tolerance: MuJoCo's,
+    on the gradient and the cost's improvement scaled by the mean inertia (acceleration units)."""
+
+    engine_code = 2
+    default_tolerance = 1e-8
 
 
 class ProxQPContactSolver:
@@ -145,4 +176,12 @@ class ProxQPContactSolver:
 
 
 #: the contact solvers by name (ContactSimulator's ``contact_solver``)
-CONTACT_SOLVERS = {"admm": AdmmContactSolver, "proxqp": ProxQPContactSolver}
+CONTACT_SOLVERS = {
+    "auto": AutoContactSolver,
+    "admm": AdmmContactSolver,
+    "newton": NewtonContactSolver,
+    "proxqp": ProxQPContactSolver,
+}
+#: the largest tree (velocity coordinates) on which the default ("auto") solves the soft problem by dense
+#: Newton: its Cholesky factor costs nv³/3 where ADMM's tree iterations cost O(nv) each
+NEWTON_MAX_NV = 60

@@ -17,8 +17,10 @@ from ..model.actuation import actuation_terms, driven
 from ..model.cache import cached
 from . import soft
 from .collision import _geom_arrays, collide, native, pair_parameters
+from .contact_solvers import NEWTON_MAX_NV
 from .result import SimulationWarning
 from .rows import step_rows
+from .step import check_state
 
 #: the phases of the C++ step, timed (ContactStep.phases)
 ENGINE_PHASES = ("collision", "dynamics", "delassus", "contact", "integrate")
@@ -59,6 +61,32 @@ def engine_world(sim, engine, state: State, tau, h: float, world: int):
     if rows is None:
         return engine.step(state.q, state.v, tau, h, world, extra)
     return engine.step(state.q, state.v, tau, h, world, extra, *rows)
+
+
+def make_data(sim, state: State):
+    """ContactSimulator.data (its docstring): a StepData of the current engine, from ``state``."""
+    check_state(state, sim.model)
+    if not sim.contact_solver.in_engine:
+        raise ValueError('ContactSimulator.data needs a C++ contact solver ("auto", "newton" or "admm")')
+    engine = sim.engine()
+    why = []
+    if sim._other_pairs:
+        why.append(
+            f"{len(sim._other_pairs)} geom pair(s) collided in Python (coal: convex meshes, cylinders, ellipsoids)"
+        )
+    if sim._rows:
+        why.append("bilateral rows made in Python (loop closures, couplings, dry friction or tendon limits)")
+    if why:
+        raise ValueError(
+            "ContactSimulator.data: this model's step needs Python each step: " + "; ".join(why) + "; step it with "
+            "sim.step(state)"
+        )
+    T = actuation_terms(sim.model)
+    d = engine.new_data(sim.model, sim.model._revision, sim.dt, sim.qp_tolerance, SimulationWarning)
+    d.q[:], d.v[:], d.time = state.q, state.v, state.t
+    if T.na and state.act.size == T.na:
+        d.act[:] = state.act
+    return d
 
 
 def step_batch(sim, q, v, tau=None, threads: int | None = None, ctrl=None) -> BatchStep:
@@ -203,7 +231,23 @@ def make_engine(sim, pairs):
     )
     if sim.soft:
         soft.configure(engine, sim, pairs)
+    cs = sim.contact_solver
+    engine.set_solver(cs.engine_code, NEWTON_MAX_NV, cs.tolerance, cs.max_iterations)
+    if model.actuators or model.tendons:
+        engine.set_actuation(*_actuation_arrays(actuation_terms(model)))
     return engine
+
+
+def _actuation_arrays(T) -> tuple:
+    """set_actuation's arrays (model/actuation.hpp) from the model's ActuationTerms."""
+    act_of = np.full(T.nu, -1, dtype=np.int32)
+    act_of[T.dyn] = np.arange(T.na, dtype=np.int32)
+    f = np.float64
+    return (
+        T.tendon_q, T.tendon_v, np.asarray(T.k, f), np.asarray(T.d, f), np.asarray(T.rest, f).reshape(-1, 2),
+        T.moment_q, T.moment_v, T.gain, T.bias, np.c_[T.ctrl_lo, T.ctrl_hi], np.c_[T.force_lo, T.force_hi], act_of,
+        np.asarray(T.integrator, dtype=np.int32), np.asarray(T.T, f), np.c_[T.act_lo, T.act_hi].reshape(-1, 2),
+    )  # fmt: skip
 
 
 def _pair_params(model, pairs):

@@ -31,6 +31,7 @@
 #include "treedyn/contact/delassus.hpp"
 #include "treedyn/contact/delassus_dense.hpp"
 #include "treedyn/contact/newton.hpp"
+#include "treedyn/model/actuation.hpp"
 #include "treedyn/model/configuration.hpp"
 
 namespace treedyn {
@@ -60,7 +61,7 @@ struct LimitTable {  // the model's finite joint-limit bounds: coordinate (q, v)
 enum Phase { kCollision = 0, kDynamics = 1, kDelassus = 2, kContact = 3, kIntegrate = 4, kPhases = 5 };
 
 // how a step ended: stepped; refused (τ, or q, v, not finite: nothing done); overflowed (the state restored)
-enum StepStatus { kStepped = 0, kTauNotFinite = 1, kOverflow = 2, kStateNotFinite = 3 };
+enum StepStatus { kStepped = 0, kTauNotFinite = 1, kOverflow = 2, kStateNotFinite = 3, kCtrlNotFinite = 4 };
 
 struct StepStats {
   int contacts = 0, limits = 0, iterations = 0;
@@ -136,8 +137,26 @@ struct ContactWorld {
         vel(m.N + 1) {}
 };
 
+// one world's state, inputs and last step's outcome in one place (MuJoCo's mjData in treedyn's words;
+// the binding shares its arrays with numpy): q, v, the activations act and the time; the controls ctrl
+// and the applied generalized force tau; force, the step's τ (tau + the actuators' and tendons')
+struct StepData {
+  Eigen::VectorXd q, v, ctrl, act, tau, force;
+  double time = 0;
+  StepStats stats;
+  Actuation::Work work;
+  StepData(int nq, int nv, int nu, int na)
+      : q(Eigen::VectorXd::Zero(nq)),
+        v(Eigen::VectorXd::Zero(nv)),
+        ctrl(Eigen::VectorXd::Zero(nu)),
+        act(Eigen::VectorXd::Zero(na)),
+        tau(Eigen::VectorXd::Zero(nv)),
+        force(Eigen::VectorXd::Zero(nv)) {}
+};
+
 struct ContactEngine {
   Model<double> model;
+  Actuation actuation;  // the model's actuators and tendons (step_data)
   std::vector<GeomData> geoms;
   std::vector<std::pair<int, int>> pairs;
   std::vector<double> pair_friction, pair_margin;  // per pair: its own (NaN: the geoms' rule), or empty
@@ -788,6 +807,25 @@ struct ContactEngine {
     integrate_step(W, q, v, h, q_out, v_out);
     st.seconds[kIntegrate] = since(t0);
     finish(W, q, v, q_out, v_out, st);
+  }
+
+  // one step of a world's data: τ = tau + the actuators' and tendons' force at (q, v, ctrl, act), the
+  // step in place, then the activations (explicit Euler) and the time; nothing done where the state
+  // (q, v, act) or ctrl is not finite (the status says which)
+  void step_data(ContactWorld& W, StepData& d, double h) {
+    const bool state =
+        finite(d.q.data(), model.nq) && finite(d.v.data(), model.nv) && finite(d.act.data(), int(d.act.size()));
+    if (!state || !finite(d.ctrl.data(), int(d.ctrl.size()))) {
+      d.stats = StepStats{};
+      d.stats.status = state ? kCtrlNotFinite : kStateNotFinite;
+      return;
+    }
+    d.force = d.tau;
+    if (actuation.any()) actuation.apply(d.q.data(), d.v.data(), d.ctrl.data(), d.act.data(), d.force.data(), d.work);
+    step(W, d.q.data(), d.v.data(), d.force.data(), h, d.q.data(), d.v.data(), d.stats);
+    if (d.stats.status != kStepped) return;
+    actuation.activate(d.act.data(), d.ctrl.data(), h);
+    d.time += h;
   }
 
   // the step's end: an overflow restores the state; the state it ended in is kept (warm start)

@@ -1,0 +1,97 @@
+"""MuJoCo's primal Newton solver of the soft problem (cpp/include/treedyn/contact/newton.hpp), checked
+against the step's other solver, ADMM, which solves the same strictly convex problem in its dual form,
+and against MuJoCo's mj_step (whose default solver is this Newton method); and the choice of solver.
+
+Tolerances: both solvers stop at qp_tolerance on problems with R > 0 (a unique minimiser), so their
+trajectories agree to the tolerance times the steps' count, far below the millimetres that hard and soft
+contacts part by."""
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import treedyn as td
+
+mujoco = pytest.importorskip("mujoco")
+
+
+def _public(public_models, package, name):
+    path = os.path.join(public_models[package], f"{name}.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", td.io.IgnoredElementWarning)
+        return path, td.load_mjcf(path)
+
+
+@pytest.mark.parametrize("package,name", [("dm_control", "walker"), ("gymnasium", "ant"), ("gymnasium", "hopper")])
+def test_newton_and_admm_solve_one_soft_problem(package, name, public_models):
+    """The same run, driven, by Newton and by ADMM (the file's integrator: RK4 for the ant and the
+    hopper): one trajectory to the solvers' tolerance; Newton in a few iterations a step."""
+    _, model = _public(public_models, package, name)
+    rng = np.random.default_rng(1)
+    U = rng.uniform(-1, 1, (150, model.nu))
+    out, iters = {}, {}
+    for how in ("newton", "admm"):
+        sim = td.ContactSimulator(model, contact_solver=how, qp_tolerance=1e-10)
+        state, n = td.State.initial(model), 0
+        for u in U:
+            n += sim.step(state, ctrl=u).qp_iterations
+        out[how], iters[how] = state.q.copy(), n / len(U)
+    assert np.abs(out["newton"] - out["admm"]).max() < 1e-6
+    assert iters["newton"] < 8
+
+
+def test_newton_steps_as_mj_step(public_models):
+    """The DeepMind Control walker dropped and driven: its root follows mj_step's (Newton, pyramidal
+    cones, Euler) to rounding grown by the steps."""
+    path, model = _public(public_models, "dm_control", "walker")
+    m = mujoco.MjModel.from_xml_path(path)
+    d = mujoco.MjData(m)
+    sim = td.ContactSimulator(model, contact_solver="newton")
+    state = td.State.initial(model)
+    gap = 0.0
+    for k in range(400):
+        u = 0.8 * np.sin(6 * k * m.opt.timestep + np.arange(m.nu))
+        d.ctrl[:] = u
+        mujoco.mj_step(m, d)
+        sim.step(state, ctrl=u)
+        gap = max(gap, np.abs(state.q[:3] - d.qpos[:3]).max())
+    assert gap < 1e-5, gap
+
+
+def test_the_default_chooses_newton_where_it_applies():
+    """auto: Newton on soft problems of small trees; hard contacts (Newton does not apply: R = 0) and
+    elliptic cones stay ADMM's, and give ADMM's own steps."""
+    scene = td.scenes.centipede(2)
+    for soft, edges in ((False, 4), (True, 0)):
+        runs = {}
+        for how in ("auto", "admm"):
+            sim = td.ContactSimulator(scene.model, 1e-3, contact_solver=how, soft=soft, friction_edges=edges)
+            state = scene.initial_state()
+            for _ in range(20):
+                sim.step(state, scene.tau(state.t, state.q, state.v))
+            runs[how] = state.q.copy()
+        assert np.array_equal(runs["auto"], runs["admm"])
+    with pytest.raises(ValueError, match="contact_solver must be one of"):
+        td.ContactSimulator(scene.model, 0.005, contact_solver="pgs")
+
+
+def test_a_large_tree_stays_admms_unless_asked():
+    """Past NEWTON_MAX_NV coordinates auto keeps ADMM (Newton's dense factor grows as nv³); asked for,
+    Newton solves it too, and the two agree."""
+    from treedyn.sim.contact_solvers import NEWTON_MAX_NV
+
+    scene = td.scenes.centipede(12)
+    assert scene.model.nv > NEWTON_MAX_NV
+    runs = {}
+    for how in ("auto", "admm", "newton"):
+        sim = td.ContactSimulator(scene.model, 1e-3, contact_solver=how, soft=True, qp_tolerance=1e-10)
+        state = scene.initial_state()
+        for _ in range(10):
+            sim.step(state, scene.tau(state.t, state.q, state.v))
+        runs[how] = state.q.copy()
+    assert np.array_equal(runs["auto"], runs["admm"])
+    # Newton stops on MuJoCo's scaled gradient (divided by nv times the mean inertia): on a tree of ~70
+    # coordinates its stop is looser in velocity units than ADMM's at the same qp_tolerance
+    assert np.abs(runs["newton"] - runs["admm"]).max() < 1e-5

@@ -1,0 +1,144 @@
+"""td.StepData (ContactSimulator.data): one world's state, inputs and outcome as numpy views of C++
+memory, stepped in one call into C++ — the actuators (model/actuation.hpp), collision, dynamics and
+contact — checked against the State-based step it must equal bit for bit, from threads, and on bad input."""
+
+import os
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import treedyn as td
+
+
+def _two_links():
+    m = td.Model()
+    a = m.add_body("a", None, td.Revolute((0, 1, 0)), inertia=td.Inertia(1.0, (0.3, 0, 0), np.eye(3) * 1e-2))
+    m.add_body("b", a, td.Revolute((0, 1, 0)), td.Transform(translation=(0.6, 0, 0)),
+               td.Inertia(0.5, (0.2, 0, 0), np.eye(3) * 1e-2))  # fmt: skip
+    return m
+
+
+def _actuated():
+    """Two links with every actuator kind the C++ step computes: a clamped motor, a servo with a force
+    range, a tendon's pull, a filter and an integrator activation, a tendon spring with a dead band."""
+    m = _two_links()
+    m.add_tendon("t", {"a": 1.0, "b": 0.5}, stiffness=3.0, damping=0.2, rest_length=(-0.1, 0.1))
+    m.add_actuator("motor", "a", gear=2.0, ctrlrange=(-1, 1))
+    m.add_actuator("servo", "b", gain=(50.0,), bias=(0.0, -50.0, -4.0), forcerange=(-10, 10))
+    m.add_actuator("pull", "t", "tendon", gear=3.0)
+    m.add_actuator("f", "a", dynamics="filter", time_constant=0.05)
+    m.add_actuator("i", "b", dynamics="integrator", actrange=(-0.5, 0.5))
+    return m
+
+
+def test_data_steps_as_the_state_step():
+    """The same run as the State path, whose actuator forces numpy sums in another order: equal to the
+    rounding of the forces (1e-16 relative a step) grown over 300 steps."""
+    model = _actuated()
+    sim = td.ContactSimulator(model, 2e-3)
+    state = td.State.initial(model)
+    d = sim.data(state)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        u = rng.uniform(-2, 2, model.nu)
+        d.ctrl[:] = u
+        d.step()
+        sim.step(state, ctrl=u)
+    for ours, theirs in ((d.q, state.q), (d.v, state.v), (d.act, state.act)):
+        assert np.abs(ours - theirs).max() < 1e-11 * (1 + np.abs(theirs).max())
+    assert d.time == state.t and d.act.shape == (2,) and abs(d.act[1]) <= 0.5
+
+
+def test_data_of_a_public_model_with_contacts(public_models):
+    """Gymnasium's ant (RK4, soft contacts, actuators): n steps in one call equal n calls, and the State
+    path; its contacts are there to read."""
+    path = os.path.join(public_models["gymnasium"], "ant.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", td.io.IgnoredElementWarning)
+        model = td.load_mjcf(path)
+    sim = td.ContactSimulator(model)
+    state = td.State.initial(model)
+    one, many = sim.data(state), sim.data(state)
+    u = 0.3 * np.ones(model.nu)
+    one.ctrl[:] = many.ctrl[:] = u
+    for _ in range(100):
+        one.step()
+        sim.step(state, ctrl=u)
+    many.step(100)
+    assert np.array_equal(one.q, many.q) and np.array_equal(one.q, state.q)
+    assert one.n_contacts > 0 and one.converged
+    geoms, bodies, points, normals, depths, mu, impulses, _ = one.contacts()
+    assert len(depths) == one.n_contacts and impulses[:, 2].sum() > 0  # the floor pushes up
+
+
+def test_data_views_share_memory_and_the_state_is_copied():
+    model = _actuated()
+    sim = td.ContactSimulator(model, 1e-3)
+    state = td.State.initial(model)
+    state.q[:] = 0.2
+    d = sim.data(state)
+    d.q[0] = 0.5  # a view: the data's own q
+    assert d.q[0] == 0.5 and state.q[0] == 0.2
+    d.tau[:] = 1.0
+    d.step()
+    assert np.array_equal(d.force[: model.nv] - d.tau, d.force - 1.0)
+    assert d.dt == 1e-3 and d.time == pytest.approx(1e-3)
+
+
+def test_data_worlds_step_from_threads_as_alone():
+    model = _actuated()
+    sim = td.ContactSimulator(model, 1e-3)
+    datas = [sim.data() for _ in range(4)]
+    for k, d in enumerate(datas):
+        d.ctrl[:] = 0.1 * (k + 1)
+    ref = sim.data()
+    ref.ctrl[:] = 0.1 * 3
+    ref.step(200)
+
+    def run(d):
+        for _ in range(20):
+            d.step(10)
+
+    threads = [threading.Thread(target=run, args=(d,)) for d in datas]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert np.array_equal(datas[2].q, ref.q)
+
+
+def test_data_bad_input_is_named():
+    model = _actuated()
+    sim = td.ContactSimulator(model, 1e-3)
+    d = sim.data()
+    d.step()
+    q = d.q.copy()
+    d.ctrl[0] = np.nan
+    with pytest.raises(ValueError, match="ctrl has NaN"):
+        d.step()
+    assert np.array_equal(d.q, q)
+    d.ctrl[0] = 0.0
+    d.v[0] = np.inf
+    with pytest.raises(ValueError, match="NaN or inf in q, v or act"):
+        d.step()
+    d.v[0] = 0.0
+    with pytest.raises(ValueError, match="n must be >= 0"):
+        d.step(-1)
+    with pytest.raises(ValueError, match="time must be finite"):
+        d.time = np.nan
+    model.add_actuator("late", "a")
+    with pytest.raises(ValueError, match="model changed"):
+        d.step()
+    with pytest.raises(TypeError, match="state must be a treedyn.State"):
+        sim.data(state=np.zeros(2))
+
+
+def test_data_refuses_a_step_that_needs_python():
+    """A coupling is a bilateral row made in Python each step: data() says so instead of dropping it."""
+    model = _two_links()
+    model.add_coupling("b", "a", polycoef=(0.0, -1.0))
+    sim = td.ContactSimulator(model, 1e-3)
+    with pytest.raises(ValueError, match="needs Python each step"):
+        sim.data()
