@@ -45,8 +45,8 @@ struct NewtonResult {
 struct NewtonWorkspace {
   Eigen::MatrixXd J, H, JtD;               // the rows in use (n × nv), the Hessian, Jᵀ diag(a/R)
   Eigen::VectorXd x, r, s, Rinv, b, grad;  // the iterate; per row in use: J x − b, J p, 1/R, b
-  Eigen::VectorXd p, Mp, dx, xw, tmp;
-  Eigen::LLT<Eigen::MatrixXd> llt, lltM;
+  Eigen::VectorXd p, Mp, dx, xw;
+  Eigen::LLT<Eigen::MatrixXd> llt;
   std::vector<int> rows;                      // the problem's row of each row in use
   std::vector<std::pair<double, int>> event;  // the line search's breakpoints
   std::vector<char> active, next;
