@@ -204,10 +204,9 @@ class ContactSimulator:
     violation) left alone; push_out_limit, the largest push-out velocity (m/s), b =
     min(max(depth − slop, 0)/max(stabilization, h), push_out_limit); a violated limit returns as a
     critically damped spring of time constant max(stabilization, h). qp_tolerance: the solve's
-    tolerance (velocity units; None: 1e-8 with soft constraints, else the solver's). contact_solver: the whole step in C++
-    (docs/contact.md) with "auto" (default: MuJoCo's Newton on the soft problem of a tree of at most 60
-    coordinates, ADMM otherwise), "newton" (wherever it applies) or "admm"; or "proxqp" (two dense QPs, the
-    reference; hard only). delassus ("admm"): the
+    tolerance (velocity units; None: 1e-8 with soft constraints, else the solver's). contact_solver: the C++ step
+    (docs/contact.md) with "auto" (default: Newton on soft problems of trees of at most 60 coordinates, else ADMM),
+    "newton" (wherever it applies) or "admm"; or "proxqp" (two dense QPs, the reference; hard only). delassus ("admm"): the
     Delassus operator, "auto" (per step, by size), "tree" (never formed) or "dense".
     """
 
@@ -312,11 +311,7 @@ class ContactSimulator:
         return self._step(state, torque(state.t, state.q, state.v))
 
     def data(self, state: State | None = None):
-        """A world's ``td.StepData`` (MuJoCo's mjData in treedyn's words) from ``state`` (copied; None: the
-        model's initial state): q, v, act, ctrl, tau and time as numpy views of C++ memory, and
-        ``data.step(n=1)``, n steps in one call into C++ with the GIL released — the actuators' and tendons'
-        forces, collision, dynamics and contact all in C++. The data has its own workspace (its own warm
-        start); it steps the model as it was when made (a changed model is refused: make a new data)."""
+        """A world's td.StepData from ``state`` (None: the initial state): engine.make_data, docs/contact.md."""
         return make_data(self, State.initial(self.model) if state is None else state)
 
     def run(
@@ -418,7 +413,7 @@ class ContactSimulator:
             limit_impulse=contact.limit_impulse,
         )
 
-    # --- the step in C++ (contact_solver="admm": treedyn/contact/step.hpp) ------------------------------
+    # --- the step in C++ (treedyn/contact/step.hpp) ------------------------------------------------------
     def engine(self):
         """The C++ contact step of this model and these options (_core.ContactEngine), rebuilt when
         the model changes (its geoms, limits, inertias: model/cache.py's revision)."""
@@ -538,8 +533,7 @@ class ContactSimulator:
 
     # --- the model's bilateral constraints (loop closures, couplings: treedyn.constraints) ----------
     def _free_acceleration(self, q, v, tau) -> np.ndarray:
-        """q̈ without contact: the solver's, or under the model's constraints (Baumgarte with the
-        contacts' time constant, ``stabilization``)."""
+        """q̈ without contact: the solver's, or under the model's constraints (Baumgarte, ``stabilization``)."""
         return free_dynamics(self.solver, self.stabilization)(q, v, tau)
 
     def _inverse_inertia(self, q, R) -> np.ndarray:
@@ -592,8 +586,8 @@ class ContactSimulator:
         return self._limits
 
     def _within_reach(self, bounds: LimitRows, v_free, h: float) -> np.ndarray:
-        """The bounds the step can reach: d ≤ h·max(−s v*_i, 0) + slop (the free motion crosses a bound
-        iff d + h s v*_i < 0; the slop keeps a joint resting on its stop in the problem)."""
+        """The bounds the step can reach: d ≤ h·max(−s v*_i, 0) + slop (crossed iff d + h s v*_i < 0; the slop
+        keeps a joint resting on its stop in the problem)."""
         return bounds.gap <= h * np.maximum(-bounds.sign * v_free[bounds.index], 0.0) + self.slop
 
     def _targets(self, limits: LimitRows, v, h: float) -> np.ndarray:
@@ -602,6 +596,5 @@ class ContactSimulator:
         return limit_targets(limits.gap, limits.sign * v[limits.index], h, self.stabilization, self.slop)
 
     def _push_out(self, depth, h: float) -> np.ndarray:
-        """b = min(max(depth − slop, 0)/max(stabilization, h), push_out_limit): Baumgarte's push-out
-        velocity of a penetration (or a limit's violation), capped (see the module)."""
+        """b = min(max(depth − slop, 0)/max(stabilization, h), push_out_limit): Baumgarte's capped push-out."""
         return np.minimum(np.maximum(depth - self.slop, 0.0) / max(self.stabilization, h), self.push_out_limit)

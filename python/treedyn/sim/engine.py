@@ -64,7 +64,11 @@ def engine_world(sim, engine, state: State, tau, h: float, world: int):
 
 
 def make_data(sim, state: State):
-    """ContactSimulator.data (its docstring): a StepData of the current engine, from ``state``."""
+    """ContactSimulator.data: a td.StepData of the current engine from ``state`` (copied): q, v, act, ctrl,
+    tau (the applied generalized force) and time as numpy views of C++ memory, its own workspace and
+    warm start; ``data.step(n=1)``, n steps in one call into C++ with the GIL released — the actuators'
+    and tendons' forces, collision, dynamics and contact. It steps the model as it was when made (a
+    changed model is refused at its next step); a model whose step needs Python is refused here."""
     check_state(state, sim.model)
     if not sim.contact_solver.in_engine:
         raise ValueError('ContactSimulator.data needs a C++ contact solver ("auto", "newton" or "admm")')
