@@ -100,20 +100,22 @@ py::tuple contacts_of(const ContactEngine& E, ContactWorld& W) {
 }
 
 // a world's data (StepData) with its own workspace, tied to the engine (kept alive) and to the Python
-// model's revision at the engine's making: a changed model is refused at the next step
+// model's revision when made (its C++ model's copy of it): a changed model is refused at the next step
 struct PyStepData {
   py::object engine_ref, model, warning;
   PyContactEngine* engine;
+  const Model<double>* live;  // the Python model's C++ model (its revision)
   long long revision;
   double h, tolerance;
   std::unique_ptr<ContactWorld> world;
   StepData data;
-  PyStepData(py::object e, py::object m, long long rev, double h_, double tol, py::object warn)
+  PyStepData(py::object e, py::object m, double h_, double tol, py::object warn)
       : engine_ref(e),
         model(std::move(m)),
         warning(std::move(warn)),
         engine(e.cast<PyContactEngine*>()),
-        revision(rev),
+        live(model.attr("core").cast<const Model<double>*>()),
+        revision(live->revision),
         h(h_),
         tolerance(tol),
         world(std::make_unique<ContactWorld>(engine->engine.model)),
@@ -265,12 +267,13 @@ void bind_contact(py::module_& m) {
           "body's) and dof_invweight0")
       .def(
           "new_data",
-          [](py::object self, py::object model, long long revision, double h, double tolerance, py::object warning) {
+          [](py::object self, py::object model, double h, double tolerance, py::object warning) {
             if (!(h > 0) || !std::isfinite(h)) throw py::value_error("new_data: h must be > 0");
-            return PyStepData(self, std::move(model), revision, h, tolerance, std::move(warning));
+            return PyStepData(self, std::move(model), h, tolerance, std::move(warning));
           },
-          py::arg("model"), py::arg("revision"), py::arg("h"), py::arg("tolerance"), py::arg("warning"),
-          "A world's StepData with a workspace of its own, for the Python model at this revision")
+          py::arg("model"), py::arg("h"), py::arg("tolerance"), py::arg("warning"),
+          "A world's StepData with a workspace of its own, for the Python model (treedyn.Model) as it is now: a "
+          "change of the model (its core's revision) is refused at the next step")
       .def(
           "set_actuation",
           [](PyContactEngine& e, Arr tendon_q, Arr tendon_v, Arr k, Arr d, Arr rest, Arr moment_q, Arr moment_v,
@@ -539,7 +542,7 @@ void bind_contact(py::module_& m) {
           "step",
           [](PyStepData& d, int n) {
             if (n < 0) throw py::value_error("step: n must be >= 0");
-            if (d.model.attr("_revision").cast<long long>() != d.revision)
+            if (d.live->revision != d.revision)
               throw py::value_error(
                   "StepData.step: the model changed since this data was made; make a new one with sim.data()");
             ContactEngine& E = d.engine->engine;
@@ -573,4 +576,63 @@ void bind_contact(py::module_& m) {
           "contacts", [](PyStepData& d) { return contacts_of(d.engine->engine, *d.world); },
           "The last step's contacts: geoms, bodies, points, normals, depths, friction, impulses (on the second "
           "body, world N·s) and the limits' generalized impulse");
+
+  m.def(
+      "rollout",
+      [](py::list datas, py::array_t<double, py::array::c_style | py::array::forcecast> ctrl, int threads) {
+        const py::ssize_t B = py::len(datas);
+        if (ctrl.ndim() != 3 || ctrl.shape(0) != B)
+          throw py::value_error("rollout: ctrl must have shape (B, T, nu), B = " + std::to_string(B) + " data");
+        const py::ssize_t T = ctrl.shape(1), nu = ctrl.shape(2);
+        std::vector<PyStepData*> d(B);
+        py::ssize_t nq = 0, nv = 0;
+        for (py::ssize_t b = 0; b < B; ++b) {
+          d[b] = datas[b].cast<PyStepData*>();
+          const Model<double>& M = d[b]->engine->engine.model;
+          if (b == 0) nq = M.nq, nv = M.nv;
+          if (M.nq != nq || M.nv != nv || d[b]->data.ctrl.size() != nu)
+            throw py::value_error("rollout: every data must be of one model's size, with nu = ctrl.shape[2]");
+          if (d[b]->live->revision != d[b]->revision)
+            throw py::value_error("rollout: data " + std::to_string(b) + "'s model changed since it was made");
+          for (py::ssize_t c = 0; c < b; ++c)
+            if (d[c] == d[b]) throw py::value_error("rollout: a data appears twice (each world steps alone)");
+        }
+        Arr q({B, T, nq}), v({B, T, nv});
+        std::vector<int> failed(B, -1), unconverged(B, 0);
+        {
+          py::gil_scoped_release release;
+          const double* u = ctrl.data();
+          double *qo = q.mutable_data(), *vo = v.mutable_data();
+          parallel_for(int(B), threads, [&](int b, int) {
+            PyStepData& D = *d[b];
+            for (py::ssize_t t = 0; t < T; ++t) {
+              std::copy(u + (b * T + t) * nu, u + (b * T + t + 1) * nu, D.data.ctrl.data());
+              D.engine->engine.step_data(*D.world, D.data, D.h);
+              if (D.data.stats.status != kStepped) {
+                failed[b] = int(t);
+                return;
+              }
+              unconverged[b] += !D.data.stats.converged;
+              std::copy(D.data.q.data(), D.data.q.data() + nq, qo + (b * T + t) * nq);
+              std::copy(D.data.v.data(), D.data.v.data() + nv, vo + (b * T + t) * nv);
+            }
+          });
+        }
+        for (py::ssize_t b = 0; b < B; ++b)
+          if (failed[b] >= 0) {
+            try {
+              step_failed(d[b]->data);
+            } catch (py::value_error& e) {
+              throw py::value_error("rollout: world " + std::to_string(b) + " at step " + std::to_string(failed[b]) +
+                                    ": " + e.what() + " (the others stepped to the end)");
+            }
+          }
+        py::array_t<int> counts(B);
+        std::copy(unconverged.begin(), unconverged.end(), counts.mutable_data());
+        return py::make_tuple(q, v, counts);
+      },
+      py::arg("datas"), py::arg("ctrl"), py::arg("threads"),
+      "T steps of each of B StepData under controls ctrl (B, T, nu), the worlds spread over `threads` threads with "
+      "the GIL released, each stepped as alone: (q (B, T, nq), v (B, T, nv) after each step, each world's "
+      "unconverged solves)");
 }

@@ -92,6 +92,8 @@ void bind_model(py::module_& m) {
           py::arg("axis2"), py::arg("m"), py::arg("h"), py::arg("I_O"),
           "add_body with the inertia as featherstone-part3's parameters (mass m, first moment h = m c, rotational "
           "inertia Ī about the body frame's origin), kept exactly")
+      .def_readwrite("revision", &Model<double>::revision,
+                     "the Python model's revision (set by treedyn.Model on every change)")
       .def_readonly("N", &Model<double>::N)
       .def_readonly("nq", &Model<double>::nq)
       .def_readonly("nv", &Model<double>::nv)

@@ -48,6 +48,7 @@ from .sdk import get_cmake_dir, get_include
 from .sim.collision import collide
 from .sim.constraints import constrained_forward_dynamics
 from .sim.contact import ContactSimulator, contact_jacobians
+from .sim.engine import rollout
 from .sim.simulate import SimulationError, SimulationResult, SimulationWarning, simulate
 from .sim.step_derivatives import step_derivatives
 from .solvers import Solver, available_solvers, make_solver
@@ -80,6 +81,7 @@ __all__ = [
     "collide",
     "ContactSimulator",
     "StepData",
+    "rollout",
     "contact_jacobians",
     "frame_placement",
     "frame_jacobian",

@@ -142,3 +142,45 @@ def test_data_refuses_a_step_that_needs_python():
     sim = td.ContactSimulator(model, 1e-3)
     with pytest.raises(ValueError, match="needs Python each step"):
         sim.data()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_rollout_steps_each_world_as_alone(threads):
+    """td.rollout of 4 worlds, T steps each: every world's states are the ones it gets stepped alone, bit for
+    bit, on any number of threads; the data end in the last state."""
+    model = _actuated()
+    sim = td.ContactSimulator(model, 1e-3)
+    U = np.random.default_rng(2).uniform(-1, 1, (4, 30, model.nu))
+    datas = [sim.data() for _ in range(4)]
+    q, v = td.rollout(datas, U, threads=threads)
+    assert q.shape == (4, 30, model.nq) and v.shape == (4, 30, model.nv)
+    for b in range(4):
+        alone = sim.data()
+        for t in range(30):
+            alone.ctrl[:] = U[b, t]
+            alone.step()
+            assert np.array_equal(q[b, t], alone.q) and np.array_equal(v[b, t], alone.v)
+        assert np.array_equal(datas[b].q, alone.q) and np.array_equal(datas[b].act, alone.act)
+    same = [sim.data() for _ in range(2)]
+    q2, _ = td.rollout(same, U[0])  # (T, nu): the same controls for every world
+    assert np.array_equal(q2[0], q2[1]) and np.array_equal(q2[0], q[0])
+
+
+def test_rollout_bad_input_is_named():
+    model = _actuated()
+    sim = td.ContactSimulator(model, 1e-3)
+    d = sim.data()
+    with pytest.raises(TypeError, match="list of td.StepData"):
+        td.rollout([], np.zeros((0, 3, model.nu)))
+    with pytest.raises(ValueError, match="ctrl must have shape"):
+        td.rollout([d], np.zeros((2, 3, model.nu)))
+    with pytest.raises(ValueError, match="NaN or inf"):
+        td.rollout([d], np.full((1, 3, model.nu), np.nan))
+    with pytest.raises(ValueError, match="appears twice"):
+        td.rollout([d, d], np.zeros((2, 3, model.nu)))
+    bad = sim.data()
+    bad.v[0] = np.inf
+    good = sim.data()
+    with pytest.raises(ValueError, match=r"world 0 at step 0: .*NaN or inf.*the others stepped"):
+        td.rollout([bad, good], np.zeros((2, 5, model.nu)))
+    assert good.time == pytest.approx(5e-3)

@@ -97,6 +97,8 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         model/cache.py) is made again on its next use. Every mutating method calls it, and so does
         assigning a public attribute (gravity, baumgarte, reference_configuration, ...)."""
         self.__dict__["_revision"] += 1  # (set first in __init__)
+        if "_cpp" in self.__dict__:  # (its copy in C++: a StepData compares it without Python)
+            self._cpp.revision = self.__dict__["_revision"]
 
     def __setattr__(self, name: str, value) -> None:
         object.__setattr__(self, name, value)

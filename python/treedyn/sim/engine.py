@@ -86,11 +86,50 @@ def make_data(sim, state: State):
             "sim.step(state)"
         )
     T = actuation_terms(sim.model)
-    d = engine.new_data(sim.model, sim.model._revision, sim.dt, sim.qp_tolerance, SimulationWarning)
+    d = engine.new_data(sim.model, sim.dt, sim.qp_tolerance, SimulationWarning)
     d.q[:], d.v[:], d.time = state.q, state.v, state.t
     if T.na and state.act.size == T.na:
         d.act[:] = state.act
     return d
+
+
+def rollout(datas, ctrl, threads: int | None = None):
+    """td.rollout: T steps of each of B worlds (a list of td.StepData, each stepped from its own state, in
+    place) under controls ctrl (B, T, nu) or (T, nu) (the same for all), spread over ``threads`` threads
+    (td.get_num_threads() by default) with the GIL released, each world's steps the ones it takes alone.
+    Returns (q (B, T, nq), v (B, T, nv)): the state after each step. A world whose step fails stops there
+    and is named in the ValueError, after the others have stepped to the end."""
+    datas = list(datas)
+    if not datas or not all(isinstance(d, _core.StepData) for d in datas):
+        raise TypeError("rollout: datas must be a non-empty list of td.StepData (ContactSimulator.data())")
+    nu = datas[0].ctrl.shape[0]
+    u = np.asarray(ctrl, dtype=float)
+    if u.ndim == 2:
+        u = np.broadcast_to(u, (len(datas), *u.shape))
+    if u.ndim != 3 or u.shape[0] != len(datas) or u.shape[2] != nu:
+        raise ValueError(f"rollout: ctrl must have shape ({len(datas)}, T, {nu}) or (T, {nu}), got {np.shape(ctrl)}")
+    if not np.all(np.isfinite(u)):
+        raise ValueError("rollout: ctrl has NaN or inf")
+    threads = (
+        get_num_threads()
+        if threads is None
+        else _checks.integer(threads, "threads", minimum=1, maximum=_checks.INT_MAX)
+    )
+    q, v, unconverged = _core.rollout(datas, np.ascontiguousarray(u), threads)
+    if unconverged.any():
+        worst = int(np.argmax(unconverged))
+        warn_unconverged_count(int(unconverged.sum()), worst)
+    return q, v
+
+
+def warn_unconverged_count(count: int, world: int) -> None:
+    import warnings
+
+    warnings.warn(
+        f"rollout: {count} contact solves did not converge (most in world {world}); their best iterates were used",
+        SimulationWarning,
+        stacklevel=3,
+    )
 
 
 def step_batch(sim, q, v, tau=None, threads: int | None = None, ctrl=None) -> BatchStep:

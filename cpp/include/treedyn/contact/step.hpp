@@ -17,8 +17,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -118,6 +120,8 @@ struct ContactWorld {
   // the Newton solver (contact/newton.hpp): its workspace, M (CRBA) and the joints' motion axes in
   // world coordinates (each coordinate's angular velocity Ω_j and velocity of the world origin u_j)
   NewtonWorkspace nw;
+  std::vector<Mat3<double>> geom_R;  // each paired geom's world orientation and centre (collide)
+  std::vector<Vec3<double>> geom_p;
   std::unique_ptr<Data<double>> mass;
   std::vector<Vec3<double>> axis_ang, axis_lin;
   std::mutex busy;
@@ -160,6 +164,7 @@ struct ContactEngine {
   std::vector<GeomData> geoms;
   std::vector<std::pair<int, int>> pairs;
   std::vector<double> pair_friction, pair_margin;  // per pair: its own (NaN: the geoms' rule), or empty
+  std::vector<int> paired;                         // the geoms in some pair (their world poses each step)
   LimitTable limits;
   // the soft rows (opt.soft): each pair's and each limit bound's solref and solimp, and MuJoCo's
   // approximate inverse inertias at the reference pose: each geom's body's body_invweight0
@@ -178,7 +183,12 @@ struct ContactEngine {
         limits(std::move(l)),
         opt(o),
         pyramid(o.edges),
-        damped_joints(std::any_of(m.damping.begin(), m.damping.end(), [](double d) { return d > 0; })) {}
+        damped_joints(std::any_of(m.damping.begin(), m.damping.end(), [](double d) { return d > 0; })) {
+    std::vector<char> in(geoms.size(), 0);
+    for (const auto& [a, b] : pairs) in[a] = in[b] = 1;
+    for (std::size_t g = 0; g < geoms.size(); ++g)
+      if (in[g]) paired.push_back(int(g));
+  }
 
   static bool finite(const double* x, int n) {
     for (int k = 0; k < n; ++k)
@@ -194,21 +204,57 @@ struct ContactEngine {
     return s;
   }
 
-  // collision: the candidate pairs at the bodies' poses X0 (^iX_0: E = R_iᵀ, r = p_i)
+  // a geom's bounding radius about its centre (∞ for a plane): the broad phase's sphere
+  static double bounding_radius(const GeomData& g) {
+    switch (g.kind) {
+      case ShapeKind::Sphere:
+        return g.size[0];
+      case ShapeKind::Capsule:
+        return g.size[0] + g.size[1];
+      case ShapeKind::Box:
+        return g.size.norm();
+      default:
+        return std::numeric_limits<double>::infinity();
+    }
+  }
+
+  // the broad phase: whether the pair's bounding spheres (a plane: its half-space) come within its
+  // margin m — a pair further apart has no contact (the narrow phase reports depth + m > 0 only)
+  bool near(const GeomData& a, const Mat3<double>& Ra, const Vec3<double>& pa, const GeomData& b,
+            const Vec3<double>& pb, double m) const {
+    const double ra = bounding_radius(a), rb = bounding_radius(b);
+    if (std::isinf(rb)) return true;  // (pairs are ordered with a plane first: see collide)
+    if (std::isinf(ra)) return a.kind != ShapeKind::Plane || Ra.col(2).dot(pb - pa) <= rb + m;
+    return (pb - pa).squaredNorm() <= (ra + rb + m) * (ra + rb + m);
+  }
+
+  // collision: the candidate pairs at the bodies' poses X0 (^iX_0: E = R_iᵀ, r = p_i), each geom's
+  // world pose once, then the broad phase (near), then the closed forms
   void collide(ContactWorld& W) const {
     W.found.clear();
     W.keys.clear();
+    W.geom_R.resize(geoms.size()), W.geom_p.resize(geoms.size());
+    for (int g : paired) {
+      const Transform<double>& X = W.X0[geoms[g].body];
+      W.geom_R[g].noalias() = X.E.transpose() * geoms[g].R;
+      W.geom_p[g] = X.E.transpose() * geoms[g].p + X.r;
+    }
     for (std::size_t k = 0; k < pairs.size(); ++k) {
-      const auto [ia, ib] = pairs[k];
+      auto [ia, ib] = pairs[k];
+      if (std::isinf(bounding_radius(geoms[ib])) && !std::isinf(bounding_radius(geoms[ia]))) std::swap(ia, ib);
       const GeomData &a = geoms[ia], &b = geoms[ib];
-      const Transform<double>&Xa = W.X0[a.body], &Xb = W.X0[b.body];
-      const Mat3<double> Ra = Xa.E.transpose() * a.R, Rb = Xb.E.transpose() * b.R;
-      const Vec3<double> pa = Xa.E.transpose() * a.p + Xa.r, pb = Xb.E.transpose() * b.p + Xb.r;
+      const Mat3<double>&Ra = W.geom_R[ia], &Rb = W.geom_R[ib];
+      const Vec3<double>&pa = W.geom_p[ia], &pb = W.geom_p[ib];
+      const double m = pair_margin.empty() || std::isnan(pair_margin[k]) ? a.margin + b.margin : pair_margin[k];
+      if (!near(a, Ra, pa, b, pb, m)) continue;
+      std::tie(ia, ib) = pairs[k];  // (the narrow phase in the pair's own order)
       const std::size_t first = W.found.size();
+      const GeomData &g0 = geoms[ia], &g1 = geoms[ib];
       if (pair_friction.empty())
-        collide_pair(a, ia, Ra, pa, b, ib, Rb, pb, W.found);
+        collide_pair(g0, ia, W.geom_R[ia], W.geom_p[ia], g1, ib, W.geom_R[ib], W.geom_p[ib], W.found);
       else
-        collide_pair(a, ia, Ra, pa, b, ib, Rb, pb, W.found, pair_friction[k], pair_margin[k]);
+        collide_pair(g0, ia, W.geom_R[ia], W.geom_p[ia], g1, ib, W.geom_R[ib], W.geom_p[ib], W.found, pair_friction[k],
+                     pair_margin[k]);
       for (std::size_t j = first; j < W.found.size(); ++j) {
         W.keys.push_back((static_cast<long long>(k) << 8) + (j - first));
         if (opt.soft) W.found[j].soft = pair_soft[k];

@@ -73,6 +73,9 @@ template <class S> struct Model {
   std::vector<S> armature, stiffness, damping;  // nv
   std::vector<S> q_rest;                        // nq
   bool has_armature = false, has_springs = false;
+  // the Python model's revision (treedyn.model's _revision, bumped by every change): a copy keeps the
+  // value it was made at, so a data stepping a copy can tell that the model changed since
+  long long revision = 0;
 
   Model() { add_world(); }
 
