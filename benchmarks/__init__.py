@@ -49,6 +49,9 @@ against the installed treedyn: ``python -m benchmarks <name> [options]`` (``--li
   (Panda, Talos) beside treedyn's C++ batch on all cores, pin.abaInParallel and MJX's forward on the same
   device; ``--quick`` for a short GPU loan. Runs on the CPU too (its figures then say so).
 
+- ``rollout``: many worlds × many steps in one call (``td.rollout`` over ``td.StepData``) against
+  ``mujoco.rollout`` on a Gymnasium model, 1 and 2 threads: the ratio and each one's speed-up.
+
 matplotlib is optional: the scripts always write CSV, and PNG when matplotlib is installed.
 """
 
@@ -63,4 +66,5 @@ SCRIPTS = {
     "sweep": "benchmarks.sweep",
     "derivatives": "benchmarks.derivatives",
     "gpu": "benchmarks.gpu",
+    "rollout": "benchmarks.rollout",
 }
