@@ -318,6 +318,28 @@ void bind_contact(py::module_& m) {
           "(nu, 3), ctrl and force ranges (nu, 2), each one's activation or -1; per activation whether an "
           "integrator, its time constant, its range (na, 2)")
       .def(
+          "actuation_force",
+          [](PyContactEngine& e, Arr q, Arr v, Arr ctrl, Arr act, py::handle out) {
+            const Actuation& A = e.engine.actuation;
+            const Model<double>& M = e.engine.model;
+            if (q.size() != M.nq || v.size() != M.nv || ctrl.size() != A.nu || act.size() != A.na)
+              throw py::value_error("actuation_force: q, v, ctrl, act must have nq, nv, nu, na values");
+            double* tau = inout(out, "out", 0, M.nv);
+            Actuation::Work work;
+            if (A.any()) A.apply(q.data(), v.data(), ctrl.data(), act.data(), tau, work);
+          },
+          py::arg("q"), py::arg("v"), py::arg("ctrl"), py::arg("act"), py::arg("out"),
+          "out += the actuators' force at (q, v, ctrl, act) and the tendons' spring-dampers (model/actuation.hpp)")
+      .def(
+          "activate",
+          [](PyContactEngine& e, py::handle act, Arr ctrl, double h) {
+            const Actuation& A = e.engine.actuation;
+            if (ctrl.size() != A.nu) throw py::value_error("activate: ctrl must have nu values");
+            A.activate(inout(act, "act", 0, A.na), ctrl.data(), h);
+          },
+          py::arg("act"), py::arg("ctrl"), py::arg("h"),
+          "The activations after a step h under ctrl, in place (explicit Euler, clamped to actrange)")
+      .def(
           "set_solver",
           [](PyContactEngine& e, int solver, int newton_max_nv, double tolerance, int max_iterations) {
             if (solver < 0 || solver > 2) throw py::value_error("set_solver: solver must be 0, 1 or 2");

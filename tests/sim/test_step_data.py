@@ -33,9 +33,8 @@ def _actuated():
     return m
 
 
-def test_data_steps_as_the_state_step():
-    """The same run as the State path, whose actuator forces numpy sums in another order: equal to the
-    rounding of the forces (1e-16 relative a step) grown over 300 steps."""
+def test_data_steps_as_the_state_step_bit_for_bit():
+    """The same run as the State path (sim.step(state, ctrl=u)), whose actuators are the C++ step's too."""
     model = _actuated()
     sim = td.ContactSimulator(model, 2e-3)
     state = td.State.initial(model)
@@ -46,9 +45,27 @@ def test_data_steps_as_the_state_step():
         d.ctrl[:] = u
         d.step()
         sim.step(state, ctrl=u)
-    for ours, theirs in ((d.q, state.q), (d.v, state.v), (d.act, state.act)):
-        assert np.abs(ours - theirs).max() < 1e-11 * (1 + np.abs(theirs).max())
+    assert np.array_equal(d.q, state.q) and np.array_equal(d.v, state.v) and np.array_equal(d.act, state.act)
     assert d.time == state.t and d.act.shape == (2,) and abs(d.act[1]) <= 0.5
+
+
+def test_the_cpp_actuation_is_the_models():
+    """The C++ step's actuators and tendons (model/actuation.hpp) against treedyn.model.actuation's numpy
+    forces and activations, at random states and controls beyond the ranges: equal to rounding."""
+    from treedyn.model.actuation import actuation_terms
+
+    model = _actuated()
+    sim = td.ContactSimulator(model, 2e-3)
+    T, engine, rng = actuation_terms(model), sim.engine(), np.random.default_rng(3)
+    for _ in range(20):
+        q, v, u, act = rng.normal(size=2), rng.normal(size=2), rng.uniform(-3, 3, model.nu), rng.normal(size=2)
+        out = np.zeros(model.nv)
+        engine.actuation_force(q, v, u, act, out)
+        expect = T.applied(q, v, u, act)
+        assert np.abs(out - expect).max() <= 1e-13 * (1 + np.abs(expect).max())
+        stepped = act.copy()
+        engine.activate(stepped, u, 2e-3)
+        assert np.abs(stepped - T.activate(act, u, 2e-3)).max() <= 1e-15 * (1 + np.abs(act).max())
 
 
 def test_data_of_a_public_model_with_contacts(public_models):

@@ -43,7 +43,7 @@ import numpy as np
 from .. import _checks, _core
 from ..algorithms.state import State
 from ..model import Model
-from ..model.actuation import activate, actuation_terms, control_function, drive, driven
+from ..model.actuation import actuation_terms, control_function, driven
 from ..solvers import Solver, make_solver
 from ..solvers.inverse import _contact_product
 from ..util.timing import PhaseTimer
@@ -54,6 +54,8 @@ from .engine import (
     DELASSUS,
     ENGINE_PHASES,
     BatchStep,
+    drive_activate,
+    drive_force,
     engine_world,
     make_data,
     make_engine,
@@ -375,10 +377,9 @@ class ContactSimulator:
         return out
 
     def _driven_step(self, state: State, tau, u, h: float, details: bool = True, quiet: bool = False):
-        """One step under τ plus the actuators' force at controls u and the tendons' (drive), then
-        the activations advanced by h (activate)."""
-        out = self._step(state, drive(self.model, state, tau, u), h, details, quiet)
-        activate(self.model, state, u, h)
+        """A step under τ + the actuators' and tendons' force at u, then the activations (engine.drive_*)."""
+        out = self._step(state, drive_force(self, state, tau, u), h, details, quiet)
+        drive_activate(self, state, u, h)
         return out
 
     # --- one step: check, collision, dynamics, contact, integrate, check (td.sim.step) ------------------
@@ -538,9 +539,8 @@ class ContactSimulator:
 
     def _inverse_inertia(self, q, R) -> np.ndarray:
         """M⁻¹R, or M_c⁻¹R under the model's constraints: the impulses then keep G v (G M_c⁻¹ = 0)."""
-        if self.model.n_constraint_rows:
-            return constrained_inverse_inertia(self.solver, q, R)
-        return np.asarray(self.solver.inverse_inertia(q, R))
+        c = self.model.n_constraint_rows
+        return constrained_inverse_inertia(self.solver, q, R) if c else np.asarray(self.solver.inverse_inertia(q, R))
 
     def contact_space_inertia(self, q, contacts: Contacts, v=None, limits: LimitRows | None = None):
         """R = [N L D] (nv, P(1 + k) + nL), W = M⁻¹R by the solver's ``inverse_inertia``, the

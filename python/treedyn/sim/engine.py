@@ -13,7 +13,7 @@ import numpy as np
 from .. import _checks, _core
 from .._core import get_num_threads
 from ..algorithms.state import State
-from ..model.actuation import actuation_terms, driven
+from ..model.actuation import activate, actuation_terms, drive, driven
 from ..model.cache import cached
 from . import soft
 from .collision import _geom_arrays, collide, native, pair_parameters
@@ -61,6 +61,32 @@ def engine_world(sim, engine, state: State, tau, h: float, world: int):
     if rows is None:
         return engine.step(state.q, state.v, tau, h, world, extra)
     return engine.step(state.q, state.v, tau, h, world, extra, *rows)
+
+
+def drive_force(sim, state: State, tau, u) -> np.ndarray:
+    """τ plus the actuators' force at controls u (None: zero) and the state's activations and the tendons'
+    spring–dampers: the C++ step's actuation (model/actuation.hpp, td.StepData's: the two agree bit for bit)
+    where the simulator steps in C++, else treedyn.model.actuation's; u checked as that module does."""
+    T = actuation_terms(sim.model)
+    if not sim.contact_solver.in_engine:
+        return drive(sim.model, state, tau, u)
+    out = np.array(tau, dtype=float)
+    if T.nu or T.passive:
+        act = state.act if T.na and state.act.size == T.na else np.zeros(T.na)
+        sim.engine().actuation_force(state.q, state.v, np.zeros(T.nu) if u is None else T.control(u), act, out)
+    return out
+
+
+def drive_activate(sim, state: State, u, h: float) -> None:
+    """The state's activations advanced by h under u (explicit Euler, clamped to actrange): the C++ step's
+    where the simulator steps in C++, else treedyn.model.actuation's."""
+    T = actuation_terms(sim.model)
+    if not sim.contact_solver.in_engine:
+        return activate(sim.model, state, u, h)
+    if T.na:
+        act = np.array(state.act if state.act.size == T.na else np.zeros(T.na), dtype=float)
+        sim.engine().activate(act, np.zeros(T.nu) if u is None else T.control(u), h)
+        state.act = act
 
 
 def make_data(sim, state: State):

@@ -17,9 +17,8 @@ template <class S> inline int crba_composite_step(const Model<S>& model, Data<S>
   return ni;
 }
 
-// input: q (nq); output: data.M (nv x nv, both triangles)
-template <class S> TREEDYN_ENTRY void crba(const Model<S>& model, Data<S>& data, const S* q) {
-  kinematics(model, data, q);
+// input: data.Xup and data.S at q (kinematics); output: data.M (nv x nv, both triangles)
+template <class S> inline void crba_from_kinematics(const Model<S>& model, Data<S>& data) {
   for (int i = 1; i <= model.N; ++i) data.Ic[i] = model.I[i];
   Force<S> F[6];
   for (int i = model.N; i >= 1; --i) {
@@ -33,6 +32,12 @@ template <class S> TREEDYN_ENTRY void crba(const Model<S>& model, Data<S>& data,
         for (int b = 0; b < ni; ++b) data.M(vj + a, vi + b) = data.M(vi + b, vj + a) = dot(data.S[vj + a], F[b]);
     }
   }
+}
+
+// input: q (nq); output: data.M (nv x nv, both triangles)
+template <class S> TREEDYN_ENTRY void crba(const Model<S>& model, Data<S>& data, const S* q) {
+  kinematics(model, data, q);
+  crba_from_kinematics(model, data);
 }
 
 // The same M(q) with the forces carried up in the axes of the tree's root body r (td.mass_matrix; the

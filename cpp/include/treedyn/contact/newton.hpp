@@ -43,24 +43,21 @@ struct NewtonResult {
 
 // one world's dense workspace, sized at first use (no allocation once sizes are reached)
 struct NewtonWorkspace {
-  Eigen::MatrixXd J, H, JtD;               // the rows in use (n × nv), the Hessian, Jᵀ diag(a/R)
+  Eigen::MatrixXd J, H;                    // the rows in use (n × nv), the Hessian (its lower triangle)
   Eigen::VectorXd x, r, s, Rinv, b, grad;  // the iterate; per row in use: J x − b, J p, 1/R, b
-  Eigen::VectorXd p, Mp, dx, xw;
+  Eigen::VectorXd p, Mp, dx, Mdx, xw, rw, dxw, Mdxw;
   Eigen::LLT<Eigen::MatrixXd> llt;
   std::vector<int> rows;                      // the problem's row of each row in use
   std::vector<std::pair<double, int>> event;  // the line search's breakpoints
   std::vector<char> active, next;
 };
 
-// c(x) of (1), with r = J x − b left in w.r
-inline double newton_cost(const Eigen::MatrixXd& M, const Eigen::VectorXd& vstar, NewtonWorkspace& w,
-                          const Eigen::VectorXd& x) {
-  w.dx = x - vstar;
-  double c = 0.5 * w.dx.dot(M * w.dx);
-  w.r.noalias() = w.J * x;
-  w.r -= w.b;
-  for (int k = 0; k < int(w.r.size()); ++k)
-    if (w.r[k] < 0) c += 0.5 * w.r[k] * w.r[k] * w.Rinv[k];
+// c(x) of (1) from dx = x − v*, M dx and r = J x − b
+inline double newton_cost(const Eigen::VectorXd& dx, const Eigen::VectorXd& Mdx, const Eigen::VectorXd& r,
+                          const Eigen::VectorXd& Rinv) {
+  double c = 0.5 * dx.dot(Mdx);
+  for (int k = 0; k < int(r.size()); ++k)
+    if (r[k] < 0) c += 0.5 * r[k] * r[k] * Rinv[k];
   return c;
 }
 
@@ -87,25 +84,32 @@ inline double newton_line_search(NewtonWorkspace& w, double pMp, double d0) {
 }
 
 // minimise (1) from the warm start x0 (or v* where cheaper): w.x the velocity after the step, λ into lam
-// (one per row of J; rows not in use keep 0). M: the mass matrix (with armature), h: the step.
+// (one per row of J; rows not in use keep 0). M: the mass matrix (with armature), h: the step. The
+// iterate's dx = x − v*, M dx and r = J x − b move with it (x + αp: + α p, + α Mp, + α Jp), so that an
+// iteration costs two products (M p, J p), the gradient's Jᵀ over the active rows and, where the
+// active set changed, H's rank-one terms and its Cholesky factor.
 inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vstar, const Eigen::VectorXd* x0, double h,
                            const NewtonSettings& opt, NewtonWorkspace& w, double* lam) {
   const int nv = int(M.rows()), n = int(w.J.rows());
   NewtonResult res;
   const double scale = 1.0 / (std::max(M.trace() / std::max(nv, 1), 1e-300) * std::max(nv, 1));
-  double cost = newton_cost(M, vstar, w, vstar);
   w.x = vstar;
+  w.dx.setZero(nv), w.Mdx.setZero(nv);
+  w.r.noalias() = w.J * vstar;
+  w.r -= w.b;
+  double cost = newton_cost(w.dx, w.Mdx, w.r, w.Rinv);
   if (x0) {
-    const double cw = newton_cost(M, vstar, w, *x0);
-    if (cw < cost) cost = cw, w.x = *x0;
+    w.dxw = *x0 - vstar;
+    w.Mdxw.noalias() = M * w.dxw;
+    w.rw.noalias() = w.J * *x0;
+    w.rw -= w.b;
+    const double cw = newton_cost(w.dxw, w.Mdxw, w.rw, w.Rinv);
+    if (cw < cost) cost = cw, w.x = *x0, w.dx.swap(w.dxw), w.Mdx.swap(w.Mdxw), w.r.swap(w.rw);
   }
   w.active.assign(n, 0);
   w.next.assign(n, 0);
   for (int it = 0; it < opt.max_iterations; ++it) {
-    w.dx = w.x - vstar;
-    w.r.noalias() = w.J * w.x;
-    w.r -= w.b;
-    w.grad.noalias() = M * w.dx;  // (2)
+    w.grad = w.Mdx;  // (2)
     for (int k = 0; k < n; ++k) {
       w.next[k] = w.r[k] < 0;
       if (w.next[k]) w.grad.noalias() += (w.r[k] * w.Rinv[k]) * w.J.row(k).transpose();
@@ -117,11 +121,10 @@ inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vsta
     }
     if (it == 0 || w.next != w.active) {  // (3), refactored where the active set changed
       w.active = w.next;
-      w.JtD.resize(nv, n);
-      for (int k = 0; k < n; ++k) w.JtD.col(k) = (w.active[k] ? w.Rinv[k] : 0.0) * w.J.row(k).transpose();
       w.H = M;
-      w.H.noalias() += w.JtD * w.J;
-      w.llt.compute(w.H);
+      for (int k = 0; k < n; ++k)
+        if (w.active[k]) w.H.selfadjointView<Eigen::Lower>().rankUpdate(w.J.row(k).transpose(), w.Rinv[k]);
+      w.llt.compute(w.H);  // (reads the lower triangle)
     }
     ++res.iterations;
     w.p = -w.llt.solve(w.grad);  // (4)
@@ -133,16 +136,16 @@ inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vsta
       break;
     }
     const double alpha = newton_line_search(w, w.p.dot(w.Mp), d0);
-    w.x += alpha * w.p;
+    w.x += alpha * w.p, w.dx += alpha * w.p, w.Mdx += alpha * w.Mp, w.r += alpha * w.s;
     const double before = cost;
-    cost = newton_cost(M, vstar, w, w.x);
+    cost = newton_cost(w.dx, w.Mdx, w.r, w.Rinv);
     res.improvement = scale * (before - cost) / (h * h);
     if (res.improvement < opt.tolerance) {
       res.converged = true;
       break;
     }
   }
-  w.r.noalias() = w.J * w.x;
+  w.r.noalias() = w.J * w.x;  // (afresh: λ from the final iterate, not the updates' rounding)
   w.r -= w.b;
   for (int k = 0; k < n; ++k) lam[w.rows[k]] = std::max(0.0, -w.r[k] * w.Rinv[k]);
   return res;

@@ -30,6 +30,7 @@ inline double impedance(const Softness& s, double r) {
   const double x = std::abs(r) / width;
   if (x >= 1.0 || x <= 0.0) return x >= 1.0 ? d1 : d0;
   const double y = p == 1.0   ? x
+                   : p == 2.0 ? (x <= mid ? x * x / mid : 1.0 - (1.0 - x) * (1.0 - x) / (1.0 - mid))  // (the default)
                    : x <= mid ? std::pow(x, p) / std::pow(mid, p - 1)
                               : 1.0 - std::pow(1.0 - x, p) / std::pow(1.0 - mid, p - 1);
   return d0 + y * (d1 - d0);

@@ -565,12 +565,13 @@ struct ContactEngine {
     }
   }
 
-  // the soft problem by Newton (contact/newton.hpp) on M (CRBA at q), warm-started from the last
+  // the soft problem by Newton (contact/newton.hpp) on M (CRBA on ABA's kinematics at q), warm-started from the last
   // step's impulses (x₀ = v* + M⁻¹Jᵀz by the tree's solve) where that is cheaper than v*
   void solve_newton(ContactWorld& W, const double* q, double h, StepStats& st) const {
     auto t0 = Clock::now();
     if (!W.mass) W.mass = std::make_unique<Data<double>>(W.model, true);
-    crba(W.model, *W.mass, q);
+    W.mass->Xup = W.data.Xup, W.mass->S = W.data.S;  // (ABA's kinematics at q)
+    crba_from_kinematics(W.model, *W.mass);
     newton_rows(W);
     st.seconds[kDelassus] += since(t0);
     const bool warm = W.w.z.size() && W.w.z.cwiseAbs().maxCoeff() > 0;
