@@ -53,7 +53,7 @@ Reals real_arg(py::handle obj, const char* name, py::ssize_t n0, int trailing, c
 
 py::tuple collide_geoms(py::handle kinds_, py::handle bodies_, py::handle rotations_, py::handle translations_,
                         py::handle sizes_, py::handle friction_, py::handle pairs_, py::handle body_rotations_,
-                        py::handle body_positions_, py::handle margins_) {
+                        py::handle body_positions_, py::handle margins_, py::handle meshes_) {
   const Ints kinds = int_arg(kinds_, "kinds");
   check_shape(kinds, "kinds", -1, 0, "(G,)");
   const py::ssize_t G = kinds.shape(0);
@@ -82,9 +82,9 @@ py::tuple collide_geoms(py::handle kinds_, py::handle bodies_, py::handle rotati
   std::vector<GeomData> geoms(G);
   for (py::ssize_t k = 0; k < G; ++k) {
     const std::int64_t kind = kinds.data()[k], body = bodies.data()[k];
-    if (kind < 0 || kind > 3)
+    if (kind < 0 || kind > 6)
       throw py::value_error("kinds[" + std::to_string(k) + "] = " + std::to_string(kind) +
-                            " is not a shape (0 plane, 1 sphere, 2 capsule, 3 box)");
+                            " is not a shape (0 plane, 1 sphere, 2 capsule, 3 box, 4 cylinder, 5 ellipsoid, 6 mesh)");
     if (body < 0 || body >= nb)
       throw py::value_error("bodies[" + std::to_string(k) + "] = " + std::to_string(body) + " is not a body (0 to " +
                             std::to_string(nb - 1) + ")");
@@ -96,6 +96,14 @@ py::tuple collide_geoms(py::handle kinds_, py::handle bodies_, py::handle rotati
     g.size = Eigen::Map<const Eigen::Vector3d>(sizes.data() + 3 * k);
     g.friction = friction.data()[k];
     g.margin = margins_.is_none() ? 0.0 : margins.data()[k];
+    if (g.kind == ShapeKind::Mesh) {  // its vertices (V, 3) in its frame: meshes[k]
+      if (meshes_.is_none()) throw py::value_error("kinds[" + std::to_string(k) + "] is a mesh: give meshes");
+      const Reals V = real_arg(meshes_.cast<py::sequence>()[k], "meshes[k]", -1, 1, "(V, 3)");
+      if (V.shape(0) < 1) throw py::value_error("meshes[" + std::to_string(k) + "] has no vertex");
+      auto verts = std::make_shared<std::vector<Eigen::Vector3d>>(V.shape(0));
+      for (py::ssize_t j = 0; j < V.shape(0); ++j) (*verts)[j] = Eigen::Map<const Eigen::Vector3d>(V.data() + 3 * j);
+      g.vertices = std::move(verts);
+    }
   }
   const py::ssize_t K = pairs.shape(0);
   const std::int64_t* pr = pairs.data();
@@ -145,9 +153,10 @@ void bind_collision(py::module_& m) {
   m.def(
       "collide_geoms", &collide_geoms, py::arg("kinds"), py::arg("bodies"), py::arg("rotations"),
       py::arg("translations"), py::arg("sizes"), py::arg("friction"), py::arg("pairs"), py::arg("body_rotations"),
-      py::arg("body_positions"), py::arg("margins") = py::none(),
-      "The contacts of the geom pairs (K, 2) at the bodies' world poses (contact/collision.hpp): geoms "
-      "(G,) as kinds (0 plane, 1 sphere, 2 capsule, 3 box), bodies, placements (rotations (G, 3, 3), "
+      py::arg("body_positions"), py::arg("margins") = py::none(), py::arg("meshes") = py::none(),
+      "The contacts of the geom pairs (K, 2) at the bodies' world poses (contact/collision.hpp, contact/convex.hpp): "
+      "geoms (G,) as kinds (0 plane, 1 sphere, 2 capsule, 3 box, 4 cylinder (r, half length), 5 ellipsoid (radii), 6 "
+      "convex mesh: its vertices (V, 3) in meshes[k]), bodies, placements (rotations (G, 3, 3), "
       "translations (G, 3)), sizes (G, 3) and friction (G,); body_rotations (N+1, 3, 3), body_positions "
       "(N+1, 3); margins (G,) or None (0): a pair (the sum of its two margins) touches where its surfaces are closer "
       "than it, "

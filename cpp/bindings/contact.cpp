@@ -162,7 +162,7 @@ void bind_contact(py::module_& m) {
                        Arr translations, Arr sizes, Arr friction, py::array_t<int> pairs, py::array_t<int> limit_q,
                        py::array_t<int> limit_v, Arr limit_bound, Arr limit_sign, int integrator, int edges,
                        double stabilization, double slop, double push_out_limit, double tolerance, int max_iterations,
-                       int delassus, py::object margins, py::object pair_params) {
+                       int delassus, py::object margins, py::object pair_params, py::object meshes) {
              const py::ssize_t G = kinds.size();
              if (bodies.size() != G || rotations.size() != 9 * G || translations.size() != 3 * G ||
                  sizes.size() != 3 * G || friction.size() != G)
@@ -180,7 +180,27 @@ void bind_contact(py::module_& m) {
                  g.size[r] = sizes.data()[3 * k + r];
                }
                g.friction = friction.data()[k];
+               if (g.kind < ShapeKind::Plane || g.kind > ShapeKind::Mesh)
+                 throw py::value_error("ContactEngine: a geom's kind is not 0 to 6");
              }
+             if (!meshes.is_none()) {  // per geom: a convex mesh's vertices (V, 3) in its frame, or None
+               auto list = meshes.cast<py::sequence>();
+               if (py::ssize_t(list.size()) != G)
+                 throw py::value_error("ContactEngine: meshes must have one entry per geom");
+               for (py::ssize_t k = 0; k < G; ++k) {
+                 if (list[k].is_none()) continue;
+                 auto V = py_arrays::as_real<double>(list[k], "mesh vertices");
+                 if (V.ndim() != 2 || V.shape(1) != 3 || V.shape(0) < 1)
+                   throw py::value_error("ContactEngine: a mesh's vertices must be (V, 3), V >= 1");
+                 auto verts = std::make_shared<std::vector<Eigen::Vector3d>>(V.shape(0));
+                 for (py::ssize_t j = 0; j < V.shape(0); ++j)
+                   (*verts)[j] = Eigen::Map<const Eigen::Vector3d>(V.data() + 3 * j);
+                 geoms[k].vertices = std::move(verts);
+               }
+             }
+             for (py::ssize_t k = 0; k < G; ++k)
+               if (geoms[k].kind == ShapeKind::Mesh && !geoms[k].vertices)
+                 throw py::value_error("ContactEngine: a mesh geom has no vertices (meshes)");
              if (!margins.is_none()) {  // each geom's margin (m)
                auto mg = py_arrays::as_real<double>(margins, "margins");
                if (mg.size() != G) throw py::value_error("ContactEngine: margins must have one value per geom");
@@ -228,7 +248,7 @@ void bind_contact(py::module_& m) {
            py::arg("limit_bound"), py::arg("limit_sign"), py::arg("integrator"), py::arg("edges"),
            py::arg("stabilization"), py::arg("slop"), py::arg("push_out_limit"), py::arg("tolerance"),
            py::arg("max_iterations"), py::arg("delassus") = 0, py::arg("margins") = py::none(),
-           py::arg("pair_params") = py::none())
+           py::arg("pair_params") = py::none(), py::arg("meshes") = py::none())
       .def(
           "set_soft",
           [](PyContactEngine& e, double impratio, py::handle pair_soft, py::handle limit_soft,

@@ -271,24 +271,22 @@ def test_simulator_warns_about_bodies_that_touch_nothing():
         td.ContactSimulator(model, 1e-3)
 
 
-def test_a_model_that_needs_coal_says_so_before_its_first_step(monkeypatch):
-    """Without coal, a model with a pair only coal collides (an ellipsoid against a sphere) is
-    refused at its first step, naming the extra, with the state untouched; a plane–ellipsoid pair
-    alone (a closed form) needs no coal."""
+def test_coal_is_needed_by_the_python_reference_alone(monkeypatch):
+    """Without coal, the C++ step collides an ellipsoid with the floor and with a capsule itself
+    (contact/convex.hpp); treedyn.sim.convex, the Python reference behind td.collide, refuses the
+    ellipsoid–capsule pair, naming the extra, and a plane–ellipsoid pair (a closed form) needs no coal."""
     import sys
 
     m = td.Model()
     m.add_geom(0, td.Plane())
     m.add_body("e", None, td.Free(), inertia=td.Inertia(1.0, (0, 0, 0), np.eye(3) * 0.01))
     m.add_geom("e", td.Ellipsoid((0.1, 0.2, 0.3)))
+    m.add_body("c", None, td.Free(), inertia=td.Inertia(1.0, (0, 0, 0), np.eye(3) * 0.01))
+    m.add_geom("c", td.Capsule(0.05, 0.1))
     monkeypatch.setitem(sys.modules, "coal", None)  # import coal raises ImportError
-    q = np.r_[0, 0, 1.0, 0, 0, 0, 1.0]
-    s = td.State(q, np.zeros(6))
-    td.ContactSimulator(m, 1e-3).step(s)  # plane–ellipsoid: no coal needed
-    m.add_body("s", None, td.Free(), inertia=td.Inertia(1.0, (0, 0, 0), np.eye(3) * 0.01))
-    m.add_geom("s", td.Sphere(0.1))
-    s = td.State(np.r_[q, 0, 0, 2.0, 0, 0, 0, 1.0], np.zeros(12))
-    before = s.q.copy()
+    q = np.r_[0, 0, 0.29, 0, 0, 0, 1.0, 0, 0, 0.73, 0, 0, 0, 1.0]  # the capsule 1 cm into the ellipsoid
+    s = td.State(q.copy(), np.zeros(12))
+    assert td.ContactSimulator(m, 1e-3).step(s).n_contacts == 2  # the floor's and the capsule's
+    assert len(td.collide(m, q, pairs=[(0, 1)])) == 1
     with pytest.raises(ImportError, match=r"treedyn\[collision\]"):
-        td.ContactSimulator(m, 1e-3).step(s)
-    assert np.array_equal(s.q, before)
+        td.collide(m, q, pairs=[(1, 2)])

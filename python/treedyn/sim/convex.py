@@ -160,9 +160,9 @@ def convex_contacts(shape_a, Ra, pa, shape_b, Rb, pb, margin, coal_objects=None)
             found = _sphere_ellipsoid(s2, R2, p2, s1, R1, p1, margin)
             if found is not None:
                 return [(x, -n if flip else n, d) for x, n, d in found]
+    ca, cb = coal_objects if coal_objects is not None else (coal_shape(shape_a), coal_shape(shape_b))
     import coal
 
-    ca, cb = coal_objects if coal_objects is not None else (coal_shape(shape_a), coal_shape(shape_b))
     req, res = coal.DistanceRequest(), coal.DistanceResult()
     req.enable_signed_distance = True
     dist = coal.distance(ca, coal.Transform3s(Ra, pa), cb, coal.Transform3s(Rb, pb), req, res)

@@ -15,8 +15,9 @@ from .._core import get_num_threads
 from ..algorithms.state import State
 from ..model.actuation import activate, actuation_terms, drive, driven
 from ..model.cache import cached
+from ..model.shapes import ConvexMesh, Cylinder, Ellipsoid
 from . import soft
-from .collision import _geom_arrays, collide, native, pair_parameters
+from .collision import SHAPE_KIND, _geom_arrays, collide, pair_parameters
 from .contact_solvers import NEWTON_MAX_NV
 from .result import SimulationWarning
 from .rows import step_rows
@@ -29,12 +30,34 @@ ENGINE_PHASES = ("collision", "dynamics", "delassus", "contact", "integrate")
 DELASSUS = ("auto", "tree", "dense")
 
 
+#: the shapes the C++ step collides (contact/collision.hpp's ShapeKind; cylinders, ellipsoids and convex
+#: meshes by contact/convex.hpp)
+ENGINE_KIND = {**SHAPE_KIND, Cylinder: 4, Ellipsoid: 5, ConvexMesh: 6}
+
+
 def native_pair(model, pair) -> bool:
-    """Whether the C++ step collides the pair itself: both shapes primitives its closed forms know
-    (sim.collision.native; the geoms' margins and the pair's own friction and margin,
-    sim.collision.pair_parameters, are handed to the engine). The others are found by
-    treedyn.sim.collision.collide each step and handed to the step."""
-    return native(model, int(pair[0]), int(pair[1]))
+    """Whether the C++ step collides the pair itself: both shapes ones it knows (ENGINE_KIND; the
+    geoms' margins and the pair's own friction and margin, sim.collision.pair_parameters, are handed
+    to the engine). The others (a triangle mesh) are found by treedyn.sim.collision.collide each step
+    and handed to the step."""
+    g = model.geoms
+    return type(g[int(pair[0])].shape) in ENGINE_KIND and type(g[int(pair[1])].shape) in ENGINE_KIND
+
+
+def _engine_geoms(model, _key=None) -> tuple:
+    """The geoms as the C++ step takes them: sim.collision's arrays (kinds, bodies, rotations,
+    translations, sizes, friction) with every ENGINE_KIND, and per geom a convex mesh's vertices or None."""
+    kinds, bodies, rotations, translations, sizes, friction = cached(model, "geoms", _geom_arrays)
+    kinds, sizes, meshes = kinds.copy(), sizes.copy(), []
+    for k, g in enumerate(model.geoms):
+        s = g.shape
+        kinds[k] = ENGINE_KIND.get(type(s), 0)
+        if isinstance(s, Cylinder):
+            sizes[k] = (s.radius, s.half_length, 0.0)
+        elif isinstance(s, Ellipsoid):
+            sizes[k] = s.radii
+        meshes.append(np.asarray(s.vertices, dtype=float).reshape(-1, 3) if isinstance(s, ConvexMesh) else None)
+    return kinds, bodies, rotations, translations, sizes, friction, meshes
 
 
 class BatchStep(NamedTuple):
@@ -279,9 +302,10 @@ def make_engine(sim, pairs):
     model = sim.model
     qi, vi, lower, upper = sim._limit_table()
     finite_lo, finite_hi = np.isfinite(lower), np.isfinite(upper)
+    *geoms, meshes = cached(model, "engine_geoms", _engine_geoms)
     engine = _core.ContactEngine(
         model.core,
-        *cached(model, "geoms", _geom_arrays),  # kinds, bodies, rotations, translations, sizes, friction
+        *geoms,  # kinds, bodies, rotations, translations, sizes, friction
         np.array(pairs, dtype=np.int32).reshape(-1, 2),
         np.r_[qi[finite_lo], qi[finite_hi]].astype(np.int32),
         np.r_[vi[finite_lo], vi[finite_hi]].astype(np.int32),
@@ -297,6 +321,7 @@ def make_engine(sim, pairs):
         DELASSUS.index(sim.delassus),
         np.array([g.margin for g in model.geoms], dtype=float),
         _pair_params(model, pairs),
+        meshes if any(v is not None for v in meshes) else None,
     )
     if sim.soft:
         soft.configure(engine, sim, pairs)

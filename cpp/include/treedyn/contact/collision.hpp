@@ -1,10 +1,9 @@
 // Contact detection between primitive shapes, in closed form: every pair of plane, sphere, capsule
-// and box but plane–plane. collide_pair appends a pair's contacts (world point midway between the two
-// surfaces, unit normal from the first geom to the second, depth > 0) to the caller's vector (with a
-// margin m, the sum of the two geoms' (MuJoCo's rule, measured on 4.0): the surfaces closer than m,
-// depth + m > 0 reported); nothing
-// else is allocated and nothing throws, so the contact step (contact/step.hpp) calls it every step and
-// treedyn.sim.collision.collide calls it through _core.collide_geoms.
+// and box but plane–plane (cylinders, ellipsoids and convex meshes: contact/convex.hpp). collide_pair appends a pair's
+// contacts (world point midway between the two surfaces, unit normal from the first geom to the second, depth > 0) to
+// the caller's vector (with a margin m, the sum of the two geoms' (MuJoCo's rule, measured on 4.0): the surfaces closer
+// than m, depth + m > 0 reported); nothing else is allocated and nothing throws, so the contact step (contact/step.hpp)
+// calls it every step and treedyn.sim.collision.collide calls it through _core.collide_geoms.
 //   plane–{sphere, capsule, box}   each penetrating sphere, cap centre (<= 2) or corner (<= 4 resting)
 //   sphere–{sphere, capsule, box}  nearest points (the box from inside too: its nearest face)
 //   capsule–capsule                nearest points of the segments (Ericson, Real-Time Collision
@@ -25,16 +24,19 @@
 #include <limits>
 #include <vector>
 
+#include "treedyn/contact/convex.hpp"
 #include "treedyn/contact/soft.hpp"
 
 namespace treedyn {
-enum class ShapeKind : int { Plane = 0, Sphere = 1, Capsule = 2, Box = 3 };
+enum class ShapeKind : int { Plane = 0, Sphere = 1, Capsule = 2, Box = 3, Cylinder = 4, Ellipsoid = 5, Mesh = 6 };
 struct GeomData {
   ShapeKind kind;
   int body;
   Eigen::Matrix3d R;  // placement in the body's frame
   Eigen::Vector3d p;
-  Eigen::Vector3d size;  // sphere (r, 0, 0); capsule (r, half_length, 0); box half extents; plane unused
+  Eigen::Vector3d size;  // sphere (r, 0, 0); capsule, cylinder (r, half_length, 0); box half extents; ellipsoid
+                         // radii; plane, mesh unused
+  std::shared_ptr<const std::vector<Eigen::Vector3d>> vertices;  // a convex mesh's, in the geom's frame
   double friction;
   double margin = 0.0;  // a pair (the sum of the two, as MuJoCo 4.0) touches closer than this, at depth + margin
 };
@@ -374,12 +376,79 @@ inline void box_box(const Sink& s, const Mat3& Ra, const Vec3& pa, const Vec3& h
   }
 }
 
+// a plane (normal n through p0) against a cylinder, an ellipsoid or a convex mesh (contact/convex.hpp):
+// each of the shape's points x at signed distance d < margin from the plane, midway x − d n / 2
+inline void plane_convex(const Sink& s, const Vec3& n, const Vec3& p0, const GeomData& b, const Mat3& Rb,
+                         const Vec3& pb) {
+  auto add = [&](const Vec3& x) {
+    const double d = n.dot(x - p0);
+    if (d < s.margin) s.add(x - 0.5 * d * n, n, -d);
+  };
+  if (b.kind == ShapeKind::Cylinder) {  // 3 rim points on each end, the first the deepest
+    const Vec3 a = Rb.col(2), u = n - n.dot(a) * a;
+    const Vec3 e1 = u.norm() > 1e-9 ? Vec3(-u / u.norm()) : Vec3(Rb.col(0)), e2 = a.cross(e1);
+    const double r = b.size[0], third = 2 * 3.14159265358979323846 / 3;
+    for (const double end : {-1.0, 1.0})
+      for (const double phi : {0.0, third, -third})
+        add(pb + end * b.size[1] * a + r * (std::cos(phi) * e1 + std::sin(phi) * e2));
+    return;
+  }
+  if (b.kind == ShapeKind::Ellipsoid) {  // the support point along −n
+    const Vec3 m = b.size.cwiseProduct(Rb.transpose() * n);
+    return add(pb + Rb * Vec3(-b.size.cwiseProduct(m) / m.norm()));
+  }
+  thread_local std::vector<Vec3> V;  // a mesh: its vertices within the margin, at most 8 (the header's rule)
+  thread_local std::vector<double> depth, gap;
+  V.clear(), depth.clear();
+  for (const Vec3& v : *b.vertices) {
+    const Vec3 x = pb + Rb * v;
+    if (const double d = n.dot(x - p0); d < s.margin) V.push_back(x), depth.push_back(d);
+  }
+  constexpr std::size_t kMaxMeshPoints = 8;
+  if (V.size() <= kMaxMeshPoints) {
+    for (const Vec3& x : V) add(x);
+    return;
+  }
+  std::size_t k = std::min_element(depth.begin(), depth.end()) - depth.begin();
+  gap.assign(V.size(), 1e300);
+  for (std::size_t kept = 0; kept < kMaxMeshPoints; ++kept) {
+    add(V[k]);
+    const Vec3 at = V[k] - n.dot(V[k]) * n;
+    for (std::size_t j = 0; j < V.size(); ++j) gap[j] = std::min(gap[j], (V[j] - n.dot(V[j]) * n - at).norm());
+    k = std::max_element(gap.begin(), gap.end()) - gap.begin();
+    if (gap[k] <= 1e-9) return;
+  }
+}
+
+// two shapes, one without a closed form (contact/convex.hpp): a sphere against an ellipsoid by the nearest
+// point, else the signed distance by GJK/EPA; one point
+inline void convex_pair(const Sink& s, const GeomData& a, const Mat3& Ra, const Vec3& pa, const GeomData& b,
+                        const Mat3& Rb, const Vec3& pb) {
+  if (a.kind == ShapeKind::Sphere && b.kind == ShapeKind::Ellipsoid) {
+    Vec3 x;
+    if (convex::ellipsoid_nearest(b.size, Rb.transpose() * (pa - pb), x)) {
+      Vec3 n = Rb * x.cwiseQuotient(b.size.cwiseProduct(b.size));  // ellipsoid → sphere
+      n.normalize();
+      const Vec3 xw = Rb * x + pb;
+      const double dist = n.dot(pa - xw) - a.size[0];
+      if (dist < s.margin) s.add(xw + 0.5 * dist * n, -n, -dist);
+      return;
+    }
+  }
+  const convex::Posed A{int(a.kind), Ra, pa, a.size, a.vertices.get()},
+      B{int(b.kind), Rb, pb, b.size, b.vertices.get()};
+  convex::Result r;
+  if (!convex::signed_distance(A, B, r) || !(r.distance < s.margin)) return;
+  s.add(0.5 * (r.a + r.b), r.normal, -r.distance);
+}
+
 // the closed forms, shapes in the order of ShapeKind (a.kind <= b.kind)
 inline void collide_ordered(const Sink& s, const GeomData& a, const Mat3& Ra, const Vec3& pa, const GeomData& b,
                             const Mat3& Rb, const Vec3& pb) {
   switch (a.kind) {
     case ShapeKind::Plane: {
       const Vec3 n = Ra.col(2);
+      if (b.kind >= ShapeKind::Cylinder) return plane_convex(s, n, pa, b, Rb, pb);
       if (b.kind == ShapeKind::Sphere) {
         plane_sphere(s, n, pa, pb, b.size[0]);
       } else if (b.kind == ShapeKind::Capsule) {
@@ -397,6 +466,11 @@ inline void collide_ordered(const Sink& s, const GeomData& a, const Mat3& Ra, co
       }
       return;
     }
+    default:
+      break;
+  }
+  if (b.kind >= ShapeKind::Cylinder) return convex_pair(s, a, Ra, pa, b, Rb, pb);
+  switch (a.kind) {
     case ShapeKind::Sphere:
       if (b.kind == ShapeKind::Sphere) spheres(s, pa, a.size[0], pb, b.size[0]);
       if (b.kind == ShapeKind::Capsule) sphere_capsule(s, pa, a.size[0], Rb, pb, b.size);
@@ -408,6 +482,8 @@ inline void collide_ordered(const Sink& s, const GeomData& a, const Mat3& Ra, co
       return;
     case ShapeKind::Box:
       box_box(s, Ra, pa, a.size, Rb, pb, b.size);
+      return;
+    default:
       return;
   }
 }

@@ -1,11 +1,13 @@
 // One time step with contact, in C++ (docs/contact.md): the phases of mj_step, each a small pass.
-//   collision    the candidate geom pairs' closed forms (contact/collision.hpp) at the body poses
 //   dynamics     the free motion v* = v + h q̈(q, v, τ) by ABA (its U_i, D_i⁻¹ are M's factors), the
 //                joints' damping implicit as in MuJoCo's Euler: M̂ = M + h diag(damping) (the world's
 //                model copy has armature + h damping) and τ + τ_p, τ_p = −k (q ⊖ q_rest) − d v, so that
 //                M̂ (v⁺ − v)/h = τ + τ_p − c + Jᵀz/h
+//   collision    the body poses from ABA's transforms, a broad phase, the candidate geom pairs' closed
+//                forms (contact/collision.hpp)
 //   contact      the rows (each contact's n, t₁, t₂; the joint limits within reach; the bilateral rows),
-//                g = J v*, the targets, the impulses by ADMM on the tree Delassus operator
+//                g = J v*, the targets, the impulses by Newton (contact/newton.hpp: the soft problem of a
+//                small tree) or ADMM on the tree Delassus operator
 //                (contact/admm.hpp, contact/delassus.hpp), v⁺ = v* + M⁻¹Jᵀz
 //   integrate    q⁺ = q ⊕ h v⁺ (semi-implicit Euler) or q ⊕ h v (explicit Euler)
 // A free joint's linear velocity is stepped as the world-frame velocity it is (below), so that a
@@ -213,6 +215,15 @@ struct ContactEngine {
         return g.size[0] + g.size[1];
       case ShapeKind::Box:
         return g.size.norm();
+      case ShapeKind::Cylinder:
+        return std::hypot(g.size[0], g.size[1]);
+      case ShapeKind::Ellipsoid:
+        return g.size.maxCoeff();
+      case ShapeKind::Mesh: {
+        double r = 0;
+        for (const Vec3<double>& v : *g.vertices) r = std::max(r, v.norm());
+        return r;
+      }
       default:
         return std::numeric_limits<double>::infinity();
     }
@@ -226,6 +237,13 @@ struct ContactEngine {
     if (std::isinf(rb)) return true;  // (pairs are ordered with a plane first: see collide)
     if (std::isinf(ra)) return a.kind != ShapeKind::Plane || Ra.col(2).dot(pb - pa) <= rb + m;
     return (pb - pa).squaredNorm() <= (ra + rb + m) * (ra + rb + m);
+  }
+
+  // the bodies' world poses ^iX_0 = ^iX_λ ^λX_0 from ABA's ^iX_λ (the same bits as forward_kinematics,
+  // without its second pass of joint transforms)
+  void world_poses(ContactWorld& W) const {
+    W.X0[0] = Transform<double>::identity();
+    for (int i = 1; i <= model.N; ++i) W.X0[i] = compose(W.data.Xup[i], W.X0[model.parent[i]]);
   }
 
   // collision: the candidate pairs at the bodies' poses X0 (^iX_0: E = R_iᵀ, r = p_i), each geom's
@@ -741,14 +759,14 @@ struct ContactEngine {
   // W.rk_acc (a free joint's linear acceleration R(q̈ + ω × u): the world frame's, free_classical)
   void evaluate(ContactWorld& W, const double* tau, double h, StepStats& st, int j) {
     const double *q = W.qk.data(), *v = W.vk.data();
-    forward_kinematics(model, q, W.X0.data());
-    collide(W);
-    if (opt.soft && opt.edges == 4) split_pyramids(W);
     if (model.has_springs) {
       add_passive_force(model, q, v, tau, W.tau.data());
       tau = W.tau.data();
     }
     aba<double>(W.model, W.data, q, v, tau, static_cast<const double*>(nullptr), W.qdd.data());
+    world_poses(W);
+    collide(W);
+    if (opt.soft && opt.edges == 4) split_pyramids(W);
     W.vstar = W.vk + h * W.qdd;
     free_classical(v, h, W.vstar.data());  // (the rows' velocities from MuJoCo's qacc: with ω × u)
     W.G.kin = &W.data;
@@ -816,11 +834,6 @@ struct ContactEngine {
       return finish(W, W.q0.data(), W.v_in.data(), q_out, v_out, st);
     }
     auto t0 = Clock::now();
-    forward_kinematics(model, q, W.X0.data());
-    collide(W);
-    if (extra) add_contacts(W, *extra);
-    if (opt.soft && opt.edges == 4) split_pyramids(W);
-    st.seconds[kCollision] = since(t0);
     if (model.has_springs) {  // τ + τ_p, with M̂ (damped)
       add_passive_force(model, q, v, tau, W.tau.data());
       tau = W.tau.data();
@@ -830,6 +843,11 @@ struct ContactEngine {
     for (int k = 0; k < model.nv; ++k) W.vstar[k] = v[k] + h * W.qdd[k];
     free_classical(v, h, W.vstar.data());
     st.seconds[kDynamics] = since(t0);
+    world_poses(W);
+    collide(W);
+    if (extra) add_contacts(W, *extra);
+    if (opt.soft && opt.edges == 4) split_pyramids(W);
+    st.seconds[kCollision] = since(t0);
     W.G.kin = &W.data;
     if (rows && rows->rows() > 0) {  // the model's bilateral constraints, G v⁺ = target
       W.G.bilateral = *rows;
