@@ -648,7 +648,8 @@ def test_collide_geoms_refuses_bad_input():
     g, b, x, n, d, f = _core.collide_geoms(**good)
     assert g.dtype == np.int64 and g.shape == (1, 2) and x.shape == (1, 3) and d.shape == (1,)
     for key, value, error, match in [
-        ("kinds", np.array([0, 4]), ValueError, r"kinds\[1\] = 4 is not a shape"),
+        ("kinds", np.array([0, 7]), ValueError, r"kinds\[1\] = 7 is not a shape"),
+        ("kinds", np.array([0, 6]), ValueError, r"kinds\[1\] is a mesh: give meshes"),
         ("kinds", np.array([0.0, 1.0]), TypeError, "kinds must be an integer array"),
         ("bodies", np.array([0, 1]), ValueError, r"bodies\[1\] = 1 is not a body"),
         ("bodies", np.array([0]), ValueError, r"bodies must have shape \(G,\) with 2 rows"),
