@@ -370,7 +370,8 @@ void bind_contact(py::module_& m) {
           },
           py::arg("solver"), py::arg("newton_max_nv"), py::arg("tolerance"), py::arg("max_iterations"),
           "The contact solver: 0 auto (Newton on soft problems of trees up to newton_max_nv coordinates), 1 ADMM, "
-          "2 Newton wherever it applies (contact/newton.hpp); Newton's tolerance and iterations")
+          "2 Newton wherever it applies (contact/newton.hpp: dense, or on the tree's sparsity past newton_max_nv); "
+          "Newton's tolerance and iterations")
       .def(
           "step",
           [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int world, py::object extra,

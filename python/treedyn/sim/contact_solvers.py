@@ -72,9 +72,10 @@ class AdmmContactSolver(EngineContactSolver):
 
 
 class NewtonContactSolver(EngineContactSolver):
-    """MuJoCo's primal Newton method with an exact line search on the soft problem (contact/newton.hpp: dense,
-    M by CRBA, a Cholesky factor per change of the active set), for pyramidal and frictionless contacts and
-    limits; a step it does not apply to (hard contacts or rows, elliptic cones) is ADMM's. tolerance: MuJoCo's,
+    """MuJoCo's primal Newton method with an exact line search on the soft problem (contact/newton.hpp: M by CRBA,
+    H factored per change of the active set, dense or by LTL on the tree's sparsity), for pyramidal and
+    frictionless contacts and limits; a step it does not apply to (hard contacts or rows, elliptic cones, a
+    contact between two branches of a tree past NEWTON_MAX_NV coordinates) is ADMM's. tolerance: MuJoCo's,
     on the gradient and the cost's improvement scaled by the mean inertia (acceleration units)."""
 
     engine_code = 2
@@ -182,6 +183,7 @@ CONTACT_SOLVERS = {
     "newton": NewtonContactSolver,
     "proxqp": ProxQPContactSolver,
 }
-#: the largest tree (velocity coordinates) on which the default ("auto") solves the soft problem by dense
-#: Newton: its Cholesky factor costs nv³/3 where ADMM's tree iterations cost O(nv) each
+#: the largest tree (velocity coordinates) whose soft problem Newton solves dense (a Cholesky factor, nv³/3);
+#: a larger one, with contact_solver="newton", on the tree's sparsity (LTL, no fill-in) where every contact is
+#: against the world or between a body and its ancestor, up to 1000 coordinates; "auto" leaves it to ADMM
 NEWTON_MAX_NV = 60

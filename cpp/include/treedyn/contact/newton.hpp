@@ -28,6 +28,8 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 
+#include "treedyn/algorithms/ltl.hpp"
+
 namespace treedyn {
 
 struct NewtonSettings {
@@ -47,7 +49,11 @@ struct NewtonWorkspace {
   Eigen::VectorXd x, r, s, Rinv, b, grad;  // the iterate; per row in use: J x − b, J p, 1/R, b
   Eigen::VectorXd p, Mp, dx, Mdx, xw, rw, dxw, Mdxw;
   Eigen::LLT<Eigen::MatrixXd> llt;
-  std::vector<int> rows;                      // the problem's row of each row in use
+  std::vector<int> rows;  // the problem's row of each row in use
+  // the tree's sparsity (newton_on_tree): λ over coordinates and each row's deepest coordinate; a
+  // row's non-zeros lie on the chain top, λ(top), λ(λ(top)), ... (its bodies' ancestors)
+  bool tree = false;
+  std::vector<int> lambda, top;
   std::vector<std::pair<double, int>> event;  // the line search's breakpoints
   std::vector<char> active, next;
 };
@@ -83,6 +89,69 @@ inline double newton_line_search(NewtonWorkspace& w, double pMp, double d0) {
   return curv > 0 ? alpha - d / curv : alpha;
 }
 
+// the products of (1) on the rows' chains and M's tree pattern where w.tree (Featherstone's branch-induced
+// sparsity: M_ij ≠ 0 only for i an ancestor of j or j of i, and a row's J on its chain; H = M + JᵀDJ then
+// keeps M's pattern, factored by LTL without fill-in, algorithms/ltl.hpp), dense otherwise
+inline void newton_J(const NewtonWorkspace& w, const Eigen::VectorXd& x, Eigen::VectorXd& y) {
+  if (!w.tree) {
+    y.noalias() = w.J * x;
+    return;
+  }
+  y.resize(w.J.rows());
+  for (int k = 0; k < int(w.J.rows()); ++k) {
+    double t = 0;
+    for (int i = w.top[k]; i >= 0; i = w.lambda[i]) t += w.J(k, i) * x[i];
+    y[k] = t;
+  }
+}
+inline void newton_JT_add(const NewtonWorkspace& w, int k, double a, Eigen::VectorXd& y) {  // y += a J_kᵀ
+  if (!w.tree) {
+    y.noalias() += a * w.J.row(k).transpose();
+    return;
+  }
+  for (int i = w.top[k]; i >= 0; i = w.lambda[i]) y[i] += a * w.J(k, i);
+}
+inline void newton_M(const NewtonWorkspace& w, const Eigen::MatrixXd& M, const Eigen::VectorXd& x, Eigen::VectorXd& y) {
+  if (!w.tree) {
+    y.noalias() = M * x;
+    return;
+  }
+  const int n = int(x.size());
+  y.resize(n);
+  for (int k = 0; k < n; ++k) y[k] = M(k, k) * x[k];
+  for (int k = 0; k < n; ++k)
+    for (int i = w.lambda[k]; i >= 0; i = w.lambda[i]) y[k] += M(k, i) * x[i], y[i] += M(k, i) * x[k];
+}
+// H = M + Σ_active J_kᵀ J_k / R_k and its factor: dense (lower triangle, Cholesky) or on the tree (LTL)
+inline bool newton_factor(NewtonWorkspace& w, const Eigen::MatrixXd& M) {
+  const int n = int(M.rows());
+  if (!w.tree) {
+    w.H = M;
+    for (int k = 0; k < int(w.J.rows()); ++k)
+      if (w.active[k]) w.H.selfadjointView<Eigen::Lower>().rankUpdate(w.J.row(k).transpose(), w.Rinv[k]);
+    w.llt.compute(w.H);  // (reads the lower triangle)
+    return w.llt.info() == Eigen::Success;
+  }
+  w.H.resize(n, n);
+  double* H = w.H.data();  // L(k, j) at H[k n + j], j = k or an ancestor of k (ltl.hpp's storage)
+  for (int k = 0; k < n; ++k)
+    for (int j = k; j >= 0; j = w.lambda[j]) H[std::size_t(k) * n + j] = M(k, j);
+  for (int r = 0; r < int(w.J.rows()); ++r) {
+    if (!w.active[r]) continue;
+    for (int i = w.top[r]; i >= 0; i = w.lambda[i]) {
+      const double a = w.Rinv[r] * w.J(r, i);
+      for (int j = i; j >= 0; j = w.lambda[j]) H[std::size_t(i) * n + j] += a * w.J(r, j);
+    }
+  }
+  return ltl(H, n, w.lambda.data()) < 0;
+}
+inline void newton_solve(NewtonWorkspace& w, Eigen::VectorXd& x) {  // x = H⁻¹ x
+  if (w.tree)
+    ltl_solve(w.H.data(), int(x.size()), w.lambda.data(), x.data());
+  else
+    x = w.llt.solve(x);
+}
+
 // minimise (1) from the warm start x0 (or v* where cheaper): w.x the velocity after the step, λ into lam
 // (one per row of J; rows not in use keep 0). M: the mass matrix (with armature), h: the step. The
 // iterate's dx = x − v*, M dx and r = J x − b move with it (x + αp: + α p, + α Mp, + α Jp), so that an
@@ -95,13 +164,13 @@ inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vsta
   const double scale = 1.0 / (std::max(M.trace() / std::max(nv, 1), 1e-300) * std::max(nv, 1));
   w.x = vstar;
   w.dx.setZero(nv), w.Mdx.setZero(nv);
-  w.r.noalias() = w.J * vstar;
+  newton_J(w, vstar, w.r);
   w.r -= w.b;
   double cost = newton_cost(w.dx, w.Mdx, w.r, w.Rinv);
   if (x0) {
     w.dxw = *x0 - vstar;
-    w.Mdxw.noalias() = M * w.dxw;
-    w.rw.noalias() = w.J * *x0;
+    newton_M(w, M, w.dxw, w.Mdxw);
+    newton_J(w, *x0, w.rw);
     w.rw -= w.b;
     const double cw = newton_cost(w.dxw, w.Mdxw, w.rw, w.Rinv);
     if (cw < cost) cost = cw, w.x = *x0, w.dx.swap(w.dxw), w.Mdx.swap(w.Mdxw), w.r.swap(w.rw);
@@ -112,7 +181,7 @@ inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vsta
     w.grad = w.Mdx;  // (2)
     for (int k = 0; k < n; ++k) {
       w.next[k] = w.r[k] < 0;
-      if (w.next[k]) w.grad.noalias() += (w.r[k] * w.Rinv[k]) * w.J.row(k).transpose();
+      if (w.next[k]) newton_JT_add(w, k, w.r[k] * w.Rinv[k], w.grad);
     }
     res.gradient = scale * w.grad.norm() / h;
     if (res.gradient < opt.tolerance) {
@@ -121,15 +190,13 @@ inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vsta
     }
     if (it == 0 || w.next != w.active) {  // (3), refactored where the active set changed
       w.active = w.next;
-      w.H = M;
-      for (int k = 0; k < n; ++k)
-        if (w.active[k]) w.H.selfadjointView<Eigen::Lower>().rankUpdate(w.J.row(k).transpose(), w.Rinv[k]);
-      w.llt.compute(w.H);  // (reads the lower triangle)
+      if (!newton_factor(w, M)) break;  // (not positive definite to rounding: the best iterate so far)
     }
     ++res.iterations;
-    w.p = -w.llt.solve(w.grad);  // (4)
-    w.Mp.noalias() = M * w.p;
-    w.s.noalias() = w.J * w.p;
+    w.p = -w.grad;  // (4)
+    newton_solve(w, w.p);
+    newton_M(w, M, w.p, w.Mp);
+    newton_J(w, w.p, w.s);
     const double d0 = w.grad.dot(w.p);
     if (!(d0 < 0)) {  // no descent left: the minimum to rounding
       res.converged = true;
@@ -145,7 +212,7 @@ inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vsta
       break;
     }
   }
-  w.r.noalias() = w.J * w.x;  // (afresh: λ from the final iterate, not the updates' rounding)
+  newton_J(w, w.x, w.r);  // (afresh: λ from the final iterate, not the updates' rounding)
   w.r -= w.b;
   for (int k = 0; k < n; ++k) lam[w.rows[k]] = std::max(0.0, -w.r[k] * w.Rinv[k]);
   return res;

@@ -29,6 +29,7 @@
 #include "treedyn/algorithms/aba.hpp"
 #include "treedyn/algorithms/crba.hpp"
 #include "treedyn/algorithms/kinematics.hpp"
+#include "treedyn/algorithms/ltl.hpp"
 #include "treedyn/algorithms/passive.hpp"
 #include "treedyn/contact/admm.hpp"
 #include "treedyn/contact/collision.hpp"
@@ -46,8 +47,9 @@ struct ContactOptions {
   double stabilization = 0.02, slop = 1e-5, push_out_limit = 0.2;
   int delassus = 0;  // the operator: 0 chosen per step by size (dense_pays), 1 tree, 2 dense
   AdmmSettings admm;
-  // the contact solver: 0 auto (Newton where it applies and the tree is small: newton_max_nv), 1 ADMM,
-  // 2 Newton where it applies (contact/newton.hpp: soft rows, pyramidal or frictionless, no hard rows)
+  // the contact solver: 0 auto (Newton where it applies up to newton_max_nv coordinates, else ADMM), 1 ADMM,
+  // 2 Newton where it applies (contact/newton.hpp: soft rows, pyramidal or frictionless, no hard rows;
+  // dense up to newton_max_nv coordinates, on the tree's sparsity beyond: newton_applies), else ADMM
   int solver = 0;
   int newton_max_nv = 60;
   NewtonSettings newton;
@@ -528,12 +530,27 @@ struct ContactEngine {
 
   // whether Newton solves this step's problem (contact/newton.hpp): soft rows only (no hard bilateral
   // ones), each contact a pyramid's edges or frictionless (elliptic cones: ADMM), and chosen
-  bool newton_applies(const ContactWorld& W) const {
+  // Small trees (nv ≤ newton_max_nv) dense; larger ones, asked for (solver 2), on the tree's sparsity (LTL)
+  // where every contact is against the world or between a body and its ancestor (each row's J on one
+  // chain), up to kNewtonTreeMaxNv coordinates (its M and H are held n × n). auto leaves the larger ones to
+  // ADMM: on a deep tree the factor's Σ depth² per change of the active set costs more than ADMM's O(N)
+  // iterations (the soft centipede: equal at 10 segments, nv 113; ADMM 3x faster at 25, nv 278)
+  static constexpr int kNewtonTreeMaxNv = 1000;
+  bool newton_applies(ContactWorld& W) const {
     if (!opt.soft || opt.solver == 1 || W.G.bilateral.rows() > 0) return false;
-    if (opt.solver == 0 && model.nv > opt.newton_max_nv) return false;
     for (std::size_t k = 0; k < W.found.size(); ++k)
       if (W.found[k].half < 0 && W.mu[k] > 0) return false;
+    W.nw.tree = model.nv > opt.newton_max_nv;
+    if (!W.nw.tree) return true;
+    if (opt.solver == 0 || model.nv > kNewtonTreeMaxNv) return false;  // (auto: ADMM, see below)
+    for (const ContactPoint& c : W.found)
+      if (c.body[0] != 0 && c.body[1] != 0 && !ancestor(c.body[0], c.body[1]) && !ancestor(c.body[1], c.body[0]))
+        return false;
     return true;
+  }
+  bool ancestor(int a, int b) const {  // a is b or one of its ancestors
+    while (b > a) b = model.parent[b];
+    return b == a;
   }
 
   // the dense rows J (n × nv) of the rows Newton takes: a pyramid's two edges, a frictionless contact's
@@ -558,11 +575,27 @@ struct ContactEngine {
     }
     for (int l = 0; l < L; ++l) w.rows.push_back(3 * P + l);
     const int n = int(w.rows.size());
-    w.J.setZero(n, nv);
+    if (w.tree) {  // (only each row's chain is read: zeroed below)
+      w.J.resize(n, nv), w.top.resize(n);
+      if (w.lambda.empty()) w.lambda = coordinate_parents(model);
+    } else {
+      w.J.setZero(n, nv);
+    }
     w.b.resize(n), w.Rinv.resize(n);
     for (int r = 0; r < n; ++r) {
       const int row = w.rows[r];
       w.b[r] = W.b[row], w.Rinv[r] = 1.0 / W.G.R[row];
+      if (w.tree) {  // the chain of the row's deeper body (a limit: its coordinate's)
+        int top = row >= 3 * P ? W.G.limit_dof[row - 3 * P] : -1;
+        if (row < 3 * P) {
+          const ContactFrame& f = W.G.contacts[row / 3];
+          int b = ancestor(f.body[0], f.body[1]) ? f.body[1] : f.body[0];
+          while (b > 0 && model.nv_i[b] == 0) b = model.parent[b];
+          top = b > 0 ? model.v_index[b] + model.nv_i[b] - 1 : -1;
+        }
+        w.top[r] = top;
+        for (int i = top; i >= 0; i = w.lambda[i]) w.J(r, i) = 0.0;
+      }
       if (row >= 3 * P) {
         const int l = row - 3 * P;
         w.J(r, W.G.limit_dof[l]) = W.G.limit_sign[l];
