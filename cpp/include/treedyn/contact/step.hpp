@@ -169,6 +169,7 @@ struct ContactEngine {
   std::vector<std::pair<int, int>> pairs;
   std::vector<double> pair_friction, pair_margin;  // per pair: its own (NaN: the geoms' rule), or empty
   std::vector<int> paired;                         // the geoms in some pair (their world poses each step)
+  std::vector<double> radius;                      // each geom's bounding_radius (the broad phase)
   LimitTable limits;
   // the soft rows (opt.soft): each pair's and each limit bound's solref and solimp, and MuJoCo's
   // approximate inverse inertias at the reference pose: each geom's body's body_invweight0
@@ -190,8 +191,10 @@ struct ContactEngine {
         damped_joints(std::any_of(m.damping.begin(), m.damping.end(), [](double d) { return d > 0; })) {
     std::vector<char> in(geoms.size(), 0);
     for (const auto& [a, b] : pairs) in[a] = in[b] = 1;
-    for (std::size_t g = 0; g < geoms.size(); ++g)
+    for (std::size_t g = 0; g < geoms.size(); ++g) {
       if (in[g]) paired.push_back(int(g));
+      radius.push_back(bounding_radius(geoms[g]));
+    }
   }
 
   static bool finite(const double* x, int n) {
@@ -233,9 +236,9 @@ struct ContactEngine {
 
   // the broad phase: whether the pair's bounding spheres (a plane: its half-space) come within its
   // margin m — a pair further apart has no contact (the narrow phase reports depth + m > 0 only)
-  bool near(const GeomData& a, const Mat3<double>& Ra, const Vec3<double>& pa, const GeomData& b,
-            const Vec3<double>& pb, double m) const {
-    const double ra = bounding_radius(a), rb = bounding_radius(b);
+  bool near(int ia, const Mat3<double>& Ra, const Vec3<double>& pa, int ib, const Vec3<double>& pb, double m) const {
+    const double ra = radius[ia], rb = radius[ib];
+    const GeomData& a = geoms[ia];
     if (std::isinf(rb)) return true;  // (pairs are ordered with a plane first: see collide)
     if (std::isinf(ra)) return a.kind != ShapeKind::Plane || Ra.col(2).dot(pb - pa) <= rb + m;
     return (pb - pa).squaredNorm() <= (ra + rb + m) * (ra + rb + m);
@@ -261,12 +264,12 @@ struct ContactEngine {
     }
     for (std::size_t k = 0; k < pairs.size(); ++k) {
       auto [ia, ib] = pairs[k];
-      if (std::isinf(bounding_radius(geoms[ib])) && !std::isinf(bounding_radius(geoms[ia]))) std::swap(ia, ib);
+      if (std::isinf(radius[ib]) && !std::isinf(radius[ia])) std::swap(ia, ib);
       const GeomData &a = geoms[ia], &b = geoms[ib];
-      const Mat3<double>&Ra = W.geom_R[ia], &Rb = W.geom_R[ib];
+      const Mat3<double>& Ra = W.geom_R[ia];
       const Vec3<double>&pa = W.geom_p[ia], &pb = W.geom_p[ib];
       const double m = pair_margin.empty() || std::isnan(pair_margin[k]) ? a.margin + b.margin : pair_margin[k];
-      if (!near(a, Ra, pa, b, pb, m)) continue;
+      if (!near(ia, Ra, pa, ib, pb, m)) continue;
       std::tie(ia, ib) = pairs[k];  // (the narrow phase in the pair's own order)
       const std::size_t first = W.found.size();
       const GeomData &g0 = geoms[ia], &g1 = geoms[ib];
