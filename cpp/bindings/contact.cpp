@@ -109,6 +109,7 @@ struct PyStepData {
   double h, tolerance;
   std::unique_ptr<ContactWorld> world;
   StepData data;
+  std::mutex busy;  // one step at a time (threads sharing a data: each step whole, in turn)
   PyStepData(py::object e, py::object m, double h_, double tol, py::object warn)
       : engine_ref(e),
         model(std::move(m)),
@@ -289,7 +290,7 @@ void bind_contact(py::module_& m) {
           "new_data",
           [](py::object self, py::object model, double h, double tolerance, py::object warning) {
             if (!(h > 0) || !std::isfinite(h)) throw py::value_error("new_data: h must be > 0");
-            return PyStepData(self, std::move(model), h, tolerance, std::move(warning));
+            return std::make_unique<PyStepData>(self, std::move(model), h, tolerance, std::move(warning));
           },
           py::arg("model"), py::arg("h"), py::arg("tolerance"), py::arg("warning"),
           "A world's StepData with a workspace of its own, for the Python model (treedyn.Model) as it is now: a "
@@ -593,6 +594,7 @@ void bind_contact(py::module_& m) {
             double residual = 0;
             {
               py::gil_scoped_release release;
+              std::lock_guard<std::mutex> lock(d.busy);
               for (int k = 0; k < n; ++k) {
                 E.step_data(*d.world, d.data, d.h);
                 if (d.data.stats.status != kStepped) break;
@@ -648,6 +650,7 @@ void bind_contact(py::module_& m) {
           double *qo = q.mutable_data(), *vo = v.mutable_data();
           parallel_for(int(B), threads, [&](int b, int) {
             PyStepData& D = *d[b];
+            std::lock_guard<std::mutex> lock(D.busy);
             for (py::ssize_t t = 0; t < T; ++t) {
               std::copy(u + (b * T + t) * nu, u + (b * T + t + 1) * nu, D.data.ctrl.data());
               D.engine->engine.step_data(*D.world, D.data, D.h);

@@ -126,6 +126,21 @@ def test_data_worlds_step_from_threads_as_alone():
     assert np.array_equal(datas[2].q, ref.q)
 
 
+def test_one_data_shared_by_threads_steps_whole_steps():
+    """Four threads stepping one data 50 times each: 200 whole steps, the run one thread makes."""
+    model = _actuated()
+    sim = td.ContactSimulator(model, 1e-3)
+    shared, alone = sim.data(), sim.data()
+    shared.ctrl[:] = alone.ctrl[:] = 0.4
+    threads = [threading.Thread(target=lambda: [shared.step() for _ in range(50)]) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    alone.step(200)
+    assert np.array_equal(shared.q, alone.q) and shared.time == pytest.approx(alone.time)
+
+
 def test_data_bad_input_is_named():
     model = _actuated()
     sim = td.ContactSimulator(model, 1e-3)
