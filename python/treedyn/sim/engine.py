@@ -202,7 +202,7 @@ def step_batch(sim, q, v, tau=None, threads: int | None = None, ctrl=None) -> Ba
     if tau.shape != (B, model.nv):
         raise ValueError(f"step_batch: tau must have shape ({B}, {model.nv}) or ({model.nv},), got {tau.shape}")
     if ctrl is not None or driven(model):
-        tau = _driven_batch(model, q, v, tau, ctrl)
+        tau = _driven_batch(sim, q, v, tau, ctrl)
     tau = np.ascontiguousarray(tau)
     threads = (
         get_num_threads()
@@ -234,8 +234,9 @@ def step_batch(sim, q, v, tau=None, threads: int | None = None, ctrl=None) -> Ba
     return BatchStep(n_contacts=counts[:, 0].copy(), iterations=counts[:, 1].copy(), converged=converged, residuals=res)
 
 
-def _driven_batch(model, q, v, tau, ctrl) -> np.ndarray:
-    """tau plus each world's actuator and tendon forces (treedyn.model.actuation)."""
+def _driven_batch(sim, q, v, tau, ctrl) -> np.ndarray:
+    """tau plus each world's actuator and tendon forces (drive_force's C++ actuation)."""
+    model = sim.model
     T = actuation_terms(model)
     if T.na:
         raise ValueError(
@@ -249,10 +250,9 @@ def _driven_batch(model, q, v, tau, ctrl) -> np.ndarray:
     if u.shape != (B, model.nu) or not np.all(np.isfinite(u)):
         raise ValueError(f"step_batch: ctrl must be finite with shape ({B}, {model.nu}) or ({model.nu},)")
     out = np.array(tau, dtype=float)
-    for b in range(B):
-        extra = T.applied(q[b], v[b], u[b], None)
-        if extra is not None:
-            out[b] += extra
+    engine, act = sim.engine(), np.zeros(0)
+    for b in range(B):  # (the C++ step's actuation, as sim.step's: a world's batch step is its lone step)
+        engine.actuation_force(q[b], v[b], T.control(u[b]), act, out[b])
     return out
 
 
