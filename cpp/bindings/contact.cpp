@@ -222,7 +222,8 @@ void bind_contact(py::module_& m) {
                lt.sign.push_back(limit_sign.data()[k]);
              }
              ContactOptions o;
-             if (integrator < 0 || integrator > 2) throw py::value_error("ContactEngine: integrator must be 0, 1 or 2");
+             if (integrator < 0 || integrator > 3)
+               throw py::value_error("ContactEngine: integrator must be 0, 1, 2 or 3 (implicitfast)");
              o.integrator = integrator;
              o.edges = edges;
              o.stabilization = stabilization;
@@ -329,7 +330,7 @@ void bind_contact(py::module_& m) {
             A.T = mat(T, na, 1, "T");
             const Eigen::MatrixXd ar = mat(act_range, na, 2, "act_range");
             A.act_lo = ar.col(0), A.act_hi = ar.col(1);
-            e.engine.actuation = std::move(A);
+            e.engine.set_actuation(std::move(A));
           },
           py::arg("tendon_q"), py::arg("tendon_v"), py::arg("k"), py::arg("d"), py::arg("rest"), py::arg("moment_q"),
           py::arg("moment_v"), py::arg("gain"), py::arg("bias"), py::arg("ctrl_range"), py::arg("force_range"),
@@ -340,17 +341,20 @@ void bind_contact(py::module_& m) {
           "integrator, its time constant, its range (na, 2)")
       .def(
           "actuation_force",
-          [](PyContactEngine& e, Arr q, Arr v, Arr ctrl, Arr act, py::handle out) {
+          [](PyContactEngine& e, Arr q, Arr v, Arr ctrl, Arr act, py::handle out, py::object kv) {
             const Actuation& A = e.engine.actuation;
             const Model<double>& M = e.engine.model;
             if (q.size() != M.nq || v.size() != M.nv || ctrl.size() != A.nu || act.size() != A.na)
               throw py::value_error("actuation_force: q, v, ctrl, act must have nq, nv, nu, na values");
             double* tau = inout(out, "out", 0, M.nv);
+            double* gains = kv.is_none() ? nullptr : inout(kv, "kv", 0, A.nu);
             Actuation::Work work;
             if (A.any()) A.apply(q.data(), v.data(), ctrl.data(), act.data(), tau, work);
+            if (gains && A.nu) std::copy(work.kv.data(), work.kv.data() + A.nu, gains);
           },
-          py::arg("q"), py::arg("v"), py::arg("ctrl"), py::arg("act"), py::arg("out"),
-          "out += the actuators' force at (q, v, ctrl, act) and the tendons' spring-dampers (model/actuation.hpp)")
+          py::arg("q"), py::arg("v"), py::arg("ctrl"), py::arg("act"), py::arg("out"), py::arg("kv") = py::none(),
+          "out += the actuators' force at (q, v, ctrl, act) and the tendons' spring-dampers (model/actuation.hpp); "
+          "kv (nu,), if given: each actuator's velocity gain -df/dl' (0 where forcerange clamps it), for step's kv")
       .def(
           "activate",
           [](PyContactEngine& e, py::handle act, Arr ctrl, double h) {
@@ -376,8 +380,13 @@ void bind_contact(py::module_& m) {
       .def(
           "step",
           [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int world, py::object extra,
-             py::object rows, py::object targets, py::object bounds) {
+             py::object rows, py::object targets, py::object bounds, py::object kv) {
             const Model<double>& M = e.engine.model;
+            Arr gains;  // the actuators' velocity gains (actuation_force's kv), for implicitfast
+            if (!kv.is_none()) {
+              gains = py_arrays::as_real<double>(kv, "kv");
+              if (gains.size() != e.engine.actuation.nu) throw py::value_error("kv must have nu values");
+            }
             std::vector<ContactPoint> found;  // (geoms, bodies, points, normals, depths, friction) from Python
             if (!extra.is_none()) {
               auto t = extra.cast<py::tuple>();
@@ -445,20 +454,22 @@ void bind_contact(py::module_& m) {
               py::gil_scoped_release release;
               e.engine.step(W, qa, va, ta.data(), h, qa, va, st, extra.is_none() ? nullptr : &found,
                             Gc.rows() ? &Gc : nullptr, Gc.rows() ? bc.data() : nullptr, lo.size() ? lo.data() : nullptr,
-                            hi.size() ? hi.data() : nullptr);
+                            hi.size() ? hi.data() : nullptr, kv.is_none() ? nullptr : gains.data());
             }
             return stats_tuple(st);
           },
           py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("h"), py::arg("world") = 0, py::arg("extra") = py::none(),
           py::arg("rows") = py::none(), py::arg("targets") = py::none(), py::arg("bounds") = py::none(),
+          py::arg("kv") = py::none(),
           "One step of world `world` from (q, v) under tau, in place; (status: 0 stepped, 1 tau not finite "
           "(nothing done), 2 overflowed (q, v left as they were), 3 q or v not finite (nothing done); contacts, "
           "limits, iterations, converged, primal, "
           "dual, max_penetration, seconds of the 5 phases, whether G was formed). rows (nb, nv), targets (nb,): the "
-          "bilateral rows J v⁺ = target; bounds (nb, 2): their impulses' bounds lo <= 0 <= hi (default unbounded)")
+          "bilateral rows J v⁺ = target; bounds (nb, 2): their impulses' bounds lo <= 0 <= hi (default unbounded); kv "
+          "(nu,): the actuators' velocity gains at this step (actuation_force), taken implicitly by implicitfast")
       .def(
           "step_batch",
-          [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int threads) {
+          [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int threads, py::object kv) {
             const Model<double>& M = e.engine.model;
             auto qarr = py::reinterpret_borrow<py::array>(q);
             const py::ssize_t B = qarr.ndim() == 2 ? qarr.shape(0) : -1;
@@ -467,6 +478,12 @@ void bind_contact(py::module_& m) {
             double* va = inout(v, "v", B, M.nv);
             auto ta = py_arrays::as_real<double>(tau, "tau");
             if (ta.size() != B * M.nv) throw py::value_error("tau must have shape (B, nv)");
+            const int nu = e.engine.actuation.nu;
+            Arr gains;
+            if (!kv.is_none()) {
+              gains = py_arrays::as_real<double>(kv, "kv");
+              if (gains.size() != B * nu) throw py::value_error("kv must have shape (B, nu)");
+            }
             if (e.engine.opt.integrator == 2 && !e.engine.opt.soft)
               throw py::value_error("the RK4 step needs soft constraints (set_soft)");
             e.world(std::size_t(B - 1));
@@ -477,7 +494,8 @@ void bind_contact(py::module_& m) {
               py::gil_scoped_release release;
               parallel_for(int(B), threads, [&](int b, int) {
                 e.engine.step(*e.worlds[b], qa + b * M.nq, va + b * M.nv, ta.data() + b * M.nv, h, qa + b * M.nq,
-                              va + b * M.nv, st[b]);
+                              va + b * M.nv, st[b], nullptr, nullptr, nullptr, nullptr, nullptr,
+                              kv.is_none() ? nullptr : gains.data() + b * nu);
               });
             }
             for (py::ssize_t b = 0; b < B; ++b) {
@@ -490,8 +508,9 @@ void bind_contact(py::module_& m) {
             }
             return py::make_tuple(counts, res);
           },
-          py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("h"), py::arg("threads"),
-          "One step of B worlds (world b: row b of q, v, tau, its own warm start), in place; ((B, 4) contacts, "
+          py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("h"), py::arg("threads"), py::arg("kv") = py::none(),
+          "One step of B worlds (world b: row b of q, v, tau and kv (B, nu), its own warm start), in place; ((B, 4) "
+          "contacts, "
           "iterations, converged, status; (B, 2) residuals)")
       .def(
           "delassus",

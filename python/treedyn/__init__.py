@@ -43,6 +43,7 @@ from .model import (
     Universal,
     UnknownNameError,
 )
+from .model.keyframe import Keyframe
 from .model.simplify import inertia_parameter_count, simplify
 from .sdk import get_cmake_dir, get_include
 from .sim.collision import collide
@@ -112,6 +113,7 @@ __all__ = [
     "SimulationWarning",
     "SimulationError",
     "State",
+    "Keyframe",
     "set_num_threads",
     "get_num_threads",
     "build_info",

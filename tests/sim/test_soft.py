@@ -172,7 +172,7 @@ def test_the_files_solref_solimp_and_options_are_read(public_models):
         <body pos="0 0 0.09"><freejoint/><geom name="b" type="sphere" size="0.1" solref="0.02 0.5"/></body>
         </worldbody></mujoco>"""
     )
-    assert (model.friction_cone, model.impratio, model.integrator) == ("elliptic", 10.0, "semi-implicit")
+    assert (model.friction_cone, model.impratio, model.integrator) == ("elliptic", 10.0, "implicitfast")
     d = mujoco.MjData(m)
     mujoco.mj_forward(m, d)
     (row,) = pair_softness(model, [(0, 1)])  # mixed 3 : 1 (mj_contactParam), against MuJoCo's contact

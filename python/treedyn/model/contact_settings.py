@@ -143,13 +143,13 @@ class ContactSettings:
 
     @property
     def integrator(self) -> str | None:
-        """The file's integrator for ContactSimulator's default with soft constraints: "rk4" (MJCF
-        <option integrator="RK4">), "semi-implicit" (Euler, implicit, implicitfast), or None."""
+        """The file's integrator, ContactSimulator's default: "rk4" (MJCF <option integrator="RK4">, with soft
+        constraints), "implicitfast" (implicitfast and implicit), "semi-implicit" (Euler), or None."""
         return self.__dict__.get("_integrator")
 
     @integrator.setter
     def integrator(self, value) -> None:
-        self._option("integrator", value, ("rk4", "semi-implicit"))
+        self._option("integrator", value, ("rk4", "semi-implicit", "implicitfast"))
 
     @property
     def friction_cone(self) -> str | None:

@@ -91,6 +91,8 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         self.reference_configuration: np.ndarray | None = None
         # the file's time step (MJCF's <option timestep>); None: not given. ContactSimulator's default dt
         self.timestep: float | None = None
+        # the file's named states (MJCF's <keyframe>: treedyn.Keyframe by name)
+        self.keyframes: dict = {}
 
     def _changed(self) -> None:
         """Mark the model changed: what was made from it (C++ engines, solvers, constraint systems:

@@ -91,7 +91,7 @@ __all__ = [
 ]
 
 #: the contact simulator's integrators, as the step core names them
-INTEGRATORS = {"semi-implicit": "semi-implicit-euler", "euler": "euler", "rk4": None}  # rk4: soft only
+INTEGRATORS = {"semi-implicit": "semi-implicit-euler", "euler": "euler", "rk4": None, "implicitfast": None}  # C++ only
 #: the phases of a contact step, timed (ContactStep.phases)
 PHASES = ("collision", "dynamics", "contact_inertia", "qp", "integrate")
 
@@ -197,8 +197,9 @@ class ContactSimulator:
     set_limit_softness; docs/contact.md "Soft constraints"), or hard with Baumgarte's push-out; None: the
     model's (``model.soft_constraints``: True for a model read from MJCF). integrator: "semi-implicit"
     (q moves with the velocity after the impulses), "euler" (explicit, as drumwright2012's experiment at
-    h = 1e-5) or "rk4" (soft only: MuJoCo's RK4); None: the model's with soft constraints (its file's
-    <option integrator>), else "semi-implicit". friction_edges: k of the linearised cone (0: the exact
+    h = 1e-5), "rk4" (soft only: MuJoCo's RK4) or "implicitfast" (MuJoCo's: semi-implicit with the actuators'
+    and dampers' velocity derivatives implicit); None: the model's (its file's <option integrator>; rk4 with
+    soft constraints), else "semi-implicit". friction_edges: k of the linearised cone (0: the exact
     cone, contact_solver="admm" only; soft: 4 is MuJoCo's pyramid, 0 its elliptic cone); None: the
     file's <option cone> with soft constraints, else 4. solver (contact_solver="proxqp"): the solver
     whose ``forward_dynamics`` and ``inverse_inertia`` give the free motion and M⁻¹[N D]. Hard
@@ -312,8 +313,8 @@ class ContactSimulator:
         torque = torque_function(tau, self.model.nv)
         return self._step(state, torque(state.t, state.q, state.v))
 
-    def data(self, state: State | None = None):
-        """A world's td.StepData from ``state`` (None: the initial state): engine.make_data, docs/contact.md."""
+    def data(self, state: State | str | None = None):
+        """A td.StepData from ``state`` (a keyframe's name: its ctrl too; None: State.initial): engine.make_data."""
         return make_data(self, State.initial(self.model) if state is None else state)
 
     def run(
@@ -378,17 +379,16 @@ class ContactSimulator:
 
     def _driven_step(self, state: State, tau, u, h: float, details: bool = True, quiet: bool = False):
         """A step under τ + the actuators' and tendons' force at u, then the activations (engine.drive_*)."""
-        out = self._step(state, drive_force(self, state, tau, u), h, details, quiet)
+        tau, kv = drive_force(self, state, tau, u)
+        out = self._step(state, tau, h, details, quiet, kv)
         drive_activate(self, state, u, h)
         return out
 
     # --- one step: check, collision, dynamics, contact, integrate, check (td.sim.step) ------------------
-    def _step(
-        self, state: State, tau: np.ndarray, h: float | None = None, details: bool = True, quiet: bool = False
-    ) -> ContactStep:
+    def _step(self, state: State, tau, h: float | None = None, details=True, quiet=False, kv=None) -> ContactStep:
         h = self.dt if h is None else h
         if self.contact_solver.in_engine:
-            return self._engine_step(state, tau, h, details, quiet)
+            return self._engine_step(state, tau, h, details, quiet, kv)
         model, q = self.model, state.q
         blocks = lie_blocks(model)  # the free joints' velocities are stepped in the world frame
         phases = PhaseTimer(PHASES)
@@ -442,10 +442,10 @@ class ContactSimulator:
         (overflow) is left as it was and named in the ValueError, after the others have stepped."""
         return step_batch(self, q, v, tau, threads, ctrl)
 
-    def _engine_step(self, state: State, tau, h: float, details: bool, quiet: bool = False) -> ContactStep:
+    def _engine_step(self, state: State, tau, h: float, details: bool, quiet: bool = False, kv=None) -> ContactStep:
         tau = np.ascontiguousarray(tau, dtype=float)
         engine = self.engine()
-        status, n, nl, it, converged, primal, dual, depth, secs, _ = engine_world(self, engine, state, tau, h, 0)
+        status, n, nl, it, converged, primal, dual, depth, secs, _ = engine_world(self, engine, state, tau, h, 0, kv)
         if status:  # the engine left (q, v) as they were
             raise step_failure(status, state.t, tau, state.v)
         state.t += h

@@ -70,9 +70,10 @@ class BatchStep(NamedTuple):
     residuals: np.ndarray
 
 
-def engine_world(sim, engine, state: State, tau, h: float, world: int):
+def engine_world(sim, engine, state: State, tau, h: float, world: int, kv=None):
     """engine.step of one world, with what only Python has: the contacts of pairs without a C++
-    closed form, the general rows (the model's constraints, dry friction, tendon limits: sim/rows.py)."""
+    closed form, the general rows (the model's constraints, dry friction, tendon limits: sim/rows.py);
+    kv: the actuators' velocity gains (drive_force's, for implicitfast) or None."""
     extra = rows = None
     if sim._other_pairs:
         c = collide(sim.model, state.q, pairs=sim._other_pairs)
@@ -82,22 +83,23 @@ def engine_world(sim, engine, state: State, tau, h: float, world: int):
     if sim._rows:
         rows = step_rows(sim, state.q, state.v, h)
     if rows is None:
-        return engine.step(state.q, state.v, tau, h, world, extra)
-    return engine.step(state.q, state.v, tau, h, world, extra, *rows)
+        return engine.step(state.q, state.v, tau, h, world, extra, kv=kv)
+    return engine.step(state.q, state.v, tau, h, world, extra, *rows, kv=kv)
 
 
-def drive_force(sim, state: State, tau, u) -> np.ndarray:
-    """τ plus the actuators' force at controls u (None: zero) and the state's activations and the tendons'
-    spring–dampers: the C++ step's actuation (model/actuation.hpp, td.StepData's: the two agree bit for bit)
-    where the simulator steps in C++, else treedyn.model.actuation's; u checked as that module does."""
+def drive_force(sim, state: State, tau, u) -> tuple:
+    """(τ plus the actuators' force at controls u (None: zero) and the state's activations and the tendons'
+    spring–dampers, the actuators' velocity gains or None): the C++ step's actuation (model/actuation.hpp,
+    td.StepData's: the two agree bit for bit) where the simulator steps in C++, else treedyn.model.actuation's;
+    u checked as that module does."""
     T = actuation_terms(sim.model)
     if not sim.contact_solver.in_engine:
-        return drive(sim.model, state, tau, u)
-    out = np.array(tau, dtype=float)
+        return drive(sim.model, state, tau, u), None
+    out, kv = np.array(tau, dtype=float), np.zeros(T.nu)
     if T.nu or T.passive:
         act = state.act if T.na and state.act.size == T.na else np.zeros(T.na)
-        sim.engine().actuation_force(state.q, state.v, np.zeros(T.nu) if u is None else T.control(u), act, out)
-    return out
+        sim.engine().actuation_force(state.q, state.v, np.zeros(T.nu) if u is None else T.control(u), act, out, kv)
+    return out, kv if T.nu else None
 
 
 def drive_activate(sim, state: State, u, h: float) -> None:
@@ -112,12 +114,19 @@ def drive_activate(sim, state: State, u, h: float) -> None:
         state.act = act
 
 
-def make_data(sim, state: State):
-    """ContactSimulator.data: a td.StepData of the current engine from ``state`` (copied): q, v, act, ctrl,
-    tau (the applied generalized force) and time as numpy views of C++ memory, its own workspace and
-    warm start; ``data.step(n=1)``, n steps in one call into C++ with the GIL released — the actuators'
-    and tendons' forces, collision, dynamics and contact. It steps the model as it was when made (a
-    changed model is refused at its next step); a model whose step needs Python is refused here."""
+def make_data(sim, state):
+    """ContactSimulator.data: a td.StepData of the current engine from ``state`` (copied; or the name of
+    one of ``model.keyframes``, its controls too): q, v, act, ctrl, tau (the applied generalized force)
+    and time as numpy views of C++ memory, its own workspace and warm start; ``data.step(n=1)``, n steps
+    in one call into C++ with the GIL released — the actuators' and tendons' forces, collision, dynamics
+    and contact. It steps the model as it was when made (a changed model is refused at its next step); a
+    model whose step needs Python is refused here."""
+    key = None
+    if isinstance(state, str):
+        if state not in sim.model.keyframes:
+            raise ValueError(f"ContactSimulator.data: no keyframe {state!r} (the model's: {list(sim.model.keyframes)})")
+        key = sim.model.keyframes[state]
+        state = key.state()
     check_state(state, sim.model)
     if not sim.contact_solver.in_engine:
         raise ValueError('ContactSimulator.data needs a C++ contact solver ("auto", "newton" or "admm")')
@@ -139,6 +148,8 @@ def make_data(sim, state: State):
     d.q[:], d.v[:], d.time = state.q, state.v, state.t
     if T.na and state.act.size == T.na:
         d.act[:] = state.act
+    if key is not None:
+        d.ctrl[:] = key.ctrl
     return d
 
 
@@ -201,8 +212,9 @@ def step_batch(sim, q, v, tau=None, threads: int | None = None, ctrl=None) -> Ba
         tau = np.broadcast_to(tau, (B, model.nv))
     if tau.shape != (B, model.nv):
         raise ValueError(f"step_batch: tau must have shape ({B}, {model.nv}) or ({model.nv},), got {tau.shape}")
+    kv = None
     if ctrl is not None or driven(model):
-        tau = _driven_batch(sim, q, v, tau, ctrl)
+        tau, kv = _driven_batch(sim, q, v, tau, ctrl)
     tau = np.ascontiguousarray(tau)
     threads = (
         get_num_threads()
@@ -214,13 +226,13 @@ def step_batch(sim, q, v, tau=None, threads: int | None = None, ctrl=None) -> Ba
         status, counts, res = np.zeros(B, int), np.zeros((B, 3), int), np.zeros((B, 2))
         for b in range(B):
             state = State(q[b], v[b])
-            out = engine_world(sim, engine, state, tau[b], sim.dt, b)
+            out = engine_world(sim, engine, state, tau[b], sim.dt, b, None if kv is None else kv[b])
             q[b], v[b] = state.q, state.v
             status[b] = out[0]
             counts[b] = out[1], out[3], out[4]
             res[b] = out[5], out[6]
     else:
-        counts, res = engine.step_batch(q, v, tau, sim.dt, threads)
+        counts, res = engine.step_batch(q, v, tau, sim.dt, threads, kv)
         status = counts[:, 3]
     if np.any(status):
         bad = np.flatnonzero(status)
@@ -234,8 +246,9 @@ def step_batch(sim, q, v, tau=None, threads: int | None = None, ctrl=None) -> Ba
     return BatchStep(n_contacts=counts[:, 0].copy(), iterations=counts[:, 1].copy(), converged=converged, residuals=res)
 
 
-def _driven_batch(sim, q, v, tau, ctrl) -> np.ndarray:
-    """tau plus each world's actuator and tendon forces (drive_force's C++ actuation)."""
+def _driven_batch(sim, q, v, tau, ctrl) -> tuple:
+    """(tau plus each world's actuator and tendon forces, the actuators' velocity gains (B, nu) or None):
+    drive_force's C++ actuation."""
     model = sim.model
     T = actuation_terms(model)
     if T.na:
@@ -249,11 +262,11 @@ def _driven_batch(sim, q, v, tau, ctrl) -> np.ndarray:
         u = np.broadcast_to(u, (B, model.nu))
     if u.shape != (B, model.nu) or not np.all(np.isfinite(u)):
         raise ValueError(f"step_batch: ctrl must be finite with shape ({B}, {model.nu}) or ({model.nu},)")
-    out = np.array(tau, dtype=float)
+    out, kv = np.array(tau, dtype=float), np.zeros((B, T.nu))
     engine, act = sim.engine(), np.zeros(0)
     for b in range(B):  # (the C++ step's actuation, as sim.step's: a world's batch step is its lone step)
-        engine.actuation_force(q[b], v[b], T.control(u[b]), act, out[b])
-    return out
+        engine.actuation_force(q[b], v[b], T.control(u[b]), act, out[b], kv[b])
+    return out, kv if T.nu else None
 
 
 def step_failure(status: int, t: float, tau, v) -> ValueError:
@@ -311,7 +324,7 @@ def make_engine(sim, pairs):
         np.r_[vi[finite_lo], vi[finite_hi]].astype(np.int32),
         np.r_[lower[finite_lo], upper[finite_hi]].astype(float),
         np.r_[np.ones(finite_lo.sum()), -np.ones(finite_hi.sum())],
-        {"semi-implicit": 0, "euler": 1, "rk4": 2}[sim.integrator],
+        {"semi-implicit": 0, "euler": 1, "rk4": 2, "implicitfast": 3}[sim.integrator],
         sim.friction_edges,
         sim.stabilization,
         sim.slop,

@@ -119,12 +119,16 @@ def resolve(model, in_engine: bool, soft, integrator, friction_edges) -> tuple:
     """ContactSimulator's (soft, integrator, friction_edges) where given as None: the model's
     (``model.soft_constraints``, ``model.integrator``, ``model.friction_cone``: an MJCF file's
     constraint model, <option integrator> and <option cone>) where the contact solver is the C++
-    step, else hard contacts, "semi-implicit" and the 4-edge pyramid; friction_edges checked."""
+    step, else hard contacts, "semi-implicit" and the 4-edge pyramid; friction_edges checked. The
+    file's RK4 needs soft constraints; its implicitfast is taken with hard ones too."""
     if soft is None:
         soft = bool(model.soft_constraints) and in_engine
     soft = _checks.boolean(soft, "soft")
-    if integrator is None:
-        integrator = model.integrator if soft and model.integrator else "semi-implicit"
+    if integrator is None:  # (the file's RK4 needs soft constraints; implicitfast is the C++ step's)
+        integrator = model.integrator if (soft or model.integrator == "implicitfast") and in_engine else None
+        integrator = integrator or "semi-implicit"
+    elif integrator == "implicitfast" and not in_engine:
+        raise ValueError('integrator="implicitfast" needs a C++ contact solver ("auto", "newton" or "admm")')
     if friction_edges is None:
         friction_edges = 0 if soft and model.friction_cone == "elliptic" else 4
     friction_edges = checked_edges(friction_edges, in_engine)

@@ -35,6 +35,7 @@
 #include "treedyn/contact/collision.hpp"
 #include "treedyn/contact/delassus.hpp"
 #include "treedyn/contact/delassus_dense.hpp"
+#include "treedyn/contact/implicit.hpp"
 #include "treedyn/contact/newton.hpp"
 #include "treedyn/model/actuation.hpp"
 #include "treedyn/model/configuration.hpp"
@@ -42,8 +43,10 @@
 namespace treedyn {
 
 struct ContactOptions {
-  int integrator = 0;  // 0: semi-implicit Euler, 1: explicit Euler, 2: RK4 (soft only: rk4 below)
-  int edges = 4;       // 0: the second-order cone; k >= 3: k-edge pyramid
+  // 0: semi-implicit Euler, 1: explicit Euler, 2: RK4 (soft only: rk4 below), 3: MuJoCo's implicitfast
+  // (semi-implicit with the velocity derivatives implicit: implicit_velocity)
+  int integrator = 0;
+  int edges = 4;  // 0: the second-order cone; k >= 3: k-edge pyramid
   double stabilization = 0.02, slop = 1e-5, push_out_limit = 0.2;
   int delassus = 0;  // the operator: 0 chosen per step by size (dense_pays), 1 tree, 2 dense
   AdmmSettings admm;
@@ -111,14 +114,14 @@ struct ContactWorld {
   int last_iterations_tree = 20, last_iterations_dense = 20;
   bool polished = false;           // the last solve ended by the polish (admm.hpp)
   std::vector<int> through_count;  // rows through each joint (dense_pays)
-  // soft steps with joint damping (damp_implicitly): a copy of the model with armature + h damping
-  // and no gravity, its workspace; made at the first such step
+  // the implicit velocity terms (implicit_velocity): K, and for a diagonal K a copy of the model with
+  // armature + h K and no gravity, its workspace; made at the first such step
+  VelocityStiffness stiffness;
   std::unique_ptr<Model<double>> euler;
   std::unique_ptr<Data<double>> euler_data;
-  double euler_h = -1;
   Eigen::VectorXd zero_v, y, corr;
   // RK4 (rk4): the step's start and each stage's velocity and acceleration in MuJoCo's form
-  // (y, corr: damp_implicitly's, or RK4's combined velocity and acceleration)
+  // (y, corr: implicit_velocity's, or RK4's combined velocity and acceleration)
   Eigen::VectorXd q0, v0, v_in, vtmp;
   Eigen::MatrixXd rk_vel, rk_acc;
   // the Newton solver (contact/newton.hpp): its workspace, M (CRBA) and the joints' motion axes in
@@ -178,7 +181,8 @@ struct ContactEngine {
   std::vector<double> geom_invweight, dof_invweight;
   ContactOptions opt;
   Pyramid pyramid;
-  bool damped_joints;  // some joint has damping
+  bool damped_joints;              // some joint has damping
+  bool diagonal_stiffness = true;  // every actuator and damped tendon moves one coordinate (contact/implicit.hpp)
 
   ContactEngine(const Model<double>& m, std::vector<GeomData> g, std::vector<std::pair<int, int>> p, LimitTable l,
                 const ContactOptions& o)
@@ -195,6 +199,11 @@ struct ContactEngine {
       if (in[g]) paired.push_back(int(g));
       radius.push_back(bounding_radius(geoms[g]));
     }
+  }
+
+  void set_actuation(Actuation A) {
+    actuation = std::move(A);
+    diagonal_stiffness = VelocityStiffness::is_diagonal(actuation);
   }
 
   static bool finite(const double* x, int n) {
@@ -733,7 +742,7 @@ struct ContactEngine {
   }
 
   // the model of step h, M̂ = M + h diag(damping): the world's copy, its armature refreshed when h
-  // changes (soft: M, and damp_implicitly after the solve, as MuJoCo's Euler)
+  // changes (soft: M, and implicit_velocity after the solve, as MuJoCo's Euler)
   const Model<double>& damped(ContactWorld& W, double h) const {
     if (!model.has_springs || opt.soft || W.h == h) return W.model;
     for (int k = 0; k < model.nv; ++k) W.model.armature[k] = model.armature[k] + h * model.damping[k];
@@ -742,24 +751,39 @@ struct ContactEngine {
     return W.model;
   }
 
-  // soft (MuJoCo's Euler integrator): the constraints solved on M, then the damping implicit,
-  // M̂(v⁺ − v) = M Δ with Δ = v_M − v the step on M (M̂ = M + h diag(d)): v⁺ = v + Δ − M̂⁻¹(h d ∘ Δ),
-  // M̂⁻¹ by ABA at q̇ = 0 without gravity on a copy of the model with armature + h d
-  void damp_implicitly(ContactWorld& W, const double* q, const double* v, double h) const {
+  // the implicit velocity terms after the solve (contact/implicit.hpp): MuJoCo's Euler's joint damping
+  // (soft: the solve was on M; hard steps have it in M̂ already: damped), implicitfast's actuators and
+  // tendons too; kv: the actuators' velocity gains (nullptr: none)
+  void implicit_velocity(ContactWorld& W, const double* q, const double* v, double h, const double* kv) const {
+    const bool fast = opt.integrator == 3, joints = opt.soft && damped_joints;
+    if (!fast && !joints) return;
     const int nv = model.nv;
-    if (!W.euler) {
+    VelocityStiffness& S = W.stiffness;
+    S.diagonal = diagonal_stiffness;
+    if (!S.assemble(actuation, fast ? kv : nullptr, joints ? &model.damping : nullptr, fast, nv)) return;
+    W.dv = W.vnext - Eigen::Map<const Eigen::VectorXd>(v, nv);  // Δ
+    if (!S.diagonal) {  // (M + hK)⁻¹ h K Δ, M by CRBA on ABA's kinematics at q (the world's model: M̂ if hard)
+      if (!W.mass) W.mass = std::make_unique<Data<double>>(W.model, true);
+      W.mass->Xup = W.data.Xup, W.mass->S = W.data.S;
+      crba_from_kinematics(W.model, *W.mass);
+      S.H = W.mass->M + h * S.K;
+      S.ldlt.compute(S.H);
+      W.y.noalias() = h * (S.K * W.dv);
+      W.vnext -= S.ldlt.solve(W.y);
+      return;
+    }
+    if (!W.euler) {  // (M + hK)⁻¹ by ABA at q̇ = 0 without gravity on a copy with armature + h K
       W.euler = std::make_unique<Model<double>>(model);
       W.euler->gravity.setZero();
+      W.euler->has_springs = false;
+      W.euler->armature.resize(nv);
       W.euler_data = std::make_unique<Data<double>>(*W.euler);
       W.zero_v = Eigen::VectorXd::Zero(nv), W.y.resize(nv), W.corr.resize(nv);
     }
-    if (W.euler_h != h) {
-      for (int k = 0; k < nv; ++k) W.euler->armature[k] = model.armature[k] + h * model.damping[k];
-      W.euler->has_armature = true;
-      W.euler->has_springs = false;
-      W.euler_h = h;
-    }
-    for (int k = 0; k < nv; ++k) W.y[k] = h * model.damping[k] * (W.vnext[k] - v[k]);
+    for (int k = 0; k < nv; ++k)
+      W.euler->armature[k] = (W.model.armature.empty() ? 0.0 : W.model.armature[k]) + h * S.kd[k];
+    W.euler->has_armature = true;
+    W.y = h * S.kd.cwiseProduct(W.dv);
     aba<double>(*W.euler, *W.euler_data, q, W.zero_v.data(), W.y.data(), static_cast<const double*>(nullptr),
                 W.corr.data());
     W.vnext -= W.corr;
@@ -849,7 +873,7 @@ struct ContactEngine {
   void step(ContactWorld& W, const double* q, const double* v, const double* tau, double h, double* q_out,
             double* v_out, StepStats& st, const std::vector<ContactPoint>* extra = nullptr,
             const Eigen::MatrixXd* rows = nullptr, const double* targets = nullptr, const double* lower = nullptr,
-            const double* upper = nullptr) {
+            const double* upper = nullptr, const double* kv = nullptr) {
     std::lock_guard<std::mutex> lock(W.busy);
     st = StepStats{};
     if (!finite(tau, model.nv)) {
@@ -903,7 +927,7 @@ struct ContactEngine {
     st.contacts = contact_count(W);
     st.limits = int(W.bounds.size());
     for (const ContactPoint& c : W.found) st.max_penetration = std::max(st.max_penetration, c.depth);
-    if (opt.soft && damped_joints) damp_implicitly(W, q, v, h);
+    implicit_velocity(W, q, v, h, kv);
     st.seconds[kContact] = since(t0) - st.seconds[kDelassus];
     integrate_step(W, q, v, h, q_out, v_out);
     st.seconds[kIntegrate] = since(t0);
@@ -923,7 +947,8 @@ struct ContactEngine {
     }
     d.force = d.tau;
     if (actuation.any()) actuation.apply(d.q.data(), d.v.data(), d.ctrl.data(), d.act.data(), d.force.data(), d.work);
-    step(W, d.q.data(), d.v.data(), d.force.data(), h, d.q.data(), d.v.data(), d.stats);
+    step(W, d.q.data(), d.v.data(), d.force.data(), h, d.q.data(), d.v.data(), d.stats, nullptr, nullptr, nullptr,
+         nullptr, nullptr, actuation.nu ? d.work.kv.data() : nullptr);
     if (d.stats.status != kStepped) return;
     actuation.activate(d.act.data(), d.ctrl.data(), h);
     d.time += h;

@@ -4,7 +4,9 @@
 // actuator's length l = m_q q and velocity l̇ = m_v v (its gear times the joint's or the tendon's),
 // its force f = (a₀ + a₁ l + a₂ l̇) w + b₀ + b₁ l + b₂ l̇ clamped to forcerange, w the control clamped
 // to ctrlrange or the activation, τ = m_vᵀ f; activations stepped by explicit Euler, ẇ = u
-// (integrator) or (u − w)/T (filter), clamped to actrange. Dense maps: the models this serves have
+// (integrator) or (u − w)/T (filter), clamped to actrange. apply also leaves each actuator's velocity
+// gain kv = −∂f/∂l̇ = −(b₂ + a₂ w) in the work (0 where forcerange clamps f: MuJoCo's mjd_actuator_vel), for
+// the implicit integrators (contact/implicit.hpp). Dense maps: the models this serves have
 // few actuators; the step of a world adds this to its τ, no allocation (the work vectors are the caller's).
 #pragma once
 #include <algorithm>
@@ -29,6 +31,7 @@ struct Actuation {
 
   struct Work {
     Eigen::VectorXd w, f, l, ldot, L, Ldot;
+    Eigen::VectorXd kv;  // per actuator: −∂f/∂l̇ at this force (0: clamped)
   };
 
   bool any() const { return nu > 0 || passive; }
@@ -42,11 +45,12 @@ struct Actuation {
       for (int r = 0; r < nu; ++r) s.w[r] = act_of[r] >= 0 ? act[act_of[r]] : std::clamp(u[r], ctrl_lo[r], ctrl_hi[r]);
       s.l.noalias() = moment_q * qv;
       s.ldot.noalias() = moment_v * vv;
-      s.f.resize(nu);
+      s.f.resize(nu), s.kv.resize(nu);
       for (int r = 0; r < nu; ++r) {
         const double f = (gain(r, 0) + gain(r, 1) * s.l[r] + gain(r, 2) * s.ldot[r]) * s.w[r] + bias(r, 0) +
                          bias(r, 1) * s.l[r] + bias(r, 2) * s.ldot[r];
         s.f[r] = std::clamp(f, force_lo[r], force_hi[r]);
+        s.kv[r] = f > force_lo[r] && f < force_hi[r] ? -(bias(r, 2) + gain(r, 2) * s.w[r]) : 0.0;
       }
       out.noalias() += moment_v.transpose() * s.f;
     }

@@ -23,7 +23,9 @@ What is read:
 * ``<compiler angle autolimits eulerseq inertiafromgeom inertiagrouprange settotalmass boundmass
   boundinertia balanceinertia>`` (``angle`` is
   "degree" by default, as in MuJoCo: it applies to euler, axisangle and hinge ref/range);
-* ``<option gravity>`` (default 0 0 -9.81) and ``<option><flag gravity="disable"/>``.
+* ``<option gravity>`` (default 0 0 -9.81), ``<option timestep>`` (default 0.002 s, MuJoCo's) and
+  ``<option><flag gravity="disable"/>``;
+* ``<keyframe>``: ``model.keyframes`` (``treedyn.io.mjcf.keyframes``).
 * ``<equality>`` connect, weld, joint and tendon (fixed tendons, ``<tendon><fixed>``), ``active``,
   as the model's hard constraints (``Model.add_loop_closure``, ``Model.add_coupling``; the rules:
   ``treedyn.io.mjcf.equality``), with MuJoCo's qpos0 kept as ``model.reference_configuration``;
@@ -62,7 +64,8 @@ geom2 condim friction margin>`` (``class`` too) as ``model.add_contact_pair``;
 MuJoCo's constraint model (docs/contact.md, "Soft constraints"): the geoms' ``solref``,
 ``solimp``, ``solmix`` (``Geom``), the pairs', the joints' ``solreflimit``/``solimplimit``
 (``Model.limit_softness``), ``<option impratio integrator cone>`` (``model.impratio``,
-``model.integrator``: "rk4" or "semi-implicit" for Euler and the implicit ones,
+``model.integrator``: "rk4", "implicitfast" (implicit too, without its Coriolis derivative) or
+"semi-implicit" for Euler,
 ``model.friction_cone``); ``model.soft_constraints`` is True, so ``td.ContactSimulator`` steps the
 model as MuJoCo does. Joint damping, stiffness, armature, frictionloss, actuators and fixed
 tendons: docs/guide/mujoco.md.
@@ -70,7 +73,7 @@ tendons: docs/guide/mujoco.md.
 Not modelled, with one IgnoredElementWarning per file that says so: body ``gravcomp``, fluid
 forces, sensors, spatial tendons, muscles, a pair's ``gap``, the equalities' solref/solimp (their
 rows are hard). Silently ignored:
-``<asset>`` but its meshes, ``<visual>``, ``<statistic>``, ``<size>``, ``<keyframe>``, ``<custom>``,
+``<asset>`` but its meshes, ``<visual>``, ``<statistic>``, ``<size>``, ``<custom>``,
 ``<extension>``, sites, cameras, lights. A ball joint's range is noted as not modelled.
 
 Errors (ModelFileError naming the element, file and line): flex equalities and tendon equalities
@@ -96,7 +99,7 @@ from .._common import gc_paused, warn_inconsistent_inertias
 from .._files import Budget
 from .._tree import build_model
 from .._xml import file_errors, read_xml
-from . import actuators, bodies, collision, defaults, document, equality, inertia, meshes, options
+from . import actuators, bodies, collision, defaults, document, equality, inertia, keyframes, meshes, options
 from .reader import Reader
 
 __all__ = ["load_mjcf"]
@@ -136,6 +139,7 @@ def _read(r: Reader) -> Model:
     actuators.tendons(r, root, model)
     actuators.actuators(r, root, model)
     model.timestep = options.timestep(r, root)
+    keyframes.read_keyframes(r, root, model)
     collision.read_contact(r, root, model)
     r.ignored.warn()
     warn_inconsistent_inertias(r.doc.source, r.inconsistent)

@@ -138,11 +138,12 @@ def _actuator_attrs(r, e, cls):
 def actuators(r, root, model) -> None:
     """The actuators (see the module), in file order (MuJoCo's ctrl order)."""
     tendon_names = set(model.tendon_names)  # (all added already: the tendons pass comes first)
+    r.ctrl_index, index = [], -1  # per loaded actuator: its index in MuJoCo's ctrl (keyframes.py)
     for sec in [s for s in root if s.tag == "actuator"]:
         for e in sec:
             if not isinstance(e.tag, str):
                 continue
-            r.current = e
+            r.current, index = e, index + 1
             a = _actuator_attrs(r, e, "main")
             name = a.get("name") or f"actuator{model.nu}"
             if e.tag in _UNSUPPORTED or e.tag not in _SHORTCUTS:
@@ -180,6 +181,8 @@ def actuators(r, root, model) -> None:
                     r.ignored.note(f"actuator {name!r}: {err}")
                     continue
                 raise r.err(str(err), e) from None
+            r.ctrl_index.append(index)
+    r.ctrl_count = index + 1  # MuJoCo's nu: every actuator of the file
 
 
 def _gain_bias(r, e, a, name):

@@ -176,14 +176,16 @@ def read_contact(r, root, model):
                 model.contact_enabled = False
         if opt.get("impratio") is not None:
             model.impratio = r.num(opt, "impratio")
-        if opt.get("integrator") is not None:  # (implicit, implicitfast: damping implicit, as treedyn's Euler)
+        if opt.get("integrator") is not None:
             kind = opt.get("integrator").lower()
             if kind not in ("euler", "rk4", "implicit", "implicitfast"):
                 raise r.err(
                     f"<option integrator={opt.get('integrator')!r}>: MuJoCo's are Euler, RK4, implicit, implicitfast",
                     opt,
                 )
-            model.integrator = "rk4" if kind == "rk4" else "semi-implicit"
+            model.integrator = {"rk4": "rk4", "euler": "semi-implicit"}.get(kind, "implicitfast")
+            if kind == "implicit":
+                r.ignored.note('integrator="implicit" is stepped as implicitfast (without the Coriolis derivative)')
         if opt.get("cone") is not None:
             if opt.get("cone") not in ("pyramidal", "elliptic"):
                 raise r.err(f"<option cone={opt.get('cone')!r}>: must be pyramidal or elliptic", opt)

@@ -71,9 +71,9 @@ def gravity(r, root):
 
 
 def timestep(r, root):
-    """<option timestep> (None when the file gives none: MuJoCo's default is 0.002 s); the
-    simulators' default step (ContactSimulator's dt)."""
-    h = None
+    """<option timestep>, MuJoCo's default 0.002 s where the file gives none; the simulators' default
+    step (ContactSimulator's dt)."""
+    h = 0.002
     for opt in root.iter("option"):
         r.current = opt
         if opt.get("timestep") is not None:

@@ -1,0 +1,155 @@
+"""MuJoCo's implicitfast integrator in the C++ step (contact/implicit.hpp): the actuators' and dampers'
+velocity derivatives taken implicitly after the constraint solve, against mj_step on small files made
+for it — stiff position servos that explicit integration cannot hold, a quadruped of servos standing on
+soft contacts, a tendon actuator and a damped tendon (the dense K) — and the State, StepData and batch
+paths bit for bit."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import treedyn as td
+
+mujoco = pytest.importorskip("mujoco")
+
+
+def _arm(integrator: str) -> str:
+    """Six hinges in a chain, each held by a stiff position servo (kp 2000, kv 40) on a light link
+    (armature 0.01): h kv / I ≈ 8, far outside explicit integration's stability region."""
+    axes = ["0 0 1", "0 1 0", "0 1 0", "1 0 0", "0 1 0", "1 0 0"]
+    body = "".join(
+        f'<body name="l{i}" pos="0 0 {0.1 if i else 0.05}"><joint name="j{i}" axis="{a}" armature="0.01" '
+        f'damping="0.5"/><geom type="capsule" fromto="0 0 0 0 0 0.1" size="0.03" mass="{1.0 - 0.1 * i:g}"/>'
+        for i, a in enumerate(axes)
+    ) + "</body>" * len(axes)
+    acts = "".join(f'<position joint="j{i}" kp="2000" kv="40" ctrlrange="-3 3"/>' for i in range(6))
+    return f"""<mujoco><option integrator="{integrator}" timestep="0.002"/><worldbody>{body}</worldbody>
+    <actuator>{acts}</actuator><keyframe><key name="home" qpos="0 0.3 -0.5 0.2 0.4 -0.1"
+    ctrl="0 0.3 -0.5 0.2 0.4 -0.1"/></keyframe></mujoco>"""
+
+
+def _quadruped(tendon: bool) -> str:
+    """A box on four three-hinge legs with position servos (force-limited), sphere feet on a plane; with
+    tendon, a fixed tendon across a hip and a knee, damped and driven by its own servo."""
+    legs, acts = "", ""
+    for i, (x, y) in enumerate([(0.2, 0.1), (0.2, -0.1), (-0.2, 0.1), (-0.2, -0.1)]):
+        s = 0.05 if y > 0 else -0.05
+        j = 'damping="0.1" armature="0.005"'
+        legs += f"""<body name="hip{i}" pos="{x} {y} 0"><joint name="abd{i}" axis="1 0 0" range="-0.8 0.8" {j}/>
+          <geom type="capsule" fromto="0 0 0 0 {s} 0" size="0.03" mass="0.5"/>
+          <body name="thigh{i}" pos="0 {s} 0"><joint name="hip{i}" axis="0 1 0" range="-1.5 1.5" {j}/>
+          <geom type="capsule" fromto="0 0 0 0 0 -0.2" size="0.025" mass="0.6"/>
+          <body name="calf{i}" pos="0 0 -0.2"><joint name="knee{i}" axis="0 1 0" range="-2.6 -0.5" {j}/>
+          <geom type="capsule" fromto="0 0 0 0 0 -0.2" size="0.02" mass="0.2"/>
+          <geom type="sphere" pos="0 0 -0.2" size="0.025" mass="0.05" friction="0.8"/></body></body></body>"""
+        acts += "".join(
+            f'<position joint="{n}{i}" kp="300" kv="8" forcerange="-60 60"/>' for n in ("abd", "hip", "knee")
+        )
+    ten = ""
+    if tendon:
+        ten = '<tendon><fixed name="t0" damping="0.5"><joint joint="hip0" coef="1"/><joint joint="knee0" coef="0.5"/>'
+        ten += "</fixed></tendon>"
+        acts += '<position tendon="t0" kp="20" kv="1"/>'
+    ctrl = " ".join(["0 0.8 -1.6"] * 4) + (" 0" if tendon else "")
+    return f"""<mujoco><compiler angle="radian"/><option integrator="implicitfast"/><worldbody>
+    <geom type="plane" size="5 5 0.1"/><body name="trunk" pos="0 0 0.4"><freejoint/>
+    <geom type="box" size="0.25 0.1 0.05" mass="6"/>{legs}</body></worldbody>{ten}<actuator>{acts}</actuator>
+    <keyframe><key name="home" qpos="0 0 0.33 1 0 0 0 {" ".join(["0 0.8 -1.6"] * 4)}" ctrl="{ctrl}"/>
+    </keyframe></mujoco>"""
+
+
+def _pair(xml: str):
+    m = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(m)
+    mujoco.mj_resetDataKeyframe(m, d, 0)
+    return m, d, td.load_mjcf(xml)
+
+
+def test_a_servo_arm_under_implicitfast_steps_as_mujocos():
+    """From 'home', a new set point: 2 s of the stiff servos agree with mj_step to rounding (the arm
+    is damped, so the step's rounding does not grow); the file's implicitfast is the default."""
+    m, d, model = _pair(_arm("implicitfast"))
+    sim = td.ContactSimulator(model)
+    assert sim.integrator == "implicitfast" and sim.dt == 0.002
+    data = sim.data("home")
+    d.ctrl[:] = data.ctrl[:] = [0.5, -0.3, 0.8, -0.4, 0.2, 0.6]
+    worst = 0.0
+    for _ in range(1000):
+        mujoco.mj_step(m, d)
+        data.step()
+        worst = max(worst, np.abs(data.q - d.qpos).max())
+    assert worst < 1e-10
+    assert np.abs(data.q - [0.5, -0.3, 0.8, -0.4, 0.2, 0.6]).max() < 2e-3  # (held against gravity by kp)
+
+
+def test_the_same_arm_under_euler_diverges_in_both():
+    """The same servos under Euler (kv explicit): MuJoCo's diverges and treedyn's step says so — the
+    file's integrator, not treedyn's, is what holds the arm."""
+    m, d, model = _pair(_arm("Euler"))
+    d.ctrl[:] = [0.5, -0.3, 0.8, -0.4, 0.2, 0.6]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(100):
+            mujoco.mj_step(m, d)
+    assert d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number > 0  # (MuJoCo's blow-up: it resets the data)
+    sim = td.ContactSimulator(model)
+    assert sim.integrator == "semi-implicit"
+    data = sim.data("home")
+    data.ctrl[:] = d.ctrl
+    with pytest.raises(ValueError, match="overflowed"):
+        data.step(100)
+
+
+@pytest.mark.parametrize("tendon", [False, True], ids=["diagonal-K", "dense-K"])
+def test_a_quadruped_of_servos_stands_as_mujocos(tendon):
+    """2 s on soft contacts under changing set points: the root within 1e-5 m and every hinge within
+    1e-4 rad of mj_step's (the issue's bar: 1 cm, 2°), standing (trunk above 0.15 m)."""
+    m, d, model = _pair(_quadruped(tendon))
+    data = td.ContactSimulator(model).data("home")
+    rng = np.random.default_rng(0)
+    root = hinge = 0.0
+    for k in range(1000):
+        if k % 50 == 0:
+            u = d.ctrl.copy()
+            u[:12] += rng.normal(0, 0.2, 12)
+            d.ctrl[:] = data.ctrl[:] = u
+        mujoco.mj_step(m, d)
+        data.step()
+        root = max(root, np.abs(data.q[:3] - d.qpos[:3]).max())
+        hinge = max(hinge, np.abs(data.q[7:] - d.qpos[7:]).max())
+    assert root < 1e-5 and hinge < 1e-4
+    assert d.qpos[2] > 0.15 and data.q[2] > 0.15
+
+
+def test_state_data_and_batch_steps_agree_bit_for_bit():
+    """implicitfast's actuator gains reach the step on every path: sim.step(state, ctrl), StepData and
+    step_batch give the same bits (dense K: the tendon's actuator)."""
+    model = td.load_mjcf(_quadruped(True))
+    sim, batch = td.ContactSimulator(model), td.ContactSimulator(model)  # (a batch's world 0 is sim.step's)
+    key = model.keyframes["home"]
+    state, data = key.state(), sim.data("home")
+    q, v = np.tile(key.q, (2, 1)), np.tile(key.v, (2, 1))
+    for _ in range(200):
+        sim.step(state, ctrl=key.ctrl)
+        data.step()
+        batch.step_batch(q, v, ctrl=key.ctrl)
+    assert np.array_equal(state.q, data.q) and np.array_equal(state.v, data.v)
+    assert np.array_equal(q[0], data.q) and np.array_equal(q[1], data.q) and np.array_equal(v[1], data.v)
+
+
+def test_hard_contacts_take_implicitfast_too():
+    """soft=False keeps the file's implicitfast (the servos would diverge without it) and stands."""
+    model = td.load_mjcf(_quadruped(False))
+    sim = td.ContactSimulator(model, soft=False)
+    assert sim.integrator == "implicitfast"
+    state = model.keyframes["home"].state()
+    sim.run(state, 1.0, ctrl=model.keyframes["home"].ctrl)
+    assert state.q[2] > 0.15 and np.all(np.isfinite(state.v))
+
+
+def test_implicitfast_needs_the_cpp_step():
+    model = td.load_mjcf(_arm("implicitfast"))
+    with pytest.raises(ValueError, match="implicitfast.*C\\+\\+ contact solver"):
+        td.ContactSimulator(model, contact_solver="proxqp", integrator="implicitfast")
+    assert td.ContactSimulator(model, contact_solver="proxqp").integrator == "semi-implicit"
