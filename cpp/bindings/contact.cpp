@@ -380,7 +380,7 @@ void bind_contact(py::module_& m) {
       .def(
           "step",
           [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int world, py::object extra,
-             py::object rows, py::object targets, py::object bounds, py::object kv) {
+             py::object rows, py::object targets, py::object bounds, py::object kv, py::object equality) {
             const Model<double>& M = e.engine.model;
             Arr gains;  // the actuators' velocity gains (actuation_force's kv), for implicitfast
             if (!kv.is_none()) {
@@ -445,6 +445,14 @@ void bind_contact(py::module_& m) {
                 }
               }
             }
+            Arr eq;  // (ne, 11): the first ne rows' soft equality data (soft_rows)
+            if (!equality.is_none()) {
+              eq = py_arrays::as_real<double>(equality, "equality");
+              if (eq.ndim() != 2 || eq.shape(1) != 11 || eq.shape(0) > Gc.rows())
+                throw py::value_error("equality must have shape (ne, 11), ne <= the rows'");
+              for (py::ssize_t k = 0; k < eq.size(); ++k)
+                if (!std::isfinite(eq.data()[k])) throw py::value_error("equality: not finite");
+            }
             if (e.engine.opt.integrator == 2 && (found.size() || Gc.rows() || !e.engine.opt.soft))
               throw py::value_error(
                   "the RK4 step needs soft constraints (set_soft), no outside contacts, no bilateral rows");
@@ -454,19 +462,22 @@ void bind_contact(py::module_& m) {
               py::gil_scoped_release release;
               e.engine.step(W, qa, va, ta.data(), h, qa, va, st, extra.is_none() ? nullptr : &found,
                             Gc.rows() ? &Gc : nullptr, Gc.rows() ? bc.data() : nullptr, lo.size() ? lo.data() : nullptr,
-                            hi.size() ? hi.data() : nullptr, kv.is_none() ? nullptr : gains.data());
+                            hi.size() ? hi.data() : nullptr, kv.is_none() ? nullptr : gains.data(),
+                            eq.size() ? eq.data() : nullptr, eq.size() ? int(eq.shape(0)) : 0);
             }
             return stats_tuple(st);
           },
           py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("h"), py::arg("world") = 0, py::arg("extra") = py::none(),
           py::arg("rows") = py::none(), py::arg("targets") = py::none(), py::arg("bounds") = py::none(),
-          py::arg("kv") = py::none(),
+          py::arg("kv") = py::none(), py::arg("equality") = py::none(),
           "One step of world `world` from (q, v) under tau, in place; (status: 0 stepped, 1 tau not finite "
           "(nothing done), 2 overflowed (q, v left as they were), 3 q or v not finite (nothing done); contacts, "
           "limits, iterations, converged, primal, "
           "dual, max_penetration, seconds of the 5 phases, whether G was formed). rows (nb, nv), targets (nb,): the "
           "bilateral rows J v⁺ = target; bounds (nb, 2): their impulses' bounds lo <= 0 <= hi (default unbounded); kv "
-          "(nu,): the actuators' velocity gains at this step (actuation_force), taken implicitly by implicitfast")
+          "(nu,): the actuators' velocity gains at this step (actuation_force), taken implicitly by implicitfast; "
+          "equality (ne, 11): the first ne rows are soft equalities (with set_soft): each row's residual, the "
+          "residual its impedance is taken at, J'v, its approximate inverse inertia, solref (2), solimp (5)")
       .def(
           "step_batch",
           [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int threads, py::object kv) {

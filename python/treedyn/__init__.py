@@ -11,6 +11,7 @@ from ._version import __version__  # noqa: F401 (treedyn.__version__)
 from .algorithms.configuration import difference, integrate, interpolate, neutral, random_configuration
 from .algorithms.derivatives import aba_derivatives, rnea_derivatives
 from .algorithms.dynamics import bias_forces, forward_kinematics, mass_matrix, rnea
+from .algorithms.keyframe import Keyframe
 from .algorithms.kinematics import (
     center_of_mass,
     frame_bias_acceleration,
@@ -43,7 +44,6 @@ from .model import (
     Universal,
     UnknownNameError,
 )
-from .model.keyframe import Keyframe
 from .model.simplify import inertia_parameter_count, simplify
 from .sdk import get_cmake_dir, get_include
 from .sim.collision import collide

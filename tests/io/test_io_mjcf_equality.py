@@ -119,8 +119,9 @@ def test_inactive_equalities_and_soft_parameters():
     assert len(model.loop_closures) == 1 and not model.loop_closures[0].active
     assert model.n_constraint_rows == 1
     assert len(mujoco_rows(xml, model, model.reference_configuration)) == 1  # MuJoCo: eq_active0 false too
-    with pytest.warns(IgnoredElementWarning, match="solref/solimp not used.*hard"):
-        td.Model.from_mjcf(xml)
+    # (the solref is read, solimp MuJoCo's default: a soft equality under soft constraints)
+    assert model.constraint_softness("coupling", 0) == ((0.02, 1.0), (0.9, 0.95, 0.001, 0.5, 2.0))
+    assert model.constraint_softness("loop", 0) == ((0.02, 1.0), (0.9, 0.95, 0.001, 0.5, 2.0))
 
 
 FOUR_BAR = """<mujoco>
@@ -163,8 +164,7 @@ def test_accelerations_are_mujocos_with_its_regularisation(seed):
     (R → 0) its q̈ tends to our hard one."""
     mujoco = pytest.importorskip("mujoco")
     xml = FOUR_BAR.replace("SOFT", 'solimp="0.9999 0.9999 0.001" solref="0.001 1"')
-    with pytest.warns(IgnoredElementWarning, match="solref/solimp not used"):
-        model = td.Model.from_mjcf(xml)
+    model = td.Model.from_mjcf(xml)
     solver = td.make_solver("drumwright", model)
     rng = np.random.default_rng(seed)
     q = project_positions(solver, 0.3 * rng.standard_normal(3))

@@ -122,6 +122,26 @@ class ContactSettings:
         """(solref, solimp) of a joint's limits (set_limit_softness; MuJoCo's defaults if never set)."""
         return self.__dict__.get("_limit_softness", {}).get(joint, (DEFAULT_SOLREF, DEFAULT_SOLIMP))
 
+    def set_constraint_softness(self, kind: str, index: int, solref=None, solimp=None) -> None:
+        """Make a loop closure (kind "loop": add_loop_closure's index) or a coupling ("coupling":
+        add_coupling's) one of MuJoCo's soft equalities under ``ContactSimulator(soft=True)``, with these
+        solref/solimp (MuJoCo's defaults where None; MJCF's <equality> sets its own). A constraint never
+        set stays hard (its rows kept exactly, Baumgarte's push back), whatever the simulator."""
+        n = {"loop": len(self._loops), "coupling": len(self._couplings)}.get(kind)
+        if n is None:
+            raise ValueError(f'set_constraint_softness: kind must be "loop" or "coupling", got {kind!r}')
+        index = C.integer(index, "index", minimum=0, maximum=max(n - 1, 0))
+        if index >= n:
+            raise ValueError(f"set_constraint_softness: the model has no {kind} {index}")
+        ref = DEFAULT_SOLREF if solref is None else checked_solref(solref, "equality solref")
+        imp = DEFAULT_SOLIMP if solimp is None else checked_solimp(solimp, "equality solimp")
+        self.__dict__.setdefault("_constraint_softness", {})[(kind, index)] = (ref, imp)
+        self._changed()
+
+    def constraint_softness(self, kind: str, index: int):
+        """(solref, solimp) of a soft loop closure or coupling (set_constraint_softness), None if hard."""
+        return self.__dict__.get("_constraint_softness", {}).get((kind, index))
+
     @property
     def soft_constraints(self) -> bool:
         """Whether ``td.ContactSimulator`` steps this model's contacts and joint limits as MuJoCo's

@@ -84,7 +84,7 @@ def engine_world(sim, engine, state: State, tau, h: float, world: int, kv=None):
         rows = step_rows(sim, state.q, state.v, h)
     if rows is None:
         return engine.step(state.q, state.v, tau, h, world, extra, kv=kv)
-    return engine.step(state.q, state.v, tau, h, world, extra, *rows, kv=kv)
+    return engine.step(state.q, state.v, tau, h, world, extra, *rows[:3], kv=kv, equality=rows[3])
 
 
 def drive_force(sim, state: State, tau, u) -> tuple:

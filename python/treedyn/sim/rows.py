@@ -2,7 +2,9 @@
 their impulses): each step, Python hands the step the rows only it has —
 
 * the model's bilateral constraints (loop closures, couplings: treedyn.constraints), J v⁺ = −C/τ
-  (Baumgarte with the simulator's stabilization τ), impulses unbounded;
+  (Baumgarte with the simulator's stabilization τ), impulses unbounded; with soft constraints, those
+  with a softness (Model.set_constraint_softness, MJCF's equalities) are MuJoCo's soft equalities,
+  their targets and regularisers the C++ step's (soft.equality_rows);
 * dry friction on a joint coordinate or a fixed tendon (MuJoCo's ``frictionloss`` f): the row e_i
   (or the tendon's J), J v⁺ = 0 with the impulse bounded, |λ| ≤ h f — the largest impulse the
   friction force can give in the step, so that a joint sticks while its load stays below f and
@@ -18,6 +20,7 @@ import numpy as np
 
 from ..model.actuation import actuation_terms
 from .constraints import constraint_terms
+from .soft import equality_rows
 
 __all__ = ["has_rows", "step_rows", "limit_targets"]
 
@@ -40,13 +43,18 @@ def has_rows(model) -> bool:
 
 
 def step_rows(sim, q, v, h: float):
-    """(rows (nb, nv), targets (nb,), bounds (nb, 2)) of a step from (q, v) of length h."""
+    """(rows (nb, nv), targets (nb,), bounds (nb, 2), the soft equalities' table or None) of a step from
+    (q, v) of length h; with soft constraints the soft equalities' rows come first (soft.equality_rows:
+    their targets are the C++ step's)."""
     model = sim.model
     T = actuation_terms(model)
-    rows, targets, lo, hi = [], [], [], []
+    rows, targets, lo, hi, table = [], [], [], [], None
     if model.n_constraint_rows:
-        G, C, _ = constraint_terms(model, q, v)
-        rows.append(np.asarray(G)), targets.append(-np.asarray(C) / max(sim.stabilization, h))
+        G, C, bias = (np.asarray(x) for x in constraint_terms(model, q, v))
+        order, table = equality_rows(model, C, bias) if sim.soft else (None, None)
+        if order is not None:
+            G, C = G[order], C[order]
+        rows.append(G), targets.append(-C / max(sim.stabilization, h))
         lo.append(np.full(len(C), -np.inf)), hi.append(np.full(len(C), np.inf))
     f = model.joint_frictionloss
     dofs = np.flatnonzero(f)
@@ -77,4 +85,5 @@ def step_rows(sim, q, v, h: float):
         np.ascontiguousarray(np.vstack(rows)),
         np.concatenate(targets),
         np.ascontiguousarray(np.column_stack([np.concatenate(lo), np.concatenate(hi)])),
+        table,
     )

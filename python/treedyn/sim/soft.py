@@ -1,8 +1,9 @@
-"""MuJoCo's soft contacts and limits for the C++ step (``ContactSimulator(soft=True)``;
+"""MuJoCo's soft contacts, limits and equalities for the C++ step (``ContactSimulator(soft=True)``;
 cpp/include/treedyn/contact/soft.hpp, docs/contact.md "Soft constraints"): each candidate pair's
 solref and solimp (an explicit pair's own, else its two geoms' mixed by their solmix, as MuJoCo's
-mj_contactParam mixes them), each limit bound's, and MuJoCo's approximate inverse inertias at the
-model's reference pose (its body_invweight0 and dof_invweight0, mj_setConst)."""
+mj_contactParam mixes them), each limit bound's, each soft equality's, and MuJoCo's approximate
+inverse inertias at the model's reference pose (its body_invweight0, dof_invweight0 and
+tendon_invweight0, mj_setConst)."""
 
 from __future__ import annotations
 
@@ -87,6 +88,67 @@ def inverse_weights(model, _key=None) -> tuple[np.ndarray, np.ndarray]:
         for a in range(0, n, 3) if n in (3, 6) else ():
             dof[k + a : k + a + 3] = dof[k + a : k + a + 3].mean()
     return geoms, dof
+
+
+def equality_weights(model, _key=None) -> list:
+    """Per active constraint, in constraint_terms' order (loop closures, then couplings): (its rows, its
+    (solref, solimp) or None where hard, each row's Â, whether its J̇v enters a_ref: a loop closure's,
+    as MuJoCo's connect and weld; not a coupling's, as its joint and tendon equalities), Â as MuJoCo's diagApprox of an equality at the
+    reference configuration q0: a loop closure's point rows the sum of its two bodies' body_invweight0
+    (translation: the mean of the diagonal of J M⁻¹ Jᵀ over the three translations of the centre of
+    mass), its orientation rows their rotation's; a coupling's the sum of its sides' c M⁻¹ cᵀ (c the
+    side's coefficients over the coordinates: a joint's dof_invweight0, a fixed tendon's
+    tendon_invweight0)."""
+    q0 = neutral_or_reference(model)
+    Minv = inverse_mass_matrix(model, q0)
+    inertias, vi = model.inertias, model.v_indices
+
+    def body(b) -> tuple:
+        if b == 0:
+            return 0.0, 0.0
+        J = frame_jacobian(model, q0, b, np.asarray(inertias[b].com, dtype=float), "local_world_aligned")
+        A = J @ Minv @ J.T  # ([angular; linear])
+        return np.trace(A[3:, 3:]) / 3, np.trace(A[:3, :3]) / 3
+
+    def side(terms) -> float:
+        c = np.zeros(model.nv)
+        for i, x in terms:
+            c[vi[i]] += x
+        return float(c @ Minv @ c)
+
+    out = []
+    for k, c in enumerate(model.loop_closures):
+        if c.active:
+            (ta, ra), (tb, rb) = body(c.body_a), body(c.body_b)
+            A = [ta + tb] * 3 + [ra + rb] * (c.n_rows - 3)
+            out.append((c.n_rows, model.constraint_softness("loop", k), A, True))
+    for k, c in enumerate(model.couplings):
+        if c.active:
+            out.append((1, model.constraint_softness("coupling", k), [side(c.follower) + side(c.leader)], False))
+    return out
+
+
+def equality_rows(model, C, bias) -> tuple:
+    """(the order that puts the soft equalities' rows first, their (ne, 11) table for engine.step: each
+    row's residual, the residual its impedance is taken at (the norm of its constraint's), J̇v, Â,
+    solref, solimp) from constraint_terms' C and Ġq̇; (None, None) where every equality is hard."""
+    groups = cached(model, "soft_equality_weights", equality_weights)
+    soft, hard, table, r = [], [], [], 0
+    for n, softness, A, jdot in groups:
+        rows = list(range(r, r + n))
+        if softness is None:
+            hard += rows
+        else:
+            soft += rows
+            norm = float(np.linalg.norm(C[r : r + n]))
+            for k, row in enumerate(rows):
+                table.append(
+                    [C[row], norm if n > 1 else C[row], bias[row] if jdot else 0.0, A[k], *softness[0], *softness[1]]
+                )
+        r += n
+    if not soft:
+        return None, None
+    return np.array(soft + hard), np.array(table, dtype=float)
 
 
 def configure(engine, sim, pairs) -> None:

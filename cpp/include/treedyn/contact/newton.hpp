@@ -8,8 +8,9 @@
 // (a pyramid's edges, a frictionless normal, a limit), is the dual of
 //   min_x  c(x) = ½ (x − v*)ᵀ M (x − v*) + Σ_k ½ min(0, J_k x − b_k)² / R_k           (1)
 // over the velocity after the step x = v⁺, with λ_k = max(0, −(J_k x − b_k)/R_k) (eq. 1's
-// stationarity M(x − v*) = Jᵀλ). c is convex and piecewise quadratic, its pieces the sets of active
-// rows J_k x < b_k:
+// stationarity M(x − v*) = Jᵀλ). An equality's row (a soft connect, weld, joint or tendon
+// equality: λ unbounded) is always active: its term is ½ (J_k x − b_k)² / R_k, λ_k = −(J_k x − b_k)/R_k. c is convex
+// and piecewise quadratic, its pieces the sets of active rows J_k x < b_k:
 //   gradient   ∇c = M (x − v*) + Jᵀ (a ∘ r / R),  r = J x − b, a_k = [r_k < 0]                (2)
 //   Hessian    H  = M + Jᵀ diag(a / R) J                                                     (3)
 //   step       p  = −H⁻¹ ∇c, x ← x + α p, α the exact minimiser of c(x + α p):               (4)
@@ -56,14 +57,15 @@ struct NewtonWorkspace {
   std::vector<int> lambda, top;
   std::vector<std::pair<double, int>> event;  // the line search's breakpoints
   std::vector<char> active, next;
+  std::vector<char> equality;  // per row in use: an equality's (always active)
 };
 
 // c(x) of (1) from dx = x − v*, M dx and r = J x − b
 inline double newton_cost(const Eigen::VectorXd& dx, const Eigen::VectorXd& Mdx, const Eigen::VectorXd& r,
-                          const Eigen::VectorXd& Rinv) {
+                          const Eigen::VectorXd& Rinv, const std::vector<char>& equality) {
   double c = 0.5 * dx.dot(Mdx);
   for (int k = 0; k < int(r.size()); ++k)
-    if (r[k] < 0) c += 0.5 * r[k] * r[k] * Rinv[k];
+    if (r[k] < 0 || equality[k]) c += 0.5 * r[k] * r[k] * Rinv[k];
   return c;
 }
 
@@ -74,8 +76,8 @@ inline double newton_line_search(NewtonWorkspace& w, double pMp, double d0) {
   w.event.clear();
   for (int k = 0; k < n; ++k) {
     const double rk = w.r[k], sk = w.s[k];
-    if (rk < 0 || (rk == 0 && sk < 0)) curv += sk * sk * w.Rinv[k];  // active just after α = 0
-    if (sk != 0 && -rk / sk > 0) w.event.emplace_back(-rk / sk, k);
+    if (w.equality[k] || rk < 0 || (rk == 0 && sk < 0)) curv += sk * sk * w.Rinv[k];  // active just after α = 0
+    if (!w.equality[k] && sk != 0 && -rk / sk > 0) w.event.emplace_back(-rk / sk, k);
   }
   std::sort(w.event.begin(), w.event.end());
   double alpha = 0, d = d0;
@@ -166,13 +168,14 @@ inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vsta
   w.dx.setZero(nv), w.Mdx.setZero(nv);
   newton_J(w, vstar, w.r);
   w.r -= w.b;
-  double cost = newton_cost(w.dx, w.Mdx, w.r, w.Rinv);
+  w.equality.resize(n, 0);
+  double cost = newton_cost(w.dx, w.Mdx, w.r, w.Rinv, w.equality);
   if (x0) {
     w.dxw = *x0 - vstar;
     newton_M(w, M, w.dxw, w.Mdxw);
     newton_J(w, *x0, w.rw);
     w.rw -= w.b;
-    const double cw = newton_cost(w.dxw, w.Mdxw, w.rw, w.Rinv);
+    const double cw = newton_cost(w.dxw, w.Mdxw, w.rw, w.Rinv, w.equality);
     if (cw < cost) cost = cw, w.x = *x0, w.dx.swap(w.dxw), w.Mdx.swap(w.Mdxw), w.r.swap(w.rw);
   }
   w.active.assign(n, 0);
@@ -180,7 +183,7 @@ inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vsta
   for (int it = 0; it < opt.max_iterations; ++it) {
     w.grad = w.Mdx;  // (2)
     for (int k = 0; k < n; ++k) {
-      w.next[k] = w.r[k] < 0;
+      w.next[k] = w.r[k] < 0 || w.equality[k];
       if (w.next[k]) newton_JT_add(w, k, w.r[k] * w.Rinv[k], w.grad);
     }
     res.gradient = scale * w.grad.norm() / h;
@@ -205,7 +208,7 @@ inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vsta
     const double alpha = newton_line_search(w, w.p.dot(w.Mp), d0);
     w.x += alpha * w.p, w.dx += alpha * w.p, w.Mdx += alpha * w.Mp, w.r += alpha * w.s;
     const double before = cost;
-    cost = newton_cost(w.dx, w.Mdx, w.r, w.Rinv);
+    cost = newton_cost(w.dx, w.Mdx, w.r, w.Rinv, w.equality);
     res.improvement = scale * (before - cost) / (h * h);
     if (res.improvement < opt.tolerance) {
       res.converged = true;
@@ -214,7 +217,7 @@ inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vsta
   }
   newton_J(w, w.x, w.r);  // (afresh: λ from the final iterate, not the updates' rounding)
   w.r -= w.b;
-  for (int k = 0; k < n; ++k) lam[w.rows[k]] = std::max(0.0, -w.r[k] * w.Rinv[k]);
+  for (int k = 0; k < n; ++k) lam[w.rows[k]] = w.equality[k] ? -w.r[k] * w.Rinv[k] : std::max(0.0, -w.r[k] * w.Rinv[k]);
   return res;
 }
 

@@ -9,6 +9,7 @@
 //   solimp (d₀, d_max, width, midpoint, power): d(r) from d₀ at r = 0 to d_max at |r| ≥ width
 //   R_k = (1 − d)/d Â_k, Â_k the row's approximate inverse inertia (MuJoCo's diagApprox)
 //   a_ref,k = −B (J v)_k − K d r_k (r: the position residual, negative when violated; 0 on friction rows)
+//   (an equality row: r its residual, d at the norm of its equality's residuals, a_ref − (J̇ v)_k)
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -40,9 +41,12 @@ struct SoftRow {
   double R, b, B;  // the regulariser, the velocity target, the damping B (for a contact's friction rows)
 };
 
-// a row of residual r, velocity vel = (J v)_k at the step's start and approximate inverse inertia Â
-inline SoftRow soft_row(const Softness& s, double r, double vel, double A_hat, double h) {
-  const double d = impedance(s, r), dmax = std::clamp(s.imp[1], 1e-4, 0.9999);
+// a row of residual r, velocity vel = (J v)_k at the step's start and approximate inverse inertia Â;
+// the impedance d at r_imp (an equality's: the norm of its rows' residuals, MuJoCo's getposdim), and
+// bias = (J̇ v)_k subtracted from a_ref (a connect's or weld's: MuJoCo's mj_Jdotv)
+inline SoftRow soft_row(const Softness& s, double r, double vel, double A_hat, double h, double r_imp,
+                        double bias = 0.0) {
+  const double d = impedance(s, r_imp), dmax = std::clamp(s.imp[1], 1e-4, 0.9999);
   double K, B;
   if (s.ref[0] > 0) {  // (τ, ζ), τ ≥ 2h
     const double tau = std::max(s.ref[0], 2 * h), zeta = s.ref[1];
@@ -52,8 +56,11 @@ inline SoftRow soft_row(const Softness& s, double r, double vel, double A_hat, d
     K = -s.ref[0] / (dmax * dmax);
     B = -s.ref[1] / dmax;
   }
-  const double a_ref = -B * vel - K * d * r;
+  const double a_ref = -B * vel - K * d * r - bias;
   return {std::max(1e-15, (1.0 - d) / d * A_hat), vel + h * a_ref, B};
+}
+inline SoftRow soft_row(const Softness& s, double r, double vel, double A_hat, double h) {
+  return soft_row(s, r, vel, A_hat, h, r);
 }
 
 }  // namespace treedyn

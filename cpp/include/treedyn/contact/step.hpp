@@ -105,7 +105,10 @@ struct ContactWorld {
   Eigen::VectorXd last_q, last_v;              // the state the last step ended in (empty: none)
   Eigen::VectorXd bilateral_target;            // the bilateral rows' targets (the rows: G.bilateral)
   Eigen::VectorXd bilateral_lo, bilateral_hi;  // their impulses' bounds (empty: unbounded)
-  std::vector<int> bounds;                     // the limit bounds in the problem
+  // soft steps: the first rows of the bilateral ones that are MuJoCo's soft equalities (soft_rows), each
+  // its residual r, the residual its impedance is taken at, J̇v, Â and solref/solimp (EqualityRows)
+  Eigen::Matrix<double, Eigen::Dynamic, 11, Eigen::RowMajor> equality;
+  std::vector<int> bounds;  // the limit bounds in the problem
   std::vector<char> in_problem;
   std::vector<Motion<double>> vel;  // the bodies' velocities at v*
   double rho = 0, lambda_max = 0;
@@ -405,9 +408,9 @@ struct ContactEngine {
   // MuJoCo's soft contacts and limits (contact/soft.hpp): each row's R and its target from the
   // reference acceleration, b = J v + h a_ref, J v the rows' velocities at the step's start; Â a
   // contact's geoms' bodies' body_invweight0 (translation), a limit's dof_invweight0 (MuJoCo's
-  // diagApprox); bilateral rows hard. Elliptic cones (edges = 0): the friction rows R_n / impratio,
-  // damped only (no position term). MuJoCo's pyramid (edges = 4): its edges n ± μ t_i (split_pyramids),
-  // each Â (1 + μ²), all with R_py = 2μ²/impratio R_e (R_e the first edge's)
+  // diagApprox); the soft equalities' (W.equality) with theirs, the other bilateral rows hard. Elliptic cones (edges =
+  // 0): the friction rows R_n / impratio, damped only (no position term). MuJoCo's pyramid (edges = 4): its edges n ± μ
+  // t_i (split_pyramids), each Â (1 + μ²), all with R_py = 2μ²/impratio R_e (R_e the first edge's)
   void soft_rows(ContactWorld& W, double h) {
     const int P = int(W.found.size()), L = int(W.bounds.size()), m = int(W.b.size());
     W.G.R.setZero(m);
@@ -436,6 +439,13 @@ struct ContactEngine {
       const int k = W.bounds[l];
       const SoftRow s = soft_row(limit_soft[k], W.gap[k], W.jv[3 * P + l], dof_invweight[limits.vi[k]], h);
       W.G.R[3 * P + l] = s.R, W.b[3 * P + l] = s.b;
+    }
+    for (int e = 0; e < int(W.equality.rows()); ++e) {  // (r, r at the impedance, J̇v, Â, solref, solimp)
+      const double* x = W.equality.row(e).data();
+      Softness sft;
+      std::copy(x + 4, x + 6, sft.ref), std::copy(x + 6, x + 11, sft.imp);
+      const SoftRow s = soft_row(sft, x[0], W.jv[3 * P + L + e], x[3], h, x[1], x[2]);
+      W.G.R[3 * P + L + e] = s.R, W.b[3 * P + L + e] = s.b;
     }
   }
 
@@ -540,8 +550,8 @@ struct ContactEngine {
     return dense < tree;
   }
 
-  // whether Newton solves this step's problem (contact/newton.hpp): soft rows only (no hard bilateral
-  // ones), each contact a pyramid's edges or frictionless (elliptic cones: ADMM), and chosen
+  // whether Newton solves this step's problem (contact/newton.hpp): soft rows only (the bilateral ones
+  // soft equalities), each contact a pyramid's edges or frictionless (elliptic cones: ADMM), and chosen
   // Small trees (nv ≤ newton_max_nv) dense; larger ones, asked for (solver 2), on the tree's sparsity (LTL)
   // where every contact is against the world or between a body and its ancestor (each row's J on one
   // chain), up to kNewtonTreeMaxNv coordinates (its M and H are held n × n). auto leaves the larger ones to
@@ -549,11 +559,12 @@ struct ContactEngine {
   // iterations (the soft centipede: equal at 10 segments, nv 113; ADMM 3x faster at 25, nv 278)
   static constexpr int kNewtonTreeMaxNv = 1000;
   bool newton_applies(ContactWorld& W) const {
-    if (!opt.soft || opt.solver == 1 || W.G.bilateral.rows() > 0) return false;
+    if (!opt.soft || opt.solver == 1 || W.G.bilateral.rows() > W.equality.rows()) return false;
     for (std::size_t k = 0; k < W.found.size(); ++k)
       if (W.found[k].half < 0 && W.mu[k] > 0) return false;
     W.nw.tree = model.nv > opt.newton_max_nv;
     if (!W.nw.tree) return true;
+    if (W.equality.rows()) return false;  // (an equality's rows span two chains: dense only)
     if (opt.solver == 0 || model.nv > kNewtonTreeMaxNv) return false;  // (auto: ADMM, see below)
     for (const ContactPoint& c : W.found)
       if (c.body[0] != 0 && c.body[1] != 0 && !ancestor(c.body[0], c.body[1]) && !ancestor(c.body[1], c.body[0]))
@@ -586,7 +597,11 @@ struct ContactEngine {
       if (W.found[k].half >= 0) w.rows.push_back(3 * k + 1);
     }
     for (int l = 0; l < L; ++l) w.rows.push_back(3 * P + l);
+    const int E = int(W.equality.rows());  // (soft equalities: always active, newton.hpp)
+    for (int e = 0; e < E; ++e) w.rows.push_back(3 * P + L + e);
     const int n = int(w.rows.size());
+    w.equality.assign(n, 0);
+    std::fill(w.equality.end() - E, w.equality.end(), 1);
     if (w.tree) {  // (only each row's chain is read: zeroed below)
       w.J.resize(n, nv), w.top.resize(n);
       if (w.lambda.empty()) w.lambda = coordinate_parents(model);
@@ -607,6 +622,10 @@ struct ContactEngine {
         }
         w.top[r] = top;
         for (int i = top; i >= 0; i = w.lambda[i]) w.J(r, i) = 0.0;
+      }
+      if (row >= 3 * P + L) {  // an equality's row (dense: newton_applies)
+        w.J.row(r) = W.G.bilateral.row(row - 3 * P - L);
+        continue;
       }
       if (row >= 3 * P) {
         const int l = row - 3 * P;
@@ -873,7 +892,8 @@ struct ContactEngine {
   void step(ContactWorld& W, const double* q, const double* v, const double* tau, double h, double* q_out,
             double* v_out, StepStats& st, const std::vector<ContactPoint>* extra = nullptr,
             const Eigen::MatrixXd* rows = nullptr, const double* targets = nullptr, const double* lower = nullptr,
-            const double* upper = nullptr, const double* kv = nullptr) {
+            const double* upper = nullptr, const double* kv = nullptr, const double* equality = nullptr,
+            int n_equality = 0) {
     std::lock_guard<std::mutex> lock(W.busy);
     st = StepStats{};
     if (!finite(tau, model.nv)) {
@@ -922,6 +942,8 @@ struct ContactEngine {
       W.G.bilateral.resize(0, model.nv);
       W.bilateral_lo.resize(0), W.bilateral_hi.resize(0);
     }
+    W.equality.resize(opt.soft && equality ? n_equality : 0, 11);
+    if (W.equality.rows()) W.equality = Eigen::Map<const Eigen::MatrixXd>(equality, 11, n_equality).transpose();
     frames(W);
     contact(W, q, v, h, st);
     st.contacts = contact_count(W);

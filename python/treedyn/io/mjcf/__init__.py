@@ -27,9 +27,9 @@ What is read:
   ``<option><flag gravity="disable"/>``;
 * ``<keyframe>``: ``model.keyframes`` (``treedyn.io.mjcf.keyframes``).
 * ``<equality>`` connect, weld, joint and tendon (fixed tendons, ``<tendon><fixed>``), ``active``,
-  as the model's hard constraints (``Model.add_loop_closure``, ``Model.add_coupling``; the rules:
+  as the model's constraints (``Model.add_loop_closure``, ``Model.add_coupling``; the rules:
   ``treedyn.io.mjcf.equality``), with MuJoCo's qpos0 kept as ``model.reference_configuration``;
-  their ``solref``/``solimp`` are noted as not used (the model's bilateral constraints are hard).
+  soft with their ``solref``/``solimp`` (``Model.set_constraint_softness``) where the contacts are.
 
 How bodies and coordinates map (so that q and v are MuJoCo's, up to the quaternion order and the
 free joint's linear velocity):
@@ -71,8 +71,7 @@ model as MuJoCo does. Joint damping, stiffness, armature, frictionloss, actuator
 tendons: docs/guide/mujoco.md.
 
 Not modelled, with one IgnoredElementWarning per file that says so: body ``gravcomp``, fluid
-forces, sensors, spatial tendons, muscles, a pair's ``gap``, the equalities' solref/solimp (their
-rows are hard). Silently ignored:
+forces, sensors, spatial tendons, muscles, a pair's ``gap``. Silently ignored:
 ``<asset>`` but its meshes, ``<visual>``, ``<statistic>``, ``<size>``, ``<custom>``,
 ``<extension>``, sites, cameras, lights. A ball joint's range is noted as not modelled.
 

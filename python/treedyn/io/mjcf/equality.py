@@ -15,9 +15,9 @@ residuals (efc_pos) in tests/io/test_io_mjcf_equality.py:
 * ``joint``: joint1's coordinate y and joint2's x keep y − y0 = p(x − x0) with p's coefficients
   ``polycoef`` and (x0, y0) the coordinates at qpos0; without joint2, y = y0 + a0 (1 row).
 * ``tendon``: the same for the lengths of fixed tendons (``<tendon><fixed>``: Σ coef·q).
-* ``active="false"``: kept in the model, not enforced. ``solref``/``solimp``: the parameters of
-  MuJoCo's soft constraints; treedyn's equality rows are hard (its contacts and limits can be
-  soft: docs/contact.md), so they are not used (one warning says so).
+* ``active="false"``: kept in the model, not enforced. ``solref``/``solimp`` (MuJoCo's defaults where
+  absent): each equality is one of MuJoCo's soft constraints (``Model.set_constraint_softness``) under
+  ``td.ContactSimulator`` with soft constraints, its default for MJCF; hard otherwise.
 * ``flex`` equalities and spatial tendons in a tendon equality: ModelFileError.
 """
 
@@ -52,14 +52,12 @@ def reference_configuration(model, qpos0: dict) -> np.ndarray:
 def add_equalities(reader, model, sections, q0: np.ndarray) -> None:
     """Add every ``<equality>`` child of ``sections`` to ``model``. reader: the MJCF reader (its
     err, defaults, sites and tendons); q0: qpos0 in treedyn coordinates."""
-    soft = False
     for sec in sections:
         for e in sec:
             if not isinstance(e.tag, str):
                 continue
             reader.current = e
             a = _attrs(reader, e)
-            soft |= "solref" in a or "solimp" in a
             if e.tag not in _KINDS:
                 what = "flex equalities (deformable bodies)" if e.tag == "flex" else f"<{e.tag}>"
                 raise reader.err(f"<equality><{e.tag}>: {what} are not supported by treedyn", e)
@@ -70,10 +68,6 @@ def add_equalities(reader, model, sections, q0: np.ndarray) -> None:
                 _loop(reader, model, e, a, q0, active)
             else:
                 _coupling(reader, model, e, a, q0, active)
-    if soft:
-        reader.ignored.note(
-            "<equality> solref/solimp not used: they tune MuJoCo's soft constraints, and treedyn's equalities are hard"
-        )
 
 
 def _attrs(reader, e) -> dict:
@@ -133,9 +127,10 @@ def _loop(reader, model, e, a, q0, active):
         raise reader.err(f"<{e.tag}>: both sides are on the same body", e)
     joint = Spherical() if e.tag == "connect" else Fixed()
     try:
-        model.add_loop_closure(ia, ib, joint, placement_a=Xa, placement_b=Xb, q=q0, active=active)
+        k = model.add_loop_closure(ia, ib, joint, placement_a=Xa, placement_b=Xb, q=q0, active=active)
     except ValueError as ex:
         raise reader.err(f"<{e.tag}>: {ex}", e) from None
+    _soft(reader, model, e, a, "loop", k)
 
 
 def _coupling(reader, model, e, a, q0, active):
@@ -158,7 +153,20 @@ def _coupling(reader, model, e, a, q0, active):
 
     leader = terms(a[f"{n}2"]) if f"{n}2" in a else None
     try:
-        model.add_coupling(terms(a[f"{n}1"]), leader, poly, reference=q0, active=active)
+        k = model.add_coupling(terms(a[f"{n}1"]), leader, poly, reference=q0, active=active)
+    except ValueError as ex:
+        raise reader.err(f"<{e.tag}>: {ex}", e) from None
+    _soft(reader, model, e, a, "coupling", k)
+
+
+def _soft(reader, model, e, a, kind: str, k: int) -> None:
+    """The equality's solref/solimp (its class's, MuJoCo's defaults where none, read as a geom's are):
+    a soft equality."""
+    from .collision import softness
+
+    soft = softness(reader, e, a, ("solref", "solimp"))
+    try:
+        model.set_constraint_softness(kind, k, soft.get("solref"), soft.get("solimp"))
     except ValueError as ex:
         raise reader.err(f"<{e.tag}>: {ex}", e) from None
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...model.keyframe import Keyframe
+from ...algorithms.keyframe import Keyframe
 from .._common import quat_to_matrix
 
 __all__ = ["read_keyframes"]

@@ -30,7 +30,7 @@ class Keyframe:
 
     def state(self):
         """A td.State at this keyframe (t, q, v, act)."""
-        from ..algorithms.state import State
+        from .state import State
 
         return State(self.q, self.v, self.time, self.act)
 
