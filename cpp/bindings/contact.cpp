@@ -10,6 +10,7 @@
 
 #include "arrays.hpp"
 #include "treedyn/contact/step.hpp"
+#include "treedyn/redmax/system.hpp"
 #include "treedyn/support/parallel.hpp"
 
 namespace py = pybind11;
@@ -340,6 +341,59 @@ void bind_contact(py::module_& m) {
           "(nu, 3), ctrl and force ranges (nu, 2), each one's activation or -1; per activation whether an "
           "integrator, its time constant, its range (na, 2)")
       .def(
+          "set_rows",
+          [](PyContactEngine& e, py::object system, Arr equality, py::array_t<int> friction_dof, Arr friction_f,
+             Arr tendon_friction, Arr tendon_f, Arr limit_q, Arr limit_v, Arr limit_range, double stabilization,
+             double slop) {
+            const Model<double>& M = e.engine.model;
+            GeneralRows R;
+            if (!system.is_none()) {
+              const auto& sys = system.cast<const redmax::System<double>&>();
+              if (sys.tree.nv != M.nv || sys.tree.nq != M.nq)
+                throw py::value_error("set_rows: the system is of another model");
+              if (sys.n_loop_rows()) R.system = std::make_shared<redmax::System<double>>(sys);
+            }
+            const int l = R.system ? R.system->n_loop_rows() : 0;
+            if (equality.ndim() != 2 || equality.shape(0) != l || equality.shape(1) != 12)
+              throw py::value_error("set_rows: equality must have shape (the system's rows, 12)");
+            for (int r = 0; r < l; ++r) {
+              const double* x = equality.data() + 12 * r;
+              EqualityRow E;
+              E.soft = x[0] != 0, E.jdot = x[1] != 0, E.A_hat = x[2], E.first = int(x[3]), E.count = int(x[4]);
+              if (!(E.first >= 0 && E.count >= 1 && E.first + E.count <= l && E.first <= r && r < E.first + E.count))
+                throw py::value_error("set_rows: a row's constraint (first, count) does not hold it");
+              std::copy(x + 5, x + 7, E.softness.ref), std::copy(x + 7, x + 12, E.softness.imp);
+              R.equality.push_back(E);
+            }
+            const py::ssize_t nf = friction_dof.size();
+            if (friction_f.size() != nf) throw py::value_error("set_rows: friction_dof and friction_f differ in size");
+            for (py::ssize_t k = 0; k < nf; ++k) {
+              const int j = friction_dof.data()[k];
+              if (j < 0 || j >= M.nv) throw py::value_error("set_rows: friction_dof out of range");
+              R.friction_dof.push_back(j), R.friction_f.push_back(friction_f.data()[k]);
+            }
+            const py::ssize_t nt = tendon_f.size(), nl = limit_range.size() / 2;
+            if (tendon_friction.size() != nt * M.nv || limit_q.size() != nl * M.nq || limit_v.size() != nl * M.nv)
+              throw py::value_error("set_rows: the tendons' rows have the wrong shapes");
+            using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+            R.tendon_friction = Eigen::Map<const RowMat>(tendon_friction.data(), nt, M.nv);
+            R.tendon_f = Eigen::Map<const Eigen::VectorXd>(tendon_f.data(), nt);
+            R.limit_q = Eigen::Map<const RowMat>(limit_q.data(), nl, M.nq);
+            R.limit_v = Eigen::Map<const RowMat>(limit_v.data(), nl, M.nv);
+            const RowMat range = Eigen::Map<const RowMat>(limit_range.data(), nl, 2);
+            R.limit_lo = range.col(0), R.limit_hi = range.col(1);
+            R.stabilization = stabilization, R.slop = slop;
+            e.engine.general = std::move(R);
+          },
+          py::arg("system"), py::arg("equality"), py::arg("friction_dof"), py::arg("friction_f"),
+          py::arg("tendon_friction"), py::arg("tendon_f"), py::arg("limit_q"), py::arg("limit_v"),
+          py::arg("limit_range"), py::arg("stabilization"), py::arg("slop"),
+          "The general rows the step makes itself (contact/rows.hpp): the model's constraints (a RedMaxSystem, "
+          "or None) with per row (soft, J'v in a_ref, its approximate inverse inertia, its constraint's first "
+          "row and row count, solref (2), solimp (5)); dry friction on coordinates (indices, f); fixed tendons' "
+          "dry friction (rows (nt, nv), f) and limits (rows (nl, nq), (nl, nv), ranges (nl, 2)); Baumgarte's "
+          "time constant and the slop")
+      .def(
           "actuation_force",
           [](PyContactEngine& e, Arr q, Arr v, Arr ctrl, Arr act, py::handle out, py::object kv) {
             const Actuation& A = e.engine.actuation;
@@ -453,7 +507,8 @@ void bind_contact(py::module_& m) {
               for (py::ssize_t k = 0; k < eq.size(); ++k)
                 if (!std::isfinite(eq.data()[k])) throw py::value_error("equality: not finite");
             }
-            if (e.engine.opt.integrator == 2 && (found.size() || Gc.rows() || !e.engine.opt.soft))
+            if (e.engine.opt.integrator == 2 &&
+                (found.size() || Gc.rows() || e.engine.general.any() || !e.engine.opt.soft))
               throw py::value_error(
                   "the RK4 step needs soft constraints (set_soft), no outside contacts, no bilateral rows");
             ContactWorld& W = e.world(std::size_t(world));
@@ -495,8 +550,8 @@ void bind_contact(py::module_& m) {
               gains = py_arrays::as_real<double>(kv, "kv");
               if (gains.size() != B * nu) throw py::value_error("kv must have shape (B, nu)");
             }
-            if (e.engine.opt.integrator == 2 && !e.engine.opt.soft)
-              throw py::value_error("the RK4 step needs soft constraints (set_soft)");
+            if (e.engine.opt.integrator == 2 && (!e.engine.opt.soft || e.engine.general.any()))
+              throw py::value_error("the RK4 step needs soft constraints (set_soft) and no general rows (set_rows)");
             e.world(std::size_t(B - 1));
             py::array_t<int> counts({B, py::ssize_t(4)});
             Arr res({B, py::ssize_t(2)});

@@ -167,13 +167,22 @@ def test_data_bad_input_is_named():
         sim.data(state=np.zeros(2))
 
 
-def test_data_refuses_a_step_that_needs_python():
-    """A coupling is a bilateral row made in Python each step: data() says so instead of dropping it."""
+def test_data_steps_the_general_rows_as_the_state_step():
+    """A coupling, dry friction and a tendon's limits are rows the C++ step makes itself (contact/rows.hpp):
+    the data steps them bit for bit as the State path, and the coupling holds."""
     model = _two_links()
     model.add_coupling("b", "a", polycoef=(0.0, -1.0))
+    model.set_joint_frictionloss("a", 0.05)
+    model.add_tendon("t", {"a": 1.0, "b": 0.5}, range=(-0.3, 0.3), frictionloss=0.02)
     sim = td.ContactSimulator(model, 1e-3)
-    with pytest.raises(ValueError, match="needs Python each step"):
-        sim.data()
+    state = td.State.initial(model)
+    d = sim.data(state)
+    for k in range(400):
+        d.tau[:] = state_tau = [np.sin(0.02 * k), 0.0]
+        d.step()
+        sim.step(state, np.array(state_tau))
+    assert np.array_equal(d.q, state.q) and np.array_equal(d.v, state.v)
+    assert abs(d.q[1] + d.q[0]) < 1e-3 and model.constraint_residual(d.q) < 1e-3
 
 
 @pytest.mark.parametrize("threads", [1, 2])

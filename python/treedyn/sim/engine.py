@@ -20,7 +20,7 @@ from . import soft
 from .collision import SHAPE_KIND, _geom_arrays, collide, pair_parameters
 from .contact_solvers import NEWTON_MAX_NV
 from .result import SimulationWarning
-from .rows import step_rows
+from .rows import has_rows
 from .step import check_state
 
 #: the phases of the C++ step, timed (ContactStep.phases)
@@ -72,19 +72,14 @@ class BatchStep(NamedTuple):
 
 def engine_world(sim, engine, state: State, tau, h: float, world: int, kv=None):
     """engine.step of one world, with what only Python has: the contacts of pairs without a C++
-    closed form, the general rows (the model's constraints, dry friction, tendon limits: sim/rows.py);
-    kv: the actuators' velocity gains (drive_force's, for implicitfast) or None."""
-    extra = rows = None
+    closed form; kv: the actuators' velocity gains (drive_force's, for implicitfast) or None."""
+    extra = None
     if sim._other_pairs:
         c = collide(sim.model, state.q, pairs=sim._other_pairs)
         extra = (c.geoms, c.bodies, c.points, c.normals, c.depths, c.friction)
         if sim.soft:
             extra += (soft.extra_softness(sim.model, c.geoms),)
-    if sim._rows:
-        rows = step_rows(sim, state.q, state.v, h)
-    if rows is None:
-        return engine.step(state.q, state.v, tau, h, world, extra, kv=kv)
-    return engine.step(state.q, state.v, tau, h, world, extra, *rows[:3], kv=kv, equality=rows[3])
+    return engine.step(state.q, state.v, tau, h, world, extra, kv=kv)
 
 
 def drive_force(sim, state: State, tau, u) -> tuple:
@@ -119,8 +114,7 @@ def make_data(sim, state):
     one of ``model.keyframes``, its controls too): q, v, act, ctrl, tau (the applied generalized force)
     and time as numpy views of C++ memory, its own workspace and warm start; ``data.step(n=1)``, n steps
     in one call into C++ with the GIL released — the actuators' and tendons' forces, collision, dynamics
-    and contact. It steps the model as it was when made (a changed model is refused at its next step); a
-    model whose step needs Python is refused here."""
+    and contact. It steps the model as it was when made (a changed model is refused at its next step)."""
     key = None
     if isinstance(state, str):
         if state not in sim.model.keyframes:
@@ -131,18 +125,6 @@ def make_data(sim, state):
     if not sim.contact_solver.in_engine:
         raise ValueError('ContactSimulator.data needs a C++ contact solver ("auto", "newton" or "admm")')
     engine = sim.engine()
-    why = []
-    if sim._other_pairs:
-        why.append(
-            f"{len(sim._other_pairs)} geom pair(s) collided in Python (coal: convex meshes, cylinders, ellipsoids)"
-        )
-    if sim._rows:
-        why.append("bilateral rows made in Python (loop closures, couplings, dry friction or tendon limits)")
-    if why:
-        raise ValueError(
-            "ContactSimulator.data: this model's step needs Python each step: " + "; ".join(why) + "; step it with "
-            "sim.step(state)"
-        )
     T = actuation_terms(sim.model)
     d = engine.new_data(sim.model, sim.dt, sim.qp_tolerance, SimulationWarning)
     d.q[:], d.v[:], d.time = state.q, state.v, state.t
@@ -222,7 +204,7 @@ def step_batch(sim, q, v, tau=None, threads: int | None = None, ctrl=None) -> Ba
         else _checks.integer(threads, "threads", minimum=1, maximum=_checks.INT_MAX)
     )
     engine = sim.engine()
-    if sim._other_pairs or sim._rows:  # a world at a time: Python's share of the step
+    if sim._other_pairs:  # a world at a time: Python's share of the step
         status, counts, res = np.zeros(B, int), np.zeros((B, 3), int), np.zeros((B, 2))
         for b in range(B):
             state = State(q[b], v[b])
@@ -342,7 +324,32 @@ def make_engine(sim, pairs):
     engine.set_solver(cs.engine_code, NEWTON_MAX_NV, cs.tolerance, cs.max_iterations)
     if model.actuators or model.tendons:
         engine.set_actuation(*_actuation_arrays(actuation_terms(model)))
+    if has_rows(model):
+        engine.set_rows(*_general_rows(sim))
     return engine
+
+
+def _general_rows(sim) -> tuple:
+    """set_rows' arguments (contact/rows.hpp): the model's constraints (its RedMax system) with each row's
+    softness and Â (soft.equality_weights), the coordinates' and tendons' dry friction, the tendons' limits."""
+    model = sim.model
+    T = actuation_terms(model)
+    system, table = None, np.zeros((0, 12))
+    if model.n_constraint_rows:
+        system, rows, first = model._constraint_system(), [], 0
+        for n, softness, A, jdot in cached(model, "soft_equality_weights", soft.equality_weights):
+            ref, imp = softness or ((0.02, 1.0), (0.9, 0.95, 0.001, 0.5, 2.0))
+            rows += [[softness is not None, jdot, A[k], first, n, *ref, *imp] for k in range(n)]
+            first += n
+        table = np.array(rows, dtype=float)
+    dofs = np.flatnonzero(model.joint_frictionloss).astype(np.int32)
+    f = np.float64
+    return (
+        system, table, dofs, np.asarray(model.joint_frictionloss, f)[dofs],
+        np.ascontiguousarray(T.tendon_v[T.friction], f), np.asarray(T.frictionloss[T.friction], f),
+        np.ascontiguousarray(T.tendon_q[T.limited], f), np.ascontiguousarray(T.tendon_v[T.limited], f),
+        np.c_[T.range_lo, T.range_hi].astype(f).reshape(-1, 2), sim.stabilization, sim.slop,
+    )  # fmt: skip
 
 
 def _actuation_arrays(T) -> tuple:

@@ -128,29 +128,6 @@ def equality_weights(model, _key=None) -> list:
     return out
 
 
-def equality_rows(model, C, bias) -> tuple:
-    """(the order that puts the soft equalities' rows first, their (ne, 11) table for engine.step: each
-    row's residual, the residual its impedance is taken at (the norm of its constraint's), J̇v, Â,
-    solref, solimp) from constraint_terms' C and Ġq̇; (None, None) where every equality is hard."""
-    groups = cached(model, "soft_equality_weights", equality_weights)
-    soft, hard, table, r = [], [], [], 0
-    for n, softness, A, jdot in groups:
-        rows = list(range(r, r + n))
-        if softness is None:
-            hard += rows
-        else:
-            soft += rows
-            norm = float(np.linalg.norm(C[r : r + n]))
-            for k, row in enumerate(rows):
-                table.append(
-                    [C[row], norm if n > 1 else C[row], bias[row] if jdot else 0.0, A[k], *softness[0], *softness[1]]
-                )
-        r += n
-    if not soft:
-        return None, None
-    return np.array(soft + hard), np.array(table, dtype=float)
-
-
 def configure(engine, sim, pairs) -> None:
     """Make the engine's contacts and limits soft (engine.set_soft) with the model's parameters."""
     model = sim.model

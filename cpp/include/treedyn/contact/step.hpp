@@ -37,6 +37,7 @@
 #include "treedyn/contact/delassus_dense.hpp"
 #include "treedyn/contact/implicit.hpp"
 #include "treedyn/contact/newton.hpp"
+#include "treedyn/contact/rows.hpp"
 #include "treedyn/model/actuation.hpp"
 #include "treedyn/model/configuration.hpp"
 
@@ -134,6 +135,7 @@ struct ContactWorld {
   std::vector<Vec3<double>> geom_p;
   std::unique_ptr<Data<double>> mass;
   std::vector<Vec3<double>> axis_ang, axis_lin;
+  GeneralRowsWork general;  // the model's constraints, dry friction, tendon limits (contact/rows.hpp)
   std::mutex busy;
   explicit ContactWorld(const Model<double>& m)
       : model(m),
@@ -177,6 +179,7 @@ struct ContactEngine {
   std::vector<int> paired;                         // the geoms in some pair (their world poses each step)
   std::vector<double> radius;                      // each geom's bounding_radius (the broad phase)
   LimitTable limits;
+  GeneralRows general;  // the rows made each step in C++ (contact/rows.hpp)
   // the soft rows (opt.soft): each pair's and each limit bound's solref and solimp, and MuJoCo's
   // approximate inverse inertias at the reference pose: each geom's body's body_invweight0
   // (translation), each coordinate's dof_invweight0
@@ -851,6 +854,7 @@ struct ContactEngine {
     W.G.kin = &W.data;
     W.G.bilateral.resize(0, model.nv);
     W.bilateral_lo.resize(0), W.bilateral_hi.resize(0);
+    W.equality.resize(0, 11);
     frames(W);
     contact(W, q, v, h, st);
     if (j == 0) st.contacts = contact_count(W), st.limits = int(W.bounds.size());
@@ -929,7 +933,8 @@ struct ContactEngine {
     if (opt.soft && opt.edges == 4) split_pyramids(W);
     st.seconds[kCollision] = since(t0);
     W.G.kin = &W.data;
-    if (rows && rows->rows() > 0) {  // the model's bilateral constraints, G v⁺ = target
+    W.equality.resize(0, 11);
+    if (rows && rows->rows() > 0) {  // bilateral rows given, G v⁺ = target
       W.G.bilateral = *rows;
       W.bilateral_target = Eigen::Map<const Eigen::VectorXd>(targets, rows->rows());
       if (lower) {  // bounded rows (dry friction, tendon limits): lo ≤ λ ≤ hi
@@ -938,12 +943,14 @@ struct ContactEngine {
       } else {
         W.bilateral_lo.resize(0), W.bilateral_hi.resize(0);
       }
+      if (opt.soft && equality) W.equality = Eigen::Map<const Eigen::MatrixXd>(equality, 11, n_equality).transpose();
+    } else if (general.any()) {  // the model's (contact/rows.hpp)
+      make_general_rows(general, W.general, model.nv, q, v, h, opt.integrator == 1, opt.soft, W.G.bilateral,
+                        W.bilateral_target, W.bilateral_lo, W.bilateral_hi, W.equality);
     } else {
       W.G.bilateral.resize(0, model.nv);
       W.bilateral_lo.resize(0), W.bilateral_hi.resize(0);
     }
-    W.equality.resize(opt.soft && equality ? n_equality : 0, 11);
-    if (W.equality.rows()) W.equality = Eigen::Map<const Eigen::MatrixXd>(equality, 11, n_equality).transpose();
     frames(W);
     contact(W, q, v, h, st);
     st.contacts = contact_count(W);
