@@ -5,6 +5,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -131,7 +133,7 @@ py::array view(Eigen::VectorXd& x, py::handle owner) {
 }
 
 // the named error of a step that did not step (the Python side's step_failure)
-[[noreturn]] void step_failed(const StepData& d) {
+[[noreturn]] void step_failed(const StepData& d, double h) {
   const std::string at = " at t = " + std::to_string(d.time);
   switch (d.stats.status) {
     case kTauNotFinite:
@@ -140,11 +142,19 @@ py::array view(Eigen::VectorXd& x, py::handle owner) {
       throw py::value_error("StepData.step: the state has NaN or inf in q, v or act" + at);
     case kCtrlNotFinite:
       throw py::value_error("StepData.step: ctrl has NaN or inf" + at);
-    default:
-      throw py::value_error("StepData.step: the step overflowed" + at + " (largest |force| " +
-                            std::to_string(d.force.size() ? d.force.cwiseAbs().maxCoeff() : 0.0) + ", largest |v| " +
-                            std::to_string(d.v.size() ? d.v.cwiseAbs().maxCoeff() : 0.0) +
-                            "); the state is left as it was");
+    default: {
+      char buf[512];
+      int j = 0;
+      const double vmax = d.v.size() ? d.v.cwiseAbs().maxCoeff(&j) : 0.0;
+      std::snprintf(buf, sizeof buf,
+                    "StepData.step: the simulation diverged at t = %.6g (step %lld): the step %s (largest |force| "
+                    "%.3g, largest |v| %.3g at coordinate %d); the state is left as it was. A smaller time step, "
+                    "or integrator=\"implicitfast\" for stiff actuators and dampers, may hold it",
+                    d.time, static_cast<long long>(std::llround(d.time / h)),
+                    d.stats.status == kOverflow ? "overflowed" : "would take |q| or |v| past 1e10",
+                    d.force.size() ? d.force.cwiseAbs().maxCoeff() : 0.0, vmax, j);
+      throw py::value_error(buf);
+    }
   }
 }
 
@@ -343,8 +353,8 @@ void bind_contact(py::module_& m) {
       .def(
           "set_rows",
           [](PyContactEngine& e, py::object system, Arr equality, py::array_t<int> friction_dof, Arr friction_f,
-             Arr tendon_friction, Arr tendon_f, Arr limit_q, Arr limit_v, Arr limit_range, double stabilization,
-             double slop) {
+             Arr tendon_friction, Arr tendon_f, Arr limit_q, Arr limit_v, Arr limit_range, Arr friction_soft,
+             Arr limit_soft, double stabilization, double slop) {
             const Model<double>& M = e.engine.model;
             GeneralRows R;
             if (!system.is_none()) {
@@ -382,17 +392,33 @@ void bind_contact(py::module_& m) {
             R.limit_v = Eigen::Map<const RowMat>(limit_v.data(), nl, M.nv);
             const RowMat range = Eigen::Map<const RowMat>(limit_range.data(), nl, 2);
             R.limit_lo = range.col(0), R.limit_hi = range.col(1);
+            // (per row: Â, solref (2), solimp (5))
+            auto soft_of = [](Arr a, py::ssize_t n, std::vector<double>& A, std::vector<Softness>& S,
+                              const char* what) {
+              if (a.size() != 8 * n)
+                throw py::value_error(std::string("set_rows: ") + what + " must have shape (n, 8)");
+              for (py::ssize_t k = 0; k < n; ++k) {
+                const double* x = a.data() + 8 * k;
+                Softness s;
+                std::copy(x + 1, x + 3, s.ref), std::copy(x + 3, x + 8, s.imp);
+                A.push_back(x[0]), S.push_back(s);
+              }
+            };
+            soft_of(friction_soft, nf + nt, R.friction_A, R.friction_soft, "friction_soft");
+            soft_of(limit_soft, nl, R.limit_A, R.limit_soft, "limit_soft");
             R.stabilization = stabilization, R.slop = slop;
             e.engine.general = std::move(R);
           },
           py::arg("system"), py::arg("equality"), py::arg("friction_dof"), py::arg("friction_f"),
           py::arg("tendon_friction"), py::arg("tendon_f"), py::arg("limit_q"), py::arg("limit_v"),
-          py::arg("limit_range"), py::arg("stabilization"), py::arg("slop"),
+          py::arg("limit_range"), py::arg("friction_soft"), py::arg("limit_soft"), py::arg("stabilization"),
+          py::arg("slop"),
           "The general rows the step makes itself (contact/rows.hpp): the model's constraints (a RedMaxSystem, "
           "or None) with per row (soft, J'v in a_ref, its approximate inverse inertia, its constraint's first "
           "row and row count, solref (2), solimp (5)); dry friction on coordinates (indices, f); fixed tendons' "
-          "dry friction (rows (nt, nv), f) and limits (rows (nl, nq), (nl, nv), ranges (nl, 2)); Baumgarte's "
-          "time constant and the slop")
+          "dry friction (rows (nt, nv), f) and limits (rows (nl, nq), (nl, nv), ranges (nl, 2)); the dry frictions' "
+          "(coordinates', then tendons') and the limits' softness (n, 8: approximate inverse inertia, solref, "
+          "solimp) for soft steps; Baumgarte's time constant and the slop")
       .def(
           "actuation_force",
           [](PyContactEngine& e, Arr q, Arr v, Arr ctrl, Arr act, py::handle out, py::object kv) {
@@ -434,7 +460,7 @@ void bind_contact(py::module_& m) {
       .def(
           "step",
           [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int world, py::object extra,
-             py::object rows, py::object targets, py::object bounds, py::object kv, py::object equality) {
+             py::object rows, py::object targets, py::object bounds, py::object kv) {
             const Model<double>& M = e.engine.model;
             Arr gains;  // the actuators' velocity gains (actuation_force's kv), for implicitfast
             if (!kv.is_none()) {
@@ -499,14 +525,6 @@ void bind_contact(py::module_& m) {
                 }
               }
             }
-            Arr eq;  // (ne, 11): the first ne rows' soft equality data (soft_rows)
-            if (!equality.is_none()) {
-              eq = py_arrays::as_real<double>(equality, "equality");
-              if (eq.ndim() != 2 || eq.shape(1) != 11 || eq.shape(0) > Gc.rows())
-                throw py::value_error("equality must have shape (ne, 11), ne <= the rows'");
-              for (py::ssize_t k = 0; k < eq.size(); ++k)
-                if (!std::isfinite(eq.data()[k])) throw py::value_error("equality: not finite");
-            }
             if (e.engine.opt.integrator == 2 &&
                 (found.size() || Gc.rows() || e.engine.general.any() || !e.engine.opt.soft))
               throw py::value_error(
@@ -517,22 +535,19 @@ void bind_contact(py::module_& m) {
               py::gil_scoped_release release;
               e.engine.step(W, qa, va, ta.data(), h, qa, va, st, extra.is_none() ? nullptr : &found,
                             Gc.rows() ? &Gc : nullptr, Gc.rows() ? bc.data() : nullptr, lo.size() ? lo.data() : nullptr,
-                            hi.size() ? hi.data() : nullptr, kv.is_none() ? nullptr : gains.data(),
-                            eq.size() ? eq.data() : nullptr, eq.size() ? int(eq.shape(0)) : 0);
+                            hi.size() ? hi.data() : nullptr, kv.is_none() ? nullptr : gains.data());
             }
             return stats_tuple(st);
           },
           py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("h"), py::arg("world") = 0, py::arg("extra") = py::none(),
           py::arg("rows") = py::none(), py::arg("targets") = py::none(), py::arg("bounds") = py::none(),
-          py::arg("kv") = py::none(), py::arg("equality") = py::none(),
+          py::arg("kv") = py::none(),
           "One step of world `world` from (q, v) under tau, in place; (status: 0 stepped, 1 tau not finite "
           "(nothing done), 2 overflowed (q, v left as they were), 3 q or v not finite (nothing done); contacts, "
           "limits, iterations, converged, primal, "
           "dual, max_penetration, seconds of the 5 phases, whether G was formed). rows (nb, nv), targets (nb,): the "
           "bilateral rows J v⁺ = target; bounds (nb, 2): their impulses' bounds lo <= 0 <= hi (default unbounded); kv "
-          "(nu,): the actuators' velocity gains at this step (actuation_force), taken implicitly by implicitfast; "
-          "equality (ne, 11): the first ne rows are soft equalities (with set_soft): each row's residual, the "
-          "residual its impedance is taken at, J'v, its approximate inverse inertia, solref (2), solimp (5)")
+          "(nu,): the actuators' velocity gains at this step (actuation_force), taken implicitly by implicitfast")
       .def(
           "step_batch",
           [](PyContactEngine& e, py::handle q, py::handle v, py::handle tau, double h, int threads, py::object kv) {
@@ -689,7 +704,7 @@ void bind_contact(py::module_& m) {
                 }
               }
             }
-            if (d.data.stats.status != kStepped) step_failed(d.data);
+            if (d.data.stats.status != kStepped) step_failed(d.data, d.h);
             if (unconverged) {
               const std::string msg = "StepData.step: " + std::to_string(unconverged) +
                                       " contact solve(s) did not converge (up to " + std::to_string(worst) +
@@ -752,7 +767,7 @@ void bind_contact(py::module_& m) {
         for (py::ssize_t b = 0; b < B; ++b)
           if (failed[b] >= 0) {
             try {
-              step_failed(d[b]->data);
+              step_failed(d[b]->data, d[b]->h);
             } catch (py::value_error& e) {
               throw py::value_error("rollout: world " + std::to_string(b) + " at step " + std::to_string(failed[b]) +
                                     ": " + e.what() + " (the others stepped to the end)");

@@ -1,5 +1,5 @@
-"""The general rows of the C++ step (treedyn/sim/rows.py): a joint's dry friction (a bounded impulse)
-and a fixed tendon's limits (a unilateral row), against their closed forms."""
+"""The general rows of the C++ step (contact/rows.hpp): a joint's dry friction (a bounded impulse) and a
+fixed tendon's limits (a unilateral row), hard against their closed forms, soft against mj_step."""
 
 import numpy as np
 import pytest
@@ -88,3 +88,31 @@ def test_tendon_limit_from_outside_returns_as_a_critically_damped_spring():
         L.append(2 * s.q[0])
     assert np.all(np.diff(L) >= -1e-12) and L[-1] > 0  # monotone, back inside
     assert 2 * s.v[0] <= e / (np.e * tau) * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("contact_solver", ["auto", "admm"])
+def test_soft_dry_friction_and_tendon_limits_step_as_mj_step(contact_solver):
+    """With soft constraints (an MJCF model's default) dry friction and a tendon's limits are MuJoCo's
+    rows (friction: r = 0, |λ| ≤ h f, Newton's Huber cost; a limit: unilateral when violated): a driven
+    double pendulum with frictionloss on both joints and on a limited tendon over them follows mj_step
+    to 1e-6 over 3 s (Newton: to its tolerance), sticking and sliding, its tendon on its limits."""
+    mujoco = pytest.importorskip("mujoco")
+    xml = """<mujoco><compiler angle="radian"/><worldbody>
+     <body name="a"><joint name="h1" axis="0 1 0" frictionloss="0.3" damping="0.05"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02" contype="0" conaffinity="0"/>
+      <body name="b" pos="0.3 0 0"><joint name="h2" axis="0 1 0" frictionloss="0.05"/>
+       <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02" contype="0" conaffinity="0"/></body></body>
+     </worldbody><tendon><fixed name="t" limited="true" range="-0.4 0.4" frictionloss="0.02">
+     <joint joint="h1" coef="1"/><joint joint="h2" coef="0.5"/></fixed></tendon>
+     <actuator><motor joint="h1" gear="2"/></actuator></mujoco>"""
+    m = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(m)
+    data = td.ContactSimulator(td.load_mjcf(xml), contact_solver=contact_solver).data()
+    worst, on_limit = 0.0, 0
+    for k in range(1500):
+        d.ctrl[0] = data.ctrl[0] = 0.6 * np.sin(2 * k * m.opt.timestep)
+        mujoco.mj_step(m, d)
+        data.step()
+        worst = max(worst, np.abs(data.q - d.qpos).max())
+        on_limit += d.nl > 0
+    assert worst < 1e-6 and on_limit > 100

@@ -222,19 +222,28 @@ def test_simulate_contact_options(capsys, tmp_path):
 def test_simulate_reports_the_constraints_of_a_file(capsys, tmp_path):
     """An MJCF four-bar closed by <equality connect>, its crank leaning back onto the lower end of
     its range (gravity holds it there; upright, it would stand at an unstable equilibrium): the
-    report gives the rows, the largest |C| over the run and the limits in the problem."""
+    report gives the rows, the largest |C| over the run (the soft connect's: MuJoCo's own stretch
+    over the same 200 steps of its default 0.002 s) and the limits in the problem."""
     path = tmp_path / "four_bar.xml"
-    path.write_text("""<mujoco><worldbody>
+    path.write_text(
+        xml := """<mujoco><worldbody>
       <body name="crank"><joint name="j1" axis="0 1 0" range="0 20"/><geom type="capsule" fromto="0 0 0 -0.05 0 0.1" size="0.01"/>
         <body name="coupler" pos="-0.05 0 0.1"><joint name="j2" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0.45 0 0.1" size="0.01"/>
           <body name="rocker" pos="0.45 0 0.1"><joint name="j3" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 -0.2" size="0.01"/>
     </body></body></body></worldbody>
-    <equality><connect body1="rocker" body2="world" anchor="0 0 -0.2"/></equality></mujoco>""")
+    <equality><connect body1="rocker" body2="world" anchor="0 0 -0.2"/></equality></mujoco>"""
+    )
     assert main(["simulate", str(path), "--steps", "200"]) == 0
     out = capsys.readouterr().out
     assert "constraints (loop closures, couplings): 3 rows, max |C(q)|" in out
     worst = float(out.split("max |C(q)| ")[1].split()[0])
-    assert worst < 1e-6  # Baumgarte (0.02 s) at h = 0.01 from rest: rounding and O(h²) drift
+    mujoco = pytest.importorskip("mujoco")
+    m = mujoco.MjModel.from_xml_string(xml)
+    d, stretch = mujoco.MjData(m), 0.0
+    for _ in range(200):
+        mujoco.mj_step(m, d)
+        stretch = max(stretch, np.abs(d.efc_pos[: d.ne]).max())
+    assert abs(worst - stretch) < 1e-3 * stretch  # (the report's 4 digits)
     assert "joint limits in the problem per step" in out
 
 
@@ -287,13 +296,13 @@ def test_simulate_that_diverges_suggests_a_smaller_h(capsys):
 
 def test_simulate_with_contact_that_diverges_suggests_a_smaller_h(capsys, tmp_path):
     """A double pendulum started horizontal, over a floor it never reaches (a scene with contact),
-    stepped by explicit Euler at h = 1 s: the swing gains energy every step until q̈ overflows."""
+    stepped by explicit Euler at h = 1 s: the swing gains energy every step until |v| passes 1e10."""
     path = tmp_path / "pendulum.xml"
     path.write_text(PENDULUM_MJCF.replace('<body name="a">', '<body name="a" euler="0 90 0">').replace(
         "<worldbody>", '<worldbody><geom type="plane" pos="0 0 -50" size="10 10 0.1"/>'))  # fmt: skip
     assert main(["simulate", str(path), "--integrator", "euler", "--h", "1", "--steps", "400"]) == EXIT_DIVERGED
     err = capsys.readouterr().err
-    assert "the simulation diverged at t = " in err and "overflowed" in err
+    assert "the simulation diverged at t = " in err and "past 1e10" in err and "singular" not in err.lower()
     assert "e.g. --h 0.1 (now h = 1)" in err and "Traceback" not in err
 
 

@@ -204,7 +204,7 @@ class Geom:
     body's frame). ``contype``/``conaffinity``: MuJoCo's bit masks (a pair collides when
     ``a.contype & b.conaffinity or b.contype & a.conaffinity``). ``condim``: MuJoCo's (1:
     frictionless; 3, 4, 6: sliding friction); a pair takes the larger condim and the larger
-    friction. ``margin``: a pair (the sum of the two margins, as MuJoCo 4.0 adds them) touches when its surfaces are
+    friction (of two priorities, the higher one's: ``priority``). ``margin``: a pair (the sum of the two margins, as MuJoCo 4.0 adds them) touches when its surfaces are
     closer than it and rests at that distance (MuJoCo's dist − margin). ``rgba``: its colour in the
     viewer (an MJCF geom's rgba or material), no part of the dynamics. ``solref``, ``solimp``,
     ``solmix``: MuJoCo's soft-contact parameters, used by ContactSimulator(soft=True)
@@ -228,6 +228,8 @@ class Geom:
     # file body's centre of mass (MuJoCo's body_invweight0; a welded body merged into its parent
     # keeps its own); None: the body's centre of mass
     weight_point: tuple | None = None
+    # MuJoCo's priority: of a pair's two geoms, the higher one's condim, friction, solref, solimp are the pair's
+    priority: int = 0
 
 
 def checked_rgba(rgba, what: str) -> tuple | None:

@@ -341,6 +341,7 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         solref=None,
         solimp=None,
         solmix=None,
+        priority: int = 0,
     ) -> int:
         """Fix a collision shape (td.Sphere, Capsule, Box, Plane, Cylinder, Ellipsoid, ConvexMesh)
         to ``body`` (a body name or index; None/0/"world": the world) at ``placement`` (its pose in
@@ -349,7 +350,8 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         ``condim``: 1 (frictionless) or 3 (4, 6 act as 3); ``margin``: the distance at which the
         geom's pairs touch (docs/contact.md); ``rgba``: its colour in td.view (4 numbers in [0, 1]);
         ``solref``, ``solimp``, ``solmix``: MuJoCo's soft-contact parameters (set_geom_softness;
-        None: MuJoCo's defaults). treedyn.collide finds contacts."""
+        None: MuJoCo's defaults); ``priority``: MuJoCo's — a pair of two priorities takes the higher one's
+        condim, friction, solref and solimp instead of mixing them. treedyn.collide finds contacts."""
         if not isinstance(shape, SHAPES):
             raise TypeError(
                 "shape must be one of td.Sphere, Capsule, Box, Plane, Cylinder, Ellipsoid, ConvexMesh, "
@@ -375,6 +377,7 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
             raise ValueError(f"a geom named {name!r} already exists")
         soft = {"solref": solref, "solimp": solimp, "solmix": solmix}
         soft = {k: checked_softness(k, x) for k, x in soft.items() if x is not None}
+        soft["priority"] = C.integer(priority, "geom priority", minimum=-(2**31), maximum=2**31 - 1)
         self._geoms.append(
             Geom(name, b, shape, placement, friction, int(contype), int(conaffinity), int(condim), margin, rgba, **soft)
         )

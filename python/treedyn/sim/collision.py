@@ -102,14 +102,22 @@ def pair_parameters(model, _key=None) -> dict:
     """{(i, j): (friction, margin)} of every geom pair whose parameters are not the geoms' default
     (friction the larger of the two, margin the sum of the two: MuJoCo 4.0's rules, measured): an explicit pair's own
     (``model.contact_pairs``; what it leaves None from the geoms), and a pair of two condim-1 geoms
-    (frictionless: MuJoCo's pair condim is the larger of the two). Only pairs of condim-1 geoms and
-    explicit pairs are listed; made once per model revision."""
+    (frictionless: MuJoCo's pair condim is the larger of the two), a pair of two priorities (the higher
+    one's condim and friction). Only those pairs and explicit pairs are listed; made once per model
+    revision."""
     geoms = model.geoms
     out = {}
     ones = [k for k, g in enumerate(geoms) if g.condim == 1]
     for x, i in enumerate(ones):
         for j in ones[x + 1 :]:
             out[(i, j)] = (0.0, geoms[i].margin + geoms[j].margin)
+    ranked = [k for k, g in enumerate(geoms) if g.priority != 0]
+    for i in ranked:  # (of two priorities, the higher one's condim and friction: MuJoCo's mj_contactParam)
+        for j in range(len(geoms)):
+            a, b = geoms[i], geoms[j]
+            if a.priority != b.priority and (j not in ranked or i < j):
+                top = a if a.priority > b.priority else b
+                out[(min(i, j), max(i, j))] = (0.0 if top.condim == 1 else top.friction, a.margin + b.margin)
     for c in model.contact_pairs:
         a, b = geoms[c.geom1], geoms[c.geom2]
         condim = c.condim if c.condim is not None else max(a.condim, b.condim)

@@ -253,14 +253,18 @@ def _driven_batch(sim, q, v, tau, ctrl) -> tuple:
 
 def step_failure(status: int, t: float, tau, v) -> ValueError:
     """The named error of an engine step that did not step (status 1: τ not finite; 2: overflowed;
-    3: the state not finite)."""
+    3: the state not finite; 5: diverged, |q| or |v| past 1e10)."""
     if status == 1:
         return ValueError(f"ContactSimulator: tau is not finite at t = {t:.6g}")
     if status == 3:
         return ValueError(f"ContactSimulator: state has NaN or inf in q or v at t = {t:.6g}")
+    what = "overflowed" if status == 2 else "would take |q| or |v| past 1e10"
+    v = np.abs(np.asarray(v, dtype=float))
     return ValueError(
-        f"ContactSimulator: the step overflowed at t = {t:.6g} (largest |tau| {np.abs(tau).max(initial=0):.3g}, "
-        f"largest |v| {np.abs(v).max(initial=0):.3g}); the state is left as it was"
+        f"ContactSimulator: the simulation diverged at t = {t:.6g}: the step {what} (largest |tau| "
+        f"{np.abs(tau).max(initial=0):.3g}, largest |v| {v.max(initial=0):.3g} at coordinate "
+        f"{int(v.argmax()) if v.size else -1}); the state is left as it was. A smaller time step, or "
+        'integrator="implicitfast" for stiff actuators and dampers, may hold it'
     )
 
 
@@ -331,7 +335,8 @@ def make_engine(sim, pairs):
 
 def _general_rows(sim) -> tuple:
     """set_rows' arguments (contact/rows.hpp): the model's constraints (its RedMax system) with each row's
-    softness and Â (soft.equality_weights), the coordinates' and tendons' dry friction, the tendons' limits."""
+    softness and Â (soft.equality_weights), the coordinates' and tendons' dry friction, the tendons' limits,
+    the latter two's Â (soft.row_weights) and MuJoCo's default solref/solimp (soft steps)."""
     model = sim.model
     T = actuation_terms(model)
     system, table = None, np.zeros((0, 12))
@@ -344,11 +349,16 @@ def _general_rows(sim) -> tuple:
         table = np.array(rows, dtype=float)
     dofs = np.flatnonzero(model.joint_frictionloss).astype(np.int32)
     f = np.float64
+    A_dof, A_tendon = cached(model, "soft_row_weights", soft.row_weights)
+    default = [0.02, 1.0, 0.9, 0.95, 0.001, 0.5, 2.0]  # (MuJoCo's solreffriction, solreflimit defaults)
+    friction_soft = [[a, *default] for a in [*A_dof[dofs], *A_tendon[T.friction]]]
+    limit_soft = [[a, *default] for a in A_tendon[T.limited]]
     return (
         system, table, dofs, np.asarray(model.joint_frictionloss, f)[dofs],
         np.ascontiguousarray(T.tendon_v[T.friction], f), np.asarray(T.frictionloss[T.friction], f),
         np.ascontiguousarray(T.tendon_q[T.limited], f), np.ascontiguousarray(T.tendon_v[T.limited], f),
-        np.c_[T.range_lo, T.range_hi].astype(f).reshape(-1, 2), sim.stabilization, sim.slop,
+        np.c_[T.range_lo, T.range_hi].astype(f).reshape(-1, 2), np.array(friction_soft, f).reshape(-1, 8),
+        np.array(limit_soft, f).reshape(-1, 8), sim.stabilization, sim.slop,
     )  # fmt: skip
 
 

@@ -23,7 +23,11 @@ from .result import SimulationWarning
 
 def _mixed(a, b) -> tuple:
     """Two geoms' (solref, solimp) mixed: weight solmix_a/(solmix_a + solmix_b) (0.5 if both are 0,
-    the other's alone if one is); solref mixed when both are time constants, else the smaller of each."""
+    the other's alone if one is); solref mixed when both are time constants, else the smaller of each.
+    Of two priorities, the higher one's alone (MuJoCo's mj_contactParam)."""
+    if a.priority != b.priority:
+        top = a if a.priority > b.priority else b
+        return tuple(top.solref), tuple(top.solimp)
     tiny = 1e-15
     if a.solmix >= tiny and b.solmix >= tiny:
         w = a.solmix / (a.solmix + b.solmix)
@@ -126,6 +130,18 @@ def equality_weights(model, _key=None) -> list:
         if c.active:
             out.append((1, model.constraint_softness("coupling", k), [side(c.follower) + side(c.leader)], False))
     return out
+
+
+def row_weights(model, _key=None) -> tuple:
+    """(per coordinate, per fixed tendon): MuJoCo's dof_invweight0 (inverse_weights') and tendon_invweight0,
+    c M⁻¹ cᵀ at the reference configuration for the tendon's coefficients c, the Â of their dry friction
+    and limit rows."""
+    from ..model.actuation import actuation_terms
+
+    T = actuation_terms(model)
+    Minv = inverse_mass_matrix(model, neutral_or_reference(model))
+    tendons = np.einsum("ij,jk,ik->i", T.tendon_v, Minv, T.tendon_v) if T.tendon_v.size else np.zeros(0)
+    return cached(model, "soft_inverse_weights", inverse_weights)[1], tendons
 
 
 def configure(engine, sim, pairs) -> None:

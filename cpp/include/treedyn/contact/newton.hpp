@@ -8,8 +8,10 @@
 // (a pyramid's edges, a frictionless normal, a limit), is the dual of
 //   min_x  c(x) = ½ (x − v*)ᵀ M (x − v*) + Σ_k ½ min(0, J_k x − b_k)² / R_k           (1)
 // over the velocity after the step x = v⁺, with λ_k = max(0, −(J_k x − b_k)/R_k) (eq. 1's
-// stationarity M(x − v*) = Jᵀλ). An equality's row (a soft connect, weld, joint or tendon
-// equality: λ unbounded) is always active: its term is ½ (J_k x − b_k)² / R_k, λ_k = −(J_k x − b_k)/R_k. c is convex
+// stationarity M(x − v*) = Jᵀλ). Two more kinds of row, MuJoCo's: an equality's (a soft connect, weld,
+// joint or tendon equality: λ free) is always active, its term ½ r_k² / R_k, λ_k = −r_k/R_k; a dry
+// friction's (|λ| ≤ F_k) is quadratic while |r_k| < R_k F_k and linear beyond, F_k |r_k| − ½ R_k F_k²
+// (MuJoCo's Huber cost of frictionloss), λ_k = −clamp(r_k/R_k, −F_k, F_k), r = J x − b. c is convex
 // and piecewise quadratic, its pieces the sets of active rows J_k x < b_k:
 //   gradient   ∇c = M (x − v*) + Jᵀ (a ∘ r / R),  r = J x − b, a_k = [r_k < 0]                (2)
 //   Hessian    H  = M + Jᵀ diag(a / R) J                                                     (3)
@@ -57,15 +59,39 @@ struct NewtonWorkspace {
   std::vector<int> lambda, top;
   std::vector<std::pair<double, int>> event;  // the line search's breakpoints
   std::vector<char> active, next;
-  std::vector<char> equality;  // per row in use: an equality's (always active)
+  std::vector<char> kind;     // per row in use: kUnilateral, kFree (an equality's) or kBox (a friction's)
+  std::vector<double> bound;  // a kBox row's F
 };
 
+enum NewtonRow : char { kUnilateral = 0, kFree = 1, kBox = 2 };
+
+// whether row k's term is quadratic at r (a kBox row beyond its band is linear: no curvature)
+inline bool newton_quadratic(const NewtonWorkspace& w, int k, double r) {
+  switch (w.kind[k]) {
+    case kFree:
+      return true;
+    case kBox:
+      return std::abs(r) * w.Rinv[k] < w.bound[k];
+    default:
+      return r < 0;
+  }
+}
+// row k's −λ_k = ∂(its term)/∂r
+inline double newton_slope(const NewtonWorkspace& w, int k, double r) {
+  if (w.kind[k] == kBox) return std::clamp(r * w.Rinv[k], -w.bound[k], w.bound[k]);
+  return newton_quadratic(w, k, r) ? r * w.Rinv[k] : 0.0;
+}
+
 // c(x) of (1) from dx = x − v*, M dx and r = J x − b
-inline double newton_cost(const Eigen::VectorXd& dx, const Eigen::VectorXd& Mdx, const Eigen::VectorXd& r,
-                          const Eigen::VectorXd& Rinv, const std::vector<char>& equality) {
+inline double newton_cost(const NewtonWorkspace& w, const Eigen::VectorXd& dx, const Eigen::VectorXd& Mdx,
+                          const Eigen::VectorXd& r) {
   double c = 0.5 * dx.dot(Mdx);
-  for (int k = 0; k < int(r.size()); ++k)
-    if (r[k] < 0 || equality[k]) c += 0.5 * r[k] * r[k] * Rinv[k];
+  for (int k = 0; k < int(r.size()); ++k) {
+    if (w.kind[k] == kBox && !newton_quadratic(w, k, r[k]))
+      c += w.bound[k] * std::abs(r[k]) - 0.5 * w.bound[k] * w.bound[k] / w.Rinv[k];
+    else if (newton_quadratic(w, k, r[k]))
+      c += 0.5 * r[k] * r[k] * w.Rinv[k];
+  }
   return c;
 }
 
@@ -76,8 +102,13 @@ inline double newton_line_search(NewtonWorkspace& w, double pMp, double d0) {
   w.event.clear();
   for (int k = 0; k < n; ++k) {
     const double rk = w.r[k], sk = w.s[k];
-    if (w.equality[k] || rk < 0 || (rk == 0 && sk < 0)) curv += sk * sk * w.Rinv[k];  // active just after α = 0
-    if (!w.equality[k] && sk != 0 && -rk / sk > 0) w.event.emplace_back(-rk / sk, k);
+    if (newton_quadratic(w, k, rk + 1e-300 * sk) || (w.kind[k] == kUnilateral && rk == 0 && sk < 0))
+      curv += sk * sk * w.Rinv[k];  // quadratic just after α = 0
+    if (sk == 0) continue;
+    if (w.kind[k] == kUnilateral && -rk / sk > 0) w.event.emplace_back(-rk / sk, k);
+    if (w.kind[k] == kBox)  // (the band's edges r = ±R F: the row leaves or enters its quadratic piece)
+      for (const double edge : {w.bound[k] / w.Rinv[k], -w.bound[k] / w.Rinv[k]})
+        if ((edge - rk) / sk > 0) w.event.emplace_back((edge - rk) / sk, k);
   }
   std::sort(w.event.begin(), w.event.end());
   double alpha = 0, d = d0;
@@ -86,7 +117,10 @@ inline double newton_line_search(NewtonWorkspace& w, double pMp, double d0) {
     d += curv * (at - alpha);
     alpha = at;
     const double q = w.s[k] * w.s[k] * w.Rinv[k];
-    curv += w.s[k] < 0 ? q : -q;  // row k enters (s < 0: r + α s turns negative) or leaves
+    if (w.kind[k] == kBox)  // (at an edge: entering the band, or leaving it)
+      curv += newton_quadratic(w, k, w.r[k] + (at + 1e-12 * std::max(at, 1e-300)) * w.s[k]) ? q : -q;
+    else
+      curv += w.s[k] < 0 ? q : -q;  // row k enters (s < 0: r + α s turns negative) or leaves
   }
   return curv > 0 ? alpha - d / curv : alpha;
 }
@@ -168,14 +202,14 @@ inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vsta
   w.dx.setZero(nv), w.Mdx.setZero(nv);
   newton_J(w, vstar, w.r);
   w.r -= w.b;
-  w.equality.resize(n, 0);
-  double cost = newton_cost(w.dx, w.Mdx, w.r, w.Rinv, w.equality);
+  w.kind.resize(n, kUnilateral), w.bound.resize(n, 0.0);
+  double cost = newton_cost(w, w.dx, w.Mdx, w.r);
   if (x0) {
     w.dxw = *x0 - vstar;
     newton_M(w, M, w.dxw, w.Mdxw);
     newton_J(w, *x0, w.rw);
     w.rw -= w.b;
-    const double cw = newton_cost(w.dxw, w.Mdxw, w.rw, w.Rinv, w.equality);
+    const double cw = newton_cost(w, w.dxw, w.Mdxw, w.rw);
     if (cw < cost) cost = cw, w.x = *x0, w.dx.swap(w.dxw), w.Mdx.swap(w.Mdxw), w.r.swap(w.rw);
   }
   w.active.assign(n, 0);
@@ -183,8 +217,9 @@ inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vsta
   for (int it = 0; it < opt.max_iterations; ++it) {
     w.grad = w.Mdx;  // (2)
     for (int k = 0; k < n; ++k) {
-      w.next[k] = w.r[k] < 0 || w.equality[k];
-      if (w.next[k]) newton_JT_add(w, k, w.r[k] * w.Rinv[k], w.grad);
+      w.next[k] = newton_quadratic(w, k, w.r[k]);
+      const double slope = newton_slope(w, k, w.r[k]);
+      if (slope != 0) newton_JT_add(w, k, slope, w.grad);
     }
     res.gradient = scale * w.grad.norm() / h;
     if (res.gradient < opt.tolerance) {
@@ -208,7 +243,7 @@ inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vsta
     const double alpha = newton_line_search(w, w.p.dot(w.Mp), d0);
     w.x += alpha * w.p, w.dx += alpha * w.p, w.Mdx += alpha * w.Mp, w.r += alpha * w.s;
     const double before = cost;
-    cost = newton_cost(w.dx, w.Mdx, w.r, w.Rinv, w.equality);
+    cost = newton_cost(w, w.dx, w.Mdx, w.r);
     res.improvement = scale * (before - cost) / (h * h);
     if (res.improvement < opt.tolerance) {
       res.converged = true;
@@ -217,7 +252,7 @@ inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vsta
   }
   newton_J(w, w.x, w.r);  // (afresh: λ from the final iterate, not the updates' rounding)
   w.r -= w.b;
-  for (int k = 0; k < n; ++k) lam[w.rows[k]] = w.equality[k] ? -w.r[k] * w.Rinv[k] : std::max(0.0, -w.r[k] * w.Rinv[k]);
+  for (int k = 0; k < n; ++k) lam[w.rows[k]] = -newton_slope(w, k, w.r[k]);
   return res;
 }
 

@@ -70,8 +70,18 @@ struct LimitTable {  // the model's finite joint-limit bounds: coordinate (q, v)
 // the phases timed; kDelassus: the operator's set-up (G formed, λ_max(G)), out of kContact
 enum Phase { kCollision = 0, kDynamics = 1, kDelassus = 2, kContact = 3, kIntegrate = 4, kPhases = 5 };
 
-// how a step ended: stepped; refused (τ, or q, v, not finite: nothing done); overflowed (the state restored)
-enum StepStatus { kStepped = 0, kTauNotFinite = 1, kOverflow = 2, kStateNotFinite = 3, kCtrlNotFinite = 4 };
+// how a step ended: stepped; refused (τ, or q, v, not finite: nothing done); overflowed or diverged (past
+// kDivergence: the state restored)
+enum StepStatus {
+  kStepped = 0,
+  kTauNotFinite = 1,
+  kOverflow = 2,
+  kStateNotFinite = 3,
+  kCtrlNotFinite = 4,
+  kDiverged = 5
+};
+// a state beyond any physical scale: |q| or |v| past 1e10 (MuJoCo's mjMAXVAL, its divergence warning)
+constexpr double kDivergence = 1e10;
 
 struct StepStats {
   int contacts = 0, limits = 0, iterations = 0;
@@ -106,9 +116,8 @@ struct ContactWorld {
   Eigen::VectorXd last_q, last_v;              // the state the last step ended in (empty: none)
   Eigen::VectorXd bilateral_target;            // the bilateral rows' targets (the rows: G.bilateral)
   Eigen::VectorXd bilateral_lo, bilateral_hi;  // their impulses' bounds (empty: unbounded)
-  // soft steps: the first rows of the bilateral ones that are MuJoCo's soft equalities (soft_rows), each
-  // its residual r, the residual its impedance is taken at, J̇v, Â and solref/solimp (EqualityRows)
-  Eigen::Matrix<double, Eigen::Dynamic, 11, Eigen::RowMajor> equality;
+  // soft steps: the first rows of the bilateral ones are MuJoCo's (soft_rows; contact/rows.hpp)
+  std::vector<SoftGeneralRow> soft_general;
   std::vector<int> bounds;  // the limit bounds in the problem
   std::vector<char> in_problem;
   std::vector<Motion<double>> vel;  // the bodies' velocities at v*
@@ -212,6 +221,11 @@ struct ContactEngine {
     diagonal_stiffness = VelocityStiffness::is_diagonal(actuation);
   }
 
+  static double largest(const double* x, int n) {
+    double m = 0;
+    for (int k = 0; k < n; ++k) m = std::max(m, std::abs(x[k]));
+    return m;
+  }
   static bool finite(const double* x, int n) {
     for (int k = 0; k < n; ++k)
       if (!std::isfinite(x[k])) return false;
@@ -411,9 +425,9 @@ struct ContactEngine {
   // MuJoCo's soft contacts and limits (contact/soft.hpp): each row's R and its target from the
   // reference acceleration, b = J v + h a_ref, J v the rows' velocities at the step's start; Â a
   // contact's geoms' bodies' body_invweight0 (translation), a limit's dof_invweight0 (MuJoCo's
-  // diagApprox); the soft equalities' (W.equality) with theirs, the other bilateral rows hard. Elliptic cones (edges =
-  // 0): the friction rows R_n / impratio, damped only (no position term). MuJoCo's pyramid (edges = 4): its edges n ± μ
-  // t_i (split_pyramids), each Â (1 + μ²), all with R_py = 2μ²/impratio R_e (R_e the first edge's)
+  // diagApprox); the soft general rows' (W.soft_general) with theirs, the other bilateral rows hard. Elliptic cones
+  // (edges = 0): the friction rows R_n / impratio, damped only (no position term). MuJoCo's pyramid (edges = 4): its
+  // edges n ± μ t_i (split_pyramids), each Â (1 + μ²), all with R_py = 2μ²/impratio R_e (R_e the first edge's)
   void soft_rows(ContactWorld& W, double h) {
     const int P = int(W.found.size()), L = int(W.bounds.size()), m = int(W.b.size());
     W.G.R.setZero(m);
@@ -443,11 +457,9 @@ struct ContactEngine {
       const SoftRow s = soft_row(limit_soft[k], W.gap[k], W.jv[3 * P + l], dof_invweight[limits.vi[k]], h);
       W.G.R[3 * P + l] = s.R, W.b[3 * P + l] = s.b;
     }
-    for (int e = 0; e < int(W.equality.rows()); ++e) {  // (r, r at the impedance, J̇v, Â, solref, solimp)
-      const double* x = W.equality.row(e).data();
-      Softness sft;
-      std::copy(x + 4, x + 6, sft.ref), std::copy(x + 6, x + 11, sft.imp);
-      const SoftRow s = soft_row(sft, x[0], W.jv[3 * P + L + e], x[3], h, x[1], x[2]);
+    for (int e = 0; e < int(W.soft_general.size()); ++e) {
+      const SoftGeneralRow& g = W.soft_general[e];
+      const SoftRow s = soft_row(g.softness, g.r, W.jv[3 * P + L + e], g.A_hat, h, g.r_imp, g.bias);
       W.G.R[3 * P + L + e] = s.R, W.b[3 * P + L + e] = s.b;
     }
   }
@@ -562,12 +574,12 @@ struct ContactEngine {
   // iterations (the soft centipede: equal at 10 segments, nv 113; ADMM 3x faster at 25, nv 278)
   static constexpr int kNewtonTreeMaxNv = 1000;
   bool newton_applies(ContactWorld& W) const {
-    if (!opt.soft || opt.solver == 1 || W.G.bilateral.rows() > W.equality.rows()) return false;
+    if (!opt.soft || opt.solver == 1 || W.G.bilateral.rows() > int(W.soft_general.size())) return false;
     for (std::size_t k = 0; k < W.found.size(); ++k)
       if (W.found[k].half < 0 && W.mu[k] > 0) return false;
     W.nw.tree = model.nv > opt.newton_max_nv;
     if (!W.nw.tree) return true;
-    if (W.equality.rows()) return false;  // (an equality's rows span two chains: dense only)
+    if (W.soft_general.size()) return false;  // (an equality's rows span two chains: dense only)
     if (opt.solver == 0 || model.nv > kNewtonTreeMaxNv) return false;  // (auto: ADMM, see below)
     for (const ContactPoint& c : W.found)
       if (c.body[0] != 0 && c.body[1] != 0 && !ancestor(c.body[0], c.body[1]) && !ancestor(c.body[1], c.body[0]))
@@ -600,11 +612,18 @@ struct ContactEngine {
       if (W.found[k].half >= 0) w.rows.push_back(3 * k + 1);
     }
     for (int l = 0; l < L; ++l) w.rows.push_back(3 * P + l);
-    const int E = int(W.equality.rows());  // (soft equalities: always active, newton.hpp)
+    const int E = int(W.soft_general.size());  // (the general rows: equalities, frictions, limits: newton.hpp)
     for (int e = 0; e < E; ++e) w.rows.push_back(3 * P + L + e);
     const int n = int(w.rows.size());
-    w.equality.assign(n, 0);
-    std::fill(w.equality.end() - E, w.equality.end(), 1);
+    w.kind.assign(n, kUnilateral);
+    w.bound.assign(n, 0.0);
+    for (int e = 0; e < E; ++e) {
+      const int kind = W.soft_general[e].kind;
+      w.kind[n - E + e] = kind == SoftGeneralRow::kEquality   ? kFree
+                          : kind == SoftGeneralRow::kFriction ? kBox
+                                                              : kUnilateral;
+      if (kind == SoftGeneralRow::kFriction) w.bound[n - E + e] = W.bilateral_hi[e];
+    }
     if (w.tree) {  // (only each row's chain is read: zeroed below)
       w.J.resize(n, nv), w.top.resize(n);
       if (w.lambda.empty()) w.lambda = coordinate_parents(model);
@@ -626,7 +645,7 @@ struct ContactEngine {
         w.top[r] = top;
         for (int i = top; i >= 0; i = w.lambda[i]) w.J(r, i) = 0.0;
       }
-      if (row >= 3 * P + L) {  // an equality's row (dense: newton_applies)
+      if (row >= 3 * P + L) {  // a general row (dense: newton_applies)
         w.J.row(r) = W.G.bilateral.row(row - 3 * P - L);
         continue;
       }
@@ -854,7 +873,7 @@ struct ContactEngine {
     W.G.kin = &W.data;
     W.G.bilateral.resize(0, model.nv);
     W.bilateral_lo.resize(0), W.bilateral_hi.resize(0);
-    W.equality.resize(0, 11);
+    W.soft_general.clear();
     frames(W);
     contact(W, q, v, h, st);
     if (j == 0) st.contacts = contact_count(W), st.limits = int(W.bounds.size());
@@ -896,8 +915,7 @@ struct ContactEngine {
   void step(ContactWorld& W, const double* q, const double* v, const double* tau, double h, double* q_out,
             double* v_out, StepStats& st, const std::vector<ContactPoint>* extra = nullptr,
             const Eigen::MatrixXd* rows = nullptr, const double* targets = nullptr, const double* lower = nullptr,
-            const double* upper = nullptr, const double* kv = nullptr, const double* equality = nullptr,
-            int n_equality = 0) {
+            const double* upper = nullptr, const double* kv = nullptr) {
     std::lock_guard<std::mutex> lock(W.busy);
     st = StepStats{};
     if (!finite(tau, model.nv)) {
@@ -933,7 +951,7 @@ struct ContactEngine {
     if (opt.soft && opt.edges == 4) split_pyramids(W);
     st.seconds[kCollision] = since(t0);
     W.G.kin = &W.data;
-    W.equality.resize(0, 11);
+    W.soft_general.clear();
     if (rows && rows->rows() > 0) {  // bilateral rows given, G v⁺ = target
       W.G.bilateral = *rows;
       W.bilateral_target = Eigen::Map<const Eigen::VectorXd>(targets, rows->rows());
@@ -943,10 +961,9 @@ struct ContactEngine {
       } else {
         W.bilateral_lo.resize(0), W.bilateral_hi.resize(0);
       }
-      if (opt.soft && equality) W.equality = Eigen::Map<const Eigen::MatrixXd>(equality, 11, n_equality).transpose();
     } else if (general.any()) {  // the model's (contact/rows.hpp)
       make_general_rows(general, W.general, model.nv, q, v, h, opt.integrator == 1, opt.soft, W.G.bilateral,
-                        W.bilateral_target, W.bilateral_lo, W.bilateral_hi, W.equality);
+                        W.bilateral_target, W.bilateral_lo, W.bilateral_hi, W.soft_general);
     } else {
       W.G.bilateral.resize(0, model.nv);
       W.bilateral_lo.resize(0), W.bilateral_hi.resize(0);
@@ -983,11 +1000,12 @@ struct ContactEngine {
     d.time += h;
   }
 
-  // the step's end: an overflow restores the state; the state it ended in is kept (warm start)
+  // the step's end: an overflow or a divergence restores the state; the state it ended in is kept (warm start)
   void finish(ContactWorld& W, const double* q, const double* v, double* q_out, double* v_out, StepStats& st) const {
-    if (!finite(q_out, model.nq) || !finite(v_out, model.nv)) {  // overflowed: the state as it was
-      std::copy(q, q + model.nq, q_out), std::copy(v, v + model.nv, v_out);
-      st.status = kOverflow;
+    const bool overflow = !finite(q_out, model.nq) || !finite(v_out, model.nv);
+    if (overflow || largest(q_out, model.nq) > kDivergence || largest(v_out, model.nv) > kDivergence) {
+      std::copy(q, q + model.nq, q_out), std::copy(v, v + model.nv, v_out);  // (the state as it was)
+      st.status = overflow ? kOverflow : kDiverged;
     }
     W.last_q = Eigen::Map<const Eigen::VectorXd>(q_out, model.nq);
     W.last_v = Eigen::Map<const Eigen::VectorXd>(v_out, model.nv);

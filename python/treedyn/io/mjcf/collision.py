@@ -70,6 +70,8 @@ def collision_geoms(r, contents, body):
         kw.update(softness(r, g, a, ("solref", "solimp")))
         if "solmix" in a:
             kw["solmix"] = r.num(g, "solmix", a)
+        if "priority" in a:
+            kw["priority"] = int(r.num(g, "priority", a))
         if kw["margin"] < 0:
             raise r.err(f"{label} of body {body!r}: margin={a['margin']!r} is negative", g)
         if a.get("name"):
