@@ -420,6 +420,28 @@ void bind_contact(py::module_& m) {
           "(coordinates', then tendons') and the limits' softness (n, 8: approximate inverse inertia, solref, "
           "solimp) for soft steps; Baumgarte's time constant and the slop")
       .def(
+          "set_fluid",
+          [](PyContactEngine& e, double density, double viscosity, Arr wind, Arr box, Arr axes, Arr com) {
+            const Model<double>& M = e.engine.model;
+            const py::ssize_t n = M.N + 1;
+            if (wind.size() != 3 || box.size() != 3 * n || axes.size() != 9 * n || com.size() != 3 * n)
+              throw py::value_error("set_fluid: wind (3,), box (N+1, 3), axes (N+1, 3, 3), com (N+1, 3)");
+            if (!(density >= 0) || !(viscosity >= 0) || !std::isfinite(density) || !std::isfinite(viscosity))
+              throw py::value_error("set_fluid: density and viscosity must be finite and >= 0");
+            Fluid F;
+            F.density = density, F.viscosity = viscosity;
+            F.wind = Vec3<double>(wind.data()[0], wind.data()[1], wind.data()[2]);
+            for (py::ssize_t i = 0; i < n; ++i) {
+              F.box.emplace_back(box.data()[3 * i], box.data()[3 * i + 1], box.data()[3 * i + 2]);
+              F.com.emplace_back(com.data()[3 * i], com.data()[3 * i + 1], com.data()[3 * i + 2]);
+              F.axes.push_back(Eigen::Map<const Eigen::Matrix<double, 3, 3, Eigen::RowMajor>>(axes.data() + 9 * i));
+            }
+            e.engine.fluid = std::move(F);
+          },
+          py::arg("density"), py::arg("viscosity"), py::arg("wind"), py::arg("box"), py::arg("axes"), py::arg("com"),
+          "MuJoCo's inertia-box fluid (contact/fluid.hpp): the fluid's density, viscosity and wind (world), per "
+          "body its box's dimensions (0: none), principal axes (columns, body coordinates) and centre of mass")
+      .def(
           "actuation_force",
           [](PyContactEngine& e, Arr q, Arr v, Arr ctrl, Arr act, py::handle out, py::object kv) {
             const Actuation& A = e.engine.actuation;

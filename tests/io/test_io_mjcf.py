@@ -280,17 +280,19 @@ def test_euler_sequences():
 
 
 def test_what_is_not_modelled_is_said_once():
-    """The joints' passive attributes and the actuators are read; what is not modelled (sensors,
-    fluid forces) is said in one warning."""
+    """The joints' passive attributes, the actuators and the fluid are read; what is not modelled (sensors,
+    gravity compensation) is said in one warning."""
     xml = CARTPOLE.replace('type="slide" axis="1 0 0"', 'type="slide" axis="1 0 0" damping="0.1" armature="0.01"')
     xml = xml.replace("</mujoco>", '<actuator><motor joint="slider"/></actuator><sensor/></mujoco>')
     xml = xml.replace("<worldbody>", '<option density="1.2"/><worldbody>', 1)
+    xml = xml.replace('<body name="cart"', '<body name="cart" gravcomp="1"', 1)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         model = td.Model.from_mjcf(xml)
     msgs = [str(x.message) for x in w if issubclass(x.category, IgnoredElementWarning)]
     assert len(msgs) == 1
-    assert "density" in msgs[0] and "<sensor>" not in msgs[0] and "damping" not in msgs[0]
+    assert "gravcomp" in msgs[0] and "density" not in msgs[0] and "damping" not in msgs[0]
+    assert model.fluid == (1.2, 0.0, (0.0, 0.0, 0.0))
     assert model.armature[model.v_index("slider")] == 0.01 and model.joint_damping[model.v_index("slider")] == 0.1
     assert model.actuator_names == ["actuator0"]
 
@@ -612,7 +614,7 @@ def test_mujocos_own_test_model_agrees_with_mujoco():
     with pytest.warns(IgnoredElementWarning) as w:
         model = td.Model.from_mjcf(path)
     msg = str(w[0].message)
-    for part in ("gravcomp", "density"):  # (armature, springs, tendons and most actuators are read)
+    for part in ("gravcomp", "ellipsoid fluid model"):  # (armature, springs, tendons, most actuators are read)
         assert part in msg, part
     assert model.armature.any() and model.joint_stiffness.any() and model.nu > 0
     assert model.nv == 43 and model.n_constraint_rows == 6  # the weld

@@ -141,7 +141,7 @@ def test_five_seconds_at_the_files_step_without_error_and_no_energy_gained(publi
         assert E[-1] < E[0] + slack  # dissipative overall: damping, inelastic impacts, friction
 
 
-# the models that touch the ground (the swimmer swims in MuJoCo's fluid, which treedyn does not model)
+# the models that touch the ground (the swimmer swims: tests/sim/test_fluid.py)
 GROUNDED = [pm for pm in LOCOMOTION if pm[1] != "swimmer"]
 GROUNDED_IDS = [f"{p}-{m}" for p, m in GROUNDED]
 

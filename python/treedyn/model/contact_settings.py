@@ -143,6 +143,23 @@ class ContactSettings:
         return self.__dict__.get("_constraint_softness", {}).get((kind, index))
 
     @property
+    def fluid(self) -> tuple:
+        """(density, viscosity, wind (3,)) of the fluid the bodies move in (MJCF's <option density viscosity
+        wind>; MuJoCo's inertia-box model, in the C++ contact step: docs/contact.md); (0, 0, (0, 0, 0)): none."""
+        return self.__dict__.get("_fluid", (0.0, 0.0, (0.0, 0.0, 0.0)))
+
+    @fluid.setter
+    def fluid(self, value) -> None:
+        try:
+            rho, eta, wind = value
+            rho, eta = C.real(rho, "fluid density", nonnegative=True), C.real(eta, "fluid viscosity", nonnegative=True)
+            wind = tuple(float(x) for x in C.vector(wind, "fluid wind", 3))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"model.fluid must be (density >= 0, viscosity >= 0, wind (3,)): {e}") from None
+        self.__dict__["_fluid"] = (rho, eta, wind)
+        self._changed()
+
+    @property
     def soft_constraints(self) -> bool:
         """Whether ``td.ContactSimulator`` steps this model's contacts and joint limits as MuJoCo's
         soft constraints by default (its ``soft=None``): True for a model read from MJCF, whose

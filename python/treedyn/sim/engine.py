@@ -330,7 +330,25 @@ def make_engine(sim, pairs):
         engine.set_actuation(*_actuation_arrays(actuation_terms(model)))
     if has_rows(model):
         engine.set_rows(*_general_rows(sim))
+    if model.fluid[0] > 0 or model.fluid[1] > 0:
+        engine.set_fluid(model.fluid[0], model.fluid[1], np.array(model.fluid[2]), *cached(model, "fluid", _boxes))
     return engine
+
+
+def _boxes(model, _key=None) -> tuple:
+    """Per body the inertia box of MuJoCo's fluid model (contact/fluid.hpp): its dimensions
+    b_k = √(6 (I_j + I_l − I_k)/m) from the principal moments (0 for a body without mass, MuJoCo's
+    mjMINVAL), its principal axes (columns, body coordinates) and its centre of mass."""
+    n = model.n_bodies
+    box, axes, com = np.zeros((n, 3)), np.tile(np.eye(3), (n, 1, 1)), np.zeros((n, 3))
+    for i, I in enumerate(model.inertias):
+        if i == 0 or I.mass < 1e-15:
+            continue
+        moments, R = np.linalg.eigh(np.asarray(I.inertia, dtype=float))
+        s = moments.sum()
+        box[i] = np.sqrt(np.maximum(1e-15, s - 2 * moments) / I.mass * 6.0)
+        axes[i], com[i] = R, I.com
+    return box, axes, com
 
 
 def _general_rows(sim) -> tuple:

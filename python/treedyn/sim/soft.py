@@ -184,6 +184,8 @@ def resolve(model, in_engine: bool, soft, integrator, friction_edges) -> tuple:
         integrator = integrator or "semi-implicit"
     elif integrator == "implicitfast" and not in_engine:
         raise ValueError('integrator="implicitfast" needs a C++ contact solver ("auto", "newton" or "admm")')
+    if not in_engine and (model.fluid[0] > 0 or model.fluid[1] > 0):
+        raise ValueError('the model\'s fluid (model.fluid) is the C++ step\'s: use contact_solver "auto" or "admm"')
     if friction_edges is None:
         friction_edges = 0 if soft and model.friction_cone == "elliptic" else 4
     friction_edges = checked_edges(friction_edges, in_engine)

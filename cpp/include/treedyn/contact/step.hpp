@@ -35,6 +35,7 @@
 #include "treedyn/contact/collision.hpp"
 #include "treedyn/contact/delassus.hpp"
 #include "treedyn/contact/delassus_dense.hpp"
+#include "treedyn/contact/fluid.hpp"
 #include "treedyn/contact/implicit.hpp"
 #include "treedyn/contact/newton.hpp"
 #include "treedyn/contact/rows.hpp"
@@ -145,6 +146,12 @@ struct ContactWorld {
   std::unique_ptr<Data<double>> mass;
   std::vector<Vec3<double>> axis_ang, axis_lin;
   GeneralRowsWork general;  // the model's constraints, dry friction, tendon limits (contact/rows.hpp)
+  // the fluid's forces (contact/fluid.hpp): a kinematics workspace, per body scratch, τ with them
+  std::unique_ptr<Data<double>> fluid_data;
+  std::vector<Motion<double>> fluid_vel;
+  std::vector<Transform<double>> fluid_X0;
+  std::vector<Force<double>> fluid_F;
+  Eigen::VectorXd fluid_tau;
   std::mutex busy;
   explicit ContactWorld(const Model<double>& m)
       : model(m),
@@ -189,6 +196,7 @@ struct ContactEngine {
   std::vector<double> radius;                      // each geom's bounding_radius (the broad phase)
   LimitTable limits;
   GeneralRows general;  // the rows made each step in C++ (contact/rows.hpp)
+  Fluid fluid;          // MuJoCo's inertia-box fluid forces (contact/fluid.hpp)
   // the soft rows (opt.soft): each pair's and each limit bound's solref and solimp, and MuJoCo's
   // approximate inverse inertias at the reference pose: each geom's body's body_invweight0
   // (translation), each coordinate's dof_invweight0
@@ -830,6 +838,14 @@ struct ContactEngine {
     W.vnext -= W.corr;
   }
 
+  // τ plus the fluid's force at (q, v) (contact/fluid.hpp), or τ where there is no fluid
+  const double* with_fluid(ContactWorld& W, const double* q, const double* v, const double* tau) const {
+    if (!fluid.any()) return tau;
+    if (!W.fluid_data) W.fluid_data = std::make_unique<Data<double>>(model), W.fluid_tau.resize(model.nv);
+    fluid.apply(model, *W.fluid_data, q, v, tau, W.fluid_tau.data(), W.fluid_vel, W.fluid_X0, W.fluid_F);
+    return W.fluid_tau.data();
+  }
+
   // a free joint's linear velocity in MuJoCo's form (world frame, w = R u) and back (u = Rᵀ w), in place
   void free_to_world(const double* q, double* v, bool back) const {
     for (int i = 1; i <= model.N; ++i) {
@@ -864,6 +880,7 @@ struct ContactEngine {
       add_passive_force(model, q, v, tau, W.tau.data());
       tau = W.tau.data();
     }
+    tau = with_fluid(W, q, v, tau);
     aba<double>(W.model, W.data, q, v, tau, static_cast<const double*>(nullptr), W.qdd.data());
     world_poses(W);
     collide(W);
@@ -940,6 +957,7 @@ struct ContactEngine {
       add_passive_force(model, q, v, tau, W.tau.data());
       tau = W.tau.data();
     }
+    tau = with_fluid(W, q, v, tau);
     aba<double>(damped(W, h), W.data, q, v, tau, static_cast<const double*>(nullptr),
                 W.qdd.data());  // also Xup, S and M̂'s factors U, D⁻¹
     for (int k = 0; k < model.nv; ++k) W.vstar[k] = v[k] + h * W.qdd[k];

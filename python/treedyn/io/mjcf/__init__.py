@@ -70,8 +70,10 @@ MuJoCo's constraint model (docs/contact.md, "Soft constraints"): the geoms' ``so
 model as MuJoCo does. Joint damping, stiffness, armature, frictionloss, actuators and fixed
 tendons: docs/guide/mujoco.md.
 
-Not modelled, with one IgnoredElementWarning per file that says so: body ``gravcomp``, fluid
-forces, sensors, spatial tendons, muscles, a pair's ``gap``. Silently ignored:
+``<option density viscosity wind>``: ``model.fluid``, MuJoCo's inertia-box fluid forces in the C++
+contact step (``contact/fluid.hpp``).
+
+Not modelled, with one IgnoredElementWarning per file that says so: body ``gravcomp``, sensors, spatial tendons, muscles, a pair's ``gap``. Silently ignored:
 ``<asset>`` but its meshes, ``<visual>``, ``<statistic>``, ``<size>``, ``<custom>``,
 ``<extension>``, sites, cameras, lights. A ball joint's range is noted as not modelled.
 
@@ -138,6 +140,7 @@ def _read(r: Reader) -> Model:
     actuators.tendons(r, root, model)
     actuators.actuators(r, root, model)
     model.timestep = options.timestep(r, root)
+    model.fluid = options.fluid(r, root)
     keyframes.read_keyframes(r, root, model)
     collision.read_contact(r, root, model)
     r.ignored.warn()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["read_compiler", "gravity", "timestep"]
+__all__ = ["read_compiler", "gravity", "fluid", "timestep"]
 
 
 def read_compiler(r, root):
@@ -54,20 +54,33 @@ def read_compiler(r, root):
 
 
 def gravity(r, root):
-    """<option gravity> (default 0 0 -9.81), zero with <option><flag gravity="disable"/>; fluid
-    density and viscosity are noted as not modelled."""
+    """<option gravity> (default 0 0 -9.81), zero with <option><flag gravity="disable"/>."""
     g = np.array([0.0, 0.0, -9.81])
     for opt in root.iter("option"):
         r.current = opt
         if opt.get("gravity") is not None:
             g = r.vec(opt, "gravity", 3)
-        for a in ("density", "viscosity"):
-            if opt.get(a) is not None and r.vec(opt, a, 1)[0] != 0.0:
-                r.ignored.note(f"<option {a}>: fluid forces are not modelled (forces are inputs)")
         for flag in opt.iter("flag"):
             if flag.get("gravity") == "disable":
                 g = np.zeros(3)
     return g
+
+
+def fluid(r, root) -> tuple:
+    """<option density viscosity wind> (MuJoCo's defaults 0, 0, 0 0 0): the fluid of MuJoCo's inertia-box
+    model (model.fluid, contact/fluid.hpp); a geom's fluidshape="ellipsoid" (MuJoCo's other model) is
+    noted as stepped by the box."""
+    rho, eta, wind = 0.0, 0.0, np.zeros(3)
+    for opt in root.iter("option"):
+        r.current = opt
+        rho = r.num(opt, "density", None, rho)
+        eta = r.num(opt, "viscosity", None, eta)
+        wind = r.vec(opt, "wind", 3, None, wind)
+        if rho < 0 or eta < 0:
+            raise r.err("<option density viscosity>: must be >= 0", opt)
+    if (rho or eta) and any(g.get("fluidshape", "none") == "ellipsoid" for g in root.iter("geom")):
+        r.ignored.note('fluidshape="ellipsoid": MuJoCo\'s ellipsoid fluid model is stepped as its inertia box')
+    return rho, eta, tuple(float(x) for x in wind)
 
 
 def timestep(r, root):
