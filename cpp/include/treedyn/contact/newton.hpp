@@ -48,7 +48,7 @@ struct NewtonResult {
 
 // one world's dense workspace, sized at first use (no allocation once sizes are reached)
 struct NewtonWorkspace {
-  Eigen::MatrixXd J, H;                    // the rows in use (n × nv), the Hessian (its lower triangle)
+  Eigen::MatrixXd J, H, A;                 // the rows in use (n × nv), the Hessian (its lower triangle), JᵀD^½
   Eigen::VectorXd x, r, s, Rinv, b, grad;  // the iterate; per row in use: J x − b, J p, 1/R, b
   Eigen::VectorXd p, Mp, dx, Mdx, xw, rw, dxw, Mdxw;
   Eigen::LLT<Eigen::MatrixXd> llt;
@@ -161,10 +161,15 @@ inline void newton_M(const NewtonWorkspace& w, const Eigen::MatrixXd& M, const E
 // H = M + Σ_active J_kᵀ J_k / R_k and its factor: dense (lower triangle, Cholesky) or on the tree (LTL)
 inline bool newton_factor(NewtonWorkspace& w, const Eigen::MatrixXd& M) {
   const int n = int(M.rows());
-  if (!w.tree) {
-    w.H = M;
+  if (!w.tree) {  // H = M + AAᵀ, A's columns √(1/R_k) J_kᵀ of the active rows: one rank-k update
+    int a = 0;
+    for (int k = 0; k < int(w.J.rows()); ++k) a += w.active[k] != 0;
+    w.A.resize(n, a);
+    a = 0;
     for (int k = 0; k < int(w.J.rows()); ++k)
-      if (w.active[k]) w.H.selfadjointView<Eigen::Lower>().rankUpdate(w.J.row(k).transpose(), w.Rinv[k]);
+      if (w.active[k]) w.A.col(a++) = std::sqrt(w.Rinv[k]) * w.J.row(k).transpose();
+    w.H = M;
+    if (a) w.H.selfadjointView<Eigen::Lower>().rankUpdate(w.A);
     w.llt.compute(w.H);  // (reads the lower triangle)
     return w.llt.info() == Eigen::Success;
   }

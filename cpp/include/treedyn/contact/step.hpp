@@ -144,6 +144,7 @@ struct ContactWorld {
   std::vector<Mat3<double>> geom_R;  // each paired geom's world orientation and centre (collide)
   std::vector<Vec3<double>> geom_p;
   std::unique_ptr<Data<double>> mass;
+  bool mass_fresh = false;  // mass->M is this step's (Newton's: implicit_velocity takes it)
   std::vector<Vec3<double>> axis_ang, axis_lin;
   GeneralRowsWork general;  // the model's constraints, dry friction, tendon limits (contact/rows.hpp)
   // the fluid's forces (contact/fluid.hpp): a kinematics workspace, per body scratch, τ with them
@@ -684,6 +685,7 @@ struct ContactEngine {
     if (!W.mass) W.mass = std::make_unique<Data<double>>(W.model, true);
     W.mass->Xup = W.data.Xup, W.mass->S = W.data.S;  // (ABA's kinematics at q)
     crba_from_kinematics(W.model, *W.mass);
+    W.mass_fresh = true;
     newton_rows(W);
     st.seconds[kDelassus] += since(t0);
     const bool warm = W.w.z.size() && W.w.z.cwiseAbs().maxCoeff() > 0;
@@ -811,10 +813,14 @@ struct ContactEngine {
     S.diagonal = diagonal_stiffness;
     if (!S.assemble(actuation, fast ? kv : nullptr, joints ? &model.damping : nullptr, fast, nv)) return;
     W.dv = W.vnext - Eigen::Map<const Eigen::VectorXd>(v, nv);  // Δ
-    if (!S.diagonal) {  // (M + hK)⁻¹ h K Δ, M by CRBA on ABA's kinematics at q (the world's model: M̂ if hard)
-      if (!W.mass) W.mass = std::make_unique<Data<double>>(W.model, true);
-      W.mass->Xup = W.data.Xup, W.mass->S = W.data.S;
-      crba_from_kinematics(W.model, *W.mass);
+    if (!S.diagonal || W.mass_fresh) {  // (M + hK)⁻¹ h K Δ, M by CRBA on ABA's kinematics at q (the world's
+      // model: M̂ if hard), or Newton's of this step: one dense factor where it has M already, not a second ABA
+      if (!W.mass_fresh) {
+        if (!W.mass) W.mass = std::make_unique<Data<double>>(W.model, true);
+        W.mass->Xup = W.data.Xup, W.mass->S = W.data.S;
+        crba_from_kinematics(W.model, *W.mass);
+      }
+      if (S.diagonal) S.K = S.kd.asDiagonal();
       S.H = W.mass->M + h * S.K;
       S.ldlt.compute(S.H);
       W.y.noalias() = h * (S.K * W.dv);
@@ -943,6 +949,7 @@ struct ContactEngine {
       st.status = kStateNotFinite;
       return;
     }
+    W.mass_fresh = false;
     W.qk = Eigen::Map<const Eigen::VectorXd>(q, model.nq);  // q_out, v_out may alias q, v
     W.vk = Eigen::Map<const Eigen::VectorXd>(v, model.nv);
     q = W.qk.data(), v = W.vk.data();
