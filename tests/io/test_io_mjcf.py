@@ -697,3 +697,23 @@ def test_geoms_that_only_show_are_visuals_with_their_colours():
     np.testing.assert_allclose(rod.placement.translation, [0, 0, 0.2], atol=1e-15)
     assert shell.name == "shell" and isinstance(shell.shape, td.TriangleMesh) and shell.rgba == (1.0, 0.0, 0.0, 0.5)
     assert shell.shape.faces.shape == (4, 3)
+
+
+@pytest.mark.parametrize(
+    "inner, message",
+    [
+        ('<joint springdamper="-1 1"/>', "springdamper='-1 1': when given, both must be positive"),
+        ('<joint springdamper="1 -1"/>', "springdamper='1 -1'"),
+        ('<joint name="j"/>', "tendon 'nope', does not exist"),
+    ],
+)
+def test_what_mujoco_refuses_is_refused(inner, message):
+    """Files MuJoCo's compiler refuses are refused here too, naming the element."""
+    import mujoco
+
+    act = '<actuator><motor tendon="nope"/></actuator>' if "nope" in message else ""
+    xml = f'<mujoco><worldbody><body><geom size="0.1"/>{inner}</body></worldbody>{act}</mujoco>'
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(td.ModelFileError, match=message):
+        td.load_mjcf(xml)

@@ -259,11 +259,31 @@ def test_simulate_reports_the_constraints_of_a_file(capsys, tmp_path):
         (["centipede:1", "--solver", "aba"], "add --contact-solver proxqp or drop --solver"),
         (["bridge:5,3", "--integrator", "euler"], "--integrator is for scenes with contact"),
         (["bridge:5,3", "--contact-solver", "admm"], "--contact-solver is for scenes with contact"),
+        (["chain:2", "--out", "/no/such/folder/run"], "--out /no/such/folder/run.npz: the folder /no/such/folder"),
+        (["chain:2", "--plot", "/no/such/folder/a.png"], "the folder /no/such/folder does not exist"),
+        (["chain:100000000"], "n = 100000000 is more than a spec builds (at most 100000)"),
+        (["centipede:2,friction=lots"], "friction must be a number, got 'lots'"),
     ],
 )
 def test_simulate_bad_options_are_clear_errors(capsys, args, message):
     assert main(["simulate", *args]) == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_simulate_out_writes_the_file_it_names(capsys, tmp_path):
+    """--out run (no suffix) writes run.npz and says so; a documented scene option (friction) is taken."""
+    assert main(["simulate", "centipede:1,friction=0.5", "--steps", "3", "--out", str(tmp_path / "run")]) == 0
+    assert f"trajectory: {tmp_path / 'run.npz'}" in capsys.readouterr().out and (tmp_path / "run.npz").exists()
+
+
+@pytest.mark.parametrize(
+    "args,message", [(["--port", "70000"], "--port must be in 0..65535"), (["--host", "bad..host"], "--host")]
+)
+def test_view_bad_port_or_host_is_a_clear_error(capsys, args, message):
+    assert main(["view", "chain:2", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
 
 
 def test_simulate_unknown_integrator_is_a_usage_error(capsys):

@@ -177,6 +177,10 @@ def test_the_embedded_local_cluster_is_started_once_and_kept(monkeypatch):
         assert c.nthreads() and set(c.nthreads().values()) == {1} and len(c.nthreads()) == 1
         assert tdd.sweep(_slow_square, [2, 3]) == [4, 9]  # no Client made: the embedded one
         assert set(c.run(td.get_num_threads).values()) == {1}
+        # nothing bound beyond this machine: the scheduler, the workers and the dashboard on 127.0.0.1
+        assert c.scheduler.address.startswith("tcp://127.0.0.1:")
+        assert all(w.startswith("tcp://127.0.0.1:") for w in c.nthreads())
+        assert "127.0.0.1" in c.dashboard_link
     finally:
         tdd._close_embedded()
 

@@ -6,14 +6,12 @@ treedyn compare chain:100          run every solver that supports the model, che
 treedyn compare robot.urdf --peers the same on a URDF (or MJCF .xml) file, and Pinocchio's (or
                                    MuJoCo's) own parser and dynamics on that file
 treedyn simulate bridge:20,20 --steps 500 --out bridge.npz --plot bridge.png
-                                   run a RedMax scene (bridge, bridge-rigid, umbrella, tree,
-                                   chain) with redmax-direct or redmax-pcg, write the
-                                   trajectory and a picture of the final state
+                                   run a RedMax scene (bridge, bridge-rigid, umbrella, tree, chain) with
+                                   redmax-direct or -pcg, write the trajectory and a picture of the end
 treedyn simulate centipede:50 --plot walk.png --animate walk.gif
-                                   a scene with contact (geoms that can collide, or a gait:
-                                   the centipede) runs through td.ContactSimulator (drumwright's
-                                   inverse inertia, semi-implicit steps of the scene's h, its
-                                   gait as tau) for the scene's duration; prints contacts,
+                                   a scene with contact (geoms that can collide, or a gait: the centipede)
+                                   runs through td.ContactSimulator (semi-implicit steps of the scene's h,
+                                   its gait as tau) for the scene's duration; prints contacts,
                                    penetration, QP iterations and how far the centre of mass
                                    walked; --plot: side and top views of the final state and
                                    the centre of mass x over time; --animate: a GIF of the run
@@ -36,6 +34,7 @@ import numpy as np
 from .. import _checks
 from .._version import __version__
 from ..util.timing import time_call
+from .cli_args import check_args
 from .view_command import add_run_options, add_view_parser, show_run
 
 # the widest a view of a contact scene gets, relative to its height: a long centipede is shown in a
@@ -583,6 +582,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        check_args(args)
         with warnings.catch_warnings():  # warnings as plain lines while the command runs
             warnings.showwarning = lambda message, category, *rest, **kw: print(
                 f"treedyn: {category.__name__}: {message}", file=sys.stderr
@@ -591,7 +591,7 @@ def main(argv=None) -> int:
     except Diverged as e:
         print(f"treedyn: error: {e}", file=sys.stderr)
         return EXIT_DIVERGED
-    except (ValueError, TypeError, KeyError) as e:
+    except (ValueError, TypeError, KeyError, OSError) as e:  # (OSError: a file the run could not write)
         print(f"treedyn: error: {e}", file=sys.stderr)
         return 2
 

@@ -68,14 +68,19 @@ def _cores() -> int:
 
 def embedded_client() -> distributed.Client:
     """The embedded LocalCluster's Client, started on first use: one worker process per core, one
-    thread each (treedyn's own threads then 1 per worker: nothing is oversubscribed); closed at
+    thread each (treedyn's own threads then 1 per worker: nothing is oversubscribed), the scheduler,
+    workers and dashboard bound to 127.0.0.1 only (nothing served beyond this machine); closed at
     exit. Scripts that start it must guard their main code with ``if __name__ == "__main__":``
     (the workers are new processes)."""
     global _embedded
     with _embedded_lock:
         if _embedded is None or _embedded[1].status in ("closing", "closed"):
             cluster = distributed.LocalCluster(
-                n_workers=_cores(), threads_per_worker=1, processes=True, dashboard_address=":0"
+                n_workers=_cores(),
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address="127.0.0.1:0",
+                host="127.0.0.1",
             )
             _embedded = (cluster, distributed.Client(cluster, set_as_default=False))
             atexit.register(_close_embedded)

@@ -157,6 +157,8 @@ def actuators(r, root, model) -> None:
                 r.ignored.note(f"actuator {name!r}: its transmission (a site or a body) is not modelled")
                 continue
             if transmission == "tendon" and target not in tendon_names:
+                if target not in r.__dict__.get("tendons", {}):  # (MuJoCo's refusal too)
+                    raise r.err(f"actuator {name!r}: its transmission target, tendon {target!r}, does not exist", e)
                 r.ignored.note(f"actuator {name!r} on tendon {target!r}: not a fixed tendon treedyn models")
                 continue
             gain, bias, dyn, T = _gain_bias(r, e, a, name)

@@ -204,6 +204,8 @@ def _passive(r, name, kind, a, e):
             vals[attr] = r.angle(x) if attr == "springref" and kind == "hinge" else x
     if "springdamper" in a:  # (time constant, damping ratio): stiffness and damping from M at qpos0
         tc, ratio = r.vec(e, "springdamper", 2, a)
+        if (tc, ratio) != (0, 0) and not (tc > 0 and ratio > 0):  # (MuJoCo's refusal too)
+            raise r.err(f"joint {name!r}: springdamper={a['springdamper']!r}: when given, both must be positive", e)
         if tc > 0:
             vals["springdamper"] = (float(tc), float(ratio))
     if any(vals.values()):
