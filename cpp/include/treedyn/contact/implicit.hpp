@@ -14,6 +14,7 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <Eigen/LU>
 
 #include "treedyn/model/actuation.hpp"
 

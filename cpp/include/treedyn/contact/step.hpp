@@ -207,6 +207,7 @@ struct ContactEngine {
   Pyramid pyramid;
   bool damped_joints;              // some joint has damping
   bool diagonal_stiffness = true;  // every actuator and damped tendon moves one coordinate (contact/implicit.hpp)
+  std::vector<int> standalone;     // the free bodies without children (implicitfast's gyroscopic term)
 
   ContactEngine(const Model<double>& m, std::vector<GeomData> g, std::vector<std::pair<int, int>> p, LimitTable l,
                 const ContactOptions& o)
@@ -217,6 +218,10 @@ struct ContactEngine {
         opt(o),
         pyramid(o.edges),
         damped_joints(std::any_of(m.damping.begin(), m.damping.end(), [](double d) { return d > 0; })) {
+    for (int i = 1; i <= model.N; ++i)
+      if (model.kind[i] == JointKind::Free &&
+          std::none_of(model.parent.begin() + 1, model.parent.end(), [i](int p) { return p == i; }))
+        standalone.push_back(i);
     std::vector<char> in(geoms.size(), 0);
     for (const auto& [a, b] : pairs) in[a] = in[b] = 1;
     for (std::size_t g = 0; g < geoms.size(); ++g) {
@@ -811,8 +816,16 @@ struct ContactEngine {
     const int nv = model.nv;
     VelocityStiffness& S = W.stiffness;
     S.diagonal = diagonal_stiffness;
-    if (!S.assemble(actuation, fast ? kv : nullptr, joints ? &model.damping : nullptr, fast, nv)) return;
     W.dv = W.vnext - Eigen::Map<const Eigen::VectorXd>(v, nv);  // Δ
+    const bool any = S.assemble(actuation, fast ? kv : nullptr, joints ? &model.damping : nullptr, fast, nv);
+    if (any) stiffness_correction(W, q, h);
+    if (fast) standalone_free_bodies(W, v, h, any);
+  }
+
+  // v⁺ −= (M + hK)⁻¹ h K Δ
+  void stiffness_correction(ContactWorld& W, const double* q, double h) const {
+    const int nv = model.nv;
+    VelocityStiffness& S = W.stiffness;
     if (!S.diagonal || W.mass_fresh) {  // (M + hK)⁻¹ h K Δ, M by CRBA on ABA's kinematics at q (the world's
       // model: M̂ if hard), or Newton's of this step: one dense factor where it has M already, not a second ABA
       if (!W.mass_fresh) {
@@ -842,6 +855,45 @@ struct ContactEngine {
     aba<double>(*W.euler, *W.euler_data, q, W.zero_v.data(), W.y.data(), static_cast<const double*>(nullptr),
                 W.corr.data());
     W.vnext -= W.corr;
+  }
+
+  // implicitfast on a standalone free body (a free joint without children), as MuJoCo 4.0 (mjd_freeMhat): its
+  // block decoupled from the rest, Δ⁺ = A⁻¹ M Δ with A = M + hK + hB in MuJoCo's coordinates (the origin's
+  // linear velocity in world axes, ω in body axes: T = diag(R, 1) of ours), B = ∂(bias)/∂v, the gyroscopic
+  // and the centre-of-mass offset's terms:  K = s ωᵀ − (ω·s) 1 + [ω × s]ₓ,  B_lin,ang = −m K R,
+  // B_ang,ang = Rᵀ(−m [s]ₓ K + [ω]ₓ I_w − [I_w ω]ₓ) R, ω and s = R c (the centre of mass) in world axes
+  void standalone_free_bodies(ContactWorld& W, const double* v, double h, bool with_K) const {
+    using Mat6 = Eigen::Matrix<double, 6, 6>;
+    using Vec6 = Eigen::Matrix<double, 6, 1>;
+    for (int i : standalone) {
+      const int j = model.v_index[i];
+      const Mat3<double> R = W.X0[i].E.transpose(), I3 = Mat3<double>::Identity();
+      const RigidInertia<double>& In = model.I[i];
+      const double m = In.m;
+      const Vec3<double> c = In.h / m;
+      const Mat3<double> Ibar = In.I.full(), Ic = Ibar + m * skew<double>(c) * skew<double>(c);
+      Mat6 Mo;  // ours: (linear, angular) in body axes
+      Mo << m * I3, -m * skew<double>(c), m * skew<double>(c), Ibar;
+      for (int k = 0; k < 6 && !W.model.armature.empty(); ++k) Mo(k, k) += W.model.armature[j + k];
+      Mat6 T = Mat6::Zero();
+      T.topLeftCorner<3, 3>() = R, T.bottomRightCorner<3, 3>() = I3;
+      Mat6 A = T * Mo * T.transpose();
+      const Mat6 Mmj = A;
+      if (with_K) {
+        const VelocityStiffness& S = W.stiffness;
+        const Mat6 Ko = S.diagonal ? Mat6(S.kd.segment<6>(j).asDiagonal()) : Mat6(S.K.block<6, 6>(j, j));
+        A += h * T * Ko * T.transpose();
+      }
+      const Vec3<double> w = R * Vec3<double>(v[j + 3], v[j + 4], v[j + 5]), s = R * c;
+      const Mat3<double> Iw = R * Ic * R.transpose();
+      const Mat3<double> K = s * w.transpose() - w.dot(s) * I3 + skew<double>(cross(w, s));
+      const Mat3<double> C = -m * skew<double>(s) * K + skew<double>(w) * Iw - skew<double>(Iw * w);
+      A.topRightCorner<3, 3>() += h * (-m * K * R);
+      A.bottomRightCorner<3, 3>() += h * (R.transpose() * C * R);
+      const Vec6 d = T * W.dv.segment<6>(j);
+      const Vec6 dn = T.transpose() * A.partialPivLu().solve(Mmj * d);
+      for (int k = 0; k < 6; ++k) W.vnext[j + k] = v[j + k] + dn[k];
+    }
   }
 
   // τ plus the fluid's force at (q, v) (contact/fluid.hpp), or τ where there is no fluid
