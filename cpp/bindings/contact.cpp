@@ -233,8 +233,8 @@ void bind_contact(py::module_& m) {
                lt.sign.push_back(limit_sign.data()[k]);
              }
              ContactOptions o;
-             if (integrator < 0 || integrator > 3)
-               throw py::value_error("ContactEngine: integrator must be 0, 1, 2 or 3 (implicitfast)");
+             if (integrator < 0 || integrator > 4)
+               throw py::value_error("ContactEngine: integrator must be 0, 1, 2, 3 (implicitfast) or 4 (implicit)");
              o.integrator = integrator;
              o.edges = edges;
              o.stabilization = stabilization;

@@ -181,12 +181,12 @@ class ContactSettings:
     @property
     def integrator(self) -> str | None:
         """The file's integrator, ContactSimulator's default: "rk4" (MJCF <option integrator="RK4">, with soft
-        constraints), "implicitfast" (implicitfast and implicit), "semi-implicit" (Euler), or None."""
+        constraints), "implicitfast", "implicit", "semi-implicit" (Euler), or None."""
         return self.__dict__.get("_integrator")
 
     @integrator.setter
     def integrator(self, value) -> None:
-        self._option("integrator", value, ("rk4", "semi-implicit", "implicitfast"))
+        self._option("integrator", value, ("rk4", "semi-implicit", "implicitfast", "implicit"))
 
     @property
     def friction_cone(self) -> str | None:

@@ -67,7 +67,7 @@ from .engine import (
 )
 from .result import ContactKeeper, ContactTrajectory, SimulationError
 from .rows import has_rows, limit_targets
-from .soft import checked_edges, resolve, rk4_unseen
+from .soft import INTEGRATORS, checked_edges, resolve, rk4_unseen
 from .step import (
     StepFailed,
     check_state,
@@ -90,8 +90,6 @@ __all__ = [
     "friction_basis",
 ]
 
-#: the contact simulator's integrators, as the step core names them
-INTEGRATORS = {"semi-implicit": "semi-implicit-euler", "euler": "euler", "rk4": None, "implicitfast": None}  # C++ only
 #: the phases of a contact step, timed (ContactStep.phases)
 PHASES = ("collision", "dynamics", "contact_inertia", "qp", "integrate")
 
@@ -197,9 +195,9 @@ class ContactSimulator:
     set_limit_softness; docs/contact.md "Soft constraints"), or hard with Baumgarte's push-out; None: the
     model's (``model.soft_constraints``: True for a model read from MJCF). integrator: "semi-implicit"
     (q moves with the velocity after the impulses), "euler" (explicit, as drumwright2012's experiment at
-    h = 1e-5), "rk4" (soft only: MuJoCo's RK4) or "implicitfast" (MuJoCo's: semi-implicit with the actuators'
-    and dampers' velocity derivatives implicit); None: the model's (its file's <option integrator>; rk4 with
-    soft constraints), else "semi-implicit". friction_edges: k of the linearised cone (0: the exact
+    h = 1e-5), "rk4" (soft only: MuJoCo's RK4), "implicitfast" or "implicit" (MuJoCo's: the actuators' and
+    dampers' velocity derivatives implicit; implicit the bias's too); None: the model's (its file's <option
+    integrator>; rk4 with soft constraints), else "semi-implicit". friction_edges: k of the linearised cone (0: the exact
     cone, contact_solver="admm" only; soft: 4 is MuJoCo's pyramid, 0 its elliptic cone); None: the
     file's <option cone> with soft constraints, else 4. solver (contact_solver="proxqp"): the solver
     whose ``forward_dynamics`` and ``inverse_inertia`` give the free motion and M⁻¹[N D]. Hard

@@ -310,7 +310,7 @@ def make_engine(sim, pairs):
         np.r_[vi[finite_lo], vi[finite_hi]].astype(np.int32),
         np.r_[lower[finite_lo], upper[finite_hi]].astype(float),
         np.r_[np.ones(finite_lo.sum()), -np.ones(finite_hi.sum())],
-        {"semi-implicit": 0, "euler": 1, "rk4": 2, "implicitfast": 3}[sim.integrator],
+        {"semi-implicit": 0, "euler": 1, "rk4": 2, "implicitfast": 3, "implicit": 4}[sim.integrator],
         sim.friction_edges,
         sim.stabilization,
         sim.slop,

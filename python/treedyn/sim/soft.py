@@ -20,6 +20,10 @@ from ..solvers.inverse import _solver_for, inverse_mass_matrix
 from .contact_solvers import MAX_FRICTION_EDGES
 from .result import SimulationWarning
 
+#: the contact simulator's integrators, as the step core names them (None: the C++ step's alone)
+INTEGRATORS = {"semi-implicit": "semi-implicit-euler", "euler": "euler", "rk4": None, "implicitfast": None}
+INTEGRATORS["implicit"] = None
+
 
 def _mixed(a, b) -> tuple:
     """Two geoms' (solref, solimp) mixed: weight solmix_a/(solmix_a + solmix_b) (0.5 if both are 0,
@@ -179,11 +183,12 @@ def resolve(model, in_engine: bool, soft, integrator, friction_edges) -> tuple:
     if soft is None:
         soft = bool(model.soft_constraints) and in_engine
     soft = _checks.boolean(soft, "soft")
-    if integrator is None:  # (the file's RK4 needs soft constraints; implicitfast is the C++ step's)
-        integrator = model.integrator if (soft or model.integrator == "implicitfast") and in_engine else None
+    if integrator is None:  # (the file's RK4 needs soft constraints; the implicit ones are the C++ step's)
+        implicit = model.integrator in ("implicitfast", "implicit")
+        integrator = model.integrator if (soft or implicit) and in_engine else None
         integrator = integrator or "semi-implicit"
-    elif integrator == "implicitfast" and not in_engine:
-        raise ValueError('integrator="implicitfast" needs a C++ contact solver ("auto", "newton" or "admm")')
+    elif integrator in ("implicitfast", "implicit") and not in_engine:
+        raise ValueError(f'integrator="{integrator}" needs a C++ contact solver ("auto", "newton" or "admm")')
     if not in_engine and (model.fluid[0] > 0 or model.fluid[1] > 0):
         raise ValueError('the model\'s fluid (model.fluid) is the C++ step\'s: use contact_solver "auto" or "admm"')
     if friction_edges is None:

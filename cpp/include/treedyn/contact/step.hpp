@@ -31,6 +31,7 @@
 #include "treedyn/algorithms/kinematics.hpp"
 #include "treedyn/algorithms/ltl.hpp"
 #include "treedyn/algorithms/passive.hpp"
+#include "treedyn/algorithms/rnea_derivatives.hpp"
 #include "treedyn/contact/admm.hpp"
 #include "treedyn/contact/collision.hpp"
 #include "treedyn/contact/delassus.hpp"
@@ -46,7 +47,8 @@ namespace treedyn {
 
 struct ContactOptions {
   // 0: semi-implicit Euler, 1: explicit Euler, 2: RK4 (soft only: rk4 below), 3: MuJoCo's implicitfast
-  // (semi-implicit with the velocity derivatives implicit: implicit_velocity)
+  // (semi-implicit with the velocity derivatives implicit: implicit_velocity), 4: MuJoCo's implicit (the
+  // bias's derivative too: implicit_full)
   int integrator = 0;
   int edges = 4;  // 0: the second-order cone; k >= 3: k-edge pyramid
   double stabilization = 0.02, slop = 1e-5, push_out_limit = 0.2;
@@ -131,6 +133,11 @@ struct ContactWorld {
   // the implicit velocity terms (implicit_velocity): K, and for a diagonal K a copy of the model with
   // armature + h K and no gravity, its workspace; made at the first such step
   VelocityStiffness stiffness;
+  // implicit (implicit_full): ∂c/∂v's workspace and its matrices (held: no allocation once sized)
+  std::unique_ptr<RneaDerivativesData<double>> rnea;
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> DQ, DV;
+  Eigen::MatrixXd T, G_imp, Mmj, H;
+  Eigen::PartialPivLU<Eigen::MatrixXd> lu;
   std::unique_ptr<Model<double>> euler;
   std::unique_ptr<Data<double>> euler_data;
   Eigen::VectorXd zero_v, y, corr;
@@ -811,6 +818,7 @@ struct ContactEngine {
   // (soft: the solve was on M; hard steps have it in M̂ already: damped), implicitfast's actuators and
   // tendons too; kv: the actuators' velocity gains (nullptr: none)
   void implicit_velocity(ContactWorld& W, const double* q, const double* v, double h, const double* kv) const {
+    if (opt.integrator == 4) return implicit_full(W, q, v, h, kv);
     const bool fast = opt.integrator == 3, joints = opt.soft && damped_joints;
     if (!fast && !joints) return;
     const int nv = model.nv;
@@ -855,6 +863,51 @@ struct ContactEngine {
     aba<double>(*W.euler, *W.euler_data, q, W.zero_v.data(), W.y.data(), static_cast<const double*>(nullptr),
                 W.corr.data());
     W.vnext -= W.corr;
+  }
+
+  // MuJoCo's implicit (mj_implicitSkip with the RNE term): H = M − h qDeriv with qDeriv = ∂(f_act + τ_p − c)/∂v,
+  // the bias c's velocity derivative (Coriolis, centrifugal, gyroscopic) with the joints' damping by the analytic
+  // RNEA derivatives (algorithms/rnea_derivatives.hpp: ∂(c − τ_p)/∂v in treedyn's coordinates) and the actuators'
+  // and tendons' K; taken in MuJoCo's coordinates v_mj = T v (a free joint's linear velocity R u in world axes),
+  // where c_mj = T c − M_mj Ṫ v, so ∂c_mj/∂v_mj = (T ∂c/∂v − M_mj ∂(Ṫv)/∂v) Tᵀ (Ṫ v = (R (ω × u), 0) per
+  // free joint); H is not symmetric: LU. Δ⁺ = H⁻¹ M_mj Δ_mj, as qacc = H⁻¹ (qfrc_smooth + qfrc_constraint).
+  void implicit_full(ContactWorld& W, const double* q, const double* v, double h, const double* kv) const {
+    const int nv = model.nv;
+    VelocityStiffness& S = W.stiffness;
+    S.diagonal = false;
+    const bool any = S.assemble(actuation, kv, nullptr, true, nv);
+    if (!W.rnea) W.rnea = std::make_unique<RneaDerivativesData<double>>(model);
+    W.DQ.resize(nv, nv), W.DV.resize(nv, nv);
+    W.zero_v = Eigen::VectorXd::Zero(nv);
+    rnea_derivatives<double>(model, *W.rnea, q, v, W.zero_v.data(), static_cast<const double*>(nullptr), W.DQ.data(),
+                             W.DV.data(), static_cast<double*>(nullptr));
+    if (!opt.soft)  // (hard: the joints' damping is in M̂ already)
+      for (int k = 0; k < nv && model.has_springs; ++k) W.DV(k, k) -= model.damping[k];
+    if (!W.mass_fresh) {
+      if (!W.mass) W.mass = std::make_unique<Data<double>>(W.model, true);
+      W.mass->Xup = W.data.Xup, W.mass->S = W.data.S;
+      crba_from_kinematics(W.model, *W.mass);
+    }
+    Eigen::MatrixXd &T = W.T, &G = W.G_imp, &Mmj = W.Mmj, &H = W.H;
+    T.setIdentity(nv, nv), G.setZero(nv, nv);
+    for (int i = 1; i <= model.N; ++i) {
+      if (model.kind[i] != JointKind::Free) continue;
+      const int j = model.v_index[i];
+      const Mat3<double> R = W.X0[i].E.transpose();
+      const Vec3<double> u(v[j], v[j + 1], v[j + 2]), w(v[j + 3], v[j + 4], v[j + 5]);
+      T.block<3, 3>(j, j) = R;
+      G.block<3, 3>(j, j) = R * skew<double>(w), G.block<3, 3>(j, j + 3) = -R * skew<double>(u);
+    }
+    Mmj.noalias() = T * W.mass->M * T.transpose();
+    H.noalias() = T * W.DV * T.transpose();
+    H.noalias() -= Mmj * G * T.transpose();
+    if (any) H.noalias() += T * S.K * T.transpose();
+    H = Mmj + h * H;
+    W.dv = W.vnext - Eigen::Map<const Eigen::VectorXd>(v, nv);  // Δ
+    W.lu.compute(H);
+    W.y.noalias() = Mmj * (T * W.dv);
+    W.corr.noalias() = T.transpose() * W.lu.solve(W.y);
+    W.vnext = Eigen::Map<const Eigen::VectorXd>(v, nv) + W.corr;
   }
 
   // implicitfast on a standalone free body (a free joint without children), as MuJoCo 4.0 (mjd_freeMhat): its

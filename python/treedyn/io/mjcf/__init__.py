@@ -64,8 +64,7 @@ geom2 condim friction margin>`` (``class`` too) as ``model.add_contact_pair``;
 MuJoCo's constraint model (docs/contact.md, "Soft constraints"): the geoms' ``solref``,
 ``solimp``, ``solmix`` (``Geom``), the pairs', the joints' ``solreflimit``/``solimplimit``
 (``Model.limit_softness``), ``<option impratio integrator cone>`` (``model.impratio``,
-``model.integrator``: "rk4", "implicitfast" (implicit too, without its Coriolis derivative) or
-"semi-implicit" for Euler,
+``model.integrator``: "rk4", "implicitfast", "implicit" or "semi-implicit" for Euler,
 ``model.friction_cone``); ``model.soft_constraints`` is True, so ``td.ContactSimulator`` steps the
 model as MuJoCo does. Joint damping, stiffness, armature, frictionloss, actuators and fixed
 tendons: docs/guide/mujoco.md.

@@ -185,9 +185,7 @@ def read_contact(r, root, model):
                     f"<option integrator={opt.get('integrator')!r}>: MuJoCo's are Euler, RK4, implicit, implicitfast",
                     opt,
                 )
-            model.integrator = {"rk4": "rk4", "euler": "semi-implicit"}.get(kind, "implicitfast")
-            if kind == "implicit":
-                r.ignored.note('integrator="implicit" is stepped as implicitfast (without the Coriolis derivative)')
+            model.integrator = {"rk4": "rk4", "euler": "semi-implicit"}.get(kind, kind)
         if opt.get("cone") is not None:
             if opt.get("cone") not in ("pyramidal", "elliptic"):
                 raise r.err(f"<option cone={opt.get('cone')!r}>: must be pyramidal or elliptic", opt)
