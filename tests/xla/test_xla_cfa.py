@@ -50,6 +50,13 @@ def test_cfa_single_float32_and_its_refusals():
         td.make_solver("cfa-oee", random_tree(6, 0, branching=1.0), device="cpu")
     with pytest.raises(ValueError, match="floating base"):
         td.make_solver("cfa-oee", chain(4, floating_base=True), device="cpu")
+    # the module-level function on a tree's device model: named, not a KeyError
+    from treedyn import xla as txla
+
+    tree = random_tree(5, 0, joints=("revolute",))
+    dm = txla.DeviceModel(tree)
+    with pytest.raises(ValueError, match="unbranched chain of 1-DoF joints"):
+        txla.forward_dynamics_cfa(dm, np.zeros(tree.nq), np.zeros(tree.nv), np.zeros(tree.nv))
     massless = chain(3)
     massless.add_body(
         "tip",

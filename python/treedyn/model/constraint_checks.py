@@ -75,6 +75,11 @@ _NEAR = 0.3  # the other starting points: q_ref ⊕ δ, δ ~ N(0, 0.3²) per coo
 _KIND_NAMES = {layout["kind"]: name for name, layout in _LOOP_LAYOUTS.items()}
 
 
+class UnenforcedConstraintWarning(UserWarning):
+    """A solver made for a model with constraints computes the tree's dynamics without them
+    (td.make_solver; td.constrained_forward_dynamics keeps them)."""
+
+
 class RedundantConstraintWarning(UserWarning):
     """An added constraint that adds nothing at the reference configuration: its rows depend on
     those of the constraints already there and agree with them (a duplicate), or are zero and hold."""

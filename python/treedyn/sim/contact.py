@@ -237,7 +237,7 @@ class ContactSimulator:
             model, CONTACT_SOLVERS[name].in_engine, soft, integrator, friction_edges
         )
         self.integrator, self.soft = _checks.choice(integrator, "integrator", INTEGRATORS), soft
-        self.solver = solver if isinstance(solver, Solver) else make_solver(solver, model)
+        self.solver = solver if isinstance(solver, Solver) else make_solver(solver, model, internal=True)
         if self.solver.model is not model:
             raise ValueError("the solver instance was made for another model")
         if not hasattr(self.solver, "inverse_inertia"):

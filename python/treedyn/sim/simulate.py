@@ -141,7 +141,7 @@ def simulate(
         raise ValueError(f"unknown method {method!r}; methods are {', '.join(METHODS)}")
     _checks.choice(on_failure, "on_failure", ON_FAILURE)
     if isinstance(solver, str):
-        solver = make_solver(solver, model)
+        solver = make_solver(solver, model, internal=True)
     elif not isinstance(solver, Solver):
         raise TypeError(f"solver must be a treedyn.Solver or a solver name, got {type(solver).__name__}")
     t_end = _checks.real(t_end, "t_end", positive=True)

@@ -28,7 +28,7 @@ def _solver_for(model: Model, method: str, dtype) -> Solver:
 
 def _make(model: Model, key: tuple) -> Solver:
     method, dtype = key
-    return make_solver(method, model, dtype=dtype)
+    return make_solver(method, model, dtype=dtype, internal=True)
 
 
 def inverse_mass_matrix(model: Model | Solver, q, method: str = "drumwright", dtype=np.float64) -> np.ndarray:

@@ -27,6 +27,7 @@ class _RedMaxSolver(Solver):
         {"step", "inverse_inertia", "branched", "multi_dof", "floating_base", "springs", "loop_closures", "batch"}
     )
     thread_safe = True  # the C++ solvers lock their workspaces (with the GIL released)
+    keeps_constraints = True  # its implicit step keeps the loop closures and couplings (make_solver)
 
     def __init__(self, model, dtype=np.float64, h: float = 1e-2, **options):
         super().__init__(model, dtype, **options)

@@ -87,12 +87,14 @@ def get_solver_class(name: str) -> type[Solver]:
     return classes[name]
 
 
-def make_solver(solver: str | type[Solver], model, **options) -> Solver:
+def make_solver(solver: str | type[Solver], model, *, internal: bool = False, **options) -> Solver:
     """A solver instance for ``model``: ``solver`` is a registered name or a Solver subclass.
 
     Options (e.g. ``dtype=np.float32``) go to the solver's constructor. ``device=`` ("cpu", "gpu"
     or a jax.Device) or ``backend="jax"`` picks treedyn's XLA backend instead of the C++ solvers:
     the same algorithm written in JAX, on that device (treedyn.xla; ``pip install 'treedyn[gpu]'``).
+    A model with constraints (loop closures, couplings) given to a solver that does not keep them warns
+    (UnenforcedConstraintWarning) unless ``internal`` (treedyn's own simulators, which keep them).
     """
     backend = options.pop("backend", None)
     if backend is not None or "device" in options:
@@ -108,6 +110,17 @@ def make_solver(solver: str | type[Solver], model, **options) -> Solver:
     from ..model import Model
 
     _checks.instance(model, Model, "model")
+    if model.n_constraint_rows and not getattr(cls, "keeps_constraints", False) and not internal:
+        from ..model.constraint_checks import UnenforcedConstraintWarning
+
+        warnings.warn(
+            f"make_solver({cls.name!r}): the model's {model.n_constraint_rows} constraint row(s) (loop closures, "
+            "couplings: URDF mimic joints, MJCF equalities) are not kept by this solver's forward_dynamics, which "
+            "is the tree's alone; td.constrained_forward_dynamics(solver, ...), td.simulate, td.ContactSimulator "
+            "and the redmax-* solvers keep them",
+            UnenforcedConstraintWarning,
+            stacklevel=2,
+        )
     return cls(model, **options)
 
 

@@ -130,7 +130,7 @@ def _cmd_compare(args) -> int:
             skipped.append((name, "no batched forward dynamics"))
             continue
         try:
-            solver = make_solver(cls, model)
+            solver = make_solver(cls, model, internal=True)
             out = solver.forward_dynamics(q, v, tau)
         except Exception as e:  # a plugin that fails is reported, not fatal
             skipped.append((name, f"failed: {type(e).__name__}: {e}"))
@@ -264,7 +264,7 @@ def _simulate_redmax(scene, args) -> int:
     solver_name = args.solver or "redmax-direct"
     steps = 500 if args.steps is None else args.steps
     h = scene.h if args.h is None else args.h
-    solver = make_solver(solver_name, scene.model, h=h)
+    solver = make_solver(solver_name, scene.model, h=h, internal=True)
     state = scene.state.copy()
     keys = ("position_residual", "velocity_residual", "iterations", "max_iterations", "unconverged", "seconds")
     bar = _steps_bar(steps, f"{scene.name} ({scene.model.nv} DOF, {solver_name})", args.progress)

@@ -81,6 +81,11 @@ def _accelerations(blocks, t, Fc):
 
 def cfa(st, A, q, qd, tau, f_ext=None):
     """q̈ (nv,) of a chain of 1-DoF joints fixed to the world (the DeviceModel has its chain arrays)."""
+    if "S_unit" not in A:  # (a tree, or a chain with a joint of several degrees of freedom)
+        raise ValueError(
+            "forward_dynamics_cfa: the constraint force algorithm takes an unbranched chain of 1-DoF joints fixed to "
+            "the world; this model is not one (use forward_dynamics, the articulated-body algorithm)"
+        )
     X = joint_transforms(st, A, q)[1:]
     S, I, Jinv, W = A["S_unit"], A["inertia"][1:], A["J_inv"], A["W"]
     a0 = spatial_gravity(A)
