@@ -1,7 +1,7 @@
 """The step on the models MuJoCo users run, against MuJoCo's own: Gymnasium's locomotion files as
 ``td.load_mjcf`` reads them (MuJoCo's soft constraints, the file's integrator and cone), stepped by a
 ``td.StepData`` (one call into C++ a step) beside ``mj_step`` on the same file, alternating, one thread,
-zero control from the file's qpos0. ``python -m benchmarks contact_step --models ...`` prints the
+zero control from the file's qpos0 (the swimmer in its fluid). ``python -m benchmarks contact_step --models ...`` prints the
 same with the ``sim.step(state)`` path beside; docs/guide/mujoco.md has the table. Above 1: ours is
 faster.
 """
@@ -19,7 +19,7 @@ class StepDataRatioMujoco(Threads):
     """time of mj_step over that of ``StepData.step()`` on a Gymnasium model's file (each from its
     qpos0, at rest then lying or standing: the trajectories run on, both continuing theirs)."""
 
-    params = ["half_cheetah", "ant", "hopper", "walker2d", "humanoid"]
+    params = ["half_cheetah", "ant", "hopper", "walker2d", "humanoid", "swimmer"]
     param_names = ["model"]
     repeats = 9
     timeout = 300
