@@ -1,9 +1,9 @@
 """The step on the models MuJoCo users run, against MuJoCo's own: Gymnasium's locomotion files as
 ``td.load_mjcf`` reads them (MuJoCo's soft constraints, the file's integrator and cone), stepped by a
 ``td.StepData`` (one call into C++ a step) beside ``mj_step`` on the same file, alternating, one thread,
-zero control from the file's qpos0 (the swimmer in its fluid). ``python -m benchmarks contact_step --models ...`` prints the
-same with the ``sim.step(state)`` path beside; docs/guide/mujoco.md has the table. Above 1: ours is
-faster.
+zero control from the file's qpos0 (the swimmer in its fluid). ``python -m benchmarks contact_step
+--models ...`` prints the same with the ``sim.step(state)`` path beside; docs/guide/mujoco.md has the
+table. Above 1: ours is faster.
 """
 
 import os
