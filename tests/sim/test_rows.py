@@ -90,12 +90,23 @@ def test_tendon_limit_from_outside_returns_as_a_critically_damped_spring():
     assert 2 * s.v[0] <= e / (np.e * tau) * (1 + 1e-6)
 
 
+OWN_SOFTNESS = (  # (a joint's and a tendon's solreffriction/solimpfriction, the tendon's solreflimit/solimplimit)
+    ('frictionloss="0.3"', 'frictionloss="0.3" solreffriction="0.05 0.5" solimpfriction="0.5 0.8 0.01"'),
+    (
+        'frictionloss="0.02">',
+        'frictionloss="0.02" solreflimit="0.08 1" solimplimit="0.6 0.9 0.02" solreffriction="0.03 1.2">',
+    ),
+)
+
+
+@pytest.mark.parametrize("own", [False, True], ids=["defaults", "own-softness"])
 @pytest.mark.parametrize("contact_solver", ["auto", "admm"])
-def test_soft_dry_friction_and_tendon_limits_step_as_mj_step(contact_solver):
+def test_soft_dry_friction_and_tendon_limits_step_as_mj_step(contact_solver, own):
     """With soft constraints (an MJCF model's default) dry friction and a tendon's limits are MuJoCo's
     rows (friction: r = 0, |λ| ≤ h f, Newton's Huber cost; a limit: unilateral when violated): a driven
     double pendulum with frictionloss on both joints and on a limited tendon over them follows mj_step
-    to 1e-6 over 3 s (Newton: to its tolerance), sticking and sliding, its tendon on its limits."""
+    to 1e-6 over 3 s (Newton: to its tolerance), sticking and sliding, its tendon on its limits; with the
+    MuJoCo defaults and with the file's own solref/solimp for them (Model.set_row_softness)."""
     mujoco = pytest.importorskip("mujoco")
     xml = """<mujoco><compiler angle="radian"/><worldbody>
      <body name="a"><joint name="h1" axis="0 1 0" frictionloss="0.3" damping="0.05"/>
@@ -105,6 +116,8 @@ def test_soft_dry_friction_and_tendon_limits_step_as_mj_step(contact_solver):
      </worldbody><tendon><fixed name="t" limited="true" range="-0.4 0.4" frictionloss="0.02">
      <joint joint="h1" coef="1"/><joint joint="h2" coef="0.5"/></fixed></tendon>
      <actuator><motor joint="h1" gear="2"/></actuator></mujoco>"""
+    for plain, with_softness in OWN_SOFTNESS if own else ():
+        xml = xml.replace(plain, with_softness)
     m = mujoco.MjModel.from_xml_string(xml)
     d = mujoco.MjData(m)
     data = td.ContactSimulator(td.load_mjcf(xml), contact_solver=contact_solver).data()

@@ -122,6 +122,27 @@ class ContactSettings:
         """(solref, solimp) of a joint's limits (set_limit_softness; MuJoCo's defaults if never set)."""
         return self.__dict__.get("_limit_softness", {}).get(joint, (DEFAULT_SOLREF, DEFAULT_SOLIMP))
 
+    def set_row_softness(self, kind: str, name: str, solref=None, solimp=None) -> None:
+        """MuJoCo's soft-constraint parameters of a joint's dry friction (kind "joint friction": MJCF's joint
+        solreffriction/solimpfriction) or a fixed tendon's (kind "tendon friction") or a tendon's limits
+        ("tendon limit": solreflimit/solimplimit), used by ``ContactSimulator(soft=True)``; MuJoCo's
+        defaults where never set or None. ``name``: the joint's or the tendon's."""
+        names = {"joint friction": self.joint_names, "tendon friction": self.tendon_names}
+        names["tendon limit"] = names["tendon friction"]
+        if kind not in names:
+            raise ValueError(f"set_row_softness: kind must be one of {list(names)}, got {kind!r}")
+        if name not in names[kind]:
+            raise ValueError(f"set_row_softness: no {kind.split()[0]} named {name!r}")
+        ref, imp = self.row_softness(kind, name)
+        ref = ref if solref is None else checked_solref(solref, f"{kind} solref")
+        imp = imp if solimp is None else checked_solimp(solimp, f"{kind} solimp")
+        self.__dict__.setdefault("_row_softness", {})[(kind, name)] = (ref, imp)
+        self._changed()
+
+    def row_softness(self, kind: str, name: str) -> tuple:
+        """(solref, solimp) of a dry friction's or a tendon limit's rows (set_row_softness; MuJoCo's defaults)."""
+        return self.__dict__.get("_row_softness", {}).get((kind, name), (DEFAULT_SOLREF, DEFAULT_SOLIMP))
+
     def set_constraint_softness(self, kind: str, index: int, solref=None, solimp=None) -> None:
         """Make a loop closure (kind "loop": add_loop_closure's index) or a coupling ("coupling":
         add_coupling's) one of MuJoCo's soft equalities under ``ContactSimulator(soft=True)``, with these

@@ -354,7 +354,7 @@ def _boxes(model, _key=None) -> tuple:
 def _general_rows(sim) -> tuple:
     """set_rows' arguments (contact/rows.hpp): the model's constraints (its RedMax system) with each row's
     softness and Â (soft.equality_weights), the coordinates' and tendons' dry friction, the tendons' limits,
-    the latter two's Â (soft.row_weights) and MuJoCo's default solref/solimp (soft steps)."""
+    the latter two's Â (soft.row_weights) and solref/solimp (model.row_softness; soft steps)."""
     model = sim.model
     T = actuation_terms(model)
     system, table = None, np.zeros((0, 12))
@@ -368,9 +368,18 @@ def _general_rows(sim) -> tuple:
     dofs = np.flatnonzero(model.joint_frictionloss).astype(np.int32)
     f = np.float64
     A_dof, A_tendon = cached(model, "soft_row_weights", soft.row_weights)
-    default = [0.02, 1.0, 0.9, 0.95, 0.001, 0.5, 2.0]  # (MuJoCo's solreffriction, solreflimit defaults)
-    friction_soft = [[a, *default] for a in [*A_dof[dofs], *A_tendon[T.friction]]]
-    limit_soft = [[a, *default] for a in A_tendon[T.limited]]
+    names, joint_of = model.tendon_names, {}
+    for i, name in enumerate(model.body_joint_names):  # (each coordinate's joint)
+        for k in range(model.core.v_index[i], model.core.v_index[i] + model.core.nv_i[i]):
+            joint_of[k] = name
+
+    def row(A, kind, name) -> list:  # Â, solref, solimp (model.row_softness: MuJoCo's defaults where unset)
+        ref, imp = model.row_softness(kind, name)
+        return [A, *ref, *imp]
+
+    friction_soft = [row(A_dof[k], "joint friction", joint_of[k]) for k in dofs]
+    friction_soft += [row(A_tendon[t], "tendon friction", names[t]) for t in T.friction]
+    limit_soft = [row(A_tendon[t], "tendon limit", names[t]) for t in T.limited]
     return (
         system, table, dofs, np.asarray(model.joint_frictionloss, f)[dofs],
         np.ascontiguousarray(T.tendon_v[T.friction], f), np.asarray(T.frictionloss[T.friction], f),

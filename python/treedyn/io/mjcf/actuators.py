@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .collision import softness
+
 __all__ = ["joint_passive", "tendons", "actuators"]
 
 _SHORTCUTS = ("motor", "position", "velocity", "general")
@@ -62,6 +64,8 @@ def _springs(r, model) -> None:
             model.set_joint_spring(name, stiffness=k, damping=d, rest=rest)
         if a.get("frictionloss"):
             model.set_joint_frictionloss(name, a["frictionloss"])
+    for (kind, name), soft in r.__dict__.get("row_softness", {}).items():  # (solreffriction, solimpfriction)
+        model.set_row_softness(kind, name, soft.get("solref"), soft.get("solimp"))
 
 
 def _limited(r, e, a, key: str, what: str):
@@ -113,6 +117,10 @@ def tendons(r, root, model) -> None:
                 )
             except ValueError as err:
                 raise r.err(str(err), t) from None
+            for kind, keys in (("tendon friction", "friction"), ("tendon limit", "limit")):
+                soft = softness(r, t, a, (f"solref{keys}", f"solimp{keys}"))
+                if soft:
+                    model.set_row_softness(kind, name, soft.get("solref"), soft.get("solimp"))
             added += 1
 
 

@@ -210,3 +210,6 @@ def _passive(r, name, kind, a, e):
             vals["springdamper"] = (float(tc), float(ratio))
     if any(vals.values()):
         r.passive[name] = (kind, vals)
+    soft = softness(r, e, a, ("solreffriction", "solimpfriction"))
+    if soft and vals.get("frictionloss"):  # (the dry friction's rows: Model.set_row_softness)
+        r.__dict__.setdefault("row_softness", {})[("joint friction", name)] = soft
