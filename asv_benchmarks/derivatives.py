@@ -1,4 +1,4 @@
-"""Analytic derivatives of the dynamics (treedyn.algorithms.derivatives, issue 18) against Pinocchio's
+"""Analytic derivatives of the dynamics (treedyn.algorithms.derivatives) against Pinocchio's
 computeRNEADerivatives / computeABADerivatives in the same run, one thread: a 50-joint chain and
 the real robots UR5, Solo12, Talos. The Pinocchio model comes from ``treedyn.peers.to_pinocchio``
 (the same q/v layout), so the same arrays go to both. Skipped (NotImplementedError in setup) when

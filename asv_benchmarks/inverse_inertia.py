@@ -87,7 +87,7 @@ class InverseMassMatrixOut(Threads):
 
 
 class InverseMassMatrixTwoThreads:
-    """time(1 thread) / time(2 threads) of the full M⁻¹ at n = 1000 with out= (issue 16 asks ≥ 1.6),
+    """time(1 thread) / time(2 threads) of the full M⁻¹ at n = 1000 with out= (the goal: ≥ 1.6),
     on a chain (depth 1000: the per-configuration setup is one leaves-to-root sweep) and on a
     random tree; calls made ``PAUSE`` s apart (an idle worker must not cost its wake-up) or back to
     back. Medians of ``CALLS`` calls per thread count, the two counts alternating."""

@@ -47,7 +47,7 @@ ROBOTS = ["ur5", "panda", "solo12", "talos"]
 
 class SpecialisedSpeedupOverPinocchio:
     """time(pinocchio.aba) / time(specialised treedyn "aba"), one robot per call, one thread,
-    alternating samples in one process (issue 16 asks for at least 2 on each)."""
+    alternating samples in one process (the goal: at least 2 on each)."""
 
     params = ["chain100", *ROBOTS]
     param_names = ["model"]
@@ -81,7 +81,7 @@ class SpecialisedSpeedupOverPinocchio:
 
 class SpecialisedBatchSpeedupOverAbaInParallel:
     """time(pin.abaInParallel) / time(specialised batched "aba") on 2 threads, B robots of n joints
-    (the chain), float64 and float32 (issue 16: at least 2 in float64, 3 in float32)."""
+    (the chain), float64 and float32 (the goal: at least 2 in float64, 3 in float32)."""
 
     params = (["4096x7", "256x200"], ["float64", "float32"])
     param_names = ["batch", "dtype"]

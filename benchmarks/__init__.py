@@ -40,7 +40,7 @@ against the installed treedyn: ``python -m benchmarks <name> [options]`` (``--li
   the bridge's maximum deck deflection against its cable stiffness, under gravity and with the car;
   the sweep's wall time beside the same simulations run serially.
 
-- ``derivatives``: issue 18's analytic derivatives against Pinocchio in the same run: time per call of
+- ``derivatives``: analytic derivatives against Pinocchio in the same run: time per call of
   td.rnea_derivatives / td.aba_derivatives and computeRNEADerivatives / computeABADerivatives on one
   thread over chain lengths and on UR5, Solo12 and Talos, interleaved min-of-samples, and the ratio.
 

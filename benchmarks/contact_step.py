@@ -1,4 +1,4 @@
-"""The whole contact step against MuJoCo's mj_step (issue: contact at MuJoCo's speed).
+"""The whole contact step against MuJoCo's mj_step.
 
     python -m benchmarks contact_step [--segments 10 50 100 250] [--steps 200] [--batch 8 32]
                                       [--models ant humanoid ...] [--out DIR]

@@ -1,4 +1,4 @@
-"""Analytic derivatives of the dynamics against Pinocchio in the same run (issue 18, item 5):
+"""Analytic derivatives of the dynamics against Pinocchio in the same run:
 
     python -m benchmarks derivatives [--n 5 10 20 50 100 200] [--robots ur5 solo12 talos]
                                      [--repeat 60] [--out DIR] [--quick] [--no-plot]

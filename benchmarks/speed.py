@@ -1,5 +1,5 @@
 """featherstone-part3's two efficiency techniques on this machine, each against Pinocchio in the
-same run (issue 16's judged quantities):
+same run (the quantities its goals are stated in):
 
     python -m benchmarks speed [--repeat 9] [--out DIR] [--quick] [--no-plot] [--minv-only]
 
@@ -215,7 +215,7 @@ def plot(rows, out_dir, log=print):
     axes[1].set_ylabel("time(pin.abaInParallel) / time(treedyn) [×]")
     axes[1].set_title("batches, 2 threads")
     for ax in axes:
-        ax.axhline(2, color="k", ls="--", lw=0.8, label="2× Pinocchio (issue 16's goal)")
+        ax.axhline(2, color="k", ls="--", lw=0.8, label="2× Pinocchio (goal)")
         ax.set_ylim(0, 1.4 * max([2.0, *(b.get_height() for b in ax.patches)]))  # room for the legend
         ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()

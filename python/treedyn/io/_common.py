@@ -105,7 +105,7 @@ def warn_inconsistent_inertias(source: str, inconsistent: list) -> None:
 # extensions): ASCII digits with an optional sign, point and exponent; inf and nan are let through
 # here so that the callers refuse them with their own message. Python's float() also takes "1_000",
 # non-ASCII digits ("１２", "١٢") and surrounding Unicode spaces, which no other tool reads as a
-# number (issue 31). Separators: XML's whitespace (space, tab, CR, LF) only.
+# number. Separators: XML's whitespace (space, tab, CR, LF) only.
 _SPACE = "[ \t\n\r]"
 # (unambiguous, so that a long bad token costs linear time to refuse: no backtracking)
 _NUMBER = r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan)"

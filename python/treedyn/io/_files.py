@@ -1,5 +1,5 @@
 """Reading the files a model names — the model file, its ``<include>``s, its meshes — so that no
-file can starve or stall a load (issue 31: ``from_mjcf("/dev/zero")`` read until the OOM killer
+file can starve or stall a load (``from_mjcf("/dev/zero")`` once read until the OOM killer
 came, a FIFO hung both loaders, an include fan-out grew as 2^depth).
 
 * Only regular files: the path is ``stat``-ed first, then opened with ``O_NONBLOCK`` (so that a

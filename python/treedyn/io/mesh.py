@@ -6,7 +6,7 @@ read as bytes through the load's budget (treedyn.io._files: a regular file, with
 TREEDYN_MAX_MESH_BYTES) and handed to trimesh from memory; an STL that is neither a binary STL (its
 length is 84 + 50 × the triangle count in its header) nor text is refused here by name, and text
 that is not UTF-8 is read as Latin-1 (its numbers are ASCII), so that trimesh never guesses an
-encoding (it needs charset_normalizer for that, an optional dependency: issue 31). MuJoCo
+encoding (it needs charset_normalizer for that, an optional dependency). MuJoCo
 stores vertices in single precision, so every vertex is rounded to float32 first (a ``0.1`` in the
 file is 0.1000000015 to MuJoCo); everything after that is in double precision.
 

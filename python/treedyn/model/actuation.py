@@ -1,4 +1,4 @@
-"""Tendons and actuators as model data (issue 30, deliverables 2 and 3), with MuJoCo's meaning:
+"""Tendons and actuators as model data, with MuJoCo's meaning:
 
 * a fixed tendon is a linear combination of scalar joint coordinates, L(q) = Σ_k c_k q_k
   (MuJoCo's ``<tendon><fixed>``), with a spring–damper on its length: the generalized force
@@ -172,7 +172,7 @@ class ActuationMixin:
         return self._append("_actuators", a)
 
     # the tendons and actuators are kept in lists and their names in sets, so that adding n of them
-    # costs O(n), not O(n²) (a model file may have an actuator per joint: issue 31)
+    # costs O(n), not O(n²) (a model file may have an actuator per joint)
     def _append(self, key: str, item) -> int:
         """Append ``item`` to the list under ``key`` (a tuple in a model pickled before: made a list)."""
         items = self.__dict__.get(key)

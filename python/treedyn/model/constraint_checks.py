@@ -1,7 +1,6 @@
-"""The checks a constraint passes when it is added (Model.add_loop_closure, Model.add_coupling;
-issue 31, item 4): a constraint that cannot hold with the others is refused where it is made,
-with a ValueError naming it and the constraints it conflicts with, not found by a simulation that
-stops after its first step.
+"""The checks a constraint passes when it is added (Model.add_loop_closure, Model.add_coupling): a
+constraint that cannot hold with the others is refused where it is made, with a ValueError naming it
+and the constraints it conflicts with, not found by a simulation that stops after its first step.
 
 - A coupling of a joint (or of a fixed combination of joints) to itself is refused, with an
   offset (q = q + a0: it cannot hold) and without (q = q: it says nothing). MuJoCo refuses both

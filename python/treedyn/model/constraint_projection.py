@@ -1,6 +1,6 @@
 """The numerical core of the model's constraints C(q) = 0, below the solvers: the rank-revealing
 solve of a Delassus-like matrix A = G Y (its dependent rows dropped) and the Gauss–Newton
-projection of a configuration onto C(q) = 0, which stops when it stalls (issue 31, item 4).
+projection of a configuration onto C(q) = 0, which stops when it stalls.
 
 Both serve two callers: ``treedyn.constraints`` (the accelerations, ``project_positions``) and the
 checks a constraint passes when it is added (model/constraint_checks.py), which must not import

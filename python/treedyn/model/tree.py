@@ -64,7 +64,7 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         self._index: dict[str, int] = {"world": 0}
         # Python mirrors of what each body added to the C++ model (its name, where its coordinates
         # start in q and v): the C++ vectors are copied whole on every read, so reading one entry
-        # per body made loading a model O(n²) (issue 31)
+        # per body made loading a model O(n²)
         self._names: list[str] = ["world"]
         self._q_start: list[int] = [0]
         self._v_start: list[int] = [0]

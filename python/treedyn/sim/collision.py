@@ -1,4 +1,4 @@
-"""Contact detection between a model's geoms (issue 14, item 2).
+"""Contact detection between a model's geoms.
 
 The shapes are ``treedyn.model.shapes``' values; ``model.add_geom`` fixes one to a body or to the
 world. :func:`collide` returns the contacts at q: world point (midway between the

@@ -1,5 +1,5 @@
 """Bilateral constraints for every solver: the model's loop closures and couplings C(q) = 0 kept
-at the acceleration level (issue 15, item 1).
+at the acceleration level.
 
 The rows, their Jacobian G = ∂C/∂q (in velocity coordinates) and the bias Ġq̇ are the same ones
 the RedMax step keeps at the velocity level (cpp/include/treedyn/redmax/constraints.hpp): one

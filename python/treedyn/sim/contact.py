@@ -1,4 +1,4 @@
-"""Simulation with contact (issue 14, items 3 and 4): maximum-dissipation impulses on the
+"""Simulation with contact: maximum-dissipation impulses on the
 contact-space inertia, as in the centipede experiment of drumwright2012 §6.3.
 
 The contact model is Drumwright and Shell's (WAFR 2010, drumwright2012's reference [10]): at each

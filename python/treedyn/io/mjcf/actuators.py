@@ -1,4 +1,4 @@
-"""The passes of what acts on the joints (issue 30): the joints' passive attributes (``armature``,
+"""The passes of what acts on the joints: the joints' passive attributes (``armature``,
 ``damping``, ``stiffness`` with ``springref``), the fixed tendons of ``<tendon>`` and the
 actuators of ``<actuator>``, as the model's data (``Model.set_joint_armature``,
 ``Model.set_joint_spring``, ``Model.add_tendon``, ``Model.add_actuator``;
