@@ -176,7 +176,7 @@ def test_planar_joint_about_another_axis_moves_in_the_plane_normal_to_it():
 # ------------------------------------------------------------------ warnings
 
 
-def test_visual_and_collision_are_silent_extensions_warn_once():
+def test_visual_collision_and_ros_extensions_are_silent_unknown_ones_warn_once():
     urdf = robot(
         link("base", '<visual><geometry><box size="1 1 1"/></geometry></visual>'),
         link("a", inertial(1.0), '<collision><geometry><sphere radius="0.1"/></geometry></collision>'),
@@ -185,14 +185,17 @@ def test_visual_and_collision_are_silent_extensions_warn_once():
         '<gazebo reference="a"/>',
         "<gazebo/>",
         '<material name="red"/>',
+        "<sensor_thing/>",
+        "<sensor_thing/>",
     )
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         td.Model.from_urdf(urdf)
     msgs = [str(x.message) for x in w if issubclass(x.category, IgnoredElementWarning)]
     assert len(msgs) == 1
-    assert "<gazebo> ×2" in msgs[0] and "<transmission>" in msgs[0] and "<URDF string>" in msgs[0]
-    assert "visual" not in msgs[0] and "collision" not in msgs[0] and "material" not in msgs[0]
+    assert "<sensor_thing> ×2" in msgs[0] and "<URDF string>" in msgs[0]
+    for quiet in ("gazebo", "transmission", "visual", "collision", "material"):
+        assert quiet not in msgs[0], quiet
 
 
 def test_physically_inconsistent_inertia_is_kept_with_a_warning():

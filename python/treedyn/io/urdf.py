@@ -56,8 +56,9 @@ the hulls of neighbouring links overlap on Solo-12, TALOS; PyBullet also leaves 
 that cannot be found or read is dropped and recorded in ``model.dropped_geoms``
 (``td.ContactSimulator`` warns about it). A ``<visual>`` becomes a visual of its link
 (``model.visuals``: what td.view draws; a mesh as a MeshFile, read when drawn) with its
-``<material>``'s colour; ``<transmission>``, ``<gazebo>`` and any unknown element with one
-``IgnoredElementWarning`` per file; ``<calibration>``, ``<safety_controller>``. A joint's
+``<material>``'s colour; ``<transmission>`` and ``<gazebo>`` (ROS's and Gazebo's configuration),
+``<calibration>``, ``<safety_controller>`` are read past silently, any unknown element with one
+``IgnoredElementWarning`` per file. A joint's
 ``<dynamics damping friction>`` (revolute, continuous, prismatic) is its viscous damping
 (``Model.set_joint_spring``'s damping, used by every solver) and dry friction
 (``Model.set_joint_frictionloss``, kept by the contact step).
@@ -106,7 +107,9 @@ class MissingMeshWarning(UserWarning):
 _JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 _LINK_SILENT = {"inertial", "visual", "collision"}
 _JOINT_SILENT = {"origin", "parent", "child", "axis", "limit", "dynamics", "calibration", "safety_controller", "mimic"}
-_ROBOT_SILENT = {"link", "joint", "material"}
+# (<transmission> and <gazebo>: ROS's and Gazebo's configuration, in most robot files, not the robot's
+# dynamics: read past without a word; an element no tool defines still warns)
+_ROBOT_SILENT = {"link", "joint", "material", "transmission", "gazebo"}
 
 
 MIMIC = ("couple", "independent", "error")
