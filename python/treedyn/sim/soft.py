@@ -70,6 +70,12 @@ def limit_softness(model, names_low, names_high) -> np.ndarray:
     return np.array([list(r) + list(i) for r, i in rows], dtype=float).reshape(-1, 7)
 
 
+def _reference_minv(model, _key=None) -> np.ndarray:
+    """M⁻¹ at the reference configuration (the file's qpos0, else td.neutral), once per model revision: the
+    approximate inverse inertias below all read it."""
+    return inverse_mass_matrix(model, neutral_or_reference(model))
+
+
 def inverse_weights(model, _key=None) -> tuple[np.ndarray, np.ndarray]:
     """MuJoCo's body_invweight0 (translation) per geom and dof_invweight0 per velocity coordinate at
     the reference configuration (the file's qpos0, else td.neutral): the mean of the diagonal of
@@ -89,7 +95,7 @@ def inverse_weights(model, _key=None) -> tuple[np.ndarray, np.ndarray]:
     W = _solver_for(model, "drumwright", np.float64).inverse_inertia(q0, Jt) if points else Jt
     mean_diag = np.einsum("ij,ij->j", Jt, W).reshape(-1, 3).mean(axis=1)  # trace(J M⁻¹ Jᵀ)/3 per point
     geoms = np.array([mean_diag[c] if c >= 0 else 0.0 for c in where])
-    dof = np.diag(inverse_mass_matrix(model, q0)).copy()
+    dof = np.diag(cached(model, "reference_minv", _reference_minv)).copy()
     core = model.core
     for i in range(1, model.n_bodies):
         k, n = core.v_index[i], core.nv_i[i]
@@ -108,7 +114,7 @@ def equality_weights(model, _key=None) -> list:
     side's coefficients over the coordinates: a joint's dof_invweight0, a fixed tendon's
     tendon_invweight0)."""
     q0 = neutral_or_reference(model)
-    Minv = inverse_mass_matrix(model, q0)
+    Minv = cached(model, "reference_minv", _reference_minv)
     inertias, vi = model.inertias, model.v_indices
 
     def body(b) -> tuple:
@@ -143,7 +149,7 @@ def row_weights(model, _key=None) -> tuple:
     from ..model.actuation import actuation_terms
 
     T = actuation_terms(model)
-    Minv = inverse_mass_matrix(model, neutral_or_reference(model))
+    Minv = cached(model, "reference_minv", _reference_minv)
     tendons = np.einsum("ij,jk,ik->i", T.tendon_v, Minv, T.tendon_v) if T.tendon_v.size else np.zeros(0)
     return cached(model, "soft_inverse_weights", inverse_weights)[1], tendons
 
