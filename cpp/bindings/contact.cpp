@@ -79,7 +79,7 @@ py::tuple contacts_of(const ContactEngine& E, ContactWorld& W) {
       const Mat3<double> D = W.X0[c.body[1]].E.transpose() * W.G.contacts[i].D[1];  // world frame
       return D * Vec3<double>(W.w.z.segment<3>(3 * i));
     };
-    if (c.half == 1) {
+    if (c.half >= 1) {  // (and the torsional and rolling edges: their forces on the normal)
       for (int r = 0; r < 3; ++r) impulses.mutable_at(k, r) += force(j)[r];
       continue;
     }
@@ -170,98 +170,122 @@ static Softness softness(const double* x) {
 
 void bind_contact(py::module_& m) {
   py::class_<PyContactEngine>(m, "ContactEngine", "The contact step of one model (treedyn.sim.contact)")
-      .def(py::init([](const Model<double>& model, py::array_t<int> kinds, py::array_t<int> bodies, Arr rotations,
-                       Arr translations, Arr sizes, Arr friction, py::array_t<int> pairs, py::array_t<int> limit_q,
-                       py::array_t<int> limit_v, Arr limit_bound, Arr limit_sign, int integrator, int edges,
-                       double stabilization, double slop, double push_out_limit, double tolerance, int max_iterations,
-                       int delassus, py::object margins, py::object pair_params, py::object meshes) {
-             const py::ssize_t G = kinds.size();
-             if (bodies.size() != G || rotations.size() != 9 * G || translations.size() != 3 * G ||
-                 sizes.size() != 3 * G || friction.size() != G)
-               throw py::value_error("ContactEngine: the geom arrays' sizes disagree");
-             std::vector<GeomData> geoms(G);
-             for (py::ssize_t k = 0; k < G; ++k) {
-               GeomData& g = geoms[k];
-               g.kind = ShapeKind(kinds.data()[k]);
-               g.body = bodies.data()[k];
-               if (g.body < 0 || g.body > model.N)
-                 throw py::value_error("ContactEngine: a geom's body is out of range");
-               for (int r = 0; r < 3; ++r) {
-                 for (int c = 0; c < 3; ++c) g.R(r, c) = rotations.data()[9 * k + 3 * r + c];
-                 g.p[r] = translations.data()[3 * k + r];
-                 g.size[r] = sizes.data()[3 * k + r];
-               }
-               g.friction = friction.data()[k];
-               if (g.kind < ShapeKind::Plane || g.kind > ShapeKind::Mesh)
-                 throw py::value_error("ContactEngine: a geom's kind is not 0 to 6");
-             }
-             if (!meshes.is_none()) {  // per geom: a convex mesh's vertices (V, 3) in its frame, or None
-               auto list = meshes.cast<py::sequence>();
-               if (py::ssize_t(list.size()) != G)
-                 throw py::value_error("ContactEngine: meshes must have one entry per geom");
-               for (py::ssize_t k = 0; k < G; ++k) {
-                 if (list[k].is_none()) continue;
-                 auto V = py_arrays::as_real<double>(list[k], "mesh vertices");
-                 if (V.ndim() != 2 || V.shape(1) != 3 || V.shape(0) < 1)
-                   throw py::value_error("ContactEngine: a mesh's vertices must be (V, 3), V >= 1");
-                 auto verts = std::make_shared<std::vector<Eigen::Vector3d>>(V.shape(0));
-                 for (py::ssize_t j = 0; j < V.shape(0); ++j)
-                   (*verts)[j] = Eigen::Map<const Eigen::Vector3d>(V.data() + 3 * j);
-                 geoms[k].vertices = std::move(verts);
-               }
-             }
-             for (py::ssize_t k = 0; k < G; ++k)
-               if (geoms[k].kind == ShapeKind::Mesh && !geoms[k].vertices)
-                 throw py::value_error("ContactEngine: a mesh geom has no vertices (meshes)");
-             if (!margins.is_none()) {  // each geom's margin (m)
-               auto mg = py_arrays::as_real<double>(margins, "margins");
-               if (mg.size() != G) throw py::value_error("ContactEngine: margins must have one value per geom");
-               for (py::ssize_t k = 0; k < G; ++k) geoms[k].margin = mg.data()[k];
-             }
-             std::vector<std::pair<int, int>> pr(pairs.size() / 2);
-             for (std::size_t k = 0; k < pr.size(); ++k) {
-               pr[k] = {pairs.data()[2 * k], pairs.data()[2 * k + 1]};
-               if (pr[k].first < 0 || pr[k].first >= G || pr[k].second < 0 || pr[k].second >= G)
-                 throw py::value_error("ContactEngine: a pair's geom is out of range");
-             }
-             LimitTable lt;
-             const py::ssize_t nb = limit_q.size();
-             for (py::ssize_t k = 0; k < nb; ++k) {
-               lt.qi.push_back(limit_q.data()[k]);
-               lt.vi.push_back(limit_v.data()[k]);
-               lt.bound.push_back(limit_bound.data()[k]);
-               lt.sign.push_back(limit_sign.data()[k]);
-             }
-             ContactOptions o;
-             if (integrator < 0 || integrator > 4)
-               throw py::value_error("ContactEngine: integrator must be 0, 1, 2, 3 (implicitfast) or 4 (implicit)");
-             o.integrator = integrator;
-             o.edges = edges;
-             o.stabilization = stabilization;
-             o.slop = slop;
-             o.push_out_limit = push_out_limit;
-             o.admm.tolerance = tolerance;
-             o.admm.max_iterations = max_iterations;
-             if (delassus < 0 || delassus > 2) throw py::value_error("ContactEngine: delassus must be 0, 1 or 2");
-             o.delassus = delassus;
-             ContactEngine engine(model, std::move(geoms), std::move(pr), std::move(lt), o);
-             if (!pair_params.is_none()) {  // (pairs, 2): each pair's friction and margin, NaN: the geoms' rule
-               auto pp = py_arrays::as_real<double>(pair_params, "pair_params");
-               const std::size_t n = engine.pairs.size();
-               if (std::size_t(pp.size()) != 2 * n)
-                 throw py::value_error("ContactEngine: pair_params must be (pairs, 2)");
-               engine.pair_friction.resize(n), engine.pair_margin.resize(n);
-               for (std::size_t k = 0; k < n; ++k)
-                 engine.pair_friction[k] = pp.data()[2 * k], engine.pair_margin[k] = pp.data()[2 * k + 1];
-             }
-             return new PyContactEngine{std::move(engine), {}, {}};
-           }),
-           py::arg("model"), py::arg("kinds"), py::arg("bodies"), py::arg("rotations"), py::arg("translations"),
-           py::arg("sizes"), py::arg("friction"), py::arg("pairs"), py::arg("limit_q"), py::arg("limit_v"),
-           py::arg("limit_bound"), py::arg("limit_sign"), py::arg("integrator"), py::arg("edges"),
-           py::arg("stabilization"), py::arg("slop"), py::arg("push_out_limit"), py::arg("tolerance"),
-           py::arg("max_iterations"), py::arg("delassus") = 0, py::arg("margins") = py::none(),
-           py::arg("pair_params") = py::none(), py::arg("meshes") = py::none())
+      .def(
+          py::init([](const Model<double>& model, py::array_t<int> kinds, py::array_t<int> bodies, Arr rotations,
+                      Arr translations, Arr sizes, Arr friction, py::array_t<int> pairs, py::array_t<int> limit_q,
+                      py::array_t<int> limit_v, Arr limit_bound, Arr limit_sign, int integrator, int edges,
+                      double stabilization, double slop, double push_out_limit, double tolerance, int max_iterations,
+                      int delassus, py::object margins, py::object pair_params, py::object meshes, py::object condims) {
+            const py::ssize_t G = kinds.size();
+            if (bodies.size() != G || rotations.size() != 9 * G || translations.size() != 3 * G ||
+                sizes.size() != 3 * G || (friction.size() != G && friction.size() != 3 * G))
+              throw py::value_error("ContactEngine: the geom arrays' sizes disagree");
+            const int fw = friction.size() == 3 * G && G > 0 ? 3 : 1;  // (G,) or (G, 3): sliding, torsional, rolling
+            std::vector<GeomData> geoms(G);
+            for (py::ssize_t k = 0; k < G; ++k) {
+              GeomData& g = geoms[k];
+              g.kind = ShapeKind(kinds.data()[k]);
+              g.body = bodies.data()[k];
+              if (g.body < 0 || g.body > model.N) throw py::value_error("ContactEngine: a geom's body is out of range");
+              for (int r = 0; r < 3; ++r) {
+                for (int c = 0; c < 3; ++c) g.R(r, c) = rotations.data()[9 * k + 3 * r + c];
+                g.p[r] = translations.data()[3 * k + r];
+                g.size[r] = sizes.data()[3 * k + r];
+              }
+              g.friction = friction.data()[fw * k];
+              if (fw == 3) g.spin = friction.data()[3 * k + 1], g.roll = friction.data()[3 * k + 2];
+              if (g.kind < ShapeKind::Plane || g.kind > ShapeKind::Mesh)
+                throw py::value_error("ContactEngine: a geom's kind is not 0 to 6");
+            }
+            if (!meshes.is_none()) {  // per geom: a convex mesh's vertices (V, 3) in its frame, or None
+              auto list = meshes.cast<py::sequence>();
+              if (py::ssize_t(list.size()) != G)
+                throw py::value_error("ContactEngine: meshes must have one entry per geom");
+              for (py::ssize_t k = 0; k < G; ++k) {
+                if (list[k].is_none()) continue;
+                auto V = py_arrays::as_real<double>(list[k], "mesh vertices");
+                if (V.ndim() != 2 || V.shape(1) != 3 || V.shape(0) < 1)
+                  throw py::value_error("ContactEngine: a mesh's vertices must be (V, 3), V >= 1");
+                auto verts = std::make_shared<std::vector<Eigen::Vector3d>>(V.shape(0));
+                for (py::ssize_t j = 0; j < V.shape(0); ++j)
+                  (*verts)[j] = Eigen::Map<const Eigen::Vector3d>(V.data() + 3 * j);
+                geoms[k].vertices = std::move(verts);
+              }
+            }
+            for (py::ssize_t k = 0; k < G; ++k)
+              if (geoms[k].kind == ShapeKind::Mesh && !geoms[k].vertices)
+                throw py::value_error("ContactEngine: a mesh geom has no vertices (meshes)");
+            if (!condims.is_none()) {  // each geom's condim: 1, 3, 4 or 6
+              auto cd = condims.cast<py::array_t<int, py::array::c_style | py::array::forcecast>>();
+              if (cd.size() != G) throw py::value_error("ContactEngine: condims must have one value per geom");
+              for (py::ssize_t k = 0; k < G; ++k) {
+                const int c = cd.data()[k];
+                if (c != 1 && c != 3 && c != 4 && c != 6)
+                  throw py::value_error("ContactEngine: a geom's condim is not 1, 3, 4 or 6");
+                geoms[k].condim = c;
+              }
+            }
+            if (!margins.is_none()) {  // each geom's margin (m)
+              auto mg = py_arrays::as_real<double>(margins, "margins");
+              if (mg.size() != G) throw py::value_error("ContactEngine: margins must have one value per geom");
+              for (py::ssize_t k = 0; k < G; ++k) geoms[k].margin = mg.data()[k];
+            }
+            std::vector<std::pair<int, int>> pr(pairs.size() / 2);
+            for (std::size_t k = 0; k < pr.size(); ++k) {
+              pr[k] = {pairs.data()[2 * k], pairs.data()[2 * k + 1]};
+              if (pr[k].first < 0 || pr[k].first >= G || pr[k].second < 0 || pr[k].second >= G)
+                throw py::value_error("ContactEngine: a pair's geom is out of range");
+            }
+            LimitTable lt;
+            const py::ssize_t nb = limit_q.size();
+            for (py::ssize_t k = 0; k < nb; ++k) {
+              lt.qi.push_back(limit_q.data()[k]);
+              lt.vi.push_back(limit_v.data()[k]);
+              lt.bound.push_back(limit_bound.data()[k]);
+              lt.sign.push_back(limit_sign.data()[k]);
+            }
+            ContactOptions o;
+            if (integrator < 0 || integrator > 4)
+              throw py::value_error("ContactEngine: integrator must be 0, 1, 2, 3 (implicitfast) or 4 (implicit)");
+            o.integrator = integrator;
+            o.edges = edges;
+            o.stabilization = stabilization;
+            o.slop = slop;
+            o.push_out_limit = push_out_limit;
+            o.admm.tolerance = tolerance;
+            o.admm.max_iterations = max_iterations;
+            if (delassus < 0 || delassus > 2) throw py::value_error("ContactEngine: delassus must be 0, 1 or 2");
+            o.delassus = delassus;
+            ContactEngine engine(model, std::move(geoms), std::move(pr), std::move(lt), o);
+            if (!pair_params.is_none()) {  // (pairs, 2 or 5): each pair's friction, margin (condim, torsional
+                                           // and rolling friction), NaN: the geoms' rule
+              auto pp = py_arrays::as_real<double>(pair_params, "pair_params");
+              const std::size_t n = engine.pairs.size();
+              const std::size_t w = n && std::size_t(pp.size()) == 5 * n ? 5 : 2;
+              if (std::size_t(pp.size()) != w * n)
+                throw py::value_error("ContactEngine: pair_params must be (pairs, 2) or (pairs, 5)");
+              engine.pair_friction.resize(n), engine.pair_margin.resize(n);
+              for (std::size_t k = 0; k < n; ++k)
+                engine.pair_friction[k] = pp.data()[w * k], engine.pair_margin[k] = pp.data()[w * k + 1];
+              if (w == 5) {
+                engine.pair_condim.resize(n), engine.pair_spin.resize(n), engine.pair_roll.resize(n);
+                for (std::size_t k = 0; k < n; ++k) {
+                  const double c = pp.data()[5 * k + 2];
+                  if (!std::isnan(c) && c != 1 && c != 3 && c != 4 && c != 6)
+                    throw py::value_error("ContactEngine: a pair's condim is not 1, 3, 4 or 6");
+                  engine.pair_condim[k] = c, engine.pair_spin[k] = pp.data()[5 * k + 3];
+                  engine.pair_roll[k] = pp.data()[5 * k + 4];
+                }
+              }
+            }
+            return new PyContactEngine{std::move(engine), {}, {}};
+          }),
+          py::arg("model"), py::arg("kinds"), py::arg("bodies"), py::arg("rotations"), py::arg("translations"),
+          py::arg("sizes"), py::arg("friction"), py::arg("pairs"), py::arg("limit_q"), py::arg("limit_v"),
+          py::arg("limit_bound"), py::arg("limit_sign"), py::arg("integrator"), py::arg("edges"),
+          py::arg("stabilization"), py::arg("slop"), py::arg("push_out_limit"), py::arg("tolerance"),
+          py::arg("max_iterations"), py::arg("delassus") = 0, py::arg("margins") = py::none(),
+          py::arg("pair_params") = py::none(), py::arg("meshes") = py::none(), py::arg("condims") = py::none())
       .def(
           "set_soft",
           [](PyContactEngine& e, double impratio, py::handle pair_soft, py::handle limit_soft,

@@ -4,7 +4,8 @@ Each body becomes a ``<body>`` at its joint's placement (the body frame at q = 0
 tree; its joint: Revolute → hinge, Prismatic → slide, Spherical → ball, Free → freejoint, Fixed →
 none, Universal → two hinges (MuJoCo composes a body's joints in order: the second axis turns with
 the first, as treedyn's). ``<inertial>`` with the full inertia about the centre of mass; geoms
-(sphere, capsule, box, plane) with their friction, contype, conaffinity, solref, solimp and solmix; gravity in
+(sphere, capsule, box, plane) with their friction (sliding, torsional, rolling), condim, margin, priority,
+contype, conaffinity, solref, solimp and solmix; gravity in
 ``<option>``. Angles in radians. q and v map as in treedyn.peers (quaternions (w, x, y, z); a free
 joint's linear velocity in world coordinates). A free joint's MJCF coordinates are the body's world
 pose (its body's pos/quat, the placement, only set the initial qpos), where treedyn's are relative
@@ -93,9 +94,11 @@ def _geom(g) -> str:
     else:  # pragma: no cover - Model.add_geom accepts the four shapes only
         raise ValueError(f"to_mjcf: geom {g.name!r} has an unknown shape {s!r}")
     soft = f' solref="{_num(g.solref)}" solimp="{_num(g.solimp)}" solmix="{float(g.solmix)!r}"'  # (MuJoCo's model)
+    soft += f' condim="{g.condim}" margin="{float(g.margin)!r}"' + (f' priority="{g.priority}"' if g.priority else "")
+    friction = _num([g.friction, g.torsional_friction, g.rolling_friction])
     return (
         f"<geom name={quoteattr(g.name)} type={quoteattr(kind)} size={quoteattr(_num(size))} {_pose(g.placement)} "
-        f'friction="{float(g.friction)!r} 0.005 0.0001" contype="{g.contype}" conaffinity="{g.conaffinity}"{soft}/>'
+        f'friction="{friction}" contype="{g.contype}" conaffinity="{g.conaffinity}"{soft}/>'
     )
 
 

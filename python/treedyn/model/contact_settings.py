@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _checks as C
 from .cache import changes_model
-from .shapes import CONDIM, DEFAULT_SOLIMP, DEFAULT_SOLREF, ContactPair
+from .shapes import CONDIM, DEFAULT_SOLIMP, DEFAULT_SOLREF, ContactPair, friction_triple
 
 
 def checked_solref(solref, what: str) -> tuple:
@@ -66,21 +66,22 @@ class ContactSettings:
     @changes_model
     def add_contact_pair(self, geom1, geom2, friction=None, margin=None, condim=None, solref=None, solimp=None) -> None:
         """Make geoms ``geom1`` and ``geom2`` (names or indices) a candidate pair whatever their masks,
-        bodies or exclusions (MJCF's <contact><pair>), with its own ``friction``, ``margin``,
-        ``condim``, ``solref`` and ``solimp`` (None: friction, margin, condim from the geoms, as for
-        any pair; solref and solimp MuJoCo's defaults, as a <pair> takes them)."""
+        bodies or exclusions (MJCF's <contact><pair>), with its own ``friction`` (a coefficient, or sliding,
+        torsional, rolling), ``margin``, ``condim``, ``solref`` and ``solimp`` (None: friction, margin,
+        condim from the geoms, as for any pair; solref and solimp MuJoCo's defaults, as a <pair> takes them)."""
         a, b = self._geom_ref(geom1, "add_contact_pair", "geom1"), self._geom_ref(geom2, "add_contact_pair", "geom2")
         if a == b:
             raise ValueError(f"add_contact_pair: geom1 and geom2 are the same geom ({self._geoms[a].name!r})")
-        if friction is not None:
-            friction = C.real(friction, "contact pair friction", nonnegative=True)
+        spin = roll = None
+        if friction is not None:  # (one coefficient, or MuJoCo's sliding, torsional, rolling)
+            friction, spin, roll = friction_triple(friction, "contact pair friction", (None, None))
         if margin is not None:
             margin = C.real(margin, "contact pair margin", nonnegative=True)
         if condim is not None and (condim not in CONDIM or isinstance(condim, bool)):
             raise ValueError(f"contact pair condim must be one of {CONDIM}, got {condim!r}")
         solref = None if solref is None else checked_solref(solref, "contact pair solref")
         solimp = None if solimp is None else checked_solimp(solimp, "contact pair solimp")
-        pair = ContactPair(a, b, friction, margin, None if condim is None else int(condim), solref, solimp)
+        pair = ContactPair(a, b, friction, margin, None if condim is None else int(condim), solref, solimp, spin, roll)
         self.__dict__.setdefault("_contact_pairs", []).append(pair)
 
     def _geom_ref(self, g, method: str, what: str = "geom") -> int:

@@ -203,8 +203,9 @@ class Geom:
     """A shape fixed to a body (index; 0 is the world) at ``placement`` (a treedyn.Transform in the
     body's frame). ``contype``/``conaffinity``: MuJoCo's bit masks (a pair collides when
     ``a.contype & b.conaffinity or b.contype & a.conaffinity``). ``condim``: MuJoCo's (1:
-    frictionless; 3, 4, 6: sliding friction); a pair takes the larger condim and the larger
-    friction (of two priorities, the higher one's: ``priority``). ``margin``: a pair (the sum of the two margins, as MuJoCo 4.0 adds them) touches when its surfaces are
+    frictionless; 3: sliding friction; 4: and torsional; 6: and rolling, ``torsional_friction``,
+    ``rolling_friction``: MuJoCo's pyramidal soft cone); a pair takes the larger condim and the larger
+    coefficients (of two priorities, the higher one's: ``priority``). ``margin``: a pair (the sum of the two margins, as MuJoCo 4.0 adds them) touches when its surfaces are
     closer than it and rests at that distance (MuJoCo's dist − margin). ``rgba``: its colour in the
     viewer (an MJCF geom's rgba or material), no part of the dynamics. ``solref``, ``solimp``,
     ``solmix``: MuJoCo's soft-contact parameters, used by ContactSimulator(soft=True)
@@ -230,6 +231,10 @@ class Geom:
     weight_point: tuple | None = None
     # MuJoCo's priority: of a pair's two geoms, the higher one's condim, friction, solref, solimp are the pair's
     priority: int = 0
+    # MuJoCo's torsional (condim 4, 6) and rolling (condim 6) friction coefficients, its defaults; a pair takes
+    # the larger of each
+    torsional_friction: float = 0.005
+    rolling_friction: float = 0.0001
 
 
 def checked_rgba(rgba, what: str) -> tuple | None:
@@ -240,6 +245,18 @@ def checked_rgba(rgba, what: str) -> tuple | None:
     if np.any(x < 0) or np.any(x > 1):
         raise ValueError(f"{what} must be 4 numbers in [0, 1], got {x.tolist()}")
     return tuple(x.tolist())
+
+
+def friction_triple(friction, what: str, rest: tuple) -> tuple:
+    """(sliding, torsional, rolling) from a coefficient or 1 to 3 of them (MuJoCo's geom friction),
+    each finite and >= 0, the missing ones ``rest``; ValueError/TypeError naming ``what``."""
+    x = np.atleast_1d(C.array(friction, what, finite=False))
+    if x.ndim != 1 or not 1 <= len(x) <= 3:
+        raise ValueError(f"{what} must be a number or 1 to 3 numbers (sliding, torsional, rolling), got {friction!r}")
+    if not np.all(np.isfinite(x)) or np.any(x < 0):
+        raise ValueError(f"{what} must be finite and >= 0, got {x.tolist()}")
+    out = tuple(float(v) for v in x) + tuple(rest[len(x) - 1 :])
+    return out[0], out[1], out[2]
 
 
 @dataclass(frozen=True)
@@ -254,3 +271,5 @@ class ContactPair:
     condim: int | None = None
     solref: tuple | None = None  # (ContactSimulator(soft=True)); None: MuJoCo's defaults, as a <pair>'s
     solimp: tuple | None = None
+    torsional_friction: float | None = None  # (condim 4, 6; None: the geoms' larger)
+    rolling_friction: float | None = None  # (condim 6)

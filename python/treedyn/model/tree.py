@@ -20,7 +20,7 @@ from .contact_settings import ContactSettings, checked_softness
 from .describe import DescribeMixin
 from .elements import Coupling, ElementsMixin, LoopClosure, ParentRef, Spring, UnknownNameError
 from .joints import Fixed, Free, Joint, Prismatic, Revolute, Spherical, Universal
-from .shapes import CONDIM, SHAPES, VISUAL_SHAPES, Geom, Visual, checked_rgba
+from .shapes import CONDIM, SHAPES, VISUAL_SHAPES, Geom, Visual, checked_rgba, friction_triple
 from .spatial import Inertia, Transform, _vec3
 from .to_core import CoreMixin
 
@@ -331,7 +331,7 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         body: ParentRef,
         shape,
         placement: Transform | None = None,
-        friction: float = 1.0,
+        friction=1.0,
         name: str | None = None,
         contype: int = 1,
         conaffinity: int = 1,
@@ -345,9 +345,11 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
     ) -> int:
         """Fix a collision shape (td.Sphere, Capsule, Box, Plane, Cylinder, Ellipsoid, ConvexMesh)
         to ``body`` (a body name or index; None/0/"world": the world) at ``placement`` (its pose in
-        the body frame); returns its index in ``model.geoms``. ``friction``: Coulomb coefficient (a
-        pair uses the larger); ``contype``/``conaffinity``: MuJoCo's collision bit masks;
-        ``condim``: 1 (frictionless) or 3 (4, 6 act as 3); ``margin``: the distance at which the
+        the body frame); returns its index in ``model.geoms``. ``friction``: Coulomb coefficient, or
+        MuJoCo's three (sliding, torsional, rolling; default 1, 0.005, 0.0001; a pair uses the larger
+        of each); ``contype``/``conaffinity``: MuJoCo's collision bit masks; ``condim``: MuJoCo's 1
+        (frictionless), 3 (sliding), 4 (and torsional), 6 (and rolling: with MuJoCo's pyramidal
+        soft cone, ``ContactSimulator(soft=True)``; otherwise they act as 3); ``margin``: the distance at which the
         geom's pairs touch (docs/contact.md); ``rgba``: its colour in td.view (4 numbers in [0, 1]);
         ``solref``, ``solimp``, ``solmix``: MuJoCo's soft-contact parameters (set_geom_softness;
         None: MuJoCo's defaults); ``priority``: MuJoCo's — a pair of two priorities takes the higher one's
@@ -365,7 +367,7 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         placement = Transform() if placement is None else placement
         if not isinstance(placement, Transform):
             raise TypeError(f"geom placement must be a treedyn.Transform, got {type(placement).__name__}")
-        friction = C.real(friction, "geom friction", nonnegative=True)
+        friction, spin, roll = friction_triple(friction, "geom friction", (0.005, 0.0001))
         for mask, what in ((contype, "contype"), (conaffinity, "conaffinity")):
             if isinstance(mask, bool) or not isinstance(mask, (int, np.integer)) or mask < 0:
                 raise TypeError(f"geom {what} must be a non-negative integer bit mask, got {mask!r}")
@@ -378,6 +380,7 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         soft = {"solref": solref, "solimp": solimp, "solmix": solmix}
         soft = {k: checked_softness(k, x) for k, x in soft.items() if x is not None}
         soft["priority"] = C.integer(priority, "geom priority", minimum=-(2**31), maximum=2**31 - 1)
+        soft["torsional_friction"], soft["rolling_friction"] = spin, roll
         self._geoms.append(
             Geom(name, b, shape, placement, friction, int(contype), int(conaffinity), int(condim), margin, rgba, **soft)
         )

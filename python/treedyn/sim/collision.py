@@ -99,31 +99,36 @@ def collision_pairs(model) -> list[tuple[int, int]]:
 
 
 def pair_parameters(model, _key=None) -> dict:
-    """{(i, j): (friction, margin)} of every geom pair whose parameters are not the geoms' default
-    (friction the larger of the two, margin the sum of the two: MuJoCo 4.0's rules, measured): an explicit pair's own
-    (``model.contact_pairs``; what it leaves None from the geoms), and a pair of two condim-1 geoms
-    (frictionless: MuJoCo's pair condim is the larger of the two), a pair of two priorities (the higher
-    one's condim and friction). Only those pairs and explicit pairs are listed; made once per model
-    revision."""
-    geoms = model.geoms
+    """{(i, j): (friction, margin, condim, torsional, rolling)} of every geom pair whose parameters are
+    not the geoms' default (friction, torsional and rolling friction the larger of the two, margin the
+    sum of the two, condim the larger: MuJoCo 4.0's rules, measured): an explicit pair's own
+    (``model.contact_pairs``; what it leaves None from the geoms), a pair of two condim-1 geoms
+    (frictionless), a pair of two priorities (the higher one's condim and coefficients). condim,
+    torsional, rolling NaN: the geoms' rule. Only those pairs and explicit pairs are listed; made once
+    per model revision."""
+    geoms, nan = model.geoms, float("nan")
     out = {}
     ones = [k for k, g in enumerate(geoms) if g.condim == 1]
     for x, i in enumerate(ones):
         for j in ones[x + 1 :]:
-            out[(i, j)] = (0.0, geoms[i].margin + geoms[j].margin)
+            out[(i, j)] = (0.0, geoms[i].margin + geoms[j].margin, 1.0, nan, nan)
     ranked = [k for k, g in enumerate(geoms) if g.priority != 0]
     for i in ranked:  # (of two priorities, the higher one's condim and friction: MuJoCo's mj_contactParam)
         for j in range(len(geoms)):
             a, b = geoms[i], geoms[j]
             if a.priority != b.priority and (j not in ranked or i < j):
                 top = a if a.priority > b.priority else b
-                out[(min(i, j), max(i, j))] = (0.0 if top.condim == 1 else top.friction, a.margin + b.margin)
+                mu = 0.0 if top.condim == 1 else top.friction
+                dims = (float(top.condim), top.torsional_friction, top.rolling_friction)
+                out[(min(i, j), max(i, j))] = (mu, a.margin + b.margin, *dims)
     for c in model.contact_pairs:
         a, b = geoms[c.geom1], geoms[c.geom2]
         condim = c.condim if c.condim is not None else max(a.condim, b.condim)
         mu = c.friction if c.friction is not None else max(a.friction, b.friction)
         margin = c.margin if c.margin is not None else a.margin + b.margin
-        out[(c.geom1, c.geom2)] = (0.0 if condim == 1 else mu, margin)
+        spin = c.torsional_friction if c.torsional_friction is not None else nan
+        roll = c.rolling_friction if c.rolling_friction is not None else nan
+        out[(c.geom1, c.geom2)] = (0.0 if condim == 1 else mu, margin, float(condim), spin, roll)
     return out
 
 
@@ -219,7 +224,7 @@ def collide(model, q, pairs=None) -> Contacts:
     rest = np.flatnonzero(~plain)
     for k in rest[_near(model, pairs[rest], R, p)]:  # the others, past the broad phase
         i, j = int(pairs[k, 0]), int(pairs[k, 1])
-        mu, margin = special.get((i, j), (max(geoms[i].friction, geoms[j].friction), None))
+        mu, margin, *_ = special.get((i, j), (max(geoms[i].friction, geoms[j].friction), None))
         if margin is None:
             margin = geoms[i].margin + geoms[j].margin
         if is_native[k]:
@@ -302,7 +307,7 @@ def _near(model, pairs, R, p) -> np.ndarray:
 
 
 def _largest_pair_margin(model, _key) -> float:
-    return max((m for _, m in pair_parameters(model).values()), default=0.0)
+    return max((p[1] for p in pair_parameters(model).values()), default=0.0)
 
 
 def _own_mask(model, key: bytes) -> np.ndarray:

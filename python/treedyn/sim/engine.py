@@ -46,8 +46,10 @@ def native_pair(model, pair) -> bool:
 
 def _engine_geoms(model, _key=None) -> tuple:
     """The geoms as the C++ step takes them: sim.collision's arrays (kinds, bodies, rotations,
-    translations, sizes, friction) with every ENGINE_KIND, and per geom a convex mesh's vertices or None."""
-    kinds, bodies, rotations, translations, sizes, friction = cached(model, "geoms", _geom_arrays)
+    translations, sizes) with every ENGINE_KIND, the friction (G, 3: sliding, torsional, rolling), and per
+    geom a convex mesh's vertices or None."""
+    kinds, bodies, rotations, translations, sizes, _ = cached(model, "geoms", _geom_arrays)
+    friction = np.array([(g.friction, g.torsional_friction, g.rolling_friction) for g in model.geoms], float)
     kinds, sizes, meshes = kinds.copy(), sizes.copy(), []
     for k, g in enumerate(model.geoms):
         s = g.shape
@@ -321,6 +323,7 @@ def make_engine(sim, pairs):
         np.array([g.margin for g in model.geoms], dtype=float),
         _pair_params(model, pairs),
         meshes if any(v is not None for v in meshes) else None,
+        np.array([g.condim for g in model.geoms], dtype=np.int32),
     )
     if sim.soft:
         soft.configure(engine, sim, pairs)
@@ -402,11 +405,12 @@ def _actuation_arrays(T) -> tuple:
 
 
 def _pair_params(model, pairs):
-    """(pairs, 2): each pair's own friction and margin (NaN: the geoms' rule), or None when none has."""
+    """(pairs, 5): each pair's own friction, margin, condim, torsional and rolling friction (NaN: the
+    geoms' rule), or None when none has."""
     own = cached(model, "pair_parameters", pair_parameters)
     if not any((int(i), int(j)) in own for i, j in pairs):
         return None
-    out = np.full((len(pairs), 2), np.nan)
+    out = np.full((len(pairs), 5), np.nan)
     for k, (i, j) in enumerate(pairs):
         if (int(i), int(j)) in own:
             out[k] = own[(int(i), int(j))]

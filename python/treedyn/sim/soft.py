@@ -204,6 +204,14 @@ def resolve(model, in_engine: bool, soft, integrator, friction_edges) -> tuple:
         raise ValueError(
             f"soft=True takes MuJoCo's cones: friction_edges=4 (pyramidal) or 0 (elliptic), got {friction_edges!r}"
         )
+    dims = [g.condim for g in model.geoms] + [c.condim for c in model.contact_pairs if c.condim is not None]
+    if max(dims, default=3) > 3 and not (soft and friction_edges == 4 and in_engine):
+        warnings.warn(
+            "ContactSimulator: condim 4 and 6 (torsional and rolling friction) are modelled with MuJoCo's pyramidal "
+            "soft cone (soft=True, friction_edges=4, a C++ contact solver); here they act as 3 (sliding only)",
+            SimulationWarning,
+            stacklevel=3,
+        )
     return soft, integrator, friction_edges
 
 

@@ -39,6 +39,8 @@ struct GeomData {
   std::shared_ptr<const std::vector<Eigen::Vector3d>> vertices;  // a convex mesh's, in the geom's frame
   double friction;
   double margin = 0.0;  // a pair (the sum of the two, as MuJoCo 4.0) touches closer than this, at depth + margin
+  int condim = 3;       // MuJoCo's: 4 adds torsional friction (spin), 6 rolling friction too (roll)
+  double spin = 0.0, roll = 0.0;
 };
 struct ContactPoint {
   int geom[2];
@@ -48,8 +50,12 @@ struct ContactPoint {
   double depth;            // > 0: penetration (plus the pair's margin)
   double friction;         // max of the two geoms' (MuJoCo's rule)
   Softness soft;           // its solref, solimp (ContactOptions::soft: contact/soft.hpp)
-  int half = -1;           // MuJoCo's pyramid: 0, 1 the edges n ± μ t₁, n ± μ t₂ (step.hpp, split_pyramids)
+  // MuJoCo's pyramid (step.hpp, split_pyramids): 0, 1 the edges n ± μ t₁, n ± μ t₂; 2 the torsional
+  // edges n ± μ_spin n (n an angular direction), 3, 4 the rolling ones n ± μ_roll t₁, t₂ (angular)
+  int half = -1;
   Eigen::Vector3d tangent = Eigen::Vector3d::Zero();  // MuJoCo's t₁ hint (plane–capsule: the axis), or 0
+  int dim = 3;                    // MuJoCo's condim of the pair: 1, 3, 4 (torsional friction), 6 (and rolling)
+  double spin = 0.0, roll = 0.0;  // the torsional and rolling friction coefficients (dim 4, 6)
 };
 
 namespace collision_detail {

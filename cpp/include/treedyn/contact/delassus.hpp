@@ -2,7 +2,8 @@
 // with G and solves with G + ρI by articulated-body passes (docs/contact.md).
 //
 // Rows. A contact gives three (its normal n and tangents t₁, t₂: J_i u is the velocity of its
-// second body relative to its first at the contact point, along each), a joint-limit bound one
+// second body relative to its first at the contact point, along each; a torsional or rolling pyramid
+// edge adds the relative angular velocity along a direction a: n·v + μ a·ω), a joint-limit bound one
 // (s e_kᵀ), a bilateral constraint one (any row of nv). Impulses x on the rows act on the bodies as
 // the forces Jᵀx.
 //
@@ -26,11 +27,21 @@
 namespace treedyn {
 
 // A contact's geometry for the operator: the bodies (a, b; the impulse pushes b along +d, a along
-// −d), the contact point and the frame D = [n t₁ t₂] in each body's coordinates
+// −d), the contact point and the frame D = [n t₁ t₂] in each body's coordinates; angular: its rows
+// also turn the bodies, row r's wrench on b (c × D_r + A_r, D_r) (MuJoCo's torsional and rolling
+// pyramid edges, condim 4 and 6: n ± μ a with a an angular direction)
 struct ContactFrame {
   int body[2];
   Vec3<double> c[2];
-  Mat3<double> D[2];
+  Mat3<double> D[2], A[2];
+  bool angular = false;
+  // row r's wrench on side e (ABA's force order: moment, force)
+  Vec6<double> wrench(int e, int r) const {
+    Vec6<double> w;
+    w << cross(c[e], Vec3<double>(D[e].col(r))), D[e].col(r);
+    if (angular) w.head<3>() += A[e].col(r);
+    return w;
+  }
 };
 
 // the factors of a tree's (augmented) mass matrix: ABA's U_i, D_i⁻¹
@@ -127,8 +138,7 @@ struct TreeDelassus {
       for (int e = 0; e < 2; ++e) {
         if (f.body[e] == 0) continue;
         for (int r = 0; r < 3; ++r) {
-          Vec6<double> w;
-          w << cross(f.c[e], Vec3<double>(f.D[e].col(r))), f.D[e].col(r);
+          const Vec6<double> w = f.wrench(e, r);
           sum += w.dot(Omega[f.body[e]] * w);
         }
       }
@@ -169,7 +179,8 @@ struct TreeDelassus {
       for (int e = 0; e < 2; ++e) {
         if (f.body[e] == 0) continue;
         const Vec3<double> F = f.D[e] * xk;  // the force on body b (e = 1), −force on a (e = 0)
-        const Force<double> w{cross(f.c[e], F), F};
+        Force<double> w{cross(f.c[e], F), F};
+        if (f.angular) w.ang += f.A[e] * xk;
         if (e == 1)
           pA[f.body[e]] -= w;
         else
@@ -190,7 +201,8 @@ struct TreeDelassus {
       for (int e = 0; e < 2; ++e) {
         if (f.body[e] == 0) continue;
         const Motion<double>& m = a[f.body[e]];
-        const Vec3<double> pv = f.D[e].transpose() * Vec3<double>(m.lin + cross(m.ang, f.c[e]));
+        Vec3<double> pv = f.D[e].transpose() * Vec3<double>(m.lin + cross(m.ang, f.c[e]));
+        if (f.angular) pv.noalias() += f.A[e].transpose() * m.ang;
         w += e == 1 ? pv : Vec3<double>(-pv);
       }
       y[3 * k] = w[0], y[3 * k + 1] = w[1], y[3 * k + 2] = w[2];
@@ -277,7 +289,8 @@ struct TreeDelassus {
       const ContactFrame& f = contacts[k];
       const int e = f.body[1] != 0 ? 1 : 0;
       if (f.body[e] == 0) continue;  // world against world: nothing moves
-      // a point mass W = D diag(w) Dᵀ at c, w_r = 1/(ρ d_r + R_r): [−c× W c×, c× W; −W c×, W]
+      // a point mass W = D diag(w) Dᵀ at c, w_r = 1/(ρ d_r + R_r): [−c× W c×, c× W; −W c×, W]; angular rows
+      // (wrench (c×D + A, D)) add Q = A diag(w) Dᵀ and A diag(w) Aᵀ: [c× Qᵀ − Q c× + A w Aᵀ, Q; Qᵀ, 0]
       const Vec3<double> w(1.0 / (rho * this->d[3 * k] + reg(3 * k)), 1.0 / (rho * this->d[3 * k + 1] + reg(3 * k + 1)),
                            1.0 / (rho * this->d[3 * k + 2] + reg(3 * k + 2)));
       const Mat3<double> W = f.D[e] * w.asDiagonal() * f.D[e].transpose();
@@ -286,6 +299,11 @@ struct TreeDelassus {
       I.A.noalias() -= cx * W * cx;
       I.B.noalias() += cx * W;
       I.C.noalias() += W;
+      if (f.angular) {
+        const Mat3<double> Q = f.A[e] * w.asDiagonal() * f.D[e].transpose();
+        I.A.noalias() += cx * Q.transpose() - Q * cx + f.A[e] * w.asDiagonal() * f.A[e].transpose();
+        I.B += Q;
+      }
     }
     armature = Eigen::Map<const VecX>(M.armature.data(), M.nv);  // the model's (M's), then the limits'
     for (std::size_t l = 0; l < limit_dof.size(); ++l)

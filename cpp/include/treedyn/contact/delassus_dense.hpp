@@ -93,8 +93,7 @@ struct DenseDelassus {
       for (int e = 0; e < 2; ++e) {
         if (f.body[e] == 0) continue;
         for (int r = 0; r < 3; ++r) {
-          const Vec3<double> F = f.D[e].col(r);
-          const Force<double> w{cross(f.c[e], F), F};
+          const Force<double> w = Force<double>::from(f.wrench(e, r));
           pA[3 * f.body[e] + r] += e == 1 ? w * -1.0 : w;
         }
       }

@@ -200,8 +200,10 @@ struct ContactEngine {
   std::vector<GeomData> geoms;
   std::vector<std::pair<int, int>> pairs;
   std::vector<double> pair_friction, pair_margin;  // per pair: its own (NaN: the geoms' rule), or empty
-  std::vector<int> paired;                         // the geoms in some pair (their world poses each step)
-  std::vector<double> radius;                      // each geom's bounding_radius (the broad phase)
+  // per pair: its own condim, torsional and rolling friction (NaN: the geoms' rule), or empty
+  std::vector<double> pair_condim, pair_spin, pair_roll;
+  std::vector<int> paired;     // the geoms in some pair (their world poses each step)
+  std::vector<double> radius;  // each geom's bounding_radius (the broad phase)
   LimitTable limits;
   GeneralRows general;  // the rows made each step in C++ (contact/rows.hpp)
   Fluid fluid;          // MuJoCo's inertia-box fluid forces (contact/fluid.hpp)
@@ -328,9 +330,15 @@ struct ContactEngine {
       else
         collide_pair(g0, ia, W.geom_R[ia], W.geom_p[ia], g1, ib, W.geom_R[ib], W.geom_p[ib], W.found, pair_friction[k],
                      pair_margin[k]);
+      const double own = pair_condim.empty() ? std::nan("") : pair_condim[k];
+      const int dim = std::isnan(own) ? std::max(g0.condim, g1.condim) : int(own);
       for (std::size_t j = first; j < W.found.size(); ++j) {
         W.keys.push_back((static_cast<long long>(k) << 8) + (j - first));
         if (opt.soft) W.found[j].soft = pair_soft[k];
+        ContactPoint& c = W.found[j];  // MuJoCo's rule: the larger condim and coefficients, or the pair's own
+        c.dim = dim;
+        c.spin = !pair_spin.empty() && !std::isnan(pair_spin[k]) ? pair_spin[k] : std::max(g0.spin, g1.spin);
+        c.roll = !pair_roll.empty() && !std::isnan(pair_roll[k]) ? pair_roll[k] : std::max(g0.roll, g1.roll);
       }
     }
   }
@@ -357,19 +365,25 @@ struct ContactEngine {
       }
       t1 /= t1.norm();
       const Vec3<double> t2 = cross(n, t1);
-      Mat3<double> D;
+      Mat3<double> D, A = Mat3<double>::Zero();
       if (c.half < 0) {
         D << n, t1, t2;
-      } else {  // MuJoCo's pyramid: two edges n ± μ t, a row held at 0
+      } else if (c.half < 2) {  // MuJoCo's pyramid: two edges n ± μ t, a row held at 0
         const Vec3<double> t = (c.half == 0 ? t1 : t2) * c.friction;
         D << n + t, n - t, Vec3<double>::Zero();
+      } else {  // its torsional and rolling edges: n ± μ a, a = n, t₁, t₂ an angular direction
+        const Vec3<double> a = (c.half == 2 ? n : c.half == 3 ? t1 : t2) * (c.half == 2 ? c.spin : c.roll);
+        D << n, n, Vec3<double>::Zero();
+        A << a, -a, Vec3<double>::Zero();
       }
       ContactFrame& f = W.G.contacts[k];
+      f.angular = c.half >= 2;
       for (int s = 0; s < 2; ++s) {
         const Transform<double>& X = W.X0[c.body[s]];
         f.body[s] = c.body[s];
         f.c[s] = X.E * (c.point - X.r);
         f.D[s] = X.E * D;
+        if (f.angular) f.A[s] = X.E * A;
       }
     }
   }
@@ -458,7 +472,8 @@ struct ContactEngine {
     for (int k = 0; k < P; ++k) {
       const ContactPoint& c = W.found[k];
       const double A_hat = geom_invweight[c.geom[0]] + geom_invweight[c.geom[1]], mu = c.friction;
-      if (c.half >= 0) {  // two pyramid edges: Â (1 + μ²) each, R_py = 2μ²/impratio R_e on both
+      if (c.half >= 0) {  // two pyramid edges: R_py = 2μ²/impratio R_e on both, R_e the first edge's (Â (1 + μ²), μ
+                          // the sliding friction: MuJoCo's, the torsional and rolling edges' too)
         for (int e = 0; e < 2; ++e) {
           const SoftRow r = soft_row(c.soft, -c.depth, W.jv[3 * k + e], A_hat * (1 + mu * mu), h);
           W.G.R[3 * k + e] = 2 * mu * mu / opt.impratio * r.R, W.b[3 * k + e] = r.b;
@@ -517,16 +532,19 @@ struct ContactEngine {
     std::sort(W.warm.begin(), W.warm.end(), [](const WarmEntry& a, const WarmEntry& b) { return a.key < b.key; });
   }
 
-  // soft with MuJoCo's pyramid: a frictional contact becomes two, its edges n ± μ t₁ and n ± μ t₂
-  // (half 0, 1; frames), each edge's impulse ≥ 0 (the cones' edges flag), keys 2 key + half
+  // soft with MuJoCo's pyramid: a frictional contact becomes condim − 1 pairs of edges, n ± μ t₁ and
+  // n ± μ t₂ (half 0, 1), condim 4 and 6 the torsional n ± μ_spin n (2) and condim 6 the rolling
+  // n ± μ_roll t₁, t₂ (3, 4), the last three angular (frames); each edge's impulse ≥ 0 (the cones'
+  // edges flag), keys 8 key + half
   void split_pyramids(ContactWorld& W) const {
     W.split.clear(), W.split_keys.clear(), W.edges.clear();
     for (std::size_t k = 0; k < W.found.size(); ++k) {
       ContactPoint c = W.found[k];
       const bool split = opt.soft && opt.edges == 4 && c.friction > 0;
-      for (int half = 0; half < (split ? 2 : 1); ++half) {
+      const int halves = !split ? 1 : c.dim == 6 ? 5 : c.dim == 4 ? 3 : 2;
+      for (int half = 0; half < halves; ++half) {
         c.half = split ? half : -1;
-        W.split.push_back(c), W.split_keys.push_back(2 * W.keys[k] + half), W.edges.push_back(split);
+        W.split.push_back(c), W.split_keys.push_back(8 * W.keys[k] + half), W.edges.push_back(split);
       }
     }
     std::swap(W.found, W.split), std::swap(W.keys, W.split_keys);
@@ -681,7 +699,9 @@ struct ContactEngine {
         if (body == 0) continue;
         const Transform<double>& X = W.X0[body];
         const Vec3<double> d = X.E.transpose() * f.D[e].col(row % 3);
-        const Vec3<double> p = X.E.transpose() * f.c[e] + X.r, pxd = cross(p, d);
+        const Vec3<double> p = X.E.transpose() * f.c[e] + X.r;
+        Vec3<double> pxd = cross(p, d);  // (+ an angular edge's direction: n·v + μ a·ω)
+        if (f.angular) pxd += X.E.transpose() * f.A[e].col(row % 3);
         const double sign = e == 1 ? 1.0 : -1.0;
         for (int i = body; i > 0; i = model.parent[i])
           for (int j = model.v_index[i]; j < model.v_index[i] + model.nv_i[i]; ++j)

@@ -51,9 +51,9 @@ free joint's linear velocity):
 
 Collision geometry (docs/contact.md): every sphere, capsule, box, plane, cylinder, ellipsoid
 (``fromto`` too) and mesh geom (by its convex hull, ``treedyn.ConvexMesh``) with a non-zero
-``contype`` or ``conaffinity`` becomes a geom of its body (``model.geoms``: ``friction``'s first
-value, ``contype``, ``conaffinity``, ``condim`` (1 frictionless; 4 and 6 act as 3, noted once:
-torsional and rolling friction are not modelled), ``margin`` (a pair's is the sum of its geoms',
+``contype`` or ``conaffinity`` becomes a geom of its body (``model.geoms``: ``friction``'s three
+values (sliding, torsional, rolling), ``contype``, ``conaffinity``, ``condim`` (1 frictionless; 4
+and 6 add torsional and rolling friction with MuJoCo's pyramidal soft cone), ``margin (a pair's is the sum of its geoms',
 as MuJoCo 4.0 adds them)); an hfield, an sdf or a primitive fitted to a mesh is dropped and
 recorded in ``model.dropped_geoms``. ``<contact>``: ``<exclude body1 body2>`` as
 ``model.exclude_contact`` (a body merged into its parent excludes its carrier), ``<pair geom1

@@ -62,7 +62,7 @@ def collision_geoms(r, contents, body):
         except (ValueError, TypeError) as e:
             raise r.err(f"{kind} geom of body {body!r}: {e}", g) from None
         r.current = g
-        kw = {"friction": r.num(g, "friction", a, 1.0, n=None), "contype": contype}
+        kw = {"friction": _friction(r, g, a, (1.0, 0.005, 0.0001)), "contype": contype}
         kw["conaffinity"] = conaffinity
         kw["condim"] = _condim(r, g, a, label)
         kw["margin"] = r.num(g, "margin", a, 0.0)
@@ -138,13 +138,21 @@ def _rgba(r, g, a):
 
 
 def _condim(r, e, a, label):
-    """MuJoCo's condim (1, 3, 4, 6; default 3); 4 and 6 act as 3, noted once per file."""
+    """MuJoCo's condim (1, 3, 4, 6; default 3)."""
     raw = a.get("condim", "3").strip()
     if raw not in ("1", "3", "4", "6"):
         raise r.err(f"{label}: condim={raw!r} must be 1, 3, 4 or 6", e)
-    if raw in ("4", "6"):
-        r.ignored.note("condim 4 and 6 act as 3: torsional and rolling friction are not modelled (sliding only)")
     return int(raw)
+
+
+def _friction(r, e, a, default) -> tuple:
+    """An element's friction numbers, those it leaves out MuJoCo's ``default``; a negative one refused."""
+    x = r.vec(e, "friction", None, a) if "friction" in a else np.zeros(0)
+    if len(x) > len(default):
+        raise r.err(f"friction={a['friction']!r}: at most {len(default)} numbers", e)
+    if np.any(x < 0):
+        raise r.err(f"friction={a['friction']!r} is negative", e)
+    return tuple(float(v) for v in x) + default[len(x) :]
 
 
 def softness(r, e, a, keys) -> dict:
@@ -207,7 +215,9 @@ def read_contact(r, root, model):
                         raise r.err(f"<pair {k}={a.get(k)!r}>: no collision geom of that name", e)
                     geoms.append(a[k])
                 kw = {"condim": _condim(r, e, a, "<pair>") if "condim" in a else None}
-                kw["friction"] = r.num(e, "friction", a, n=None) if "friction" in a else None
+                if "friction" in a:  # (MuJoCo's five: sliding twice, torsional, rolling twice)
+                    f = _friction(r, e, a, (1.0, 1.0, 0.005, 0.0001, 0.0001))
+                    kw["friction"] = (f[0], f[2], f[3])
                 kw["margin"] = r.num(e, "margin", a) if "margin" in a else None
                 kw.update(softness(r, e, a, ("solref", "solimp")))
                 try:
