@@ -716,6 +716,21 @@ void bind_contact(py::module_& m) {
       .def_property_readonly(
           "dt", [](const PyStepData& d) { return d.h; }, "the time step (s)")
       .def_property_readonly(
+          "q_start", [](const PyStepData& d) { return Arr(d.data.q_start.size(), d.data.q_start.data()); },
+          "a copy of the positions the last step started from (nq,; empty before the first step)")
+      .def_property_readonly(
+          "v_start", [](const PyStepData& d) { return Arr(d.data.v_start.size(), d.data.v_start.data()); },
+          "a copy of the velocities the last step started from (nv,; empty before the first step)")
+      .def_property_readonly(
+          "model", [](const PyStepData& d) { return d.model; }, "the model this data was made for")
+      .def_property_readonly(
+          "integrator",
+          [](const PyStepData& d) {
+            static const char* names[] = {"semi-implicit", "euler", "rk4", "implicitfast", "implicit"};
+            return std::string(names[d.engine->engine.opt.integrator]);
+          },
+          "the integrator its steps take (ContactSimulator's)")
+      .def_property_readonly(
           "n_contacts", [](const PyStepData& d) { return d.data.stats.contacts; }, "the last step's contacts")
       .def_property_readonly(
           "n_limits", [](const PyStepData& d) { return d.data.stats.limits; }, "the last step's limit rows")

@@ -50,6 +50,7 @@ from .sim.collision import collide
 from .sim.constraints import constrained_forward_dynamics
 from .sim.contact import ContactSimulator, contact_jacobians
 from .sim.engine import rollout
+from .sim.sensors import sensor_data
 from .sim.simulate import SimulationError, SimulationResult, SimulationWarning, simulate
 from .sim.step_derivatives import step_derivatives
 from .solvers import Solver, available_solvers, make_solver
@@ -83,6 +84,7 @@ __all__ = [
     "ContactSimulator",
     "StepData",
     "rollout",
+    "sensor_data",
     "contact_jacobians",
     "frame_placement",
     "frame_jacobian",

@@ -20,6 +20,7 @@ from .contact_settings import ContactSettings, checked_softness
 from .describe import DescribeMixin
 from .elements import Coupling, ElementsMixin, LoopClosure, ParentRef, Spring, UnknownNameError
 from .joints import Fixed, Free, Joint, Prismatic, Revolute, Spherical, Universal
+from .sensors import SensorsMixin
 from .shapes import CONDIM, SHAPES, VISUAL_SHAPES, Geom, Visual, checked_rgba, friction_triple
 from .spatial import Inertia, Transform, _vec3
 from .to_core import CoreMixin
@@ -44,7 +45,7 @@ __all__ = [
 _FILE_READERS: dict = {}
 
 
-class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSettings):
+class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSettings, SensorsMixin):
     """A tree of rigid bodies, built body by body.
 
     >>> model = Model(gravity=(0, 0, -9.81))

@@ -182,6 +182,7 @@ struct ContactWorld {
 // and the applied generalized force tau; force, the step's τ (tau + the actuators' and tendons')
 struct StepData {
   Eigen::VectorXd q, v, ctrl, act, tau, force;
+  Eigen::VectorXd q_start, v_start;  // the state the last step started from (empty before the first: sensors)
   double time = 0;
   StepStats stats;
   Actuation::Work work;
@@ -1141,6 +1142,7 @@ struct ContactEngine {
       d.stats.status = state ? kCtrlNotFinite : kStateNotFinite;
       return;
     }
+    d.q_start = d.q, d.v_start = d.v;  // (no allocation once sized)
     d.force = d.tau;
     if (actuation.any()) actuation.apply(d.q.data(), d.v.data(), d.ctrl.data(), d.act.data(), d.force.data(), d.work);
     step(W, d.q.data(), d.v.data(), d.force.data(), h, d.q.data(), d.v.data(), d.stats, nullptr, nullptr, nullptr,

@@ -72,9 +72,12 @@ tendons: docs/guide/mujoco.md.
 ``<option density viscosity wind>``: ``model.fluid``, MuJoCo's inertia-box fluid forces in the C++
 contact step (``contact/fluid.hpp``).
 
-Not modelled, with one IgnoredElementWarning per file that says so: body ``gravcomp``, sensors, spatial tendons, muscles, a pair's ``gap``. Silently ignored:
-``<asset>`` but its meshes, ``<visual>``, ``<statistic>``, ``<size>``, ``<custom>``,
-``<extension>``, sites, cameras, lights. A ball joint's range is noted as not modelled.
+``<sensor>``: ``model.sensors`` (Model.add_sensor), the sites they read as named frames
+(io/mjcf/sensors.py); the kinds treedyn does not have are noted.
+
+Not modelled, with one IgnoredElementWarning per file that says so: body ``gravcomp``, spatial
+tendons, muscles, a pair's ``gap``. Silently ignored: ``<asset>`` but its meshes, ``<visual>``,
+``<statistic>``, ``<size>``, ``<custom>``, ``<extension>``, sites no sensor reads, cameras, lights. A ball joint's range is noted as not modelled.
 
 Errors (ModelFileError naming the element, file and line): flex equalities and tendon equalities
 on spatial tendons, flexes, composites, ``<replicate>``, ``<attach>``, a geom whose inertia treedyn
@@ -99,7 +102,7 @@ from .._common import gc_paused, warn_inconsistent_inertias
 from .._files import Budget
 from .._tree import build_model
 from .._xml import file_errors, read_xml
-from . import actuators, bodies, collision, defaults, document, equality, inertia, keyframes, meshes, options
+from . import actuators, bodies, collision, defaults, document, equality, inertia, keyframes, meshes, options, sensors
 from .reader import Reader
 
 __all__ = ["load_mjcf"]
@@ -142,6 +145,7 @@ def _read(r: Reader) -> Model:
     model.fluid = options.fluid(r, root)
     keyframes.read_keyframes(r, root, model)
     collision.read_contact(r, root, model)
+    sensors.read_sensors(r, root, model)
     r.ignored.warn()
     warn_inconsistent_inertias(r.doc.source, r.inconsistent)
     return model

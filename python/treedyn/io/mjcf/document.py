@@ -12,16 +12,15 @@ from .._xml import parse_xml_text
 __all__ = ["check_root", "expand_includes", "check_sections"]
 
 _SILENT_SECTIONS = {"asset", "visual", "statistic", "size", "keyframe", "custom", "extension"}
-_WARN_SECTIONS = {
-    "sensor": "sensors",
-}
 _ERROR_SECTIONS = {
     "deformable": "deformable bodies (flexes, skins) are not articulated rigid bodies",
 }
 # read by their own passes: the bodies, the default classes, the compiler, the options, the
 # constraints, tendons and actuators (once the tree is built), the contact filters
-# (collision.read_contact); includes are expanded first
-_READ_SECTIONS = ("worldbody", "default", "compiler", "option", "include", "equality", "tendon", "actuator", "contact")
+# (collision.read_contact), the sensors (sensors.read_sensors); includes are expanded first
+_READ_SECTIONS = (
+    "worldbody", "default", "compiler", "option", "include", "equality", "tendon", "actuator", "contact", "sensor"
+)  # fmt: skip
 
 
 def check_root(r, root):
@@ -70,18 +69,12 @@ def expand_includes(r, root, base_dir, chain):
 
 
 def check_sections(r, root):
-    """Refuse the sections treedyn cannot load, note those whose content acts through forces
-    (inputs in treedyn), and note unknown ones; the others are read by their own passes or
-    silently ignored."""
+    """Refuse the sections treedyn cannot load and note unknown ones; the others are read by their
+    own passes or silently ignored."""
     for e in root:
         if not isinstance(e.tag, str) or e.tag in _READ_SECTIONS:
             continue
         if e.tag in _ERROR_SECTIONS:
             raise r.err(f"<{e.tag}>: {_ERROR_SECTIONS[e.tag]}; treedyn cannot load this model", e)
-        if e.tag in _WARN_SECTIONS:
-            if any(isinstance(c.tag, str) for c in e):
-                r.ignored.note(
-                    f"<{e.tag}> ignored: {_WARN_SECTIONS[e.tag]} act through forces, which treedyn takes as inputs"
-                )
-        elif e.tag not in _SILENT_SECTIONS:
+        if e.tag not in _SILENT_SECTIONS:
             r.ignored.add(e.tag)
