@@ -123,7 +123,13 @@ def test_sensor_data_checks_its_inputs():
 
 @pytest.mark.parametrize(
     "zone",
-    [td.Sphere(0.3), td.Ellipsoid((0.2, 0.4, 0.3)), td.Box((0.2, 0.4, 0.3)), td.Cylinder(0.3, 0.4), td.Capsule(0.2, 0.4)],
+    [
+        td.Sphere(0.3),
+        td.Ellipsoid((0.2, 0.4, 0.3)),
+        td.Box((0.2, 0.4, 0.3)),
+        td.Cylinder(0.3, 0.4),
+        td.Capsule(0.2, 0.4),
+    ],
     ids=lambda z: type(z).__name__,
 )
 def test_a_touch_zone_is_met_where_the_ray_enters_it(zone):
