@@ -20,6 +20,7 @@ from .algorithms.kinematics import (
     kinetic_energy,
     potential_energy,
 )
+from .algorithms.layout import MujocoLayout, mujoco_layout
 from .algorithms.state import State
 from .io import ModelFileError, load_mjcf, load_urdf
 from .model import (
@@ -46,6 +47,7 @@ from .model import (
 )
 from .model.simplify import inertia_parameter_count, simplify
 from .sdk import get_cmake_dir, get_include
+from .sim import stepdata as _stepdata  # noqa: F401 (StepData.qpos, qvel, sensordata)
 from .sim.collision import collide
 from .sim.constraints import constrained_forward_dynamics
 from .sim.contact import ContactSimulator, contact_jacobians
@@ -85,6 +87,8 @@ __all__ = [
     "StepData",
     "rollout",
     "sensor_data",
+    "mujoco_layout",
+    "MujocoLayout",
     "contact_jacobians",
     "frame_placement",
     "frame_jacobian",

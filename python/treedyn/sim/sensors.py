@@ -24,9 +24,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _checks as C
-from .. import _core
 from ..algorithms.dynamics import mass_matrix
 from ..algorithms.kinematics import frame_bias_acceleration, frame_jacobian, frame_placement
+from ..algorithms.layout import quaternion_matrix
 from ..model import Box, Capsule, Cylinder, Ellipsoid, Model, Sphere, Transform
 from ..model.sensors import ACCELERATION_KINDS
 
@@ -77,7 +77,7 @@ def step_sensordata(data) -> np.ndarray:
         np.array(model.joint_kinds) == "free"
     ):  # ṗ = R v_lin: p̈ = (ṗ⁺ − ṗ)/h, v̇_lin = Rᵀp̈ − ω × v_lin
         i, j = model.q_indices[b], model.v_indices[b]
-        R0, R1 = _rotation(q0[i + 3 : i + 7]), _rotation(q1[i + 3 : i + 7])
+        R0, R1 = quaternion_matrix(q0[i + 3 : i + 7]), quaternion_matrix(q1[i + 3 : i + 7])
         p_ddot = (R1 @ v1[j : j + 3] - R0 @ v0[j : j + 3]) / h
         a[j : j + 3] = R0.T @ p_ddot - np.cross(v0[j + 3 : j + 6], v0[j : j + 3])
     damping = np.asarray(model.joint_damping)
@@ -85,16 +85,6 @@ def step_sensordata(data) -> np.ndarray:
         a = a + h * np.linalg.solve(mass_matrix(model, q0), damping * a)
     _, bodies, points, normals, _, _, impulses, _ = data.contacts()
     return sensor_data(model, q0, v0, a, (bodies, points, normals, impulses / h))
-
-
-def _rotation(xyzw) -> np.ndarray:
-    """The rotation of a free joint's quaternion (treedyn's order: x, y, z, w)."""
-    x, y, z, w = xyzw / np.linalg.norm(xyzw)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])  # fmt: skip
 
 
 def _contacts(contacts):
@@ -327,6 +317,3 @@ def _cylinder(o, d, r, L) -> bool:
     if lo > hi:
         return False
     return _quadric(d[0] ** 2 + d[1] ** 2, 2 * (o[0] * d[0] + o[1] * d[1]), o[0] ** 2 + o[1] ** 2 - r * r, lo, hi)
-
-
-_core.StepData.sensordata = property(step_sensordata, doc=step_sensordata.__doc__)
