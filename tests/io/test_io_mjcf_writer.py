@@ -140,3 +140,97 @@ def test_matrix_to_quat_inverts_quat_to_matrix():
             q = matrix_to_quat(R, wxyz)
             assert abs(np.linalg.norm(q) - 1) <= 4e-16
             assert_within_rounding(quat_to_matrix(q, wxyz), R, 1.0, 3, what="R(q(R)) = R")
+
+
+def test_gymnasiums_ant_written_back_is_the_same_model_to_mujoco(public_models):
+    """to_mjcf() of Gymnasium's ant: MuJoCo gets the same nu, timestep, integrator and qpos0, and 1 s
+    under random controls on the written file is 1 s on the original, to 1e-6 (measured: 1e-14)."""
+    mujoco = pytest.importorskip("mujoco")
+    path = public_models["gymnasium"] + "ant.xml"
+    m0 = mujoco.MjModel.from_xml_path(path)
+    m1 = mujoco.MjModel.from_xml_string(td.load_mjcf(path).to_mjcf())
+    assert (m1.nu, m1.opt.timestep, m1.opt.integrator) == (m0.nu, m0.opt.timestep, m0.opt.integrator)
+    np.testing.assert_array_equal(m1.qpos0, m0.qpos0)
+    np.testing.assert_array_equal(m1.jnt_range, m0.jnt_range)
+    d0, d1 = mujoco.MjData(m0), mujoco.MjData(m1)
+    rng = np.random.default_rng(0)
+    for _ in range(round(1.0 / m0.opt.timestep)):
+        d0.ctrl[:] = d1.ctrl[:] = rng.uniform(-1, 1, m0.nu)
+        mujoco.mj_step(m0, d0)
+        mujoco.mj_step(m1, d1)
+    assert np.abs(d1.qpos - d0.qpos).max() < 1e-6 and d0.qpos[2] > 0
+
+
+def _everything() -> td.Model:
+    """A model with one of each thing the writer writes."""
+    m = td.Model()
+    base = m.add_body(
+        "base", None, td.Free(), td.Transform(np.eye(3), [0, 0, 1]), td.Inertia(2.0, (0, 0, 0), 0.02 * np.eye(3))
+    )
+    arm = m.add_body(
+        "arm",
+        base,
+        td.Revolute([0, 1, 0]),
+        td.Transform(np.eye(3), [0.2, 0, 0]),
+        td.Inertia(0.5, (0.1, 0, 0), 0.001 * np.eye(3)),
+    )
+    m.add_geom(base, td.Cylinder(0.1, 0.05), name="hub", friction=(0.8, 0.01, 0.001), condim=6, margin=0.002)
+    m.add_geom(arm, td.Ellipsoid((0.1, 0.03, 0.02)), name="blade")
+    tip = np.array([[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1]])
+    m.add_geom(arm, td.ConvexMesh(tip, np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])), name="tip")
+    m.add_geom(None, td.Plane(), name="floor")
+    m.set_joint_spring("arm", stiffness=3.0, damping=0.2, rest=[0.1])
+    m.set_joint_armature("arm", 0.05)
+    m.set_joint_limits("arm", -1.0, 1.2)
+    m.set_joint_frictionloss("arm", 0.1)
+    m.add_tendon("t", {"arm": 2.0}, stiffness=1.0, range=(-1, 1))
+    m.add_actuator("servo", "arm", gear=2.0, gain=(5.0,), bias=(0.0, -5.0, -0.5), ctrlrange=(-1, 1), forcerange=(-3, 3))
+    m.add_actuator("slow", "t", "tendon", dynamics="filter", time_constant=0.05)
+    m.exclude_contact("base", "arm")
+    m.add_contact_pair("tip", "floor", condim=4, friction=(0.7, 0.02))
+    m.timestep, m.integrator, m.friction_cone, m.impratio = 0.004, "implicitfast", "elliptic", 2.0
+    m.keyframes["up"] = td.Keyframe(
+        "up",
+        0.5,
+        np.r_[0.1, 0, 0.5, 0, 0, np.sin(0.2), np.cos(0.2), 0.3],
+        np.arange(7.0),
+        np.zeros(1),
+        np.array([0.2, -0.1]),
+    )
+    return m
+
+
+def test_everything_the_model_has_reaches_mujoco():
+    mujoco = pytest.importorskip("mujoco")
+    model = _everything()
+    m = mujoco.MjModel.from_xml_string(model.to_mjcf())
+    assert (m.opt.timestep, m.opt.impratio, m.nu, m.ntendon, m.npair, m.nexclude, m.nkey) == (0.004, 2.0, 2, 1, 1, 1, 1)
+    assert m.opt.integrator == mujoco.mjtIntegrator.mjINT_IMPLICITFAST and m.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC
+    j = m.joint("arm")
+    assert (j.damping[0], j.stiffness[0], j.armature[0], j.frictionloss[0]) == (0.2, 3.0, 0.05, 0.1)
+    assert m.qpos_spring[7] == 0.1  # (springref)
+    np.testing.assert_array_equal(j.range, [-1.0, 1.2])
+    assert m.geom("hub").condim[0] == 6 and np.allclose(m.geom("hub").friction, [0.8, 0.01, 0.001])
+    assert m.actuator("slow").dyntype[0] == mujoco.mjtDyn.mjDYN_FILTER and m.actuator("slow").dynprm[0] == 0.05
+    # the keyframe, in MuJoCo's layout: the base's world pose (its placement z = 1 composed), its world velocity
+    layout = td.mujoco_layout(model)
+    key = model.keyframes["up"]
+    qpos, qvel = layout.qpos(key.q), layout.qvel(key.q, key.v)
+    qpos[2] += 1.0
+    np.testing.assert_allclose(m.key_qpos[0], qpos, atol=1e-15)
+    np.testing.assert_allclose(m.key_qvel[0], qvel, atol=1e-15)
+    np.testing.assert_allclose(m.key_ctrl[0], key.ctrl)
+    # the servo's force at the key, by hand: l = gear q = 0.6, l̇ = gear v = 12, 5 u − 5 l − 0.5 l̇ = −8, clamped
+    # to −3, times the gear on the joint; the filter's force is its activation, 0
+    d = mujoco.MjData(m)
+    mujoco.mj_resetDataKeyframe(m, d, 0)
+    mujoco.mj_forward(m, d)
+    np.testing.assert_allclose(d.actuator_force, [-3.0, 0.0], atol=1e-12)
+    assert d.qfrc_actuator[6] == pytest.approx(-6.0)
+
+
+def test_what_mjcf_cannot_say_is_named():
+    model = _everything()
+    model.add_sensor("jointpos", "arm")
+    with pytest.warns(UserWarning, match="not written.*1 sensor"):
+        model.to_mjcf()

@@ -13,6 +13,14 @@ to the placement: q_mjcf = placement ∘ q (the same when the placement is the i
 scenes.centipede's head). treedyn.load_mjcf reads the file back to an
 equivalent model (a universal joint then becomes two revolute joints with a massless body between).
 
+Also written: each joint's damping, stiffness and springref, armature, frictionloss, range and its
+solreflimit/solimplimit; cylinders, ellipsoids and convex meshes (an inline ``<mesh vertex>``);
+``<option>``'s timestep, integrator, cone, impratio and fluid; fixed tendons; every actuator as a
+``<general>`` with affine gain and bias (the same force), its dynamics and ranges; ``<contact>``'s
+excludes and pairs; the keyframes (in MuJoCo's layout). A free body is written at its reference
+pose (MuJoCo's qpos0). What has no MJCF element (springs between bodies, body damping, sensors,
+per-coordinate stiffness of a ball joint) is named in a warning.
+
 Constraints: a Spherical loop closure becomes ``<equality><connect>`` and a Fixed one ``<weld>``,
 each between two sites at the closure's frames (``loop<k>_a``, ``loop<k>_b``); a coupling of two
 joints becomes ``<equality><joint>``, of linear combinations ``<tendon><fixed>`` and
@@ -30,7 +38,7 @@ import numpy as np
 
 from .. import _checks
 from ..model import Fixed, Free, Inertia, Model, Prismatic, Revolute, Spherical, Universal
-from ..model.shapes import Box, Capsule, Plane, Sphere
+from ..model.shapes import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Plane, Sphere
 from ._common import matrix_to_quat
 
 __all__ = ["to_mjcf"]
@@ -61,18 +69,41 @@ def _pose(T) -> str:
     return f'pos="{_num(T.translation)}" quat="{_num(matrix_to_quat(T.rotation))}"'
 
 
-def _joint(joint, name: str) -> list[str]:
+def _joint_attributes(model: Model, i: int) -> str:
+    """A scalar joint's damping, stiffness (springref), armature, frictionloss, range and its softness;
+    a ball or free joint's damping and armature (MuJoCo takes one value per joint: their first)."""
+    out = ""
+    k, d, rest = model._joint_springs.get(i, (None, None, None))
+    arm = model._joint_armature.get(i)
+    if d is not None and np.any(d):
+        out += f' damping="{float(d[0])!r}"'
+    if k is not None and np.any(k):
+        out += f' stiffness="{float(k[0])!r}" springref="{float(rest[0])!r}"'
+    if arm is not None and np.any(arm):
+        out += f' armature="{float(arm[0])!r}"'
+    name = model._joint_names[i]
+    if name and name in model.__dict__.get("_frictionloss", {}):
+        out += f' frictionloss="{float(model.__dict__["_frictionloss"][name][0])!r}"'
+    if i in model._joint_limits:
+        lo, hi = model._joint_limits[i]
+        out += f' limited="true" range="{_num([lo, hi])}"'
+        ref, imp = model.limit_softness(name)
+        out += f' solreflimit="{_num(ref)}" solimplimit="{_num(imp)}"'
+    return out
+
+
+def _joint(joint, name: str, extra: str = "") -> list[str]:
     n = quoteattr(name)
     if isinstance(joint, Fixed):
         return []
     if isinstance(joint, Free):
-        return [f"<freejoint name={n}/>"]
+        return [f"<freejoint name={n}/>"] if not extra else [f'<joint name={n} type="free"{extra}/>']
     if isinstance(joint, Spherical):
-        return [f'<joint name={n} type="ball"/>']
+        return [f'<joint name={n} type="ball"{extra}/>']
     if isinstance(joint, Revolute):
-        return [f'<joint name={n} type="hinge" axis="{_num(joint.axis)}"/>']
+        return [f'<joint name={n} type="hinge" axis="{_num(joint.axis)}"{extra}/>']
     if isinstance(joint, Prismatic):
-        return [f'<joint name={n} type="slide" axis="{_num(joint.axis)}"/>']
+        return [f'<joint name={n} type="slide" axis="{_num(joint.axis)}"{extra}/>']
     if isinstance(joint, Universal):
         return [
             f'<joint name={quoteattr(name + "_1")} type="hinge" axis="{_num(joint.axis1)}"/>',
@@ -91,13 +122,21 @@ def _geom(g) -> str:
         kind, size = "box", list(s.half_extents)
     elif isinstance(s, Plane):
         kind, size = "plane", [0.0, 0.0, 1.0]  # infinite (MuJoCo draws 0 as the whole view)
-    else:  # pragma: no cover - Model.add_geom accepts the four shapes only
-        raise ValueError(f"to_mjcf: geom {g.name!r} has an unknown shape {s!r}")
+    elif isinstance(s, Cylinder):
+        kind, size = "cylinder", [s.radius, s.half_length]
+    elif isinstance(s, Ellipsoid):
+        kind, size = "ellipsoid", list(s.radii)
+    else:  # a convex mesh: its vertices as an asset (<mesh vertex>), hulled by MuJoCo as by treedyn
+        kind, size = "mesh", None
+    if kind == "mesh":
+        shape = f'type="mesh" mesh={quoteattr("mesh_" + g.name)}'
+    else:
+        shape = f"type={quoteattr(kind)} size={quoteattr(_num(size))}"
     soft = f' solref="{_num(g.solref)}" solimp="{_num(g.solimp)}" solmix="{float(g.solmix)!r}"'  # (MuJoCo's model)
     soft += f' condim="{g.condim}" margin="{float(g.margin)!r}"' + (f' priority="{g.priority}"' if g.priority else "")
     friction = _num([g.friction, g.torsional_friction, g.rolling_friction])
     return (
-        f"<geom name={quoteattr(g.name)} type={quoteattr(kind)} size={quoteattr(_num(size))} {_pose(g.placement)} "
+        f"<geom name={quoteattr(g.name)} {shape} {_pose(g.placement)} "
         f'friction="{friction}" contype="{g.contype}" conaffinity="{g.conaffinity}"{soft}/>'
     )
 
@@ -141,9 +180,31 @@ def _sites_and_equalities(model: Model):
     return sites, tendons, equalities
 
 
+def _unwritten(model: Model) -> list[str]:
+    """What the model has that MJCF (or this writer) does not say."""
+    out = []
+    if model.springs:
+        out.append(f"{len(model.springs)} spring(s) between bodies")
+    if model._body_damping:
+        out.append("body damping (set_body_damping)")
+    if model._point_forces or model._moving_forces:
+        out.append("point and moving forces (inputs of a simulation, not of the model)")
+    if model.sensors:
+        out.append(f"{len(model.sensors)} sensor(s)")
+    for i, (k, d, _) in model._joint_springs.items():
+        if len(set(np.ravel(k))) > 1 or len(set(np.ravel(d))) > 1:
+            out.append(f"joint {model._joint_names[i]!r}'s per-coordinate stiffness or damping (MJCF: one value)")
+    return out
+
+
 def to_mjcf(model: Model, name: str = "treedyn") -> str:
-    """The model as MJCF text (see the module's docstring)."""
+    """The model as MJCF text (see the module's docstring); a warning names what it cannot write."""
     _checks.instance(model, Model, "model")
+    left = _unwritten(model)
+    if left:
+        import warnings
+
+        warnings.warn(f"to_mjcf: not written (MJCF has no such element): {'; '.join(left)}", UserWarning, stacklevel=3)
     parents, joints, names = model.parents, model.joints, model.body_names
     placements, inertias, jnames = model.placements, model.inertias, model.body_joint_names
     geoms = {}
@@ -156,22 +217,37 @@ def to_mjcf(model: Model, name: str = "treedyn") -> str:
     lines = [
         f"<mujoco model={quoteattr(name)}>",
         '  <compiler angle="radian" autolimits="true" inertiafromgeom="false"/>',
-        f'  <option gravity="{_num(model.gravity)}"/>',
-        "  <worldbody>",
+        f"  {_option(model)}",
     ]
+    meshes = [g for g in model.geoms if isinstance(g.shape, ConvexMesh)]
+    if meshes:
+        lines.append("  <asset>")
+        for g in meshes:
+            vertex = _num(np.asarray(g.shape.vertices, dtype=float))
+            lines.append(f"    <mesh name={quoteattr('mesh_' + g.name)} vertex={quoteattr(vertex)}/>")
+        lines.append("  </asset>")
+    lines.append("  <worldbody>")
     lines += ["    " + _geom(g) for g in geoms.get(0, [])]
     sites, tendons, equalities = _sites_and_equalities(model)
     lines += ["    " + x for x in sites.get(0, [])]
 
+    q_ref = model.reference_configuration
+
     def body(i: int, indent: str):
-        lines.append(f"{indent}<body name={quoteattr(names[i])} {_pose(placements[i])}>")
+        pose = _pose(placements[i])
+        if isinstance(joints[i], Free) and q_ref is not None:  # (MuJoCo's qpos0: the reference pose)
+            iq = model.q_indices[i]
+            quat = q_ref[iq + 3 : iq + 7]
+            p, wxyz = _world_pose(placements[i], q_ref[iq : iq + 3], np.r_[quat[3], quat[:3]])
+            pose = f'pos="{_num(p)}" quat="{_num(wxyz)}"'
+        lines.append(f"{indent}<body name={quoteattr(names[i])} {pose}>")
         inner = indent + "  "
         I = _writable_inertia(inertias[i], names[i])
         if I.mass > 0:
             J = np.asarray(I.inertia)
             full = [J[0, 0], J[1, 1], J[2, 2], J[0, 1], J[0, 2], J[1, 2]]
             lines.append(f'{inner}<inertial pos="{_num(I.com)}" mass="{float(I.mass)!r}" fullinertia="{_num(full)}"/>')
-        lines.extend(inner + x for x in _joint(joints[i], jnames[i] or names[i]))
+        lines.extend(inner + x for x in _joint(joints[i], jnames[i] or names[i], _joint_attributes(model, i)))
         lines.extend(inner + _geom(g) for g in geoms.get(i, []))
         lines.extend(inner + x for x in sites.get(i, []))
         for c in children.get(i, []):
@@ -181,8 +257,127 @@ def to_mjcf(model: Model, name: str = "treedyn") -> str:
     for c in children.get(0, []):
         body(c, "    ")
     lines.append("  </worldbody>")
-    for tag, items in (("tendon", tendons), ("equality", equalities)):
+    tendons = _tendons(model) + tendons
+    for tag, items in (
+        ("tendon", tendons),
+        ("equality", equalities),
+        ("actuator", _actuators(model)),
+        ("contact", _contact(model)),
+        ("keyframe", _keyframes(model)),
+    ):
         if items:
             lines += [f"  <{tag}>"] + ["    " + x for x in items] + [f"  </{tag}>"]
     lines += ["</mujoco>", ""]
     return "\n".join(lines)
+
+
+_INTEGRATORS = {"semi-implicit": "Euler", "rk4": "RK4", "implicitfast": "implicitfast", "implicit": "implicit"}
+
+
+def _option(model: Model) -> str:
+    """<option>: gravity, and what the model has of timestep, integrator, cone, impratio and the fluid."""
+    out = f'<option gravity="{_num(model.gravity)}"'
+    if model.timestep is not None:
+        out += f' timestep="{float(model.timestep)!r}"'
+    if model.integrator is not None:
+        out += f' integrator="{_INTEGRATORS[model.integrator]}"'
+    if model.friction_cone is not None:
+        out += f' cone="{model.friction_cone}"'
+    out += f' impratio="{float(model.impratio)!r}"'
+    density, viscosity, wind = model.fluid
+    if density or viscosity:
+        out += f' density="{float(density)!r}" viscosity="{float(viscosity)!r}" wind="{_num(wind)}"'
+    if not model.contact_enabled:
+        return out + '><flag contact="disable"/></option>'
+    return out + "/>"
+
+
+def _tendons(model: Model) -> list[str]:
+    out = []
+    for t in model.tendons:
+        attrs = f" stiffness={quoteattr(repr(float(t.stiffness)))} damping={quoteattr(repr(float(t.damping)))}"
+        attrs += f' springlength="{_num(t.rest_length)}"'
+        if t.range is not None:
+            attrs += f' limited="true" range="{_num(t.range)}"'
+        if t.frictionloss:
+            attrs += f' frictionloss="{float(t.frictionloss)!r}"'
+        parts = "".join(f"<joint joint={quoteattr(j)} coef={quoteattr(repr(float(c)))}/>" for j, c in t.joints)
+        out.append(f"<fixed name={quoteattr(t.name)}{attrs}>{parts}</fixed>")
+    return out
+
+
+_DYNAMICS = {"none": "none", "integrator": "integrator", "filter": "filter"}
+
+
+def _actuators(model: Model) -> list[str]:
+    """Each actuator as MuJoCo's <general> with affine gain and bias: the force it computes is the same."""
+    out = []
+    for a in model.actuators:
+        attrs = f"name={quoteattr(a.name)} {a.transmission}={quoteattr(a.target)} gear={quoteattr(repr(float(a.gear)))}"
+        attrs += f' gaintype="affine" gainprm="{_num(a.gain)}" biastype="affine" biasprm="{_num(a.bias)}"'
+        attrs += f' dyntype="{_DYNAMICS[a.dynamics]}"'
+        if a.dynamics == "filter":
+            attrs += f' dynprm="{float(a.time_constant)!r}"'
+        for key, r in (("ctrl", a.ctrlrange), ("force", a.forcerange), ("act", a.actrange)):
+            if r is not None:
+                attrs += f' {key}limited="true" {key}range="{_num(r)}"'
+        out.append(f"<general {attrs}/>")
+    return out
+
+
+def _contact(model: Model) -> list[str]:
+    names, geoms = model.body_names, model.geoms
+    out = [f"<exclude body1={quoteattr(names[a])} body2={quoteattr(names[b])}/>" for a, b in model.contact_excludes]
+    for c in model.contact_pairs:
+        attrs = f"geom1={quoteattr(geoms[c.geom1].name)} geom2={quoteattr(geoms[c.geom2].name)}"
+        if c.condim is not None:
+            attrs += f' condim="{c.condim}"'
+        if c.friction is not None:
+            spin = c.torsional_friction if c.torsional_friction is not None else 0.005
+            roll = c.rolling_friction if c.rolling_friction is not None else 0.0001
+            attrs += f' friction="{_num([c.friction, c.friction, spin, roll, roll])}"'
+        if c.margin is not None:
+            attrs += f' margin="{float(c.margin)!r}"'
+        if c.solref is not None:
+            attrs += f' solref="{_num(c.solref)}"'
+        if c.solimp is not None:
+            attrs += f' solimp="{_num(c.solimp)}"'
+        out.append(f"<pair {attrs}/>")
+    return out
+
+
+def _keyframes(model: Model) -> list[str]:
+    """The keyframes in MuJoCo's layout (a free joint's qpos is its body's world pose: placement ∘ q)."""
+    from ..algorithms.layout import mujoco_layout
+
+    layout, out = mujoco_layout(model), []
+    where = {iq: (pq, pv) for _, iq, _, pq, pv in layout.blocks}
+    for name, k in model.keyframes.items():
+        qpos, qvel = layout.qpos(k.q), layout.qvel(k.q, k.v)
+        for b in range(1, model.n_bodies):
+            if isinstance(model.joints[b], Free):
+                pq, pv = where[model.q_indices[b]]
+                p, quat = _world_pose(model.placements[b], qpos[pq : pq + 3], qpos[pq + 3 : pq + 7])
+                qpos[pq : pq + 3], qpos[pq + 3 : pq + 7] = p, quat
+                qvel[pv : pv + 3] = np.asarray(model.placements[b].rotation) @ qvel[pv : pv + 3]
+        attrs = f'name={quoteattr(name)} time="{float(k.time)!r}" qpos="{_num(qpos)}" qvel="{_num(qvel)}"'
+        if k.act.size:
+            attrs += f' act="{_num(k.act)}"'
+        if k.ctrl.size:
+            attrs += f' ctrl="{_num(k.ctrl)}"'
+        out.append(f"<key {attrs}/>")
+    return out
+
+
+def _world_pose(P, p, wxyz) -> tuple:
+    """(position, quaternion w x y z) of placement P composed with a free joint's (p, wxyz)."""
+    R = np.asarray(P.rotation)
+    w0, v0 = _quat_wxyz(R)
+    w1, v1 = float(wxyz[0]), np.asarray(wxyz[1:], dtype=float)
+    quat = np.r_[w0 * w1 - v0 @ v1, w0 * v1 + w1 * v0 + np.cross(v0, v1)]
+    return R @ np.asarray(p, dtype=float) + np.asarray(P.translation), quat
+
+
+def _quat_wxyz(R) -> tuple:
+    q = matrix_to_quat(R)  # (w, x, y, z)
+    return float(q[0]), np.asarray(q[1:], dtype=float)
