@@ -207,6 +207,40 @@ def test_rollout_steps_each_world_as_alone(threads):
     assert np.array_equal(q2[0], q2[1]) and np.array_equal(q2[0], q[0])
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_policys_rollout_steps_each_world_as_alone(threads):
+    """td.rollout(datas, policy=..., steps=T): the policy sees every world's time and state once per step
+    and its controls drive them; each world's states are those of stepping it alone under the same
+    policy, bit for bit."""
+    model = _actuated()
+    sim = td.ContactSimulator(model, 1e-3)
+    gains = np.random.default_rng(3).uniform(-2, 2, (model.nu, model.nq))
+    seen = []
+
+    def policy(t, q, v):  # (elementwise: a world's controls do not depend on the batch's size)
+        seen.append(t.copy())
+        return np.tanh(gains[None, :, 0] * q[:, :1] + gains[None, :, 1] * q[:, 1:2] - 0.1 * v[:, :1] + t[:, None])
+
+    datas = [sim.data() for _ in range(3)]
+    for b, d in enumerate(datas):
+        d.q[:] = 0.2 * b
+    q, v = td.rollout(datas, policy=policy, steps=25, threads=threads)
+    assert q.shape == (3, 25, model.nq) and len(seen) == 25 and seen[1].tolist() == [1e-3] * 3
+    for b in range(3):
+        alone = sim.data()
+        alone.q[:] = 0.2 * b
+        for t in range(25):
+            alone.ctrl[:] = policy(np.array([alone.time]), alone.q[None], alone.v[None])[0]
+            alone.step()
+            assert np.array_equal(q[b, t], alone.q) and np.array_equal(v[b, t], alone.v)
+    with pytest.raises(ValueError, match="not both"):
+        td.rollout(datas, np.zeros((3, 1, model.nu)), policy=policy, steps=1)
+    with pytest.raises(ValueError, match="finite controls of shape"):
+        td.rollout(datas, policy=lambda t, q, v: np.zeros((2, model.nu)), steps=1)
+    with pytest.raises(TypeError, match="callable"):
+        td.rollout(datas, policy="pd", steps=1)
+
+
 def test_rollout_bad_input_is_named():
     model = _actuated()
     sim = td.ContactSimulator(model, 1e-3)

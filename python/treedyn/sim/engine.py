@@ -137,33 +137,58 @@ def make_data(sim, state):
     return d
 
 
-def rollout(datas, ctrl, threads: int | None = None):
+def rollout(datas, ctrl=None, threads: int | None = None, *, policy=None, steps: int | None = None):
     """td.rollout: T steps of each of B worlds (a list of td.StepData, each stepped from its own state, in
-    place) under controls ctrl (B, T, nu) or (T, nu) (the same for all), spread over ``threads`` threads
-    (td.get_num_threads() by default) with the GIL released, each world's steps the ones it takes alone.
-    Returns (q (B, T, nq), v (B, T, nv)): the state after each step. A world whose step fails stops there
-    and is named in the ValueError, after the others have stepped to the end."""
+    place) under controls ctrl (B, T, nu) or (T, nu) (the same for all) — or under ``policy``, called once
+    per step for the whole batch, ``policy(t (B,), q (B, nq), v (B, nv)) -> ctrl (B, nu)``, for ``steps``
+    steps — spread over ``threads`` threads (td.get_num_threads() by default) with the GIL released, each
+    world's steps the ones it takes alone (bit for bit). Returns (q (B, T, nq), v (B, T, nv)): the state after
+    each step. A world whose step fails stops there and is named in the ValueError, after the others have
+    stepped to the end (a policy's rollout: at that step)."""
     datas = list(datas)
     if not datas or not all(isinstance(d, _core.StepData) for d in datas):
         raise TypeError("rollout: datas must be a non-empty list of td.StepData (ContactSimulator.data())")
-    nu = datas[0].ctrl.shape[0]
-    u = np.asarray(ctrl, dtype=float)
-    if u.ndim == 2:
-        u = np.broadcast_to(u, (len(datas), *u.shape))
-    if u.ndim != 3 or u.shape[0] != len(datas) or u.shape[2] != nu:
-        raise ValueError(f"rollout: ctrl must have shape ({len(datas)}, T, {nu}) or (T, {nu}), got {np.shape(ctrl)}")
-    if not np.all(np.isfinite(u)):
-        raise ValueError("rollout: ctrl has NaN or inf")
+    B, nu = len(datas), datas[0].ctrl.shape[0]
     threads = (
         get_num_threads()
         if threads is None
         else _checks.integer(threads, "threads", minimum=1, maximum=_checks.INT_MAX)
     )
+    if (ctrl is None) == (policy is None):
+        raise ValueError("rollout: give ctrl (B, T, nu) or a policy (with steps), not both")
+    if policy is not None:
+        return _policy_rollout(datas, policy, _checks.integer(steps, "steps", minimum=0), threads)
+    u = np.asarray(ctrl, dtype=float)
+    if u.ndim == 2:
+        u = np.broadcast_to(u, (B, *u.shape))
+    if u.ndim != 3 or u.shape[0] != B or u.shape[2] != nu:
+        raise ValueError(f"rollout: ctrl must have shape ({B}, T, {nu}) or (T, {nu}), got {np.shape(ctrl)}")
+    if not np.all(np.isfinite(u)):
+        raise ValueError("rollout: ctrl has NaN or inf")
     q, v, unconverged = _core.rollout(datas, np.ascontiguousarray(u), threads)
     if unconverged.any():
         worst = int(np.argmax(unconverged))
         warn_unconverged_count(int(unconverged.sum()), worst)
     return q, v
+
+
+def _policy_rollout(datas, policy, steps: int, threads: int):
+    """rollout's policy form: each step, the policy's controls for every world, then one step of each."""
+    if not callable(policy):
+        raise TypeError(f"rollout: policy must be callable (t, q, v) -> ctrl, got {policy!r}")
+    B, nu, nq, nv = len(datas), datas[0].ctrl.shape[0], datas[0].q.shape[0], datas[0].v.shape[0]
+    Q, V = np.empty((B, steps, nq)), np.empty((B, steps, nv))
+    unconverged = np.zeros(B, dtype=np.int64)
+    for k in range(steps):
+        t = np.array([d.time for d in datas])
+        u = np.asarray(policy(t, np.array([d.q for d in datas]), np.array([d.v for d in datas])), dtype=float)
+        if u.shape != (B, nu) or not np.all(np.isfinite(u)):
+            raise ValueError(f"rollout: the policy must return finite controls of shape ({B}, {nu}), got {u.shape}")
+        q, v, missed = _core.rollout(datas, np.ascontiguousarray(u[:, None, :]), threads)
+        Q[:, k], V[:, k], unconverged = q[:, 0], v[:, 0], unconverged + missed
+    if unconverged.any():
+        warn_unconverged_count(int(unconverged.sum()), int(np.argmax(unconverged)))
+    return Q, V
 
 
 def warn_unconverged_count(count: int, world: int) -> None:
