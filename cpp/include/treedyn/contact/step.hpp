@@ -153,6 +153,7 @@ struct ContactWorld {
   std::unique_ptr<Data<double>> mass;
   bool mass_fresh = false;  // mass->M is this step's (Newton's: implicit_velocity takes it)
   std::vector<Vec3<double>> axis_ang, axis_lin;
+  std::vector<int> lambda;  // λ over coordinates (algorithms/ltl.hpp), made at first use
   GeneralRowsWork general;  // the model's constraints, dry friction, tendon limits (contact/rows.hpp)
   // the fluid's forces (contact/fluid.hpp): a kinematics workspace, per body scratch, τ with them
   std::unique_ptr<Data<double>> fluid_data;
@@ -855,6 +856,22 @@ struct ContactEngine {
   void stiffness_correction(ContactWorld& W, const double* q, double h) const {
     const int nv = model.nv;
     VelocityStiffness& S = W.stiffness;
+    if (S.diagonal && W.mass_fresh) {  // Newton's M + h diag(K): no fill-in on the tree's pattern, LTL in
+      // O(n d²) (algorithms/ltl.hpp), where the dense factor costs n³/3
+      if (W.lambda.empty()) W.lambda = coordinate_parents(model);
+      S.H.resize(nv, nv);
+      double* H = S.H.data();
+      for (int k = 0; k < nv; ++k) {
+        for (int j = W.lambda[k]; j >= 0; j = W.lambda[j]) H[std::size_t(k) * nv + j] = W.mass->M(k, j);
+        H[std::size_t(k) * nv + k] = W.mass->M(k, k) + h * S.kd[k];
+      }
+      if (ltl(H, nv, W.lambda.data()) < 0) {
+        W.y = h * S.kd.cwiseProduct(W.dv);
+        ltl_solve(H, nv, W.lambda.data(), W.y.data());
+        W.vnext -= W.y;
+        return;
+      }  // (not positive definite to rounding: the dense factor below)
+    }
     if (!S.diagonal || W.mass_fresh) {  // (M + hK)⁻¹ h K Δ, M by CRBA on ABA's kinematics at q (the world's
       // model: M̂ if hard), or Newton's of this step: one dense factor where it has M already, not a second ABA
       if (!W.mass_fresh) {
