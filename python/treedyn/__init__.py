@@ -9,6 +9,7 @@ from . import codegen, constraints, io, linalg, scenes, sdk
 from ._core import AccuracyWarning, SingularInertiaError, StepData, build_info, get_num_threads, set_num_threads
 from ._version import __version__  # noqa: F401 (treedyn.__version__)
 from .algorithms.configuration import difference, integrate, interpolate, neutral, random_configuration
+from .algorithms.coriolis import centroidal_momentum, centroidal_momentum_matrix, coriolis_matrix, gravity_forces
 from .algorithms.derivatives import aba_derivatives, rnea_derivatives
 from .algorithms.dynamics import bias_forces, forward_kinematics, mass_matrix, rnea
 from .algorithms.keyframe import Keyframe
@@ -87,6 +88,10 @@ __all__ = [
     "StepData",
     "rollout",
     "sensor_data",
+    "gravity_forces",
+    "coriolis_matrix",
+    "centroidal_momentum",
+    "centroidal_momentum_matrix",
     "mujoco_layout",
     "MujocoLayout",
     "contact_jacobians",
