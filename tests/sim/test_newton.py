@@ -97,3 +97,32 @@ def test_a_large_tree_is_solved_on_its_sparsity():
     # coordinates its stop is looser in velocity units than ADMM's at the same qp_tolerance
     assert np.abs(runs["newton"] - runs["admm"]).max() < 1e-5
     assert iters["newton"] < iters["admm"]
+
+
+def _pile(n: int) -> td.Model:
+    """n free boxes overlapping over a floor (each against every other: a pile dropped into itself)."""
+    m = td.Model()
+    rng = np.random.default_rng(0)
+    for i in range(n):
+        b = m.add_body(f"b{i}", None, td.Free(), td.Transform(translation=rng.uniform(-0.05, 0.05, 3) + [0, 0, 0.2]),
+                       td.Inertia(1.0, (0, 0, 0), np.eye(3) * 0.01))  # fmt: skip
+        m.add_geom(b, td.Box((0.1, 0.1, 0.1)))
+    m.add_geom(None, td.Plane())
+    return m
+
+
+def test_a_pile_of_bodies_is_newtons():
+    """More rows between moving bodies than coordinates (14 overlapping boxes: nv 84, hundreds of box-box
+    contacts): auto gives the soft problem to dense Newton, whose Hessian is nv x nv, instead of ADMM's
+    dense block of the coupled rows (nc² memory, nc³ to factor: 50 boxes exhausted memory); both solve the
+    same problem (agreeing to ADMM's tolerance), Newton in a few iterations."""
+    model = _pile(14)
+    assert model.nv > td.sim.contact_solvers.NEWTON_MAX_NV
+    out = {}
+    for how in ("auto", "admm"):
+        sim = td.ContactSimulator(model, 1e-3, contact_solver=how, soft=True, qp_tolerance=1e-10)
+        state = td.State.initial(model)
+        step = sim.step(state)
+        out[how] = (state.v.copy(), step.qp_iterations, step.n_contacts)
+    assert out["auto"][2] > 2 * model.nv // 3 and out["auto"][1] < 20 < out["admm"][1]
+    assert np.abs(out["auto"][0] - out["admm"][0]).max() < 1e-6 * (1 + np.abs(out["admm"][0]).max())

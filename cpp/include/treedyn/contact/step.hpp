@@ -612,7 +612,8 @@ struct ContactEngine {
   // where every contact is against the world or between a body and its ancestor (each row's J on one
   // chain), up to kNewtonTreeMaxNv coordinates (its M and H are held n × n). auto leaves the larger ones to
   // ADMM: on a deep tree the factor's Σ depth² per change of the active set costs more than ADMM's O(N)
-  // iterations (the soft centipede: equal at 10 segments, nv 113; ADMM 3x faster at 25, nv 278)
+  // iterations (the soft centipede: equal at 10 segments, nv 113; ADMM 3x faster at 25, nv 278) — except
+  // where more rows join two moving bodies than the tree has coordinates, which auto gives to dense Newton
   static constexpr int kNewtonTreeMaxNv = 1000;
   bool newton_applies(ContactWorld& W) const {
     if (!opt.soft || opt.solver == 1 || W.G.bilateral.rows() > int(W.soft_general.size())) return false;
@@ -620,12 +621,23 @@ struct ContactEngine {
       if (W.found[k].half < 0 && W.mu[k] > 0) return false;
     W.nw.tree = model.nv > opt.newton_max_nv;
     if (!W.nw.tree) return true;
+    if (opt.solver != 1 && model.nv <= kNewtonTreeMaxNv && coupled_rows(W) > model.nv) {
+      // many contacts between moving bodies (a pile of bodies): ADMM's operator would hold a dense block of
+      // those rows (nc² memory, nc³ to factor: 20 overlapping boxes, 9 s a step), Newton's Hessian is nv x nv
+      W.nw.tree = false;
+      return true;
+    }
     if (W.soft_general.size()) return false;  // (an equality's rows span two chains: dense only)
     if (opt.solver == 0 || model.nv > kNewtonTreeMaxNv) return false;  // (auto: ADMM, see below)
     for (const ContactPoint& c : W.found)
       if (c.body[0] != 0 && c.body[1] != 0 && !ancestor(c.body[0], c.body[1]) && !ancestor(c.body[1], c.body[0]))
         return false;
     return true;
+  }
+  int coupled_rows(const ContactWorld& W) const {  // the rows of contacts between two moving bodies
+    int n = 0;
+    for (const ContactPoint& c : W.found) n += 3 * (c.body[0] != 0 && c.body[1] != 0);
+    return n;
   }
   bool ancestor(int a, int b) const {  // a is b or one of its ancestors
     while (b > a) b = model.parent[b];
