@@ -34,9 +34,20 @@ def test_bad_model_spec_is_a_clear_error(capsys):
     assert main(["compare", "chain:x"]) == 2
 
 
-def test_info_is_json(capsys):
+def test_info_is_json(capsys, monkeypatch):
     assert main(["info"]) == 0
     assert json.loads(capsys.readouterr().out)["eigen_version"].startswith("3.4")
+    # an Eigen from pip's temporary build environment (gone after the build) is said to be that
+    import treedyn._core as core
+
+    built = dict(
+        core.build_info(), eigen_dir="/tmp/pip-build-env-*/overlay/lib/site-packages/cmeel.prefix/share/eigen3"
+    )
+    monkeypatch.setattr(core, "build_info", lambda: built)
+    assert main(["info"]) == 0
+    assert json.loads(capsys.readouterr().out)["eigen_dir"].startswith(
+        "cmeel-eigen in pip's temporary build environment"
+    )
 
 
 PENDULUM_URDF = """<robot name="p">

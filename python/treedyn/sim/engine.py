@@ -251,7 +251,8 @@ def step_batch(sim, q, v, tau=None, threads: int | None = None, ctrl=None) -> Ba
         )
     converged = counts[:, 2].astype(bool)
     if not converged.all():
-        warn_unconverged(int(counts[:, 1].max()), float("nan"), res[:, 0].max(), res[:, 1].max(), sim.qp_tolerance, 3)
+        where = f"in world(s) {np.flatnonzero(~converged).tolist()[:10]} of a batch"
+        warn_unconverged(int(counts[:, 1].max()), where, res[:, 0].max(), res[:, 1].max(), sim.qp_tolerance, 3)
     return BatchStep(n_contacts=counts[:, 0].copy(), iterations=counts[:, 1].copy(), converged=converged, residuals=res)
 
 
@@ -296,10 +297,12 @@ def step_failure(status: int, t: float, tau, v) -> ValueError:
 
 
 def warn_unconverged(iterations, t, primal, dual, tolerance, stacklevel):
+    """The warning of an unconverged solve at time t (a float), or where (a string: a batch's worlds)."""
     import warnings
 
+    where = t if isinstance(t, str) else f"at t = {t:.6g}"
     warnings.warn(
-        f"ContactSimulator: the contact solve did not converge in {iterations} iterations at t = {t:.6g} "
+        f"ContactSimulator: the contact solve did not converge in {iterations} iterations {where} "
         f"(residuals {primal:.3g}, {dual:.3g} m/s against {tolerance:g}); its best iterate is used",
         SimulationWarning,
         stacklevel=stacklevel,

@@ -69,9 +69,9 @@ def _cmd_solvers(args) -> int:
 
 
 def _cmd_info(args) -> int:
-    from .._core import build_info
+    from .cli_args import readable_build_info
 
-    print(json.dumps(build_info(), indent=2))
+    print(json.dumps(readable_build_info(), indent=2))
     return 0
 
 

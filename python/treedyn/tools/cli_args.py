@@ -29,3 +29,18 @@ def check_args(args) -> None:
             socket.getaddrinfo(host, None)
         except (OSError, UnicodeError) as e:
             raise ValueError(f"--host {host!r}: not an address of this machine's network ({e})") from None
+
+
+def readable_build_info() -> dict:
+    """td.build_info() for ``treedyn info``: an Eigen found in pip's temporary build environment (gone
+    once the wheel was built: its random part is *) is said to be that, not shown as a path."""
+    import re
+
+    from .._core import build_info
+
+    info = dict(build_info())
+    where = str(info.get("eigen_dir", ""))
+    if re.search(r"(pip-build-env-|build-env-|builds-v[0-9]+/\.tmp)\*", where):
+        package = "cmeel-eigen" if "cmeel" in where else "Eigen"
+        info["eigen_dir"] = f"{package} in pip's temporary build environment (removed after the build): {where}"
+    return info
