@@ -13,14 +13,13 @@ faster), the ADMM iterations (median, max) and where treedyn's step goes (collis
 the Delassus operator's set-up, contact, integrate, Python). Then ``--batch`` worlds (8 and 32) stepped at once (``ContactSimulator.step_batch``) on 1 and 2
 threads, with pauses between calls: the speed-up.
 
-Then the Gymnasium MuJoCo models (``--models``; the files of the installed ``gymnasium`` package,
-the benchmark extra): each model as ``td.load_mjcf`` reads it against ``mj_step`` on the same file,
-both from the file's qpos0 at rest, zero control, for 1 s at the file's own timestep,
-interleaved, one thread, by ``sim.step(state)`` and by ``td.StepData`` (``sim.data()``: one call into
-C++ a step): the median step of each, the ratios, the iterations (median, max) and the steps whose
-solve did not converge. The models differ from MuJoCo's where treedyn does not read the
-file yet (joint damping, stiffness, armature, actuators: the docs' model guide), so the rest poses
-differ; the contacts are those of the same geoms.
+Then the models MuJoCo users run (``--models``): Gymnasium's (the installed ``gymnasium``'s files)
+and the DeepMind Control suite's with contacts (``dmc/<name>``: the dm_control wheel's files as the
+tests unpack them), each as ``td.load_mjcf`` reads it (MuJoCo's soft constraints, the file's integrator)
+against ``mj_step`` on the same file, from qpos0, with zero and with random controls, 1 s at the file's
+timestep, interleaved, one thread: ``td.StepData`` (one call into C++ a step) and ``sim.step(state)``
+against MuJoCo's default settings and its fastest (PGS, where cheaper); the iterations, the steps whose
+solve did not converge and the roots' distance after 1 s.
 
 Writes contact_step.csv, contact_models.csv and, with matplotlib, contact_step.png.
 """
@@ -108,9 +107,11 @@ def run_size(n: int, steps: int, log=print) -> dict:
     return row
 
 
-MODELS = ["ant", "humanoid", "hopper", "walker2d", "half_cheetah"]
+MODELS = ["ant", "humanoid", "hopper", "walker2d", "half_cheetah", "swimmer"]
+MODELS += ["dmc/walker", "dmc/cheetah", "dmc/humanoid", "dmc/quadruped"]
 MODEL_FIELDS = [
     "model",
+    "controls",
     "nv",
     "timestep",
     "treedyn_ms",
@@ -118,77 +119,107 @@ MODEL_FIELDS = [
     "ratio",
     "data_ms",
     "data_ratio",
-    "treedyn_mean_ms",
-    "mujoco_mean_ms",
+    "mujoco_fastest_ms",
+    "data_ratio_fastest",
     "iterations_median",
     "iterations_max",
     "unconverged",
     "contacts_median",
     "mujoco_contacts_median",
+    "root_gap",
 ]
 
 
-def run_model(name: str, seconds: float = 1.0, log=print) -> dict | None:
-    """A Gymnasium model against mj_step on its file (None when gymnasium or mujoco is absent)."""
+def model_path(name: str) -> str | None:
+    """A Gymnasium model's file (the installed gymnasium's assets), or a DeepMind Control suite model's
+    ("dmc/<name>": the dm_control wheel's files as the tests unpack them, TREEDYN_PUBLIC_MJCF or
+    ~/.cache/treedyn/public-mjcf), or None when absent."""
+    if name.startswith("dmc/"):
+        base = os.environ.get("TREEDYN_PUBLIC_MJCF") or os.path.join(
+            os.path.expanduser("~"), ".cache", "treedyn", "public-mjcf"
+        )
+        path = os.path.join(base, "dm_control-1.0.50", "dm_control", "suite", name[4:] + ".xml")
+        return path if os.path.isfile(path) else None
+    try:
+        import gymnasium
+    except ImportError:
+        return None
+    return os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets", f"{name}.xml")
+
+
+def run_model(name: str, controls: str = "zero", seconds: float = 1.0, log=print) -> dict | None:
+    """A model against mj_step on its file, from qpos0, zero or random (uniform in ctrlrange, seed 0)
+    controls, at the file's timestep: treedyn's ``sim.step(state)`` and ``td.StepData``, MuJoCo's
+    ``mj_step`` with its default settings and with its fastest (PGS, the cheaper of the two per model),
+    interleaved, one thread (None when mujoco or the file is absent)."""
     import warnings
 
     try:
-        import gymnasium
         import mujoco
     except ImportError as e:
         log(f"{name}: skipped ({e})")
         return None
-    path = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets", f"{name}.xml")
+    path = model_path(name)
+    if path is None:
+        log(f"{name}: skipped (its file is not here: gymnasium, or the tests' dm_control files)")
+        return None
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # what treedyn does not read yet (IgnoredElementWarning)
+        warnings.simplefilter("ignore")  # (what treedyn does not read: IgnoredElementWarning)
         model = td.load_mjcf(path)
     m = mujoco.MjModel.from_xml_path(path)
-    d = mujoco.MjData(m)
-    h = m.opt.timestep
-    sim = td.ContactSimulator(model, h)
-    state = td.State(np.array(model.reference_configuration, dtype=float), np.zeros(model.nv))
+    fast = mujoco.MjModel.from_xml_path(path)
+    fast.opt.solver = mujoco.mjtSolver.mjSOL_PGS
+    d, d_fast = mujoco.MjData(m), mujoco.MjData(fast)
+    sim = td.ContactSimulator(model)
+    state = td.State.initial(model)
     data = sim.data(state)  # (the same run through td.StepData: one call into C++ a step)
-    ours, theirs, by_data, its, contacts, peer_contacts, unconverged = [], [], [], [], [], [], 0
+    n = int(round(seconds / m.opt.timestep))
+    rng = np.random.default_rng(0)
+    lo, hi = (m.actuator_ctrlrange[:, 0], m.actuator_ctrlrange[:, 1]) if m.nu else (np.zeros(0), np.zeros(0))
+    lo, hi = np.where(m.actuator_ctrllimited, lo, -1.0), np.where(m.actuator_ctrllimited, hi, 1.0)
+    U = rng.uniform(lo, hi, (n, m.nu)) if controls == "random" else np.zeros((n, m.nu))
+    times = {k: [] for k in ("step", "data", "mujoco", "mujoco_fast")}
+    its, contacts, peer_contacts, unconverged = [], [], [], 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", td.SimulationWarning)  # counted below
-        for _ in range(int(round(seconds / h))):
-            t0 = time.perf_counter()
-            s = sim.step(state)
-            ours.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            data.step()
-            by_data.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            mujoco.mj_step(m, d)
-            theirs.append(time.perf_counter() - t0)
-            its.append(s.qp_iterations)
-            contacts.append(s.n_contacts)
+        for k in range(n):
+            d.ctrl[:] = d_fast.ctrl[:] = data.ctrl[:] = U[k]
+            for key, call in (("step", lambda: sim.step(state, ctrl=U[k])), ("data", data.step),
+                              ("mujoco", lambda: mujoco.mj_step(m, d)), ("mujoco_fast", lambda: mujoco.mj_step(fast, d_fast))):  # fmt: skip
+                t0 = time.perf_counter()
+                out = call()
+                times[key].append(time.perf_counter() - t0)
+                if key == "step":
+                    its.append(out.qp_iterations), contacts.append(out.n_contacts)
+                    unconverged += not out.converged
             peer_contacts.append(d.ncon)
-            unconverged += not s.converged
-    t_ours, t_theirs = float(np.median(ours)), float(np.median(theirs))
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    best = min(med["mujoco"], med["mujoco_fast"])
     row = dict(
         model=name,
+        controls=controls,
         nv=model.nv,
-        timestep=h,
-        treedyn_ms=1e3 * t_ours,
-        mujoco_ms=1e3 * t_theirs,
-        ratio=t_theirs / t_ours,
-        data_ms=1e3 * float(np.median(by_data)),
-        data_ratio=t_theirs / float(np.median(by_data)),
-        treedyn_mean_ms=1e3 * float(np.mean(ours)),
-        mujoco_mean_ms=1e3 * float(np.mean(theirs)),
+        timestep=m.opt.timestep,
+        treedyn_ms=1e3 * med["step"],
+        mujoco_ms=1e3 * med["mujoco"],
+        ratio=med["mujoco"] / med["step"],
+        data_ms=1e3 * med["data"],
+        data_ratio=med["mujoco"] / med["data"],
+        mujoco_fastest_ms=1e3 * best,
+        data_ratio_fastest=best / med["data"],
         iterations_median=float(np.median(its)),
         iterations_max=int(max(its)),
         unconverged=unconverged,
         contacts_median=float(np.median(contacts)),
         mujoco_contacts_median=float(np.median(peer_contacts)),
+        root_gap=float(np.abs(data.q[:3] - d.qpos[:3]).max()) if m.nq >= 3 else 0.0,
     )
     log(
-        f"{name:>12s} nv={model.nv:3d} h={h:g}  treedyn {row['treedyn_ms']:.4g} ms  mj_step {row['mujoco_ms']:.4g} ms  "
-        f"MuJoCo/treedyn {row['ratio']:.2f}x (means {row['treedyn_mean_ms']:.4g}, {row['mujoco_mean_ms']:.4g} ms)  "
-        f"td.StepData {row['data_ms']:.4g} ms: {row['data_ratio']:.2f}x  "
-        f"iterations {row['iterations_median']:.0f} (max {row['iterations_max']}), "
-        f"{unconverged} unconverged  contacts {row['contacts_median']:.0f} (MuJoCo {row['mujoco_contacts_median']:.0f})"
+        f"{name:>16s} {controls:6s} nv={model.nv:3d} h={m.opt.timestep:g}  td.StepData {row['data_ms']:.4g} ms  "
+        f"mj_step {row['mujoco_ms']:.4g} ms (fastest {row['mujoco_fastest_ms']:.4g})  MuJoCo/treedyn "
+        f"{row['data_ratio']:.2f}x (fastest {row['data_ratio_fastest']:.2f}x; sim.step {row['ratio']:.2f}x)  "
+        f"iterations {row['iterations_median']:.0f} (max {row['iterations_max']}), {unconverged} unconverged  "
+        f"contacts {row['contacts_median']:.0f} (MuJoCo {row['mujoco_contacts_median']:.0f})"
     )
     return row
 
@@ -222,14 +253,14 @@ def main(argv=None) -> int:
     ap.add_argument("--segments", type=int, nargs="+", default=SIZES)
     ap.add_argument("--steps", type=int, default=200, help="steps per size (the first tenth untimed)")
     ap.add_argument("--batch", type=int, nargs="*", default=[8, 32], help="worlds in the batched step (none: skip)")
-    ap.add_argument("--models", nargs="*", default=MODELS, help="Gymnasium MuJoCo models (none: skip)")
+    ap.add_argument("--models", nargs="*", default=MODELS, help="Gymnasium models, dmc/<name> (none: skip)")
     ap.add_argument("--out", default=".")
     args = ap.parse_args(argv)
     before = td.get_num_threads()
     td.set_num_threads(1)
     try:
         rows = [run_size(n, args.steps) for n in args.segments]
-        model_rows = [r for r in (run_model(name) for name in args.models) if r is not None]
+        model_rows = [r for c in ("zero", "random") for name in args.models if (r := run_model(name, c)) is not None]
     finally:
         td.set_num_threads(before)
     for B in args.batch:
@@ -243,8 +274,8 @@ def main(argv=None) -> int:
 
 
 def plot(rows, model_rows, out_dir, log=print) -> list[str]:
-    """contact_step.png: the centipede's step against its segments (log-log), and each Gymnasium
-    model's step beside mj_step's (medians; the means as thin marks)."""
+    """contact_step.png: the centipede's step against its segments (log-log), and each model's step
+    (td.StepData) beside mj_step's with MuJoCo's default and fastest settings (medians)."""
     plt = pyplot(log)
     if plt is None:
         return []
@@ -276,12 +307,21 @@ def plot(rows, model_rows, out_dir, log=print) -> list[str]:
     ax = axes[1]
     if model_rows:
         x = np.arange(len(model_rows))
-        for dx, key, color, label in ((-0.2, "treedyn", "C3", "treedyn"), (0.2, "mujoco", "C1", "MuJoCo mj_step")):
-            ax.bar(x + dx, [1e3 * r[f"{key}_ms"] for r in model_rows], 0.4, color=color, label=label + " (median)")
-            ax.scatter(x + dx, [1e3 * r[f"{key}_mean_ms"] for r in model_rows], color="k", marker="_", s=120, zorder=3)
-        ax.set_xticks(x, [f"{r['model']}\n{r['ratio']:.2f}x" for r in model_rows], fontsize=8)
-        ax.set_ylabel("step [µs], 1 thread (—: mean)")
-        ax.set_title("Gymnasium models at their timesteps, at rest, zero control", fontsize=9)
+        for dx, key, color, label in (
+            (-0.27, "data", "C3", "treedyn td.StepData"),
+            (0.0, "mujoco", "C1", "mj_step, default"),
+            (0.27, "mujoco_fastest", "C2", "mj_step, fastest"),
+        ):
+            ax.bar(x + dx, [1e3 * r[f"{key}_ms"] for r in model_rows], 0.27, color=color, label=label + " (median)")
+        ax.set_xticks(
+            x,
+            [f"{r['model'].replace('dmc/', 'DMC ')}\n{r['controls']}\n{r['data_ratio']:.2f}x" for r in model_rows],
+            fontsize=6,
+        )
+        ax.set_ylabel("step [µs], 1 thread")
+        ax.set_title(
+            "Gymnasium and DeepMind Control models from qpos0, 1 s (ratio: MuJoCo default / treedyn)", fontsize=8
+        )
         ax.legend(fontsize=7)
     else:
         ax.set_axis_off()
