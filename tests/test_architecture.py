@@ -137,6 +137,7 @@ ALIASES = {
     "constraints": "treedyn.sim.constraints",
     "linalg": "treedyn.algorithms.linalg",
     "distributed": "treedyn.tools.distributed",
+    "envs": "treedyn.tools.envs",
     "peers": "treedyn.tools.peers",
     "plot": "treedyn.tools.plot",
 }
