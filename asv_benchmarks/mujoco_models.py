@@ -1,7 +1,8 @@
 """The step on the models MuJoCo users run, against MuJoCo's own: Gymnasium's locomotion files as
 ``td.load_mjcf`` reads them (MuJoCo's soft constraints, the file's integrator and cone), stepped by a
 ``td.StepData`` (one call into C++ a step) beside ``mj_step`` on the same file, alternating, one thread,
-zero control from the file's qpos0 (the swimmer in its fluid). ``python -m benchmarks contact_step
+zero control from the file's qpos0 (the swimmer in its fluid); the DeepMind Control suite's walker,
+cheetah, humanoid and quadruped where the tests have unpacked them. ``python -m benchmarks contact_step
 --models ...`` prints the same with the ``sim.step(state)`` path beside; docs/guide/mujoco.md has the
 table. Above 1: ours is faster.
 """
@@ -20,6 +21,7 @@ class StepDataRatioMujoco(Threads):
     qpos0, at rest then lying or standing: the trajectories run on, both continuing theirs)."""
 
     params = ["half_cheetah", "ant", "hopper", "walker2d", "humanoid", "swimmer"]
+    params += ["dmc/walker", "dmc/cheetah", "dmc/humanoid", "dmc/quadruped"]
     param_names = ["model"]
     repeats = 9
     timeout = 300
@@ -32,6 +34,11 @@ class StepDataRatioMujoco(Threads):
             raise NotImplementedError(f"mujoco or gymnasium unavailable: {e}") from e
         self._set_threads(1)
         path = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets", f"{name}.xml")
+        if name.startswith("dmc/"):  # (the dm_control wheel's files as the tests unpack them)
+            base = os.environ.get("TREEDYN_PUBLIC_MJCF") or os.path.expanduser("~/.cache/treedyn/public-mjcf")
+            path = os.path.join(base, "dm_control-1.0.50", "dm_control", "suite", name[4:] + ".xml")
+            if not os.path.isfile(path):
+                raise NotImplementedError(f"{path} is not here (the tests unpack it: tests/conftest.py)")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # (what treedyn does not read: IgnoredElementWarning)
             model = td.load_mjcf(path)

@@ -12,6 +12,7 @@ from .algorithms.configuration import difference, integrate, interpolate, neutra
 from .algorithms.coriolis import centroidal_momentum, centroidal_momentum_matrix, coriolis_matrix, gravity_forces
 from .algorithms.derivatives import aba_derivatives, rnea_derivatives
 from .algorithms.dynamics import bias_forces, forward_kinematics, mass_matrix, rnea
+from .algorithms.inverse_kinematics import IKResult, inverse_kinematics
 from .algorithms.keyframe import Keyframe
 from .algorithms.kinematics import (
     center_of_mass,
@@ -88,6 +89,8 @@ __all__ = [
     "StepData",
     "rollout",
     "sensor_data",
+    "inverse_kinematics",
+    "IKResult",
     "gravity_forces",
     "coriolis_matrix",
     "centroidal_momentum",
