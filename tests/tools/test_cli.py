@@ -92,6 +92,23 @@ def test_compare_peers_parse_the_file_themselves(capsys, tmp_path, name, text, p
     assert len(row) == 1 and row[0].rstrip().endswith("yes")
 
 
+def test_a_peer_that_refuses_the_file_is_skipped_not_a_traceback(capsys, tmp_path, monkeypatch):
+    """Pinocchio's own parser refusing a file treedyn loads (iCub: "The 3d inertia should be positive")
+    is said on stderr, and the comparison of the others stands."""
+    pytest.importorskip("pinocchio")
+    from treedyn.tools import peers
+
+    def refuse(*args, **kwargs):
+        raise ValueError("The 3d inertia should be positive")
+
+    monkeypatch.setattr(peers, "PinocchioFromFile", refuse)
+    path = tmp_path / "pendulum.urdf"
+    path.write_text(PENDULUM_URDF)
+    assert main(["compare", str(path), "--repeat", "2", "--peers"]) == 0
+    out = capsys.readouterr()
+    assert "skipped: ValueError: The 3d inertia should be positive" in out.err and "pinocchio.aba" in out.out
+
+
 def test_compare_file_errors_are_clear(capsys, tmp_path):
     bad = tmp_path / "bad.urdf"
     bad.write_text("<robot name='r'>\n<link name='a'>\n</robot>")

@@ -43,8 +43,7 @@ MAX_ASPECT = 8.0
 
 
 class Diverged(Exception):
-    """treedyn simulate blew up (NaN/inf, or a step that failed): the message names the scene, the
-    time, the cause and suggests a step ten times smaller; the command exits with EXIT_DIVERGED."""
+    """treedyn simulate blew up: the message names scene, time, cause, a smaller step; exit EXIT_DIVERGED."""
 
     def __init__(self, scene: str, h: float, t: float, cause: str):
         super().__init__(
@@ -185,8 +184,7 @@ def _peer_rows(model, q, v, tau, reference, args):
 
 
 def _file_peer_rows(model, q, v, tau, reference, args):
-    """Pinocchio's (MuJoCo's) own parser on the URDF (MJCF) file: an independent check of the
-    loader as well as of the dynamics. Skipped when the peer is not installed."""
+    """Pinocchio's (MuJoCo's) own parser on the URDF (MJCF) file: a check of the loader and the dynamics."""
     import os
 
     from ..scenes.spec import file_kind
@@ -203,6 +201,9 @@ def _file_peer_rows(model, q, v, tau, reference, args):
             peer, label = peers.MujocoFromFile(model, args.model), "mujoco (MJCF)"
     except ImportError:
         return []
+    except Exception as e:  # (the peer's own parser refuses the file: said, never a traceback)
+        print(f"{'file peer':<18}skipped: {type(e).__name__}: {e}", file=sys.stderr)
+        return []
     out = peer.forward_dynamics(q, v, tau)
     err = float(np.abs(out - reference).max() / max(1.0, np.abs(reference).max()))
     best, med = time_call(peer.peer_call(q, v, tau), args.repeat)[:2]
@@ -217,8 +218,7 @@ def _has_contact(scene) -> bool:
 
 
 def _steps_bar(steps: int, desc: str, always: bool):
-    """A progress bar over ``steps`` steps on stderr (on a terminal, or always with --progress:
-    treedyn.util.progress)."""
+    """A progress bar over ``steps`` steps on stderr (a terminal's, or always: --progress)."""
     from ..util.progress import progress_bar
 
     return progress_bar(total=steps, desc=desc, unit="step", show=True if always else None)
