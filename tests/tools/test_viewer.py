@@ -327,3 +327,33 @@ def test_the_view_command_names_a_bad_trajectory_file(tmp_path, capsys):
     np.savez(tmp_path / "x.npz", x=np.zeros(3))
     assert main(["view", "chain:3", "--trajectory", str(tmp_path / "x.npz")]) == 2
     assert "no arrays 't' and 'q'" in capsys.readouterr().err
+
+
+def test_a_trajectory_file_that_lies_about_its_size_is_refused_unread(tmp_path, capsys):
+    """An npz whose q declares 1e9 x 3 doubles (24 GB) in a few bytes: refused by its header, never
+    allocated; so are other shapes, dtypes and lengths."""
+    import io
+    import zipfile
+
+    from numpy.lib import format as npy
+
+    from treedyn.tools.cli import main
+
+    def npz(path, header_shape, dtype="<f8"):
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("t.npy", _npy(np.zeros(2)))
+            buf = io.BytesIO()
+            npy.write_array_header_1_0(buf, {"descr": dtype, "fortran_order": False, "shape": header_shape})
+            z.writestr("q.npy", buf.getvalue() + b"\0" * 128)
+
+    def _npy(a):
+        buf = io.BytesIO()
+        np.save(buf, a)
+        return buf.getvalue()
+
+    for shape, dtype, message in (((10**9, 3), "<f8", "more than the file holds"), ((2, 5), "<f8", "want real numbers"),
+                                  ((2, 3), "|O", "want real numbers"), ((3, 3), "<f8", "'t' has 2 frames, 'q' 3")):  # fmt: skip
+        path = tmp_path / "lie.npz"
+        npz(path, shape, dtype)
+        assert main(["view", "chain:3", "--trajectory", str(path)]) == 2
+        assert message in capsys.readouterr().err

@@ -52,19 +52,47 @@ def _model_and_state(args):
     return scene.model, scene.state.q.copy(), scene.name
 
 
+def read_trajectory(path: str, nq: int) -> tuple:
+    """(t (T,), q (T, nq)) of an npz (treedyn simulate --out), each array's header checked before it is
+    read: a file that declares more data than it holds (an array of 7.6 GiB in 7.9 MB), another dtype
+    than real numbers or other shapes is refused by name (ValueError), never allocated."""
+    import zipfile
+
+    from numpy.lib import format as npy
+
+    what = f"--trajectory {path}"
+    headers = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}
+    try:
+        with zipfile.ZipFile(path) as z:
+            members = {info.filename.removesuffix(".npy"): info for info in z.infolist()}
+            if "t" not in members or "q" not in members:
+                raise ValueError(f"{what}: no arrays 't' and 'q' (treedyn simulate --out writes them)")
+            for key, want in (("t", 1), ("q", 2)):
+                with z.open(members[key]) as f:
+                    version = npy.read_magic(f)
+                    if version not in headers:
+                        raise ValueError(f"{what}: {key!r} is an .npy of format {version}, not 1.0 or 2.0")
+                    shape, _, dtype = headers[version](f)
+                if dtype.kind not in "fi" or len(shape) != want or (want == 2 and shape[1] != nq):
+                    raise ValueError(
+                        f"{what}: {key!r} is {dtype} of shape {shape}; want real numbers, (T,) and (T, {nq})"
+                    )
+                if int(np.prod(shape)) * dtype.itemsize > members[key].file_size:
+                    raise ValueError(f"{what}: {key!r} declares {shape} ({dtype}), more than the file holds")
+        with np.load(path) as run:
+            t, q = np.asarray(run["t"], dtype=float), np.asarray(run["q"], dtype=float)
+    except (OSError, zipfile.BadZipFile) as e:
+        raise ValueError(f"{what}: {getattr(e, 'strerror', None) or e}") from None
+    if len(t) != len(q):
+        raise ValueError(f"{what}: 't' has {len(t)} frames, 'q' {len(q)}")
+    return t, q
+
+
 def cmd_view(args) -> int:
     model, q, name = _model_and_state(args)
     trajectory = None
     if args.trajectory:
-        try:
-            with np.load(args.trajectory) as run:
-                if "t" not in run or "q" not in run:
-                    raise ValueError(
-                        f"--trajectory {args.trajectory}: no arrays 't' and 'q' (treedyn simulate --out writes them)"
-                    )
-                trajectory = (run["t"].copy(), run["q"].copy())
-        except OSError as e:
-            raise ValueError(f"--trajectory {args.trajectory}: {e.strerror or e}") from None
+        trajectory = read_trajectory(args.trajectory, model.nq)
         q = None
     opts = dict(frames=args.frames, named_frames=args.named_frames, com=args.com)
     return _serve_or_write(model, trajectory, q, name, args, **opts)
