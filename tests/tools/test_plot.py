@@ -160,3 +160,21 @@ def test_trajectory_figure_and_animation_are_readable_with_fixed_limits(saved_fi
     # the view holds the whole run: the slid root is inside the limits of the first frame
     (x0, x1), _ = frames[0][0]
     assert x0 < q[:, 0].min() and q[:, 0].max() < x1
+
+
+def test_a_body_at_rest_is_not_plotted_at_the_scale_of_its_rounding():
+    """The centre of mass moving by 1e-17 m (a model at rest, rounding only): its panel spans a millimetre,
+    not the 1e-17 m that autoscaling would draw as full-scale motion; 0.5 m of motion keeps its own scale."""
+    plt = pytest.importorskip("matplotlib.pyplot")
+    from treedyn.tools.plot import trajectory_figure
+
+    scene = td.scenes.centipede(2)
+    t = np.linspace(0.0, 0.3, 7)
+    for moved, span in ((1e-17, 1e-3), (0.5, 0.5)):
+        q = np.stack([scene.state.q] * 7)
+        q[:, 0] += np.linspace(0.0, moved, 7)
+        fig = trajectory_figure(scene.model, t, q)
+        (ax,) = [a for a in fig.axes if a.get_ylabel().startswith("centre of mass")]
+        lo, hi = ax.get_ylim()
+        plt.close(fig)
+        assert span <= hi - lo < 3 * span, (moved, hi - lo)

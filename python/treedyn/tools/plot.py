@@ -223,7 +223,10 @@ def trajectory_figure(
     legend = _legend(fig, axs[0])
     if com:
         ax = axs[-1]
-        ax.plot(t, c[:, 0] - c[0, 0], "-", color="tab:red", label="centre of mass x")
+        dx = c[:, 0] - c[0, 0]
+        ax.plot(t, dx, "-", color="tab:red", label="centre of mass x")
+        if np.ptp(dx) < 1e-3:  # (a body at rest moves by rounding: drawn on a millimetre, not at full scale)
+            ax.set_ylim(0.5 * (dx.max() + dx.min()) - 5e-4, 0.5 * (dx.max() + dx.min()) + 5e-4)
         ax.set_xlabel("t [s]")
         ax.set_ylabel("centre of mass x − x₀ [m]")
         ax.set_title(
