@@ -48,10 +48,9 @@ def _crm(m) -> np.ndarray:
     return out
 
 
-def _bodies(model: Model, q):
+def _bodies(model: Model, q, R, p):
     """Per body (1..N): its world spatial inertia Y (about the world origin, world axes) and its
-    world Jacobian J (6, nv) (treedyn.frame_jacobian, "world")."""
-    R, p = forward_kinematics(model, q)
+    world Jacobian J (6, nv) (treedyn.frame_jacobian, "world"); R, p: forward_kinematics at q."""
     out = []
     for i in range(1, model.n_bodies):
         I = model.inertias[i]
@@ -81,7 +80,8 @@ def coriolis_matrix(model: Model, q, v) -> np.ndarray:
     q = C.array(q, "q", (model.nq,))
     v = C.array(v, "v", (model.nv,))
     parents, cols = model.parents, _coordinates(model)
-    bodies = _bodies(model, q)
+    R, p = forward_kinematics(model, q)
+    bodies = _bodies(model, q, R, p)
     Y = [np.zeros((6, 6))] + [b[0] for b in bodies]
     J = np.zeros((6, model.nv))
     for i, (_, Ji) in enumerate(bodies, start=1):
@@ -89,7 +89,6 @@ def coriolis_matrix(model: Model, q, v) -> np.ndarray:
     vel = [np.zeros(6)] + [Ji @ v for _, Ji in bodies]
     dJ = np.zeros((6, model.nv))
     B = [np.zeros((6, 6)) for _ in range(model.n_bodies)]
-    R, p = forward_kinematics(model, q)
     for i in range(1, model.n_bodies):
         X = _crm(vel[i])
         dJ[:, cols[i]] = X @ J[:, cols[i]]
@@ -136,7 +135,7 @@ def centroidal_momentum_matrix(model: Model, q) -> np.ndarray:
     [angular; linear] (Pinocchio's computeCentroidalMap, its rows [linear; angular])."""
     C.instance(model, Model, "model")
     q = C.array(q, "q", (model.nq,))
-    A = sum((Y @ J for Y, J in _bodies(model, q)), np.zeros((6, model.nv)))
+    A = sum((Y @ J for Y, J in _bodies(model, q, *forward_kinematics(model, q))), np.zeros((6, model.nv)))
     c = center_of_mass(model, q)  # (of the bodies that move, as Pinocchio's)
     A[:3] -= _skew(c) @ A[3:]  # (the angular momentum about c: n_G = n_O − c × f)
     return A

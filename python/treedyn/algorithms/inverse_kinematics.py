@@ -25,7 +25,7 @@ import numpy as np
 from .. import _checks as C
 from ..model import Model, Transform
 from .configuration import integrate, neutral, random_configuration
-from .kinematics import frame_jacobian, frame_placement
+from .kinematics import _frame, frame_jacobian, frame_placement
 
 __all__ = ["inverse_kinematics", "IKResult"]
 
@@ -67,7 +67,7 @@ def _targets(model: Model, targets) -> list:
             if p.shape != (3,):
                 raise ValueError(f"inverse_kinematics: the target of frame {frame!r} must be a Transform or 3 numbers")
             out.append((frame, None, p))
-        frame_placement(model, neutral(model), frame)  # (an unknown frame: its error now)
+        _frame(model, frame, None)  # (an unknown frame: its error now)
     return out
 
 

@@ -274,22 +274,26 @@ def to_mjcf(model: Model, name: str = "treedyn") -> str:
 _INTEGRATORS = {"semi-implicit": "Euler", "rk4": "RK4", "implicitfast": "implicitfast", "implicit": "implicit"}
 
 
+def _optional(**attrs) -> str:
+    """' key="value"' for each attribute given (not None): numbers and arrays as _num writes them."""
+    return "".join(f' {k}="{v if isinstance(v, str) else _num(v)}"' for k, v in attrs.items() if v is not None)
+
+
 def _option(model: Model) -> str:
     """<option>: gravity, and what the model has of timestep, integrator, cone, impratio and the fluid."""
-    out = f'<option gravity="{_num(model.gravity)}"'
-    if model.timestep is not None:
-        out += f' timestep="{float(model.timestep)!r}"'
-    if model.integrator is not None:
-        out += f' integrator="{_INTEGRATORS[model.integrator]}"'
-    if model.friction_cone is not None:
-        out += f' cone="{model.friction_cone}"'
-    out += f' impratio="{float(model.impratio)!r}"'
     density, viscosity, wind = model.fluid
-    if density or viscosity:
-        out += f' density="{float(density)!r}" viscosity="{float(viscosity)!r}" wind="{_num(wind)}"'
-    if not model.contact_enabled:
-        return out + '><flag contact="disable"/></option>'
-    return out + "/>"
+    fluid = density or viscosity
+    out = "<option" + _optional(
+        gravity=model.gravity,
+        timestep=model.timestep,
+        integrator=None if model.integrator is None else _INTEGRATORS[model.integrator],
+        cone=model.friction_cone,
+        impratio=model.impratio,
+        density=density if fluid else None,
+        viscosity=viscosity if fluid else None,
+        wind=wind if fluid else None,
+    )
+    return out + ('><flag contact="disable"/></option>' if not model.contact_enabled else "/>")
 
 
 def _tendons(model: Model) -> list[str]:
@@ -329,19 +333,14 @@ def _contact(model: Model) -> list[str]:
     names, geoms = model.body_names, model.geoms
     out = [f"<exclude body1={quoteattr(names[a])} body2={quoteattr(names[b])}/>" for a, b in model.contact_excludes]
     for c in model.contact_pairs:
-        attrs = f"geom1={quoteattr(geoms[c.geom1].name)} geom2={quoteattr(geoms[c.geom2].name)}"
-        if c.condim is not None:
-            attrs += f' condim="{c.condim}"'
-        if c.friction is not None:
+        friction = None
+        if c.friction is not None:  # (MJCF's five: sliding twice, torsional, rolling twice)
             spin = c.torsional_friction if c.torsional_friction is not None else 0.005
             roll = c.rolling_friction if c.rolling_friction is not None else 0.0001
-            attrs += f' friction="{_num([c.friction, c.friction, spin, roll, roll])}"'
-        if c.margin is not None:
-            attrs += f' margin="{float(c.margin)!r}"'
-        if c.solref is not None:
-            attrs += f' solref="{_num(c.solref)}"'
-        if c.solimp is not None:
-            attrs += f' solimp="{_num(c.solimp)}"'
+            friction = [c.friction, c.friction, spin, roll, roll]
+        condim = None if c.condim is None else str(c.condim)
+        attrs = f"geom1={quoteattr(geoms[c.geom1].name)} geom2={quoteattr(geoms[c.geom2].name)}"
+        attrs += _optional(condim=condim, friction=friction, margin=c.margin, solref=c.solref, solimp=c.solimp)
         out.append(f"<pair {attrs}/>")
     return out
 

@@ -190,14 +190,18 @@ class _Reader:
         return total
 
     def _subtree(self, b) -> list:
-        parents, out = self.model.parents, []
-        for i in range(b, self.model.n_bodies):
-            j = i
-            while j > b:
-                j = parents[j]
-            if j == b:
-                out.append(i)
-        return out
+        """The bodies of b's subtree (b first), once per reading."""
+        key = ("subtree", b)
+        if key not in self._cache:
+            parents, out = self.model.parents, []
+            for i in range(b, self.model.n_bodies):
+                j = i
+                while j > b:
+                    j = parents[j]
+                if j == b:
+                    out.append(i)
+            self._cache[key] = out
+        return self._cache[key]
 
     def _wrench(self, s):
         """The parent's wrench on the frame's body's subtree: force, moment about the frame's origin (world)."""
@@ -214,18 +218,13 @@ class _Reader:
             F += f
             T += Ic @ acc[:3] + np.cross(w, Ic @ w) + np.cross(c - o, f)
         bodies, points, _, forces = self.contacts
+        members = set(self._subtree(b))
         for k in range(len(bodies)):
             for side, sign in ((0, -1.0), (1, 1.0)):  # (the force on the first body is the second's, negated)
-                if bodies[k, side] in self._members(b):
+                if bodies[k, side] in members:
                     F -= sign * forces[k]
                     T -= sign * np.cross(points[k] - o, forces[k])
         return F, T
-
-    def _members(self, b):
-        key = ("subtree", b)
-        if key not in self._cache:
-            self._cache[key] = set(self._subtree(b))
-        return self._cache[key]
 
     def force(self, s):
         R = self._kin(s.target)[0]

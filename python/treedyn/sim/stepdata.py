@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _checks as C
 from .. import _core
 from ..algorithms.layout import mujoco_layout
 from .sensors import step_sensordata
@@ -21,7 +22,7 @@ def _get_qpos(data) -> np.ndarray:
 
 def _set_qpos(data, qpos) -> None:
     layout = mujoco_layout(data.model)
-    qpos = _vector(qpos, layout.nq_peer, "qpos")
+    qpos = C.array(qpos, "qpos", (layout.nq_peer,))
     q, _ = layout.state(qpos, np.zeros(layout.nv_peer))
     data.q[:] = q
 
@@ -34,13 +35,7 @@ def _get_qvel(data) -> np.ndarray:
 
 def _set_qvel(data, qvel) -> None:
     layout = mujoco_layout(data.model)
-    data.v[:] = layout.apply_T(data.q, _vector(qvel, layout.nv_peer, "qvel"), transpose=True)
-
-
-def _vector(x, n: int, what: str) -> np.ndarray:
-    from .. import _checks as C
-
-    return C.array(x, what, (n,))
+    data.v[:] = layout.apply_T(data.q, C.array(qvel, "qvel", (layout.nv_peer,)), transpose=True)
 
 
 _core.StepData.qpos = property(_get_qpos, _set_qpos, doc=_get_qpos.__doc__)

@@ -153,7 +153,6 @@ struct ContactWorld {
   std::unique_ptr<Data<double>> mass;
   bool mass_fresh = false;  // mass->M is this step's (Newton's: implicit_velocity takes it)
   std::vector<Vec3<double>> axis_ang, axis_lin;
-  std::vector<int> lambda;  // λ over coordinates (algorithms/ltl.hpp), made at first use
   GeneralRowsWork general;  // the model's constraints, dry friction, tendon limits (contact/rows.hpp)
   // the fluid's forces (contact/fluid.hpp): a kinematics workspace, per body scratch, τ with them
   std::unique_ptr<Data<double>> fluid_data;
@@ -870,16 +869,17 @@ struct ContactEngine {
     VelocityStiffness& S = W.stiffness;
     if (S.diagonal && W.mass_fresh) {  // Newton's M + h diag(K): no fill-in on the tree's pattern, LTL in
       // O(n d²) (algorithms/ltl.hpp), where the dense factor costs n³/3
-      if (W.lambda.empty()) W.lambda = coordinate_parents(model);
+      std::vector<int>& lambda = W.nw.lambda;  // (Newton's: λ over coordinates, algorithms/ltl.hpp)
+      if (lambda.empty()) lambda = coordinate_parents(model);
       S.H.resize(nv, nv);
       double* H = S.H.data();
       for (int k = 0; k < nv; ++k) {
-        for (int j = W.lambda[k]; j >= 0; j = W.lambda[j]) H[std::size_t(k) * nv + j] = W.mass->M(k, j);
+        for (int j = lambda[k]; j >= 0; j = lambda[j]) H[std::size_t(k) * nv + j] = W.mass->M(k, j);
         H[std::size_t(k) * nv + k] = W.mass->M(k, k) + h * S.kd[k];
       }
-      if (ltl(H, nv, W.lambda.data()) < 0) {
+      if (ltl(H, nv, lambda.data()) < 0) {
         W.y = h * S.kd.cwiseProduct(W.dv);
-        ltl_solve(H, nv, W.lambda.data(), W.y.data());
+        ltl_solve(H, nv, lambda.data(), W.y.data());
         W.vnext -= W.y;
         return;
       }  // (not positive definite to rounding: the dense factor below)
