@@ -53,6 +53,7 @@ from .sim import stepdata as _stepdata  # noqa: F401 (StepData.qpos, qvel, senso
 from .sim.collision import collide
 from .sim.constraints import constrained_forward_dynamics
 from .sim.contact import ContactSimulator, contact_jacobians
+from .sim.contact_solvers import ContactSolver, available_contact_solvers
 from .sim.engine import rollout
 from .sim.sensors import sensor_data
 from .sim.simulate import SimulationError, SimulationResult, SimulationWarning, simulate
@@ -86,6 +87,8 @@ __all__ = [
     "MeshFile",
     "collide",
     "ContactSimulator",
+    "ContactSolver",
+    "available_contact_solvers",
     "StepData",
     "rollout",
     "sensor_data",

@@ -285,6 +285,10 @@ def test_simulate_reports_the_constraints_of_a_file(capsys, tmp_path):
         (["centipede:1", "--animate", "walk.gif", "--frames", "1"], "--frames must be >= 2"),
         (["centipede:1", "--contact-solver", "proxqp", "--solver", "nosuch"], "unknown solver 'nosuch'"),
         (["centipede:1", "--solver", "aba"], "add --contact-solver proxqp or drop --solver"),
+        (
+            ["centipede:1", "--contact-solver", "lcp"],
+            "--contact-solver must be one of 'auto', 'admm', 'newton', 'proxqp'",
+        ),
         (["bridge:5,3", "--integrator", "euler"], "--integrator is for scenes with contact"),
         (["bridge:5,3", "--contact-solver", "admm"], "--contact-solver is for scenes with contact"),
         (["chain:2", "--out", "/no/such/folder/run"], "--out /no/such/folder/run.npz: the folder /no/such/folder"),

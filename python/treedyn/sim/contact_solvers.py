@@ -5,12 +5,19 @@ rows R = [N L D] (P contacts' normals, nL joint limits, k friction edges per con
 velocities g = Rᵀv* before the impulses, the targets b of the normal and limit rows, and the
 friction coefficients μ. A solver returns z = [c_N; c_L; c_D] ≥ 0 and its iteration count.
 
-A new contact solver is a class here with ``solve(G, g, b, mu, P, nL)`` built from
-``(friction_edges, tolerance, max_iterations)``, and one row in ``CONTACT_SOLVERS``; then
-``td.ContactSimulator(model, dt, contact_solver="name")`` uses it.
+A new contact solver is a :class:`ContactSolver` subclass with ``solve(G, g, b, mu, P, nL)``, built
+from ``(friction_edges, tolerance, max_iterations)``; it is found by name in ``CONTACT_SOLVERS``, where
+a package registers it through the entry point group ``treedyn.contact_solvers`` (or a session by
+``CONTACT_SOLVERS["name"] = cls``); then ``td.ContactSimulator(model, dt, contact_solver="name")``
+uses it, and ``treedyn.testing.check_contact_solver`` checks it (docs/plugins.md, "Contact solvers").
 """
 
 from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import MutableMapping
+from importlib.metadata import entry_points
 
 import numpy as np
 
@@ -18,13 +25,20 @@ from .. import _checks
 from .result import SimulationWarning
 
 __all__ = [
+    "ContactSolver",
     "AutoContactSolver",
     "AdmmContactSolver",
     "NewtonContactSolver",
     "ProxQPContactSolver",
     "CONTACT_SOLVERS",
+    "GROUP",
     "MAX_FRICTION_EDGES",
+    "available_contact_solvers",
 ]
+
+#: the entry point group of third-party contact solvers (a package's pyproject.toml:
+#: ``[project.entry-points."treedyn.contact_solvers"] name = "module:Class"``)
+GROUP = "treedyn.contact_solvers"
 
 
 #: the most edges of a linearised friction cone: its error, 1 − cos(π/k), is 5e-6 at k = 1024, finer
@@ -60,6 +74,10 @@ class AutoContactSolver(EngineContactSolver):
     """The C++ step's choice per step (the default): Newton (NewtonContactSolver) on MuJoCo's soft problem of a
     tree of at most NEWTON_MAX_NV coordinates where it applies, else ADMM (AdmmContactSolver)."""
 
+    description = (
+        "the C++ step's choice per step: Newton on MuJoCo's soft problem of a small tree, else ADMM (the default)"
+    )
+
     engine_code = 0
 
 
@@ -67,6 +85,8 @@ class AdmmContactSolver(EngineContactSolver):
     """The impulses by ADMM on the tree Delassus operator (contact/admm.hpp, contact/delassus.hpp: G never
     formed, O(N + m) per iteration), warm-started from the last step; hard and soft contacts, every cone.
     tolerance: the residuals' bound in velocity units (m/s, rad/s)."""
+
+    description = "ADMM on the tree Delassus operator (C++), warm-started; hard and soft contacts, every cone"
 
     engine_code = 1
 
@@ -78,33 +98,70 @@ class NewtonContactSolver(EngineContactSolver):
     contact between two branches of a tree past NEWTON_MAX_NV coordinates) is ADMM's. tolerance: MuJoCo's,
     on the gradient and the cost's improvement scaled by the mean inertia (acceleration units)."""
 
+    description = (
+        "MuJoCo's primal Newton with exact line search (C++), soft pyramidal and frictionless contacts; else ADMM"
+    )
+
     engine_code = 2
     default_tolerance = 1e-8
 
 
-class ProxQPContactSolver:
+class ContactSolver:
+    """A contact solver in Python: the base class of third-party ones (see the module).
+
+    ContactSimulator makes one per simulator, ``cls(friction_edges, tolerance, max_iterations)``
+    (checked here: subclasses that add options call ``super().__init__`` first), and calls
+    ``solve(G, g, b, mu, P, nL)`` once per step with contacts or joint limits within reach, with
+
+    - G (m, m), m = P + nL + P·k: the contact-space inertia RᵀM⁻¹R of the rows R = [N L D] (P
+      contact normals, nL joint-limit rows, k = friction_edges edges per contact, contact-major),
+      symmetric positive semi-definite;
+    - g (m,): the rows' velocities Rᵀv* before the impulses;
+    - b (P + nL,): the normal and limit rows' velocity targets (push-out, limit gaps);
+    - mu (P,): the contacts' friction coefficients.
+
+    It returns ``(z, iterations)``: z (m,) ≥ 0 the impulses [c_N; c_L; c_D] of the maximum-dissipation
+    problem of sim/contact.py's module docstring, and the iterations it took (an int, for
+    ContactStep.qp_iterations). An error it raises ends the step with that error. Hard contacts
+    only: soft=True, dry friction and tendon limits are the C++ step's (in_engine solvers).
+    """
+
+    #: whether the C++ step solves the contacts (the built-ins "auto", "admm", "newton"); False for solve()
+    in_engine = False
+    #: the tolerance ContactSimulator gives when the user gives none (qp_tolerance=None)
+    default_tolerance = 1e-9
+    #: a one-line description for td.available_contact_solvers(); the docstring's first line if empty
+    description = ""
+
+    def __init__(self, friction_edges: int, tolerance: float, max_iterations: int):
+        self.friction_edges, self.tolerance, self.max_iterations = _options(friction_edges, tolerance, max_iterations)
+
+    def solve(self, G, g, b, mu, P, nL=0):
+        raise NotImplementedError(f"{type(self).__name__}.solve(G, g, b, mu, P, nL)")
+
+
+def _limit_targets(m: int, b, P: int, nL: int) -> np.ndarray:
+    """w (m,): the limit rows' targets b_L at their rows, zero elsewhere. The objective's term −c_Lᵀ b_L
+    (see the module) makes it ½ zᵀ G z + zᵀ (g − w)."""
+    w = np.zeros(m)
+    w[P : P + nL] = b[P : P + nL]
+    return w
+
+
+class ProxQPContactSolver(ContactSolver):
     """The reference: Maximum dissipation in two convex QPs (Drumwright and Shell), each by proxsuite's dense
     ProxQP: the inelastic normal (and limit) impulses, then friction within the cones with the
     normal impulses' sum bounded by the first QP's. tolerance: ProxQP's eps_abs, in velocity units."""
 
-    in_engine = False
-    default_tolerance = 1e-9
-
-    def __init__(self, friction_edges: int, tolerance: float, max_iterations: int):
-        self.friction_edges, self.tolerance, self.max_iterations = _options(friction_edges, tolerance, max_iterations)
+    description = "maximum dissipation in two convex QPs by proxsuite's ProxQP (Python; the reference)"
 
     def solve(self, G, g, b, mu, P, nL=0):
         """z = [c_N (P); c_L (nL); c_D (P·k)] ≥ 0 in two convex QPs: the inelastic normal (and
         limit) impulses first, then all of z with the cone bounded by them as well. b: the targets
         of the P + nL rows of the normal block [N L]. Returns z and the QPs' iterations."""
         k, m = self.friction_edges, P + nL
-        # the limit rows' objective term −c_Lᵀ b_L (see the module): g − w with w = [0; b_L; 0]
-        w = np.zeros(len(g))
-        w[P:m] = b[P:]
-        # 1. inelastic normal impulses: min ½ c_Nᵀ A c_N + c_Nᵀ ([N L]ᵀv* − w), A c_N + [N L]ᵀv* ≥ b,
-        #    c_N ≥ 0 (the contacts' and the limits' together)
-        A = G[:m, :m]
-        cN, it1 = self._qp(A, g[:m] - w[:m], A, b - g[:m], m, np.full(m, np.inf))
+        w = _limit_targets(len(g), b, P, nL)
+        cN, it1 = self.normal_impulses(G, g, b, P, nL)
         if P == 0:  # limits alone: no friction, step 2 would be step 1 again
             return cN, it1
         # 2. friction: min ½ zᵀ G z + zᵀ ([N L D]ᵀ v* − w) subject to [N L]ᵀv⁺ ≥ b, Σ_j c_D,ij ≤
@@ -132,6 +189,14 @@ class ProxQPContactSolver:
         )
         z, it2 = self._qp(G, g - w, C, lower, n, upper)
         return z, it1 + it2
+
+    def normal_impulses(self, G, g, b, P, nL=0):
+        """Step 1 alone, the inelastic normal (and limit) impulses: min ½ c_Nᵀ A c_N + c_Nᵀ ([N L]ᵀv* − w),
+        A c_N + [N L]ᵀv* ≥ b, c_N ≥ 0 (the contacts' and the limits' together); their sum over the
+        contacts is step 2's bound κ. Returns them and the QP's iterations."""
+        m = P + nL
+        A, w = G[:m, :m], _limit_targets(m, b, P, nL)
+        return self._qp(A, g[:m] - w, A, b - g[:m], m, np.full(m, np.inf))
 
     def _qp(self, H, g, C, lower, n, upper):
         """min ½ xᵀ H x + gᵀ x subject to lower ≤ C x ≤ upper, x ≥ 0, by ProxQP (dense)."""
@@ -176,13 +241,98 @@ class ProxQPContactSolver:
         return np.maximum(x, 0.0), int(res.info.iter)
 
 
-#: the contact solvers by name (ContactSimulator's ``contact_solver``)
-CONTACT_SOLVERS = {
+_BUILTIN = {
     "auto": AutoContactSolver,
     "admm": AdmmContactSolver,
     "newton": NewtonContactSolver,
     "proxqp": ProxQPContactSolver,
 }
+
+
+@functools.cache
+def _plugins() -> dict[str, type]:
+    """The third-party contact solvers of the entry point group, loaded once (as the dynamics solvers'
+    registry: a plugin that fails to load, is not a ContactSolver subclass or takes a taken name is
+    skipped with a RuntimeWarning naming it; a built-in cannot be shadowed)."""
+    found: dict[str, type] = {}
+    for ep in entry_points(group=GROUP):
+        if ep.name in _BUILTIN or ep.name in found:
+            warnings.warn(
+                f"treedyn: contact solver plugin {ep.name!r} ({ep.value}) takes a name already used; skipped",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            continue
+        try:
+            cls = ep.load()
+        except Exception as e:  # a broken plugin must never break treedyn
+            warnings.warn(
+                f"treedyn: contact solver plugin {ep.name!r} ({ep.value}) failed to load and is skipped: "
+                f"{type(e).__name__}: {e}",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            continue
+        if not (isinstance(cls, type) and issubclass(cls, ContactSolver)) or cls.in_engine:
+            warnings.warn(
+                f"treedyn: contact solver plugin {ep.name!r} ({ep.value}) is not a treedyn.ContactSolver "
+                "subclass with solve() and is skipped",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            continue
+        found[ep.name] = cls
+    return found
+
+
+class _Registry(MutableMapping):
+    """CONTACT_SOLVERS: the built-ins, the entry point group's plugins (loaded on first use) and the
+    solvers registered in this session by ``CONTACT_SOLVERS[name] = cls``."""
+
+    def __init__(self):
+        self._added: dict[str, type] = {}
+
+    def _all(self) -> dict[str, type]:
+        return {**_BUILTIN, **_plugins(), **self._added}
+
+    def __getitem__(self, name):
+        return self._all()[name]
+
+    def __setitem__(self, name, cls):
+        if not isinstance(name, str):
+            raise TypeError(f"a contact solver's name must be a str, got {name!r}")
+        if name in _BUILTIN:
+            raise ValueError(f"contact solver {name!r} is built in and cannot be replaced")
+        if not (isinstance(cls, type) and issubclass(cls, ContactSolver)):
+            raise TypeError(f"contact solver {name!r} must be a treedyn.ContactSolver subclass, got {cls!r}")
+        self._added[name] = cls
+
+    def __delitem__(self, name):
+        del self._added[name]
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __len__(self):
+        return len(self._all())
+
+    def refresh(self) -> None:
+        """Forget the loaded plugins (after installing one in a running interpreter)."""
+        _plugins.cache_clear()
+
+
+#: the contact solvers by name (ContactSimulator's ``contact_solver``)
+CONTACT_SOLVERS = _Registry()
+
+
+def available_contact_solvers() -> dict[str, str]:
+    """{name: description} of every contact solver: the built-ins, then the plugins that load."""
+    return {
+        name: getattr(cls, "description", "") or (cls.__doc__ or "").strip().split("\n")[0]
+        for name, cls in CONTACT_SOLVERS.items()
+    }
+
+
 #: the largest tree (velocity coordinates) whose soft problem Newton solves dense (a Cholesky factor, nv³/3);
 #: a larger one, with contact_solver="newton", on the tree's sparsity (LTL, no fill-in) where every contact is
 #: against the world or between a body and its ancestor, up to 1000 coordinates; "auto" leaves it to ADMM

@@ -1,6 +1,6 @@
 """The ``treedyn`` command.
 
-treedyn solvers                    list the solver plugins
+treedyn solvers                    list the solver plugins, dynamics and contact
 treedyn compare chain:100          run every solver that supports the model, check that they
                                    agree, and print their times
 treedyn compare robot.urdf --peers the same on a URDF (or MJCF .xml) file, and Pinocchio's (or
@@ -9,13 +9,8 @@ treedyn simulate bridge:20,20 --steps 500 --out bridge.npz --plot bridge.png
                                    run a RedMax scene (bridge, bridge-rigid, umbrella, tree, chain) with
                                    redmax-direct or -pcg, write the trajectory and a picture of the end
 treedyn simulate centipede:50 --plot walk.png --animate walk.gif
-                                   a scene with contact (geoms that can collide, or a gait: the centipede)
-                                   runs through td.ContactSimulator (semi-implicit steps of the scene's h,
-                                   its gait as tau) for the scene's duration; prints contacts,
-                                   penetration, QP iterations and how far the centre of mass
-                                   walked; --plot: side and top views of the final state and
-                                   the centre of mass x over time; --animate: a GIF of the run
-                                   (at most --frames frames; any scene, RedMax ones too)
+                                   a scene with contact through td.ContactSimulator (its gait as tau);
+                                   prints contacts, penetration, iterations, the distance walked
 treedyn view robot.urdf            the model, a scene or --trajectory RUN.npz in the 3D browser
                                    viewer; simulate ... --view / --html / --png: the run
 treedyn info                       what this build has (OpenMP, SIMD, Eigen)
@@ -57,6 +52,7 @@ EXIT_DIVERGED = 3  # 2: bad input (argparse's usage errors too)
 
 
 def _cmd_solvers(args) -> int:
+    from ..sim.contact_solvers import available_contact_solvers
     from ..solvers.registry import available_solvers, list_solver_classes
 
     classes = list_solver_classes()
@@ -64,6 +60,9 @@ def _cmd_solvers(args) -> int:
     for name, desc in sorted(available_solvers().items()):
         caps = ", ".join(sorted(classes[name].capabilities))
         print(f"{name:<{width}}  {desc}" + (f"  [{caps}]" if args.verbose and caps else ""))
+    print("\ncontact solvers (td.ContactSimulator(model, dt, contact_solver=name)):")
+    for name, desc in available_contact_solvers().items():
+        print(f"{name:<{width}}  {desc}")
     return 0
 
 
@@ -332,14 +331,16 @@ def _simulate_contact(scene, args) -> int:
     """A scene with contact: td.ContactSimulator driven by the scene's tau (its gait), if any."""
     from ..algorithms.kinematics import center_of_mass
     from ..sim.contact import ContactSimulator
+    from ..sim.contact_solvers import CONTACT_SOLVERS
     from ..sim.simulate import SimulationError
     from ..solvers.registry import get_solver_class
 
-    contact_solver = args.contact_solver or "admm"
-    if args.solver is not None and contact_solver != "proxqp":
+    contact_solver = _checks.choice(args.contact_solver or "admm", "--contact-solver", CONTACT_SOLVERS)
+    in_engine = CONTACT_SOLVERS[contact_solver].in_engine
+    if args.solver is not None and in_engine:
         raise ValueError(
-            f"--solver {args.solver} gives the dynamics and M⁻¹[N D] of --contact-solver proxqp; the C++ step "
-            "(admm, the default) has its own articulated-body passes: add --contact-solver proxqp or drop --solver"
+            f"--solver {args.solver} gives the dynamics and M⁻¹[N D] of a contact solver in Python (proxqp, plugins); "
+            "the C++ step (admm, the default) has its own articulated-body passes: add --contact-solver proxqp or drop --solver"
         )
     solver_name = args.solver or "drumwright"
     if "inverse_inertia" not in get_solver_class(solver_name).capabilities:
@@ -352,7 +353,7 @@ def _simulate_contact(scene, args) -> int:
     model, tau = scene.model, scene.tau
     sim = ContactSimulator(model, h, solver=solver_name, integrator=args.integrator, contact_solver=contact_solver)
     integrator = sim.integrator + (", MuJoCo's soft constraints" if sim.soft else "")
-    label = "the C++ step" if contact_solver == "admm" else solver_name
+    label = "the C++ step" if in_engine else solver_name
     state = scene.state.copy()
     t0 = time.perf_counter()
     try:
@@ -396,7 +397,7 @@ def _simulate_contact(scene, args) -> int:
             v=traj.v,
             com=com,
             scene=scene.name,
-            solver=solver_name if contact_solver == "proxqp" else "",
+            solver="" if in_engine else solver_name,
             contact_solver=contact_solver,
             integrator=sim.integrator,
             h=h,
@@ -543,9 +544,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument(
         "--contact-solver",
-        choices=("admm", "proxqp"),
         default=None,
-        help="contact scenes: admm (default: the whole step in C++) or proxqp (the dense reference, with --solver)",
+        help="contact scenes: admm (default: the whole step in C++), proxqp (the reference, with --solver) or a plugin's",
     )
     r.add_argument(
         "--integrator",
