@@ -71,8 +71,10 @@ class EngineContactSolver:
 
 
 class AutoContactSolver(EngineContactSolver):
-    """The C++ step's choice per step (the default): Newton (NewtonContactSolver) on MuJoCo's soft problem of a
-    tree of at most NEWTON_MAX_NV coordinates where it applies, else ADMM (AdmmContactSolver)."""
+    """The C++ step's choice per step (the default): Newton (NewtonContactSolver) on MuJoCo's soft problem where
+    it applies — dense up to NEWTON_MAX_NV coordinates, on the tree's sparsity beyond where its factor costs
+    less than ADMM's iterations (a shallow tree, contacts against the world or an ancestor) — else ADMM
+    (AdmmContactSolver)."""
 
     description = (
         "the C++ step's choice per step: Newton on MuJoCo's soft problem of a small tree, else ADMM (the default)"
@@ -334,6 +336,7 @@ def available_contact_solvers() -> dict[str, str]:
 
 
 #: the largest tree (velocity coordinates) whose soft problem Newton solves dense (a Cholesky factor, nv³/3);
-#: a larger one, with contact_solver="newton", on the tree's sparsity (LTL, no fill-in) where every contact is
-#: against the world or between a body and its ancestor, up to 1000 coordinates; "auto" leaves it to ADMM
+#: a larger one on the tree's sparsity (LTL on compact rows, no fill-in) where every contact is against the
+#: world or between a body and its ancestor, up to 1000 coordinates: with contact_solver="newton" always, with
+#: "auto" where the factor's Σ depth² costs less than ADMM's iterations (contact/step.hpp, newton_tree_pays)
 NEWTON_MAX_NV = 60

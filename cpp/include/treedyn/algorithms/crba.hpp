@@ -51,8 +51,8 @@ template <class S> TREEDYN_ENTRY void crba(const Model<S>& model, Data<S>& data,
 // so a tree far from the world origin is as accurate as one at it (a world-frame CRBA, which moves
 // inertias to the world origin, is not: tests/kernels/test_minv.py, far from the origin). I^c_i and M_ii
 // stay in link coordinates. Needs data.Er, data.dr and data.Sr (Data(model, true)).
-template <class S> TREEDYN_ENTRY void crba_root_axes(const Model<S>& model, Data<S>& data, const S* q) {
-  kinematics(model, data, q);
+// crba_root_axes on data.Xup and data.S at q (kinematics): the contact step's M, on ABA's kinematics
+template <class S> inline void crba_root_axes_from_kinematics(const Model<S>& model, Data<S>& data) {
   for (int i = 1; i <= model.N; ++i) {
     const int p = model.parent[i];
     if (p > 0) {
@@ -79,6 +79,11 @@ template <class S> TREEDYN_ENTRY void crba_root_axes(const Model<S>& model, Data
         for (int b = 0; b < ni; ++b) data.M(vj + a, vi + b) = data.M(vi + b, vj + a) = dot(data.Sr[vj + a], F[b]);
     }
   }
+}
+
+template <class S> TREEDYN_ENTRY void crba_root_axes(const Model<S>& model, Data<S>& data, const S* q) {
+  kinematics(model, data, q);
+  crba_root_axes_from_kinematics(model, data);
 }
 
 }  // namespace treedyn

@@ -107,4 +107,62 @@ template <class S> void ltdl_solve(const S* H, int n, const int* lambda, S* x, i
   }
 }
 
+// LTL on compact rows. Row k of L is non-zero only in its chain k, λ(k), λ(λ(k)), …, and the chain of an
+// ancestor i of k is the tail of k's that starts at i. Held contiguously in that order (the layout of
+// MuJoCo's sparse factor of M), row k's update of an ancestor's row, H_ij −= H_ki H_kj over j in chain(i),
+// is one contiguous axpy with no index chasing: the same arithmetic as ltl in the same order, n d² / 2
+// entries for a tree of depth d, where the n x n storage costs n² and walks λ per entry.
+struct ChainRows {
+  std::vector<int> adr, len, col;  // row k: columns col[adr[k] .. adr[k] + len[k]) = k, λ(k), ..., a root
+  void build(const std::vector<int>& lambda) {
+    const int n = int(lambda.size());
+    adr.assign(n, 0), len.assign(n, 0), col.clear();
+    for (int k = 0; k < n; ++k) {  // (λ(k) < k: parents before children)
+      len[k] = 1 + (lambda[k] >= 0 ? len[lambda[k]] : 0);
+      adr[k] = int(col.size());
+      for (int j = k; j >= 0; j = lambda[j]) col.push_back(j);
+    }
+  }
+  int n() const { return int(adr.size()); }
+  int nnz() const { return int(col.size()); }
+  int at(int k, int j) const { return adr[k] + len[k] - len[j]; }  // where L(k, j) is, j in k's chain
+};
+
+// ltl on ChainRows storage: L (nnz) holds H's lower triangle by rows on entry, its factor on return
+template <class S> int ltl_rows(S* L, const ChainRows& c, const S* diag = nullptr) {
+  using std::sqrt;
+  for (int k = c.n() - 1; k >= 0; --k) {
+    S* Lk = L + c.adr[k];
+    const int* ck = c.col.data() + c.adr[k];
+    const int d = c.len[k];
+    if (!pivot_ok(Lk[0], diag, k)) return k;
+    Lk[0] = sqrt(Lk[0]);                                // H_kk = √H_kk
+    for (int p = 1; p < d; ++p) Lk[p] = Lk[p] / Lk[0];  // H_ki = H_ki / H_kk
+    for (int p = 1; p < d; ++p) {                       // H_ij −= H_ki H_kj, j over i's chain: k's from i on
+      S* Li = L + c.adr[ck[p]];
+      const S Lki = Lk[p];
+      for (int q = 0; q < d - p; ++q) Li[q] -= Lki * Lk[p + q];
+    }
+  }
+  return -1;
+}
+
+// ltl_solve on ChainRows storage
+template <class S> void ltl_rows_solve(const S* L, const ChainRows& c, S* x) {
+  for (int k = c.n() - 1; k >= 0; --k) {  // Lᵀ y = x
+    const S* Lk = L + c.adr[k];
+    const int* ck = c.col.data() + c.adr[k];
+    x[k] = x[k] / Lk[0];
+    const S xk = x[k];
+    for (int p = 1; p < c.len[k]; ++p) x[ck[p]] -= Lk[p] * xk;
+  }
+  for (int k = 0; k < c.n(); ++k) {  // L x = y
+    const S* Lk = L + c.adr[k];
+    const int* ck = c.col.data() + c.adr[k];
+    S t = x[k];
+    for (int p = 1; p < c.len[k]; ++p) t -= Lk[p] * x[ck[p]];
+    x[k] = t / Lk[0];
+  }
+}
+
 }  // namespace treedyn

@@ -54,9 +54,14 @@ struct NewtonWorkspace {
   Eigen::LLT<Eigen::MatrixXd> llt;
   std::vector<int> rows;  // the problem's row of each row in use
   // the tree's sparsity (newton_on_tree): λ over coordinates and each row's deepest coordinate; a
-  // row's non-zeros lie on the chain top, λ(top), λ(λ(top)), ... (its bodies' ancestors)
-  bool tree = false;
-  std::vector<int> lambda, top;
+  // row's non-zeros lie on the chain top, λ(top), λ(λ(top)), ... (its bodies' ancestors), held compact:
+  // row r's at Jc[jadr[r] + p] for the chain's p-th coordinate (algorithms/ltl.hpp's ChainRows), M and H
+  // on the same rows (Mc, Hc)
+  bool tree = false, fresh = false;  // fresh: Hu is to be built from M (a new problem)
+  std::vector<int> lambda, top, jadr;
+  ChainRows chain;
+  std::vector<double> Jc, Mc, Hc, Hu;
+  std::vector<char> in_H;                     // the rows whose terms Hu holds
   std::vector<std::pair<double, int>> event;  // the line search's breakpoints
   std::vector<char> active, next;
   std::vector<char> kind;     // per row in use: kUnilateral, kFree (an equality's) or kBox (a friction's)
@@ -133,10 +138,12 @@ inline void newton_J(const NewtonWorkspace& w, const Eigen::VectorXd& x, Eigen::
     y.noalias() = w.J * x;
     return;
   }
-  y.resize(w.J.rows());
-  for (int k = 0; k < int(w.J.rows()); ++k) {
+  y.resize(int(w.top.size()));
+  for (int k = 0; k < int(w.top.size()); ++k) {
+    const double* Jk = w.Jc.data() + w.jadr[k];
+    const int* c = w.chain.col.data() + (w.top[k] >= 0 ? w.chain.adr[w.top[k]] : 0);
     double t = 0;
-    for (int i = w.top[k]; i >= 0; i = w.lambda[i]) t += w.J(k, i) * x[i];
+    for (int p = 0; p < w.jadr[k + 1] - w.jadr[k]; ++p) t += Jk[p] * x[c[p]];
     y[k] = t;
   }
 }
@@ -145,18 +152,24 @@ inline void newton_JT_add(const NewtonWorkspace& w, int k, double a, Eigen::Vect
     y.noalias() += a * w.J.row(k).transpose();
     return;
   }
-  for (int i = w.top[k]; i >= 0; i = w.lambda[i]) y[i] += a * w.J(k, i);
+  const double* Jk = w.Jc.data() + w.jadr[k];
+  const int* c = w.chain.col.data() + (w.top[k] >= 0 ? w.chain.adr[w.top[k]] : 0);
+  for (int p = 0; p < w.jadr[k + 1] - w.jadr[k]; ++p) y[c[p]] += a * Jk[p];
 }
 inline void newton_M(const NewtonWorkspace& w, const Eigen::MatrixXd& M, const Eigen::VectorXd& x, Eigen::VectorXd& y) {
   if (!w.tree) {
     y.noalias() = M * x;
     return;
   }
-  const int n = int(x.size());
-  y.resize(n);
-  for (int k = 0; k < n; ++k) y[k] = M(k, k) * x[k];
-  for (int k = 0; k < n; ++k)
-    for (int i = w.lambda[k]; i >= 0; i = w.lambda[i]) y[k] += M(k, i) * x[i], y[i] += M(k, i) * x[k];
+  const ChainRows& c = w.chain;
+  y.setZero(c.n());
+  for (int k = 0; k < c.n(); ++k) {  // row k of M's lower triangle, and its transpose
+    const double* Mk = w.Mc.data() + c.adr[k];
+    const int* ck = c.col.data() + c.adr[k];
+    double t = Mk[0] * x[k];
+    for (int p = 1; p < c.len[k]; ++p) t += Mk[p] * x[ck[p]], y[ck[p]] += Mk[p] * x[k];
+    y[k] += t;
+  }
 }
 // H = M + Σ_active J_kᵀ J_k / R_k and its factor: dense (lower triangle, Cholesky) or on the tree (LTL)
 inline bool newton_factor(NewtonWorkspace& w, const Eigen::MatrixXd& M) {
@@ -173,24 +186,46 @@ inline bool newton_factor(NewtonWorkspace& w, const Eigen::MatrixXd& M) {
     w.llt.compute(w.H);  // (reads the lower triangle)
     return w.llt.info() == Eigen::Success;
   }
-  w.H.resize(n, n);
-  double* H = w.H.data();  // L(k, j) at H[k n + j], j = k or an ancestor of k (ltl.hpp's storage)
-  for (int k = 0; k < n; ++k)
-    for (int j = k; j >= 0; j = w.lambda[j]) H[std::size_t(k) * n + j] = M(k, j);
-  for (int r = 0; r < int(w.J.rows()); ++r) {
-    if (!w.active[r]) continue;
-    for (int i = w.top[r]; i >= 0; i = w.lambda[i]) {
-      const double a = w.Rinv[r] * w.J(r, i);
-      for (int j = i; j >= 0; j = w.lambda[j]) H[std::size_t(i) * n + j] += a * w.J(r, j);
+  // a row on the chain of top: its term J_i J_j / R for coordinates i, j of that chain, j at or above i; the
+  // part of row i (an ancestor of top, at p in top's chain) is the tail of top's row from p: contiguous.
+  // Hu (H before its factor) carries the rows of the last factor: a change of the active set adds and
+  // takes off the rows that changed, two rows of one chain (a contact's) in one pass
+  if (w.fresh) w.Hu = w.Mc, w.in_H.assign(w.top.size(), 0), w.fresh = false;
+  const int rows = int(w.top.size());
+  for (int r = 0; r < rows;) {
+    const int r1 = r + 1 < rows && w.top[r + 1] == w.top[r] ? r + 1 : r;  // (r1 = r: one row)
+    const double c0 = w.Rinv[r] * (int(w.active[r] != 0) - int(w.in_H[r] != 0));
+    const double c1 = r1 > r ? w.Rinv[r1] * (int(w.active[r1] != 0) - int(w.in_H[r1] != 0)) : 0.0;
+    if (w.top[r] >= 0 && (c0 != 0 || c1 != 0)) {
+      const double* J0 = w.Jc.data() + w.jadr[r];
+      const double* J1 = w.Jc.data() + w.jadr[r1];
+      const int* c = w.chain.col.data() + w.chain.adr[w.top[r]];
+      const int d = w.jadr[r + 1] - w.jadr[r];
+      for (int p = 0; p < d; ++p) {
+        double* Hi = w.Hu.data() + w.chain.adr[c[p]];
+        const double a0 = c0 * J0[p], a1 = c1 * J1[p];
+        for (int q = 0; q < d - p; ++q) Hi[q] += a0 * J0[p + q] + a1 * J1[p + q];
+      }
     }
+    r = r1 + 1;
   }
-  return ltl(H, n, w.lambda.data()) < 0;
+  w.in_H = w.active;
+  w.Hc = w.Hu;
+  return ltl_rows(w.Hc.data(), w.chain) < 0;
 }
 inline void newton_solve(NewtonWorkspace& w, Eigen::VectorXd& x) {  // x = H⁻¹ x
   if (w.tree)
-    ltl_solve(w.H.data(), int(x.size()), w.lambda.data(), x.data());
+    ltl_rows_solve(w.Hc.data(), w.chain, x.data());
   else
     x = w.llt.solve(x);
+}
+// M's lower triangle on the chains' rows (Mc), once per problem
+inline void newton_tree_mass(NewtonWorkspace& w, const Eigen::MatrixXd& M) {
+  const ChainRows& c = w.chain;
+  w.fresh = true;
+  w.Mc.resize(c.nnz());
+  for (int k = 0; k < c.n(); ++k)
+    for (int p = 0; p < c.len[k]; ++p) w.Mc[c.adr[k] + p] = M(c.col[c.adr[k] + p], k);  // (M symmetric)
 }
 
 // minimise (1) from the warm start x0 (or v* where cheaper): w.x the velocity after the step, λ into lam
@@ -200,9 +235,10 @@ inline void newton_solve(NewtonWorkspace& w, Eigen::VectorXd& x) {  // x = H⁻�
 // active set changed, H's rank-one terms and its Cholesky factor.
 inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vstar, const Eigen::VectorXd* x0, double h,
                            const NewtonSettings& opt, NewtonWorkspace& w, double* lam) {
-  const int nv = int(M.rows()), n = int(w.J.rows());
+  const int nv = int(M.rows()), n = int(w.rows.size());
   NewtonResult res;
   const double scale = 1.0 / (std::max(M.trace() / std::max(nv, 1), 1e-300) * std::max(nv, 1));
+  if (w.tree) newton_tree_mass(w, M);
   w.x = vstar;
   w.dx.setZero(nv), w.Mdx.setZero(nv);
   newton_J(w, vstar, w.r);

@@ -54,7 +54,7 @@ struct ContactOptions {
   double stabilization = 0.02, slop = 1e-5, push_out_limit = 0.2;
   int delassus = 0;  // the operator: 0 chosen per step by size (dense_pays), 1 tree, 2 dense
   AdmmSettings admm;
-  // the contact solver: 0 auto (Newton where it applies up to newton_max_nv coordinates, else ADMM), 1 ADMM,
+  // the contact solver: 0 auto (Newton where it applies, on larger trees where it pays: newton_applies), 1 ADMM,
   // 2 Newton where it applies (contact/newton.hpp: soft rows, pyramidal or frictionless, no hard rows;
   // dense up to newton_max_nv coordinates, on the tree's sparsity beyond: newton_applies), else ADMM
   int solver = 0;
@@ -607,12 +607,12 @@ struct ContactEngine {
 
   // whether Newton solves this step's problem (contact/newton.hpp): soft rows only (the bilateral ones
   // soft equalities), each contact a pyramid's edges or frictionless (elliptic cones: ADMM), and chosen
-  // Small trees (nv ≤ newton_max_nv) dense; larger ones, asked for (solver 2), on the tree's sparsity (LTL)
+  // Small trees (nv ≤ newton_max_nv) dense; larger ones on the tree's sparsity (LTL on compact rows)
   // where every contact is against the world or between a body and its ancestor (each row's J on one
-  // chain), up to kNewtonTreeMaxNv coordinates (its M and H are held n × n). auto leaves the larger ones to
-  // ADMM: on a deep tree the factor's Σ depth² per change of the active set costs more than ADMM's O(N)
-  // iterations (the soft centipede: equal at 10 segments, nv 113; ADMM 3x faster at 25, nv 278) — except
-  // where more rows join two moving bodies than the tree has coordinates, which auto gives to dense Newton
+  // chain), up to kNewtonTreeMaxNv coordinates: asked for (solver 2), or by auto where newton_tree_pays —
+  // on a deep tree the factor's Σ depth² per change of the active set costs more than ADMM's O(N)
+  // iterations; and where more rows join two moving bodies than the tree has coordinates, auto gives the
+  // step to dense Newton
   static constexpr int kNewtonTreeMaxNv = 1000;
   bool newton_applies(ContactWorld& W) const {
     if (!opt.soft || opt.solver == 1 || W.G.bilateral.rows() > int(W.soft_general.size())) return false;
@@ -627,11 +627,35 @@ struct ContactEngine {
       return true;
     }
     if (W.soft_general.size()) return false;  // (an equality's rows span two chains: dense only)
-    if (opt.solver == 0 || model.nv > kNewtonTreeMaxNv) return false;  // (auto: ADMM, see below)
+    if (model.nv > kNewtonTreeMaxNv) return false;
     for (const ContactPoint& c : W.found)
       if (c.body[0] != 0 && c.body[1] != 0 && !ancestor(c.body[0], c.body[1]) && !ancestor(c.body[1], c.body[0]))
         return false;
-    return true;
+    return opt.solver == 2 || newton_tree_pays(W);
+  }
+  // the last coordinate on body b's chain (b's own last, or its nearest ancestor's with coordinates; −1: none)
+  int chain_top(int b) const {
+    while (b > 0 && model.nv_i[b] == 0) b = model.parent[b];
+    return b > 0 ? model.v_index[b] + model.nv_i[b] - 1 : -1;
+  }
+  // auto's choice on a larger tree, in dense_pays' units: Newton's factor Σ_k len_k² (LTL's flops, len_k
+  // the length of coordinate k's chain; ~2 factors a step and the products: 3Σ) and H's terms (a row on
+  // the chain of top: len_top², two rows a contact), against ADMM's iterations K (300 N + 40 m), whose
+  // count is the slower per unit (the tree passes' scattered reads against LTL's contiguous rows): on the
+  // soft centipede Newton's step is 0.6, 0.77, 0.93 and 1.18 times ADMM's at 10, 15, 20 and 25 segments
+  // where the counts' ratio is 0.55, 1.05, 1.7 and 2.5, so Newton where its count is below twice ADMM's
+  bool newton_tree_pays(ContactWorld& W) const {
+    NewtonWorkspace& w = W.nw;
+    if (w.lambda.empty()) w.lambda = coordinate_parents(model);
+    if (w.chain.n() != model.nv) w.chain.build(w.lambda);
+    double newton = 0.0;
+    for (int k = 0; k < model.nv; ++k) newton += 3.0 * double(w.chain.len[k]) * w.chain.len[k];
+    auto row = [&](int top) { return top >= 0 ? double(w.chain.len[top]) * w.chain.len[top] : 0.0; };
+    for (const ContactPoint& c : W.found)
+      newton += 2.0 * row(chain_top(ancestor(c.body[0], c.body[1]) ? c.body[1] : c.body[0]));
+    for (int k : W.bounds) newton += row(limits.vi[k]);
+    const double K = std::max(W.last_iterations_tree, 20);
+    return newton < 2.0 * K * (300.0 * model.N + 40.0 * double(W.b.size()));
   }
   int coupled_rows(const ContactWorld& W) const {  // the rows of contacts between two moving bodies
     int n = 0;
@@ -676,34 +700,40 @@ struct ContactEngine {
                                                               : kUnilateral;
       if (kind == SoftGeneralRow::kFriction) w.bound[n - E + e] = W.bilateral_hi[e];
     }
-    if (w.tree) {  // (only each row's chain is read: zeroed below)
-      w.J.resize(n, nv), w.top.resize(n);
+    if (w.tree) {  // each row's chain: the deeper body's (a limit: its coordinate's), its J there compact
       if (w.lambda.empty()) w.lambda = coordinate_parents(model);
+      if (w.chain.n() != nv) w.chain.build(w.lambda);
+      w.top.resize(n), w.jadr.resize(n + 1);
+      w.jadr[0] = 0;
+      for (int r = 0; r < n; ++r) {
+        const int row = w.rows[r];
+        int top = row >= 3 * P ? W.G.limit_dof[row - 3 * P] : -1;
+        if (row < 3 * P) {
+          const ContactFrame& f = W.G.contacts[row / 3];
+          top = chain_top(ancestor(f.body[0], f.body[1]) ? f.body[1] : f.body[0]);
+        }
+        w.top[r] = top;
+        w.jadr[r + 1] = w.jadr[r] + (top >= 0 ? w.chain.len[top] : 0);
+      }
+      w.Jc.assign(w.jadr[n], 0.0);
     } else {
       w.J.setZero(n, nv);
     }
+    // row r's entry at coordinate j (on the row's chain where w.tree)
+    auto J = [&w](int r, int j) -> double& {
+      return w.tree ? w.Jc[w.jadr[r] + w.chain.len[w.top[r]] - w.chain.len[j]] : w.J(r, j);
+    };
     w.b.resize(n), w.Rinv.resize(n);
     for (int r = 0; r < n; ++r) {
       const int row = w.rows[r];
       w.b[r] = W.b[row], w.Rinv[r] = 1.0 / W.G.R[row];
-      if (w.tree) {  // the chain of the row's deeper body (a limit: its coordinate's)
-        int top = row >= 3 * P ? W.G.limit_dof[row - 3 * P] : -1;
-        if (row < 3 * P) {
-          const ContactFrame& f = W.G.contacts[row / 3];
-          int b = ancestor(f.body[0], f.body[1]) ? f.body[1] : f.body[0];
-          while (b > 0 && model.nv_i[b] == 0) b = model.parent[b];
-          top = b > 0 ? model.v_index[b] + model.nv_i[b] - 1 : -1;
-        }
-        w.top[r] = top;
-        for (int i = top; i >= 0; i = w.lambda[i]) w.J(r, i) = 0.0;
-      }
       if (row >= 3 * P + L) {  // a general row (dense: newton_applies)
         w.J.row(r) = W.G.bilateral.row(row - 3 * P - L);
         continue;
       }
       if (row >= 3 * P) {
         const int l = row - 3 * P;
-        w.J(r, W.G.limit_dof[l]) = W.G.limit_sign[l];
+        J(r, W.G.limit_dof[l]) = W.G.limit_sign[l];
         continue;
       }
       const ContactFrame& f = W.G.contacts[row / 3];
@@ -718,7 +748,7 @@ struct ContactEngine {
         const double sign = e == 1 ? 1.0 : -1.0;
         for (int i = body; i > 0; i = model.parent[i])
           for (int j = model.v_index[i]; j < model.v_index[i] + model.nv_i[i]; ++j)
-            w.J(r, j) += sign * (d.dot(W.axis_lin[j]) + pxd.dot(W.axis_ang[j]));
+            J(r, j) += sign * (d.dot(W.axis_lin[j]) + pxd.dot(W.axis_ang[j]));
       }
     }
   }
@@ -729,7 +759,7 @@ struct ContactEngine {
     auto t0 = Clock::now();
     if (!W.mass) W.mass = std::make_unique<Data<double>>(W.model, true);
     W.mass->Xup = W.data.Xup, W.mass->S = W.data.S;  // (ABA's kinematics at q)
-    crba_from_kinematics(W.model, *W.mass);
+    crba_root_axes_from_kinematics(W.model, *W.mass);
     W.mass_fresh = true;
     newton_rows(W);
     st.seconds[kDelassus] += since(t0);
@@ -889,7 +919,7 @@ struct ContactEngine {
       if (!W.mass_fresh) {
         if (!W.mass) W.mass = std::make_unique<Data<double>>(W.model, true);
         W.mass->Xup = W.data.Xup, W.mass->S = W.data.S;
-        crba_from_kinematics(W.model, *W.mass);
+        crba_root_axes_from_kinematics(W.model, *W.mass);
       }
       if (S.diagonal) S.K = S.kd.asDiagonal();
       S.H = W.mass->M + h * S.K;
@@ -936,7 +966,7 @@ struct ContactEngine {
     if (!W.mass_fresh) {
       if (!W.mass) W.mass = std::make_unique<Data<double>>(W.model, true);
       W.mass->Xup = W.data.Xup, W.mass->S = W.data.S;
-      crba_from_kinematics(W.model, *W.mass);
+      crba_root_axes_from_kinematics(W.model, *W.mass);
     }
     Eigen::MatrixXd &T = W.T, &G = W.G_imp, &Mmj = W.Mmj, &H = W.H;
     T.setIdentity(nv, nv), G.setZero(nv, nv);
