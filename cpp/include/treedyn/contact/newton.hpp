@@ -19,8 +19,8 @@
 //              c' along p is continuous, piecewise linear and increasing; its breakpoints are
 //              the rows' zeros α_k = −r_k/s_k (s = J p), swept in order until c' = 0.
 // On a piece Newton's step is exact: the iteration stops when the active set no longer changes
-// (the gradient vanishes to rounding) or by MuJoCo's tests, the gradient or the cost's
-// improvement below tolerance on its scale 1/(mean inertia · max(1, nv)), in acceleration units.
+// (the gradient vanishes to rounding) or by MuJoCo's tests, the gradient, the cost's improvement or
+// the Newton decrement below tolerance on its scale 1/(mean inertia · max(1, nv)), in acceleration units.
 // Elliptic cones and hard (R = 0) rows are ADMM's (step.hpp chooses).
 #pragma once
 #include <algorithm>
@@ -43,7 +43,7 @@ struct NewtonSettings {
 struct NewtonResult {
   int iterations = 0;
   bool converged = false;
-  double gradient = 0, improvement = 0;  // the last scaled gradient norm and cost improvement
+  double gradient = 0, improvement = 0, decrement = 0;  // the last scaled gradient norm, improvement, decrement
 };
 
 // one world's dense workspace, sized at first use (no allocation once sizes are reached)
@@ -271,16 +271,24 @@ inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vsta
       w.active = w.next;
       if (!newton_factor(w, M)) break;  // (not positive definite to rounding: the best iterate so far)
     }
-    ++res.iterations;
     w.p = -w.grad;  // (4)
     newton_solve(w, w.p);
-    newton_M(w, M, w.p, w.Mp);
-    newton_J(w, w.p, w.s);
     const double d0 = w.grad.dot(w.p);
     if (!(d0 < 0)) {  // no descent left: the minimum to rounding
       res.converged = true;
       break;
     }
+    // MuJoCo's Newton decrement ½ ∇cᵀH⁻¹∇c = −½ ∇c·p, the cost the step is predicted to gain, on the
+    // gradient's scale (acceleration units: / h²): below tolerance after a step, the iterate stands
+    // (the first iterate's is gated by the gradient test above, as MuJoCo's)
+    res.decrement = -0.5 * scale * d0 / (h * h);
+    if (it > 0 && res.decrement < opt.tolerance) {
+      res.converged = true;
+      break;
+    }
+    ++res.iterations;
+    newton_M(w, M, w.p, w.Mp);
+    newton_J(w, w.p, w.s);
     const double alpha = newton_line_search(w, w.p.dot(w.Mp), d0);
     w.x += alpha * w.p, w.dx += alpha * w.p, w.Mdx += alpha * w.Mp, w.r += alpha * w.s;
     const double before = cost;
