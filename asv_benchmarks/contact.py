@@ -215,3 +215,77 @@ class ContactStepRatioMujoco(Threads):
         return speedup(self.f_mujoco, self.f_ours, self.repeats)
 
     track_step_mujoco_over_admm.unit = "ratio"
+
+
+class SoftCentipedeRatioMujoco(Threads):
+    """time of MuJoCo's mj_step over that of ``td.StepData.step`` on the centipede with MuJoCo's physics
+    (``soft=True``), at MuJoCo's default settings and at its fastest (PGS, the dense Jacobian, elliptic
+    cones: benchmarks/contact_step.py's ``fastest``), one thread, h = 1e-3, the gait's torques of
+    ``STEPS`` steps from the standing state replayed on ``data.tau`` (MuJoCo's qfrc_applied); both back
+    at the standing state every ``STEPS`` calls. Above 1: ours is faster."""
+
+    params = ([10, 50], ["default", "fastest"])
+    param_names = ["segments", "mujoco"]
+    repeats = 9
+    timeout = 300
+    STEPS = 100
+
+    def setup(self, n, settings):
+        try:
+            import mujoco
+
+            from treedyn.tools.peers import MujocoFromFile
+        except ImportError as e:
+            raise NotImplementedError(f"mujoco peer unavailable: {e}") from e
+        self._set_threads(1)
+        try:
+            sc = scene(n)
+            sim = td.ContactSimulator(sc.model, 1e-3, soft=True)
+            start = sc.initial_state()
+            xml = sc.model.to_mjcf()
+            coords = MujocoFromFile(sc.model, xml)
+            m = mujoco.MjModel.from_xml_string(xml)
+            m.opt.timestep = 1e-3
+            if settings == "fastest":
+                m.opt.solver, m.opt.jacobian, m.opt.cone = (
+                    mujoco.mjtSolver.mjSOL_PGS,
+                    mujoco.mjtJacobian.mjJAC_DENSE,
+                    mujoco.mjtCone.mjCONE_ELLIPTIC,
+                )
+            d = mujoco.MjData(m)
+            qpos, qvel = coords.q(start.q), coords.apply_T(start.q, start.v)
+            data = sim.data(start)
+            taus, qfrc = [], []
+            for _ in range(self.STEPS):  # the gait's torques, and MuJoCo's generalized forces for them
+                taus.append(sc.tau(data.time, data.q, data.v))
+                qfrc.append(coords.apply_T(data.q, taus[-1]))
+                data.tau[:] = taus[-1]
+                data.step()
+            k = [0, 0]
+            box = [data]
+
+            def ours():
+                if k[0] % self.STEPS == 0:
+                    box[0] = sim.data(start)
+                box[0].tau[:] = taus[k[0] % self.STEPS]
+                box[0].step()
+                k[0] += 1
+
+            def peer():
+                if k[1] % self.STEPS == 0:
+                    d.qpos[:], d.qvel[:], d.time = qpos, qvel, 0.0
+                d.qfrc_applied[:] = qfrc[k[1] % self.STEPS]
+                mujoco.mj_step(m, d)
+                k[1] += 1
+
+            self.f_ours, self.f_mujoco = ours, peer
+        except BaseException:
+            td.set_num_threads(self._threads_before)
+            raise
+
+    def track_step_mujoco_over_stepdata(self, n, settings):
+        """Median time of mj_step over that of td.StepData.step, alternating the two, one thread. Above 1:
+        ours is faster."""
+        return speedup(self.f_mujoco, self.f_ours, self.repeats)
+
+    track_step_mujoco_over_stepdata.unit = "ratio"

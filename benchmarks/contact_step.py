@@ -10,8 +10,12 @@ ContactSimulator's default, MuJoCo's default integrator), the scene's gait: from
 MuJoCo's ``mj_step`` on ``model.to_mjcf()`` with its defaults: Newton solver, pyramidal cones, soft
 constraints). Per size: the median step of each, the ratio MuJoCo / treedyn (> 1: treedyn is
 faster), the ADMM iterations (median, max) and where treedyn's step goes (collision, dynamics,
-the Delassus operator's set-up, contact, integrate, Python). Then ``--batch`` worlds (8 and 32) stepped at once (``ContactSimulator.step_batch``) on 1 and 2
-threads, with pauses between calls: the speed-up.
+the Delassus operator's set-up, contact, integrate, Python). Then the same centipedes with MuJoCo's
+physics (``soft=True``) as a MuJoCo user steps them: ``td.StepData`` (one call into C++ a step, the
+gait's torque set on ``data.tau`` outside the timer) against ``mj_step`` at MuJoCo's default and at
+its fastest settings (PGS, the dense Jacobian, elliptic cones). Then ``--batch`` worlds (8 and 32)
+stepped at once (``ContactSimulator.step_batch``) on 1 and 2 threads, with pauses between calls: the
+speed-up.
 
 Then the models MuJoCo users run (``--models``): Gymnasium's (the installed ``gymnasium``'s files)
 and the DeepMind Control suite's with contacts (``dmc/<name>``: the dm_control wheel's files as the
@@ -21,7 +25,7 @@ timestep, interleaved, one thread: ``td.StepData`` (one call into C++ a step) an
 against MuJoCo's default settings and its fastest (PGS, where cheaper); the iterations, the steps whose
 solve did not converge and the roots' distance after 1 s.
 
-Writes contact_step.csv, contact_models.csv and, with matplotlib, contact_step.png.
+Writes contact_step.csv, contact_soft.csv, contact_models.csv and, with matplotlib, contact_step.png.
 """
 
 from __future__ import annotations
@@ -103,6 +107,60 @@ def run_size(n: int, steps: int, log=print) -> dict:
         f"{row['iterations_median']:.0f} (max {row['iterations_max']})  [collision {row['collision_ms']:.3g}, "
         f"dynamics {row['dynamics_ms']:.3g}, delassus {row['delassus_ms']:.3g}, contact {row['contact_ms']:.3g}, integrate {row['integrate_ms']:.3g}, "
         f"Python {row['python_ms']:.3g} ms]"
+    )
+    return row
+
+
+SOFT_FIELDS = ["segments", "nv", "treedyn_ms", "mujoco_ms", "mujoco_fastest_ms", "ratio", "ratio_fastest", "iterations"]
+
+
+def fastest(m):
+    """MuJoCo's fastest settings for a step of model m, in place: PGS, the dense Jacobian, elliptic cones
+    (the centipede's: 0.75x the default's step at 10 segments)."""
+    import mujoco
+
+    m.opt.solver, m.opt.jacobian, m.opt.cone = (
+        mujoco.mjtSolver.mjSOL_PGS,
+        mujoco.mjtJacobian.mjJAC_DENSE,
+        mujoco.mjtCone.mjCONE_ELLIPTIC,
+    )
+    return m
+
+
+def run_soft(n: int, steps: int, log=print) -> dict:
+    """The centipede with MuJoCo's physics (soft=True) as a MuJoCo user steps it: ``td.StepData``'s
+    step (one call into C++; the gait's torque set on ``data.tau`` outside the timer, as MuJoCo's
+    qfrc_applied), interleaved with mj_step at MuJoCo's default and its fastest settings."""
+    scene = centipede(n)
+    data = td.ContactSimulator(scene.model, H, soft=True).data(scene.initial_state())
+    peers = [MujocoCentipede(scene, H), MujocoCentipede(scene, H)]
+    fastest(peers[1].m)
+    ours, theirs, its = [], [[], []], []
+    for _ in range(steps):
+        data.tau[:] = scene.tau(data.time, data.q, data.v)
+        t0 = time.perf_counter()
+        data.step()
+        ours.append(time.perf_counter() - t0)
+        its.append(data.iterations)
+        for peer, t in zip(peers, theirs):
+            t.append(peer.step())
+    warm = steps // 10
+    t_ours = float(np.median(ours[warm:]))
+    t_default, t_fast = (float(np.median(t[warm:])) for t in theirs)
+    row = dict(
+        segments=n,
+        nv=scene.model.nv,
+        treedyn_ms=1e3 * t_ours,
+        mujoco_ms=1e3 * t_default,
+        mujoco_fastest_ms=1e3 * t_fast,
+        ratio=t_default / t_ours,
+        ratio_fastest=t_fast / t_ours,
+        iterations=float(np.median(its[warm:])),
+    )
+    log(
+        f"segments={n:4d} soft, td.StepData {row['treedyn_ms']:.4g} ms  mj_step {row['mujoco_ms']:.4g} ms (fastest "
+        f"{row['mujoco_fastest_ms']:.4g} ms)  MuJoCo/treedyn {row['ratio']:.2f}x (fastest {row['ratio_fastest']:.2f}x)  "
+        f"iterations {row['iterations']:.0f}"
     )
     return row
 
@@ -260,6 +318,7 @@ def main(argv=None) -> int:
     td.set_num_threads(1)
     try:
         rows = [run_size(n, args.steps) for n in args.segments]
+        soft_rows = [run_soft(n, args.steps) for n in args.segments]
         model_rows = [r for c in ("zero", "random") for name in args.models if (r := run_model(name, c)) is not None]
     finally:
         td.set_num_threads(before)
@@ -267,6 +326,7 @@ def main(argv=None) -> int:
         batch_speedup(min(args.segments), B, max(20, args.steps // 4))
     os.makedirs(args.out, exist_ok=True)
     write_csv(os.path.join(args.out, "contact_step.csv"), rows, FIELDS)
+    write_csv(os.path.join(args.out, "contact_soft.csv"), soft_rows, SOFT_FIELDS)
     if model_rows:
         write_csv(os.path.join(args.out, "contact_models.csv"), model_rows, MODEL_FIELDS)
     plot(rows, model_rows, args.out)

@@ -206,7 +206,7 @@ class ContactSimulator:
     min(max(depth − slop, 0)/max(stabilization, h), push_out_limit); a violated limit returns as a
     critically damped spring of time constant max(stabilization, h). qp_tolerance: the solve's
     tolerance (velocity units; None: 1e-8 with soft constraints, else the solver's). contact_solver: the C++ step
-    (docs/contact.md) with "auto" (default: Newton on soft problems of trees of at most 60 coordinates, else ADMM),
+    (docs/contact.md) with "auto" (default: Newton on soft problems where it pays, else ADMM),
     "newton" (wherever it applies) or "admm"; or "proxqp" (two dense QPs, the reference; hard only). delassus ("admm"): the
     Delassus operator, "auto" (per step, by size), "tree" (never formed) or "dense".
     """

@@ -72,9 +72,9 @@ class EngineContactSolver:
 
 class AutoContactSolver(EngineContactSolver):
     """The C++ step's choice per step (the default): Newton (NewtonContactSolver) on MuJoCo's soft problem where
-    it applies — dense up to NEWTON_MAX_NV coordinates, on the tree's sparsity beyond where its factor costs
-    less than ADMM's iterations (a shallow tree, contacts against the world or an ancestor) — else ADMM
-    (AdmmContactSolver)."""
+    it applies — on the tree's sparsity where every contact is against the world or an ancestor (past
+    NEWTON_MAX_NV coordinates where its factor costs less than ADMM's iterations), dense up to NEWTON_MAX_NV
+    coordinates otherwise — else ADMM (AdmmContactSolver)."""
 
     description = (
         "the C++ step's choice per step: Newton on MuJoCo's soft problem of a small tree, else ADMM (the default)"
@@ -98,7 +98,8 @@ class NewtonContactSolver(EngineContactSolver):
     H factored per change of the active set, dense or by LTL on the tree's sparsity), for pyramidal and
     frictionless contacts and limits; a step it does not apply to (hard contacts or rows, elliptic cones, a
     contact between two branches of a tree past NEWTON_MAX_NV coordinates) is ADMM's. tolerance: MuJoCo's,
-    on the gradient and the cost's improvement scaled by the mean inertia (acceleration units)."""
+    on the gradient, the cost's improvement and the Newton decrement scaled by the mean inertia (acceleration
+    units)."""
 
     description = (
         "MuJoCo's primal Newton with exact line search (C++), soft pyramidal and frictionless contacts; else ADMM"
@@ -335,8 +336,9 @@ def available_contact_solvers() -> dict[str, str]:
     }
 
 
-#: the largest tree (velocity coordinates) whose soft problem Newton solves dense (a Cholesky factor, nv³/3);
-#: a larger one on the tree's sparsity (LTL on compact rows, no fill-in) where every contact is against the
-#: world or between a body and its ancestor, up to 1000 coordinates: with contact_solver="newton" always, with
-#: "auto" where the factor's Σ depth² costs less than ADMM's iterations (contact/step.hpp, newton_tree_pays)
+#: Newton's soft problem on the tree's sparsity (LTL on compact rows, no fill-in) where every contact is against
+#: the world or between a body and its ancestor, up to 1000 coordinates: up to this many coordinates always,
+#: beyond with contact_solver="newton" always, with "auto" where the factor's Σ depth² costs less than ADMM's
+#: iterations (contact/step.hpp, newton_tree_pays); dense (a Cholesky factor, nv³/3) where rows span two
+#: branches, on trees of up to this many coordinates
 NEWTON_MAX_NV = 60
