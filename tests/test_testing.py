@@ -170,6 +170,10 @@ def test_plugins_that_cannot_be_used_are_skipped_with_a_warning_naming_them(monk
 
 
 def test_the_group_is_read_from_the_installed_metadata():
-    # what importlib.metadata lists for the group is what the registry adds to the built-ins
+    # what the registry adds to the built-ins is what importlib.metadata lists for the group (listed after
+    # the registry has read it: a plugin another test installs meanwhile is in the listing too)
+    CONTACT_SOLVERS.refresh()
+    names = set(CONTACT_SOLVERS)
     listed = {ep.name for ep in importlib.metadata.entry_points(group=contact_solvers.GROUP)}
-    assert set(CONTACT_SOLVERS) == {"auto", "admm", "newton", "proxqp"} | listed
+    builtin = {"auto", "admm", "newton", "proxqp"}
+    assert builtin <= names and names - builtin <= listed
