@@ -115,9 +115,10 @@ struct ContactWorld {
   DenseDelassus D;  // G formed, for the small problems
   AdmmWorkspace w;
   Eigen::VectorXd qk, vk, qdd, vstar, vnext, dv, b, angle, mu, gap, tau, jv;
-  std::vector<WarmEntry> warm;                 // the last step's z, y by key, sorted
-  Eigen::VectorXd last_q, last_v;              // the state the last step ended in (empty: none)
-  Eigen::VectorXd bilateral_target;            // the bilateral rows' targets (the rows: G.bilateral)
+  Eigen::VectorXd dv_newton;         // Newton's last x − v* (its warm start, MuJoCo's qacc_warmstart in velocities)
+  std::vector<WarmEntry> warm;       // the last step's z, y by key, sorted
+  Eigen::VectorXd last_q, last_v;    // the state the last step ended in (empty: none)
+  Eigen::VectorXd bilateral_target;  // the bilateral rows' targets (the rows: G.bilateral)
   Eigen::VectorXd bilateral_lo, bilateral_hi;  // their impulses' bounds (empty: unbounded)
   // soft steps: the first rows of the bilateral ones are MuJoCo's (soft_rows; contact/rows.hpp)
   std::vector<SoftGeneralRow> soft_general;
@@ -762,8 +763,13 @@ struct ContactEngine {
     W.mass_fresh = true;
     newton_rows(W);
     st.seconds[kDelassus] += since(t0);
-    const bool warm = W.w.z.size() && W.w.z.cwiseAbs().maxCoeff() > 0;
-    if (warm) {
+    // the warm start: the last Newton step's change of velocity on this step's v* (MuJoCo's: the last qacc),
+    // else the last impulses' M⁻¹Jᵀz (kept per contact and limit: a step after ADMM's)
+    const bool carried = W.dv_newton.size() == model.nv;
+    const bool warm = carried || (W.w.z.size() && W.w.z.cwiseAbs().maxCoeff() > 0);
+    if (carried) {
+      W.nw.xw = W.vstar + W.dv_newton;
+    } else if (warm) {
       W.G.apply(W.w.z.data(), W.w.sigma.data(), W.dv.data());  // M⁻¹Jᵀz
       W.nw.xw = W.vstar + W.dv;
     }
@@ -771,6 +777,7 @@ struct ContactEngine {
     W.w.y.setZero();
     const NewtonResult res = newton(W.mass->M, W.vstar, warm ? &W.nw.xw : nullptr, h, opt.newton, W.nw, W.w.z.data());
     W.vnext = W.nw.x;
+    W.dv_newton = W.nw.x - W.vstar;
     st.iterations += res.iterations;
     st.converged = st.converged && res.converged;
     st.primal = res.gradient, st.dual = res.improvement;
@@ -791,7 +798,7 @@ struct ContactEngine {
     W.vnext = W.vstar;
     if (!opt.soft) W.G.R.resize(0);  // (hard: no regulariser; soft: set by soft_rows, its storage kept)
     if (P == 0 && W.bounds.empty() && W.G.bilateral.rows() == 0) {
-      W.warm.clear();
+      W.warm.clear(), W.dv_newton.resize(0);
       return;
     }
     body_velocities(W, W.vstar.data(), W.vel);
@@ -814,6 +821,7 @@ struct ContactEngine {
       else
         W.G.weigh();
       const AdmmResult res = dense ? solve(W, W.D, cones, m, st, t0) : solve(W, W.G, cones, m, st, t0);
+      W.dv_newton.resize(0);  // (a Newton step after this one starts from these impulses)
       st.dense = dense;
       W.polished = res.polished;
       W.rho = res.rho;
@@ -1223,7 +1231,7 @@ struct ContactEngine {
 
   // no warm start, ρ and λ_max estimated afresh, the operator chosen as on a first step
   static void start_cold(ContactWorld& W) {
-    W.warm.clear();
+    W.warm.clear(), W.dv_newton.resize(0);
     W.rho = W.lambda_max = 0;
     W.last_iterations_tree = W.last_iterations_dense = 20;
   }
