@@ -3,6 +3,8 @@
 #pragma once
 #include <cmath>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "treedyn/algorithms/kinematics.hpp"
 #include "treedyn/algorithms/pivots.hpp"
@@ -25,8 +27,37 @@ void aba_forward_pass_1(const Model<S>& model, Data<S>& data, const S* q, const 
   }
 }
 
+// The refined scales of body i's pivots, where the coarse one (pivot_scale: the traces of I^A_i's
+// blocks) refuses them: the magnitudes the entries of I^A_i were summed from, B_i = |I_i| + Σ_children
+// |X_c|ᵀ (B_c + |U_c D_c⁻¹ U_cᵀ|) |X_c| (entrywise absolute values: the rounding of each entry is
+// within a few ε of B's), read along |S_k|: |S_k|ᵀ B_i |S_k| (+ the armature). A pivot that is small but
+// exact passes — a long straight chain's axial moment, where the traces carry the chain's n³ bending
+// moment into every coordinate (a 10 000-link chain of alternating hinges was refused from 4 343
+// links) — one left by cancellation does not: its magnitudes are the terms that cancelled (a massless
+// ball joint carrying a body: D ≈ 1e-17 of them). Called on the pass from the leaves (i descending):
+// B is brought up from the last call's body, O(N) over a pass; it allocates, once, on this rare path.
+template <class S> void aba_refined_scales(const Model<S>& model, Data<S>& data, int i, S* scale) {
+  std::vector<Mat6<S>>& B = data.pivot_terms;
+  if (data.pivot_from == 0) B.assign(model.N + 1, Mat6<S>::Zero()), data.pivot_from = model.N + 1;
+  for (int j = data.pivot_from - 1; j > i; --j) {  // bodies between: complete (their U, D⁻¹ are known), sent up
+    B[j] += model.I[j].matrix().cwiseAbs();
+    const int nj = model.nv_i[j], vj = model.v_index[j];
+    Eigen::Matrix<S, 6, Eigen::Dynamic, 0, 6, 6> U(6, nj);
+    for (int b = 0; b < nj; ++b) U.col(b) = data.U[vj + b].vec();
+    const Mat6<S> T = B[j] + (U * data.Dinv[j] * U.transpose()).cwiseAbs();
+    const Mat6<S> X = data.Xup[j].matrix().cwiseAbs();
+    if (model.parent[j] > 0) B[model.parent[j]] += X.transpose() * T * X;
+  }
+  data.pivot_from = i + 1;
+  const Mat6<S> Bi = B[i] + model.I[i].matrix().cwiseAbs();
+  for (int k = 0; k < model.nv_i[i]; ++k) {
+    const Vec6<S> s = data.S[model.v_index[i] + k].vec().cwiseAbs();
+    scale[k] = s.dot(Bi * s) + (model.has_armature ? model.armature[model.v_index[i] + k] : S(0));
+  }
+}
+
 // backward step, joint part: U_i = I^A_i S_i, D_i = S_iᵀ U_i + diag(armature_i), and D_i⁻¹ (or
-// SingularJoint: a pivot below its scale, pivots.hpp)
+// SingularJoint: a pivot below its scale, pivots.hpp; its refined scale where the coarse one refuses it)
 template <class S> void aba_joint_inertia_step(const Model<S>& model, Data<S>& data, int i) {
   const int vi = model.v_index[i], ni = model.nv_i[i];
   const Motion<S>* Si = data.S.data() + vi;
@@ -41,7 +72,17 @@ template <class S> void aba_joint_inertia_step(const Model<S>& model, Data<S>& d
       for (int b = 0; b < ni; ++b) data.D[i](a, b) = dot(Si[a], Ui[b]);
     for (int a = 0; a < ni && model.has_armature; ++a) data.D[i](a, a) += model.armature[vi + a];
   }
-  invert_joint_pivot(model, i, data.IA[i], Si, data.D[i], data.Dinv[i]);
+  if constexpr (std::is_floating_point_v<S>) {
+    try {
+      invert_joint_pivot(model, i, data.IA[i], Si, data.D[i], data.Dinv[i]);
+    } catch (const SingularJoint&) {
+      S scale[6];
+      aba_refined_scales(model, data, i, scale);
+      invert_pivot(model, i, data.D[i], data.Dinv[i], scale);
+    }
+  } else {
+    invert_joint_pivot(model, i, data.IA[i], Si, data.D[i], data.Dinv[i]);
+  }
 }
 
 // backward step, inertia propagation: I^a_i = I^A_i − U_i D_i⁻¹ U_iᵀ (in place: IA[i] holds I^a_i
@@ -113,6 +154,7 @@ TREEDYN_ENTRY void aba(const Model<S>& model, Data<S>& data, const S* q, const S
                        S* qdd) {
   aba_forward_pass_1(model, data, q, qd, fext);
   // pass 2 (leaves to root); the bias step reads I^A_i before the propagation turns it into I^a_i
+  data.pivot_from = 0;
   for (int i = model.N; i >= 1; --i) {
     aba_joint_inertia_step(model, data, i);
     aba_backward_bias_step(model, data, i, tau, true);
@@ -139,6 +181,7 @@ template <class S>
 TREEDYN_ENTRY void aba_inverse_inertia(const Model<S>& model, Data<S>& data, const S* q, const S* R, int m, S* Y) {
   kinematics(model, data, q);
   for (int i = 1; i <= model.N; ++i) data.IA[i] = ArticulatedInertia<S>::from(model.I[i]);
+  data.pivot_from = 0;
   for (int i = model.N; i >= 1; --i) {
     aba_joint_inertia_step(model, data, i);
     aba_inertia_propagation_step(model, data, i);

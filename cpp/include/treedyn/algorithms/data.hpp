@@ -25,18 +25,20 @@ template <class T> struct Data {  // T: the scalar (S is the motion subspace)
   std::vector<typename ParentTransform<T>::type> Xup;  // ^iX_λ(i)
   std::vector<Motion<T>> v, c, a;                      // velocity, velocity-product acceleration, acceleration
   std::vector<ArticulatedInertia<T>> IA;               // articulated inertia I^A_i
-  std::vector<Force<T>> pA, f;                         // bias force p^A_i; RNEA body force f_i
-  std::vector<RigidInertia<T>> Ic;                     // composite inertia I^c_i (CRBA)
-  std::vector<Small> D, Dinv;                          // D_i = S_iᵀ U_i (the joint-space pivots) and D_i⁻¹
-  std::vector<Small> Dtilde;                           // modified ABA: D̃_i = S_iᵀ M̃_i S_i from the children
-  VecX Dscale;                                         // nv: the modified ABA's pivot scales (pivots.hpp)
-  std::vector<Motion<T>> S;                            // nv: the columns of the motion subspaces S_i
-  std::vector<Force<T>> U;                             // nv: the columns of U_i = I^A_i S_i
-  VecX u, bias;                                        // nv
-  MatX M;                                              // nv x nv (only with_mass_matrix)
-  std::vector<Mat3<T>> Er;                             // crba_root_axes (only with_mass_matrix): ^iE_r, r the
-  std::vector<Vec3<T>> dr;                             // root of i's tree; i's origin seen from its parent's,
-  std::vector<Motion<T>> Sr;                           // in r's axes; nv: S_i in r's axes
+  std::vector<Mat6<T>> pivot_terms;  // aba_refined_scales (only where a pivot's coarse test failed): B_i
+  int pivot_from = 0;                // bodies ≥ pivot_from have their B complete and sent up; 0: none yet
+  std::vector<Force<T>> pA, f;       // bias force p^A_i; RNEA body force f_i
+  std::vector<RigidInertia<T>> Ic;   // composite inertia I^c_i (CRBA)
+  std::vector<Small> D, Dinv;        // D_i = S_iᵀ U_i (the joint-space pivots) and D_i⁻¹
+  std::vector<Small> Dtilde;         // modified ABA: D̃_i = S_iᵀ M̃_i S_i from the children
+  VecX Dscale;                       // nv: the modified ABA's pivot scales (pivots.hpp)
+  std::vector<Motion<T>> S;          // nv: the columns of the motion subspaces S_i
+  std::vector<Force<T>> U;           // nv: the columns of U_i = I^A_i S_i
+  VecX u, bias;                      // nv
+  MatX M;                            // nv x nv (only with_mass_matrix)
+  std::vector<Mat3<T>> Er;           // crba_root_axes (only with_mass_matrix): ^iE_r, r the
+  std::vector<Vec3<T>> dr;           // root of i's tree; i's origin seen from its parent's,
+  std::vector<Motion<T>> Sr;         // in r's axes; nv: S_i in r's axes
   Eigen::LLT<MatX> llt;
 
   explicit Data(const Model<T>& model, bool with_mass_matrix = false)
