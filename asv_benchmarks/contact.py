@@ -152,6 +152,41 @@ class StepRatioMujoco(Threads):
     track_step_mujoco_over_drumwright.unit = "ratio"
 
 
+def _mujoco_peer(sc, start, steps, record, fastest=False):
+    """mj_step on MuJoCo's model of scene ``sc`` (``model.to_mjcf()``) at h = 1e-3, replaying the gait's
+    torques of ``steps`` steps as qfrc_applied from ``start``, back there every ``steps`` calls: ``record(tau_of,
+    coords)`` runs ours along those steps and returns MuJoCo's generalized forces for them. ``fastest``:
+    MuJoCo's fastest settings (PGS, the dense Jacobian, elliptic cones). NotImplementedError without mujoco."""
+    try:
+        import mujoco
+
+        from treedyn.tools.peers import MujocoFromFile
+    except ImportError as e:
+        raise NotImplementedError(f"mujoco peer unavailable: {e}") from e
+    xml = sc.model.to_mjcf()
+    coords = MujocoFromFile(sc.model, xml)
+    m = mujoco.MjModel.from_xml_string(xml)
+    m.opt.timestep = 1e-3
+    if fastest:
+        m.opt.solver, m.opt.jacobian, m.opt.cone = (
+            mujoco.mjtSolver.mjSOL_PGS,
+            mujoco.mjtJacobian.mjJAC_DENSE,
+            mujoco.mjtCone.mjCONE_ELLIPTIC,
+        )
+    d = mujoco.MjData(m)
+    qpos, qvel = coords.q(start.q), coords.apply_T(start.q, start.v)
+    qfrc, k = record(coords), [0]
+
+    def peer():
+        if k[0] % steps == 0:
+            d.qpos[:], d.qvel[:], d.time = qpos, qvel, 0.0
+        d.qfrc_applied[:] = qfrc[k[0] % steps]
+        mujoco.mj_step(m, d)
+        k[0] += 1
+
+    return peer
+
+
 class ContactStepRatioMujoco(Threads):
     """time of MuJoCo's mj_step over that of the C++ contact step (``contact_solver="admm"``) on the
     same centipede (``model.to_mjcf()``), in the judged setting of ``python -m benchmarks
@@ -167,29 +202,23 @@ class ContactStepRatioMujoco(Threads):
     STEPS = 100
 
     def setup(self, n):
-        try:
-            import mujoco
-
-            from treedyn.tools.peers import MujocoFromFile
-        except ImportError as e:
-            raise NotImplementedError(f"mujoco peer unavailable: {e}") from e
         self._set_threads(1)
         try:
             sc = scene(n)
             sim = td.ContactSimulator(sc.model, 1e-3, contact_solver="admm")
             start = sc.initial_state()
-            xml = sc.model.to_mjcf()
-            coords = MujocoFromFile(sc.model, xml)
-            m = mujoco.MjModel.from_xml_string(xml)
-            m.opt.timestep = 1e-3
-            d = mujoco.MjData(m)
-            qpos, qvel = coords.q(start.q), coords.apply_T(start.q, start.v)
-            taus, qfrc, state = [], [], start.copy()
-            for _ in range(self.STEPS):  # the gait's torques, and MuJoCo's generalized forces for them
-                taus.append(sc.tau(state.t, state.q, state.v))
-                qfrc.append(coords.apply_T(state.q, taus[-1]))
-                sim.step(state, taus[-1])
-            ours_state, k = [start.copy()], [0, 0]
+            taus = []
+
+            def record(coords):  # the gait's torques, and MuJoCo's generalized forces for them
+                qfrc, state = [], start.copy()
+                for _ in range(self.STEPS):
+                    taus.append(sc.tau(state.t, state.q, state.v))
+                    qfrc.append(coords.apply_T(state.q, taus[-1]))
+                    sim.step(state, taus[-1])
+                return qfrc
+
+            self.f_mujoco = _mujoco_peer(sc, start, self.STEPS, record)
+            ours_state, k = [start.copy()], [0]
 
             def ours():
                 if k[0] % self.STEPS == 0:
@@ -197,14 +226,7 @@ class ContactStepRatioMujoco(Threads):
                 sim.step(ours_state[0], taus[k[0] % self.STEPS])
                 k[0] += 1
 
-            def peer():
-                if k[1] % self.STEPS == 0:
-                    d.qpos[:], d.qvel[:] = qpos, qvel
-                d.qfrc_applied[:] = qfrc[k[1] % self.STEPS]
-                mujoco.mj_step(m, d)
-                k[1] += 1
-
-            self.f_ours, self.f_mujoco = ours, peer
+            self.f_ours = ours
         except BaseException:
             td.set_num_threads(self._threads_before)
             raise
@@ -231,38 +253,24 @@ class SoftCentipedeRatioMujoco(Threads):
     STEPS = 100
 
     def setup(self, n, settings):
-        try:
-            import mujoco
-
-            from treedyn.tools.peers import MujocoFromFile
-        except ImportError as e:
-            raise NotImplementedError(f"mujoco peer unavailable: {e}") from e
         self._set_threads(1)
         try:
             sc = scene(n)
             sim = td.ContactSimulator(sc.model, 1e-3, soft=True)
             start = sc.initial_state()
-            xml = sc.model.to_mjcf()
-            coords = MujocoFromFile(sc.model, xml)
-            m = mujoco.MjModel.from_xml_string(xml)
-            m.opt.timestep = 1e-3
-            if settings == "fastest":
-                m.opt.solver, m.opt.jacobian, m.opt.cone = (
-                    mujoco.mjtSolver.mjSOL_PGS,
-                    mujoco.mjtJacobian.mjJAC_DENSE,
-                    mujoco.mjtCone.mjCONE_ELLIPTIC,
-                )
-            d = mujoco.MjData(m)
-            qpos, qvel = coords.q(start.q), coords.apply_T(start.q, start.v)
-            data = sim.data(start)
-            taus, qfrc = [], []
-            for _ in range(self.STEPS):  # the gait's torques, and MuJoCo's generalized forces for them
-                taus.append(sc.tau(data.time, data.q, data.v))
-                qfrc.append(coords.apply_T(data.q, taus[-1]))
-                data.tau[:] = taus[-1]
-                data.step()
-            k = [0, 0]
-            box = [data]
+            taus = []
+
+            def record(coords):  # the gait's torques, and MuJoCo's generalized forces for them
+                qfrc, data = [], sim.data(start)
+                for _ in range(self.STEPS):
+                    taus.append(sc.tau(data.time, data.q, data.v))
+                    qfrc.append(coords.apply_T(data.q, taus[-1]))
+                    data.tau[:] = taus[-1]
+                    data.step()
+                return qfrc
+
+            self.f_mujoco = _mujoco_peer(sc, start, self.STEPS, record, fastest=settings == "fastest")
+            k, box = [0], [None]
 
             def ours():
                 if k[0] % self.STEPS == 0:
@@ -271,14 +279,7 @@ class SoftCentipedeRatioMujoco(Threads):
                 box[0].step()
                 k[0] += 1
 
-            def peer():
-                if k[1] % self.STEPS == 0:
-                    d.qpos[:], d.qvel[:], d.time = qpos, qvel, 0.0
-                d.qfrc_applied[:] = qfrc[k[1] % self.STEPS]
-                mujoco.mj_step(m, d)
-                k[1] += 1
-
-            self.f_ours, self.f_mujoco = ours, peer
+            self.f_ours = ours
         except BaseException:
             td.set_num_threads(self._threads_before)
             raise

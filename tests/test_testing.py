@@ -160,7 +160,7 @@ def test_plugins_that_cannot_be_used_are_skipped_with_a_warning_naming_them(monk
             names = list(CONTACT_SOLVERS)
         said = " ".join(str(w.message) for w in record)
         assert "'broken' (gone:Solver) failed to load" in said and "ImportError" in said
-        assert "'admm' (evil:Admm) takes a name already used" in said
+        assert "two contact solver plugins are named 'admm' (built in and evil:Admm); using the first" in said
         assert "'not-a-solver' (pkg:thing) is not a treedyn.ContactSolver" in said
         assert names == ["auto", "admm", "newton", "proxqp", "fine"]
         assert CONTACT_SOLVERS["admm"] is contact_solvers.AdmmContactSolver

@@ -3,11 +3,11 @@ its entry point alone, runs under its name and passes treedyn.testing.check_cont
 whole path a contact-solver author takes."""
 
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
+from support.packages import pip_installed
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PLUGIN = os.path.join(ROOT, "examples", "contact_plugin")
@@ -33,17 +33,8 @@ print("contacts", step.n_contacts, type(sim.contact_solver).__name__)
 
 @pytest.fixture(scope="module")
 def installed_plugin(tmp_path_factory):
-    # built from a copy: setuptools writes its egg-info next to the sources
-    source = tmp_path_factory.mktemp("contact_plugin") / "contact_plugin"
-    shutil.copytree(PLUGIN, source, ignore=shutil.ignore_patterns("*.egg-info", "build", "__pycache__"))
-    pip = [sys.executable, "-m", "pip"]
-    r = subprocess.run(
-        pip + ["install", "--no-deps", "--no-build-isolation", "--quiet", str(source)], capture_output=True, text=True
-    )
-    if r.returncode != 0:
-        pytest.fail(f"could not pip-install the example contact plugin:\n{r.stdout}\n{r.stderr}")
-    yield
-    subprocess.run(pip + ["uninstall", "--yes", "--quiet", "treedyn-example-contact-plugin"], capture_output=True)
+    with pip_installed(PLUGIN, "treedyn-example-contact-plugin", tmp_path_factory.mktemp("contact_plugin")):
+        yield
 
 
 def test_contact_plugin_found_through_its_entry_point_passes_conformance(installed_plugin):

@@ -2,11 +2,11 @@
 alone and passes the conformance checks: the whole path a plugin author takes."""
 
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
+from support.packages import pip_installed
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PLUGIN = os.path.join(ROOT, "examples", "plugin")
@@ -30,18 +30,8 @@ print("qdd", s.forward_dynamics(np.zeros(5), np.zeros(5), np.ones(5)).shape)
 
 @pytest.fixture(scope="module")
 def installed_plugin(tmp_path_factory):
-    # built from a copy: setuptools writes its egg-info next to the sources, and a test run writes
-    # nothing into the repository
-    source = tmp_path_factory.mktemp("plugin") / "plugin"
-    shutil.copytree(PLUGIN, source, ignore=shutil.ignore_patterns("*.egg-info", "build", "__pycache__"))
-    pip = [sys.executable, "-m", "pip"]
-    r = subprocess.run(
-        pip + ["install", "--no-deps", "--no-build-isolation", "--quiet", str(source)], capture_output=True, text=True
-    )
-    if r.returncode != 0:  # setuptools (a test extra) builds it; say so rather than skip silently
-        pytest.fail(f"could not pip-install the example plugin:\n{r.stdout}\n{r.stderr}")
-    yield
-    subprocess.run(pip + ["uninstall", "--yes", "--quiet", "treedyn-example-plugin"], capture_output=True)
+    with pip_installed(PLUGIN, "treedyn-example-plugin", tmp_path_factory.mktemp("plugin")):
+        yield
 
 
 def test_plugin_found_through_its_entry_point_passes_conformance(installed_plugin):

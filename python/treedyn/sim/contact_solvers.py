@@ -15,13 +15,13 @@ uses it, and ``treedyn.testing.check_contact_solver`` checks it (docs/plugins.md
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import MutableMapping
 from importlib.metadata import entry_points
 
 import numpy as np
 
 from .. import _checks
+from ..util.plugins import load_group
 from .result import SimulationWarning
 
 __all__ = [
@@ -254,38 +254,16 @@ _BUILTIN = {
 
 @functools.cache
 def _plugins() -> dict[str, type]:
-    """The third-party contact solvers of the entry point group, loaded once (as the dynamics solvers'
-    registry: a plugin that fails to load, is not a ContactSolver subclass or takes a taken name is
-    skipped with a RuntimeWarning naming it; a built-in cannot be shadowed)."""
-    found: dict[str, type] = {}
-    for ep in entry_points(group=GROUP):
-        if ep.name in _BUILTIN or ep.name in found:
-            warnings.warn(
-                f"treedyn: contact solver plugin {ep.name!r} ({ep.value}) takes a name already used; skipped",
-                RuntimeWarning,
-                stacklevel=4,
-            )
-            continue
-        try:
-            cls = ep.load()
-        except Exception as e:  # a broken plugin must never break treedyn
-            warnings.warn(
-                f"treedyn: contact solver plugin {ep.name!r} ({ep.value}) failed to load and is skipped: "
-                f"{type(e).__name__}: {e}",
-                RuntimeWarning,
-                stacklevel=4,
-            )
-            continue
-        if not (isinstance(cls, type) and issubclass(cls, ContactSolver)) or cls.in_engine:
-            warnings.warn(
-                f"treedyn: contact solver plugin {ep.name!r} ({ep.value}) is not a treedyn.ContactSolver "
-                "subclass with solve() and is skipped",
-                RuntimeWarning,
-                stacklevel=4,
-            )
-            continue
-        found[ep.name] = cls
-    return found
+    """The third-party contact solvers of the entry point group, loaded once (util/plugins.py: one that
+    fails to load, is not a ContactSolver subclass with solve() or takes a built-in's name is skipped
+    with a RuntimeWarning naming it)."""
+
+    def accept(cls):
+        return isinstance(cls, type) and issubclass(cls, ContactSolver) and not cls.in_engine
+
+    return load_group(
+        entry_points(group=GROUP), "contact solver", accept, "a treedyn.ContactSolver subclass with solve()", _BUILTIN
+    )
 
 
 class _Registry(MutableMapping):

@@ -12,6 +12,7 @@ import warnings
 from importlib.metadata import entry_points
 
 from .. import _checks
+from ..util.plugins import load_group
 from .base import Solver
 
 __all__ = ["available_solvers", "make_solver", "get_solver_class", "list_solver_classes", "refresh"]
@@ -28,39 +29,11 @@ def _entry_points():
 
 @functools.cache
 def _solver_classes() -> dict[str, type[Solver]]:
-    found: dict[str, type[Solver]] = {}
-    origin: dict[str, str] = {}
     # treedyn's own entry points first, so a third-party plugin cannot shadow a built-in
     eps = sorted(_entry_points(), key=lambda ep: not ep.value.startswith("treedyn."))
-    for ep in eps:
-        if ep.name in found:
-            warnings.warn(
-                f"treedyn: two solver plugins are named {ep.name!r} ({origin[ep.name]} and "
-                f"{ep.value}); using the first",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-            continue
-        try:
-            cls = ep.load()
-        except Exception as e:  # a broken plugin must never break treedyn
-            warnings.warn(
-                f"treedyn: solver plugin {ep.name!r} ({ep.value}) failed to load and is skipped: "
-                f"{type(e).__name__}: {e}",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-            continue
-        if not (isinstance(cls, type) and issubclass(cls, Solver)):
-            warnings.warn(
-                f"treedyn: solver plugin {ep.name!r} ({ep.value}) is not a treedyn.Solver subclass and is skipped",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-            continue
-        found[ep.name] = cls
-        origin[ep.name] = ep.value
-    return found
+    return load_group(
+        eps, "solver", lambda cls: isinstance(cls, type) and issubclass(cls, Solver), "a treedyn.Solver subclass"
+    )
 
 
 def refresh() -> None:
