@@ -154,6 +154,7 @@ def test_plugins_that_cannot_be_used_are_skipped_with_a_warning_naming_them(monk
         _EntryPoint("fine", "pkg:Fine", lambda: ProxQPContactSolver),
     ]
     monkeypatch.setattr(contact_solvers, "entry_points", lambda group: eps if group == contact_solvers.GROUP else [])
+    monkeypatch.setattr(CONTACT_SOLVERS, "_added", {})  # (what other tests registered in this process)
     CONTACT_SOLVERS.refresh()
     try:
         with pytest.warns(RuntimeWarning) as record:
@@ -169,9 +170,10 @@ def test_plugins_that_cannot_be_used_are_skipped_with_a_warning_naming_them(monk
         CONTACT_SOLVERS.refresh()
 
 
-def test_the_group_is_read_from_the_installed_metadata():
+def test_the_group_is_read_from_the_installed_metadata(monkeypatch):
     # what the registry adds to the built-ins is what importlib.metadata lists for the group (listed after
     # the registry has read it: a plugin another test installs meanwhile is in the listing too)
+    monkeypatch.setattr(CONTACT_SOLVERS, "_added", {})  # (what other tests registered in this process)
     CONTACT_SOLVERS.refresh()
     names = set(CONTACT_SOLVERS)
     listed = {ep.name for ep in importlib.metadata.entry_points(group=contact_solvers.GROUP)}
