@@ -282,7 +282,7 @@ def contact_conformance_scenes():
 
 def contact_problems(friction_edges: int = 4):
     """(label, (G, g, b, mu, P, nL)) of each conformance scene: the problem ContactSimulator hands its
-    contact solver there, and ProxQP's solution of it to 1e-12 (the reference)."""
+    contact solver there (recorded while ProxQP at 1e-12 steps the scene)."""
     from .algorithms.state import State
     from .sim.contact import ContactSimulator
     from .sim.contact_solvers import CONTACT_SOLVERS, ProxQPContactSolver

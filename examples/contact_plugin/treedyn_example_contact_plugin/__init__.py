@@ -1,5 +1,6 @@
-"""An example treedyn contact solver plugin: the two maximum-dissipation QPs of ProxQPContactSolver
-(treedyn/sim/contact_solvers.py), each solved by OSQP's algorithm written out in numpy — ADMM on
+"""An example treedyn contact solver plugin: the two maximum-dissipation QPs that treedyn's
+MaximumDissipationSolver poses (treedyn/sim/contact_solvers.py, ProxQP's too), each solved here by
+OSQP's algorithm written out in numpy — ADMM on
 min ½xᵀHx + qᵀx s.t. l ≤ Ax ≤ u, then solution polishing (Stellato, Banjac, Goulart, Bemporad and
 Boyd, "OSQP: an operator splitting solver for quadratic programs", Math. Prog. Comp. 2020; "§" and
 "Alg." below are the paper's). Two additions for the contact problems' 1e-9 tolerance: polishing's
@@ -12,13 +13,14 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve, lu_factor, lu_solve
 
 import treedyn
+from treedyn.sim.contact_solvers import MaximumDissipationSolver
 
 
 def _inf_norm(a):
     return np.abs(a).max(initial=0.0)
 
 
-class OsqpAdmmContactSolver(treedyn.ContactSolver):
+class OsqpAdmmContactSolver(MaximumDissipationSolver):
     """OSQP's ADMM with ρ adaptation and solution polishing on the two contact QPs (numpy, scipy.linalg)."""
 
     description = "example plugin: OSQP's ADMM with polishing (Stellato et al. 2020) on the two contact QPs"
@@ -39,28 +41,9 @@ class OsqpAdmmContactSolver(treedyn.ContactSolver):
             raise ValueError(f"{type(self).__name__}: the contact problem's shapes do not match P={P}, nL={nL}, k={k}")
         if n == 0:
             return np.zeros(0), 0
-        w = np.zeros(n)  # the limit rows' targets enter the objective, as in the reference
-        w[P:m] = b[P:]
-        # stage 1: the normal and limit impulses, A c + g ≥ b, c ≥ 0
-        A = G[:m, :m]
-        cN, it1 = self._qp(A, g[:m] - w[:m], A, b - g[:m], np.full(m, np.inf), np.zeros(m))
-        if P == 0:
-            return cN, it1
-        # stage 2: everything, with non-penetration, the linearised cones and Σ c_N ≤ κ (the reference's slack)
-        rows = np.arange(P)
-        cone = np.zeros((P, n))
-        cone[rows, rows] = mu
-        for j in range(k):
-            cone[rows, m + rows * k + j] = -1.0
-        kappa = np.zeros((1, n))
-        kappa[0, :P] = 1.0
-        C = np.vstack([G[:m], cone, kappa])
-        lower = np.concatenate([b - g[:m], np.zeros(P), [-np.inf]])
-        upper = np.concatenate([np.full(m + P, np.inf), [cN[:P].sum() * (1 + 1e-9) + P * self.tolerance]])
-        z, it2 = self._qp(G, g - w, C, lower, upper, np.r_[cN, np.zeros(P * k)])  # warm start from stage 1
-        return z, it1 + it2
+        return super().solve(G, g, b, mu, P, nL)  # the two QPs, each by qp below
 
-    def _qp(self, H, q, C, lo, hi, x):
+    def qp(self, H, q, C, lo, hi, x):
         """min ½xᵀHx + qᵀx s.t. lo ≤ Cx ≤ hi, x ≥ 0 (the bound as identity rows of A, as OSQP takes it),
         from x. Returns x ≥ 0 and the ADMM iterations."""
         n, tol, sigma, alpha = len(q), self.tolerance, self.sigma, self.alpha

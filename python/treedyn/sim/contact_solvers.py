@@ -26,6 +26,7 @@ from .result import SimulationWarning
 
 __all__ = [
     "ContactSolver",
+    "MaximumDissipationSolver",
     "AutoContactSolver",
     "AdmmContactSolver",
     "NewtonContactSolver",
@@ -77,7 +78,7 @@ class AutoContactSolver(EngineContactSolver):
     coordinates otherwise — else ADMM (AdmmContactSolver)."""
 
     description = (
-        "the C++ step's choice per step: Newton on MuJoCo's soft problem of a small tree, else ADMM (the default)"
+        "the C++ step's choice per step: Newton on MuJoCo's soft problem where it pays, else ADMM (the default)"
     )
 
     engine_code = 0
@@ -151,12 +152,10 @@ def _limit_targets(m: int, b, P: int, nL: int) -> np.ndarray:
     return w
 
 
-class ProxQPContactSolver(ContactSolver):
-    """The reference: Maximum dissipation in two convex QPs (Drumwright and Shell), each by proxsuite's dense
-    ProxQP: the inelastic normal (and limit) impulses, then friction within the cones with the
-    normal impulses' sum bounded by the first QP's. tolerance: ProxQP's eps_abs, in velocity units."""
-
-    description = "maximum dissipation in two convex QPs by proxsuite's ProxQP (Python; the reference)"
+class MaximumDissipationSolver(ContactSolver):
+    """Drumwright and Shell's maximum dissipation (sim/contact.py) as two convex QPs, for a subclass that
+    brings the QP solver (``qp``): the inelastic normal (and limit) impulses, then friction within the
+    cones with the normal impulses' sum bounded by the first QP's."""
 
     def solve(self, G, g, b, mu, P, nL=0):
         """z = [c_N (P); c_L (nL); c_D (P·k)] ≥ 0 in two convex QPs: the inelastic normal (and
@@ -170,7 +169,7 @@ class ProxQPContactSolver(ContactSolver):
         # 2. friction: min ½ zᵀ G z + zᵀ ([N L D]ᵀ v* − w) subject to [N L]ᵀv⁺ ≥ b, Σ_j c_D,ij ≤
         #    μ_i c_N,i and Σ_i c_N,i ≤ κ = Σ_i c_N,i of step 1 (Drumwright and Shell's bound: without
         #    it the normal impulses would grow only to allow more friction, which dissipates more, and
-        #    throw the bodies off the ground). ProxQP meets each row only to its absolute tolerance ε
+        #    throw the bodies off the ground). A QP solver meets each row only to its absolute tolerance ε
         #    (in the row's units), so κ gets ε per contact of slack: step 1's solution stays feasible.
         #    κ bounds the contacts' impulses alone: a limit has no friction, so its impulse buys none
         #    (where it lets the contacts push harder, their sum is still held by κ), it is in N·m·s
@@ -190,7 +189,7 @@ class ProxQPContactSolver(ContactSolver):
         upper = np.concatenate(
             [np.full(m, np.inf), np.full(P, np.inf), [cN[:P].sum() * (1 + 1e-9) + P * self.tolerance]]
         )
-        z, it2 = self._qp(G, g - w, C, lower, n, upper)
+        z, it2 = self.qp(G, g - w, C, lower, upper, np.r_[cN, np.zeros(P * k)])  # (from step 1's impulses)
         return z, it1 + it2
 
     def normal_impulses(self, G, g, b, P, nL=0):
@@ -199,11 +198,26 @@ class ProxQPContactSolver(ContactSolver):
         contacts is step 2's bound κ. Returns them and the QP's iterations."""
         m = P + nL
         A, w = G[:m, :m], _limit_targets(m, b, P, nL)
-        return self._qp(A, g[:m] - w, A, b - g[:m], m, np.full(m, np.inf))
+        return self.qp(A, g[:m] - w, A, b - g[:m], np.full(m, np.inf), np.zeros(m))
 
-    def _qp(self, H, g, C, lower, n, upper):
-        """min ½ xᵀ H x + gᵀ x subject to lower ≤ C x ≤ upper, x ≥ 0, by ProxQP (dense)."""
+    def qp(self, H, q, C, lower, upper, x0):
+        """min ½ xᵀ H x + qᵀ x subject to lower ≤ C x ≤ upper, x ≥ 0, to self.tolerance in each row's
+        units, from x0 (a start the solver may take); returns x ≥ 0 and its iterations."""
+        raise NotImplementedError(f"{type(self).__name__}.qp(H, q, C, lower, upper, x0)")
+
+
+class ProxQPContactSolver(MaximumDissipationSolver):
+    """The reference: Maximum dissipation in two convex QPs (Drumwright and Shell), each by proxsuite's dense
+    ProxQP. tolerance: ProxQP's eps_abs, in velocity units."""
+
+    description = "maximum dissipation in two convex QPs by proxsuite's ProxQP (Python; the reference)"
+
+    def qp(self, H, g, C, lower, upper, x0):
+        """min ½ xᵀ H x + gᵀ x subject to lower ≤ C x ≤ upper, x ≥ 0, by ProxQP (dense; from its own start,
+        not x0)."""
         from proxsuite import proxqp
+
+        n = len(g)
 
         # squares of the data must stay finite for the solver's residuals (else it iterates on NaN)
         big = max(

@@ -114,19 +114,29 @@ template <class S> void ltdl_solve(const S* H, int n, const int* lambda, S* x, i
 // entries for a tree of depth d, where the n x n storage costs n² and walks λ per entry.
 struct ChainRows {
   std::vector<int> adr, len, col;  // row k: columns col[adr[k] .. adr[k] + len[k]) = k, λ(k), ..., a root
+  double squares = 0;              // Σ_k len_k²: twice the factor's multiply-adds
   void build(const std::vector<int>& lambda) {
     const int n = int(lambda.size());
-    adr.assign(n, 0), len.assign(n, 0), col.clear();
+    adr.assign(n, 0), len.assign(n, 0), col.clear(), squares = 0;
     for (int k = 0; k < n; ++k) {  // (λ(k) < k: parents before children)
       len[k] = 1 + (lambda[k] >= 0 ? len[lambda[k]] : 0);
       adr[k] = int(col.size());
       for (int j = k; j >= 0; j = lambda[j]) col.push_back(j);
+      squares += double(len[k]) * len[k];
     }
   }
   int n() const { return int(adr.size()); }
   int nnz() const { return int(col.size()); }
-  int at(int k, int j) const { return adr[k] + len[k] - len[j]; }  // where L(k, j) is, j in k's chain
+  int pos(int k, int j) const { return len[k] - len[j]; }  // j's place in k's chain (j on it)
 };
+
+// H's lower triangle (M + diag(add), add may be null) on ChainRows storage, from M's n x n matrix
+template <class S, class Mat> void ltl_rows_from(const Mat& M, const S* add, const ChainRows& c, S* L) {
+  for (int k = 0; k < c.n(); ++k) {
+    for (int p = 0; p < c.len[k]; ++p) L[c.adr[k] + p] = M(c.col[c.adr[k] + p], k);  // (M symmetric)
+    if (add) L[c.adr[k]] += add[k];
+  }
+}
 
 // ltl on ChainRows storage: L (nnz) holds H's lower triangle by rows on entry, its factor on return
 template <class S> int ltl_rows(S* L, const ChainRows& c, const S* diag = nullptr) {

@@ -24,6 +24,8 @@ struct VelocityStiffness {
   bool diagonal = true;  // every actuator's and damped tendon's row touches one coordinate
   Eigen::VectorXd kd;    // K's diagonal (diagonal) ...
   Eigen::MatrixXd K, H;  // ... or K and M + hK (dense)
+  Eigen::VectorXd hk;    // h K's diagonal, and M + hK on the tree's compact rows (algorithms/ltl.hpp)
+  std::vector<double> Hc;
   Eigen::LDLT<Eigen::MatrixXd> ldlt;
 
   static bool one_coordinate(const Eigen::MatrixXd& rows, int r) { return (rows.row(r).array() != 0).count() <= 1; }

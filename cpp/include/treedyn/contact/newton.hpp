@@ -43,7 +43,7 @@ struct NewtonSettings {
 struct NewtonResult {
   int iterations = 0;
   bool converged = false;
-  double gradient = 0, improvement = 0, decrement = 0;  // the last scaled gradient norm, improvement, decrement
+  double gradient = 0, improvement = 0;  // the last scaled gradient norm and cost improvement
 };
 
 // one world's dense workspace, sized at first use (no allocation once sizes are reached)
@@ -133,6 +133,10 @@ inline double newton_line_search(NewtonWorkspace& w, double pMp, double d0) {
 // the products of (1) on the rows' chains and M's tree pattern where w.tree (Featherstone's branch-induced
 // sparsity: M_ij ≠ 0 only for i an ancestor of j or j of i, and a row's J on its chain; H = M + JᵀDJ then
 // keeps M's pattern, factored by LTL without fill-in, algorithms/ltl.hpp), dense otherwise
+// the coordinates of row k's chain (w.tree), in the order of its compact entries Jc[jadr[k] ..]
+inline const int* newton_row_cols(const NewtonWorkspace& w, int k) {
+  return w.chain.col.data() + (w.top[k] >= 0 ? w.chain.adr[w.top[k]] : 0);
+}
 inline void newton_J(const NewtonWorkspace& w, const Eigen::VectorXd& x, Eigen::VectorXd& y) {
   if (!w.tree) {
     y.noalias() = w.J * x;
@@ -141,7 +145,7 @@ inline void newton_J(const NewtonWorkspace& w, const Eigen::VectorXd& x, Eigen::
   y.resize(int(w.top.size()));
   for (int k = 0; k < int(w.top.size()); ++k) {
     const double* Jk = w.Jc.data() + w.jadr[k];
-    const int* c = w.chain.col.data() + (w.top[k] >= 0 ? w.chain.adr[w.top[k]] : 0);
+    const int* c = newton_row_cols(w, k);
     double t = 0;
     for (int p = 0; p < w.jadr[k + 1] - w.jadr[k]; ++p) t += Jk[p] * x[c[p]];
     y[k] = t;
@@ -153,7 +157,7 @@ inline void newton_JT_add(const NewtonWorkspace& w, int k, double a, Eigen::Vect
     return;
   }
   const double* Jk = w.Jc.data() + w.jadr[k];
-  const int* c = w.chain.col.data() + (w.top[k] >= 0 ? w.chain.adr[w.top[k]] : 0);
+  const int* c = newton_row_cols(w, k);
   for (int p = 0; p < w.jadr[k + 1] - w.jadr[k]; ++p) y[c[p]] += a * Jk[p];
 }
 inline void newton_M(const NewtonWorkspace& w, const Eigen::MatrixXd& M, const Eigen::VectorXd& x, Eigen::VectorXd& y) {
@@ -199,7 +203,7 @@ inline bool newton_factor(NewtonWorkspace& w, const Eigen::MatrixXd& M) {
     if (w.top[r] >= 0 && (c0 != 0 || c1 != 0)) {
       const double* J0 = w.Jc.data() + w.jadr[r];
       const double* J1 = w.Jc.data() + w.jadr[r1];
-      const int* c = w.chain.col.data() + w.chain.adr[w.top[r]];
+      const int* c = newton_row_cols(w, r);
       const int d = w.jadr[r + 1] - w.jadr[r];
       for (int p = 0; p < d; ++p) {
         double* Hi = w.Hu.data() + w.chain.adr[c[p]];
@@ -221,11 +225,9 @@ inline void newton_solve(NewtonWorkspace& w, Eigen::VectorXd& x) {  // x = H⁻�
 }
 // M's lower triangle on the chains' rows (Mc), once per problem
 inline void newton_tree_mass(NewtonWorkspace& w, const Eigen::MatrixXd& M) {
-  const ChainRows& c = w.chain;
   w.fresh = true;
-  w.Mc.resize(c.nnz());
-  for (int k = 0; k < c.n(); ++k)
-    for (int p = 0; p < c.len[k]; ++p) w.Mc[c.adr[k] + p] = M(c.col[c.adr[k] + p], k);  // (M symmetric)
+  w.Mc.resize(w.chain.nnz());
+  ltl_rows_from(M, static_cast<const double*>(nullptr), w.chain, w.Mc.data());
 }
 
 // minimise (1) from the warm start x0 (or v* where cheaper): w.x the velocity after the step, λ into lam
@@ -281,8 +283,8 @@ inline NewtonResult newton(const Eigen::MatrixXd& M, const Eigen::VectorXd& vsta
     // MuJoCo's Newton decrement ½ ∇cᵀH⁻¹∇c = −½ ∇c·p, the cost the step is predicted to gain, on the
     // gradient's scale (acceleration units: / h²): below tolerance after a step, the iterate stands
     // (the first iterate's is gated by the gradient test above, as MuJoCo's)
-    res.decrement = -0.5 * scale * d0 / (h * h);
-    if (it > 0 && res.decrement < opt.tolerance) {
+    const double decrement = -0.5 * scale * d0 / (h * h);
+    if (it > 0 && decrement < opt.tolerance) {
       res.converged = true;
       break;
     }

@@ -648,8 +648,7 @@ struct ContactEngine {
     NewtonWorkspace& w = W.nw;
     if (w.lambda.empty()) w.lambda = coordinate_parents(model);
     if (w.chain.n() != model.nv) w.chain.build(w.lambda);
-    double newton = 0.0;
-    for (int k = 0; k < model.nv; ++k) newton += 3.0 * double(w.chain.len[k]) * w.chain.len[k];
+    double newton = 3.0 * w.chain.squares;
     auto row = [&](int top) { return top >= 0 ? double(w.chain.len[top]) * w.chain.len[top] : 0.0; };
     for (const ContactPoint& c : W.found)
       newton += 2.0 * row(chain_top(ancestor(c.body[0], c.body[1]) ? c.body[1] : c.body[0]));
@@ -720,9 +719,7 @@ struct ContactEngine {
       w.J.setZero(n, nv);
     }
     // row r's entry at coordinate j (on the row's chain where w.tree)
-    auto J = [&w](int r, int j) -> double& {
-      return w.tree ? w.Jc[w.jadr[r] + w.chain.len[w.top[r]] - w.chain.len[j]] : w.J(r, j);
-    };
+    auto J = [&w](int r, int j) -> double& { return w.tree ? w.Jc[w.jadr[r] + w.chain.pos(w.top[r], j)] : w.J(r, j); };
     w.b.resize(n), w.Rinv.resize(n);
     for (int r = 0; r < n; ++r) {
       const int row = w.rows[r];
@@ -905,18 +902,16 @@ struct ContactEngine {
     const int nv = model.nv;
     VelocityStiffness& S = W.stiffness;
     if (S.diagonal && W.mass_fresh) {  // Newton's M + h diag(K): no fill-in on the tree's pattern, LTL in
-      // O(n d²) (algorithms/ltl.hpp), where the dense factor costs n³/3
-      std::vector<int>& lambda = W.nw.lambda;  // (Newton's: λ over coordinates, algorithms/ltl.hpp)
-      if (lambda.empty()) lambda = coordinate_parents(model);
-      S.H.resize(nv, nv);
-      double* H = S.H.data();
-      for (int k = 0; k < nv; ++k) {
-        for (int j = lambda[k]; j >= 0; j = lambda[j]) H[std::size_t(k) * nv + j] = W.mass->M(k, j);
-        H[std::size_t(k) * nv + k] = W.mass->M(k, k) + h * S.kd[k];
-      }
-      if (ltl(H, nv, lambda.data()) < 0) {
+      // O(n d²) on Newton's compact rows (algorithms/ltl.hpp), where the dense factor costs n³/3
+      NewtonWorkspace& w = W.nw;
+      if (w.lambda.empty()) w.lambda = coordinate_parents(model);
+      if (w.chain.n() != nv) w.chain.build(w.lambda);
+      S.hk = h * S.kd;
+      S.Hc.resize(w.chain.nnz());
+      ltl_rows_from(W.mass->M, S.hk.data(), w.chain, S.Hc.data());
+      if (ltl_rows(S.Hc.data(), w.chain) < 0) {
         W.y = h * S.kd.cwiseProduct(W.dv);
-        ltl_solve(H, nv, lambda.data(), W.y.data());
+        ltl_rows_solve(S.Hc.data(), w.chain, W.y.data());
         W.vnext -= W.y;
         return;
       }  // (not positive definite to rounding: the dense factor below)
