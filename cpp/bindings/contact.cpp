@@ -648,6 +648,7 @@ void bind_contact(py::module_& m) {
             Arr G({m, m}), S({m, m}), D(m);
             {
               py::gil_scoped_release release;
+              e.engine.factor(W);
               if (dense) {
                 W.D.form(W.G);
                 columns_of(W.D, m, rho, G.mutable_data(), S.mutable_data());

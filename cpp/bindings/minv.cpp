@@ -48,6 +48,48 @@ void bind_minv(py::module_& m) {
       py::arg("model"), py::arg("q"), py::arg("ltdl") = false,
       "(L, lambda) of Featherstone's LTL (M = LᵀL) or LTDL (M = LᵀDL, D on L's diagonal) of M(q).");
   m.def(
+      "_ltl_rows_update",
+      [](const Model<double>& model, py::handle q, py::handle x, int sign) {
+        py::ssize_t B;
+        auto qa = vector_arg<double>(q, "q", model.nq, "nq", false, B);
+        auto xa = vector_arg<double>(x, "x", model.nv, "nv", false, B);
+        check_quaternions(model, qa.data(), 1, "q");
+        if (sign != 1 && sign != -1) throw py::value_error("sign must be 1 or -1");
+        const int nv = model.nv;
+        int top = nv - 1;
+        while (top >= 0 && xa.data()[top] == 0.0) --top;
+        if (top < 0) throw py::value_error("x is zero");
+        ChainRows chain;
+        chain.build(coordinate_parents(model));
+        std::vector<double> xc(chain.len[top]);
+        int off = 0;  // non-zeros off the chain
+        for (int k = 0; k < nv; ++k) off += xa.data()[k] != 0.0;
+        for (int t = 0; t < chain.len[top]; ++t) {
+          xc[t] = xa.data()[chain.col[chain.adr[top] + t]];
+          off -= xc[t] != 0.0;
+        }
+        if (off != 0) throw py::value_error("x is not on one chain of the tree");
+        Data<double> data(model, true);
+        std::vector<double> L(chain.nnz());
+        bool ok;
+        {
+          py::gil_scoped_release release;
+          crba(model, data, qa.data());
+          ltl_rows_from(data.M, static_cast<const double*>(nullptr), chain, L.data());
+          ok = ltl_rows(L.data(), chain) < 0 && ltl_rows_update(L.data(), chain, top, xc.data(), sign);
+        }
+        py::array_t<double> out({py::ssize_t(nv), py::ssize_t(nv)});
+        double* l = out.mutable_data();
+        std::fill(l, l + std::size_t(nv) * nv, 0.0);
+        for (int k = 0; k < nv; ++k)
+          for (int p = 0; p < chain.len[k]; ++p)
+            l[std::size_t(k) * nv + chain.col[chain.adr[k] + p]] = L[chain.adr[k] + p];
+        return py::make_tuple(out, ok);
+      },
+      py::arg("model"), py::arg("q"), py::arg("x"), py::arg("sign"),
+      "(L, ok): ltl_rows' factor of M(q) (M = LᵀL, L lower) turned into that of M + sign x xᵀ by ltl_rows_update, x "
+      "non-zero on one chain of the tree; ok false where a downdate cancelled (L then part-modified).");
+  m.def(
       "_minv_op_counts",
       [](int n) {
         if (n < 1 || n > 400) throw py::value_error("n must be in 1..400, got " + std::to_string(n));

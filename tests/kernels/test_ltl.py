@@ -77,3 +77,38 @@ def test_ltl_factor_refuses_bad_q():
     model = random_tree(5, 1, floating_base=True)
     with pytest.raises(ValueError, match="q must have shape"):
         _core._ltl_factor(model._cpp, np.zeros(3), False)
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: random_tree(30, 3), lambda: random_tree(25, 4, floating_base=True)], ids=["tree", "floating"]
+)
+def test_a_rank_one_update_of_the_compact_factor_is_the_factor_of_the_updated_matrix(make):
+    """ltl_rows_update: M + x xᵀ and M − x xᵀ (x on the chain of one coordinate, as a contact row's J) from M's factor,
+    against LᵀL formed (the same sums of products: within rounding of |L|ᵀ|L|), with no fill-in outside the tree's
+    pattern; a downdate that leaves M − x xᵀ indefinite is refused."""
+    model = make()
+    q = td.random_configuration(model, np.random.default_rng(3))
+    M = td.mass_matrix(model, q)
+    _, lam = _core._ltl_factor(model._cpp, q, False)
+    pattern = np.zeros((model.nv, model.nv), dtype=bool)
+    for k in range(model.nv):
+        pattern[k, sorted(ancestors_or_self(lam, k))] = True
+    rng = np.random.default_rng(4)
+    for top in (model.nv - 1, model.nv // 2):
+        chain = sorted(ancestors_or_self(lam, top))
+        x = np.zeros(model.nv)
+        x[chain] = rng.standard_normal(len(chain))
+        for sign, size in ((1, 1.0), (-1, 0.3 * np.sqrt(np.linalg.eigvalsh(M)[0]) / np.linalg.norm(x))):
+            L, ok = _core._ltl_rows_update(model._cpp, q, size * x, sign)
+            assert ok
+            H = M + sign * size**2 * np.outer(x, x)
+            assert np.linalg.eigvalsh(H)[0] > 0
+            assert_within_rounding(L.T @ L, H, np.abs(L).T @ np.abs(L), 4 * model.nv, what=f"sign {sign}: LᵀL = H")
+            assert not np.any(L[~pattern])  # (no fill-in)
+    x = np.zeros(model.nv)
+    x[sorted(ancestors_or_self(lam, model.nv - 1))] = 1.0
+    big = 2 * np.sqrt(np.abs(M).max() * model.nv) * x / np.linalg.norm(x)
+    assert np.linalg.eigvalsh(M - np.outer(big, big))[0] < 0
+    assert not _core._ltl_rows_update(model._cpp, q, big, -1)[1]
+    with pytest.raises(ValueError, match="not on one chain"):
+        _core._ltl_rows_update(model._cpp, q, np.ones(model.nv), 1)

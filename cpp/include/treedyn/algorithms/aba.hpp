@@ -165,6 +165,16 @@ TREEDYN_ENTRY void aba(const Model<S>& model, Data<S>& data, const S* q, const S
   for (int i = 1; i <= model.N; ++i) aba_forward_acceleration_step(model, data, i, a0, true, qdd);
 }
 
+// pass 2's inertia part alone, on data's kinematics (^iX_λ, S_i at q): I^a_i, U_i and D_i⁻¹, M's factors
+template <class S> void aba_factor(const Model<S>& model, Data<S>& data) {
+  for (int i = 1; i <= model.N; ++i) data.IA[i] = ArticulatedInertia<S>::from(model.I[i]);
+  data.pivot_from = 0;
+  for (int i = model.N; i >= 1; --i) {
+    aba_joint_inertia_step(model, data, i);
+    aba_inertia_propagation_step(model, data, i);
+  }
+}
+
 // Y = M⁻¹ R column by column, from the U_i, D_i⁻¹ already in data: the bias and acceleration
 // passes of ABA with q̇ = 0 and no gravity, O(N) per column
 template <class S> void aba_solve_columns(const Model<S>& model, Data<S>& data, const S* R, int m, S* Y) {
@@ -181,12 +191,7 @@ template <class S> void aba_solve_columns(const Model<S>& model, Data<S>& data, 
 template <class S>
 TREEDYN_ENTRY void aba_inverse_inertia(const Model<S>& model, Data<S>& data, const S* q, const S* R, int m, S* Y) {
   kinematics(model, data, q);
-  for (int i = 1; i <= model.N; ++i) data.IA[i] = ArticulatedInertia<S>::from(model.I[i]);
-  data.pivot_from = 0;
-  for (int i = model.N; i >= 1; --i) {
-    aba_joint_inertia_step(model, data, i);
-    aba_inertia_propagation_step(model, data, i);
-  }
+  aba_factor(model, data);
   aba_solve_columns(model, data, R, m, Y);
 }
 

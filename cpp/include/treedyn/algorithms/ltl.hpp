@@ -157,6 +157,33 @@ template <class S> int ltl_rows(S* L, const ChainRows& c, const S* diag = nullpt
   return -1;
 }
 
+// H ± x xᵀ on ltl_rows' factor of H, in place: the rank-one update (sign +1) or downdate (−1) of Gill, Golub, Murray
+// and Saunders ("Methods for modifying matrix factorizations", Math. Comp. 28, 1974, method C1) for x non-zero only
+// on the chain of `top`, held in that chain's compact order (x[t]: its t-th coordinate; overwritten). The chain's
+// rows are taken in their elimination order, top first, and row k = chain t's entries meet x from t on (k's chain is
+// the tail of top's), so that each row's work is one contiguous sweep: Σ_t (len_top − t) ≈ len_top²/2 entries,
+// where a new factor costs Σ_k len_k²/2. false (L part-modified) where a downdated pivot keeps under `keep` of its
+// square (cancellation: the caller factors H afresh)
+template <class S> bool ltl_rows_update(S* L, const ChainRows& c, int top, S* x, int sign, S keep = S(1e-6)) {
+  using std::sqrt;
+  const int d = c.len[top];
+  const int* ct = c.col.data() + c.adr[top];
+  for (int t = 0; t < d; ++t) {
+    const S xk = x[t];
+    if (xk == S(0)) continue;
+    S* Lk = L + c.adr[ct[t]];
+    const S r2 = Lk[0] * Lk[0] + S(sign) * xk * xk;  // r = √(L_kk² ± x_k²)
+    if (!(r2 > keep * Lk[0] * Lk[0]) || !std::isfinite(static_cast<double>(r2))) return false;
+    const S r = sqrt(r2), cos = r / Lk[0], sin = xk / Lk[0], sin_signed = S(sign) * sin;
+    Lk[0] = r;
+    for (int p = 1; p < d - t; ++p) {  // L_ki = (L_ki ± s x_i)/c, x_i = c x_i − s L_ki
+      Lk[p] = (Lk[p] + sin_signed * x[t + p]) / cos;
+      x[t + p] = cos * x[t + p] - sin * Lk[p];
+    }
+  }
+  return true;
+}
+
 // ltl_solve on ChainRows storage
 template <class S> void ltl_rows_solve(const S* L, const ChainRows& c, S* x) {
   for (int k = c.n() - 1; k >= 0; --k) {  // Lᵀ y = x

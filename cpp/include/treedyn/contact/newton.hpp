@@ -58,9 +58,10 @@ struct NewtonWorkspace {
   // row r's at Jc[jadr[r] + p] for the chain's p-th coordinate (algorithms/ltl.hpp's ChainRows), M and H
   // on the same rows (Mc, Hc)
   bool tree = false, fresh = false;  // fresh: Hu is to be built from M (a new problem)
+  bool factored = false;             // Hc is the factor of the H of in_H's rows (an update may start from it)
   std::vector<int> lambda, top, jadr;
   ChainRows chain;
-  std::vector<double> Jc, Mc, Hc, Hu;
+  std::vector<double> Jc, Mc, Hc, Hu, xu;     // (xu: a row's scaled J for the factor's update)
   std::vector<char> in_H;                     // the rows whose terms Hu holds
   std::vector<std::pair<double, int>> event;  // the line search's breakpoints
   std::vector<char> active, next;
@@ -175,6 +176,21 @@ inline void newton_M(const NewtonWorkspace& w, const Eigen::MatrixXd& M, const E
     y[k] += t;
   }
 }
+// the factor of the last H (w.Hc) turned into the new one's by a rank-one update or downdate per row whose term enters
+// or leaves (J_k / √R_k on its chain, algorithms/ltl.hpp's ltl_rows_update): where few rows change, a fraction of a
+// new factor; the entering rows first (a downdate may cancel: false, and the caller factors H afresh)
+inline bool newton_update_factor(NewtonWorkspace& w) {
+  for (const bool entering : {true, false})
+    for (int r = 0; r < int(w.top.size()); ++r) {
+      if ((w.active[r] != 0) == (w.in_H[r] != 0) || (w.active[r] != 0) != entering || w.top[r] < 0) continue;
+      const double a = std::sqrt(w.Rinv[r]);
+      w.xu.assign(w.Jc.begin() + w.jadr[r], w.Jc.begin() + w.jadr[r + 1]);
+      for (double& x : w.xu) x *= a;
+      if (!ltl_rows_update(w.Hc.data(), w.chain, w.top[r], w.xu.data(), entering ? 1 : -1)) return false;
+    }
+  return true;
+}
+
 // H = M + Σ_active J_kᵀ J_k / R_k and its factor: dense (lower triangle, Cholesky) or on the tree (LTL)
 inline bool newton_factor(NewtonWorkspace& w, const Eigen::MatrixXd& M) {
   const int n = int(M.rows());
@@ -194,8 +210,13 @@ inline bool newton_factor(NewtonWorkspace& w, const Eigen::MatrixXd& M) {
   // part of row i (an ancestor of top, at p in top's chain) is the tail of top's row from p: contiguous.
   // Hu (H before its factor) carries the rows of the last factor: a change of the active set adds and
   // takes off the rows that changed, two rows of one chain (a contact's) in one pass
-  if (w.fresh) w.Hu = w.Mc, w.in_H.assign(w.top.size(), 0), w.fresh = false;
+  if (w.fresh) w.Hu = w.Mc, w.in_H.assign(w.top.size(), 0), w.fresh = false, w.factored = false;
   const int rows = int(w.top.size());
+  double change = 0;  // the changed rows' update cost, Σ len_top² against the factor's Σ_k len_k²
+  for (int r = 0; r < rows; ++r)
+    if ((w.active[r] != 0) != (w.in_H[r] != 0) && w.top[r] >= 0)
+      change += 2.0 * w.chain.len[w.top[r]] * w.chain.len[w.top[r]];
+  const bool update = w.factored && change < w.chain.squares && newton_update_factor(w);
   for (int r = 0; r < rows;) {
     const int r1 = r + 1 < rows && w.top[r + 1] == w.top[r] ? r + 1 : r;  // (r1 = r: one row)
     const double c0 = w.Rinv[r] * (int(w.active[r] != 0) - int(w.in_H[r] != 0));
@@ -214,8 +235,8 @@ inline bool newton_factor(NewtonWorkspace& w, const Eigen::MatrixXd& M) {
     r = r1 + 1;
   }
   w.in_H = w.active;
-  w.Hc = w.Hu;
-  return ltl_rows(w.Hc.data(), w.chain) < 0;
+  if (!update) w.Hc = w.Hu, w.factored = ltl_rows(w.Hc.data(), w.chain) < 0;
+  return w.factored;
 }
 inline void newton_solve(NewtonWorkspace& w, Eigen::VectorXd& x) {  // x = H⁻¹ x
   if (w.tree)

@@ -1,5 +1,6 @@
 // One time step with contact, in C++ (docs/contact.md): the phases of mj_step, each a small pass.
-//   dynamics     the free motion v* = v + h q̈(q, v, τ) by ABA (its U_i, D_i⁻¹ are M's factors), the
+//   dynamics     the free motion v* = v + h q̈(q, v, τ) by ABA (its U_i, D_i⁻¹ are M's factors; where Newton
+//                solves, by RNEA, CRBA and LTL as MuJoCo: contact/free_motion.hpp), the
 //                joints' damping implicit as in MuJoCo's Euler: M̂ = M + h diag(damping) (the world's
 //                model copy has armature + h damping) and τ + τ_p, τ_p = −k (q ⊖ q_rest) − d v, so that
 //                M̂ (v⁺ − v)/h = τ + τ_p − c + Jᵀz/h
@@ -37,6 +38,7 @@
 #include "treedyn/contact/delassus.hpp"
 #include "treedyn/contact/delassus_dense.hpp"
 #include "treedyn/contact/fluid.hpp"
+#include "treedyn/contact/free_motion.hpp"
 #include "treedyn/contact/implicit.hpp"
 #include "treedyn/contact/newton.hpp"
 #include "treedyn/contact/rows.hpp"
@@ -152,7 +154,10 @@ struct ContactWorld {
   std::vector<Mat3<double>> geom_R;  // each paired geom's world orientation and centre (collide)
   std::vector<Vec3<double>> geom_p;
   std::unique_ptr<Data<double>> mass;
-  bool mass_fresh = false;  // mass->M is this step's (Newton's: implicit_velocity takes it)
+  bool mass_fresh = false;   // mass->M is this evaluation's (free_motion's or Newton's: implicit_velocity takes it)
+  bool factored = false;     // data holds ABA's U_i, D_i⁻¹ at q (the ADMM operators': factor)
+  bool newton_last = false;  // the last problem was Newton's (free_motion's route; false after start_cold)
+  std::vector<double> Lm, pivot_scale;  // free_motion: M's factor on the compact rows, its pivots' scales
   std::vector<Vec3<double>> axis_ang, axis_lin;
   GeneralRowsWork general;  // the model's constraints, dry friction, tendon limits (contact/rows.hpp)
   // the fluid's forces (contact/fluid.hpp): a kinematics workspace, per body scratch, τ with them
@@ -750,14 +755,42 @@ struct ContactEngine {
     }
   }
 
+  // q̈ of the free motion at (q, v) under τ on model m into W.qdd, with the kinematics the step goes on with (W.data's
+  // ^iX_λ, S_i at q): where Newton is to solve the step (soft pyramids or frictionless contacts, Newton chosen, the
+  // last problem Newton's, newton_may: no bilateral rows given), by RNEA, CRBA and LTL (contact/free_motion.hpp: M is
+  // then Newton's); else, or where a pivot is refused there, by ABA, whose U_i, D_i⁻¹ the ADMM operators use
+  void free_motion(ContactWorld& W, const Model<double>& m, const double* q, const double* v, const double* tau,
+                   bool newton_may) const {
+    W.mass_fresh = W.factored = false;
+    if (newton_may && opt.soft && opt.edges == 4 && opt.solver != 1 && W.newton_last) {
+      if (!W.mass) W.mass = std::make_unique<Data<double>>(W.model, true);
+      NewtonWorkspace& w = W.nw;
+      if (w.lambda.empty()) w.lambda = coordinate_parents(model);
+      if (w.chain.n() != model.nv) w.chain.build(w.lambda);
+      W.mass_fresh = crba_ltl_free_motion(m, W.data, *W.mass, w.chain, W.Lm, W.pivot_scale, q, v, tau, W.qdd.data());
+      if (W.mass_fresh) return;
+    }
+    aba<double>(m, W.data, q, v, tau, static_cast<const double*>(nullptr), W.qdd.data());
+    W.factored = true;
+  }
+  // ABA's U_i, D_i⁻¹ at q (the world's model: M̂ if hard) where the free motion did not leave them
+  void factor(ContactWorld& W) const {
+    if (!W.factored) aba_factor(W.model, W.data), W.factored = true;
+  }
+  // M at q (CRBA on the free motion's kinematics, the world's model: M̂ if hard) where the free motion did not leave it
+  void mass_matrix(ContactWorld& W) const {
+    if (W.mass_fresh) return;
+    if (!W.mass) W.mass = std::make_unique<Data<double>>(W.model, true);
+    W.mass->Xup = W.data.Xup, W.mass->S = W.data.S;
+    crba_root_axes_from_kinematics(W.model, *W.mass);
+    W.mass_fresh = true;
+  }
+
   // the soft problem by Newton (contact/newton.hpp) on M (CRBA on ABA's kinematics at q), warm-started from the last
   // step's impulses (x₀ = v* + M⁻¹Jᵀz by the tree's solve) where that is cheaper than v*
   void solve_newton(ContactWorld& W, const double* q, double h, StepStats& st) const {
     auto t0 = Clock::now();
-    if (!W.mass) W.mass = std::make_unique<Data<double>>(W.model, true);
-    W.mass->Xup = W.data.Xup, W.mass->S = W.data.S;  // (ABA's kinematics at q)
-    crba_root_axes_from_kinematics(W.model, *W.mass);
-    W.mass_fresh = true;
+    mass_matrix(W);
     newton_rows(W);
     st.seconds[kDelassus] += since(t0);
     // the warm start: the last Newton step's change of velocity on this step's v* (MuJoCo's: the last qacc),
@@ -767,6 +800,7 @@ struct ContactEngine {
     if (carried) {
       W.nw.xw = W.vstar + W.dv_newton;
     } else if (warm) {
+      factor(W);
       W.G.apply(W.w.z.data(), W.w.sigma.data(), W.dv.data());  // M⁻¹Jᵀz
       W.nw.xw = W.vstar + W.dv;
     }
@@ -802,10 +836,12 @@ struct ContactEngine {
     for (int again = 0; again <= nB; ++again) {
       rows(W, h);
       warm_start(W);
-      if (newton_applies(W)) {
+      W.newton_last = newton_applies(W);
+      if (W.newton_last) {
         solve_newton(W, q, h, st);
         break;
       }
+      factor(W);
       const int m = int(W.b.size());
       ConeRows cones{P, int(W.bounds.size()), int(W.G.bilateral.rows()), W.mu.data(), &pyramid, W.angle.data()};
       if (W.bilateral_lo.size()) cones.lo = W.bilateral_lo.data(), cones.hi = W.bilateral_hi.data();
@@ -901,7 +937,8 @@ struct ContactEngine {
   void stiffness_correction(ContactWorld& W, const double* q, double h) const {
     const int nv = model.nv;
     VelocityStiffness& S = W.stiffness;
-    if (S.diagonal && W.mass_fresh) {  // Newton's M + h diag(K): no fill-in on the tree's pattern, LTL in
+    if (S.diagonal &&
+        W.mass_fresh) {  // the free motion's or Newton's M + h diag(K): no fill-in on the tree's pattern, LTL in
       // O(n d²) on Newton's compact rows (algorithms/ltl.hpp), where the dense factor costs n³/3
       NewtonWorkspace& w = W.nw;
       if (w.lambda.empty()) w.lambda = coordinate_parents(model);
@@ -918,11 +955,7 @@ struct ContactEngine {
     }
     if (!S.diagonal || W.mass_fresh) {  // (M + hK)⁻¹ h K Δ, M by CRBA on ABA's kinematics at q (the world's
       // model: M̂ if hard), or Newton's of this step: one dense factor where it has M already, not a second ABA
-      if (!W.mass_fresh) {
-        if (!W.mass) W.mass = std::make_unique<Data<double>>(W.model, true);
-        W.mass->Xup = W.data.Xup, W.mass->S = W.data.S;
-        crba_root_axes_from_kinematics(W.model, *W.mass);
-      }
+      mass_matrix(W);
       if (S.diagonal) S.K = S.kd.asDiagonal();
       S.H = W.mass->M + h * S.K;
       S.ldlt.compute(S.H);
@@ -965,11 +998,7 @@ struct ContactEngine {
                              W.DV.data(), static_cast<double*>(nullptr));
     if (!opt.soft)  // (hard: the joints' damping is in M̂ already)
       for (int k = 0; k < nv && model.has_springs; ++k) W.DV(k, k) -= model.damping[k];
-    if (!W.mass_fresh) {
-      if (!W.mass) W.mass = std::make_unique<Data<double>>(W.model, true);
-      W.mass->Xup = W.data.Xup, W.mass->S = W.data.S;
-      crba_root_axes_from_kinematics(W.model, *W.mass);
-    }
+    mass_matrix(W);
     Eigen::MatrixXd &T = W.T, &G = W.G_imp, &Mmj = W.Mmj, &H = W.H;
     T.setIdentity(nv, nv), G.setZero(nv, nv);
     for (int i = 1; i <= model.N; ++i) {
@@ -1074,7 +1103,7 @@ struct ContactEngine {
       tau = W.tau.data();
     }
     tau = with_fluid(W, q, v, tau);
-    aba<double>(W.model, W.data, q, v, tau, static_cast<const double*>(nullptr), W.qdd.data());
+    free_motion(W, W.model, q, v, tau, true);
     world_poses(W);
     collide(W);
     if (opt.soft && opt.edges == 4) split_pyramids(W);
@@ -1136,7 +1165,6 @@ struct ContactEngine {
       st.status = kStateNotFinite;
       return;
     }
-    W.mass_fresh = false;
     W.qk = Eigen::Map<const Eigen::VectorXd>(q, model.nq);  // q_out, v_out may alias q, v
     W.vk = Eigen::Map<const Eigen::VectorXd>(v, model.nv);
     q = W.qk.data(), v = W.vk.data();
@@ -1152,8 +1180,7 @@ struct ContactEngine {
       tau = W.tau.data();
     }
     tau = with_fluid(W, q, v, tau);
-    aba<double>(damped(W, h), W.data, q, v, tau, static_cast<const double*>(nullptr),
-                W.qdd.data());  // also Xup, S and M̂'s factors U, D⁻¹
+    free_motion(W, damped(W, h), q, v, tau, !(rows && rows->rows() > 0));  // q̈, and Xup, S
     for (int k = 0; k < model.nv; ++k) W.vstar[k] = v[k] + h * W.qdd[k];
     free_classical(v, h, W.vstar.data());
     st.seconds[kDynamics] = since(t0);
@@ -1227,6 +1254,7 @@ struct ContactEngine {
   // no warm start, ρ and λ_max estimated afresh, the operator chosen as on a first step
   static void start_cold(ContactWorld& W) {
     W.warm.clear(), W.dv_newton.resize(0);
+    W.newton_last = false;  // (the free motion by ABA, whatever the last step's solver was)
     W.rho = W.lambda_max = 0;
     W.last_iterations_tree = W.last_iterations_dense = 20;
   }
