@@ -2,7 +2,7 @@
 ``td.load_mjcf`` reads them (MuJoCo's soft constraints, the file's integrator and cone), stepped by a
 ``td.StepData`` (one call into C++ a step) beside ``mj_step`` on the same file, alternating, one thread,
 zero control from the file's qpos0 (the swimmer in its fluid); the DeepMind Control suite's walker,
-cheetah, humanoid and quadruped where the tests have unpacked them. ``python -m benchmarks contact_step
+cheetah, humanoid, quadruped and dog where the tests have unpacked them. ``python -m benchmarks contact_step
 --models ...`` prints the same with the ``sim.step(state)`` path beside; docs/guide/mujoco.md has the
 table. Above 1: ours is faster.
 """
@@ -21,7 +21,7 @@ class StepDataRatioMujoco(Threads):
     qpos0, at rest then lying or standing: the trajectories run on, both continuing theirs)."""
 
     params = ["half_cheetah", "ant", "hopper", "walker2d", "humanoid", "swimmer"]
-    params += ["dmc/walker", "dmc/cheetah", "dmc/humanoid", "dmc/quadruped"]
+    params += ["dmc/walker", "dmc/cheetah", "dmc/humanoid", "dmc/quadruped", "dmc/dog"]
     param_names = ["model"]
     repeats = 9
     timeout = 300

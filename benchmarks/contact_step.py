@@ -166,7 +166,7 @@ def run_soft(n: int, steps: int, log=print) -> dict:
 
 
 MODELS = ["ant", "humanoid", "hopper", "walker2d", "half_cheetah", "swimmer"]
-MODELS += ["dmc/walker", "dmc/cheetah", "dmc/humanoid", "dmc/quadruped"]
+MODELS += ["dmc/walker", "dmc/cheetah", "dmc/humanoid", "dmc/quadruped", "dmc/dog"]
 MODEL_FIELDS = [
     "model",
     "controls",

@@ -926,7 +926,7 @@ struct ContactEngine {
     if (!fast && !joints) return;
     const int nv = model.nv;
     VelocityStiffness& S = W.stiffness;
-    S.diagonal = diagonal_stiffness;
+    S.diagonal = diagonal_stiffness || !fast;                   // (Euler's: the joints' damping alone)
     W.dv = W.vnext - Eigen::Map<const Eigen::VectorXd>(v, nv);  // Δ
     const bool any = S.assemble(actuation, fast ? kv : nullptr, joints ? &model.damping : nullptr, fast, nv);
     if (any) stiffness_correction(W, q, h);
