@@ -119,7 +119,19 @@ def _read_mesh(r, e, m, where):
 
 
 def _placed_mesh(r, e, m, where):
-    """The mesh's vertices and faces as MuJoCo places them (scale, refpos, refquat)."""
+    """The mesh's vertices and faces as MuJoCo places them (scale, refpos, refquat), read and placed once a load
+    (its inertia, hull and drawn surface share them: read-only)."""
+    placed = r.__dict__.setdefault("placed_meshes", {})
+    if id(e) not in placed:
+        V, F = _place_mesh(r, e, m, where)
+        for x in (V, F):
+            if x is not None:
+                x.setflags(write=False)
+        placed[id(e)] = (e, V, F)  # (e kept: its id stays its own while the load runs)
+    return placed[id(e)][1:]
+
+
+def _place_mesh(r, e, m, where):
     for attr in ("builtin", "plugin"):
         if attr in m:
             raise r.err(f"{where}: a mesh made by {attr}= is not supported; give it a file or vertices", e)
