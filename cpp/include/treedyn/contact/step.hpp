@@ -650,11 +650,9 @@ struct ContactEngine {
   // soft centipede Newton's step is 0.6, 0.77, 0.93 and 1.18 times ADMM's at 10, 15, 20 and 25 segments
   // where the counts' ratio is 0.55, 1.05, 1.7 and 2.5, so Newton where its count is below twice ADMM's
   bool newton_tree_pays(ContactWorld& W) const {
-    NewtonWorkspace& w = W.nw;
-    if (w.lambda.empty()) w.lambda = coordinate_parents(model);
-    if (w.chain.n() != model.nv) w.chain.build(w.lambda);
-    double newton = 3.0 * w.chain.squares;
-    auto row = [&](int top) { return top >= 0 ? double(w.chain.len[top]) * w.chain.len[top] : 0.0; };
+    const ChainRows& chain = chain_rows(W);
+    double newton = 3.0 * chain.squares;
+    auto row = [&](int top) { return top >= 0 ? double(chain.len[top]) * chain.len[top] : 0.0; };
     for (const ContactPoint& c : W.found)
       newton += 2.0 * row(chain_top(ancestor(c.body[0], c.body[1]) ? c.body[1] : c.body[0]));
     for (int k : W.bounds) newton += row(limits.vi[k]);
@@ -705,8 +703,7 @@ struct ContactEngine {
       if (kind == SoftGeneralRow::kFriction) w.bound[n - E + e] = W.bilateral_hi[e];
     }
     if (w.tree) {  // each row's chain: the deeper body's (a limit: its coordinate's), its J there compact
-      if (w.lambda.empty()) w.lambda = coordinate_parents(model);
-      if (w.chain.n() != nv) w.chain.build(w.lambda);
+      chain_rows(W);
       w.top.resize(n), w.jadr.resize(n + 1);
       w.jadr[0] = 0;
       for (int r = 0; r < n; ++r) {
@@ -764,14 +761,19 @@ struct ContactEngine {
     W.mass_fresh = W.factored = false;
     if (newton_may && opt.soft && opt.edges == 4 && opt.solver != 1 && W.newton_last) {
       if (!W.mass) W.mass = std::make_unique<Data<double>>(W.model, true);
-      NewtonWorkspace& w = W.nw;
-      if (w.lambda.empty()) w.lambda = coordinate_parents(model);
-      if (w.chain.n() != model.nv) w.chain.build(w.lambda);
-      W.mass_fresh = crba_ltl_free_motion(m, W.data, *W.mass, w.chain, W.Lm, W.pivot_scale, q, v, tau, W.qdd.data());
+      W.mass_fresh =
+          crba_ltl_free_motion(m, W.data, *W.mass, chain_rows(W), W.Lm, W.pivot_scale, q, v, tau, W.qdd.data());
       if (W.mass_fresh) return;
     }
     aba<double>(m, W.data, q, v, tau, static_cast<const double*>(nullptr), W.qdd.data());
     W.factored = true;
+  }
+  // the tree's compact rows (algorithms/ltl.hpp), built at first use: Newton's, the free motion's and the damping's
+  const ChainRows& chain_rows(ContactWorld& W) const {
+    NewtonWorkspace& w = W.nw;
+    if (w.lambda.empty()) w.lambda = coordinate_parents(model);
+    if (w.chain.n() != model.nv) w.chain.build(w.lambda);
+    return w.chain;
   }
   // ABA's U_i, D_i⁻¹ at q (the world's model: M̂ if hard) where the free motion did not leave them
   void factor(ContactWorld& W) const {
@@ -786,8 +788,8 @@ struct ContactEngine {
     W.mass_fresh = true;
   }
 
-  // the soft problem by Newton (contact/newton.hpp) on M (CRBA on ABA's kinematics at q), warm-started from the last
-  // step's impulses (x₀ = v* + M⁻¹Jᵀz by the tree's solve) where that is cheaper than v*
+  // the soft problem by Newton (contact/newton.hpp) on M (the free motion's, or CRBA on its kinematics), warm-started
+  // from the last step's impulses (x₀ = v* + M⁻¹Jᵀz by the tree's solve) where that is cheaper than v*
   void solve_newton(ContactWorld& W, const double* q, double h, StepStats& st) const {
     auto t0 = Clock::now();
     mass_matrix(W);
@@ -937,18 +939,16 @@ struct ContactEngine {
   void stiffness_correction(ContactWorld& W, const double* q, double h) const {
     const int nv = model.nv;
     VelocityStiffness& S = W.stiffness;
-    if (S.diagonal &&
-        W.mass_fresh) {  // the free motion's or Newton's M + h diag(K): no fill-in on the tree's pattern, LTL in
-      // O(n d²) on Newton's compact rows (algorithms/ltl.hpp), where the dense factor costs n³/3
-      NewtonWorkspace& w = W.nw;
-      if (w.lambda.empty()) w.lambda = coordinate_parents(model);
-      if (w.chain.n() != nv) w.chain.build(w.lambda);
+    // the free motion's or Newton's M + h diag(K): no fill-in on the tree's pattern, LTL in O(n d²) on Newton's
+    // compact rows (algorithms/ltl.hpp), where the dense factor costs n³/3
+    if (S.diagonal && W.mass_fresh) {
+      const ChainRows& chain = chain_rows(W);
       S.hk = h * S.kd;
-      S.Hc.resize(w.chain.nnz());
-      ltl_rows_from(W.mass->M, S.hk.data(), w.chain, S.Hc.data());
-      if (ltl_rows(S.Hc.data(), w.chain) < 0) {
+      S.Hc.resize(chain.nnz());
+      ltl_rows_from(W.mass->M, S.hk.data(), chain, S.Hc.data());
+      if (ltl_rows(S.Hc.data(), chain) < 0) {
         W.y = h * S.kd.cwiseProduct(W.dv);
-        ltl_rows_solve(S.Hc.data(), w.chain, W.y.data());
+        ltl_rows_solve(S.Hc.data(), chain, W.y.data());
         W.vnext -= W.y;
         return;
       }  // (not positive definite to rounding: the dense factor below)
