@@ -64,7 +64,7 @@ def test_the_readme_fits_on_a_screen_or_two_and_starts_with_the_two_commands():
     assert len(lines) < MAX_README_LINES, len(lines)
     assert lines[2] == "```bash"
     assert lines[3].startswith("pip install . && treedyn compare chain:100")
-    assert lines[4].startswith('pip install ".[test]" && pytest')
+    assert lines[4].startswith('pip install ".[test]" && pytest -n auto')
 
 
 LINK = re.compile(r"\]\((?!https?://|mailto:)(?P<target>[^)#\s]*)(?:#(?P<anchor>[^)\s]*))?\)")
