@@ -30,6 +30,7 @@
 #include <Eigen/Core>
 
 #include "treedyn/contact/polish.hpp"
+#include "treedyn/linalg/reserved.hpp"
 
 namespace treedyn {
 
@@ -231,25 +232,25 @@ constexpr int kAndersonMax = 8;  // the largest memory
 using AndersonSmall = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kAndersonMax, kAndersonMax>;
 
 struct AdmmWorkspace {
-  Eigen::VectorXd lam, z, zold, y, yold, r, c, sigma, g, zbest, ybest, s, sold, scale;
+  // (per row: storage kept when the row count shrinks, linalg/reserved.hpp)
+  ReservedVector lam, z, zold, y, yold, r, c, sigma, g, zbest, ybest, s, sold, scale;
   // Anderson acceleration of the map (z, y/ρ, s) ↦ its ADMM update (s: De Saxcé's shift, a state so
   // that the map is a function of the state): the last M differences of the states (dX) and of the
   // residuals (dF), a ring
-  Eigen::VectorXd x, f, xprev, fprev;
+  ReservedVector x, f, xprev, fprev;
   Eigen::Matrix<double, Eigen::Dynamic, 1, 0, kAndersonMax, 1> gamma;
-  Eigen::MatrixXd dX, dF;
+  ReservedMatrix dX, dF;
   AndersonSmall H;
   int stored = 0, next = 0;
   bool has_prev = false, accelerated = false;
-  Eigen::VectorXd zF, yF, sF;
+  ReservedVector zF, yF, sF;
   PolishWorkspace polish;  // sized where the operator is formed (m x m)
   void restart() { stored = next = 0, has_prev = accelerated = false; }
   void resize(int m, int memory) {
     memory = std::min(std::max(memory, 1), kAndersonMax);
-    for (Eigen::VectorXd* v :
-         {&lam, &z, &zold, &y, &yold, &r, &c, &sigma, &g, &zbest, &ybest, &zF, &yF, &s, &sold, &sF})
+    for (ReservedVector* v : {&lam, &z, &zold, &y, &yold, &r, &c, &sigma, &g, &zbest, &ybest, &zF, &yF, &s, &sold, &sF})
       v->resize(m);
-    for (Eigen::VectorXd* v : {&x, &f, &xprev, &fprev}) v->resize(3 * m);
+    for (ReservedVector* v : {&x, &f, &xprev, &fprev}) v->resize(3 * m);
     dX.resize(3 * m, memory), dF.resize(3 * m, memory);
     H.resize(memory, memory);
     restart();
@@ -258,8 +259,8 @@ struct AdmmWorkspace {
 
 // λ_max(G) by power iteration (a few products with G: an estimate, raised 10 % for safety)
 template <class Op> double largest_eigenvalue(Op& G, AdmmWorkspace& w, int m, int iterations) {
-  Eigen::VectorXd& x = w.r;
-  Eigen::VectorXd& y = w.c;
+  ReservedVector& x = w.r;
+  ReservedVector& y = w.c;
   x.setConstant(1.0 / std::sqrt(double(std::max(m, 1))));
   double lam = 0.0;
   for (int it = 0; it < iterations; ++it) {
@@ -305,13 +306,13 @@ inline void anderson_step(AdmmWorkspace& w, int m, double rho, int M) {
   if (!w.gamma.allFinite()) return w.restart();
   w.zF = w.z, w.yF = w.y, w.sF = w.s;  // F(x), kept in case the mixed state does worse
   w.x << w.z, w.y / rho, w.s;
-  w.x.noalias() -= w.dX.leftCols(k) * w.gamma;
-  w.x.noalias() -= w.dF.leftCols(k) * w.gamma;
+  w.x.map().noalias() -= w.dX.leftCols(k) * w.gamma;
+  w.x.map().noalias() -= w.dF.leftCols(k) * w.gamma;
   w.z = w.x.head(m), w.y = rho * w.x.segment(m, m), w.s = w.x.tail(m);
   w.accelerated = true;
 }
 
-inline void shifts(const ConeRows& cones, const double* sigma, Eigen::VectorXd& s);
+inline void shifts(const ConeRows& cones, const double* sigma, ReservedVector& s);
 
 // the polish (polish.hpp) at the projected iterate z when its modes have held for
 // set.polish_after iterations and were not tried before; where its solution passes the problem's
@@ -319,7 +320,7 @@ inline void shifts(const ConeRows& cones, const double* sigma, Eigen::VectorXd& 
 // solve ends. ADMM's dual y is kept for the next step's warm start: set to its fixed point −σ̃
 // instead, the Gymnasium ant and humanoid from 4 random velocities each (3 s, 2 s) had 139 and 288
 // unconverged steps of 1 200 and 2 664 against 118 and 112 keeping y (112 and 203 unpolished)
-inline bool try_polish(const ConeRows& cones, const Eigen::MatrixXd& G, const AdmmSettings& set, AdmmWorkspace& w,
+inline bool try_polish(const ConeRows& cones, const ReservedMatrix& G, const AdmmSettings& set, AdmmWorkspace& w,
                        AdmmResult& out) {
   PolishWorkspace& p = w.polish;
   if (p.tries >= set.polish_tries) return false;
@@ -338,7 +339,7 @@ inline bool try_polish(const ConeRows& cones, const Eigen::MatrixXd& G, const Ad
 }
 
 // De Saxcé's shifts at the rows' velocities σ: μ_i h(−σ_t,i) on contact i's normal row, 0 elsewhere
-inline void shifts(const ConeRows& cones, const double* sigma, Eigen::VectorXd& s) {
+inline void shifts(const ConeRows& cones, const double* sigma, ReservedVector& s) {
   s.setZero();
   for (int i = 0; i < cones.P; ++i) s[3 * i] = cones.shift(i, sigma + 3 * i);
 }
@@ -348,8 +349,8 @@ template <class Op>
 AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, double lambda_max, double rho0,
                 const AdmmSettings& set, AdmmWorkspace& w) {
   const int m = int(w.z.size());
-  const Eigen::VectorXd& d = G.weights();  // the rows' penalties: ρ d_k
-  w.scale = lambda_max * d;                // impulses to velocities, row by row
+  const ReservedVector& d = G.weights();  // the rows' penalties: ρ d_k
+  w.scale = lambda_max * d;               // impulses to velocities, row by row
   AdmmResult out;
   double rho = rho0;
   G.factor(rho);
@@ -359,7 +360,7 @@ AdmmResult admm(Op& G, const ConeRows& cones, const double* g, const double* b, 
   for (int k = 0; k < m; ++k) w.sigma[k] += g[k] - b[k];
   shifts(cones, w.sigma.data(), w.s);
   // the polish needs G's entries: the formed operator's (formed() is null on the tree)
-  const Eigen::MatrixXd* formed = cones.pyramid->k == 4 && set.polish_after > 0 ? G.formed() : nullptr;
+  const ReservedMatrix* formed = cones.pyramid->k == 4 && set.polish_after > 0 ? G.formed() : nullptr;
   if (formed) {
     if (w.polish.gb.size() != m) w.polish.resize(m);
     w.polish.restart();

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "treedyn/algorithms/aba.hpp"
+#include "treedyn/linalg/reserved.hpp"
 
 namespace treedyn {
 
@@ -58,7 +59,7 @@ struct TreeFactor {
 // ADMM's row weights from the rows' own inverse inertias d_k = G_kk (in place): a contact's three rows
 // one weight, their mean (so that the cones' projections stay Euclidean), relative to the largest,
 // floored at 1e-3 (a row that cannot move, G_kk = 0, keeps G + ρD regular)
-inline void relative_weights(Eigen::VectorXd& d, int contacts) {
+inline void relative_weights(ReservedVector& d, int contacts) {
   for (int k = 0; k < contacts; ++k) d.segment<3>(3 * k).setConstant(d.segment<3>(3 * k).mean());
   const double top = d.size() ? d.maxCoeff() : 0.0;
   d = (d / (top > 0 ? top : 1.0)).cwiseMax(1e-3);
@@ -76,7 +77,7 @@ struct TreeDelassus {
   MatX bilateral;  // nb x nv
   double rho = 1.0;
   // the soft rows' regularisers (contact/soft.hpp): the operator is then G + diag(R); empty: hard
-  VecX R;
+  ReservedVector R;  // (per row: storage kept as the rows shrink, linalg/reserved.hpp; so are the others below)
   double reg(int k) const { return R.size() ? R[k] : 0.0; }
 
   TreeFactor aug;                 // M + JᵀJ/ρ without the coupled rows (A)
@@ -84,9 +85,9 @@ struct TreeDelassus {
   std::vector<Motion<double>> a;  // body motions, scratch
   VecX tau, u, armature;          // nv scratch
   std::vector<int> coupled;       // the coupled rows, in row order
-  MatX JW;                        // m x nc: J A⁻¹ J_Cᵀ
-  Eigen::LLT<MatX> SC;            // ρI + J_C A⁻¹ J_Cᵀ
-  VecX xc, yc, scaled;
+  ReservedMatrix JW;              // m x nc: J A⁻¹ J_Cᵀ
+  ReservedMatrix SC;              // ρI + J_C A⁻¹ J_Cᵀ, its Cholesky factor L in the lower triangle
+  ReservedVector xc, scaled, e;
 
   explicit TreeDelassus(const Model<double>& m)
       : model(&m),
@@ -108,7 +109,7 @@ struct TreeDelassus {
   // on body b (both bodies' for a two-body contact, their coupling through common ancestors
   // left out: a weight, not G), (D_j⁻¹)_kk + qᵀ Ω_λ q for a limit on joint j (q = X_j U_j D_j⁻¹ e_k).
   // O(N) with 6 x 6 products; bilateral rows weigh 1.
-  VecX d;
+  ReservedVector d;
   std::vector<Mat6<double>> Omega;
   void weigh() {
     const Model<double>& M = *model;
@@ -161,8 +162,8 @@ struct TreeDelassus {
     if (R.size()) d += R;
     relative_weights(d, P_);
   }
-  const VecX& weights() const { return d; }
-  const Eigen::MatrixXd* formed() const { return nullptr; }  // never formed (admm.hpp's polish needs G)
+  const ReservedVector& weights() const { return d; }
+  const ReservedMatrix* formed() const { return nullptr; }  // never formed (admm.hpp's polish needs G)
 
   int P() const { return int(contacts.size()); }
   int rows() const { return 3 * P() + int(limit_dof.size()) + int(bilateral.rows()); }
@@ -332,7 +333,7 @@ struct TreeDelassus {
     const int m = rows(), nc = int(coupled.size());
     JW.resize(m, nc);
     if (nc == 0) return;
-    VecX e = VecX::Zero(m);
+    e.setZero(m);
     for (int j = 0; j < nc; ++j) {  // column j of J A⁻¹ J_Cᵀ: one tree solve
       e[coupled[j]] = 1.0;
       spread(e.data(), 1.0);
@@ -340,11 +341,12 @@ struct TreeDelassus {
       gather(u.data(), JW.col(j).data());
       e[coupled[j]] = 0.0;
     }
-    MatX S(nc, nc);
-    for (int j = 0; j < nc; ++j) S.row(j) = JW.row(coupled[j]);
-    S = 0.5 * (S + S.transpose());
-    for (int j = 0; j < nc; ++j) S(j, j) += rho * this->d[coupled[j]] + reg(coupled[j]);
-    SC.compute(S);
+    SC.resize(nc, nc);
+    for (int j = 0; j < nc; ++j) SC.row(j) = JW.row(coupled[j]);
+    for (int j = 0; j < nc; ++j)  // (J_C A⁻¹ J_Cᵀ symmetric to rounding: the mean of its two triangles)
+      for (int k = 0; k < j; ++k) SC(j, k) = 0.5 * (SC(j, k) + SC(k, j));
+    for (int j = 0; j < nc; ++j) SC(j, j) += rho * this->d[coupled[j]] + reg(coupled[j]);
+    Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> in_place(SC.map());  // L in SC's lower triangle
   }
 
   // x = (G + ρD + R)⁻¹ r: x = Ŵ⁻¹(r − J B⁻¹JᵀŴ⁻¹r), Ŵ = ρD + R, B = A + J_CᵀŴ_C⁻¹J_C (Woodbury)
@@ -358,8 +360,9 @@ struct TreeDelassus {
     if (nc) {             // − JW S_C⁻¹ (J_C A⁻¹ Jᵀ (ρD)⁻¹r)
       xc.resize(nc);
       for (int j = 0; j < nc; ++j) xc[j] = x[coupled[j]];
-      yc = SC.solve(xc);
-      Eigen::Map<VecX>(x, m).noalias() -= JW * yc;
+      const auto L = SC.triangularView<Eigen::Lower>();
+      L.solveInPlace(xc), L.adjoint().solveInPlace(xc);  // S_C⁻¹ x_C
+      Eigen::Map<VecX>(x, m).noalias() -= JW * xc;
     }
     for (int k = 0; k < m; ++k) x[k] = (r[k] - x[k]) / (rho * this->d[k] + reg(k));
   }

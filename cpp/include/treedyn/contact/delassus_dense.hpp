@@ -24,9 +24,8 @@ struct DenseDelassus {
   using VecX = Eigen::VectorXd;
   using MatX = Eigen::MatrixXd;
   const Model<double>* model;
-  MatX G, S, Y;  // G, G + ρD or its inverse, Y = B Jᵀ (nv x m)
-  VecX d;        // the rows' ADMM weights D (admm.hpp): G's diagonal, a contact's mean over its rows
-  Eigen::LLT<MatX> llt;
+  ReservedMatrix G, F, S, Y;  // G; G + ρD's Cholesky factor L (lower), or (S) its inverse; Y = B Jᵀ (nv x m)
+  ReservedVector d;           // the rows' ADMM weights D (admm.hpp): G's diagonal, a contact's mean over its rows
   double rho = 1.0;
   std::vector<Force<double>> pA;          // (N + 1) x 3: a row group's articulated forces
   std::vector<std::vector<int>> through;  // per body: the rows whose Y is nonzero on its joint
@@ -125,8 +124,8 @@ struct DenseDelassus {
     d = G.diagonal();                     // D: the rows' own inverse inertias (relative_weights)
     relative_weights(d, P);
   }
-  const VecX& weights() const { return d; }
-  const MatX* formed() const { return &G; }  // (for the polish: admm.hpp)
+  const ReservedVector& weights() const { return d; }
+  const ReservedMatrix* formed() const { return &G; }  // (for the polish: admm.hpp)
 
   // joint i's share of G's upper triangle: its rows' y_r = Y_ir and z_r = D_i⁻¹ y_r gathered
   // (contiguous), then G_rs += y_r · z_s for r ≤ s in the rows' order. NI: n_i when fixed, else 0
@@ -189,13 +188,18 @@ struct DenseDelassus {
   void plan(int K) { inverse = 2 * K > int(G.rows()); }
   void factor(double rho_) {
     rho = rho_;
-    S = G;
-    S.diagonal() += rho * d;
-    llt.compute(S);
+    F = G;
+    F.diagonal() += rho * d;
+    Eigen::LLT<Eigen::Ref<MatX>> in_place(F.map());  // L in F's lower triangle
     if (inverse) {
+      S.resize(F.rows(), F.cols());
       S.setIdentity();
-      llt.solveInPlace(S);
+      solve_in_place(S.map());
     }
+  }
+  template <class X> void solve_in_place(X&& x) const {  // x = (L Lᵀ)⁻¹ x
+    const auto L = F.triangularView<Eigen::Lower>();
+    L.solveInPlace(x), L.adjoint().solveInPlace(x);
   }
   void solve(const double* r, double* x) const {
     Eigen::Map<VecX> out(x, G.rows());
@@ -203,7 +207,7 @@ struct DenseDelassus {
       out.noalias() = S * Eigen::Map<const VecX>(r, G.rows());
     } else {
       out = Eigen::Map<const VecX>(r, G.rows());
-      llt.solveInPlace(out);
+      solve_in_place(out);
     }
   }
 };

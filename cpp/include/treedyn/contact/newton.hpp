@@ -48,9 +48,11 @@ struct NewtonResult {
 
 // one world's dense workspace, sized at first use (no allocation once sizes are reached)
 struct NewtonWorkspace {
-  Eigen::MatrixXd J, H, A;                 // the rows in use (n × nv), the Hessian (its lower triangle), JᵀD^½
-  Eigen::VectorXd x, r, s, Rinv, b, grad;  // the iterate; per row in use: J x − b, J p, 1/R, b
-  Eigen::VectorXd p, Mp, dx, Mdx, xw, rw, dxw, Mdxw;
+  ReservedMatrix J, A;               // the rows in use (n × nv), JᵀD^½ (storage kept as n shrinks: linalg/reserved.hpp)
+  Eigen::MatrixXd H;                 // the Hessian (its lower triangle)
+  Eigen::VectorXd x, grad;           // the iterate, the gradient
+  ReservedVector r, s, Rinv, b, rw;  // per row in use: J x − b, J p, 1/R, b; the warm start's J x − b
+  Eigen::VectorXd p, Mp, dx, Mdx, xw, dxw, Mdxw;
   Eigen::LLT<Eigen::MatrixXd> llt;
   std::vector<int> rows;  // the problem's row of each row in use
   // the tree's sparsity (newton_on_tree): λ over coordinates and each row's deepest coordinate; a
@@ -90,7 +92,7 @@ inline double newton_slope(const NewtonWorkspace& w, int k, double r) {
 
 // c(x) of (1) from dx = x − v*, M dx and r = J x − b
 inline double newton_cost(const NewtonWorkspace& w, const Eigen::VectorXd& dx, const Eigen::VectorXd& Mdx,
-                          const Eigen::VectorXd& r) {
+                          const ReservedVector& r) {
   double c = 0.5 * dx.dot(Mdx);
   for (int k = 0; k < int(r.size()); ++k) {
     if (w.kind[k] == kBox && !newton_quadratic(w, k, r[k]))
@@ -138,9 +140,10 @@ inline double newton_line_search(NewtonWorkspace& w, double pMp, double d0) {
 inline const int* newton_row_cols(const NewtonWorkspace& w, int k) {
   return w.chain.col.data() + (w.top[k] >= 0 ? w.chain.adr[w.top[k]] : 0);
 }
-inline void newton_J(const NewtonWorkspace& w, const Eigen::VectorXd& x, Eigen::VectorXd& y) {
+inline void newton_J(const NewtonWorkspace& w, const Eigen::VectorXd& x, ReservedVector& y) {
   if (!w.tree) {
-    y.noalias() = w.J * x;
+    y.resize(w.J.rows());
+    y.map().noalias() = w.J * x;
     return;
   }
   y.resize(int(w.top.size()));

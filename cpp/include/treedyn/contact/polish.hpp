@@ -28,6 +28,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "treedyn/linalg/reserved.hpp"
+
 namespace treedyn {
 
 struct PolishWorkspace {
@@ -36,8 +38,8 @@ struct PolishWorkspace {
     double e[3];
   };
   std::vector<Vec> unknowns, equations;
-  Eigen::MatrixXd GE, A;              // m x p (G E), p x p; sized m x m once per problem size
-  Eigen::VectorXd x, lam, sigma, gb;  // the reduced unknowns; λ, σ = Gλ + g − b; g − b
+  ReservedMatrix GE, A;              // m x p (G E), p x p; sized m x m (storage kept: linalg/reserved.hpp)
+  ReservedVector x, lam, sigma, gb;  // the reduced unknowns; λ, σ = Gλ + g − b; g − b
   std::vector<int> perm;
   std::uint64_t signature = 0, tried = 0;  // this iteration's modes; the last modes tried
   int unchanged = 0, tries = 0;
@@ -176,7 +178,7 @@ inline bool solve_in_place(PolishWorkspace& w, int p) {
 
 // the polish at z's modes on the formed G (m x m) with g − b = gb: λ in w.lam and σ = Gλ + g − b
 // in w.sigma; false where the mode's system is singular or its solution leaves a cone
-template <class Cones> bool polish(const Cones& c, const Eigen::MatrixXd& G, const double* gb, const double* z,
+template <class Cones> bool polish(const Cones& c, const ReservedMatrix& G, const double* gb, const double* z,
                                    PolishWorkspace& w) {
   const double* gb0 = gb;
   const int m = int(G.rows());

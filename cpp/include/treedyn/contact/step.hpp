@@ -116,11 +116,13 @@ struct ContactWorld {
   TreeDelassus G;
   DenseDelassus D;  // G formed, for the small problems
   AdmmWorkspace w;
-  Eigen::VectorXd qk, vk, qdd, vstar, vnext, dv, b, angle, mu, gap, tau, jv;
-  Eigen::VectorXd dv_newton;         // Newton's last x − v* (its warm start, MuJoCo's qacc_warmstart in velocities)
-  std::vector<WarmEntry> warm;       // the last step's z, y by key, sorted
-  Eigen::VectorXd last_q, last_v;    // the state the last step ended in (empty: none)
-  Eigen::VectorXd bilateral_target;  // the bilateral rows' targets (the rows: G.bilateral)
+  Eigen::VectorXd qk, vk, qdd, vstar, vnext, dv, gap, tau;
+  ReservedVector b, angle, mu, jv;  // per row or contact (storage kept as the rows shrink: linalg/reserved.hpp)
+  ReservedVector
+      dv_newton;  // Newton's last x − v* (its warm start, MuJoCo's qacc_warmstart in velocities; empty: none)
+  std::vector<WarmEntry> warm;                 // the last step's z, y by key, sorted
+  Eigen::VectorXd last_q, last_v;              // the state the last step ended in (empty: none)
+  Eigen::VectorXd bilateral_target;            // the bilateral rows' targets (the rows: G.bilateral)
   Eigen::VectorXd bilateral_lo, bilateral_hi;  // their impulses' bounds (empty: unbounded)
   // soft steps: the first rows of the bilateral ones are MuJoCo's (soft_rows; contact/rows.hpp)
   std::vector<SoftGeneralRow> soft_general;
@@ -440,7 +442,7 @@ struct ContactEngine {
     W.b.resize(m);
     W.angle.resize(2 * P);
     W.mu.resize(P);
-    Eigen::VectorXd& g = W.w.g;
+    ReservedVector& g = W.w.g;
     for (int i = 1; i <= model.N; ++i) W.G.a[i] = W.vel[i];
     W.G.gather(W.vstar.data(), g.data());
     const double tau = std::max(opt.stabilization, h);
