@@ -277,6 +277,7 @@ void bind_contact(py::module_& m) {
                   engine.pair_roll[k] = pp.data()[5 * k + 4];
                 }
               }
+              engine.prepare_broad_phase();  // (the pairs' own margins)
             }
             return new PyContactEngine{std::move(engine), {}, {}};
           }),

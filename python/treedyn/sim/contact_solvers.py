@@ -74,8 +74,9 @@ class EngineContactSolver:
 class AutoContactSolver(EngineContactSolver):
     """The C++ step's choice per step (the default): Newton (NewtonContactSolver) on MuJoCo's soft problem where
     it applies — on the tree's sparsity where every contact is against the world or an ancestor (past
-    NEWTON_MAX_NV coordinates where its factor costs less than ADMM's iterations), dense up to NEWTON_MAX_NV
-    coordinates otherwise — else ADMM (AdmmContactSolver)."""
+    NEWTON_MAX_NV coordinates where its factor costs less than ADMM's iterations), dense otherwise (past
+    NEWTON_MAX_NV coordinates where its factors cost less than ADMM's iterations) — else ADMM
+    (AdmmContactSolver)."""
 
     description = (
         "the C++ step's choice per step: Newton on MuJoCo's soft problem where it pays, else ADMM (the default)"
@@ -98,7 +99,7 @@ class NewtonContactSolver(EngineContactSolver):
     """MuJoCo's primal Newton method with an exact line search on the soft problem (contact/newton.hpp: M by CRBA,
     H factored per change of the active set, dense or by LTL on the tree's sparsity), for pyramidal and
     frictionless contacts and limits; a step it does not apply to (hard contacts or rows, elliptic cones, a
-    contact between two branches of a tree past NEWTON_MAX_NV coordinates) is ADMM's. tolerance: MuJoCo's,
+    tree past 1 000 coordinates whose contacts span two branches) is ADMM's. tolerance: MuJoCo's,
     on the gradient, the cost's improvement and the Newton decrement scaled by the mean inertia (acceleration
     units)."""
 
@@ -332,5 +333,6 @@ def available_contact_solvers() -> dict[str, str]:
 #: the world or between a body and its ancestor, up to 1000 coordinates: up to this many coordinates always,
 #: beyond with contact_solver="newton" always, with "auto" where the factor's Σ depth² costs less than ADMM's
 #: iterations (contact/step.hpp, newton_tree_pays); dense (a Cholesky factor, nv³/3) where rows span two
-#: branches, on trees of up to this many coordinates
+#: branches: up to this many coordinates always, beyond (to 1000) with "newton" always, with "auto" where its
+#: factors cost less than ADMM's iterations (newton_dense_pays)
 NEWTON_MAX_NV = 60

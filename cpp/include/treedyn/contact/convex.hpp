@@ -122,16 +122,19 @@ inline Vec3 nearest_in_simplex(std::array<Vertex, 4>& S, int& n, double* lam) {
         rhs[i - 1] = -Di.dot(P0);
         for (int j = 1; j < m; ++j) A(i - 1, j - 1) = Di.dot(S[idx[j]].w - P0);
       }
-      const auto Am = A.topLeftCorner(m - 1, m - 1);
-      const double scale = Am.diagonal().maxCoeff();
+      const double scale = A.diagonal().head(m - 1).maxCoeff();
       Eigen::Vector3d mu = Eigen::Vector3d::Zero();
       if (m == 2) {
-        if (!(Am(0, 0) > 1e-28)) continue;
-        mu[0] = rhs[0] / Am(0, 0);
+        if (!(A(0, 0) > 1e-28)) continue;
+        mu[0] = rhs[0] / A(0, 0);
+      } else if (m == 3) {  // (fixed sizes: Eigen's closed-form 2 x 2 and 3 x 3 inverses, no pivoting LU)
+        const Eigen::Matrix2d A2 = A.topLeftCorner<2, 2>();
+        if (!(std::abs(A2.determinant()) > 1e-12 * scale * scale))
+          continue;  // a degenerate face: its sub-faces cover it
+        mu.head<2>() = A2.inverse() * rhs.head<2>();
       } else {
-        const double det = Am.determinant();
-        if (!(std::abs(det) > 1e-12 * std::pow(scale, m - 1))) continue;  // a degenerate face: its sub-faces cover it
-        mu.head(m - 1) = Am.inverse() * rhs.head(m - 1);
+        if (!(std::abs(A.determinant()) > 1e-12 * scale * scale * scale)) continue;
+        mu = A.inverse() * rhs;
       }
       l[0] = 1.0 - mu.head(m - 1).sum();
       for (int i = 1; i < m; ++i) l[i] = mu[i - 1];

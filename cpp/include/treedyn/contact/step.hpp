@@ -34,6 +34,7 @@
 #include "treedyn/algorithms/passive.hpp"
 #include "treedyn/algorithms/rnea_derivatives.hpp"
 #include "treedyn/contact/admm.hpp"
+#include "treedyn/contact/broad_phase.hpp"
 #include "treedyn/contact/collision.hpp"
 #include "treedyn/contact/delassus.hpp"
 #include "treedyn/contact/delassus_dense.hpp"
@@ -155,6 +156,7 @@ struct ContactWorld {
   NewtonWorkspace nw;
   std::vector<Mat3<double>> geom_R;  // each paired geom's world orientation and centre (collide)
   std::vector<Vec3<double>> geom_p;
+  SweepWorkspace sweep;  // the broad phase's order and this step's pairs
   std::unique_ptr<Data<double>> mass;
   bool mass_fresh = false;   // mass->M is this evaluation's (free_motion's or Newton's: implicit_velocity takes it)
   bool factored = false;     // data holds ABA's U_i, D_i⁻¹ at q (the ADMM operators': factor)
@@ -212,6 +214,7 @@ struct ContactEngine {
   // per pair: its own condim, torsional and rolling friction (NaN: the geoms' rule), or empty
   std::vector<double> pair_condim, pair_spin, pair_roll;
   std::vector<int> paired;     // the geoms in some pair (their world poses each step)
+  SweepAndPrune broad;         // the pairs' broad phase
   std::vector<double> radius;  // each geom's bounding_radius (the broad phase)
   LimitTable limits;
   GeneralRows general;  // the rows made each step in C++ (contact/rows.hpp)
@@ -246,6 +249,15 @@ struct ContactEngine {
       if (in[g]) paired.push_back(int(g));
       radius.push_back(bounding_radius(geoms[g]));
     }
+    prepare_broad_phase();
+  }
+  // the broad phase's sorted pairs (contact/broad_phase.hpp); again after a change of pairs or pair_margin
+  void prepare_broad_phase() {
+    std::vector<double> margin(geoms.size());
+    for (std::size_t g = 0; g < geoms.size(); ++g) margin[g] = geoms[g].margin;
+    std::vector<char> own(pair_margin.size());
+    for (std::size_t k = 0; k < pair_margin.size(); ++k) own[k] = !std::isnan(pair_margin[k]);
+    broad.build(pairs, radius, margin, own);
   }
 
   void set_actuation(Actuation A) {
@@ -323,7 +335,8 @@ struct ContactEngine {
       W.geom_R[g].noalias() = X.E.transpose() * geoms[g].R;
       W.geom_p[g] = X.E.transpose() * geoms[g].p + X.r;
     }
-    for (std::size_t k = 0; k < pairs.size(); ++k) {
+    sweep_and_prune(broad, W.geom_p, W.sweep);
+    for (const int k : W.sweep.pairs) {
       auto [ia, ib] = pairs[k];
       if (std::isinf(radius[ib]) && !std::isinf(radius[ia])) std::swap(ia, ib);
       const GeomData &a = geoms[ia], &b = geoms[ib];
@@ -631,7 +644,8 @@ struct ContactEngine {
     const bool small = model.nv <= opt.newton_max_nv;
     W.nw.tree = on_chains(W) && (small || opt.solver == 2 || newton_tree_pays(W));
     if (W.nw.tree || small) return true;
-    return model.nv <= kNewtonTreeMaxNv && coupled_rows(W) > model.nv;  // (a pile: dense)
+    if (model.nv > kNewtonTreeMaxNv) return false;
+    return opt.solver == 2 || coupled_rows(W) > model.nv || newton_dense_pays(W);  // (a pile: dense)
   }
   bool on_chains(const ContactWorld& W) const {  // every row on one chain of the tree (LTL's pattern)
     if (W.soft_general.size() || model.nv > kNewtonTreeMaxNv) return false;  // (an equality's rows span two)
@@ -660,6 +674,16 @@ struct ContactEngine {
     for (int k : W.bounds) newton += row(limits.vi[k]);
     const double K = std::max(W.last_iterations_tree, 20);
     return newton < 2.0 * K * (300.0 * model.N + 40.0 * double(W.b.size()));
+  }
+  // dense Newton on a larger tree whose rows leave its chains (contacts between two branches): its factors
+  // (nv³/3 flops each, ~3 a step) and H's terms (n nv² a factor, n rows), against ADMM's iterations as above;
+  // the DeepMind Control dog (nv 85, its paws against its legs) took 2-5 ms a step by ADMM on the formed
+  // operator (130-odd iterations), 0.3-0.5 ms by dense Newton
+  bool newton_dense_pays(const ContactWorld& W) const {
+    const double nv = model.nv, m = double(W.b.size());
+    const double newton = nv * nv * nv + 3.0 * m * nv * nv;
+    const double K = std::max({W.last_iterations_tree, W.last_iterations_dense, 20});
+    return newton < 2.0 * K * (300.0 * model.N + 40.0 * m);
   }
   int coupled_rows(const ContactWorld& W) const {  // the rows of contacts between two moving bodies
     int n = 0;
