@@ -1,15 +1,16 @@
 // The broad phase of collision: sweep and prune (Baraff 1992, sec. 6; the "sort and sweep" of Cohen, Lin, Manocha
 // and Ponamgi's I-COLLIDE, 1995) over the candidate pairs' geoms.
 //
-// Each finite geom's box is its bounding sphere's, grown by its margin (a pair of the geoms' rule touches within
-// the sum of the two margins), so two boxes apart on any axis are two spheres apart: the sweep passes a superset
-// of the pairs the sphere test (ContactEngine::near) passes, and that test, run on the pairs swept, decides as
-// before. The boxes are sorted by their lower ends along the axis on which the centres spread most, an insertion
-// sort from the last step's order (nearly sorted from step to step: O(n) then); the sweep pairs each box with the
-// boxes that start before it ends, keeps those that overlap on the other two axes too, and looks the pair up
-// among the model's candidates (a geom's partners sorted: a binary search). Pairs with a plane (an unbounded
-// geom) and pairs with a margin of their own are tested every step. The pairs come out in the model's order:
-// the narrow phase, its contacts and their warm-start keys are those of a loop over every pair.
+// Each finite geom's box is its world axis-aligned bounding box: its own frame's box (the shape's half extents: a
+// capsule's r, r, h + r) turned into world axes, |R| e, grown by its margin (a pair of the geoms' rule touches within
+// the sum of the two margins). Two shapes within their margins have overlapping boxes, so the pairs swept hold
+// every pair that can touch; the sphere test (ContactEngine::near) and the narrow phase then decide as a loop
+// over every pair does. The boxes are sorted by their lower ends along the axis on which the centres spread most, an
+// insertion sort from the last step's order (nearly sorted from step to step: O(n) then); the sweep pairs each box with
+// the boxes that start before it ends, keeps those that overlap on the other two axes too, and looks the pair up among
+// the model's candidates (a geom's partners sorted: a binary search). Pairs with a plane (an unbounded geom) and pairs
+// with a margin of their own are tested every step. The pairs come out in the model's order: the narrow phase, its
+// contacts and their warm-start keys are those of a loop over every pair.
 //
 // On the DeepMind Control dog (126 collision geoms, 6 273 candidate pairs) the loop over every pair took about a
 // sixth of a step; on the Gymnasium models (13-126 pairs, most with the floor) the sweep has little to do.
@@ -24,30 +25,33 @@
 namespace treedyn {
 
 struct SweepAndPrune {
-  std::vector<int> geom;     // the swept geoms
-  std::vector<double> half;  // their boxes' half-widths: bounding radius + margin, + 1e-9 (relative and absolute:
-                             // the ends' rounding, positions within 1e6 m)
-  std::vector<int> adr;      // swept geom s's partners t > s: partner[adr[s] .. adr[s + 1]), sorted, and
-  std::vector<int> partner;  // the index of their pair in the model's list (pair)
+  std::vector<int> geom;                // the swept geoms
+  std::vector<Eigen::Vector3d> extent;  // their half extents in their own frames, + margin and 1e-9 (relative and
+                                        // absolute: the ends' rounding, positions within 1e6 m)
+  std::vector<int> adr;                 // swept geom s's partners t > s: partner[adr[s] .. adr[s + 1]), sorted, and
+  std::vector<int> partner;             // the index of their pair in the model's list (pair)
   std::vector<int> pair;
   std::vector<int> always;  // the pairs tested every step (a plane's; a pair's own margin)
+  int n_pairs = 0;
 
-  // pairs (the model's candidates, by geom), radius (each geom's bounding radius, ∞: a plane), margin (each geom's),
-  // own_margin[k]: pair k has a margin of its own (empty: none has)
-  void build(const std::vector<std::pair<int, int>>& pairs, const std::vector<double>& radius,
+  // pairs (the model's candidates, by geom), half (each geom's half extents in its frame, ∞: a plane), margin (each
+  // geom's), own_margin[k]: pair k has a margin of its own (empty: none has)
+  void build(const std::vector<std::pair<int, int>>& pairs, const std::vector<Eigen::Vector3d>& half,
              const std::vector<double>& margin, const std::vector<char>& own_margin) {
-    geom.clear(), half.clear(), always.clear();
-    std::vector<int> slot(radius.size(), -1);
+    geom.clear(), extent.clear(), always.clear();
+    n_pairs = int(pairs.size());
+    std::vector<int> slot(half.size(), -1);
     std::vector<std::pair<std::pair<int, int>, int>> swept;  // ((s, t), k), s < t
     for (std::size_t k = 0; k < pairs.size(); ++k) {
       const auto [a, b] = pairs[k];
-      if (std::isinf(radius[a]) || std::isinf(radius[b]) || (!own_margin.empty() && own_margin[k])) {
+      if (!half[a].allFinite() || !half[b].allFinite() || (!own_margin.empty() && own_margin[k])) {
         always.push_back(int(k));
         continue;
       }
       for (const int g : {a, b})
         if (slot[g] < 0)
-          slot[g] = int(geom.size()), geom.push_back(g), half.push_back((radius[g] + margin[g]) * (1 + 1e-9) + 1e-9);
+          slot[g] = int(geom.size()), geom.push_back(g),
+          extent.push_back((half[g].array() + margin[g]) * (1 + 1e-9) + 1e-9);
       swept.push_back({{std::min(slot[a], slot[b]), std::max(slot[a], slot[b])}, int(k)});
     }
     std::sort(swept.begin(), swept.end());
@@ -58,23 +62,32 @@ struct SweepAndPrune {
 };
 
 struct SweepWorkspace {
-  std::vector<int> order;  // the swept geoms sorted by their boxes' lower ends (the last step's order first)
-  std::vector<double> lo;  // the lower ends on this step's axis
-  std::vector<int> pairs;  // this step's pairs to test, ascending
+  std::vector<int> order;             // the swept geoms sorted by their boxes' lower ends (the last step's first)
+  std::vector<Eigen::Vector3d> half;  // this step's world half widths |R| e
+  std::vector<double> lo;             // the lower ends on this step's axis
+  std::vector<char> swept;            // per pair of the model: its boxes overlap
+  std::vector<int> pairs;             // this step's pairs to test, ascending
 };
 
-// the pairs to test at the geoms' centres p (indexed by geom), into w.pairs in the model's order
-inline void sweep_and_prune(const SweepAndPrune& S, const std::vector<Eigen::Vector3d>& p, SweepWorkspace& w) {
+// the pairs to test at the geoms' world poses (R, p: indexed by geom), into w.pairs in the model's order
+inline void sweep_and_prune(const SweepAndPrune& S, const std::vector<Eigen::Matrix3d>& R,
+                            const std::vector<Eigen::Vector3d>& p, SweepWorkspace& w) {
   const int n = int(S.geom.size());
-  w.pairs.assign(S.always.begin(), S.always.end());
+  w.swept.assign(S.n_pairs, 0);
+  for (const int k : S.always) w.swept[k] = 1;
   if (n > 1) {
+    w.half.resize(n);
     Eigen::Vector3d mean = Eigen::Vector3d::Zero(), square = Eigen::Vector3d::Zero();
-    for (const int g : S.geom) mean += p[g], square += p[g].cwiseAbs2();
+    for (int s = 0; s < n; ++s) {
+      const int g = S.geom[s];
+      w.half[s].noalias() = R[g].cwiseAbs() * S.extent[s];
+      mean += p[g], square += p[g].cwiseAbs2();
+    }
     int axis;  // the axis of the centres' largest spread
     (square - mean.cwiseAbs2() / n).maxCoeff(&axis);
     const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
     w.lo.resize(n);
-    for (int s = 0; s < n; ++s) w.lo[s] = p[S.geom[s]][axis] - S.half[s];
+    for (int s = 0; s < n; ++s) w.lo[s] = p[S.geom[s]][axis] - w.half[s][axis];
     if (int(w.order.size()) != n) w.order.resize(n), std::iota(w.order.begin(), w.order.end(), 0);
     for (int i = 1; i < n; ++i) {  // insertion sort by lo
       const int s = w.order[i];
@@ -84,21 +97,24 @@ inline void sweep_and_prune(const SweepAndPrune& S, const std::vector<Eigen::Vec
     }
     for (int i = 0; i < n; ++i) {
       const int s = w.order[i];
-      const double hi = w.lo[s] + 2 * S.half[s];
+      const double hi = w.lo[s] + 2 * w.half[s][axis];
       const Eigen::Vector3d& ps = p[S.geom[s]];
       for (int j = i + 1; j < n && w.lo[w.order[j]] <= hi; ++j) {
         const int t = w.order[j];
         const Eigen::Vector3d& pt = p[S.geom[t]];
-        const double h = S.half[s] + S.half[t];
-        if (std::abs(ps[a1] - pt[a1]) > h || std::abs(ps[a2] - pt[a2]) > h) continue;
+        if (std::abs(ps[a1] - pt[a1]) > w.half[s][a1] + w.half[t][a1] ||
+            std::abs(ps[a2] - pt[a2]) > w.half[s][a2] + w.half[t][a2])
+          continue;
         const int u = std::min(s, t), v = std::max(s, t);
         const auto first = S.partner.begin() + S.adr[u], last = S.partner.begin() + S.adr[u + 1];
         for (auto it = std::lower_bound(first, last, v); it != last && *it == v; ++it)
-          w.pairs.push_back(S.pair[it - S.partner.begin()]);
+          w.swept[S.pair[it - S.partner.begin()]] = 1;
       }
     }
   }
-  std::sort(w.pairs.begin(), w.pairs.end());
+  w.pairs.clear();  // (in the model's order: a scan of bytes, cheaper than sorting the pairs found)
+  for (int k = 0; k < S.n_pairs; ++k)
+    if (w.swept[k]) w.pairs.push_back(k);
 }
 
 }  // namespace treedyn

@@ -444,7 +444,7 @@ inline void convex_pair(const Sink& s, const GeomData& a, const Mat3& Ra, const 
   const convex::Posed A{int(a.kind), Ra, pa, a.size, a.vertices.get()},
       B{int(b.kind), Rb, pb, b.size, b.vertices.get()};
   convex::Result r;
-  if (!convex::signed_distance(A, B, r) || !(r.distance < s.margin)) return;
+  if (!convex::signed_distance(A, B, r, s.margin) || !(r.distance < s.margin)) return;
   s.add(0.5 * (r.a + r.b), r.normal, -r.distance);
 }
 

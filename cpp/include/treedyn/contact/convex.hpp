@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -296,8 +297,11 @@ inline bool tetrahedron(const Posed& A, const Posed& B, std::array<Vertex, 4>& S
 // below it a curved surface's polytope degenerates in rounding before it closes
 constexpr double kEpaTolerance = 1e-6;
 
-// the signed distance of A and B: GJK, then EPA where they overlap (false: no answer, degenerate)
-inline bool signed_distance(const Posed& A, const Posed& B, Result& res) {
+// the signed distance of A and B: GJK, then EPA where they overlap (false: no answer, degenerate). Where the
+// distance is found to be at least cutoff, GJK stops there: res.distance is then that lower bound v·w/|v| (w the
+// support of A − B along −v: no point of A − B is nearer the origin along v), the points and normal unset
+inline bool signed_distance(const Posed& A, const Posed& B, Result& res,
+                            double cutoff = std::numeric_limits<double>::infinity()) {
   const double scale = A.extent() + B.extent() + (A.p - B.p).norm();
   const double eps = 1e-10;
   std::array<Vertex, 4> S;
@@ -308,8 +312,12 @@ inline bool signed_distance(const Posed& A, const Posed& B, Result& res) {
   v = support(A, B, -v).w;  // (a point of A − B)
   for (int it = 0; it < 128; ++it) {
     const Vertex w = support(A, B, -v);
-    const double vv = v.squaredNorm();
-    if (n > 0 && vv - v.dot(w.w) <= eps * eps * scale * scale + eps * vv) break;  // no further progress
+    const double vv = v.squaredNorm(), vw = v.dot(w.w);
+    if (vw > 0 && vw >= cutoff * std::sqrt(vv)) {  // apart by at least the cutoff
+      res.overlap = false, res.distance = vw / std::sqrt(vv);
+      return true;
+    }
+    if (n > 0 && vv - vw <= eps * eps * scale * scale + eps * vv) break;  // no further progress
     bool repeated = false;
     for (int k = 0; k < n; ++k) repeated = repeated || (S[k].w - w.w).norm() <= 1e-14 * scale;
     if (repeated) break;

@@ -254,10 +254,11 @@ struct ContactEngine {
   // the broad phase's sorted pairs (contact/broad_phase.hpp); again after a change of pairs or pair_margin
   void prepare_broad_phase() {
     std::vector<double> margin(geoms.size());
-    for (std::size_t g = 0; g < geoms.size(); ++g) margin[g] = geoms[g].margin;
+    std::vector<Vec3<double>> half(geoms.size());
+    for (std::size_t g = 0; g < geoms.size(); ++g) margin[g] = geoms[g].margin, half[g] = half_extents(geoms[g]);
     std::vector<char> own(pair_margin.size());
     for (std::size_t k = 0; k < pair_margin.size(); ++k) own[k] = !std::isnan(pair_margin[k]);
-    broad.build(pairs, radius, margin, own);
+    broad.build(pairs, half, margin, own);
   }
 
   void set_actuation(Actuation A) {
@@ -284,7 +285,29 @@ struct ContactEngine {
     return s;
   }
 
-  // a geom's bounding radius about its centre (∞ for a plane): the broad phase's sphere
+  // a geom's half extents in its own frame (∞ for a plane): the broad phase's box
+  static Vec3<double> half_extents(const GeomData& g) {
+    const double r = g.size[0];
+    switch (g.kind) {
+      case ShapeKind::Sphere:
+        return Vec3<double>::Constant(r);
+      case ShapeKind::Capsule:
+        return Vec3<double>(r, r, g.size[1] + r);
+      case ShapeKind::Cylinder:
+        return Vec3<double>(r, r, g.size[1]);
+      case ShapeKind::Box:
+      case ShapeKind::Ellipsoid:
+        return g.size;
+      case ShapeKind::Mesh: {
+        Vec3<double> e = Vec3<double>::Zero();
+        for (const Vec3<double>& v : *g.vertices) e = e.cwiseMax(v.cwiseAbs());
+        return e;
+      }
+      default:
+        return Vec3<double>::Constant(std::numeric_limits<double>::infinity());
+    }
+  }
+  // a geom's bounding radius about its centre (∞ for a plane): the sphere test
   static double bounding_radius(const GeomData& g) {
     switch (g.kind) {
       case ShapeKind::Sphere:
@@ -335,7 +358,7 @@ struct ContactEngine {
       W.geom_R[g].noalias() = X.E.transpose() * geoms[g].R;
       W.geom_p[g] = X.E.transpose() * geoms[g].p + X.r;
     }
-    sweep_and_prune(broad, W.geom_p, W.sweep);
+    sweep_and_prune(broad, W.geom_R, W.geom_p, W.sweep);
     for (const int k : W.sweep.pairs) {
       auto [ia, ib] = pairs[k];
       if (std::isinf(radius[ib]) && !std::isinf(radius[ia])) std::swap(ia, ib);
