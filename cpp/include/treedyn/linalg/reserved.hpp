@@ -26,8 +26,6 @@ class Reserved : public Eigen::Map<Plain, Eigen::AlignedMax> {
   static constexpr bool kColumn = Plain::ColsAtCompileTime == 1;
 
   Reserved() : Base(nullptr, kColumn ? 0 : Plain::RowsAtCompileTime == 1 ? 1 : 0, kColumn ? 1 : 0) {}
-  explicit Reserved(Index n) : Reserved() { resize(n); }
-  Reserved(Index rows, Index cols) : Reserved() { resize(rows, cols); }
   Reserved(const Reserved& o) : Reserved() { *this = o; }
   Reserved(Reserved&& o) noexcept : Reserved() { swap(o); }
   Reserved& operator=(const Reserved& o) {
@@ -60,7 +58,6 @@ class Reserved : public Eigen::Map<Plain, Eigen::AlignedMax> {
   }
   Base& map() { return *this; }  // for noalias(), once sized
   Eigen::NoAlias<Base, Eigen::MatrixBase> noalias() = delete;
-  std::size_t capacity() const { return store_.size(); }
 
  private:
   void seat(Index rows, Index cols) { new (static_cast<Base*>(this)) Base(store_.data(), rows, cols); }
