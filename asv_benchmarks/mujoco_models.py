@@ -2,7 +2,8 @@
 ``td.load_mjcf`` reads them (MuJoCo's soft constraints, the file's integrator and cone), stepped by a
 ``td.StepData`` (one call into C++ a step) beside ``mj_step`` on the same file, alternating, one thread,
 zero control from the file's qpos0 (the swimmer in its fluid); the DeepMind Control suite's walker,
-cheetah, humanoid, quadruped and dog where the tests have unpacked them. ``python -m benchmarks contact_step
+cheetah, humanoid, quadruped and dog where the tests have unpacked them; robots whose collision geoms are
+convex meshes (Solo-12, Go2, TALOS: ``treedyn.tools.peers.example_robot_mjcf``). ``python -m benchmarks contact_step
 --models ...`` prints the same with the ``sim.step(state)`` path beside; docs/guide/mujoco.md has the
 table. Above 1: ours is faster.
 """
@@ -22,6 +23,7 @@ class StepDataRatioMujoco(Threads):
 
     params = ["half_cheetah", "ant", "hopper", "walker2d", "humanoid", "swimmer"]
     params += ["dmc/walker", "dmc/cheetah", "dmc/humanoid", "dmc/quadruped", "dmc/dog"]
+    params += ["erd/solo12", "erd/go2", "erd/talos"]
     param_names = ["model"]
     repeats = 9
     timeout = 300
@@ -39,6 +41,13 @@ class StepDataRatioMujoco(Threads):
             path = os.path.join(base, "dm_control-1.0.50", "dm_control", "suite", name[4:] + ".xml")
             if not os.path.isfile(path):
                 raise NotImplementedError(f"{path} is not here (the tests unpack it: tests/conftest.py)")
+        if name.startswith("erd/"):  # (convex-mesh collisions: MuJoCo's import of example-robot-data's URDF)
+            from treedyn.tools.peers import MESH_ROBOTS, example_robot_mjcf
+
+            try:
+                path = example_robot_mjcf(MESH_ROBOTS[name[4:]])
+            except (ImportError, FileNotFoundError) as e:
+                raise NotImplementedError(f"{name}: {e}") from e
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # (what treedyn does not read: IgnoredElementWarning)
             model = td.load_mjcf(path)

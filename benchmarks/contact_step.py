@@ -19,7 +19,9 @@ speed-up.
 
 Then the models MuJoCo users run (``--models``): Gymnasium's (the installed ``gymnasium``'s files)
 and the DeepMind Control suite's with contacts (``dmc/<name>``: the dm_control wheel's files as the
-tests unpack them), each as ``td.load_mjcf`` reads it (MuJoCo's soft constraints, the file's integrator)
+tests unpack them) and robots whose collision geoms are convex meshes (``erd/<name>``: Solo-12, Go2
+and TALOS of example-robot-data, as MuJoCo imports their URDFs, on a floor with position actuators:
+treedyn.tools.peers.example_robot_mjcf), each as ``td.load_mjcf`` reads it (MuJoCo's soft constraints, the file's integrator)
 against ``mj_step`` on the same file, from qpos0, with zero and with random controls, 1 s at the file's
 timestep, interleaved, one thread: ``td.StepData`` (one call into C++ a step) and ``sim.step(state)``
 against MuJoCo's default settings and its fastest (PGS, where cheaper); the iterations, the steps whose
@@ -167,6 +169,7 @@ def run_soft(n: int, steps: int, log=print) -> dict:
 
 MODELS = ["ant", "humanoid", "hopper", "walker2d", "half_cheetah", "swimmer"]
 MODELS += ["dmc/walker", "dmc/cheetah", "dmc/humanoid", "dmc/quadruped", "dmc/dog"]
+MODELS += ["erd/solo12", "erd/go2", "erd/talos"]
 MODEL_FIELDS = [
     "model",
     "controls",
@@ -189,9 +192,18 @@ MODEL_FIELDS = [
 
 
 def model_path(name: str) -> str | None:
-    """A Gymnasium model's file (the installed gymnasium's assets), or a DeepMind Control suite model's
+    """A Gymnasium model's file (the installed gymnasium's assets), a DeepMind Control suite model's
     ("dmc/<name>": the dm_control wheel's files as the tests unpack them, TREEDYN_PUBLIC_MJCF or
-    ~/.cache/treedyn/public-mjcf), or None when absent."""
+    ~/.cache/treedyn/public-mjcf) or a robot of example-robot-data with convex-mesh collision geoms
+    ("erd/<name>", treedyn.tools.peers.MESH_ROBOTS: MuJoCo's import of its URDF on a floor, written to
+    ~/.cache/treedyn/mesh-robots), or None when absent."""
+    if name.startswith("erd/"):  # a robot with convex-mesh collision geoms (treedyn.tools.peers)
+        from treedyn.tools.peers import MESH_ROBOTS, example_robot_mjcf
+
+        try:
+            return example_robot_mjcf(MESH_ROBOTS[name[4:]])
+        except (ImportError, FileNotFoundError):
+            return None
     if name.startswith("dmc/"):
         base = os.environ.get("TREEDYN_PUBLIC_MJCF") or os.path.join(
             os.path.expanduser("~"), ".cache", "treedyn", "public-mjcf"

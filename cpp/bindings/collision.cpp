@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "arrays.hpp"
+#include "meshes.hpp"
 #include "treedyn/contact/collision.hpp"
 
 namespace py = pybind11;
@@ -98,11 +99,7 @@ py::tuple collide_geoms(py::handle kinds_, py::handle bodies_, py::handle rotati
     g.margin = margins_.is_none() ? 0.0 : margins.data()[k];
     if (g.kind == ShapeKind::Mesh) {  // its vertices (V, 3) in its frame: meshes[k]
       if (meshes_.is_none()) throw py::value_error("kinds[" + std::to_string(k) + "] is a mesh: give meshes");
-      const Reals V = real_arg(meshes_.cast<py::sequence>()[k], "meshes[k]", -1, 1, "(V, 3)");
-      if (V.shape(0) < 1) throw py::value_error("meshes[" + std::to_string(k) + "] has no vertex");
-      auto verts = std::make_shared<std::vector<Eigen::Vector3d>>(V.shape(0));
-      for (py::ssize_t j = 0; j < V.shape(0); ++j) (*verts)[j] = Eigen::Map<const Eigen::Vector3d>(V.data() + 3 * j);
-      g.vertices = std::move(verts);
+      set_mesh(meshes_.cast<py::sequence>()[k], g, "meshes[" + std::to_string(k) + "]");
     }
   }
   const py::ssize_t K = pairs.shape(0);
@@ -156,7 +153,7 @@ void bind_collision(py::module_& m) {
       py::arg("body_positions"), py::arg("margins") = py::none(), py::arg("meshes") = py::none(),
       "The contacts of the geom pairs (K, 2) at the bodies' world poses (contact/collision.hpp, contact/convex.hpp): "
       "geoms (G,) as kinds (0 plane, 1 sphere, 2 capsule, 3 box, 4 cylinder (r, half length), 5 ellipsoid (radii), 6 "
-      "convex mesh: its vertices (V, 3) in meshes[k]), bodies, placements (rotations (G, 3, 3), "
+      "convex mesh: meshes[k], its hull's vertices (V, 3) in its frame or a (vertices, faces (F, 3)) pair), bodies, placements (rotations (G, 3, 3), "
       "translations (G, 3)), sizes (G, 3) and friction (G,); body_rotations (N+1, 3, 3), body_positions "
       "(N+1, 3); margins (G,) or None (0): a pair (the sum of its two margins) touches where its surfaces are closer "
       "than it, "

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "arrays.hpp"
+#include "meshes.hpp"
 #include "treedyn/contact/step.hpp"
 #include "treedyn/redmax/system.hpp"
 #include "treedyn/support/parallel.hpp"
@@ -197,19 +198,13 @@ void bind_contact(py::module_& m) {
               if (g.kind < ShapeKind::Plane || g.kind > ShapeKind::Mesh)
                 throw py::value_error("ContactEngine: a geom's kind is not 0 to 6");
             }
-            if (!meshes.is_none()) {  // per geom: a convex mesh's vertices (V, 3) in its frame, or None
+            if (!meshes.is_none()) {  // per geom: a convex mesh (meshes.hpp), or None
               auto list = meshes.cast<py::sequence>();
               if (py::ssize_t(list.size()) != G)
                 throw py::value_error("ContactEngine: meshes must have one entry per geom");
               for (py::ssize_t k = 0; k < G; ++k) {
                 if (list[k].is_none()) continue;
-                auto V = py_arrays::as_real<double>(list[k], "mesh vertices");
-                if (V.ndim() != 2 || V.shape(1) != 3 || V.shape(0) < 1)
-                  throw py::value_error("ContactEngine: a mesh's vertices must be (V, 3), V >= 1");
-                auto verts = std::make_shared<std::vector<Eigen::Vector3d>>(V.shape(0));
-                for (py::ssize_t j = 0; j < V.shape(0); ++j)
-                  (*verts)[j] = Eigen::Map<const Eigen::Vector3d>(V.data() + 3 * j);
-                geoms[k].vertices = std::move(verts);
+                py_arrays::set_mesh(list[k], geoms[k], "ContactEngine: meshes[" + std::to_string(k) + "]");
               }
             }
             for (py::ssize_t k = 0; k < G; ++k)

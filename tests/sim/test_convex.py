@@ -74,15 +74,40 @@ def test_plane_depth_is_coals_distance_to_a_half_space(shape):
             assert c.depths.max() == pytest.approx(-dist, abs=1e-7)
 
 
-def test_convex_mesh_box_rests_on_its_four_corners():
-    import trimesh
+@pytest.mark.parametrize("points", [60, 400], ids=["scattered", "rounded"])
+def test_convex_mesh_on_a_plane_touches_at_mujocos_points(points):
+    """A hull sunk into a floor at random poses: the same contact points as mj_forward's on the same hull
+    (MuJoCo 4.0: of the hull's polygons at its deepest vertex, the one facing the plane, its vertices below it,
+    at most 4), the same depths. Scattered points make hulls of a few dozen vertices; points on an ellipsoid
+    make a rounded hull of hundreds (a robot's foot), where the vertices below the plane are many more than
+    those MuJoCo keeps."""
+    mujoco = pytest.importorskip("mujoco")
+    from scipy.spatial.transform import Rotation
 
-    mesh = ConvexMesh.hull(trimesh.creation.box((0.2, 0.4, 0.1)))
-    model = _on_floor(mesh)
-    c = td.collide(model, _q([0, 0, 0.05 - 0.002]))
-    assert len(c) == 4
-    np.testing.assert_allclose(c.depths, 0.002, atol=1e-12)
-    np.testing.assert_allclose(np.sort(np.abs(c.points[:, :2]), axis=0), [[0.1, 0.2]] * 4, atol=1e-12)
+    rng = np.random.default_rng(3)
+    for trial in range(10):
+        P = rng.normal(size=(points, 3))
+        if points > 100:
+            P /= np.linalg.norm(P, axis=1)[:, None]
+        mesh = ConvexMesh.hull(P * [0.1, 0.15, 0.05])
+        model = _on_floor(mesh)
+        xml = f"""<mujoco><asset><mesh name="m" vertex="{" ".join(f"{x:.17g}" for x in mesh.vertices.ravel())}"/></asset>
+          <worldbody><geom type="plane" size="0 0 1"/><body><freejoint/><geom type="mesh" mesh="m"/></body>
+          </worldbody></mujoco>"""
+        m = mujoco.MjModel.from_xml_string(xml)
+        d = mujoco.MjData(m)
+        R = Rotation.random(random_state=trial).as_matrix()
+        p = np.array([0.1, -0.2, -(mesh.vertices @ R.T)[:, 2].min() - rng.uniform(0.001, 0.01)])
+        c = td.collide(model, _q(p, R))
+        d.qpos[:3] = p
+        d.qpos[3:] = np.roll(Rotation.from_matrix(R).as_quat(), 1)  # (w, x, y, z)
+        mujoco.mj_forward(m, d)
+        theirs = sorted((tuple(x.pos.round(9)), round(-x.dist, 9)) for x in d.contact[: d.ncon])
+        ours = sorted((tuple(x.round(9)), round(depth, 9)) for x, depth in zip(c.points, c.depths))
+        assert len(ours) == len(theirs) and np.allclose(
+            np.array([x for x, _ in ours]), [x for x, _ in theirs], atol=1e-6
+        )
+        np.testing.assert_allclose([z for _, z in ours], [z for _, z in theirs], atol=1e-6)
 
 
 def test_convex_mesh_hull_refuses_flat_points():

@@ -40,7 +40,7 @@ def _size(s):
 def cpp_contacts(sa, Ra, pa, sb, Rb, pb, margin=0.0):
     """The C++ narrow phase's contacts of two shapes at world poses: (points, normals a → b, depths)."""
     shapes = (sa, sb)
-    meshes = [np.asarray(s.vertices, float) if isinstance(s, ConvexMesh) else None for s in shapes]
+    meshes = [(np.asarray(s.vertices, float), s.faces) if isinstance(s, ConvexMesh) else None for s in shapes]
     out = _core.collide_geoms(
         np.array([KIND[type(s)] for s in shapes]), np.array([0, 0]), np.stack([Ra, Rb]), np.stack([pa, pb]),
         np.array([_size(s) for s in shapes], float), np.ones(2), np.array([[0, 1]]), np.eye(3)[None],

@@ -6,9 +6,11 @@ convex mesh against anything): treedyn.sim.collision.collide hands them here.
   cylinder: on each flat end, the rim's point deepest below the plane and the two rim points 120°
   from it (MuJoCo's mjc_PlaneCylinder takes such a triangle too): a cylinder standing on an end
   rests on 3 points, one lying on its side on the 2 ends' deepest points. An ellipsoid: its support
-  point along −n (x = −D²Rᵀn / ‖DRᵀn‖ in its frame, D = diag(radii)). A convex mesh: every hull
-  vertex below the plane (within the margin), at most 8 kept: the deepest, then each next the
-  farthest in the plane from those kept (a patch's outline).
+  point along −n (x = −D²Rᵀn / ‖DRᵀn‖ in its frame, D = diag(radii)). A convex mesh: MuJoCo
+  4.0's points (measured against its mj_forward): of the hull's polygons (coplanar triangles
+  merged) at its deepest vertex, the one whose normal is nearest −n, its vertices within the
+  margin; of more than 4, the deepest a, the farthest from it in the plane b, and the farthest on
+  either side of the line ab.
 - A sphere against an ellipsoid (its centre outside it): the ellipsoid's point nearest the centre,
   x_i = a_i² y_i/(a_i² + t) with t > 0 the root of Σ (a_i y_i/(a_i² + t))² = 1 (the Lagrange
   condition of min ‖x − y‖ on the surface; the sum decreases and is convex in t, so Newton from
@@ -26,14 +28,63 @@ closer than the margin).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..model.shapes import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Plane, Sphere
 
 __all__ = ["convex_contacts", "coal_shape"]
 
-#: most points a convex mesh rests on a plane with
-MAX_MESH_POINTS = 8
+
+@functools.lru_cache(maxsize=256)
+def _polygons(mesh):
+    """A ConvexMesh's faces as MuJoCo keeps them: its triangles merged into polygons (edge neighbours whose unit
+    normals differ by less than 1e-6), numbered by their first triangle: (normals, each polygon's sorted
+    vertices, each vertex's polygons) — as contact/collision.hpp's hull_polygons."""
+    V, F = mesh.vertices, np.asarray(mesh.faces)
+    n = np.cross(V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]])
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    root = list(range(len(F)))
+
+    def find(f):
+        while root[f] != f:
+            root[f] = root[root[f]]
+            f = root[f]
+        return f
+
+    edges = sorted((min(a, b), max(a, b), f) for f, t in enumerate(F.tolist()) for a, b in zip(t, t[1:] + t[:1]))
+    for e0, e1 in zip(edges, edges[1:]):
+        if e0[:2] == e1[:2] and np.linalg.norm(n[e1[2]] - n[e0[2]]) < 1e-6:
+            root[find(e1[2])] = find(e0[2])
+    ids, normals, members = {}, [], []
+    for f, t in enumerate(F.tolist()):
+        r = find(f)
+        if r not in ids:
+            ids[r] = len(members)
+            normals.append(n[r])
+            members.append(set())
+        members[ids[r]].update(t)
+    members = [sorted(m) for m in members]
+    incident = [[] for _ in range(len(V))]
+    for k, m in enumerate(members):
+        for v in m:
+            incident[v].append(k)
+    return np.array(normals), members, incident
+
+
+def _spread(V, d, near, n):
+    """Four of the points V[near] (distances d) spread over a plane patch (normal n): the deepest a, the farthest
+    from it in the plane b, and the farthest on either side of the line ab (the first of equals, as the C++ loop)."""
+    a = near[np.argmin(d[near])]
+    flat = V[near] - V[a]
+    flat -= np.outer(flat @ n, n)
+    reach = (flat * flat).sum(axis=1)
+    b = near[np.argmax(reach)] if reach.max() > 0 else a
+    t = flat @ np.cross(n, flat[np.searchsorted(near, b)])
+    left = near[np.argmax(t)] if t.max() > 0 else a
+    right = near[np.argmin(t)] if t.min() < 0 else a
+    return [a] + [j for j in (b,) if j != a] + [j for j in (left, right) if j not in (a, b)]
 
 
 def _plane_points(shape, R, p, n, p0, margin):
@@ -54,21 +105,21 @@ def _plane_points(shape, R, p, n, p0, margin):
         D = np.asarray(shape.radii)
         m = D * (R.T @ n)
         V = (p + R @ (-D * m / np.linalg.norm(m)))[None]
-    else:  # ConvexMesh
+    else:  # ConvexMesh: MuJoCo 4.0's points: of the polygons at its deepest vertex, the one facing the plane most,
+        # its vertices within the margin, at most 4 spread over it (_spread)
         V = shape.vertices @ R.T + p
+        d = (V - p0) @ n
+        a = int(np.argmin(d))
+        if not d[a] < margin:
+            return []
+        normals, members, incident = _polygons(shape)
+        face = min(incident[a], key=lambda k: normals[k] @ (R.T @ n))
+        near = np.array([j for j in members[face] if d[j] < margin])
+        chosen = near if len(near) <= 4 else _spread(V, d, near, n)
+        return list(zip(V[chosen], d[chosen]))
     d = (V - p0) @ n
     keep = d < margin
-    V, d = V[keep], d[keep]
-    if isinstance(shape, ConvexMesh) and len(V) > MAX_MESH_POINTS:
-        chosen = [int(np.argmin(d))]
-        flat = V - np.outer(V @ n, n)
-        gap = np.linalg.norm(flat - flat[chosen[0]], axis=1)
-        while len(chosen) < MAX_MESH_POINTS and gap.max() > 1e-9:
-            k = int(np.argmax(gap))
-            chosen.append(k)
-            gap = np.minimum(gap, np.linalg.norm(flat - flat[k], axis=1))
-        V, d = V[chosen], d[chosen]
-    return list(zip(V, d))
+    return list(zip(V[keep], d[keep]))
 
 
 def require_coal(model, pairs) -> None:

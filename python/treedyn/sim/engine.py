@@ -47,7 +47,7 @@ def native_pair(model, pair) -> bool:
 def _engine_geoms(model, _key=None) -> tuple:
     """The geoms as the C++ step takes them: sim.collision's arrays (kinds, bodies, rotations,
     translations, sizes) with every ENGINE_KIND, the friction (G, 3: sliding, torsional, rolling), and per
-    geom a convex mesh's vertices or None."""
+    geom a convex mesh's (vertices, faces) or None."""
     kinds, bodies, rotations, translations, sizes, _ = cached(model, "geoms", _geom_arrays)
     friction = np.array([(g.friction, g.torsional_friction, g.rolling_friction) for g in model.geoms], float)
     kinds, sizes, meshes = kinds.copy(), sizes.copy(), []
@@ -58,7 +58,7 @@ def _engine_geoms(model, _key=None) -> tuple:
             sizes[k] = (s.radius, s.half_length, 0.0)
         elif isinstance(s, Ellipsoid):
             sizes[k] = s.radii
-        meshes.append(np.asarray(s.vertices, dtype=float).reshape(-1, 3) if isinstance(s, ConvexMesh) else None)
+        meshes.append((np.asarray(s.vertices, float).reshape(-1, 3), s.faces) if isinstance(s, ConvexMesh) else None)
     return kinds, bodies, rotations, translations, sizes, friction, meshes
 
 

@@ -10,7 +10,9 @@ peer's *own* parser reads the file treedyn loaded, and its M(q), bias forces and
 are mapped into treedyn's coordinates (joints matched by name; the joints whose parametrisations
 differ — Pinocchio's (cos, sin) and planar joints, MuJoCo's quaternion order and world-frame
 free-joint velocity — mapped explicitly). ``example_robot_path`` finds a robot of the
-``example-robot-data`` package.
+``example-robot-data`` package, ``example_robot_mjcf`` a MuJoCo file of one of its URDFs (MuJoCo's
+own import, on a floor, with position actuators): the robots with convex-mesh collision geoms that the
+contact benchmarks and tests run against ``mj_step``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ __all__ = [
     "PinocchioFromFile",
     "MujocoFromFile",
     "example_robot_path",
+    "example_robot_mjcf",
+    "MESH_ROBOTS",
     "gymnasium_asset_path",
 ]
 
@@ -339,3 +343,84 @@ def example_robot_path(relative: str) -> str:
     raise FileNotFoundError(
         f"{relative!r} not found in example-robot-data (pip install example-robot-data); looked in {candidates}"
     )
+
+
+#: robots of example-robot-data whose collision geoms are convex meshes, as example_robot_mjcf makes them
+MESH_ROBOTS = {
+    "solo12": "solo_description/robots/solo12.urdf",
+    "go2": "go2_description/urdf/go2.urdf",
+    "talos": "talos_data/robots/talos_reduced.urdf",
+}
+
+
+def example_robot_mjcf(relative: str, folder: str | None = None) -> str:
+    """A MuJoCo file made from an example-robot-data URDF as a MuJoCo user makes one, written to
+    ``folder/robot.xml`` (default folder: ~/.cache/treedyn/mesh-robots/<the URDF's name>; its path returned): MuJoCo's own URDF import (its compiler reads the meshes,
+    linked by file name into ``folder``), the root link on a free joint placed so that its lowest geom
+    is 2 mm above a floor at qpos0, a position actuator on each hinge (ctrlrange ±0.2 rad about qpos0,
+    kp 20 N m/rad per kg of the robot, kv kp/20) and the implicitfast integrator (MuJoCo's advice for
+    position actuators). The robot's geoms touch the floor only (contype 1, conaffinity 0: these
+    robots' neighbouring hulls overlap at qpos0). Needs mujoco and example-robot-data; FileNotFoundError
+    when the URDF is absent."""
+    import os
+    import re
+
+    import mujoco
+
+    path = example_robot_path(relative)
+    robots = path[: path.index(relative)]
+    if folder is None:
+        stem = os.path.splitext(os.path.basename(relative))[0]
+        folder = os.path.join(os.path.expanduser("~"), ".cache", "treedyn", "mesh-robots", stem)
+    os.makedirs(folder, exist_ok=True)
+    linked = {}
+
+    def link(m):  # a mesh file by its own name in folder (MuJoCo's URDF import strips the path)
+        source = re.sub(r"^package://(example-robot-data/robots/)?", robots, m.group(2))
+        source = source if os.path.isabs(source) else os.path.join(os.path.dirname(path), source)
+        name = os.path.basename(source)
+        while linked.get(name, source) != source:
+            name = "_" + name
+        linked[name] = source
+        target = os.path.join(folder, name)
+        if not os.path.lexists(target):
+            os.symlink(source, target)
+        return f'{m.group(1)}filename="{name}"'
+
+    text = re.sub(r'(<mesh\s+)filename="([^"]+)"', link, open(path).read())
+    children = set(re.findall(r'<child\s+link="([^"]+)"', text))
+    root = next(name for name in re.findall(r'<link\s+name="([^"]+)"', text) if name not in children)
+    text = re.sub(
+        r"(<robot[^>]*>)",
+        r'\1<mujoco><compiler meshdir="." balanceinertia="true" discardvisual="true" fusestatic="false"/></mujoco>'
+        f'<link name="world"/><joint name="root" type="floating"><parent link="world"/><child link="{root}"/></joint>',
+        text,
+        count=1,
+    )
+    urdf = os.path.join(folder, "robot.urdf")
+    with open(urdf, "w") as f:
+        f.write(text)
+    spec = mujoco.MjSpec.from_file(urdf)
+    m = spec.compile()
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    low = min(  # each geom's lowest point: its box (geom_aabb: centre, half sizes in its frame) in the world
+        d.geom_xpos[g][2] + d.geom_xmat[g][6:] @ m.geom_aabb[g][:3] - np.abs(d.geom_xmat[g][6:]) @ m.geom_aabb[g][3:]
+        for g in range(m.ngeom)
+    )
+    spec.body(root).pos = [0.0, 0.0, 0.002 - low]
+    for g in spec.geoms:
+        g.contype, g.conaffinity = 1, 0
+    floor = spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05], name="floor")
+    floor.contype, floor.conaffinity = 1, 1
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    kp = 20.0 * float(m.body_mass.sum())
+    for j in spec.joints:
+        if j.type == mujoco.mjtJoint.mjJNT_HINGE:
+            a = spec.add_actuator(name=j.name, target=j.name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+            a.set_to_position(kp=kp, kv=kp / 20)
+            a.ctrllimited, a.ctrlrange = 1, [-0.2, 0.2]
+    out = os.path.join(folder, "robot.xml")
+    with open(out, "w") as f:
+        f.write(spec.to_xml())
+    return out

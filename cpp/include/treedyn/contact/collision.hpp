@@ -20,8 +20,11 @@
 #include <Eigen/Core>
 #include <Eigen/Geometry>  // cross
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "treedyn/contact/convex.hpp"
@@ -29,6 +32,64 @@
 
 namespace treedyn {
 enum class ShapeKind : int { Plane = 0, Sphere = 1, Capsule = 2, Box = 3, Cylinder = 4, Ellipsoid = 5, Mesh = 6 };
+
+// a convex mesh's faces as MuJoCo keeps them: its hull's triangles merged into polygons (edge neighbours with one
+// outward normal), each polygon's unit normal and vertices, and each vertex's polygons (CSR: polygon p's vertices are
+// vertex[vertex_start[p]] .. vertex[vertex_start[p + 1] − 1], vertex v's polygons polygon[polygon_start[v]] ..)
+struct HullPolygons {
+  std::vector<Eigen::Vector3d> normal;
+  std::vector<int> vertex_start, vertex, polygon_start, polygon;
+};
+// the polygons of the hull V whose triangles are faces (nf × 3 vertex indices in [0, V), wound outwards); two
+// triangles sharing an edge are one polygon where their normals differ by less than 1e-6
+inline std::shared_ptr<const HullPolygons> hull_polygons(const std::vector<Eigen::Vector3d>& V, const int* faces,
+                                                         int nf) {
+  std::vector<Eigen::Vector3d> n(nf);
+  for (int f = 0; f < nf; ++f) {
+    const Eigen::Vector3d &a = V[faces[3 * f]], &b = V[faces[3 * f + 1]], &c = V[faces[3 * f + 2]];
+    n[f] = (b - a).cross(c - a).normalized();
+  }
+  std::vector<int> root(nf);  // union–find over the triangles
+  for (int f = 0; f < nf; ++f) root[f] = f;
+  auto find = [&](int f) {
+    while (root[f] != f) f = root[f] = root[root[f]];
+    return f;
+  };
+  std::vector<std::array<int, 3>> edges;  // (lower vertex, upper vertex, triangle)
+  for (int f = 0; f < nf; ++f)
+    for (int k = 0; k < 3; ++k) {
+      const int a = faces[3 * f + k], b = faces[3 * f + (k + 1) % 3];
+      edges.push_back({std::min(a, b), std::max(a, b), f});
+    }
+  std::sort(edges.begin(), edges.end());
+  for (std::size_t e = 1; e < edges.size(); ++e)
+    if (edges[e][0] == edges[e - 1][0] && edges[e][1] == edges[e - 1][1] &&
+        (n[edges[e][2]] - n[edges[e - 1][2]]).norm() < 1e-6)
+      root[find(edges[e][2])] = find(edges[e - 1][2]);
+  auto out = std::make_shared<HullPolygons>();
+  std::vector<int> id(nf, -1);
+  std::vector<std::vector<int>> members;
+  for (int f = 0; f < nf; ++f) {
+    int& r = id[find(f)];
+    if (r < 0) r = int(members.size()), members.emplace_back(), out->normal.push_back(n[find(f)]);
+    for (int k = 0; k < 3; ++k) members[r].push_back(faces[3 * f + k]);
+  }
+  out->vertex_start.push_back(0);
+  for (auto& m : members) {
+    std::sort(m.begin(), m.end());
+    m.erase(std::unique(m.begin(), m.end()), m.end());
+    out->vertex.insert(out->vertex.end(), m.begin(), m.end());
+    out->vertex_start.push_back(int(out->vertex.size()));
+  }
+  out->polygon_start.assign(V.size() + 1, 0);
+  for (int v : out->vertex) ++out->polygon_start[v + 1];
+  for (std::size_t v = 0; v < V.size(); ++v) out->polygon_start[v + 1] += out->polygon_start[v];
+  out->polygon.resize(out->vertex.size());
+  std::vector<int> next(out->polygon_start.begin(), out->polygon_start.end() - 1);
+  for (int p = 0; p + 1 < int(out->vertex_start.size()); ++p)
+    for (int k = out->vertex_start[p]; k < out->vertex_start[p + 1]; ++k) out->polygon[next[out->vertex[k]]++] = p;
+  return out;
+}
 struct GeomData {
   ShapeKind kind;
   int body;
@@ -37,6 +98,8 @@ struct GeomData {
   Eigen::Vector3d size;  // sphere (r, 0, 0); capsule, cylinder (r, half_length, 0); box half extents; ellipsoid
                          // radii; plane, mesh unused
   std::shared_ptr<const std::vector<Eigen::Vector3d>> vertices;  // a convex mesh's, in the geom's frame
+  double radius = 0.0;  // a convex mesh's: its vertices' largest distance from the geom's origin
+  std::shared_ptr<const HullPolygons> polygons;  // and its faces (null: not given)
   double friction;
   double margin = 0.0;  // a pair (the sum of the two, as MuJoCo 4.0) touches closer than this, at depth + margin
   int condim = 3;       // MuJoCo's: 4 adds torsional friction (spin), 6 rolling friction too (roll)
@@ -382,8 +445,8 @@ inline void box_box(const Sink& s, const Mat3& Ra, const Vec3& pa, const Vec3& h
   }
 }
 
-// a plane (normal n through p0) against a cylinder, an ellipsoid or a convex mesh (contact/convex.hpp):
-// each of the shape's points x at signed distance d < margin from the plane, midway x − d n / 2
+// a plane (normal n through p0) against a cylinder, an ellipsoid or a convex mesh (contact/convex.hpp): points x of
+// the shape at signed distance d < margin from the plane, each midway x − d n / 2
 inline void plane_convex(const Sink& s, const Vec3& n, const Vec3& p0, const GeomData& b, const Mat3& Rb,
                          const Vec3& pb) {
   auto add = [&](const Vec3& x) {
@@ -403,27 +466,55 @@ inline void plane_convex(const Sink& s, const Vec3& n, const Vec3& p0, const Geo
     const Vec3 m = b.size.cwiseProduct(Rb.transpose() * n);
     return add(pb + Rb * Vec3(-b.size.cwiseProduct(m) / m.norm()));
   }
-  thread_local std::vector<Vec3> V;  // a mesh: its vertices within the margin, at most 8 (the header's rule)
-  thread_local std::vector<double> depth, gap;
-  V.clear(), depth.clear();
-  for (const Vec3& v : *b.vertices) {
-    const Vec3 x = pb + Rb * v;
-    if (const double d = n.dot(x - p0); d < s.margin) V.push_back(x), depth.push_back(d);
+  // a mesh: MuJoCo 4.0's points (measured against mj_forward): of the polygons at its deepest vertex a, the one whose
+  // normal is nearest −n, its vertices within the margin (every vertex within it where the faces are not given); of
+  // more than 4, the deepest a, the farthest from it b and the farthest on either side of the line ab
+  const double centre = n.dot(pb - p0);
+  if (centre - b.radius >= s.margin) return;  // (its bounding sphere clear of the plane)
+  const std::vector<Vec3>& V = *b.vertices;
+  const Vec3 down = Rb.transpose() * n;  // (n in the geom's frame: a vertex's distance is centre + down·v)
+  int a = 0;
+  double lowest = down.dot(V[0]);
+  for (int j = 1; j < int(V.size()); ++j)
+    if (const double d = down.dot(V[j]); d < lowest) a = j, lowest = d;
+  if (!(centre + lowest < s.margin)) return;
+  thread_local std::vector<int> near;
+  near.clear();
+  auto within = [&](int j) {
+    if (centre + down.dot(V[j]) < s.margin) near.push_back(j);
+  };
+  if (const HullPolygons* P = b.polygons.get(); P && P->polygon_start[a] < P->polygon_start[a + 1]) {
+    int face = P->polygon[P->polygon_start[a]];
+    for (int k = P->polygon_start[a] + 1; k < P->polygon_start[a + 1]; ++k)
+      if (P->normal[P->polygon[k]].dot(down) < P->normal[face].dot(down)) face = P->polygon[k];
+    for (int k = P->vertex_start[face]; k < P->vertex_start[face + 1]; ++k) within(P->vertex[k]);
+  } else {
+    for (int j = 0; j < int(V.size()); ++j) within(j);
   }
-  constexpr std::size_t kMaxMeshPoints = 8;
-  if (V.size() <= kMaxMeshPoints) {
-    for (const Vec3& x : V) add(x);
+  if (near.size() <= 4) {
+    for (const int j : near) add(pb + Rb * V[j]);
     return;
   }
-  std::size_t k = std::min_element(depth.begin(), depth.end()) - depth.begin();
-  gap.assign(V.size(), 1e300);
-  for (std::size_t kept = 0; kept < kMaxMeshPoints; ++kept) {
-    add(V[k]);
-    const Vec3 at = V[k] - n.dot(V[k]) * n;
-    for (std::size_t j = 0; j < V.size(); ++j) gap[j] = std::min(gap[j], (V[j] - n.dot(V[j]) * n - at).norm());
-    k = std::max_element(gap.begin(), gap.end()) - gap.begin();
-    if (gap[k] <= 1e-9) return;
+  auto flat = [&](int j) {  // x_j − x_a in the plane
+    const Vec3 x = Rb * (V[j] - V[a]);
+    return Vec3(x - n.dot(x) * n);
+  };
+  int far = a;
+  double reach = 0.0;
+  for (const int j : near)
+    if (const double r = flat(j).squaredNorm(); r > reach) far = j, reach = r;
+  const Vec3 side = n.cross(flat(far));
+  int left = a, right = a;
+  double most = 0.0, least = 0.0;
+  for (const int j : near) {
+    const double t = side.dot(flat(j));
+    if (t > most) left = j, most = t;
+    if (t < least) right = j, least = t;
   }
+  add(pb + Rb * V[a]);
+  if (far != a) add(pb + Rb * V[far]);
+  if (left != a && left != far) add(pb + Rb * V[left]);
+  if (right != a && right != far) add(pb + Rb * V[right]);
 }
 
 // two shapes, one without a closed form (contact/convex.hpp): a sphere against an ellipsoid by the nearest

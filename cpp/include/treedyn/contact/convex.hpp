@@ -6,8 +6,8 @@
 //                    120° from it (a cylinder standing on an end rests on 3 points, lying on its side
 //                    on the 2 ends' deepest points; MuJoCo's mjc_PlaneCylinder takes such a triangle)
 //   plane–ellipsoid  its support point along −n: x = −D²Rᵀn/‖DRᵀn‖ in its frame, D = diag(radii)
-//   plane–mesh       every vertex below the plane (within the margin), at most 8: the deepest, then each
-//                    next the farthest in the plane from those kept (a patch's outline)
+//   plane–mesh       MuJoCo 4.0's points: of the hull's polygons at its deepest vertex, the one facing the
+//                    plane, its vertices within the margin, at most 4 (collision.hpp, plane_convex)
 //   sphere–ellipsoid the ellipsoid's point nearest the centre, x_i = a_i² y_i/(a_i² + t), t > 0 the root
 //                    of Σ (a_i y_i/(a_i² + t))² = 1 by Newton from t = 0 (monotone: the sum is
 //                    decreasing and convex in t), exact to rounding; a centre inside: GJK/EPA
