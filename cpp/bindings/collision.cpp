@@ -153,7 +153,8 @@ void bind_collision(py::module_& m) {
       py::arg("body_positions"), py::arg("margins") = py::none(), py::arg("meshes") = py::none(),
       "The contacts of the geom pairs (K, 2) at the bodies' world poses (contact/collision.hpp, contact/convex.hpp): "
       "geoms (G,) as kinds (0 plane, 1 sphere, 2 capsule, 3 box, 4 cylinder (r, half length), 5 ellipsoid (radii), 6 "
-      "convex mesh: meshes[k], its hull's vertices (V, 3) in its frame or a (vertices, faces (F, 3)) pair), bodies, placements (rotations (G, 3, 3), "
+      "convex mesh: meshes[k], its hull's vertices (V, 3) in its frame or a (vertices, faces (F, 3)) pair), bodies, "
+      "placements (rotations (G, 3, 3), "
       "translations (G, 3)), sizes (G, 3) and friction (G,); body_rotations (N+1, 3, 3), body_positions "
       "(N+1, 3); margins (G,) or None (0): a pair (the sum of its two margins) touches where its surfaces are closer "
       "than it, "

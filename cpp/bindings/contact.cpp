@@ -331,7 +331,7 @@ void bind_contact(py::module_& m) {
           "set_actuation",
           [](PyContactEngine& e, Arr tendon_q, Arr tendon_v, Arr k, Arr d, Arr rest, Arr moment_q, Arr moment_v,
              Arr gain, Arr bias, Arr ctrl_range, Arr force_range, py::array_t<int> act_of, py::array_t<int> integrator,
-             Arr T, Arr act_range) {
+             Arr T, Arr act_range, Arr joint_range) {
             const Model<double>& M = e.engine.model;
             const py::ssize_t nt = k.size(), nu = gain.size() / 3, na = T.size();
             auto mat = [](const Arr& a, py::ssize_t r, py::ssize_t c, const char* name) {
@@ -361,15 +361,19 @@ void bind_contact(py::module_& m) {
             A.T = mat(T, na, 1, "T");
             const Eigen::MatrixXd ar = mat(act_range, na, 2, "act_range");
             A.act_lo = ar.col(0), A.act_hi = ar.col(1);
+            const Eigen::MatrixXd jr = mat(joint_range, M.nv, 2, "joint_range");
+            A.joint_lo = jr.col(0), A.joint_hi = jr.col(1);
+            A.joint_clamp = nu > 0 && (A.joint_lo.array().isFinite().any() || A.joint_hi.array().isFinite().any());
             e.engine.set_actuation(std::move(A));
           },
           py::arg("tendon_q"), py::arg("tendon_v"), py::arg("k"), py::arg("d"), py::arg("rest"), py::arg("moment_q"),
           py::arg("moment_v"), py::arg("gain"), py::arg("bias"), py::arg("ctrl_range"), py::arg("force_range"),
-          py::arg("act_of"), py::arg("integrator"), py::arg("T"), py::arg("act_range"),
+          py::arg("act_of"), py::arg("integrator"), py::arg("T"), py::arg("act_range"), py::arg("joint_range"),
           "The model's tendons and actuators (model/actuation.hpp) for StepData's steps: the tendons' maps (nt, nq), "
           "(nt, nv), stiffness, damping, dead band (nt, 2); the actuators' maps (nu, nq), (nu, nv), gain and bias "
           "(nu, 3), ctrl and force ranges (nu, 2), each one's activation or -1; per activation whether an "
-          "integrator, its time constant, its range (na, 2)")
+          "integrator, its time constant, its range (na, 2); per velocity coordinate the clamp of the actuators' total "
+          "force (nv, 2; +-inf: none)")
       .def(
           "set_rows",
           [](PyContactEngine& e, py::object system, Arr equality, py::array_t<int> friction_dof, Arr friction_f,

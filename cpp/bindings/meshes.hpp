@@ -33,7 +33,7 @@ inline void set_mesh(py::handle entry, GeomData& g, const std::string& name) {
     g.radius = std::max(g.radius, (*verts)[j].norm());
   }
   if (!faces.is_none()) {
-    auto F = py::array_t<int, py::array::c_style | py::array::forcecast>::ensure(faces);
+    auto F = py::array_t < int, py::array::c_style | py::array::forcecast > ::ensure(faces);
     if (!F || F.ndim() != 2 || F.shape(1) != 3) throw py::value_error(name + ": the faces must be integers (F, 3)");
     for (py::ssize_t k = 0; k < F.size(); ++k)
       if (F.data()[k] < 0 || F.data()[k] >= V.shape(0))

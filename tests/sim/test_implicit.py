@@ -84,6 +84,54 @@ def test_a_servo_arm_under_implicitfast_steps_as_mujocos(integrator):
     assert np.abs(data.q - [0.5, -0.3, 0.8, -0.4, 0.2, 0.6]).max() < 2e-3  # (held against gravity by kp)
 
 
+@pytest.mark.parametrize("integrator", ["implicitfast", "implicit", "Euler"])
+def test_a_joint_actuator_force_range_clamps_as_mujocos(integrator):
+    """The arm's joints with actuatorfrcrange (MuJoCo's clamp of the actuators' total force on a joint): a far
+    set point saturates every servo; while saturated, its actuator adds no implicit damping (MuJoCo 4.0).
+    1 s agrees with mj_step to rounding; the clamp binds (MuJoCo's qfrc_actuator sits on it) and without
+    it the run is another (the test can fail). Under Euler the arm is lighter-held: kv 4."""
+    kv = "4" if integrator == "Euler" else "40"
+    xml = _arm(integrator).replace('armature="0.01"', 'armature="0.01" actuatorfrcrange="-6 6"')
+    xml = xml.replace('kv="40"', f'kv="{kv}"')
+    m, d, model = _pair(xml)
+    np.testing.assert_array_equal(model.joint_actuator_force_range, np.tile([-6.0, 6.0], (6, 1)))
+    data = td.ContactSimulator(model).data("home")
+    free = td.ContactSimulator(td.load_mjcf(xml.replace(' actuatorfrcrange="-6 6"', ""))).data("home")
+    u = [2.5, -2.0, 2.2, -2.5, 2.0, 2.4]
+    d.ctrl[:] = data.ctrl[:] = free.ctrl[:] = u
+    worst, saturated = 0.0, 0
+    for _ in range(500):
+        mujoco.mj_step(m, d)
+        data.step()
+        free.step()
+        worst = max(worst, np.abs(data.q - d.qpos).max())
+        saturated += int(np.sum(np.isclose(np.abs(d.qfrc_actuator), 6.0)))
+    assert worst < 1e-10
+    assert saturated > 100 and np.abs(free.q - data.q).max() > 0.1
+
+
+def test_joint_actuator_force_range_refuses_what_mujoco_refuses():
+    """A hinge or slide only (MuJoCo ignores it on ball and free joints: so does the reader), lower < upper;
+    None, None removes it; to_mjcf writes it and load_mjcf reads it back."""
+    model = td.load_mjcf(_arm("implicitfast"))
+    with pytest.raises(ValueError, match="lower < upper"):
+        model.set_joint_actuator_force_range("j0", 3.0, -3.0)
+    model.set_joint_actuator_force_range("j2", -2.0, 5.0)
+    back = td.load_mjcf(model.to_mjcf())
+    np.testing.assert_array_equal(back.joint_actuator_force_range[2], [-2.0, 5.0])
+    assert np.isinf(back.joint_actuator_force_range[[0, 1, 3, 4, 5]]).all()
+    model.set_joint_actuator_force_range("j2", None, None)
+    assert np.isinf(model.joint_actuator_force_range).all()
+    ball = td.Model()
+    ball.add_body("b", joint=td.Spherical(), inertia=td.Inertia(1.0, np.zeros(3), np.eye(3)))
+    with pytest.raises(ValueError, match="not a hinge or slide"):
+        ball.set_joint_actuator_force_range("b", -1.0, 1.0)
+    free = td.load_mjcf(
+        '<mujoco><worldbody><body><joint type="free" actuatorfrcrange="-1 1"/><geom size="0.1"/></body></worldbody></mujoco>'
+    )
+    assert np.isinf(free.joint_actuator_force_range).all()
+
+
 def test_the_same_arm_under_euler_diverges_in_both():
     """The same servos under Euler (kv explicit): MuJoCo's diverges and treedyn's step says so — the
     file's integrator, not treedyn's, is what holds the arm."""

@@ -13,7 +13,7 @@ to the placement: q_mjcf = placement ∘ q (the same when the placement is the i
 scenes.centipede's head). treedyn.load_mjcf reads the file back to an
 equivalent model (a universal joint then becomes two revolute joints with a massless body between).
 
-Also written: each joint's damping, stiffness and springref, armature, frictionloss, range and its
+Also written: each joint's damping, stiffness and springref, armature, frictionloss, actuator force range, range and its
 solreflimit/solimplimit; cylinders, ellipsoids and convex meshes (an inline ``<mesh vertex>``);
 ``<option>``'s timestep, integrator, cone, impratio and fluid; fixed tendons; every actuator as a
 ``<general>`` with affine gain and bias (the same force), its dynamics and ranges; ``<contact>``'s
@@ -70,7 +70,8 @@ def _pose(T) -> str:
 
 
 def _joint_attributes(model: Model, i: int) -> str:
-    """A scalar joint's damping, stiffness (springref), armature, frictionloss, range and its softness;
+    """A scalar joint's damping, stiffness (springref), armature, frictionloss, actuator force range, range and
+    its softness;
     a ball or free joint's damping and armature (MuJoCo takes one value per joint: their first)."""
     out = ""
     k, d, rest = model._joint_springs.get(i, (None, None, None))
@@ -84,6 +85,8 @@ def _joint_attributes(model: Model, i: int) -> str:
     name = model._joint_names[i]
     if name and name in model.__dict__.get("_frictionloss", {}):
         out += f' frictionloss="{float(model.__dict__["_frictionloss"][name][0])!r}"'
+    if name and name in model.__dict__.get("_actuator_force_range", {}):
+        out += f' actuatorfrclimited="true" actuatorfrcrange="{_num(model.__dict__["_actuator_force_range"][name])}"'
     if i in model._joint_limits:
         lo, hi = model._joint_limits[i]
         out += f' limited="true" range="{_num([lo, hi])}"'

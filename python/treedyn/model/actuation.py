@@ -11,6 +11,9 @@
       f = (a₀ + a₁ l + a₂ l̇) · w + b₀ + b₁ l + b₂ l̇,   clamped to forcerange,
       τ = g·e_j f   (or g Jᵀ f for a tendon),
 
+  the actuators' τ summed, each hinge or slide coordinate's clamped to its joint's actuator force
+  range (``set_joint_actuator_force_range``, MuJoCo's joint ``actuatorfrcrange``),
+
   where w is the control (clamped to ctrlrange) or, with activation dynamics, the actuator's
   activation: "integrator" ẇ = u, "filter" ẇ = (u − w)/T (stepped by explicit Euler, as MuJoCo's
   Euler integrator; the activation starts at the control's value one step late, MuJoCo's default
@@ -208,6 +211,36 @@ class ActuationMixin:
             )
         self.__dict__.setdefault("_frictionloss", {})[joint] = f  # (in place: O(1) per joint)
 
+    @changes_model
+    def set_joint_actuator_force_range(self, joint: str, lower=None, upper=None) -> None:
+        """Clamp the actuators' total force on a hinge or slide joint to [lower, upper] (MuJoCo's joint
+        ``actuatorfrcrange``): the sum of every actuator's generalized force on its coordinate is
+        clamped, and while it is saturated the actuators acting on it add no velocity gain to the
+        implicit integrators (MuJoCo 4.0). None, None removes the clamp."""
+        i = self._moving_joint(joint, "joint actuator force range")
+        joint = self._joint_names[i]
+        ranges = self.__dict__.setdefault("_actuator_force_range", {})
+        if lower is None and upper is None:
+            ranges.pop(joint, None)
+            return
+        if not isinstance(self._joints[i], (Revolute, Prismatic)):
+            raise ValueError(f"joint actuator force range: joint {joint!r} is not a hinge or slide joint")
+        lo, hi = float(lower), float(upper)
+        if not lo < hi:  # (also NaN)
+            raise ValueError(
+                f"joint actuator force range of {joint!r}: needs lower < upper, got ({lower!r}, {upper!r})"
+            )
+        ranges[joint] = (lo, hi)
+
+    @property
+    def joint_actuator_force_range(self) -> np.ndarray:
+        """(nv, 2) each velocity coordinate's clamp of the actuators' total force (±inf: none;
+        set_joint_actuator_force_range; a copy)."""
+        out = np.tile([-np.inf, np.inf], (self.nv, 1))
+        for joint, r in self.__dict__.get("_actuator_force_range", {}).items():
+            out[self.v_index(joint)] = r
+        return out
+
     @property
     def joint_frictionloss(self) -> np.ndarray:
         """(nv,) dry friction of every velocity coordinate (set_joint_frictionloss; a copy)."""
@@ -313,6 +346,8 @@ class ActuationTerms:
         self.ctrl_hi = np.array([inf if a.ctrlrange is None else a.ctrlrange[1] for a in acts])
         self.force_lo = np.array([-inf if a.forcerange is None else a.forcerange[0] for a in acts])
         self.force_hi = np.array([inf if a.forcerange is None else a.forcerange[1] for a in acts])
+        self.joint_lo, self.joint_hi = model.joint_actuator_force_range.T.copy()
+        self.clip_joint = bool(nu and (np.isfinite(self.joint_lo).any() or np.isfinite(self.joint_hi).any()))
         self.dyn = np.array([a.dynamics != "none" for a in acts], dtype=bool)
         self.integrator = np.array([a.dynamics == "integrator" for a in acts if a.dynamics != "none"], dtype=bool)
         self.T = np.array([a.time_constant for a in acts if a.dynamics != "none"])
@@ -325,7 +360,7 @@ class ActuationTerms:
         # whether anything acts at zero control: a bias (a servo), an activation, a tendon's spring
         self.acts_at_rest = bool(
             self.passive or self.na or np.any(self.bias) or np.any(self.force_lo > 0) or np.any(self.force_hi < 0)
-        )
+        ) or (self.clip_joint and bool(np.any(self.joint_lo > 0) or np.any(self.joint_hi < 0)))
 
     def control(self, ctrl) -> np.ndarray:
         if not (type(ctrl) is np.ndarray and ctrl.dtype == np.float64 and ctrl.shape == (self.nu,)):
@@ -348,7 +383,8 @@ class ActuationTerms:
             f = self.gain[:, 0] * w
         if self.clip_force:
             f = np.clip(f, self.force_lo, self.force_hi)
-        return self.moment_v.T @ f
+        tau = self.moment_v.T @ f
+        return np.clip(tau, self.joint_lo, self.joint_hi) if self.clip_joint else tau
 
     def tendon_passive(self, q, v) -> np.ndarray:
         """−Jᵀ (k (L − rest) + d L̇) of the tendons' spring–dampers (rest: the dead band's nearer end)."""

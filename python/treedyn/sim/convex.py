@@ -40,7 +40,7 @@ __all__ = ["convex_contacts", "coal_shape"]
 @functools.lru_cache(maxsize=256)
 def _polygons(mesh):
     """A ConvexMesh's faces as MuJoCo keeps them: its triangles merged into polygons (edge neighbours whose unit
-    normals differ by less than 1e-6), numbered by their first triangle: (normals, each polygon's sorted
+    normals' cosine exceeds 1 - 1e-6), numbered by their first triangle: (normals, each polygon's sorted
     vertices, each vertex's polygons) — as contact/collision.hpp's hull_polygons."""
     V, F = mesh.vertices, np.asarray(mesh.faces)
     n = np.cross(V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]])
@@ -55,7 +55,7 @@ def _polygons(mesh):
 
     edges = sorted((min(a, b), max(a, b), f) for f, t in enumerate(F.tolist()) for a, b in zip(t, t[1:] + t[:1]))
     for e0, e1 in zip(edges, edges[1:]):
-        if e0[:2] == e1[:2] and np.linalg.norm(n[e1[2]] - n[e0[2]]) < 1e-6:
+        if e0[:2] == e1[:2] and n[e1[2]] @ n[e0[2]] > 1.0 - 1e-6:
             root[find(e1[2])] = find(e0[2])
     ids, normals, members = {}, [], []
     for f, t in enumerate(F.tolist()):

@@ -429,6 +429,7 @@ def _actuation_arrays(T) -> tuple:
         T.tendon_q, T.tendon_v, np.asarray(T.k, f), np.asarray(T.d, f), np.asarray(T.rest, f).reshape(-1, 2),
         T.moment_q, T.moment_v, T.gain, T.bias, np.c_[T.ctrl_lo, T.ctrl_hi], np.c_[T.force_lo, T.force_hi], act_of,
         np.asarray(T.integrator, dtype=np.int32), np.asarray(T.T, f), np.c_[T.act_lo, T.act_hi].reshape(-1, 2),
+        np.c_[T.joint_lo, T.joint_hi],
     )  # fmt: skip
 
 

@@ -41,7 +41,8 @@ struct HullPolygons {
   std::vector<int> vertex_start, vertex, polygon_start, polygon;
 };
 // the polygons of the hull V whose triangles are faces (nf × 3 vertex indices in [0, V), wound outwards); two
-// triangles sharing an edge are one polygon where their normals differ by less than 1e-6
+// triangles sharing an edge are one polygon where their normals' cosine exceeds 1 − 1e-6 (0.08°: MuJoCo's merge,
+// measured on Solo-12's foot, leaves no two neighbouring polygons closer than 1e-3 in their normals)
 inline std::shared_ptr<const HullPolygons> hull_polygons(const std::vector<Eigen::Vector3d>& V, const int* faces,
                                                          int nf) {
   std::vector<Eigen::Vector3d> n(nf);
@@ -64,7 +65,7 @@ inline std::shared_ptr<const HullPolygons> hull_polygons(const std::vector<Eigen
   std::sort(edges.begin(), edges.end());
   for (std::size_t e = 1; e < edges.size(); ++e)
     if (edges[e][0] == edges[e - 1][0] && edges[e][1] == edges[e - 1][1] &&
-        (n[edges[e][2]] - n[edges[e - 1][2]]).norm() < 1e-6)
+        n[edges[e][2]].dot(n[edges[e - 1][2]]) > 1.0 - 1e-6)
       root[find(edges[e][2])] = find(edges[e - 1][2]);
   auto out = std::make_shared<HullPolygons>();
   std::vector<int> id(nf, -1);

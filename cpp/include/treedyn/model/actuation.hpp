@@ -3,11 +3,13 @@
 // its spring–damper −T_vᵀ (k · stretch(L) + d L̇) (stretch: beyond the dead band [L₀, L₁]); an
 // actuator's length l = m_q q and velocity l̇ = m_v v (its gear times the joint's or the tendon's),
 // its force f = (a₀ + a₁ l + a₂ l̇) w + b₀ + b₁ l + b₂ l̇ clamped to forcerange, w the control clamped
-// to ctrlrange or the activation, τ = m_vᵀ f; activations stepped by explicit Euler, ẇ = u
+// to ctrlrange or the activation, τ = m_vᵀ f, each coordinate's total clamped to its joint's actuator
+// force range (MuJoCo's joint actuatorfrcrange); activations stepped by explicit Euler, ẇ = u
 // (integrator) or (u − w)/T (filter), clamped to actrange. apply also leaves each actuator's velocity
-// gain kv = −∂f/∂l̇ = −(b₂ + a₂ w) in the work (0 where forcerange clamps f: MuJoCo's mjd_actuator_vel), for
-// the implicit integrators (contact/implicit.hpp). Dense maps: the models this serves have
-// few actuators; the step of a world adds this to its τ, no allocation (the work vectors are the caller's).
+// gain kv = −∂f/∂l̇ = −(b₂ + a₂ w) in the work (0 where forcerange clamps f, MuJoCo's mjd_actuator_vel, and on
+// a saturated joint, as MuJoCo 4.0's), for the implicit integrators (contact/implicit.hpp). Dense maps: the
+// models this serves have few actuators; the step of a world adds this to its τ, no allocation (the work
+// vectors are the caller's).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -25,12 +27,14 @@ struct Actuation {
   Eigen::MatrixXd moment_q, moment_v;  // nu × nq, nu × nv
   Eigen::MatrixXd gain, bias;          // nu × 3
   Eigen::VectorXd ctrl_lo, ctrl_hi, force_lo, force_hi;
-  std::vector<int> act_of;            // per actuator: its activation's index, or −1
-  std::vector<char> integrator;       // per activation: ẇ = u (else the filter's (u − w)/T)
-  Eigen::VectorXd T, act_lo, act_hi;  // per activation
+  Eigen::VectorXd joint_lo, joint_hi;  // nv: the clamp of each coordinate's total actuator force (±∞: none)
+  bool joint_clamp = false;            // some coordinate has one
+  std::vector<int> act_of;             // per actuator: its activation's index, or −1
+  std::vector<char> integrator;        // per activation: ẇ = u (else the filter's (u − w)/T)
+  Eigen::VectorXd T, act_lo, act_hi;   // per activation
 
   struct Work {
-    Eigen::VectorXd w, f, l, ldot, L, Ldot;
+    Eigen::VectorXd w, f, l, ldot, L, Ldot, tau;
     Eigen::VectorXd kv;  // per actuator: −∂f/∂l̇ at this force (0: clamped)
   };
 
@@ -52,7 +56,18 @@ struct Actuation {
         s.f[r] = std::clamp(f, force_lo[r], force_hi[r]);
         s.kv[r] = f > force_lo[r] && f < force_hi[r] ? -(bias(r, 2) + gain(r, 2) * s.w[r]) : 0.0;
       }
-      out.noalias() += moment_v.transpose() * s.f;
+      if (joint_clamp) {
+        s.tau.noalias() = moment_v.transpose() * s.f;
+        for (int k = 0; k < nv; ++k) {
+          if (s.tau[k] > joint_lo[k] && s.tau[k] < joint_hi[k]) continue;
+          s.tau[k] = std::clamp(s.tau[k], joint_lo[k], joint_hi[k]);  // saturated: no implicit damping through it
+          for (int r = 0; r < nu; ++r)
+            if (moment_v(r, k) != 0) s.kv[r] = 0.0;
+        }
+        out += s.tau;
+      } else {
+        out.noalias() += moment_v.transpose() * s.f;
+      }
     }
     if (passive) {
       s.L.noalias() = tendon_q * qv;

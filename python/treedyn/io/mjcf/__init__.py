@@ -75,8 +75,8 @@ contact step (``contact/fluid.hpp``).
 ``<sensor>``: ``model.sensors`` (Model.add_sensor), the sites they read as named frames
 (io/mjcf/sensors.py); the kinds treedyn does not have are noted.
 
-Not modelled, with one IgnoredElementWarning per file that says so: body ``gravcomp``, spatial
-tendons, muscles, a pair's ``gap``. Silently ignored: ``<asset>`` but its meshes, ``<visual>``,
+Not modelled, with one IgnoredElementWarning per file that says so: body ``gravcomp`` and joint
+``actuatorgravcomp``, spatial tendons, a tendon's ``actuatorfrcrange``, muscles, a pair's ``gap``. Silently ignored: ``<asset>`` but its meshes, ``<visual>``,
 ``<statistic>``, ``<size>``, ``<custom>``, ``<extension>``, sites no sensor reads, cameras, lights. A ball joint's range is noted as not modelled.
 
 Errors (ModelFileError naming the element, file and line): flex equalities and tendon equalities

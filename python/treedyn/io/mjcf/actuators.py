@@ -13,7 +13,10 @@ actuators (muscles, cylinders, adhesion, a site, body or ball-joint transmission
 tendon) are noted as not modelled and left out: ``model.actuator_names`` lists those loaded.
 Tendons: ``<fixed>`` with ``stiffness``, ``damping``, ``springlength`` (default: the length at the
 joints' ``springref``), ``range``/``limited`` and ``frictionloss``; spatial tendons are noted as not
-modelled. Joints: ``frictionloss`` (dry friction, ``Model.set_joint_frictionloss``).
+modelled. Joints: ``frictionloss`` (dry friction, ``Model.set_joint_frictionloss``) and, on hinges
+and slides, ``actuatorfrcrange``/``actuatorfrclimited`` (the clamp of the actuators' total force,
+``Model.set_joint_actuator_force_range``; MuJoCo ignores it on ball and free joints, and so does
+this reader).
 """
 
 from __future__ import annotations
@@ -64,20 +67,10 @@ def _springs(r, model) -> None:
             model.set_joint_spring(name, stiffness=k, damping=d, rest=rest)
         if a.get("frictionloss"):
             model.set_joint_frictionloss(name, a["frictionloss"])
+        if a.get("actuatorfrcrange"):
+            model.set_joint_actuator_force_range(name, *a["actuatorfrcrange"])
     for (kind, name), soft in r.__dict__.get("row_softness", {}).items():  # (solreffriction, solimpfriction)
         model.set_row_softness(kind, name, soft.get("solref"), soft.get("solimp"))
-
-
-def _limited(r, e, a, key: str, what: str):
-    """A (lower, upper) range by MuJoCo's rule for <key>limited (auto: limited when range[0] <
-    range[1] under autolimits), or None."""
-    limited = a.get(key.replace("range", "limited"), "auto")
-    lo, hi = r.vec(e, key, 2, a, (0.0, 0.0))
-    if limited == "true" or (limited == "auto" and lo < hi and r.autolimits == "true"):
-        if not lo < hi:
-            raise r.err(f"{what}: {key} {a.get(key, '0 0')!r} must have range[0] < range[1] when limited", e)
-        return (float(lo), float(hi))
-    return None
 
 
 def tendons(r, root, model) -> None:
@@ -97,6 +90,8 @@ def tendons(r, root, model) -> None:
                 continue
             a = _tendon_attrs(r, t)
             name = a.get("name") or f"tendon{added}"
+            if r.limited(t, a, "actuatorfrcrange", f"tendon {name!r}"):
+                r.ignored.note(f"tendon {name!r}: actuatorfrcrange (the clamp of its actuators' force) not modelled")
             terms = {}
             for j in t:
                 if j.tag == "joint":
@@ -112,7 +107,7 @@ def tendons(r, root, model) -> None:
                     stiffness=r.num(t, "stiffness", a, 0.0),
                     damping=r.num(t, "damping", a, 0.0),
                     rest_length=rest,
-                    range=_limited(r, t, a, "range", f"tendon {name!r}"),
+                    range=r.limited(t, a, "range", f"tendon {name!r}"),
                     frictionloss=r.num(t, "frictionloss", a, 0.0),
                 )
             except ValueError as err:
@@ -180,11 +175,11 @@ def actuators(r, root, model) -> None:
                     gear=r.num(e, "gear", a, 1.0, n=None),
                     gain=gain,
                     bias=bias,
-                    ctrlrange=_limited(r, e, a, "ctrlrange", f"actuator {name!r}"),
-                    forcerange=_limited(r, e, a, "forcerange", f"actuator {name!r}"),
+                    ctrlrange=r.limited(e, a, "ctrlrange", f"actuator {name!r}"),
+                    forcerange=r.limited(e, a, "forcerange", f"actuator {name!r}"),
                     dynamics=dyn,
                     time_constant=T,
-                    actrange=_limited(r, e, a, "actrange", f"actuator {name!r}"),
+                    actrange=r.limited(e, a, "actrange", f"actuator {name!r}"),
                 )
             except ValueError as err:
                 if "not a revolute or prismatic" in str(err):

@@ -193,8 +193,9 @@ def _range(r, name, kind, a, e):
 
 
 def _passive(r, name, kind, a, e):
-    """The joint's passive attributes (damping, stiffness, springref, armature, frictionloss) into
-    r.passive[name], those set non-zero only; springref in the compiler's angle unit for a hinge."""
+    """The joint's passive attributes (damping, stiffness, springref, armature, frictionloss) and its
+    actuators' force range (actuatorfrcrange, a hinge's or slide's) into r.passive[name], those set
+    non-zero only; springref in the compiler's angle unit for a hinge."""
     vals = {}
     for attr in ("damping", "stiffness", "springref", "armature", "frictionloss"):
         if attr in a:
@@ -208,6 +209,10 @@ def _passive(r, name, kind, a, e):
             raise r.err(f"joint {name!r}: springdamper={a['springdamper']!r}: when given, both must be positive", e)
         if tc > 0:
             vals["springdamper"] = (float(tc), float(ratio))
+    if kind in ("hinge", "slide") and (frc := r.limited(e, a, "actuatorfrcrange", f"joint {name!r}")):
+        vals["actuatorfrcrange"] = frc  # (MuJoCo ignores it on ball and free joints)
+    if a.get("actuatorgravcomp") == "true":
+        r.ignored.note(f"joint {name!r}: actuatorgravcomp not modelled (gravity compensation is not)")
     if any(vals.values()):
         r.passive[name] = (kind, vals)
     soft = softness(r, e, a, ("solreffriction", "solimpfriction"))

@@ -95,6 +95,19 @@ class Reader:
             raise self.err(f"<{elem.tag} {key}={text!r}>: NaN or inf", elem)
         return vals
 
+    def limited(self, elem, attrs, key: str, what: str):
+        """A (lower, upper) range by MuJoCo's rule for <key>limited (auto: limited when range[0] <
+        range[1] under autolimits), or None."""
+        limited = attrs.get(key.replace("range", "limited"), "auto")
+        lo, hi = self.vec(elem, key, 2, attrs, (0.0, 0.0))
+        if limited == "true" or (limited == "auto" and lo < hi and self.autolimits == "true"):
+            if not lo < hi:
+                raise self.err(
+                    f"{what}: {key} {attrs.get(key, '0 0')!r} must have range[0] < range[1] when limited", elem
+                )
+            return (float(lo), float(hi))
+        return None
+
     def size3(self, elem, attrs):
         """A geom's ``size``: up to 3 numbers, padded with zeros to 3."""
         size = np.zeros(3)
