@@ -127,7 +127,8 @@ struct ContactWorld {
   Eigen::VectorXd bilateral_lo, bilateral_hi;  // their impulses' bounds (empty: unbounded)
   // soft steps: the first rows of the bilateral ones are MuJoCo's (soft_rows; contact/rows.hpp)
   std::vector<SoftGeneralRow> soft_general;
-  std::vector<int> bounds;  // the limit bounds in the problem
+  std::vector<int> general_top;  // each general row's chain (its deepest coordinate: on_chains), or kOffChains
+  std::vector<int> bounds;       // the limit bounds in the problem
   std::vector<char> in_problem;
   std::vector<Motion<double>> vel;  // the bodies' velocities at v*
   double rho = 0, lambda_max = 0;
@@ -651,14 +652,14 @@ struct ContactEngine {
 
   // whether Newton solves this step's problem (contact/newton.hpp): soft rows only (the bilateral ones
   // soft equalities), each contact a pyramid's edges or frictionless (elliptic cones: ADMM). On the tree's
-  // sparsity (LTL on compact rows) where every row lies on one chain — every contact against the world or
-  // between a body and its ancestor, no general row — up to kNewtonTreeMaxNv coordinates: on a small tree
-  // always (faster than the dense factor: Gymnasium's and the DeepMind Control humanoids and ant, 1.2-1.3x
-  // a step), on a larger one asked for (solver 2) or by auto where newton_tree_pays (on a deep tree the
-  // factor's Σ depth² per change of the active set costs more than ADMM's O(N) iterations). Dense (H n × n,
-  // Cholesky) on small trees (nv ≤ newton_max_nv) otherwise, and where more rows join two moving bodies
-  // than the tree has coordinates (a pile of bodies: ADMM's operator would hold a dense block of those
-  // rows, nc² memory and nc³ to factor, 20 overlapping boxes 9 s a step; Newton's Hessian is nv × nv)
+  // sparsity (LTL on compact rows) where every row lies on one chain (on_chains) — every contact against the world
+  // or between a body and its ancestor, each general row on one chain — up to kNewtonTreeMaxNv coordinates: on a small
+  // tree always (faster than the dense factor: Gymnasium's and the DeepMind Control humanoids and ant, 1.2-1.3x a
+  // step), on a larger one asked for (solver 2) or by auto where newton_tree_pays (on a deep tree the factor's Σ depth²
+  // per change of the active set costs more than ADMM's O(N) iterations). Dense (H n × n, Cholesky) on small trees (nv
+  // ≤ newton_max_nv) otherwise, and where more rows join two moving bodies than the tree has coordinates (a pile of
+  // bodies: ADMM's operator would hold a dense block of those rows, nc² memory and nc³ to factor, 20 overlapping boxes
+  // 9 s a step; Newton's Hessian is nv × nv)
   static constexpr int kNewtonTreeMaxNv = 1000;
   bool newton_applies(ContactWorld& W) const {
     if (!opt.soft || opt.solver == 1 || W.G.bilateral.rows() > int(W.soft_general.size())) return false;
@@ -670,11 +671,28 @@ struct ContactEngine {
     if (model.nv > kNewtonTreeMaxNv) return false;
     return opt.solver == 2 || coupled_rows(W) > model.nv || newton_dense_pays(W);  // (a pile: dense)
   }
-  bool on_chains(const ContactWorld& W) const {  // every row on one chain of the tree (LTL's pattern)
-    if (W.soft_general.size() || model.nv > kNewtonTreeMaxNv) return false;  // (an equality's rows span two)
+  // every row on one chain of the tree (LTL's pattern): contacts against the world or between a body and its ancestor,
+  // limits, and general rows whose coordinates all lie on their deepest one's chain (a joint's dry friction: one
+  // coordinate; an equality between two branches is not); each general row's deepest coordinate into W.general_top
+  static constexpr int kOffChains = -2;
+  bool on_chains(ContactWorld& W) const {
+    if (model.nv > kNewtonTreeMaxNv) return false;
     for (const ContactPoint& c : W.found)
       if (c.body[0] != 0 && c.body[1] != 0 && !ancestor(c.body[0], c.body[1]) && !ancestor(c.body[1], c.body[0]))
         return false;
+    const auto& B = W.G.bilateral;
+    W.general_top.assign(W.soft_general.size(), -1);
+    for (int e = 0; e < int(W.soft_general.size()); ++e) {
+      int& top = W.general_top[e];
+      for (int j = model.nv - 1; j >= 0; --j) {
+        if (B(e, j) == 0) continue;
+        const int b = W.G.dof_body[j];
+        if (top < 0)
+          top = j;
+        else if (!ancestor(b, W.G.dof_body[top]) && b != W.G.dof_body[top])
+          return top = kOffChains, false;
+      }
+    }
     return true;
   }
   // the last coordinate on body b's chain (b's own last, or its nearest ancestor's with coordinates; −1: none)
@@ -695,6 +713,7 @@ struct ContactEngine {
     for (const ContactPoint& c : W.found)
       newton += 2.0 * row(chain_top(ancestor(c.body[0], c.body[1]) ? c.body[1] : c.body[0]));
     for (int k : W.bounds) newton += row(limits.vi[k]);
+    for (const int top : W.general_top) newton += row(top);
     const double K = std::max(W.last_iterations_tree, 20);
     return newton < 2.0 * K * (300.0 * model.N + 40.0 * double(W.b.size()));
   }
@@ -758,7 +777,7 @@ struct ContactEngine {
       w.jadr[0] = 0;
       for (int r = 0; r < n; ++r) {
         const int row = w.rows[r];
-        int top = row >= 3 * P ? W.G.limit_dof[row - 3 * P] : -1;
+        int top = row >= 3 * P + L ? W.general_top[row - 3 * P - L] : row >= 3 * P ? W.G.limit_dof[row - 3 * P] : -1;
         if (row < 3 * P) {
           const ContactFrame& f = W.G.contacts[row / 3];
           top = chain_top(ancestor(f.body[0], f.body[1]) ? f.body[1] : f.body[0]);
@@ -776,8 +795,10 @@ struct ContactEngine {
     for (int r = 0; r < n; ++r) {
       const int row = w.rows[r];
       w.b[r] = W.b[row], w.Rinv[r] = 1.0 / W.G.R[row];
-      if (row >= 3 * P + L) {  // a general row (dense: newton_applies)
-        w.J.row(r) = W.G.bilateral.row(row - 3 * P - L);
+      if (row >= 3 * P + L) {  // a general row (on its chain where w.tree: on_chains)
+        const int e = row - 3 * P - L;
+        for (int j = 0; j < nv; ++j)
+          if (W.G.bilateral(e, j) != 0) J(r, j) = W.G.bilateral(e, j);
         continue;
       }
       if (row >= 3 * P) {
