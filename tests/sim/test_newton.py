@@ -149,7 +149,9 @@ def _friction_legs(tendon: bool) -> str:
           <joint name="knee{i}" {j}/><geom type="capsule" fromto="0 0 0 0 0 -0.2" size="0.02" mass="0.2"/></body></body>"""
         acts += f'<position joint="hip{i}" kp="40"/><position joint="knee{i}" kp="40"/>'
         if tendon:
-            tendons += f'<fixed frictionloss="0.3"><joint joint="hip{i}" coef="1"/><joint joint="knee{i}" coef="0.5"/></fixed>'
+            tendons += (
+                f'<fixed frictionloss="0.3"><joint joint="hip{i}" coef="1"/><joint joint="knee{i}" coef="0.5"/></fixed>'
+            )
     tendons = f"<tendon>{tendons}</tendon>" if tendon else ""
     return f"""<mujoco><worldbody><geom type="plane" size="5 5 0.1"/><body pos="0 0 0.42"><freejoint/>
       <geom type="box" size="0.25 0.12 0.05" mass="4"/>{legs}</body></worldbody>{tendons}<actuator>{acts}</actuator>
