@@ -63,6 +63,8 @@ def check_against_pinocchio(model, q, v, frames):
             J = td.frame_jacobian(model, q, name, point, reference=ref)
             Jp = swap(pin.getFrameJacobian(pm, pd, fid, pref))
             assert_within_rounding(J, Jp, scale, n, what=f"J of {name} ({ref})")
+            J_pin_rows = td.frame_jacobian(model, q, name, point, reference=ref, rows="linear-angular")
+            np.testing.assert_array_equal(J_pin_rows, swap(J))  # (Pinocchio's row order, the same numbers)
             a = td.frame_bias_acceleration(model, q, v, name, point, reference=ref)
             if ref == "local_world_aligned":
                 ap = pin.getFrameClassicalAcceleration(pm, pd, fid, pref).vector
@@ -70,6 +72,8 @@ def check_against_pinocchio(model, q, v, frames):
                 ap = pin.getFrameAcceleration(pm, pd, fid, pref).vector
             vscale = scale * (1.0 + np.abs(v).max()) ** 2
             assert_within_rounding(a, swap(ap), vscale, n, what=f"J̇q̇ of {name} ({ref})")
+            a_pin_rows = td.frame_bias_acceleration(model, q, v, name, point, reference=ref, rows="linear-angular")
+            np.testing.assert_array_equal(a_pin_rows, swap(a))
     c, Jc = td.center_of_mass(model, q, jacobian=True)
     cp = pin.centerOfMass(pm, pd, q)
     Jcp = pin.jacobianCenterOfMass(pm, pd, q)
@@ -204,3 +208,16 @@ def test_bodies_welded_to_the_world_are_not_in_the_centre_of_mass():
     np.testing.assert_allclose(c, [0, 1, 0], atol=1e-15)
     np.testing.assert_allclose(Jc[:, 0], [-1, 0, 0], atol=1e-15)  # ċ = ω × c for ω = ẑ
     assert td.potential_energy(m, q) == 0.0  # the moving body's centre is at height 0
+
+
+def test_pinocchio_row_order_is_an_option_and_bad_values_are_named():
+    """rows="linear-angular" gives Pinocchio's [linear; angular] rows, batched too (the rows axis is -2 of a
+    (B, 6, nv) stack); another value is a ValueError naming the two."""
+    model = chain(5)
+    Q = np.random.default_rng(3).uniform(-1, 1, (4, model.nq))
+    J = td.frame_jacobian(model, Q, 5, reference="local")
+    Jl = td.frame_jacobian(model, Q, 5, reference="local", rows="linear-angular")
+    np.testing.assert_array_equal(Jl[:, :3], J[:, 3:])
+    np.testing.assert_array_equal(Jl[:, 3:], J[:, :3])
+    with pytest.raises(ValueError, match="'angular-linear', 'linear-angular'"):
+        td.frame_jacobian(model, Q[0], 5, rows="linear")

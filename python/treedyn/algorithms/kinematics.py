@@ -2,8 +2,9 @@
 
 A frame is a body (by name or index) or a named frame of ``model.frames`` (a URDF link merged
 by a fixed joint, an MJCF site). ``point``, in the frame's coordinates, moves the frame's origin
-there (the Jacobian of a point on a body). Jacobians have treedyn's spatial row order
-[angular; linear] and ``reference`` says in which coordinates the frame's velocity is given:
+there (the Jacobian of a point on a body). Jacobians and J̇q̇ have treedyn's spatial row order
+[angular; linear] (Featherstone's) by default; ``rows="linear-angular"`` gives Pinocchio's
+[linear; angular]. ``reference`` says in which coordinates the frame's velocity is given:
 
 - ``"world"``: the spatial velocity at the world origin, world axes ([ω; v_O], Pinocchio's WORLD);
 - ``"local"``: the frame's own axes at its origin (Pinocchio's LOCAL);
@@ -31,6 +32,7 @@ __all__ = [
 ]
 
 _REFERENCES = {"world": 0, "local": 1, "local_world_aligned": 2}
+_ROWS = ("angular-linear", "linear-angular")
 
 
 def _cpp(model) -> _core.Model:
@@ -72,6 +74,13 @@ def _reference(reference: str) -> int:
     return _REFERENCES[C.choice(reference, "reference", _REFERENCES)]
 
 
+def _ordered(x: np.ndarray, rows: str, axis: int) -> np.ndarray:
+    """x's six spatial rows (along axis) in the order ``rows`` (checked) asks for (treedyn's: as computed)."""
+    if rows == "angular-linear":
+        return x
+    return np.concatenate([np.take(x, [3, 4, 5], axis=axis), np.take(x, [0, 1, 2], axis=axis)], axis=axis)
+
+
 def frame_placement(model: Model, q, frame, point=None) -> Transform:
     """The world pose of a body or named frame at q: ``x_world = rotation @ x_frame + translation``."""
     body, R, p = _frame(model, frame, point)
@@ -79,19 +88,27 @@ def frame_placement(model: Model, q, frame, point=None) -> Transform:
     return Transform(rotation=Rb[body] @ R, translation=Rb[body] @ p + pb[body])
 
 
-def frame_jacobian(model: Model, q, frame, point=None, reference: str = "world") -> np.ndarray:
+def frame_jacobian(
+    model: Model, q, frame, point=None, reference: str = "world", rows: str = "angular-linear"
+) -> np.ndarray:
     """J(q), (6, nv) — or (B, 6, nv) for q of shape (B, nq) — with the frame's velocity
-    [ω; v] = J q̇ in ``reference`` coordinates (see the module's docstring)."""
+    [ω; v] = J q̇ in ``reference`` coordinates (see the module's docstring); ``rows="linear-angular"``:
+    [v; ω], Pinocchio's getFrameJacobian."""
     body, R, p = _frame(model, frame, point)
-    return _core.frame_jacobian(_cpp(model), q, body, R, p, _reference(reference))
+    rows = C.choice(rows, "rows", _ROWS)
+    return _ordered(_core.frame_jacobian(_cpp(model), q, body, R, p, _reference(reference)), rows, -2)
 
 
-def frame_bias_acceleration(model: Model, q, v, frame, point=None, reference: str = "world") -> np.ndarray:
+def frame_bias_acceleration(
+    model: Model, q, v, frame, point=None, reference: str = "world", rows: str = "angular-linear"
+) -> np.ndarray:
     """J̇(q, q̇) q̇, (6,): the frame's acceleration at q̈ = 0 without gravity, so that its
     acceleration is J q̈ + J̇ q̇ in ``reference`` coordinates ("local_world_aligned": the classical
-    acceleration of the frame's origin, the operational-space controller's ẍ)."""
+    acceleration of the frame's origin, the operational-space controller's ẍ); ``rows`` as
+    frame_jacobian's."""
     body, R, p = _frame(model, frame, point)
-    return _core.frame_bias_acceleration(_cpp(model), q, v, body, R, p, _reference(reference))
+    rows = C.choice(rows, "rows", _ROWS)
+    return _ordered(_core.frame_bias_acceleration(_cpp(model), q, v, body, R, p, _reference(reference)), rows, -1)
 
 
 def center_of_mass(model: Model, q, jacobian: bool = False):
