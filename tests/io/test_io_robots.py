@@ -291,3 +291,28 @@ def test_big_robots_load_their_collisions_and_touch_the_floor(relative):
     q[2] -= 0.015
     c = td.collide(model, q)
     assert len(c) > 0 and c.depths.max() == pytest.approx(0.005, abs=1e-9)
+
+
+def test_joint_dynamics_false_steps_as_pinocchios_aba():
+    """Z1's URDF gives every joint <dynamics damping> (1-2 N m s/rad), which treedyn's q̈ applies and Pinocchio's
+    aba does not (it reads them into model.damping only): with joint_dynamics=False treedyn's q̈ is pin.aba's on
+    Pinocchio's own parse of the file, to rounding (the joint orders agree on this chain); with the default the
+    damping is there: q̈ differs by M⁻¹ D q̇."""
+    path = robot_path("z1_description/urdf/z1.urdf")
+    pm = pin.buildModelFromUrdf(path)
+    pd = pm.createData()
+    assert np.all(pm.damping > 0)
+    rng = np.random.default_rng(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", td.io.IgnoredElementWarning)
+        bare, damped = td.Model.from_urdf(path, joint_dynamics=False), td.Model.from_urdf(path)
+    assert bare.joint_names == list(pm.names)[1:]
+    for _ in range(5):
+        q, v, tau = rng.uniform(-1, 1, (3, bare.nv))
+        a = td.make_solver("aba", bare).forward_dynamics(q, v, tau)
+        ap = pin.aba(pm, pd, q, v, tau)
+        assert_within_rounding(a, ap, 1.0 + np.abs(ap).max(), bare.nv, what="q̈ without the joints' dynamics")
+        a_damped = td.make_solver("aba", damped).forward_dynamics(q, v, tau)
+        np.testing.assert_allclose(a_damped, pin.aba(pm, pd, q, v, tau - pm.damping * v), rtol=1e-9, atol=1e-9)
+    with pytest.raises(TypeError, match="joint_dynamics"):
+        td.Model.from_urdf(path, joint_dynamics="no")

@@ -61,7 +61,8 @@ that cannot be found or read is dropped and recorded in ``model.dropped_geoms``
 ``IgnoredElementWarning`` per file. A joint's
 ``<dynamics damping friction>`` (revolute, continuous, prismatic) is its viscous damping
 (``Model.set_joint_spring``'s damping, used by every solver) and dry friction
-(``Model.set_joint_frictionloss``, kept by the contact step).
+(``Model.set_joint_frictionloss``, kept by the contact step); ``joint_dynamics=False`` leaves both
+out, as Pinocchio's ``aba`` does.
 
 Meshes are looked for as ``package://pkg/file`` in ``<dir>/pkg/file`` for each of ``package_dirs``
 (every directory in it must exist: FileNotFoundError naming it otherwise), then in a folder named
@@ -123,6 +124,7 @@ def load_urdf(
     package_dirs: None | str | os.PathLike | Sequence = None,
     *,
     mimic: str = "couple",
+    joint_dynamics: bool = True,
 ) -> Model:
     """Load a URDF file (a path) or URDF text (a string starting with '<') as a treedyn Model.
 
@@ -132,13 +134,19 @@ def load_urdf(
     mimic: "couple" (default): a ``<mimic>`` joint follows its leader exactly (a coupling
         constraint, see the module); "independent": it becomes an ordinary independent joint;
         "error": a ``<mimic>`` joint is an error.
+    joint_dynamics: read each joint's ``<dynamics damping friction>`` into the model (default: every
+        solver's q̈ has the damping); False leaves them out, as Pinocchio's ``aba`` and ``rnea`` do
+        (they read them into ``model.damping``/``friction`` but do not apply them).
     """
     _checks.choice(mimic, "mimic", MIMIC)
     floating_base = _checks.boolean(floating_base, "floating_base")
+    joint_dynamics = _checks.boolean(joint_dynamics, "joint_dynamics")
     budget = Budget()  # what this load may read (the file and its meshes: treedyn.io._files)
     with gc_paused():
         doc = read_xml(path_or_xml, "URDF", budget)
-        return _Reader(doc, floating_base, mimic, budget).build(package_dirs)
+        reader = _Reader(doc, floating_base, mimic, budget)
+        reader.joint_dynamics = joint_dynamics
+        return reader.build(package_dirs)
 
 
 class _Reader:
@@ -154,6 +162,7 @@ class _Reader:
         self.package_dirs: list = []  # where package:// meshes are looked for first
         self.dropped: list[str] = []  # collision shapes not made into geoms, and why
         self.dynamics: dict = {}  # joint name -> (damping, friction) of its <dynamics>
+        self.joint_dynamics = True  # whether they go into the model (load_urdf's joint_dynamics)
         self.hulls: dict = {}  # (mesh path, scale) -> ConvexMesh, or why it could not be read
 
     def err(self, message, elem=None) -> ModelFileError:
@@ -203,7 +212,7 @@ class _Reader:
         for name, (lower, upper) in limits.items():
             model.set_joint_limits(name, lower, upper)
         with model._passive_batch():  # <dynamics>: viscous and dry joint friction
-            for name, (damping, friction) in self.dynamics.items():
+            for name, (damping, friction) in self.dynamics.items() if self.joint_dynamics else ():
                 if damping:
                     model.set_joint_spring(name, damping=damping)
                 if friction:

@@ -198,7 +198,15 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
 
     # ----------------------------------------------------------------- files
     @classmethod
-    def from_urdf(cls, path_or_xml, floating_base: bool = False, package_dirs=None, *, mimic: str = "couple") -> Model:
+    def from_urdf(
+        cls,
+        path_or_xml,
+        floating_base: bool = False,
+        package_dirs=None,
+        *,
+        mimic: str = "couple",
+        joint_dynamics: bool = True,
+    ) -> Model:
         """Load a URDF file, or URDF text (a string starting with '<'): treedyn.io.load_urdf.
 
         floating_base: hinge the root link to the world by a free joint named "root_joint".
@@ -206,10 +214,18 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
             ones, when given: meshes play no part in the dynamics).
         mimic: "couple" (a <mimic> joint follows its leader: a coupling constraint),
         "independent" (an ordinary joint) or "error" (a <mimic> joint is an error).
+        joint_dynamics: read <dynamics damping friction> (default) or leave them out (False), as
+        Pinocchio's aba does.
         Fixed joints are merged into their parent body (``model.frames`` says where each link
         went); joints are numbered depth-first, children in file order: use q_index/v_index.
         """
-        return _FILE_READERS["urdf"](path_or_xml, floating_base=floating_base, package_dirs=package_dirs, mimic=mimic)
+        return _FILE_READERS["urdf"](
+            path_or_xml,
+            floating_base=floating_base,
+            package_dirs=package_dirs,
+            mimic=mimic,
+            joint_dynamics=joint_dynamics,
+        )
 
     @classmethod
     def from_mjcf(cls, path_or_xml) -> Model:
