@@ -316,3 +316,41 @@ def test_joint_dynamics_false_steps_as_pinocchios_aba():
         np.testing.assert_allclose(a_damped, pin.aba(pm, pd, q, v, tau - pm.damping * v), rtol=1e-9, atol=1e-9)
     with pytest.raises(TypeError, match="joint_dynamics"):
         td.Model.from_urdf(path, joint_dynamics="no")
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "talos_data/robots/talos_reduced.urdf",
+        "tiago_description/robots/tiago.urdf",
+        "baxter_description/urdf/baxter.urdf",
+    ],
+)
+def test_pinocchio_joint_order_lines_up_with_pinocchios_vectors(relative):
+    """joint_order="pinocchio" (a link's children by their joints' names, as urdfdom keeps them) numbers the
+    joints as Pinocchio's buildModelFromUrdf (file order does not, on these robots); where no joint is continuous
+    (Pinocchio's (cos, sin)) the same q, v and τ go to both unchanged: M(q) and, without the joints' dynamics,
+    aba's q̈ agree to rounding, floating base included."""
+    path = robot_path(relative)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = td.Model.from_urdf(
+            path, floating_base=True, mimic="independent", joint_dynamics=False, joint_order="pinocchio"
+        )
+        in_file_order = td.Model.from_urdf(path, floating_base=True, mimic="independent")
+    pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+    names = list(pm.names)[2:]  # (universe, the free flyer)
+    assert model.joint_names[1:] == names and in_file_order.joint_names[1:] != names
+    if pm.nq != model.nq:  # (continuous joints: Pinocchio's q has two numbers each)
+        return
+    pd = pm.createData()
+    rng = np.random.default_rng(1)
+    q = pin.randomConfiguration(pm, -np.ones(pm.nq), np.ones(pm.nq))
+    v, tau = rng.uniform(-1, 1, (2, model.nv))
+    M = td.mass_matrix(model, q)
+    Mp = pin.crba(pm, pd, q)
+    Mp = np.triu(Mp) + np.triu(Mp, 1).T
+    assert_within_rounding(M, Mp, 1.0 + np.abs(Mp).max(), model.nv, what="M(q) in Pinocchio's joint order")
+    a = td.make_solver("aba", model).forward_dynamics(q, v, tau)
+    ap = pin.aba(pm, pd, q, v, tau)
+    assert_within_rounding(a, ap, 1.0 + np.abs(ap).max(), model.nv, what="q̈ in Pinocchio's joint order")

@@ -114,6 +114,7 @@ _ROBOT_SILENT = {"link", "joint", "material", "transmission", "gazebo"}
 
 
 MIMIC = ("couple", "independent", "error")
+JOINT_ORDERS = ("file", "pinocchio")
 _ZERO = np.zeros(3)
 _ZERO.flags.writeable = False
 
@@ -125,6 +126,7 @@ def load_urdf(
     *,
     mimic: str = "couple",
     joint_dynamics: bool = True,
+    joint_order: str = "file",
 ) -> Model:
     """Load a URDF file (a path) or URDF text (a string starting with '<') as a treedyn Model.
 
@@ -137,15 +139,21 @@ def load_urdf(
     joint_dynamics: read each joint's ``<dynamics damping friction>`` into the model (default: every
         solver's q̈ has the damping); False leaves them out, as Pinocchio's ``aba`` and ``rnea`` do
         (they read them into ``model.damping``/``friction`` but do not apply them).
+    joint_order: "file" (default): bodies depth-first, each link's children in the order their joints
+        appear in the file; "pinocchio": each link's children by their joints' names, the order of
+        Pinocchio's ``buildModelFromUrdf`` (urdfdom keeps a link's joints sorted by name), so that v
+        (and q but for continuous joints, one angle here where Pinocchio keeps (cos, sin)) lines up
+        with Pinocchio's.
     """
     _checks.choice(mimic, "mimic", MIMIC)
     floating_base = _checks.boolean(floating_base, "floating_base")
     joint_dynamics = _checks.boolean(joint_dynamics, "joint_dynamics")
+    _checks.choice(joint_order, "joint_order", JOINT_ORDERS)
     budget = Budget()  # what this load may read (the file and its meshes: treedyn.io._files)
     with gc_paused():
         doc = read_xml(path_or_xml, "URDF", budget)
         reader = _Reader(doc, floating_base, mimic, budget)
-        reader.joint_dynamics = joint_dynamics
+        reader.joint_dynamics, reader.joint_order = joint_dynamics, joint_order
         return reader.build(package_dirs)
 
 
@@ -163,6 +171,7 @@ class _Reader:
         self.dropped: list[str] = []  # collision shapes not made into geoms, and why
         self.dynamics: dict = {}  # joint name -> (damping, friction) of its <dynamics>
         self.joint_dynamics = True  # whether they go into the model (load_urdf's joint_dynamics)
+        self.joint_order = "file"  # a link's children in file order, or by joint name (load_urdf's joint_order)
         self.hulls: dict = {}  # (mesh path, scale) -> ConvexMesh, or why it could not be read
 
     def err(self, message, elem=None) -> ModelFileError:
@@ -261,7 +270,8 @@ class _Reader:
 
     # ------------------------------------------------------------------ structure
     def _tree(self, links, joints):
-        """children[link] = [joint elements in file order]; joint_of[child link] = its joint."""
+        """children[link] = [joint elements in file order, or by name: joint_order]; joint_of[child link] = its
+        joint."""
         children = {name: [] for name in links}
         joint_of, names = {}, {}
         for j in joints:
@@ -285,6 +295,8 @@ class _Reader:
                 )
             joint_of[child] = j
             children[parent].append(j)
+        if self.joint_order == "pinocchio":  # (a stable sort: names are unique, checked above)
+            children = {link: sorted(js, key=lambda j: j.get("name")) for link, js in children.items()}
         return children, joint_of
 
     def _link_ref(self, joint, tag, links) -> str:

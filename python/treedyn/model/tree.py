@@ -206,6 +206,7 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         *,
         mimic: str = "couple",
         joint_dynamics: bool = True,
+        joint_order: str = "file",
     ) -> Model:
         """Load a URDF file, or URDF text (a string starting with '<'): treedyn.io.load_urdf.
 
@@ -216,8 +217,10 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
         "independent" (an ordinary joint) or "error" (a <mimic> joint is an error).
         joint_dynamics: read <dynamics damping friction> (default) or leave them out (False), as
         Pinocchio's aba does.
+        joint_order: "file" (default: depth-first, children in file order) or "pinocchio" (children by
+        joint name: Pinocchio's buildModelFromUrdf order).
         Fixed joints are merged into their parent body (``model.frames`` says where each link
-        went); joints are numbered depth-first, children in file order: use q_index/v_index.
+        went); joints are numbered depth-first (children: joint_order): use q_index/v_index.
         """
         return _FILE_READERS["urdf"](
             path_or_xml,
@@ -225,6 +228,7 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
             package_dirs=package_dirs,
             mimic=mimic,
             joint_dynamics=joint_dynamics,
+            joint_order=joint_order,
         )
 
     @classmethod
