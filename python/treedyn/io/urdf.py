@@ -29,9 +29,9 @@ agree with it):
 * a floating joint is a free joint; treedyn allows one only between the world and a body, i.e.
   from a fixed root link.
 
-q ordering: bodies, hence joints, are numbered depth-first from the root, each link's children in
-the order their joints appear in the file (the floating base first). Pinocchio may order joints
-differently; use ``model.q_index(name)`` / ``model.v_index(name)`` rather than positions.
+q ordering: bodies, hence joints, are numbered depth-first from the root (the floating base first),
+each link's children in the order their joints appear in the file, or by their joints' names with
+``joint_order="pinocchio"`` (Pinocchio's order); ``model.q_index(name)`` / ``v_index`` say where.
 
 ``<mimic joint multiplier offset>``: by default (``mimic="couple"``) the joint follows its leader
 exactly, q = multiplier·q_leader + offset, as one constraint row of the model
@@ -42,8 +42,8 @@ joint has nothing to couple and is ignored, as Pinocchio does). ``mimic="indepen
 makes it an ordinary independent joint (Pinocchio's ``buildModel`` without ``mimic=True``);
 ``mimic="error"`` refuses the file.
 
-Not supported (a ModelFileError naming the tag, the joint and the file): kinematic loops (a link that is the child of two joints, joints
-that form a cycle), several root links, unknown joint types, xacro macros.
+Not supported (a ModelFileError naming the tag, the joint and the file): kinematic loops (a link that
+is the child of two joints, joints that form a cycle), several root links, unknown joint types, xacro.
 
 Collision geometry: each ``<collision>`` sphere, box, cylinder, capsule (the common extension,
 ``radius`` and ``length``) and mesh (by its convex hull, trimesh reading STL, OBJ and, with
@@ -52,17 +52,15 @@ pycollada, DAE; ``scale`` applied) becomes a geom of its link (``model.geoms``, 
 ``contype`` 1 and ``conaffinity`` 0: it touches the geoms added with the default masks (a floor:
 ``model.add_geom(0, td.Plane())``) but not the robot's own (URDF says nothing of self-collision;
 the hulls of neighbouring links overlap on Solo-12, TALOS; PyBullet also leaves it off by default;
-``model.add_contact_pair`` adds the pairs wanted). A mesh
-that cannot be found or read is dropped and recorded in ``model.dropped_geoms``
-(``td.ContactSimulator`` warns about it). A ``<visual>`` becomes a visual of its link
-(``model.visuals``: what td.view draws; a mesh as a MeshFile, read when drawn) with its
-``<material>``'s colour; ``<transmission>`` and ``<gazebo>`` (ROS's and Gazebo's configuration),
-``<calibration>``, ``<safety_controller>`` are read past silently, any unknown element with one
-``IgnoredElementWarning`` per file. A joint's
-``<dynamics damping friction>`` (revolute, continuous, prismatic) is its viscous damping
-(``Model.set_joint_spring``'s damping, used by every solver) and dry friction
-(``Model.set_joint_frictionloss``, kept by the contact step); ``joint_dynamics=False`` leaves both
-out, as Pinocchio's ``aba`` does.
+``model.add_contact_pair`` adds the pairs wanted). A mesh that cannot be found or read is dropped
+and recorded in ``model.dropped_geoms`` (``td.ContactSimulator`` warns about it). A ``<visual>``
+becomes a visual of its link (``model.visuals``: what td.view draws; a mesh as a MeshFile, read
+when drawn) with its ``<material>``'s colour; ``<transmission>`` and ``<gazebo>`` (ROS's and
+Gazebo's configuration), ``<calibration>``, ``<safety_controller>`` are read past silently, any
+unknown element with one ``IgnoredElementWarning`` per file. A joint's ``<dynamics damping
+friction>`` (revolute, continuous, prismatic) is its viscous damping (``Model.set_joint_spring``'s
+damping, used by every solver) and dry friction (``Model.set_joint_frictionloss``, kept by the
+contact step); ``joint_dynamics=False`` leaves both out, as Pinocchio's ``aba`` does.
 
 Meshes are looked for as ``package://pkg/file`` in ``<dir>/pkg/file`` for each of ``package_dirs``
 (every directory in it must exist: FileNotFoundError naming it otherwise), then in a folder named
@@ -75,7 +73,6 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -120,30 +117,19 @@ _ZERO.flags.writeable = False
 
 
 def load_urdf(
-    path_or_xml,
-    floating_base: bool = False,
-    package_dirs: None | str | os.PathLike | Sequence = None,
-    *,
-    mimic: str = "couple",
-    joint_dynamics: bool = True,
-    joint_order: str = "file",
+    path_or_xml, floating_base=False, package_dirs=None, *, mimic="couple", joint_dynamics=True, joint_order="file"
 ) -> Model:
     """Load a URDF file (a path) or URDF text (a string starting with '<') as a treedyn Model.
 
     floating_base: hinge the root link to the world with a free joint named "root_joint".
     package_dirs: directories where ``package://`` meshes (collision shapes) are looked for first
         (missing ones are then warned about; see the module).
-    mimic: "couple" (default): a ``<mimic>`` joint follows its leader exactly (a coupling
-        constraint, see the module); "independent": it becomes an ordinary independent joint;
-        "error": a ``<mimic>`` joint is an error.
-    joint_dynamics: read each joint's ``<dynamics damping friction>`` into the model (default: every
-        solver's q̈ has the damping); False leaves them out, as Pinocchio's ``aba`` and ``rnea`` do
-        (they read them into ``model.damping``/``friction`` but do not apply them).
-    joint_order: "file" (default): bodies depth-first, each link's children in the order their joints
-        appear in the file; "pinocchio": each link's children by their joints' names, the order of
-        Pinocchio's ``buildModelFromUrdf`` (urdfdom keeps a link's joints sorted by name), so that v
-        (and q but for continuous joints, one angle here where Pinocchio keeps (cos, sin)) lines up
-        with Pinocchio's.
+    mimic: "couple" (default): a ``<mimic>`` joint follows its leader exactly (a coupling constraint, see
+        the module); "independent": an ordinary independent joint; "error": a ``<mimic>`` is an error.
+    joint_dynamics: read the joints' ``<dynamics damping friction>`` (default), or leave them out
+        (False), as Pinocchio's ``aba`` and ``rnea`` do (they keep them in ``model.damping`` only).
+    joint_order: "file" (default: a link's children in file order) or "pinocchio" (by their joints' names,
+        ``buildModelFromUrdf``'s order; q still differs at continuous joints: (cos, sin) in Pinocchio).
     """
     _checks.choice(mimic, "mimic", MIMIC)
     floating_base = _checks.boolean(floating_base, "floating_base")
@@ -152,13 +138,11 @@ def load_urdf(
     budget = Budget()  # what this load may read (the file and its meshes: treedyn.io._files)
     with gc_paused():
         doc = read_xml(path_or_xml, "URDF", budget)
-        reader = _Reader(doc, floating_base, mimic, budget)
-        reader.joint_dynamics, reader.joint_order = joint_dynamics, joint_order
-        return reader.build(package_dirs)
+        return _Reader(doc, floating_base, mimic, budget, joint_dynamics, joint_order).build(package_dirs)
 
 
 class _Reader:
-    def __init__(self, doc, floating_base: bool, mimic: str, budget: Budget):
+    def __init__(self, doc, floating_base, mimic, budget, joint_dynamics=True, joint_order="file"):
         self.doc = doc
         self.budget = budget
         self.floating_base = floating_base
@@ -170,8 +154,7 @@ class _Reader:
         self.package_dirs: list = []  # where package:// meshes are looked for first
         self.dropped: list[str] = []  # collision shapes not made into geoms, and why
         self.dynamics: dict = {}  # joint name -> (damping, friction) of its <dynamics>
-        self.joint_dynamics = True  # whether they go into the model (load_urdf's joint_dynamics)
-        self.joint_order = "file"  # a link's children in file order, or by joint name (load_urdf's joint_order)
+        self.joint_dynamics, self.joint_order = joint_dynamics, joint_order  # (load_urdf's)
         self.hulls: dict = {}  # (mesh path, scale) -> ConvexMesh, or why it could not be read
 
     def err(self, message, elem=None) -> ModelFileError:
@@ -207,11 +190,8 @@ class _Reader:
             elif elem.tag not in _ROBOT_SILENT:
                 self.ignored.add(elem.tag)
         if not links:
-            raise self.err(
-                "no <link> in <robot>: this is not a robot description"
-                + (" (is it an unexpanded xacro file?)" if "xacro" in str(robot.attrib) else ""),
-                robot,
-            )
+            xacro = " (is it an unexpanded xacro file?)" if "xacro" in str(robot.attrib) else ""
+            raise self.err(f"no <link> in <robot>: this is not a robot description{xacro}", robot)
         tree, joint_of = self._tree(links, joints)
         root = self._root(links, joint_of)
         nodes, limits = self._nodes(root, links, tree, joint_of)
@@ -270,8 +250,7 @@ class _Reader:
 
     # ------------------------------------------------------------------ structure
     def _tree(self, links, joints):
-        """children[link] = [joint elements in file order, or by name: joint_order]; joint_of[child link] = its
-        joint."""
+        """children[link] = [joint elements in file order, or by name]; joint_of[child link] = its joint."""
         children = {name: [] for name in links}
         joint_of, names = {}, {}
         for j in joints:
@@ -295,8 +274,8 @@ class _Reader:
                 )
             joint_of[child] = j
             children[parent].append(j)
-        if self.joint_order == "pinocchio":  # (a stable sort: names are unique, checked above)
-            children = {link: sorted(js, key=lambda j: j.get("name")) for link, js in children.items()}
+        if self.joint_order == "pinocchio":  # (names are unique: checked above)
+            return {link: sorted(js, key=lambda j: j.get("name")) for link, js in children.items()}, joint_of
         return children, joint_of
 
     def _link_ref(self, joint, tag, links) -> str:

@@ -198,38 +198,18 @@ class Model(ElementsMixin, ActuationMixin, CoreMixin, DescribeMixin, ContactSett
 
     # ----------------------------------------------------------------- files
     @classmethod
-    def from_urdf(
-        cls,
-        path_or_xml,
-        floating_base: bool = False,
-        package_dirs=None,
-        *,
-        mimic: str = "couple",
-        joint_dynamics: bool = True,
-        joint_order: str = "file",
-    ) -> Model:
-        """Load a URDF file, or URDF text (a string starting with '<'): treedyn.io.load_urdf.
+    def from_urdf(cls, path_or_xml, floating_base: bool = False, package_dirs=None, **options) -> Model:
+        """Load a URDF file, or URDF text (a string starting with '<'): treedyn.io.load_urdf, whose
+        keyword options (mimic, joint_dynamics, joint_order) pass through.
 
         floating_base: hinge the root link to the world by a free joint named "root_joint".
         package_dirs: where ``package://`` meshes live (only checked, with a warning for missing
             ones, when given: meshes play no part in the dynamics).
-        mimic: "couple" (a <mimic> joint follows its leader: a coupling constraint),
-        "independent" (an ordinary joint) or "error" (a <mimic> joint is an error).
-        joint_dynamics: read <dynamics damping friction> (default) or leave them out (False), as
-        Pinocchio's aba does.
-        joint_order: "file" (default: depth-first, children in file order) or "pinocchio" (children by
-        joint name: Pinocchio's buildModelFromUrdf order).
         Fixed joints are merged into their parent body (``model.frames`` says where each link
-        went); joints are numbered depth-first (children: joint_order): use q_index/v_index.
+        went); joints are numbered depth-first (children in file order, or by name with
+        joint_order="pinocchio"): use q_index/v_index.
         """
-        return _FILE_READERS["urdf"](
-            path_or_xml,
-            floating_base=floating_base,
-            package_dirs=package_dirs,
-            mimic=mimic,
-            joint_dynamics=joint_dynamics,
-            joint_order=joint_order,
-        )
+        return _FILE_READERS["urdf"](path_or_xml, floating_base=floating_base, package_dirs=package_dirs, **options)
 
     @classmethod
     def from_mjcf(cls, path_or_xml) -> Model:
