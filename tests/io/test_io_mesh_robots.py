@@ -44,13 +44,10 @@ def _run(m, d, data, steps, rng=None):
     return root, hinge, counts
 
 
-def test_the_file_is_a_mujoco_users():
+def test_the_file_is_a_mujoco_users(tmp_path):
     """A free root placed 2 mm above the floor, a servo on every hinge, implicitfast; the robot's geoms touch
     the floor only; treedyn reads the same joints and actuators."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder:
-        m, d, data = _pair("solo12", folder)
+    m, d, data = _pair("solo12", tmp_path)
     assert m.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE and m.nu == 12 and data.model.nu == 12
     assert m.opt.integrator == mujoco.mjtIntegrator.mjINT_IMPLICITFAST and data.integrator == "implicitfast"
     mujoco.mj_forward(m, d)

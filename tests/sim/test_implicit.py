@@ -116,6 +116,8 @@ def test_joint_actuator_force_range_refuses_what_mujoco_refuses():
     model = td.load_mjcf(_arm("implicitfast"))
     with pytest.raises(ValueError, match="lower < upper"):
         model.set_joint_actuator_force_range("j0", 3.0, -3.0)
+    with pytest.raises(ValueError, match="both lower and upper"):
+        model.set_joint_actuator_force_range("j0", -3.0, None)
     model.set_joint_actuator_force_range("j2", -2.0, 5.0)
     back = td.load_mjcf(model.to_mjcf())
     np.testing.assert_array_equal(back.joint_actuator_force_range[2], [-2.0, 5.0])

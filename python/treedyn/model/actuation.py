@@ -223,6 +223,8 @@ class ActuationMixin:
         if lower is None and upper is None:
             ranges.pop(joint, None)
             return
+        if lower is None or upper is None:
+            raise ValueError(f"joint actuator force range of {joint!r}: give both lower and upper (or neither)")
         if not isinstance(self._joints[i], (Revolute, Prismatic)):
             raise ValueError(f"joint actuator force range: joint {joint!r} is not a hinge or slide joint")
         lo, hi = float(lower), float(upper)

@@ -355,8 +355,9 @@ MESH_ROBOTS = {
 
 def example_robot_mjcf(relative: str, folder: str | None = None) -> str:
     """A MuJoCo file made from an example-robot-data URDF as a MuJoCo user makes one, written to
-    ``folder/robot.xml`` (default folder: ~/.cache/treedyn/mesh-robots/<the URDF's name>; its path returned): MuJoCo's own URDF import (its compiler reads the meshes,
-    linked by file name into ``folder``), the root link on a free joint placed so that its lowest geom
+    ``folder/robot.xml`` (default folder: ~/.cache/treedyn/mesh-robots/<the URDF's name>; its path
+    returned): MuJoCo's own URDF import (its compiler reads the meshes, linked by file name into
+    ``folder``), the root link on a free joint placed so that its lowest geom
     is 2 mm above a floor at qpos0, a position actuator on each hinge (ctrlrange ±0.2 rad about qpos0,
     kp 20 N m/rad per kg of the robot, kv kp/20) and the implicitfast integrator (MuJoCo's advice for
     position actuators). The robot's geoms touch the floor only (contype 1, conaffinity 0: these
@@ -387,7 +388,8 @@ def example_robot_mjcf(relative: str, folder: str | None = None) -> str:
             os.symlink(source, target)
         return f'{m.group(1)}filename="{name}"'
 
-    text = re.sub(r'(<mesh\s+)filename="([^"]+)"', link, open(path).read())
+    with open(path) as f:
+        text = re.sub(r'(<mesh\s+)filename="([^"]+)"', link, f.read())
     children = set(re.findall(r'<child\s+link="([^"]+)"', text))
     root = next(name for name in re.findall(r'<link\s+name="([^"]+)"', text) if name not in children)
     text = re.sub(

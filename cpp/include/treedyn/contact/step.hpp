@@ -127,7 +127,7 @@ struct ContactWorld {
   Eigen::VectorXd bilateral_lo, bilateral_hi;  // their impulses' bounds (empty: unbounded)
   // soft steps: the first rows of the bilateral ones are MuJoCo's (soft_rows; contact/rows.hpp)
   std::vector<SoftGeneralRow> soft_general;
-  std::vector<int> general_top;  // each general row's chain (its deepest coordinate: on_chains), or kOffChains
+  std::vector<int> general_top;  // each general row's chain: its deepest coordinate (on_chains; −1: an empty row)
   std::vector<int> bounds;       // the limit bounds in the problem
   std::vector<char> in_problem;
   std::vector<Motion<double>> vel;  // the bodies' velocities at v*
@@ -321,11 +321,8 @@ struct ContactEngine {
         return std::hypot(g.size[0], g.size[1]);
       case ShapeKind::Ellipsoid:
         return g.size.maxCoeff();
-      case ShapeKind::Mesh: {
-        double r = 0;
-        for (const Vec3<double>& v : *g.vertices) r = std::max(r, v.norm());
-        return r;
-      }
+      case ShapeKind::Mesh:
+        return g.radius;
       default:
         return std::numeric_limits<double>::infinity();
     }
@@ -674,7 +671,6 @@ struct ContactEngine {
   // every row on one chain of the tree (LTL's pattern): contacts against the world or between a body and its ancestor,
   // limits, and general rows whose coordinates all lie on their deepest one's chain (a joint's dry friction: one
   // coordinate; an equality between two branches is not); each general row's deepest coordinate into W.general_top
-  static constexpr int kOffChains = -2;
   bool on_chains(ContactWorld& W) const {
     if (model.nv > kNewtonTreeMaxNv) return false;
     for (const ContactPoint& c : W.found)
@@ -689,8 +685,8 @@ struct ContactEngine {
         const int b = W.G.dof_body[j];
         if (top < 0)
           top = j;
-        else if (!ancestor(b, W.G.dof_body[top]) && b != W.G.dof_body[top])
-          return top = kOffChains, false;
+        else if (!ancestor(b, W.G.dof_body[top]))  // (ancestor or the same body)
+          return false;
       }
     }
     return true;

@@ -212,7 +212,7 @@ def _passive(r, name, kind, a, e):
     if kind in ("hinge", "slide") and (frc := r.limited(e, a, "actuatorfrcrange", f"joint {name!r}")):
         vals["actuatorfrcrange"] = frc  # (MuJoCo ignores it on ball and free joints)
     if a.get("actuatorgravcomp") == "true":
-        r.ignored.note(f"joint {name!r}: actuatorgravcomp not modelled (gravity compensation is not)")
+        r.ignored.note(f"joint {name!r}: actuatorgravcomp not modelled (treedyn has no gravity compensation)")
     if any(vals.values()):
         r.passive[name] = (kind, vals)
     soft = softness(r, e, a, ("solreffriction", "solimpfriction"))
