@@ -27,16 +27,16 @@ void aba_forward_pass_1(const Model<S>& model, Data<S>& data, const S* q, const 
   }
 }
 
-// The refined scales of body i's pivots, where the coarse one (pivot_scale: the traces of I^A_i's
+// The refined scales of body i's pivots, where the screen (ε^(2/3) of pivot_scale: the traces of I^A_i's
 // blocks) refuses them: the magnitudes the entries of I^A_i were summed from, B_i = |I_i| + Σ_children
 // |X_c|ᵀ (B_c + |U_c D_c⁻¹ U_cᵀ|) |X_c| (entrywise absolute values: a computed sum's error is within
 // γ of the sum of its terms' magnitudes, Higham, "Accuracy and Stability of Numerical Algorithms", §3.1 and
-// §4.2, so each entry's rounding is within a few ε of B's), read along |S_k|: |S_k|ᵀ B_i |S_k| (+ the armature). A
-// pivot that is small but exact passes — a long straight chain's axial moment, where the traces carry the chain's n³
-// bending moment into every coordinate (a 10 000-link chain of alternating hinges was refused from 4 343 links) — one
-// left by cancellation does not: its magnitudes are the terms that cancelled (a massless ball joint carrying a body: D
-// ≈ 1e-17 of them). Called on the pass from the leaves (i descending): B is brought up from the last call's body, O(N)
-// over a pass; it allocates, once, on this rare path.
+// §4.2, so each entry's rounding is within a few ε of B's), read along |S_k|: |S_k|ᵀ B_i |S_k| (+ the armature), at the
+// rounding rule (pivots.hpp). A pivot that is small but exact passes — a long straight chain's axial moment, where the
+// traces carry the chain's n³ bending moment into every coordinate — one left by cancellation does not: its magnitudes
+// are the terms that cancelled (a massless ball joint carrying a body: D ≈ 1e-17 of them). Called on the pass from the
+// leaves (i descending): B is brought up from the last call's body, O(N) over a pass; it allocates, once, on this rare
+// path.
 template <class S> void aba_refined_scales(const Model<S>& model, Data<S>& data, int i, S* scale) {
   std::vector<Mat6<S>>& B = data.pivot_terms;
   if (data.pivot_from == 0) B.assign(model.N + 1, Mat6<S>::Zero()), data.pivot_from = model.N + 1;
@@ -58,7 +58,7 @@ template <class S> void aba_refined_scales(const Model<S>& model, Data<S>& data,
 }
 
 // backward step, joint part: U_i = I^A_i S_i, D_i = S_iᵀ U_i + diag(armature_i), and D_i⁻¹ (or
-// SingularJoint: a pivot below its scale, pivots.hpp; its refined scale where the coarse one refuses it)
+// SingularJoint: a pivot below the screen and within the rounding of its refined scale, pivots.hpp)
 template <class S> void aba_joint_inertia_step(const Model<S>& model, Data<S>& data, int i) {
   const int vi = model.v_index[i], ni = model.nv_i[i];
   const Motion<S>* Si = data.S.data() + vi;
@@ -75,14 +75,14 @@ template <class S> void aba_joint_inertia_step(const Model<S>& model, Data<S>& d
   }
   if constexpr (std::is_floating_point_v<S>) {
     try {
-      invert_joint_pivot(model, i, data.IA[i], Si, data.D[i], data.Dinv[i]);
+      invert_joint_pivot(model, i, data.IA[i], Si, data.D[i], data.Dinv[i], screen_tolerance<S>());
     } catch (const SingularJoint&) {
       S scale[6];
       aba_refined_scales(model, data, i, scale);
       invert_pivot(model, i, data.D[i], data.Dinv[i], scale);
     }
-  } else {
-    invert_joint_pivot(model, i, data.IA[i], Si, data.D[i], data.Dinv[i]);
+  } else {  // (traced: the screen's comparisons become the generated code's guards; past them, this kernel)
+    invert_joint_pivot(model, i, data.IA[i], Si, data.D[i], data.Dinv[i], screen_tolerance<S>());
   }
 }
 

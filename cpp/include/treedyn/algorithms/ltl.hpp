@@ -37,10 +37,35 @@ template <class S> std::vector<int> coordinate_parents(const Model<S>& model) {
   return lambda;
 }
 
-// a pivot p of coordinate k is positive and finite, and above its scale's share (algorithms/pivots.hpp:
-// diag, M's diagonal before the factorisation, where given)
-template <class S> inline bool pivot_ok(const S& p, const S* diag, int k) {
-  return p > (diag ? pivot_tolerance<S>() * diag[k] : S(0)) && std::isfinite(static_cast<double>(p));
+// The refined scale of LTL's pivot p_k (algorithms/pivots.hpp, as cholesky_refined_scale): p_k is M's
+// quadratic form on w = (1, −L_D⁻¹ ℓ) over k and its descendants D (eliminated before it, leaves
+// first), ℓ_d = L_dk; s_k = Σ_j w_j² M_jj. L_D w_D = ℓ is solved root-side first (a descendant's row
+// holds its ancestors only); O(n · depth), only for a pivot the screen refuses. parent(d): λ(d);
+// L(d, j): the factor's entry; unit: L's diagonal is 1 (LTDL, its pivots held on the diagonal)
+template <class S, class Parent, class Entry>
+S ltl_refined_scale(int n, const Parent& parent, const Entry& L, const S* diag, int k, bool unit) {
+  auto below = [&](int d) {  // d descends from k
+    for (int j = parent(d); j >= k; j = parent(j))
+      if (j == k) return true;
+    return false;
+  };
+  std::vector<S> w(n, S(0));
+  S scale = diag[k];
+  for (int d = k + 1; d < n; ++d) {
+    if (!below(d)) continue;
+    S x = L(d, k);
+    for (int j = parent(d); j > k; j = parent(j)) x -= L(d, j) * w[j];
+    w[d] = unit ? x : x / L(d, d);
+    scale += w[d] * w[d] * diag[d];
+  }
+  return scale;
+}
+
+// a pivot p of coordinate k is positive and finite, and, where M's diagonal is given, above the
+// screen's share of M_kk or the rule's share of its refined scale (algorithms/pivots.hpp)
+template <class S, class Refined> inline bool pivot_ok(const S& p, const S* diag, int k, const Refined& refined) {
+  if (!(p > S(0)) || !std::isfinite(static_cast<double>(p))) return false;
+  return !diag || p > screen_tolerance<S>() * diag[k] || p > pivot_tolerance<S>() * refined();
 }
 
 // LTL: M = Lᵀ L in place, k from the leaves (n-1) to the root; −1, or the first coordinate whose
@@ -48,8 +73,9 @@ template <class S> inline bool pivot_ok(const S& p, const S* diag, int k) {
 template <class S> int ltl(S* H, int n, const int* lambda, const S* diag = nullptr) {
   using std::sqrt;
   auto L = [&](int k, int j) -> S& { return H[std::size_t(k) * n + j]; };
+  auto parent = [&](int k) { return lambda[k]; };
   for (int k = n - 1; k >= 0; --k) {
-    if (!pivot_ok(L(k, k), diag, k)) return k;
+    if (!pivot_ok(L(k, k), diag, k, [&] { return ltl_refined_scale(n, parent, L, diag, k, false); })) return k;
     L(k, k) = sqrt(L(k, k));                                                     // H_kk = √H_kk
     for (int i = lambda[k]; i >= 0; i = lambda[i]) L(k, i) = L(k, i) / L(k, k);  // H_ki = H_ki / H_kk
     for (int i = lambda[k]; i >= 0; i = lambda[i]) {                             // H_ij −= H_ki H_kj
@@ -63,8 +89,9 @@ template <class S> int ltl(S* H, int n, const int* lambda, const S* diag = nullp
 // LTDL: M = Lᵀ D L in place, D on the diagonal, L unit lower; −1 or the singular coordinate, as ltl
 template <class S> int ltdl(S* H, int n, const int* lambda, const S* diag = nullptr) {
   auto L = [&](int k, int j) -> S& { return H[std::size_t(k) * n + j]; };
+  auto parent = [&](int k) { return lambda[k]; };
   for (int k = n - 1; k >= 0; --k) {
-    if (!pivot_ok(L(k, k), diag, k)) return k;
+    if (!pivot_ok(L(k, k), diag, k, [&] { return ltl_refined_scale(n, parent, L, diag, k, true); })) return k;
     for (int i = lambda[k]; i >= 0; i = lambda[i]) {
       const S a = L(k, i) / L(k, k);                                  // a = H_ki / H_kk
       for (int j = i; j >= 0; j = lambda[j]) L(i, j) -= a * L(k, j);  // H_ij −= a H_kj
@@ -141,11 +168,13 @@ template <class S, class Mat> void ltl_rows_from(const Mat& M, const S* add, con
 // ltl on ChainRows storage: L (nnz) holds H's lower triangle by rows on entry, its factor on return
 template <class S> int ltl_rows(S* L, const ChainRows& c, const S* diag = nullptr) {
   using std::sqrt;
+  auto parent = [&](int k) { return c.len[k] > 1 ? c.col[c.adr[k] + 1] : -1; };
+  auto entry = [&](int k, int j) { return L[c.adr[k] + c.pos(k, j)]; };
   for (int k = c.n() - 1; k >= 0; --k) {
     S* Lk = L + c.adr[k];
     const int* ck = c.col.data() + c.adr[k];
     const int d = c.len[k];
-    if (!pivot_ok(Lk[0], diag, k)) return k;
+    if (!pivot_ok(Lk[0], diag, k, [&] { return ltl_refined_scale(c.n(), parent, entry, diag, k, false); })) return k;
     Lk[0] = sqrt(Lk[0]);                                // H_kk = √H_kk
     for (int p = 1; p < d; ++p) Lk[p] = Lk[p] / Lk[0];  // H_ki = H_ki / H_kk
     for (int p = 1; p < d; ++p) {                       // H_ij −= H_ki H_kj, j over i's chain: k's from i on

@@ -151,17 +151,19 @@ template <class S> class Direct {
     ldlt.factorize(Mt_);
     if (ldlt.info() != Eigen::Success)
       throw std::domain_error("redmax-direct: the implicit system matrix M̃_r is singular (a zero pivot)");
-    // the pivots against M̃_r's diagonal, as every solver's (algorithms/pivots.hpp); D in the
+    // the pivots against M̃_r's diagonal at the screen of every solver's test (algorithms/pivots.hpp;
+    // a sparse factor offers no refined scale here, so an ill-conditioned M̃_r below the screen is
+    // refused, where the reduced solvers decide against their refined scales); D in the
     // factorisation's ordering, P M̃_r Pᵀ = L D Lᵀ
     if (ldlt.permutationP().size() > 0)
       diag_ = ldlt.permutationP() * Mt_.diagonal();
     else
       diag_ = Mt_.diagonal();  // (natural ordering: no permutation)
-    const S tol = pivot_tolerance<S>();
+    const S tol = screen_tolerance<S>();
     for (int k = 0; k < diag_.size(); ++k)
       if (!(ldlt.vectorD()[k] > tol * diag_[k]))
         throw std::domain_error("redmax-direct: the implicit system matrix M̃_r is singular (a pivot below " +
-                                tolerance_text<S>() +
+                                tolerance_text<S>(tol) +
                                 " of its diagonal entry): some joint moves bodies without inertia");
   }
 
