@@ -8,12 +8,16 @@
 // over every pair does. The boxes are sorted by their lower ends along the axis on which the centres spread most, an
 // insertion sort from the last step's order (nearly sorted from step to step: O(n) then); the sweep pairs each box with
 // the boxes that start before it ends, keeps those that overlap on the other two axes too, and looks the pair up among
-// the model's candidates (a geom's partners sorted: a binary search). Pairs with a plane (an unbounded geom) and pairs
-// with a margin of their own are tested every step. The pairs come out in the model's order: the narrow phase, its
-// contacts and their warm-start keys are those of a loop over every pair.
+// the model's candidates (a geom's partners sorted: a binary search). A pair with a plane (an unbounded geom) keeps
+// its geom's box when the box reaches the plane's half-space, within the plane's margin: n · (p − p₀) − |n| · h ≤ m
+// (|n| · h: the box's reach along −n). A pair with a margin of its own above its geoms' two (which the boxes hold)
+// is tested every step; MuJoCo's rule, the larger of the two, is swept. The pairs come out in
+// the model's order (sorted: the narrow phase, its contacts and their warm-start keys are those of a loop over every
+// pair).
 //
-// On the DeepMind Control dog (126 collision geoms, 6 273 candidate pairs) the loop over every pair took about a
-// sixth of a step; on the Gymnasium models (13-126 pairs, most with the floor) the sweep has little to do.
+// On the DeepMind Control dog (126 collision geoms, 6 273 candidate pairs, 5 planes: ~600 plane pairs) the loop over
+// every pair took about a sixth of a step; on the Gymnasium models (13-126 pairs, most with the floor) the sweep has
+// little to do.
 #pragma once
 #include <Eigen/Core>
 #include <algorithm>
@@ -31,28 +35,40 @@ struct SweepAndPrune {
   std::vector<int> adr;                 // swept geom s's partners t > s: partner[adr[s] .. adr[s + 1]), sorted, and
   std::vector<int> partner;             // the index of their pair in the model's list (pair)
   std::vector<int> pair;
-  std::vector<int> always;  // the pairs tested every step (a plane's; a pair's own margin)
+  std::vector<int> always;  // the pairs tested every step (a pair's own margin beyond the boxes'; two planes)
+  // the pairs of a plane and a finite geom: the plane, its margin, the geom's slot, the pair
+  std::vector<int> plane, plane_slot, plane_pair;
+  std::vector<double> plane_margin;
   int n_pairs = 0;
 
   // pairs (the model's candidates, by geom), half (each geom's half extents in its frame, ∞: a plane), margin (each
-  // geom's), own_margin[k]: pair k has a margin of its own (empty: none has)
+  // geom's), own_margin[k]: pair k has a margin of its own beyond its geoms' sum (empty: none has)
   void build(const std::vector<std::pair<int, int>>& pairs, const std::vector<Eigen::Vector3d>& half,
              const std::vector<double>& margin, const std::vector<char>& own_margin) {
     geom.clear(), extent.clear(), always.clear();
+    plane.clear(), plane_slot.clear(), plane_pair.clear(), plane_margin.clear();
     n_pairs = int(pairs.size());
     std::vector<int> slot(half.size(), -1);
+    auto slot_of = [&](int g) {
+      if (slot[g] < 0)
+        slot[g] = int(geom.size()), geom.push_back(g),
+        extent.push_back((half[g].array() + margin[g]) * (1 + 1e-9) + 1e-9);
+      return slot[g];
+    };
     std::vector<std::pair<std::pair<int, int>, int>> swept;  // ((s, t), k), s < t
     for (std::size_t k = 0; k < pairs.size(); ++k) {
       const auto [a, b] = pairs[k];
-      if (!half[a].allFinite() || !half[b].allFinite() || (!own_margin.empty() && own_margin[k])) {
+      const bool fa = half[a].allFinite(), fb = half[b].allFinite();
+      if ((!own_margin.empty() && own_margin[k]) || (!fa && !fb)) {
         always.push_back(int(k));
-        continue;
+      } else if (!fa || !fb) {
+        const int p = fa ? b : a;
+        plane.push_back(p), plane_margin.push_back(margin[p]), plane_slot.push_back(slot_of(fa ? a : b));
+        plane_pair.push_back(int(k));
+      } else {
+        const int sa = slot_of(a), sb = slot_of(b);
+        swept.push_back({{std::min(sa, sb), std::max(sa, sb)}, int(k)});
       }
-      for (const int g : {a, b})
-        if (slot[g] < 0)
-          slot[g] = int(geom.size()), geom.push_back(g),
-          extent.push_back((half[g].array() + margin[g]) * (1 + 1e-9) + 1e-9);
-      swept.push_back({{std::min(slot[a], slot[b]), std::max(slot[a], slot[b])}, int(k)});
     }
     std::sort(swept.begin(), swept.end());
     adr.assign(geom.size() + 1, 0), partner.clear(), pair.clear();
@@ -65,7 +81,6 @@ struct SweepWorkspace {
   std::vector<int> order;             // the swept geoms sorted by their boxes' lower ends (the last step's first)
   std::vector<Eigen::Vector3d> half;  // this step's world half widths |R| e
   std::vector<double> lo;             // the lower ends on this step's axis
-  std::vector<char> swept;            // per pair of the model: its boxes overlap
   std::vector<int> pairs;             // this step's pairs to test, ascending
 };
 
@@ -73,16 +88,21 @@ struct SweepWorkspace {
 inline void sweep_and_prune(const SweepAndPrune& S, const std::vector<Eigen::Matrix3d>& R,
                             const std::vector<Eigen::Vector3d>& p, SweepWorkspace& w) {
   const int n = int(S.geom.size());
-  w.swept.assign(S.n_pairs, 0);
-  for (const int k : S.always) w.swept[k] = 1;
+  w.pairs.assign(S.always.begin(), S.always.end());
+  w.half.resize(n);
+  Eigen::Vector3d mean = Eigen::Vector3d::Zero(), square = Eigen::Vector3d::Zero();
+  for (int s = 0; s < n; ++s) {
+    const int g = S.geom[s];
+    w.half[s].noalias() = R[g].cwiseAbs() * S.extent[s];
+    mean += p[g], square += p[g].cwiseAbs2();
+  }
+  for (std::size_t i = 0; i < S.plane.size(); ++i) {  // a box within a plane's half-space (and margin)
+    const int P = S.plane[i], s = S.plane_slot[i];
+    const Eigen::Vector3d normal = R[P].col(2);
+    if (normal.dot(p[S.geom[s]] - p[P]) - normal.cwiseAbs().dot(w.half[s]) <= S.plane_margin[i])
+      w.pairs.push_back(S.plane_pair[i]);
+  }
   if (n > 1) {
-    w.half.resize(n);
-    Eigen::Vector3d mean = Eigen::Vector3d::Zero(), square = Eigen::Vector3d::Zero();
-    for (int s = 0; s < n; ++s) {
-      const int g = S.geom[s];
-      w.half[s].noalias() = R[g].cwiseAbs() * S.extent[s];
-      mean += p[g], square += p[g].cwiseAbs2();
-    }
     int axis;  // the axis of the centres' largest spread
     (square - mean.cwiseAbs2() / n).maxCoeff(&axis);
     const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
@@ -108,13 +128,11 @@ inline void sweep_and_prune(const SweepAndPrune& S, const std::vector<Eigen::Mat
         const int u = std::min(s, t), v = std::max(s, t);
         const auto first = S.partner.begin() + S.adr[u], last = S.partner.begin() + S.adr[u + 1];
         for (auto it = std::lower_bound(first, last, v); it != last && *it == v; ++it)
-          w.swept[S.pair[it - S.partner.begin()]] = 1;
+          w.pairs.push_back(S.pair[it - S.partner.begin()]);
       }
     }
   }
-  w.pairs.clear();  // (in the model's order: a scan of bytes, cheaper than sorting the pairs found)
-  for (int k = 0; k < S.n_pairs; ++k)
-    if (w.swept[k]) w.pairs.push_back(k);
+  std::sort(w.pairs.begin(), w.pairs.end());  // (each pair found once: the model's order)
 }
 
 }  // namespace treedyn

@@ -62,6 +62,12 @@ struct NewtonWorkspace {
   bool tree = false, fresh = false;  // fresh: Hu is to be built from M (a new problem)
   bool factored = false;             // Hc is the factor of the H of in_H's rows (an update may start from it)
   std::vector<int> lambda, top, jadr;
+  // rows off the chains (a contact between two branches, an equality across them): dense rows X (their
+  // index in cross, −1 for a row on its chain; top −1), kept out of H's tree factor and brought in by
+  // Woodbury's identity, H⁻¹ = Hₜ⁻¹ − Y C⁻¹ Yᵀ, U = the active ones' √(1/R) Jᵀ, Y = Hₜ⁻¹U, C = I + UᵀY
+  std::vector<int> cross;
+  ReservedMatrix X, U, Y, C;  // (C: its Cholesky factor in the lower triangle)
+  ReservedVector t;
   ChainRows chain;
   std::vector<double> Jc, Mc, Hc, Hu, xu;     // (xu: a row's scaled J for the factor's update)
   std::vector<char> in_H;                     // the rows whose terms Hu holds
@@ -152,12 +158,16 @@ inline void newton_J(const NewtonWorkspace& w, const Eigen::VectorXd& x, Reserve
     const int* c = newton_row_cols(w, k);
     double t = 0;
     for (int p = 0; p < w.jadr[k + 1] - w.jadr[k]; ++p) t += Jk[p] * x[c[p]];
-    y[k] = t;
+    y[k] = w.cross[k] < 0 ? t : w.X.row(w.cross[k]).dot(x);
   }
 }
 inline void newton_JT_add(const NewtonWorkspace& w, int k, double a, Eigen::VectorXd& y) {  // y += a J_kᵀ
   if (!w.tree) {
     y.noalias() += a * w.J.row(k).transpose();
+    return;
+  }
+  if (w.cross[k] >= 0) {
+    y.noalias() += a * w.X.row(w.cross[k]).transpose();
     return;
   }
   const double* Jk = w.Jc.data() + w.jadr[k];
@@ -192,6 +202,26 @@ inline bool newton_update_factor(NewtonWorkspace& w) {
       if (!ltl_rows_update(w.Hc.data(), w.chain, w.top[r], w.xu.data(), entering ? 1 : -1)) return false;
     }
   return true;
+}
+
+// the active rows off the chains on the tree's factor Hₜ (Woodbury's identity, NewtonWorkspace::cross): U, Y = Hₜ⁻¹U
+// (a tree solve a row) and C = I + UᵀY's Cholesky; a few rows, each a pair of tree solves where the dense factor
+// of H costs nv³/3
+inline bool newton_cross_factor(NewtonWorkspace& w) {
+  int a = 0;
+  for (int k = 0; k < int(w.top.size()); ++k) a += w.cross[k] >= 0 && w.active[k];
+  w.U.resize(int(w.chain.n()), a), w.Y.resize(int(w.chain.n()), a);
+  if (a == 0) return true;
+  a = 0;
+  for (int k = 0; k < int(w.top.size()); ++k)
+    if (w.cross[k] >= 0 && w.active[k]) w.U.col(a++) = std::sqrt(w.Rinv[k]) * w.X.row(w.cross[k]).transpose();
+  w.Y.map() = w.U.map();
+  for (int c = 0; c < a; ++c) ltl_rows_solve(w.Hc.data(), w.chain, w.Y.col(c).data());
+  w.C.resize(a, a);
+  w.C.map().noalias() = w.U.map().transpose() * w.Y.map();
+  w.C.diagonal().array() += 1.0;
+  Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> in_place(w.C.map());
+  return in_place.info() == Eigen::Success;
 }
 
 // H = M + Σ_active J_kᵀ J_k / R_k and its factor: dense (lower triangle, Cholesky) or on the tree (LTL)
@@ -239,13 +269,20 @@ inline bool newton_factor(NewtonWorkspace& w, const Eigen::MatrixXd& M) {
   }
   w.in_H = w.active;
   if (!update) w.Hc = w.Hu, w.factored = ltl_rows(w.Hc.data(), w.chain) < 0;
-  return w.factored;
+  return w.factored && newton_cross_factor(w);
 }
 inline void newton_solve(NewtonWorkspace& w, Eigen::VectorXd& x) {  // x = H⁻¹ x
-  if (w.tree)
-    ltl_rows_solve(w.Hc.data(), w.chain, x.data());
-  else
+  if (!w.tree) {
     x = w.llt.solve(x);
+    return;
+  }
+  ltl_rows_solve(w.Hc.data(), w.chain, x.data());  // z = Hₜ⁻¹ x, then z − Y C⁻¹ Uᵀ z
+  if (w.Y.cols() == 0) return;
+  w.t.resize(w.Y.cols());
+  w.t.map().noalias() = w.U.map().transpose() * x;
+  const auto L = w.C.triangularView<Eigen::Lower>();
+  L.solveInPlace(w.t.map()), L.adjoint().solveInPlace(w.t.map());
+  x.noalias() -= w.Y.map() * w.t.map();
 }
 // M's lower triangle on the chains' rows (Mc), once per problem
 inline void newton_tree_mass(NewtonWorkspace& w, const Eigen::MatrixXd& M) {

@@ -257,8 +257,9 @@ struct ContactEngine {
     std::vector<double> margin(geoms.size());
     std::vector<Vec3<double>> half(geoms.size());
     for (std::size_t g = 0; g < geoms.size(); ++g) margin[g] = geoms[g].margin, half[g] = half_extents(geoms[g]);
-    std::vector<char> own(pair_margin.size());
-    for (std::size_t k = 0; k < pair_margin.size(); ++k) own[k] = !std::isnan(pair_margin[k]);
+    std::vector<char> own(pair_margin.size());  // (a pair's margin within its geoms' sum: their boxes hold it)
+    for (std::size_t k = 0; k < pair_margin.size(); ++k)
+      own[k] = !std::isnan(pair_margin[k]) && pair_margin[k] > margin[pairs[k].first] + margin[pairs[k].second];
     broad.build(pairs, half, margin, own);
   }
 
@@ -668,28 +669,32 @@ struct ContactEngine {
     if (model.nv > kNewtonTreeMaxNv) return false;
     return opt.solver == 2 || coupled_rows(W) > model.nv || newton_dense_pays(W);  // (a pile: dense)
   }
-  // every row on one chain of the tree (LTL's pattern): contacts against the world or between a body and its ancestor,
-  // limits, and general rows whose coordinates all lie on their deepest one's chain (a joint's dry friction: one
-  // coordinate; an equality between two branches is not); each general row's deepest coordinate into W.general_top
+  // the rows on the tree's pattern (LTL's): contacts against the world or between a body and its ancestor, limits, and
+  // general rows whose coordinates all lie on their deepest one's chain (a joint's dry friction: one coordinate), each
+  // general row's deepest coordinate into W.general_top (−1: an empty row, −2: off the chains); true where the rows off
+  // the chains (a contact between two branches, an equality across them: Newton's Woodbury rows, newton.hpp) number at
+  // most nv / 2, which their C = I + UᵀHₜ⁻¹U (a² nv) keeps below H's dense factor (nv³ / 3); a pile is dense
   bool on_chains(ContactWorld& W) const {
     if (model.nv > kNewtonTreeMaxNv) return false;
-    for (const ContactPoint& c : W.found)
-      if (c.body[0] != 0 && c.body[1] != 0 && !ancestor(c.body[0], c.body[1]) && !ancestor(c.body[1], c.body[0]))
-        return false;
+    int off = 0;
+    for (const ContactPoint& c : W.found) off += crosses(c) ? (c.half >= 0 ? 2 : 1) : 0;
     const auto& B = W.G.bilateral;
     W.general_top.assign(W.soft_general.size(), -1);
     for (int e = 0; e < int(W.soft_general.size()); ++e) {
       int& top = W.general_top[e];
-      for (int j = model.nv - 1; j >= 0; --j) {
+      for (int j = model.nv - 1; j >= 0 && top != -2; --j) {
         if (B(e, j) == 0) continue;
         const int b = W.G.dof_body[j];
         if (top < 0)
           top = j;
         else if (!ancestor(b, W.G.dof_body[top]))  // (ancestor or the same body)
-          return false;
+          top = -2, ++off;
       }
     }
-    return true;
+    return 2 * off <= model.nv;
+  }
+  bool crosses(const ContactPoint& c) const {  // a contact between two branches
+    return c.body[0] != 0 && c.body[1] != 0 && !ancestor(c.body[0], c.body[1]) && !ancestor(c.body[1], c.body[0]);
   }
   // the last coordinate on body b's chain (b's own last, or its nearest ancestor's with coordinates; −1: none)
   int chain_top(int b) const {
@@ -706,10 +711,20 @@ struct ContactEngine {
     const ChainRows& chain = chain_rows(W);
     double newton = 3.0 * chain.squares;
     auto row = [&](int top) { return top >= 0 ? double(chain.len[top]) * chain.len[top] : 0.0; };
+    double off = 0;  // rows off the chains: a tree solve each and their C (a² nv) a factor
     for (const ContactPoint& c : W.found)
-      newton += 2.0 * row(chain_top(ancestor(c.body[0], c.body[1]) ? c.body[1] : c.body[0]));
+      if (crosses(c))
+        off += 2;
+      else
+        newton += 2.0 * row(chain_top(ancestor(c.body[0], c.body[1]) ? c.body[1] : c.body[0]));
     for (int k : W.bounds) newton += row(limits.vi[k]);
-    for (const int top : W.general_top) newton += row(top);
+    for (const int top : W.general_top) {
+      if (top == -2)
+        off += 1;
+      else
+        newton += row(top);
+    }
+    newton += 3.0 * off * (2.0 * chain.nnz() + off * model.nv);
     const double K = std::max(W.last_iterations_tree, 20);
     return newton < 2.0 * K * (300.0 * model.N + 40.0 * double(W.b.size()));
   }
@@ -767,26 +782,32 @@ struct ContactEngine {
                                                               : kUnilateral;
       if (kind == SoftGeneralRow::kFriction) w.bound[n - E + e] = W.bilateral_hi[e];
     }
-    if (w.tree) {  // each row's chain: the deeper body's (a limit: its coordinate's), its J there compact
+    if (w.tree) {  // each row's chain: the deeper body's (a limit: its coordinate's), its J there compact; a row off
+                   // the chains dense in X
       chain_rows(W);
-      w.top.resize(n), w.jadr.resize(n + 1);
+      w.top.resize(n), w.jadr.resize(n + 1), w.cross.assign(n, -1);
       w.jadr[0] = 0;
+      int off = 0;
       for (int r = 0; r < n; ++r) {
         const int row = w.rows[r];
         int top = row >= 3 * P + L ? W.general_top[row - 3 * P - L] : row >= 3 * P ? W.G.limit_dof[row - 3 * P] : -1;
         if (row < 3 * P) {
           const ContactFrame& f = W.G.contacts[row / 3];
-          top = chain_top(ancestor(f.body[0], f.body[1]) ? f.body[1] : f.body[0]);
+          top = crosses(W.found[row / 3]) ? -2 : chain_top(ancestor(f.body[0], f.body[1]) ? f.body[1] : f.body[0]);
         }
+        if (top == -2) w.cross[r] = off++, top = -1;
         w.top[r] = top;
         w.jadr[r + 1] = w.jadr[r] + (top >= 0 ? w.chain.len[top] : 0);
       }
       w.Jc.assign(w.jadr[n], 0.0);
+      w.X.setZero(off, nv);
     } else {
       w.J.setZero(n, nv);
     }
-    // row r's entry at coordinate j (on the row's chain where w.tree)
-    auto J = [&w](int r, int j) -> double& { return w.tree ? w.Jc[w.jadr[r] + w.chain.pos(w.top[r], j)] : w.J(r, j); };
+    // row r's entry at coordinate j (on the row's chain where w.tree, or its dense row off the chains)
+    auto J = [&w](int r, int j) -> double& {
+      return !w.tree ? w.J(r, j) : w.cross[r] >= 0 ? w.X(w.cross[r], j) : w.Jc[w.jadr[r] + w.chain.pos(w.top[r], j)];
+    };
     w.b.resize(n), w.Rinv.resize(n);
     for (int r = 0; r < n; ++r) {
       const int row = w.rows[r];
