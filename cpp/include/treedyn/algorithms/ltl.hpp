@@ -175,9 +175,10 @@ template <class S> int ltl_rows(S* L, const ChainRows& c, const S* diag = nullpt
     const int* ck = c.col.data() + c.adr[k];
     const int d = c.len[k];
     if (!pivot_ok(Lk[0], diag, k, [&] { return ltl_refined_scale(c.n(), parent, entry, diag, k, false); })) return k;
-    Lk[0] = sqrt(Lk[0]);                                // H_kk = √H_kk
-    for (int p = 1; p < d; ++p) Lk[p] = Lk[p] / Lk[0];  // H_ki = H_ki / H_kk
-    for (int p = 1; p < d; ++p) {                       // H_ij −= H_ki H_kj, j over i's chain: k's from i on
+    Lk[0] = sqrt(Lk[0]);  // H_kk = √H_kk
+    const S inv = S(1) / Lk[0];
+    for (int p = 1; p < d; ++p) Lk[p] *= inv;  // H_ki = H_ki / H_kk (by its reciprocal: one division a row)
+    for (int p = 1; p < d; ++p) {              // H_ij −= H_ki H_kj, j over i's chain: k's from i on
       S* Li = L + c.adr[ck[p]];
       const S Lki = Lk[p];
       for (int q = 0; q < d - p; ++q) Li[q] -= Lki * Lk[p + q];
