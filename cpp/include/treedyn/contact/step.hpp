@@ -127,7 +127,7 @@ struct ContactWorld {
   Eigen::VectorXd bilateral_lo, bilateral_hi;  // their impulses' bounds (empty: unbounded)
   // soft steps: the first rows of the bilateral ones are MuJoCo's (soft_rows; contact/rows.hpp)
   std::vector<SoftGeneralRow> soft_general;
-  std::vector<int> general_top;  // each general row's chain: its deepest coordinate (on_chains; −1: an empty row)
+  std::vector<int> general_top;  // each general row's deepest coordinate (on_chains; −1: empty, −2: off the chains)
   std::vector<int> bounds;       // the limit bounds in the problem
   std::vector<char> in_problem;
   std::vector<Motion<double>> vel;  // the bodies' velocities at v*
