@@ -14,6 +14,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "treedyn/algorithms/crba.hpp"
@@ -168,13 +169,13 @@ template <class S, class Mat> void ltl_rows_from(const Mat& M, const S* add, con
 // ltl on ChainRows storage: L (nnz) holds H's lower triangle by rows on entry, its factor on return
 template <class S> int ltl_rows(S* L, const ChainRows& c, const S* diag = nullptr) {
   using std::sqrt;
-  auto parent = [&](int k) { return c.len[k] > 1 ? c.col[c.adr[k] + 1] : -1; };
-  auto entry = [&](int k, int j) { return L[c.adr[k] + c.pos(k, j)]; };
   for (int k = c.n() - 1; k >= 0; --k) {
     S* Lk = L + c.adr[k];
     const int* ck = c.col.data() + c.adr[k];
     const int d = c.len[k];
-    if (!pivot_ok(Lk[0], diag, k, [&] { return ltl_refined_scale(c.n(), parent, entry, diag, k, false); })) return k;
+    // (diag: the screen alone; its one caller, the contact step's free motion, takes ABA below it, whose
+    // test decides: contact/free_motion.hpp)
+    if (!pivot_ok(Lk[0], diag, k, [] { return std::numeric_limits<S>::infinity(); })) return k;
     Lk[0] = sqrt(Lk[0]);  // H_kk = √H_kk
     const S inv = S(1) / Lk[0];
     for (int p = 1; p < d; ++p) Lk[p] *= inv;  // H_ki = H_ki / H_kk (by its reciprocal: one division a row)

@@ -3,10 +3,10 @@
 // tree's compact rows (algorithms/ltl.hpp) and its two back-substitutions. Where Newton solves the step it
 // needs M anyway (its Hessian M + JᵀDJ), so the free motion costs RNEA and a sparse factor where ABA costs
 // its three passes on top of CRBA.
-//   Each pivot is held to the scale of the inertia its joint carries, the composite inertia I^c_i: I^A_i ⪯ I^c_i,
-// so its blocks bound the articulated inertia's, and the test refuses every pivot that ABA's coarse test
-// refuses (algorithms/pivots.hpp; LTL's pivot of a one-coordinate joint is ABA's D_i) and perhaps a few more.
-// The caller then takes ABA, whose test decides: the step refuses what it refused before.
+//   Each pivot is held to the screen of the scale of the inertia its joint carries, the composite inertia
+// I^c_i: I^A_i ⪯ I^c_i, so its blocks bound the articulated inertia's, and the screen refuses every pivot that
+// ABA's screen refuses (algorithms/pivots.hpp; LTL's pivot of a one-coordinate joint is ABA's D_i) and perhaps
+// a few more. The caller then takes ABA, whose test decides: the step refuses what ABA refuses.
 #pragma once
 #include <vector>
 
