@@ -41,12 +41,12 @@ template <class S> std::vector<int> coordinate_parents(const Model<S>& model) {
 // The refined scale of LTL's pivot p_k (algorithms/pivots.hpp, as cholesky_refined_scale): p_k is M's
 // quadratic form on w = (1, −L_D⁻¹ ℓ) over k and its descendants D (eliminated before it, leaves
 // first), ℓ_d = L_dk; s_k = Σ_j w_j² M_jj. L_D w_D = ℓ is solved root-side first (a descendant's row
-// holds its ancestors only); O(n · depth), only for a pivot the screen refuses. parent(d): λ(d);
-// L(d, j): the factor's entry; unit: L's diagonal is 1 (LTDL, its pivots held on the diagonal)
-template <class S, class Parent, class Entry>
-S ltl_refined_scale(int n, const Parent& parent, const Entry& L, const S* diag, int k, bool unit) {
+// holds its ancestors only); O(n · depth), only for a pivot the screen refuses. H: the n x n storage;
+// unit: L's diagonal is 1 (LTDL, its pivots held on the diagonal)
+template <class S> S ltl_refined_scale(const S* H, int n, const int* lambda, const S* diag, int k, bool unit) {
+  auto L = [&](int r, int j) { return H[std::size_t(r) * n + j]; };
   auto below = [&](int d) {  // d descends from k
-    for (int j = parent(d); j >= k; j = parent(j))
+    for (int j = lambda[d]; j >= k; j = lambda[j])
       if (j == k) return true;
     return false;
   };
@@ -55,7 +55,7 @@ S ltl_refined_scale(int n, const Parent& parent, const Entry& L, const S* diag, 
   for (int d = k + 1; d < n; ++d) {
     if (!below(d)) continue;
     S x = L(d, k);
-    for (int j = parent(d); j > k; j = parent(j)) x -= L(d, j) * w[j];
+    for (int j = lambda[d]; j > k; j = lambda[j]) x -= L(d, j) * w[j];
     w[d] = unit ? x : x / L(d, d);
     scale += w[d] * w[d] * diag[d];
   }
@@ -74,9 +74,8 @@ template <class S, class Refined> inline bool pivot_ok(const S& p, const S* diag
 template <class S> int ltl(S* H, int n, const int* lambda, const S* diag = nullptr) {
   using std::sqrt;
   auto L = [&](int k, int j) -> S& { return H[std::size_t(k) * n + j]; };
-  auto parent = [&](int k) { return lambda[k]; };
   for (int k = n - 1; k >= 0; --k) {
-    if (!pivot_ok(L(k, k), diag, k, [&] { return ltl_refined_scale(n, parent, L, diag, k, false); })) return k;
+    if (!pivot_ok(L(k, k), diag, k, [&] { return ltl_refined_scale(H, n, lambda, diag, k, false); })) return k;
     L(k, k) = sqrt(L(k, k));                                                     // H_kk = √H_kk
     for (int i = lambda[k]; i >= 0; i = lambda[i]) L(k, i) = L(k, i) / L(k, k);  // H_ki = H_ki / H_kk
     for (int i = lambda[k]; i >= 0; i = lambda[i]) {                             // H_ij −= H_ki H_kj
@@ -90,9 +89,8 @@ template <class S> int ltl(S* H, int n, const int* lambda, const S* diag = nullp
 // LTDL: M = Lᵀ D L in place, D on the diagonal, L unit lower; −1 or the singular coordinate, as ltl
 template <class S> int ltdl(S* H, int n, const int* lambda, const S* diag = nullptr) {
   auto L = [&](int k, int j) -> S& { return H[std::size_t(k) * n + j]; };
-  auto parent = [&](int k) { return lambda[k]; };
   for (int k = n - 1; k >= 0; --k) {
-    if (!pivot_ok(L(k, k), diag, k, [&] { return ltl_refined_scale(n, parent, L, diag, k, true); })) return k;
+    if (!pivot_ok(L(k, k), diag, k, [&] { return ltl_refined_scale(H, n, lambda, diag, k, true); })) return k;
     for (int i = lambda[k]; i >= 0; i = lambda[i]) {
       const S a = L(k, i) / L(k, k);                                  // a = H_ki / H_kk
       for (int j = i; j >= 0; j = lambda[j]) L(i, j) -= a * L(k, j);  // H_ij −= a H_kj
